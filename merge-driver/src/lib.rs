@@ -1,0 +1,2 @@
+pub mod merge;
+pub mod record;

@@ -1,0 +1,242 @@
+//! The command line: argument definitions, dispatch, and error rendering.
+//!
+//! Results go to stdout (text, or JSON Lines with `--json`); notices, warnings
+//! and errors go to stderr. Exit codes: 0 success, 1 nothing found where
+//! something was asked for, 2 usage or input error, 3 other failures.
+
+mod commands;
+mod output;
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+/// Exit code: success.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: nothing found where something was asked for.
+pub const EXIT_NO_RESULT: u8 = 1;
+/// Exit code: bad arguments or input.
+pub const EXIT_USAGE: u8 = 2;
+/// Exit code: anything else went wrong.
+pub const EXIT_FAILURE: u8 = 3;
+
+/// Durable, team-shared memory for AI coding agents, kept in git.
+#[derive(Debug, Parser)]
+#[command(name = "goldfish", version, max_term_width = 100)]
+#[deny(missing_docs)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+#[deny(missing_docs)]
+enum Command {
+    /// Set up this repository: memory folder, .gitattributes, merge driver, git hooks
+    Init(InitArgs),
+    /// Store a memory in the log (.goldfish/memories/YYYY-MM-DD.jsonl)
+    Store(StoreArgs),
+    /// Recall memories: filter, match keywords, newest first
+    Recall(RecallArgs),
+    /// Forget a memory: appends a tombstone, history is never rewritten
+    Forget(ForgetArgs),
+    /// Merge two versions of a memory file (called by git: %O %A %B %P)
+    #[command(hide = true)]
+    MergeDriver(MergeDriverArgs),
+    /// Run what a git hook asks for (called by the hooks `init` installs)
+    #[command(hide = true)]
+    Hook(HookArgs),
+}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+struct InitArgs {
+    /// Install hooks even where core.hooksPath points outside this repository
+    #[arg(long)]
+    force: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+struct StoreArgs {
+    /// The memory: a few sentences; `-` reads it from stdin
+    #[arg(value_name = "CONTENT|-", required = true, num_args = 1..)]
+    content: Vec<String>,
+    /// decision, bug-fix, feature, insight, observation, refactor, checkpoint, plan (or a type from .goldfish/config)
+    #[arg(long = "type", short = 't', value_name = "TYPE", default_value = crate::memory::kinds::DEFAULT)]
+    kind: String,
+    /// Comma-separated tags
+    #[arg(long, value_name = "A,B")]
+    tags: Option<String>,
+    /// Who or what stored it: agent, user, system, …
+    #[arg(long, value_name = "SOURCE")]
+    source: Option<String>,
+    /// Comma-separated paths the memory is about
+    #[arg(long, value_name = "P,Q")]
+    files: Option<String>,
+    /// Store even though the content looks like it holds a secret
+    #[arg(long)]
+    allow_secret: bool,
+    /// Print the stored record as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+struct RecallArgs {
+    /// Words to look for; without a query, the newest memories are listed
+    #[arg(value_name = "QUERY", num_args = 0..)]
+    query: Vec<String>,
+    /// Only memories from this point on: 30m, 1h, 3d, 2w, 2026-11-01 or a timestamp
+    #[arg(long, value_name = "WHEN")]
+    since: Option<String>,
+    /// Only memories up to this point (same forms as --since)
+    #[arg(long, value_name = "WHEN")]
+    until: Option<String>,
+    /// Only memories of this type (repeatable)
+    #[arg(long = "type", short = 't', value_name = "TYPE")]
+    kinds: Vec<String>,
+    /// Only memories with this tag (repeatable: all must match)
+    #[arg(long = "tag", value_name = "TAG")]
+    tags: Vec<String>,
+    /// Only memories whose author contains this (case-insensitive)
+    #[arg(long, value_name = "NAME")]
+    author: Option<String>,
+    /// At most this many memories
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 10)]
+    limit: usize,
+    /// JSON Lines: one memory per line
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+struct ForgetArgs {
+    /// The memory's id (or a unique prefix of it)
+    #[arg(value_name = "ID")]
+    id: String,
+    /// Print the tombstone record as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+struct MergeDriverArgs {
+    /// %O: the common ancestor's version
+    base: PathBuf,
+    /// %A: our version; the result is written here
+    ours: PathBuf,
+    /// %B: their version
+    theirs: PathBuf,
+    /// %P: the path of the file in the repository (for messages)
+    path: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+struct HookArgs {
+    /// The hook git ran
+    #[arg(value_enum)]
+    name: HookName,
+    /// The arguments git passed to the hook
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<OsString>,
+}
+
+/// The git hooks goldfish handles.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum HookName {
+    PostMerge,
+    PostCheckout,
+    PostRewrite,
+}
+
+/// An error with the exit code it should end the process with.
+#[derive(Debug)]
+pub struct CliError {
+    pub code: u8,
+    pub error: anyhow::Error,
+}
+
+impl CliError {
+    fn usage(error: impl Into<anyhow::Error>) -> CliError {
+        CliError {
+            code: EXIT_USAGE,
+            error: error.into(),
+        }
+    }
+}
+
+impl From<anyhow::Error> for CliError {
+    fn from(error: anyhow::Error) -> CliError {
+        CliError {
+            code: EXIT_FAILURE,
+            error,
+        }
+    }
+}
+
+/// Runs the command line of this process and returns its exit code.
+pub fn main() -> u8 {
+    run(std::env::args_os())
+}
+
+/// Runs a command line and returns its exit code.
+pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> u8 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            return if err.use_stderr() {
+                EXIT_USAGE
+            } else {
+                EXIT_OK
+            };
+        }
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let result = dispatch(cli.command, &mut out).and_then(|code| {
+        out.flush()
+            .map(|()| code)
+            .map_err(|err| CliError::from(anyhow::Error::new(err)))
+    });
+    match result {
+        Ok(code) => code,
+        Err(err) if is_broken_pipe(&err.error) => EXIT_OK,
+        Err(err) => {
+            eprintln!("error: {:#}", err.error);
+            err.code
+        }
+    }
+}
+
+fn dispatch(command: Command, out: &mut dyn Write) -> Result<u8, CliError> {
+    match command {
+        Command::Init(args) => commands::init(args, out),
+        Command::Store(args) => commands::store(args, out),
+        Command::Recall(args) => commands::recall(args, out),
+        Command::Forget(args) => commands::forget(args, out),
+        Command::MergeDriver(args) => Ok(crate::driver::run(
+            &args.base,
+            &args.ours,
+            &args.theirs,
+            args.path.as_deref(),
+            &mut std::io::stderr(),
+        )),
+        Command::Hook(args) => commands::hook(args.name, &args.args),
+    }
+}
+
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -1,0 +1,95 @@
+//! `goldfish merge-driver %O %A %B %P`: the entry point git calls to merge a
+//! memory file. Reads the three versions, merges them with
+//! [`goldfish_merge::merge`], writes the result to `%A` atomically.
+//!
+//! Git's contract: the result goes to `%A`; exit 0 is clean, 1–128 a conflict,
+//! above 128 a crash. This driver never exits above 128 and never loses a
+//! line: if it cannot read its input (or `GOLDFISH=0`), it hands the merge to
+//! `git merge-file`, git's own text merge.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+
+use goldfish_merge::merge::merge;
+
+/// Exit status for git: 0 merged cleanly, 1 conflict left for the user.
+pub fn run(
+    base: &Path,
+    ours: &Path,
+    theirs: &Path,
+    name: Option<&str>,
+    stderr: &mut dyn Write,
+) -> u8 {
+    let label = name.map_or_else(|| ours.display().to_string(), str::to_owned);
+    if crate::env::disabled() {
+        return fallback(base, ours, theirs, &label, "GOLDFISH=0", stderr);
+    }
+    let read = |path: &Path| {
+        fs::read(path).map_err(|err| format!("cannot read {}: {err}", path.display()))
+    };
+    let inputs = read(base).and_then(|b| Ok((b, read(ours)?, read(theirs)?)));
+    let (base_bytes, ours_bytes, theirs_bytes) = match inputs {
+        Ok(inputs) => inputs,
+        Err(reason) => return fallback(base, ours, theirs, &label, &reason, stderr),
+    };
+    let merged = merge(&base_bytes, &ours_bytes, &theirs_bytes);
+    for notice in &merged.notices {
+        let _ = writeln!(stderr, "goldfish merge-driver: {label}: {notice}");
+    }
+    match write_atomically(ours, &merged.bytes) {
+        Ok(()) => 0,
+        Err(err) => {
+            let _ = writeln!(
+                stderr,
+                "goldfish merge-driver: {label}: cannot write the merged file ({err}); leaving a conflict"
+            );
+            1
+        }
+    }
+}
+
+/// Writes `bytes` to a temporary file beside `path` and renames it over `path`.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+    temp.write_all(bytes)?;
+    temp.as_file().sync_data()?;
+    if let Ok(metadata) = fs::metadata(path) {
+        temp.as_file().set_permissions(metadata.permissions())?;
+    }
+    temp.persist(path).map_err(|err| err.error)?;
+    Ok(())
+}
+
+/// Runs `git merge-file` on the three files: a text merge that leaves
+/// conflict markers rather than drop anything.
+fn fallback(
+    base: &Path,
+    ours: &Path,
+    theirs: &Path,
+    label: &str,
+    reason: &str,
+    stderr: &mut dyn Write,
+) -> u8 {
+    let _ = writeln!(
+        stderr,
+        "goldfish merge-driver: {label}: {reason}; falling back to git merge-file"
+    );
+    let status = Command::new("git")
+        .args(["merge-file", "-L", "ours", "-L", "base", "-L", "theirs"])
+        .arg(ours)
+        .arg(base)
+        .arg(theirs)
+        .status();
+    match status.map(|s| s.code()) {
+        Ok(Some(0)) => 0,
+        // merge-file exits with the number of conflicts, or negative on error:
+        // either way, a conflict for git, never a crash code.
+        _ => 1,
+    }
+}

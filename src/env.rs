@@ -1,0 +1,28 @@
+//! Every environment variable goldfish reads, in one place.
+//!
+//! Only entry points (the CLI, the merge driver, hooks) read these; the core
+//! takes values as arguments.
+
+/// Fixes "now" (RFC 3339, e.g. `2026-11-21T09:00:00Z`) for stores, forgets and
+/// `--since`: tests and demos use it to get reproducible timestamps.
+pub const GOLDFISH_NOW: &str = "GOLDFISH_NOW";
+
+/// `0` turns goldfish off in git: the merge driver falls back to
+/// `git merge-file` and hooks do nothing.
+pub const GOLDFISH: &str = "GOLDFISH";
+
+/// Set (to anything) to let git hooks print what they do; silent otherwise.
+pub const GOLDFISH_HOOK_VERBOSE: &str = "GOLDFISH_HOOK_VERBOSE";
+
+/// Git's own overrides of the author identity, honoured by `store` and `forget`.
+pub const GIT_AUTHOR_NAME: &str = "GIT_AUTHOR_NAME";
+
+/// Reads a variable, treating an empty value as unset.
+pub fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// Whether goldfish is switched off with `GOLDFISH=0`.
+pub fn disabled() -> bool {
+    var(GOLDFISH).is_some_and(|v| v == "0" || v.eq_ignore_ascii_case("off"))
+}

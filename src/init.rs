@@ -1,0 +1,243 @@
+//! `goldfish init`: sets a clone up so memory files merge without conflicts
+//! and the index follows every pull. Every step is idempotent; running it
+//! twice changes nothing.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use crate::git::{GitError, MEMORY_DIR, Workspace};
+
+/// The hooks goldfish installs.
+pub const HOOKS: [&str; 3] = ["post-merge", "post-checkout", "post-rewrite"];
+/// What marks a hook file as ours.
+pub const HOOK_MARKER: &str = "# goldfish-hook:";
+/// The `.gitattributes` line that routes memory files to the driver.
+pub const ATTRIBUTES_LINE: &str = ".goldfish/memories/*.jsonl merge=goldfish";
+pub const DRIVER_NAME_KEY: &str = "merge.goldfish.name";
+pub const DRIVER_NAME: &str = "goldfish memory log merge";
+pub const DRIVER_KEY: &str = "merge.goldfish.driver";
+pub const DRIVER_COMMAND: &str = "goldfish merge-driver %O %A %B %P";
+
+const HOOK_TEMPLATE: &str = include_str!("../git-hooks/hook.sh");
+
+/// The shim installed as hook `name`.
+pub fn hook_script(name: &str) -> String {
+    HOOK_TEMPLATE.replace("@HOOK@", name)
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error("could not {action} {}", .path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("core.hooksPath points outside this repository ({}); installing there would affect other repositories. Pass --force to install anyway", .0.display())]
+    HooksOutside(PathBuf),
+    #[error("{} is not a goldfish hook and {} already exists; move one of them away and run init again", .hook.display(), .legacy.display())]
+    LegacyTaken { hook: PathBuf, legacy: PathBuf },
+}
+
+fn io_error(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> InitError {
+    let path = path.to_owned();
+    move |source| InitError::Io {
+        action,
+        path,
+        source,
+    }
+}
+
+/// Sets `workspace` up and returns what changed, one sentence each (empty when
+/// all was already in place). `force` allows a `core.hooksPath` outside the
+/// repository.
+pub fn init(workspace: &Workspace, force: bool) -> Result<Vec<String>, InitError> {
+    let mut changes = Vec::new();
+    create_memory_dir(workspace, &mut changes)?;
+    add_attributes(workspace, &mut changes)?;
+    declare_driver(workspace, &mut changes)?;
+    install_hooks(workspace, force, &mut changes)?;
+    Ok(changes)
+}
+
+fn create_memory_dir(workspace: &Workspace, changes: &mut Vec<String>) -> Result<(), InitError> {
+    let dir = workspace.memory_dir();
+    if !dir.is_dir() {
+        fs::create_dir_all(&dir).map_err(io_error("create", &dir))?;
+        changes.push(format!("created {MEMORY_DIR}/"));
+    }
+    // Git does not track empty folders: keep one file so a fresh clone has it.
+    let keep = dir.join(".gitkeep");
+    if !keep.exists() && !has_log_files(&dir) {
+        fs::write(&keep, b"").map_err(io_error("create", &keep))?;
+    }
+    Ok(())
+}
+
+fn has_log_files(dir: &Path) -> bool {
+    fs::read_dir(dir).is_ok_and(|mut entries| {
+        entries.any(|e| e.is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".jsonl")))
+    })
+}
+
+fn add_attributes(workspace: &Workspace, changes: &mut Vec<String>) -> Result<(), InitError> {
+    let path = workspace.root().join(".gitattributes");
+    let existing = match fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => String::new(),
+        Err(err) => return Err(io_error("read", &path)(err)),
+    };
+    if attributes_ok(&existing) {
+        return Ok(());
+    }
+    let mut text = existing;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(ATTRIBUTES_LINE);
+    text.push('\n');
+    fs::write(&path, text).map_err(io_error("write", &path))?;
+    changes.push(format!("added `{ATTRIBUTES_LINE}` to .gitattributes"));
+    Ok(())
+}
+
+/// Whether a `.gitattributes` text routes memory files to the driver.
+pub fn attributes_ok(text: &str) -> bool {
+    text.lines().any(|line| {
+        let mut words = line.split_whitespace();
+        words.next() == Some(".goldfish/memories/*.jsonl") && words.any(|w| w == "merge=goldfish")
+    })
+}
+
+fn declare_driver(workspace: &Workspace, changes: &mut Vec<String>) -> Result<(), InitError> {
+    let mut changed = false;
+    for (key, value) in [(DRIVER_NAME_KEY, DRIVER_NAME), (DRIVER_KEY, DRIVER_COMMAND)] {
+        let current = workspace.git(&["config", "--local", "--get", key]).ok();
+        if current.as_deref() != Some(value) {
+            workspace.git(&["config", "--local", key, value])?;
+            changed = true;
+        }
+    }
+    if changed {
+        changes.push(format!(
+            "declared the merge driver in git config (`{DRIVER_KEY} = {DRIVER_COMMAND}`)"
+        ));
+    }
+    Ok(())
+}
+
+/// The folder git runs hooks from (honouring `core.hooksPath` and worktrees).
+pub fn hooks_dir(workspace: &Workspace) -> Result<PathBuf, GitError> {
+    let dir = PathBuf::from(workspace.git(&["rev-parse", "--git-path", "hooks"])?);
+    Ok(if dir.is_absolute() {
+        dir
+    } else {
+        workspace.root().join(dir)
+    })
+}
+
+fn install_hooks(
+    workspace: &Workspace,
+    force: bool,
+    changes: &mut Vec<String>,
+) -> Result<(), InitError> {
+    let dir = hooks_dir(workspace)?;
+    let inside = [workspace.root(), workspace.common_dir()]
+        .iter()
+        .any(|base| lexically_within(&dir, base));
+    if !inside && !force {
+        return Err(InitError::HooksOutside(dir));
+    }
+    if !dir.is_dir() {
+        fs::create_dir_all(&dir).map_err(io_error("create", &dir))?;
+    }
+    for name in HOOKS {
+        let path = dir.join(name);
+        let script = hook_script(name);
+        match fs::read_to_string(&path) {
+            Ok(current) if current == script => continue,
+            Ok(current) if current.contains(HOOK_MARKER) => {
+                write_hook(&path, &script)?;
+                changes.push(format!("updated the {name} hook in {}", dir.display()));
+            }
+            Ok(_) | Err(_) if path.exists() => {
+                let legacy = dir.join(format!("{name}.legacy"));
+                if legacy.exists() {
+                    return Err(InitError::LegacyTaken { hook: path, legacy });
+                }
+                fs::rename(&path, &legacy).map_err(io_error("move", &path))?;
+                write_hook(&path, &script)?;
+                changes.push(format!(
+                    "installed the {name} hook in {}; the existing one runs first, from {name}.legacy",
+                    dir.display()
+                ));
+            }
+            _ => {
+                write_hook(&path, &script)?;
+                changes.push(format!("installed the {name} hook in {}", dir.display()));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn write_hook(path: &Path, script: &str) -> Result<(), InitError> {
+    fs::write(path, script).map_err(io_error("write", path))?;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755))
+        .map_err(io_error("make executable", path))
+}
+
+/// Whether `path` is `base` or below it, after resolving symlinks where the
+/// paths exist and `..` where they do not.
+fn lexically_within(path: &Path, base: &Path) -> bool {
+    let normalize = |p: &Path| -> PathBuf {
+        if let Ok(real) = p.canonicalize() {
+            return real;
+        }
+        let mut out = PathBuf::new();
+        for component in p.components() {
+            match component {
+                std::path::Component::ParentDir => {
+                    out.pop();
+                }
+                std::path::Component::CurDir => {}
+                other => out.push(other),
+            }
+        }
+        out
+    };
+    normalize(path).starts_with(normalize(base))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attributes_line_detection() {
+        assert!(attributes_ok(
+            "*.png binary\n.goldfish/memories/*.jsonl merge=goldfish\n"
+        ));
+        assert!(attributes_ok(
+            ".goldfish/memories/*.jsonl  text merge=goldfish"
+        ));
+        assert!(!attributes_ok(".goldfish/memories/*.jsonl merge=union\n"));
+        assert!(!attributes_ok(
+            "# .goldfish/memories/*.jsonl merge=goldfish"
+        ));
+    }
+
+    #[test]
+    fn hook_script_names_itself() {
+        let script = hook_script("post-merge");
+        assert!(script.starts_with("#!/bin/sh\n"));
+        assert!(script.contains(HOOK_MARKER));
+        assert!(script.contains("goldfish hook post-merge \"$@\""));
+        assert!(!script.contains("@HOOK@"));
+    }
+}

@@ -1,0 +1,17 @@
+//! goldfish: durable, team-shared memory for AI coding agents, kept in git.
+//!
+//! The core ([`memory`], [`recall`], [`timespec`], [`config`] and the
+//! `goldfish-merge` crate) is pure: no I/O, no environment, no printing.
+//! Adapters ([`git`], [`log`]) touch the outside world; entry points
+//! ([`cli`], [`driver`], [`init`]) stay thin. See docs/ARCHITECTURE.md.
+
+pub mod cli;
+pub mod config;
+pub mod driver;
+pub mod env;
+pub mod git;
+pub mod init;
+pub mod log;
+pub mod memory;
+pub mod recall;
+pub mod timespec;

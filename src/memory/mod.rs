@@ -1,0 +1,123 @@
+//! The memory log's domain: records, types, validation of new content and the
+//! view a reader gets of a log once tombstones are applied. No I/O here; see
+//! [`crate::log`] for the files.
+
+pub mod kinds;
+pub mod secrets;
+pub mod view;
+
+pub use goldfish_merge::record::{Entry, LogLine, Memory, ParseError, TOMBSTONE_TYPE, Tombstone};
+
+use jiff::Timestamp;
+
+/// Content longer than this is refused: a memory is a few sentences, not a file.
+pub const MAX_CONTENT_BYTES: usize = 8 * 1024;
+
+/// Why new content cannot be stored.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum ContentError {
+    #[error("the memory is empty")]
+    Empty,
+    #[error(
+        "the memory is {len} bytes; the limit is {MAX_CONTENT_BYTES} bytes (store a summary, and point to files with --files)"
+    )]
+    TooLong { len: usize },
+    #[error("the memory is not valid UTF-8 (first bad byte at offset {offset})")]
+    NotUtf8 { offset: usize },
+    #[error(
+        "the memory looks like it contains a secret ({rule}: {excerpt}); remove it, or pass --allow-secret if it is not one"
+    )]
+    Secret { rule: &'static str, excerpt: String },
+}
+
+/// Checks raw content for storing and returns it trimmed.
+pub fn validate_content(raw: &[u8], allow_secret: bool) -> Result<String, ContentError> {
+    let text = std::str::from_utf8(raw).map_err(|err| ContentError::NotUtf8 {
+        offset: err.valid_up_to(),
+    })?;
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(ContentError::Empty);
+    }
+    if text.len() > MAX_CONTENT_BYTES {
+        return Err(ContentError::TooLong { len: text.len() });
+    }
+    if !allow_secret && let Some(found) = secrets::scan(text) {
+        return Err(ContentError::Secret {
+            rule: found.rule,
+            excerpt: found.redacted(),
+        });
+    }
+    Ok(text.to_owned())
+}
+
+/// The canonical timestamp format: RFC 3339, UTC, milliseconds.
+pub fn format_timestamp(at: Timestamp) -> String {
+    at.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
+/// A new unique id, sortable by time: a ULID of `at` and 80 random bits.
+pub fn new_id(at: Timestamp) -> String {
+    let millis = u64::try_from(at.as_millisecond()).unwrap_or(0);
+    ulid::Ulid::from_parts(millis, rand_bits()).to_string()
+}
+
+fn rand_bits() -> u128 {
+    // ulid's own generator, minus the timestamp part.
+    ulid::Ulid::generate().random()
+}
+
+/// The log file (relative to the memory folder) an entry stamped `at` goes to:
+/// `YYYY-MM-DD.jsonl` of its UTC date.
+pub fn file_name_for(at: Timestamp) -> String {
+    at.strftime("%Y-%m-%d.jsonl").to_string()
+}
+
+/// Splits a comma-separated list (`--tags a,b`), trimming items and dropping
+/// empty ones and repeats while keeping the order.
+pub fn split_list(raw: &str) -> Vec<String> {
+    let mut items: Vec<String> = Vec::new();
+    for item in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        if !items.iter().any(|seen| seen == item) {
+            items.push(item.to_owned());
+        }
+    }
+    items
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_checks() {
+        assert_eq!(validate_content(b"  \n", false), Err(ContentError::Empty));
+        assert_eq!(
+            validate_content(b"ok\xff", false),
+            Err(ContentError::NotUtf8 { offset: 2 })
+        );
+        let long = "x".repeat(MAX_CONTENT_BYTES + 1);
+        assert_eq!(
+            validate_content(long.as_bytes(), false),
+            Err(ContentError::TooLong {
+                len: MAX_CONTENT_BYTES + 1
+            })
+        );
+        assert_eq!(validate_content(b" use WAL \n", false).unwrap(), "use WAL");
+    }
+
+    #[test]
+    fn ids_sort_by_time_and_files_by_utc_day() {
+        let early: Timestamp = "2026-11-21T23:59:59.999Z".parse().unwrap();
+        let late: Timestamp = "2026-11-22T00:00:00Z".parse().unwrap();
+        assert!(new_id(early) < new_id(late));
+        assert_eq!(file_name_for(early), "2026-11-21.jsonl");
+        assert_eq!(file_name_for(late), "2026-11-22.jsonl");
+        assert_eq!(format_timestamp(late), "2026-11-22T00:00:00.000Z");
+    }
+
+    #[test]
+    fn lists() {
+        assert_eq!(split_list(" db, ,wal,db "), vec!["db", "wal"]);
+    }
+}
