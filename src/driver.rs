@@ -80,11 +80,20 @@ fn fallback(
         stderr,
         "goldfish merge-driver: {label}: {reason}; falling back to git merge-file"
     );
+    // An unreadable base or theirs is merged as empty: git then keeps every
+    // line of both sides in a conflict rather than drop any.
+    let empty = tempfile::NamedTempFile::new().ok();
+    let readable_or_empty = |path: &'_ Path| -> std::path::PathBuf {
+        match (fs::File::open(path), &empty) {
+            (Err(_), Some(empty)) => empty.path().to_owned(),
+            _ => path.to_owned(),
+        }
+    };
     let status = Command::new("git")
         .args(["merge-file", "-L", "ours", "-L", "base", "-L", "theirs"])
         .arg(ours)
-        .arg(base)
-        .arg(theirs)
+        .arg(readable_or_empty(base))
+        .arg(readable_or_empty(theirs))
         .status();
     match status.map(|s| s.code()) {
         Ok(Some(0)) => 0,

@@ -29,6 +29,15 @@ fn io_error(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> LogE
     }
 }
 
+/// One `*.jsonl` file of the memory folder.
+#[derive(Debug, Clone)]
+pub struct LogFile {
+    /// File name, e.g. `2026-11-21.jsonl`.
+    pub name: String,
+    /// Its bytes, or why they could not be read.
+    pub content: Result<Vec<u8>, String>,
+}
+
 /// `.goldfish/memories/` of one work tree.
 #[derive(Debug, Clone)]
 pub struct MemoryDir {
@@ -85,11 +94,11 @@ impl MemoryDir {
         let files = self.read_files()?;
         let mut problems = Vec::new();
         let mut readable = Vec::new();
-        for (name, content) in &files {
-            match content {
-                Ok(bytes) => readable.push((name.as_str(), bytes.as_slice())),
+        for file in &files {
+            match &file.content {
+                Ok(bytes) => readable.push((file.name.as_str(), bytes.as_slice())),
                 Err(reason) => problems.push(Problem {
-                    file: name.clone(),
+                    file: file.name.clone(),
                     line: 0,
                     reason: reason.clone(),
                 }),
@@ -102,7 +111,7 @@ impl MemoryDir {
     }
 
     /// The log files (sorted by name) with their bytes, or why not readable.
-    pub fn read_files(&self) -> Result<Vec<(String, Result<Vec<u8>, String>)>, LogError> {
+    pub fn read_files(&self) -> Result<Vec<LogFile>, LogError> {
         let entries = match fs::read_dir(&self.path) {
             Ok(entries) => entries,
             Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -121,9 +130,9 @@ impl MemoryDir {
             } else {
                 fs::read(&path).map_err(|err| format!("could not be read ({err}); skipped"))
             };
-            files.push((name, content));
+            files.push(LogFile { name, content });
         }
-        files.sort_by(|a, b| a.0.cmp(&b.0));
+        files.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(files)
     }
 }

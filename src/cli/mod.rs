@@ -149,6 +149,7 @@ struct HookArgs {
 }
 
 /// The git hooks goldfish handles.
+#[allow(clippy::enum_variant_names)] // named as git names them
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum HookName {
     PostMerge,

@@ -1,1 +1,10 @@
-fn main() {}
+//! The one integration test binary: real git repositories in tempdirs, the real
+//! `goldfish` binary, hermetic environment (no global git config, fixed dates).
+
+mod common;
+
+mod cli;
+mod concurrency;
+mod driver;
+mod git_flow;
+mod init;

@@ -1,0 +1,570 @@
+//! Property tests of the merge on random logs.
+//!
+//! Logs are drawn so that the interesting cases happen often: ids come from a
+//! small pool (so sides rewrite each other's records), timestamps from a
+//! coarse grid (so ties are sorted by id), content mixes unicode, quotes,
+//! backslashes and control characters, keys come in random order with random
+//! whitespace, optional fields are sometimes `null` or empty, and lines are
+//! sometimes tombstones, garbage, conflict markers or truncated records, with
+//! LF or CRLF endings and sometimes no final newline.
+//!
+//! The number of cases is proptest's default: 256, or `PROPTEST_CASES` when
+//! set (CI sets 1000). `ProptestConfig::default()` reads that variable.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use goldfish_merge::merge::{Merged, Notice, merge};
+use goldfish_merge::record::{Entry, split_lines};
+use proptest::prelude::*;
+use proptest::sample::Index;
+use proptest::test_runner::FileFailurePersistence;
+use serde_json::{Value, json};
+
+// ---------------------------------------------------------------------------
+// Generated logs
+// ---------------------------------------------------------------------------
+
+const IDS: &[&str] = &[
+    "01M7PX2H4MBHP5N40BAQPAAQSP",
+    "01M7QFFFFZP7FT4Y5M95EDQ0PV",
+    "01M7SNJ1BK1DCB8GQQRVXVG1EF",
+    "01M7TF56HTXYSYX7ZQ4S7XNK6B",
+    "01M7W3NP8FKCG0SQYKM1Y8T8YE",
+    "01M7YP4PBRKK3GZ42K3C3D22CR",
+];
+
+/// One line of a generated log.
+#[derive(Debug, Clone)]
+enum Line {
+    /// A JSON object written with its keys in this order.
+    Record {
+        fields: Vec<(String, Value)>,
+        spaced: bool,
+    },
+    /// Raw bytes, without `\n`.
+    Garbage(Vec<u8>),
+}
+
+impl Line {
+    fn to_bytes(&self) -> Vec<u8> {
+        match self {
+            Line::Record { fields, spaced } => {
+                let (comma, colon) = if *spaced { (", ", ": ") } else { (",", ":") };
+                let body: Vec<String> = fields
+                    .iter()
+                    .map(|(key, value)| format!("{}{colon}{value}", Value::from(key.as_str())))
+                    .collect();
+                format!("{{{}}}", body.join(comma)).into_bytes()
+            }
+            Line::Garbage(bytes) => bytes.clone(),
+        }
+    }
+
+    fn set_content(&mut self, content: &str) {
+        if let Line::Record { fields, .. } = self {
+            match fields.iter_mut().find(|(key, _)| key == "content") {
+                Some((_, value)) => *value = Value::from(content),
+                None => fields.push(("content".to_owned(), Value::from(content))),
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Eol {
+    Lf,
+    Crlf,
+    /// CRLF on the lines whose bit (index mod 8) is set.
+    Mixed(u8),
+}
+
+/// How one file is written out.
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    eol: Eol,
+    final_newline: bool,
+}
+
+fn encode(lines: &[Line], layout: Layout) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (index, line) in lines.iter().enumerate() {
+        out.extend(line.to_bytes());
+        let crlf = match layout.eol {
+            Eol::Lf => false,
+            Eol::Crlf => true,
+            Eol::Mixed(bits) => bits >> (index % 8) & 1 == 1,
+        };
+        let last = index + 1 == lines.len();
+        if !last || layout.final_newline {
+            out.extend_from_slice(if crlf { b"\r\n" } else { b"\n" });
+        }
+    }
+    out
+}
+
+/// What one side did to the base.
+#[derive(Debug, Clone)]
+struct Edit {
+    /// Whether base line `i` is kept (cycled over the base).
+    keep: Vec<bool>,
+    /// Rewrite the content of one kept line.
+    rewrite: Option<(Index, String)>,
+    /// Whether this side also got the lines both sides added.
+    with_shared: bool,
+    added: Vec<Line>,
+    layout: Layout,
+}
+
+impl Edit {
+    fn apply(&self, base: &[Line], shared: &[Line]) -> Vec<u8> {
+        let mut lines: Vec<Line> = base
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.keep[i % self.keep.len()])
+            .map(|(_, line)| line.clone())
+            .collect();
+        if let Some((index, content)) = &self.rewrite
+            && !lines.is_empty()
+        {
+            let at = index.index(lines.len());
+            lines[at].set_content(content);
+        }
+        if self.with_shared {
+            lines.extend_from_slice(shared);
+        }
+        lines.extend_from_slice(&self.added);
+        encode(&lines, self.layout)
+    }
+}
+
+/// The three inputs of a merge.
+#[derive(Debug, Clone)]
+struct Inputs {
+    base: Vec<u8>,
+    ours: Vec<u8>,
+    theirs: Vec<u8>,
+}
+
+fn id() -> impl Strategy<Value = String> {
+    prop::sample::select(IDS).prop_map(str::to_owned)
+}
+
+fn timestamp() -> impl Strategy<Value = String> {
+    (
+        20u8..23,
+        8u8..10,
+        prop::sample::select(&["03.512", "17.204", "59.999"][..]),
+    )
+        .prop_map(|(day, hour, seconds)| format!("2026-11-{day}T{hour:02}:14:{seconds}Z"))
+}
+
+fn text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => prop::sample::select(
+            &[
+                "Use sqlx offline mode; run `cargo sqlx prepare` before committing.",
+                "Paths like C:\\Users\\maya\\\"quoted\" must be escaped",
+                "naïve café — ✓ 日本語 🦀",
+                "line one\nline two\ttabbed",
+                "nul \u{0} and bell \u{7} and del \u{7f}",
+                "</script> \u{2028} \u{feff}",
+            ][..]
+        )
+        .prop_map(str::to_owned),
+        2 => "[a-z ]{1,12}",
+        2 => "[\"\\\\/ aé🦀\r\n\t\u{0}\u{1f}]{1,8}",
+        1 => any::<String>(),
+    ]
+}
+
+/// An optional string field: absent, `null`, empty, or set.
+fn optional_text() -> impl Strategy<Value = Option<Value>> {
+    prop_oneof![
+        4 => Just(None),
+        1 => Just(Some(Value::Null)),
+        1 => Just(Some(Value::from(""))),
+        4 => text().prop_map(|s| Some(Value::from(s))),
+    ]
+}
+
+fn optional_list() -> impl Strategy<Value = Option<Value>> {
+    prop_oneof![
+        3 => Just(None),
+        1 => Just(Some(Value::Null)),
+        3 => prop::collection::vec(text(), 0..3).prop_map(|items| Some(Value::from(items))),
+    ]
+}
+
+fn extra_value() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        any::<i64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("JSON has no NaN or infinity", |f| f.is_finite())
+            .prop_map(Value::from),
+        prop::sample::select(&[0.1, 0.9, 0.30000000000000004, 1e21, -0.0, 5e-324][..])
+            .prop_map(Value::from),
+        any::<bool>().prop_map(Value::from),
+        Just(Value::Null),
+        text().prop_map(Value::from),
+        (text(), any::<i32>()).prop_map(|(s, n)| json!({"z": s, "a": [n, null, {"y": 1, "b": 2}]})),
+    ]
+}
+
+fn extras(keys: &'static [&'static str]) -> impl Strategy<Value = Vec<(String, Value)>> {
+    prop::collection::vec((prop::sample::select(keys), extra_value()), 0..3).prop_map(|pairs| {
+        // Unique keys: a JSON object with a repeated key is another matter.
+        let mut seen = HashSet::new();
+        pairs
+            .into_iter()
+            .filter(|(key, _)| seen.insert(*key))
+            .map(|(key, value)| (key.to_owned(), value))
+            .collect()
+    })
+}
+
+/// Writes the fields in the given order, or shuffled.
+fn record_line(fields: Vec<(String, Value)>) -> BoxedStrategy<Line> {
+    (any::<bool>(), any::<bool>())
+        .prop_flat_map(move |(shuffle, spaced)| {
+            let ordered = if shuffle {
+                Just(fields.clone()).prop_shuffle().boxed()
+            } else {
+                Just(fields.clone()).boxed()
+            };
+            ordered.prop_map(move |fields| Line::Record { fields, spaced })
+        })
+        .boxed()
+}
+
+fn memory() -> BoxedStrategy<Line> {
+    let kind = prop::sample::select(&["decision", "bug-fix", "insight", "checkpoint"][..]);
+    (
+        (id(), timestamp(), kind, text()),
+        (optional_text(), optional_list(), optional_text()),
+        (optional_text(), optional_text(), optional_list()),
+        extras(&["aa", "confidence", "links", "origin", "schema", "zz"]),
+    )
+        .prop_flat_map(
+            |(
+                (id, timestamp, kind, content),
+                (source, tags, author),
+                (branch, commit, files),
+                extra,
+            )| {
+                let mut fields = vec![
+                    ("id".to_owned(), Value::from(id)),
+                    ("timestamp".to_owned(), Value::from(timestamp)),
+                    ("type".to_owned(), Value::from(kind)),
+                    ("content".to_owned(), Value::from(content)),
+                ];
+                let optional = [
+                    ("source", source),
+                    ("tags", tags),
+                    ("author", author),
+                    ("branch", branch),
+                    ("commit", commit),
+                    ("files", files),
+                ];
+                for (key, value) in optional {
+                    if let Some(value) = value {
+                        fields.push((key.to_owned(), value));
+                    }
+                }
+                fields.extend(extra);
+                record_line(fields)
+            },
+        )
+        .boxed()
+}
+
+fn tombstone() -> BoxedStrategy<Line> {
+    (
+        id(),
+        timestamp(),
+        id(),
+        optional_text(),
+        extras(&["content", "tags", "zz"]),
+    )
+        .prop_flat_map(|(id, timestamp, forgets, author, extra)| {
+            let mut fields = vec![
+                ("id".to_owned(), Value::from(id)),
+                ("timestamp".to_owned(), Value::from(timestamp)),
+                ("type".to_owned(), Value::from("tombstone")),
+                ("forgets".to_owned(), Value::from(forgets)),
+            ];
+            if let Some(author) = author {
+                fields.push(("author".to_owned(), author));
+            }
+            fields.extend(extra);
+            record_line(fields)
+        })
+        .boxed()
+}
+
+fn garbage() -> BoxedStrategy<Line> {
+    let fixed = prop::sample::select(
+        &[
+            "<<<<<<< HEAD",
+            "=======",
+            ">>>>>>> feature/sessions",
+            "not json at all",
+            "[\"an\",\"array\"]",
+            "{\"id\":\"01M7PX2H4MBHP5N40BAQPAAQSP\",\"content\":\"no timestamp\"}",
+            "null",
+        ][..],
+    )
+    .prop_map(|s| s.as_bytes().to_vec());
+    // A record cut short, as a killed writer leaves it.
+    let truncated = (memory(), any::<Index>()).prop_map(|(line, at)| {
+        let bytes = line.to_bytes();
+        bytes[..at.index(bytes.len())].to_vec()
+    });
+    let noise = prop::collection::vec(any::<u8>().prop_filter("one line", |b| *b != b'\n'), 1..12);
+    prop_oneof![2 => fixed, 2 => truncated, 1 => noise]
+        .prop_map(Line::Garbage)
+        .boxed()
+}
+
+fn line() -> BoxedStrategy<Line> {
+    prop_oneof![6 => memory(), 2 => tombstone(), 1 => garbage()].boxed()
+}
+
+fn layout() -> impl Strategy<Value = Layout> {
+    let eol = prop_oneof![
+        4 => Just(Eol::Lf),
+        1 => Just(Eol::Crlf),
+        1 => any::<u8>().prop_map(Eol::Mixed),
+    ];
+    (eol, prop::bool::weighted(0.85)).prop_map(|(eol, final_newline)| Layout { eol, final_newline })
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    (
+        prop::collection::vec(prop::bool::weighted(0.8), 1..8),
+        prop::option::weighted(0.2, (any::<Index>(), text())),
+        any::<bool>(),
+        prop::collection::vec(line(), 0..4),
+        layout(),
+    )
+        .prop_map(|(keep, rewrite, with_shared, added, layout)| Edit {
+            keep,
+            rewrite,
+            with_shared,
+            added,
+            layout,
+        })
+}
+
+fn inputs() -> impl Strategy<Value = Inputs> {
+    (
+        prop::collection::vec(line(), 0..8),
+        layout(),
+        prop::collection::vec(line(), 0..3),
+        edit(),
+        edit(),
+    )
+        .prop_map(|(base, base_layout, shared, ours, theirs)| Inputs {
+            base: encode(&base, base_layout),
+            ours: ours.apply(&base, &shared),
+            theirs: theirs.apply(&base, &shared),
+        })
+}
+
+// ---------------------------------------------------------------------------
+// Reading logs back, independently of the merge
+// ---------------------------------------------------------------------------
+
+/// The merge's unit: the canonical line of a record, or the raw bytes of a
+/// line that is not one.
+fn element(raw: &[u8]) -> Vec<u8> {
+    match Entry::parse(raw) {
+        Ok(entry) => entry.to_line().into_bytes(),
+        Err(_) => raw.to_vec(),
+    }
+}
+
+fn elements(bytes: &[u8]) -> HashSet<Vec<u8>> {
+    split_lines(bytes).map(|(_, raw)| element(raw)).collect()
+}
+
+fn record_elements(bytes: &[u8]) -> HashSet<Vec<u8>> {
+    split_lines(bytes)
+        .filter_map(|(_, raw)| Entry::parse(raw).ok())
+        .map(|entry| entry.to_line().into_bytes())
+        .collect()
+}
+
+fn invalid_lines(bytes: &[u8]) -> HashSet<Vec<u8>> {
+    split_lines(bytes)
+        .filter(|(_, raw)| Entry::parse(raw).is_err())
+        .map(|(_, raw)| raw.to_vec())
+        .collect()
+}
+
+/// The output's lines, each with its terminating `\n` removed.
+fn output_lines(bytes: &[u8]) -> Vec<&[u8]> {
+    bytes
+        .strip_suffix(b"\n")
+        .map(|body| body.split(|&b| b == b'\n').collect())
+        .unwrap_or_default()
+}
+
+fn canonical(log: &[u8]) -> Vec<u8> {
+    merge(log, log, log).bytes
+}
+
+fn show(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
+            "proptest-regressions",
+        ))),
+        ..ProptestConfig::default()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Properties
+// ---------------------------------------------------------------------------
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn merge_is_commutative(inputs in inputs()) {
+        let Inputs { base, ours, theirs } = &inputs;
+        prop_assert_eq!(
+            show(&merge(base, ours, theirs).bytes),
+            show(&merge(base, theirs, ours).bytes)
+        );
+    }
+
+    #[test]
+    fn merging_a_side_with_itself_gives_its_canonical_form(inputs in inputs()) {
+        let Inputs { base, ours, theirs } = &inputs;
+        for side in [ours, theirs] {
+            let expected = show(&canonical(side));
+            prop_assert_eq!(show(&merge(base, side, side).bytes), expected.clone());
+            prop_assert_eq!(show(&merge(base, base, side).bytes), expected.clone());
+            prop_assert_eq!(show(&merge(base, side, base).bytes), expected);
+        }
+    }
+
+    #[test]
+    fn merge_is_lossless(inputs in inputs()) {
+        let Inputs { base, ours, theirs } = &inputs;
+        let out = elements(&merge(base, ours, theirs).bytes);
+        let (base, ours, theirs) = (elements(base), elements(ours), elements(theirs));
+        for record in record_elements(&inputs.ours).union(&record_elements(&inputs.theirs)) {
+            if !base.contains(record) {
+                prop_assert!(out.contains(record), "added record lost: {}", show(record));
+            }
+        }
+        for element in ours.intersection(&theirs) {
+            prop_assert!(out.contains(element), "record on both sides lost: {}", show(element));
+        }
+        for element in &base {
+            if !(ours.contains(element) && theirs.contains(element)) {
+                prop_assert!(!out.contains(element), "removed record came back: {}", show(element));
+            }
+        }
+        // Nothing else: the result is exactly (ours ∩ theirs) ∪ ((ours ∪ theirs) − base).
+        let expected: HashSet<Vec<u8>> = ours
+            .union(&theirs)
+            .filter(|e| (ours.contains(*e) && theirs.contains(*e)) || !base.contains(*e))
+            .cloned()
+            .collect();
+        prop_assert!(out == expected, "kept {} elements, expected {}", out.len(), expected.len());
+    }
+
+    #[test]
+    fn output_lines_parse_except_invalid_input_lines(inputs in inputs()) {
+        let Inputs { base, ours, theirs } = &inputs;
+        let merged = merge(base, ours, theirs);
+        let invalid_input: HashSet<Vec<u8>> = [base, ours, theirs]
+            .into_iter()
+            .flat_map(|log| invalid_lines(log))
+            .collect();
+        prop_assert!(merged.bytes.is_empty() || merged.bytes.ends_with(b"\n"));
+        for line in output_lines(&merged.bytes) {
+            prop_assert!(!line.ends_with(b"\r"), "CR left at the end of {:?}", show(line));
+            prop_assert!(!line.iter().all(u8::is_ascii_whitespace), "blank output line");
+            match Entry::parse(line) {
+                Ok(entry) => prop_assert_eq!(show(line), entry.to_line(), "record not canonical"),
+                Err(err) => prop_assert!(
+                    invalid_input.contains(line),
+                    "output line {:?} does not parse ({}) and was not an invalid input line",
+                    show(line),
+                    err
+                ),
+            }
+        }
+    }
+
+    #[test]
+    fn output_is_a_fixed_point(inputs in inputs()) {
+        let Inputs { base, ours, theirs } = &inputs;
+        let out = merge(base, ours, theirs).bytes;
+        prop_assert_eq!(show(&canonical(&out)), show(&out));
+    }
+
+    #[test]
+    fn output_is_sorted_without_duplicates(inputs in inputs()) {
+        let Inputs { base, ours, theirs } = &inputs;
+        let out = merge(base, ours, theirs).bytes;
+        // Records by (timestamp, id, line), then the other lines by bytes.
+        let keys: Vec<(u8, String, String, &[u8])> = output_lines(&out)
+            .into_iter()
+            .map(|line| match Entry::parse(line) {
+                Ok(entry) => (0, entry.timestamp().to_owned(), entry.id().to_owned(), line),
+                Err(_) => (1, String::new(), String::new(), line),
+            })
+            .collect();
+        for pair in keys.windows(2) {
+            prop_assert!(pair[0] < pair[1], "out of order or repeated: {:?} then {:?}",
+                show(pair[0].3), show(pair[1].3));
+        }
+    }
+
+    #[test]
+    fn notices_name_each_kept_invalid_line_and_divergent_id(inputs in inputs()) {
+        let Inputs { base, ours, theirs } = &inputs;
+        let Merged { bytes, notices } = merge(base, ours, theirs);
+        let mut records_per_id: HashMap<String, usize> = HashMap::new();
+        let mut invalid = 0;
+        for line in output_lines(&bytes) {
+            match Entry::parse(line) {
+                Ok(entry) => *records_per_id.entry(entry.id().to_owned()).or_default() += 1,
+                Err(_) => invalid += 1,
+            }
+        }
+        let divergent: BTreeSet<&str> = records_per_id
+            .iter()
+            .filter(|(_, count)| **count > 1)
+            .map(|(id, _)| id.as_str())
+            .collect();
+        let reported: Vec<&str> = notices
+            .iter()
+            .filter_map(|notice| match notice {
+                Notice::DivergentRecord { id } => Some(id.as_str()),
+                Notice::KeptInvalidLine { .. } => None,
+            })
+            .collect();
+        prop_assert_eq!(
+            reported.len(),
+            divergent.len(),
+            "divergence notices for {:?}, ids kept more than once: {:?}",
+            reported,
+            divergent
+        );
+        prop_assert_eq!(reported.into_iter().collect::<BTreeSet<_>>(), divergent);
+        let kept_invalid = notices
+            .iter()
+            .filter(|notice| matches!(notice, Notice::KeptInvalidLine { .. }))
+            .count();
+        prop_assert_eq!(kept_invalid, invalid);
+    }
+}

@@ -1,0 +1,268 @@
+//! store / recall / forget from the command line, with snapshots of what a
+//! user sees.
+
+use crate::common::{TestEnv, filters, json_lines, memory_lines, render};
+
+macro_rules! snapshot {
+    ($env:expr, $value:expr) => {{
+        let filters = filters($env);
+        let filters: Vec<(&str, &str)> = filters.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        insta::with_settings!({ filters => filters }, {
+            insta::assert_snapshot!($value);
+        });
+    }};
+}
+
+#[test]
+fn store_and_recall_text_and_json() {
+    let env = TestEnv::new();
+    let repo = env.repo("project", "Ada Lovelace");
+    let stored = env.goldfish(
+        &repo,
+        &[
+            "store",
+            "--type",
+            "decision",
+            "--tags",
+            "db, wal",
+            "--files",
+            "src/index.rs",
+            "--source",
+            "agent",
+            "Use SQLite WAL mode for the index; readers never block the writer.",
+        ],
+    );
+    snapshot!(&env, render(&stored));
+    env.set_now("2026-11-21T09:31:00Z");
+    let stdin = env.goldfish_stdin(
+        &repo,
+        &["store", "-t", "bug-fix", "--json", "-"],
+        "Fixed the WAL checkpoint stall\nin src/sync.rs (issue #42).\n".as_bytes(),
+    );
+    snapshot!(&env, render(&stdin));
+
+    snapshot!(&env, render(&env.goldfish(&repo, &["recall"])));
+    snapshot!(
+        &env,
+        render(&env.goldfish(&repo, &["recall", "wal", "index", "--json"]))
+    );
+
+    let lines = memory_lines(&repo);
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["author"], "Ada Lovelace");
+    assert_eq!(lines[0]["branch"], "main");
+    assert_eq!(lines[0]["timestamp"], "2026-11-21T09:30:00.000Z");
+}
+
+#[test]
+fn recall_filters() {
+    let env = TestEnv::new();
+    let repo = env.repo("project", "Ada");
+    let store_at = |now: &str, args: &[&str]| {
+        env.set_now(now);
+        env.ok(&repo, &[&["store"], args].concat());
+    };
+    store_at(
+        "2026-11-01T08:00:00Z",
+        &["-t", "plan", "--tags", "q4", "Plan the index rewrite"],
+    );
+    store_at(
+        "2026-11-20T08:00:00Z",
+        &[
+            "-t",
+            "decision",
+            "--tags",
+            "db,q4",
+            "Chose SQLite over Postgres",
+        ],
+    );
+    store_at(
+        "2026-11-21T08:00:00Z",
+        &["-t", "checkpoint", "Index rewrite halfway: schema done"],
+    );
+    let contents = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["recall", "--json"];
+        all.extend_from_slice(args);
+        json_lines(&env.ok(&repo, &all))
+            .iter()
+            .map(|m| m["content"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    env.set_now(crate::common::NOW);
+    assert_eq!(contents(&["--since", "2d"]).len(), 2);
+    assert_eq!(
+        contents(&["--since", "3h"]),
+        ["Index rewrite halfway: schema done"]
+    );
+    assert_eq!(
+        contents(&["--until", "2026-11-02"]),
+        ["Plan the index rewrite"]
+    );
+    assert_eq!(
+        contents(&["--type", "decision"]),
+        ["Chose SQLite over Postgres"]
+    );
+    assert_eq!(
+        contents(&["--tag", "q4", "--tag", "DB"]),
+        ["Chose SQLite over Postgres"]
+    );
+    assert_eq!(contents(&["--author", "ad"]).len(), 3);
+    assert_eq!(
+        contents(&["-n", "1"]),
+        ["Index rewrite halfway: schema done"]
+    );
+    assert_eq!(
+        contents(&["index", "rewrite"]),
+        [
+            "Index rewrite halfway: schema done",
+            "Plan the index rewrite"
+        ]
+    );
+    let none = env.goldfish(&repo, &["recall", "kubernetes"]);
+    assert_eq!(none.status.code(), Some(1));
+    let bad = env.goldfish(&repo, &["recall", "--since", "yesterday"]);
+    snapshot!(&env, render(&bad));
+}
+
+#[test]
+fn store_refuses_bad_input() {
+    let env = TestEnv::new();
+    let repo = env.repo("project", "Ada");
+    let cases: Vec<(&str, Vec<&str>, &[u8])> = vec![
+        ("empty", vec!["store", "-"], b"  \n"),
+        ("not utf-8", vec!["store", "-"], b"caf\xe9 au lait"),
+        ("unknown type", vec!["store", "-t", "idea", "x"], b""),
+        (
+            "secret",
+            vec![
+                "store",
+                "deploy key ghp_9fT2kLmQ8xR4vW1zY6bN3cH7jD0sA5eG2uKp",
+            ],
+            b"",
+        ),
+    ];
+    let mut rendered = String::new();
+    for (name, args, stdin) in cases {
+        let output = env.goldfish_stdin(&repo, &args, stdin);
+        rendered.push_str(&format!("## {name}\n{}\n", render(&output)));
+    }
+    let long = "word ".repeat(2000);
+    let output = env.goldfish(&repo, &["store", &long]);
+    rendered.push_str(&format!("## too long\n{}\n", render(&output)));
+    snapshot!(&env, rendered);
+    assert!(
+        !repo.join(".goldfish/memories/2026-11-21.jsonl").exists(),
+        "nothing may be written for refused input"
+    );
+    // The escape hatch for false positives.
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "--allow-secret",
+            "password=Xk9#mQ2vLp7!wR is the public demo login",
+        ],
+    );
+    assert_eq!(memory_lines(&repo).len(), 1);
+}
+
+#[test]
+fn store_outside_an_initialized_repo() {
+    let env = TestEnv::new();
+    let plain = env.path().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    let not_repo = env.goldfish(&plain, &["store", "x"]);
+    assert_eq!(not_repo.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&not_repo.stderr).contains("not inside a git repository"));
+    env.git(&plain, &["init", "-q"]);
+    let not_init = env.goldfish(&plain, &["store", "x"]);
+    snapshot!(&env, render(&not_init));
+}
+
+#[test]
+fn forget_appends_a_tombstone() {
+    let env = TestEnv::new();
+    let repo = env.repo("project", "Ada");
+    let keep = json_lines(&env.ok(&repo, &["store", "--json", "Keep this"]))[0]["id"].clone();
+    let drop = json_lines(&env.ok(&repo, &["store", "--json", "Forget this"]))[0]["id"].clone();
+    let drop = drop.as_str().unwrap();
+    let before = std::fs::read(repo.join(".goldfish/memories/2026-11-21.jsonl")).unwrap();
+
+    let forgot = env.goldfish(&repo, &["forget", &drop[..20]]);
+    snapshot!(&env, render(&forgot));
+    let after = std::fs::read(repo.join(".goldfish/memories/2026-11-21.jsonl")).unwrap();
+    assert!(
+        after.starts_with(&before),
+        "history is never rewritten in place"
+    );
+    let lines = memory_lines(&repo);
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[2]["type"], "tombstone");
+    assert_eq!(lines[2]["forgets"], drop);
+
+    let recalled = json_lines(&env.ok(&repo, &["recall", "--json"]));
+    assert_eq!(recalled.len(), 1);
+    assert_eq!(recalled[0]["id"], keep);
+
+    let again = env.goldfish(&repo, &["forget", drop]);
+    assert_eq!(again.status.code(), Some(0));
+    assert_eq!(
+        memory_lines(&repo).len(),
+        3,
+        "forgetting twice adds nothing"
+    );
+    let unknown = env.goldfish(&repo, &["forget", "01ZZZZZZ"]);
+    snapshot!(&env, render(&unknown));
+}
+
+#[test]
+fn repository_types_from_config() {
+    let env = TestEnv::new();
+    let repo = env.repo("project", "Ada");
+    std::fs::write(
+        repo.join(".goldfish/config"),
+        "[memory]\ntypes = [\"incident\"]\n",
+    )
+    .unwrap();
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "incident",
+            "Prod DB failed over at 03:12 UTC",
+        ],
+    );
+    assert_eq!(memory_lines(&repo)[0]["type"], "incident");
+    std::fs::write(repo.join(".goldfish/config"), "[memory]\ntypes = 3\n").unwrap();
+    let broken = env.goldfish(&repo, &["store", "x"]);
+    assert_eq!(broken.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&broken.stderr).contains(".goldfish/config is invalid"));
+}
+
+#[test]
+fn recall_reports_bad_lines_and_keeps_going() {
+    let env = TestEnv::new();
+    let repo = env.repo("project", "Ada");
+    env.ok(&repo, &["store", "A good memory"]);
+    let file = repo.join(".goldfish/memories/2026-11-21.jsonl");
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes.extend_from_slice(b"<<<<<<< HEAD\n{\"id\":\"half");
+    std::fs::write(&file, bytes).unwrap();
+    let output = env.goldfish(&repo, &["recall"]);
+    snapshot!(&env, render(&output));
+}
+
+#[test]
+fn help() {
+    let env = TestEnv::new();
+    snapshot!(&env, render(&env.goldfish(env.path(), &["--help"])));
+    snapshot!(
+        &env,
+        render(&env.goldfish(env.path(), &["store", "--help"]))
+    );
+    snapshot!(
+        &env,
+        render(&env.goldfish(env.path(), &["recall", "--help"]))
+    );
+}

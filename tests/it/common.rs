@@ -1,0 +1,272 @@
+//! The hermetic test environment.
+
+use std::ffi::OsStr;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use tempfile::TempDir;
+
+/// The fixed "now" of every test.
+pub const NOW: &str = "2026-11-21T09:30:00Z";
+const GIT_DATE: &str = "2026-11-21T10:00:00+00:00";
+
+/// A tempdir with a `bin/` holding `goldfish` (to put on PATH) and a home.
+pub struct TestEnv {
+    pub dir: TempDir,
+    bin: PathBuf,
+    /// Whether `goldfish` is on the PATH of the commands this env runs.
+    pub goldfish_on_path: bool,
+    /// `GOLDFISH_NOW` of the commands this env runs.
+    now: std::cell::RefCell<String>,
+}
+
+impl TestEnv {
+    pub fn new() -> TestEnv {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bin = dir.path().join("bin");
+        fs::create_dir_all(&bin).unwrap();
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_goldfish"), bin.join("goldfish")).unwrap();
+        fs::create_dir_all(dir.path().join("home")).unwrap();
+        TestEnv {
+            dir,
+            bin,
+            goldfish_on_path: true,
+            now: std::cell::RefCell::new(NOW.to_owned()),
+        }
+    }
+
+    /// Sets the fixed "now" of the goldfish commands that follow.
+    pub fn set_now(&self, now: &str) {
+        *self.now.borrow_mut() = now.to_owned();
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// A command with the hermetic environment.
+    pub fn command(&self, program: impl AsRef<OsStr>, cwd: &Path) -> Command {
+        let mut command = Command::new(program);
+        let system_path = std::env::var("PATH").unwrap_or_default();
+        let path = if self.goldfish_on_path {
+            format!("{}:{system_path}", self.bin.display())
+        } else {
+            system_path
+        };
+        command
+            .current_dir(cwd)
+            .env_clear()
+            .env("PATH", path)
+            .env("HOME", self.path().join("home"))
+            .env("LANG", "C.UTF-8")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_DATE", GIT_DATE)
+            .env("GIT_COMMITTER_DATE", GIT_DATE)
+            .env("GIT_COMMITTER_NAME", "Test Committer")
+            .env("GIT_COMMITTER_EMAIL", "committer@example.com")
+            .env("GOLDFISH_NOW", self.now.borrow().as_str())
+            .env("GOLDFISH_HOME", self.path().join("home/.goldfish"))
+            .stdin(Stdio::null());
+        command
+    }
+
+    /// Runs git and asserts it succeeded; returns stdout.
+    #[track_caller]
+    pub fn git(&self, cwd: &Path, args: &[&str]) -> String {
+        let output = self
+            .command("git", cwd)
+            .args(args)
+            .output()
+            .expect("spawn git");
+        assert!(
+            output.status.success(),
+            "git {args:?} failed in {}:\n{}{}",
+            cwd.display(),
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    /// Runs goldfish (from the test build) with the hermetic environment.
+    pub fn goldfish(&self, cwd: &Path, args: &[&str]) -> Output {
+        self.command(env!("CARGO_BIN_EXE_goldfish"), cwd)
+            .args(args)
+            .output()
+            .expect("spawn goldfish")
+    }
+
+    /// Runs goldfish with `stdin` and returns its output.
+    pub fn goldfish_stdin(&self, cwd: &Path, args: &[&str], stdin: &[u8]) -> Output {
+        use std::io::Write;
+        let mut child = self
+            .command(env!("CARGO_BIN_EXE_goldfish"), cwd)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn goldfish");
+        child.stdin.take().unwrap().write_all(stdin).unwrap();
+        child.wait_with_output().unwrap()
+    }
+
+    /// Runs goldfish, asserts success, returns stdout.
+    #[track_caller]
+    pub fn ok(&self, cwd: &Path, args: &[&str]) -> String {
+        let output = self.goldfish(cwd, args);
+        assert!(
+            output.status.success(),
+            "goldfish {args:?} failed ({:?}):\n{}{}",
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    /// A new repository with one commit, user `name`, goldfish initialized.
+    pub fn repo(&self, name: &str, user: &str) -> PathBuf {
+        let repo = self.path().join(name);
+        fs::create_dir_all(&repo).unwrap();
+        self.git(&repo, &["init", "-q", "-b", "main"]);
+        self.identify(&repo, user);
+        fs::write(repo.join("README.md"), "# project\n").unwrap();
+        self.git(&repo, &["add", "README.md"]);
+        self.git(&repo, &["commit", "-q", "-m", "initial"]);
+        self.ok(&repo, &["init"]);
+        repo
+    }
+
+    /// Sets the repository-local identity and pull behaviour.
+    pub fn identify(&self, repo: &Path, user: &str) {
+        let email = format!("{}@example.com", user.to_lowercase().replace(' ', "."));
+        self.git(repo, &["config", "user.name", user]);
+        self.git(repo, &["config", "user.email", &email]);
+        self.git(repo, &["config", "pull.rebase", "false"]);
+    }
+
+    /// A bare remote seeded from a repository with goldfish committed, and two
+    /// initialized clones of it: (remote, alice, bob).
+    pub fn team(&self) -> (PathBuf, PathBuf, PathBuf) {
+        let seed = self.repo("seed", "Seed");
+        self.git(&seed, &["add", "-A"]);
+        self.git(&seed, &["commit", "-q", "-m", "set up goldfish"]);
+        let remote = self.path().join("remote.git");
+        self.git(
+            self.path(),
+            &[
+                "clone",
+                "-q",
+                "--bare",
+                seed.to_str().unwrap(),
+                remote.to_str().unwrap(),
+            ],
+        );
+        let clone = |name: &str, user: &str| {
+            let dir = self.path().join(name);
+            self.git(
+                self.path(),
+                &[
+                    "clone",
+                    "-q",
+                    remote.to_str().unwrap(),
+                    dir.to_str().unwrap(),
+                ],
+            );
+            self.identify(&dir, user);
+            self.ok(&dir, &["init"]);
+            dir
+        };
+        let alice = clone("alice", "Alice");
+        let bob = clone("bob", "Bob");
+        (remote, alice, bob)
+    }
+
+    /// `git add -A && git commit`.
+    pub fn commit_all(&self, repo: &Path, message: &str) {
+        self.git(repo, &["add", "-A"]);
+        self.git(repo, &["commit", "-q", "-m", message]);
+    }
+}
+
+/// Every `*.jsonl` in a repository's memory folder, concatenated in name order.
+pub fn memory_files(repo: &Path) -> Vec<(String, Vec<u8>)> {
+    let dir = repo.join(".goldfish/memories");
+    let mut files: Vec<(String, Vec<u8>)> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".jsonl"))
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Every line of every memory file, parsed as JSON.
+pub fn memory_lines(repo: &Path) -> Vec<serde_json::Value> {
+    memory_files(repo)
+        .iter()
+        .flat_map(|(name, bytes)| {
+            String::from_utf8(bytes.clone())
+                .unwrap()
+                .lines()
+                .map(|line| {
+                    serde_json::from_str(line).unwrap_or_else(|e| panic!("{name}: {e}: {line}"))
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Lines of JSON Lines stdout.
+pub fn json_lines(stdout: &str) -> Vec<serde_json::Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// insta filters for what changes between runs: ids, commit hashes, tempdirs.
+pub fn filters(env: &TestEnv) -> Vec<(String, String)> {
+    vec![
+        (
+            regex_escape(&env.path().display().to_string()),
+            "[TMP]".into(),
+        ),
+        (r"\b[0-9A-HJKMNP-TV-Z]{26}\b".into(), "[ID]".into()),
+        (r"\b[0-9a-f]{40}\b".into(), "[COMMIT]".into()),
+    ]
+}
+
+fn regex_escape(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            if "\\.+*?()|[]{}^$".contains(c) {
+                vec!['\\', c]
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
+}
+
+/// Exit code, stdout and stderr in one string for snapshots.
+pub fn render(output: &Output) -> String {
+    format!(
+        "exit: {}\n--- stdout\n{}--- stderr\n{}",
+        output
+            .status
+            .code()
+            .map_or("signal".to_owned(), |c| c.to_string()),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
