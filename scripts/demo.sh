@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The demo: a throwaway team (a bare remote and two clones, alice and bob)
+# storing memories at the same time, pushing and pulling through the goldfish
+# merge driver, then recalling. Everything happens in a temporary folder; your
+# git config and ~/.goldfish are not touched.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+echo "==> building goldfish"
+cargo build --locked --quiet --manifest-path "$root/Cargo.toml" --bin goldfish
+export PATH="$root/target/debug:$PATH"
+
+demo=$(mktemp -d "${TMPDIR:-/tmp}/goldfish-demo.XXXXXX")
+export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
+export GOLDFISH_HOME="$demo/home"
+cd "$demo"
+step() { printf '\n==> %s\n' "$*"; }
+run() { printf '$ %s\n' "$*"; "$@"; }
+as() { # as NAME: set a clone's identity
+    git config user.name "$1"; git config user.email "$(echo "$1" | tr 'A-Z' 'a-z')@example.com"
+    git config pull.rebase false
+}
+
+step "a project with goldfish set up, pushed to a shared remote"
+git init -q -b main project && cd project && as Seed
+echo "# payments service" > README.md
+run goldfish init
+git add -A && git commit -qm "set up goldfish"
+cd .. && git clone -q --bare project remote.git
+
+for who in alice bob; do
+    git clone -q remote.git "$who"
+    (cd "$who" && as "${who^}" && goldfish init >/dev/null)
+done
+
+step "alice and bob store memories at the same time, on the same day's file"
+cd "$demo/alice"
+run goldfish store --type decision --tags db,storage "Chose SQLite in WAL mode for the ledger cache: readers never block the writer"
+run goldfish store --type bug-fix --files src/auth/jwt.rs "Fixed JWT validation accepting expired tokens: exp was compared in ms against s"
+git add -A && git commit -qm "alice: memories" && git push -q
+cd "$demo/bob"
+run goldfish store --type insight --tags ci "The flaky payments test was a race on the shared Postgres port 5433"
+run goldfish store --type checkpoint "Refund flow: API done, webhooks next (see src/refunds/)"
+git add -A && git commit -qm "bob: memories"
+
+step "bob pulls: both sides appended to .goldfish/memories/*.jsonl, the merge driver merges them"
+run git pull --no-edit
+run git status --short
+echo "lines in bob's memory log: $(cat .goldfish/memories/*.jsonl | wc -l)"
+git push -q
+cd "$demo/alice" && git pull -q --no-edit
+if cmp -s <(cat "$demo"/alice/.goldfish/memories/*.jsonl) <(cat "$demo"/bob/.goldfish/memories/*.jsonl); then
+    echo "alice and bob now have byte-identical memory logs"
+fi
+
+step "alice recalls what the team knows"
+run goldfish recall sqlite ledger
+run goldfish recall --type bug-fix --since 1d
+run goldfish recall postgres --json
+
+step "bob forgets an outdated checkpoint (a tombstone is appended; history is kept)"
+cd "$demo/bob"
+id=$(goldfish recall --type checkpoint --json | head -n1 | sed 's/.*"id":"\([^"]*\)".*/\1/')
+run goldfish forget "$id"
+run goldfish recall --type checkpoint || true
+
+printf '\nThe demo repositories are in %s\n' "$demo"
