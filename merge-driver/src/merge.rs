@@ -208,7 +208,7 @@ mod tests {
         let b = rec("b", "11:00:00", "ours");
         let c = rec("c", "10:30:00", "theirs");
         let merged = merge(
-            &lines(&[a.clone()]),
+            &lines(std::slice::from_ref(&a)),
             &lines(&[a.clone(), b.clone()]),
             &lines(&[a.clone(), c.clone()]),
         );
@@ -225,7 +225,7 @@ mod tests {
         let merged = merge(
             &base,
             &lines(&[a2.clone(), b.clone()]),
-            &lines(&[a.clone()]),
+            &lines(std::slice::from_ref(&a)),
         );
         assert_eq!(merged.bytes, lines(&[a2]));
     }
