@@ -7,6 +7,13 @@
 /// `--since`: tests and demos use it to get reproducible timestamps.
 pub const GOLDFISH_NOW: &str = "GOLDFISH_NOW";
 
+/// Where the personal index, locks and logs live (default `~/.goldfish`).
+pub const GOLDFISH_HOME: &str = "GOLDFISH_HOME";
+
+/// Fault injection for the crash-safety tests: `sync-abort` makes a sync abort
+/// the process after writing its changes but before committing them.
+pub const GOLDFISH_FAULT: &str = "GOLDFISH_FAULT";
+
 /// `0` turns goldfish off in git: the merge driver falls back to
 /// `git merge-file` and hooks do nothing.
 pub const GOLDFISH: &str = "GOLDFISH";

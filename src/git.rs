@@ -20,6 +20,12 @@ pub enum GitError {
     },
     #[error("{} is a bare repository: goldfish needs a work tree (run it in a clone)", .0.display())]
     Bare(PathBuf),
+    #[error("could not read {what} from the git repository")]
+    Read {
+        what: String,
+        #[source]
+        source: Box<gix::Error>,
+    },
     #[error("could not run `git {args}`")]
     Spawn {
         args: String,
@@ -119,6 +125,122 @@ impl Workspace {
     pub fn git(&self, args: &[&str]) -> Result<String, GitError> {
         run_git(&self.root, args)
     }
+}
+
+/// A commit of the history walk, with what provenance needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitInfo {
+    pub id: gix::ObjectId,
+    pub parents: Vec<gix::ObjectId>,
+    /// `Name <email>` of the commit's author.
+    pub author: String,
+    /// The author date, RFC 3339 UTC.
+    pub date: String,
+}
+
+fn read_error(what: impl Into<String>) -> impl FnOnce(gix::Error) -> GitError {
+    let what = what.into();
+    move |source| GitError::Read {
+        what,
+        source: Box::new(source),
+    }
+}
+
+impl Workspace {
+    /// HEAD's commit id, `None` in a repository without commits.
+    pub fn head_commit(&self) -> Option<gix::ObjectId> {
+        self.repo.head_id().ok().map(|id| id.detach())
+    }
+
+    /// The `*.jsonl` files of the memory folder in `commit`'s tree, by name,
+    /// with their blob ids. Empty when the commit has no memory folder.
+    pub fn memory_files_at(
+        &self,
+        commit: gix::ObjectId,
+    ) -> Result<std::collections::BTreeMap<String, gix::ObjectId>, GitError> {
+        let what = || format!("the memory folder of commit {commit}");
+        let tree = self
+            .repo
+            .find_commit(commit)
+            .and_then(|c| c.tree())
+            .map_err(read_error(what()))?;
+        let mut files = std::collections::BTreeMap::new();
+        let Some(entry) = tree
+            .lookup_entry_by_path(MEMORY_DIR)
+            .map_err(read_error(what()))?
+        else {
+            return Ok(files);
+        };
+        if !entry.mode().is_tree() {
+            return Ok(files);
+        }
+        let folder = self
+            .repo
+            .find_tree(entry.id())
+            .map_err(read_error(what()))?;
+        for entry in folder.iter() {
+            let entry = entry.map_err(|err| read_error(what())(err))?;
+            let name = entry.filename().to_string();
+            if name.ends_with(".jsonl") && entry.mode().is_blob() {
+                files.insert(name, entry.oid().to_owned());
+            }
+        }
+        Ok(files)
+    }
+
+    /// The bytes of a blob.
+    pub fn read_blob(&self, id: gix::ObjectId) -> Result<Vec<u8>, GitError> {
+        self.repo
+            .find_blob(id)
+            .map(|blob| blob.data.clone())
+            .map_err(read_error(format!("blob {id}")))
+    }
+
+    /// Commits reachable from `head` but not from `known`, oldest first.
+    pub fn new_commits(
+        &self,
+        head: gix::ObjectId,
+        known: Option<gix::ObjectId>,
+    ) -> Result<Vec<CommitInfo>, GitError> {
+        let mut walk = self.repo.rev_walk([head]);
+        // A known commit that is gone (gc after a rewrite) just means walking more.
+        if let Some(known) = known.filter(|id| self.repo.find_commit(*id).is_ok()) {
+            walk = walk.with_hidden([known]);
+        }
+        let walk = walk.all().map_err(read_error("the commit history"))?;
+        let mut commits = Vec::new();
+        for info in walk {
+            let info = info.map_err(|err| read_error("the commit history")(err))?;
+            let commit = self
+                .repo
+                .find_commit(info.id)
+                .map_err(read_error(format!("commit {}", info.id)))?;
+            let (author, date) = match commit.author() {
+                Ok(signature) => {
+                    let signature = signature.trim();
+                    let date = jiff::Timestamp::from_second(signature.seconds())
+                        .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+                        .unwrap_or_default();
+                    (format!("{} <{}>", signature.name, signature.email), date)
+                }
+                Err(_) => (String::new(), String::new()),
+            };
+            commits.push(CommitInfo {
+                id: info.id,
+                parents: commit.parent_ids().map(|id| id.detach()).collect(),
+                author,
+                date,
+            });
+        }
+        commits.reverse();
+        Ok(commits)
+    }
+}
+
+/// The git blob id of `bytes`, as `git hash-object` computes it.
+pub fn blob_id(bytes: &[u8]) -> gix::ObjectId {
+    gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes)
+        .expect("sha1 hashing of in-memory bytes does not fail")
 }
 
 /// Runs `git args…` in `dir` and returns its trimmed stdout.

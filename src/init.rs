@@ -186,6 +186,65 @@ fn install_hooks(
     Ok(())
 }
 
+/// One health check of a clone's setup.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Check {
+    /// Stable name: `merge-driver`, `gitattributes`, `hooks`.
+    pub check: &'static str,
+    pub ok: bool,
+    /// What is wrong, when not ok.
+    pub problem: Option<String>,
+    /// The command that fixes it, when not ok.
+    pub fix: Option<String>,
+}
+
+/// Checks that this clone merges memory files with the driver and runs the
+/// hooks: what `status` and `doctor` report.
+pub fn health(workspace: &Workspace) -> Vec<Check> {
+    let check = |name, problem: Option<String>| Check {
+        check: name,
+        ok: problem.is_none(),
+        fix: problem.as_ref().map(|_| "goldfish init".to_owned()),
+        problem,
+    };
+    let driver = workspace.config_string(DRIVER_KEY);
+    let driver_problem = match driver.as_deref() {
+        Some(DRIVER_COMMAND) => None,
+        Some(other) => Some(format!("{DRIVER_KEY} is `{other}`, not `{DRIVER_COMMAND}`")),
+        None => Some(format!(
+            "the merge driver is not declared in this clone's git config ({DRIVER_KEY}): memory files would merge as text and conflict"
+        )),
+    };
+    let attributes =
+        fs::read_to_string(workspace.root().join(".gitattributes")).unwrap_or_default();
+    let attributes_problem =
+        (!attributes_ok(&attributes)).then(|| format!(".gitattributes lacks `{ATTRIBUTES_LINE}`"));
+    let hooks_problem = match hooks_dir(workspace) {
+        Ok(dir) => {
+            let missing: Vec<&str> = HOOKS
+                .iter()
+                .copied()
+                .filter(|name| {
+                    !fs::read_to_string(dir.join(name)).is_ok_and(|text| text.contains(HOOK_MARKER))
+                })
+                .collect();
+            (!missing.is_empty()).then(|| {
+                format!(
+                    "hooks missing in {}: {} (the index will not follow pulls)",
+                    dir.display(),
+                    missing.join(", ")
+                )
+            })
+        }
+        Err(err) => Some(format!("cannot find the hooks folder: {err}")),
+    };
+    vec![
+        check("merge-driver", driver_problem),
+        check("gitattributes", attributes_problem),
+        check("hooks", hooks_problem),
+    ]
+}
+
 fn write_hook(path: &Path, script: &str) -> Result<(), InitError> {
     fs::write(path, script).map_err(io_error("write", path))?;
     fs::set_permissions(path, fs::Permissions::from_mode(0o755))

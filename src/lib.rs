@@ -2,7 +2,7 @@
 //!
 //! The core ([`memory`], [`recall`], [`timespec`], [`config`] and the
 //! `goldfish-merge` crate) is pure: no I/O, no environment, no printing.
-//! Adapters ([`git`], [`log`]) touch the outside world; entry points
+//! Adapters ([`git`], [`log`], [`index`], [`home`]) touch the outside world; entry points
 //! ([`cli`], [`driver`], [`init`]) stay thin. See docs/ARCHITECTURE.md.
 
 pub mod cli;
@@ -10,6 +10,8 @@ pub mod config;
 pub mod driver;
 pub mod env;
 pub mod git;
+pub mod home;
+pub mod index;
 pub mod init;
 pub mod log;
 pub mod memory;

@@ -8,14 +8,19 @@ use jiff::Timestamp;
 
 use super::output;
 use super::{
-    CliError, EXIT_NO_RESULT, EXIT_OK, ForgetArgs, HookName, InitArgs, RecallArgs, StoreArgs,
+    CliError, EXIT_NO_RESULT, EXIT_OK, ForgetArgs, HookName, InitArgs, RecallArgs, ReindexArgs,
+    StatusArgs, StoreArgs, SyncArgs,
 };
 use crate::config::RepoConfig;
 use crate::git::{REPO_CONFIG, Workspace};
+use crate::home::Home;
+use crate::index::search::Scope;
+use crate::index::sync::{self as index_sync, SyncError, SyncOptions, SyncReport};
+use crate::index::{Index, IndexError};
 use crate::log::{LogError, MemoryDir};
 use crate::memory::view::Lookup;
 use crate::memory::{self, Entry, Memory, Tombstone};
-use crate::recall::{self, Request};
+use crate::recall::Request;
 use crate::{env, timespec};
 
 /// "Now", or the fixed time in `GOLDFISH_NOW`.
@@ -32,6 +37,44 @@ fn now() -> Result<Timestamp, CliError> {
 fn workspace() -> Result<Workspace, CliError> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     Workspace::discover(&cwd).map_err(CliError::usage)
+}
+
+fn home() -> Result<Home, CliError> {
+    Home::from_env().map_err(CliError::usage)
+}
+
+fn open_index(home: &Home) -> Result<Index, CliError> {
+    Index::open(&home.index_path()).map_err(index_error)
+}
+
+fn index_error(err: IndexError) -> CliError {
+    anyhow::Error::new(err).into()
+}
+
+fn sync_error(err: SyncError) -> CliError {
+    anyhow::Error::new(err).context("sync failed").into()
+}
+
+/// Syncs `workspace` under its sync lock. `None` when another sync holds the
+/// lock: it will pick up whatever this one would have seen.
+pub(super) fn sync_workspace(
+    home: &Home,
+    workspace: &Workspace,
+) -> Result<Option<SyncReport>, CliError> {
+    let options = SyncOptions {
+        abort_before_commit: env::var(env::GOLDFISH_FAULT).as_deref() == Some("sync-abort"),
+    };
+    let mut index = open_index(home)?;
+    index_sync::exclusive(&home.locks_dir(), workspace.root(), || {
+        index_sync::sync(&mut index, workspace, options).map_err(sync_error)
+    })
+    .map_err(|err: CliError| err)
+}
+
+impl From<SyncError> for CliError {
+    fn from(err: SyncError) -> CliError {
+        sync_error(err)
+    }
 }
 
 fn repo_config(workspace: &Workspace) -> Result<RepoConfig, CliError> {
@@ -133,6 +176,11 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
     let file = MemoryDir::new(workspace.memory_dir())
         .append(&entry)
         .map_err(log_error)?;
+    // The memory is safely in the log; indexing it is best effort (the next
+    // sync catches up), so a broken index never loses a store.
+    if let Err(err) = home().and_then(|home| sync_workspace(&home, &workspace)) {
+        eprintln!("warning: stored, but not indexed yet: {:#}", err.error);
+    }
     if args.json {
         writeln!(out, "{}", entry.to_line()).context("writing output")?;
     } else {
@@ -144,8 +192,18 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
 }
 
 pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliError> {
-    let workspace = workspace()?;
-    let config = repo_config(&workspace)?;
+    let home = home()?;
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    // `--workspace all` or NAME also works outside a repository.
+    let workspace = match Workspace::discover(&cwd) {
+        Ok(workspace) => Some(workspace),
+        Err(err) if args.workspace == "current" => return Err(CliError::usage(err)),
+        Err(_) => None,
+    };
+    let config = match &workspace {
+        Some(workspace) => repo_config(workspace)?,
+        None => RepoConfig::default(),
+    };
     let now = now()?;
     let when = |spec: &Option<String>, flag: &str| -> Result<Option<Timestamp>, CliError> {
         spec.as_deref()
@@ -170,19 +228,42 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
         author: args.author,
         limit: args.limit,
     };
-    let view = MemoryDir::new(workspace.memory_dir())
-        .read()
-        .map_err(log_error)?;
-    output::warn_problems(&view.problems, crate::git::MEMORY_DIR);
-    let hits = recall::recall(&view, &request);
+    // Recall never trusts a stale index: the sync is incremental, so when
+    // nothing changed it only compares HEAD and file stats.
+    if let Some(workspace) = &workspace
+        && let Some(report) = sync_workspace(&home, workspace)?
+    {
+        output::warn_problems(&report.problems, crate::git::MEMORY_DIR);
+    }
+    let index = open_index(&home)?;
+    let scope = match args.workspace.as_str() {
+        "all" => Scope::All,
+        "current" => {
+            let root = workspace.as_ref().expect("checked above").root();
+            let row = index.workspace_by_root(root).map_err(index_error)?;
+            Scope::Workspaces(row.map(|row| vec![row.id]).unwrap_or_default())
+        }
+        name => {
+            let rows = index.workspaces().map_err(index_error)?;
+            let Some(row) = rows.iter().find(|row| row.name == name || row.root == name) else {
+                let known: Vec<&str> = rows.iter().map(|row| row.name.as_str()).collect();
+                return Err(CliError::usage(anyhow::anyhow!(
+                    "--workspace: no workspace named `{name}`; known: current, all, {}",
+                    known.join(", ")
+                )));
+            };
+            Scope::Workspaces(vec![row.id])
+        }
+    };
+    let hits = index.recall(&request, &scope).map_err(index_error)?;
     if hits.is_empty() {
         eprintln!("no memories match");
         return Ok(EXIT_NO_RESULT);
     }
     if args.json {
-        output::hits_json(&hits, out)?;
+        output::memories_json(&hits, out)?;
     } else {
-        output::hits_text(&hits, out)?;
+        output::memories_text(&hits, matches!(scope, Scope::All), out)?;
     }
     Ok(EXIT_OK)
 }
@@ -220,6 +301,12 @@ pub(super) fn forget(args: ForgetArgs, out: &mut dyn Write) -> Result<u8, CliErr
         extra: Default::default(),
     });
     dir.append(&entry).map_err(log_error)?;
+    if let Err(err) = home().and_then(|home| sync_workspace(&home, &workspace)) {
+        eprintln!(
+            "warning: forgotten, but the index still has it until the next sync: {:#}",
+            err.error
+        );
+    }
     if args.json {
         writeln!(out, "{}", entry.to_line()).context("writing output")?;
     } else {
@@ -229,8 +316,120 @@ pub(super) fn forget(args: ForgetArgs, out: &mut dyn Write) -> Result<u8, CliErr
 }
 
 pub(super) fn hook(name: HookName, _args: &[OsString]) -> Result<u8, CliError> {
-    // Hooks must never fail a git command. Recall reads the work tree, so
-    // there is nothing to refresh yet; the index (when present) syncs here.
-    let _ = name;
+    // A hook must never fail or slow down the git command: any error is only
+    // reported (hooks hide stderr unless GOLDFISH_HOOK_VERBOSE is set), and
+    // `recall` syncs by itself if this one did not happen.
+    let result = workspace().and_then(|workspace| {
+        let home = home()?;
+        sync_workspace(&home, &workspace)
+    });
+    match result {
+        Ok(Some(report)) => eprintln!(
+            "goldfish {}: synced {} ({} files read, {} memories)",
+            name.as_str(),
+            report.workspace,
+            report.files_read,
+            report.memories
+        ),
+        Ok(None) => eprintln!(
+            "goldfish {}: another sync is running; it will pick this up",
+            name.as_str()
+        ),
+        Err(err) => eprintln!("goldfish {}: {:#}", name.as_str(), err.error),
+    }
+    Ok(EXIT_OK)
+}
+
+pub(super) fn sync(args: SyncArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let home = home()?;
+    let Some(report) = sync_workspace(&home, &workspace)? else {
+        if !args.quiet {
+            eprintln!("another sync of this workspace is running; it will include your changes");
+        }
+        return Ok(EXIT_OK);
+    };
+    if !args.quiet || args.json {
+        output::warn_problems(&report.problems, crate::git::MEMORY_DIR);
+    }
+    if args.json {
+        let line = serde_json::to_string(&report).context("serializing the report")?;
+        writeln!(out, "{line}").context("writing output")?;
+    } else if !args.quiet {
+        writeln!(
+            out,
+            "synced {}: {} memories ({} files read of {}, +{} ~{} -{}, {} commits walked)",
+            report.workspace,
+            report.memories,
+            report.files_read,
+            report.files,
+            report.memories_added,
+            report.memories_updated,
+            report.memories_removed,
+            report.commits_walked
+        )
+        .context("writing output")?;
+    }
+    Ok(EXIT_OK)
+}
+
+pub(super) fn status(args: StatusArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let home = home()?;
+    let index = open_index(&home)?;
+    let status = super::status::collect(&workspace, &index)?;
+    if args.json {
+        let line = serde_json::to_string(&status).context("serializing the status")?;
+        writeln!(out, "{line}").context("writing output")?;
+    } else {
+        super::status::print(&status, out)?;
+    }
+    Ok(EXIT_OK)
+}
+
+pub(super) fn reindex(args: ReindexArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let home = home()?;
+    let current = workspace().ok();
+    let mut index = open_index(&home)?;
+    let mut roots: Vec<std::path::PathBuf> = index
+        .workspaces()
+        .map_err(index_error)?
+        .into_iter()
+        .map(|row| std::path::PathBuf::from(row.root))
+        .collect();
+    index.clear().map_err(index_error)?;
+    drop(index);
+    if let Some(current) = &current
+        && !roots.iter().any(|root| root == current.root())
+    {
+        roots.push(current.root().to_owned());
+    }
+    for root in roots {
+        let Ok(workspace) = Workspace::discover(&root).map_err(|err| {
+            eprintln!(
+                "warning: {} is no longer a repository ({err}); dropped",
+                root.display()
+            );
+        }) else {
+            continue;
+        };
+        if workspace.root() != root {
+            continue;
+        }
+        let Some(report) = sync_workspace(&home, &workspace)? else {
+            continue;
+        };
+        if args.json {
+            let line = serde_json::to_string(&report).context("serializing the report")?;
+            writeln!(out, "{line}").context("writing output")?;
+        } else {
+            writeln!(
+                out,
+                "rebuilt {}: {} memories",
+                report.workspace, report.memories
+            )
+            .context("writing output")?;
+        }
+    }
     Ok(EXIT_OK)
 }

@@ -6,6 +6,7 @@
 
 mod commands;
 mod output;
+mod status;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -42,6 +43,12 @@ enum Command {
     Recall(RecallArgs),
     /// Forget a memory: appends a tombstone, history is never rewritten
     Forget(ForgetArgs),
+    /// Bring the personal index up to date with git (incremental)
+    Sync(SyncArgs),
+    /// Show the index and the health of this clone's setup
+    Status(StatusArgs),
+    /// Drop the index and rebuild it from git
+    Reindex(ReindexArgs),
     /// Merge two versions of a memory file (called by git: %O %A %B %P)
     #[command(hide = true)]
     MergeDriver(MergeDriverArgs),
@@ -105,6 +112,14 @@ struct RecallArgs {
     /// Only memories whose author contains this (case-insensitive)
     #[arg(long, value_name = "NAME")]
     author: Option<String>,
+    /// Which workspaces to search: current, all, or a workspace's name
+    #[arg(
+        long,
+        short = 'w',
+        value_name = "current|all|NAME",
+        default_value = "current"
+    )]
+    workspace: String,
     /// At most this many memories
     #[arg(long, short = 'n', value_name = "N", default_value_t = 10)]
     limit: usize,
@@ -120,6 +135,33 @@ struct ForgetArgs {
     #[arg(value_name = "ID")]
     id: String,
     /// Print the tombstone record as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+struct SyncArgs {
+    /// Print nothing unless something goes wrong
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    /// Print what the sync did as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+struct StatusArgs {
+    /// Print the status as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+struct ReindexArgs {
+    /// Print what was rebuilt as JSON Lines (one sync report per workspace)
     #[arg(long)]
     json: bool,
 }
@@ -146,6 +188,16 @@ struct HookArgs {
     /// The arguments git passed to the hook
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     args: Vec<OsString>,
+}
+
+impl HookName {
+    fn as_str(self) -> &'static str {
+        match self {
+            HookName::PostMerge => "post-merge",
+            HookName::PostCheckout => "post-checkout",
+            HookName::PostRewrite => "post-rewrite",
+        }
+    }
 }
 
 /// The git hooks goldfish handles.
@@ -223,6 +275,9 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<u8, CliError> {
         Command::Store(args) => commands::store(args, out),
         Command::Recall(args) => commands::recall(args, out),
         Command::Forget(args) => commands::forget(args, out),
+        Command::Sync(args) => commands::sync(args, out),
+        Command::Status(args) => commands::status(args, out),
+        Command::Reindex(args) => commands::reindex(args, out),
         Command::MergeDriver(args) => Ok(crate::driver::run(
             &args.base,
             &args.ours,

@@ -7,4 +7,5 @@ mod cli;
 mod concurrency;
 mod driver;
 mod git_flow;
+mod index;
 mod init;

@@ -1,0 +1,137 @@
+//! `goldfish status`: the index's view of this workspace, and the health of
+//! the clone's setup, each problem with its fix. It never syncs, so it shows
+//! what the hooks did.
+
+use std::io::Write;
+
+use anyhow::Context;
+use serde::Serialize;
+
+use super::CliError;
+use crate::git::Workspace;
+use crate::index::Index;
+use crate::init::{self, Check};
+use crate::log::MemoryDir;
+
+#[derive(Debug, Serialize)]
+pub(super) struct Status {
+    workspace: Option<String>,
+    root: String,
+    head: Option<String>,
+    /// HEAD when the index last synced this workspace.
+    index_head: Option<String>,
+    /// Whether HEAD moved since the last sync (the next recall will sync).
+    stale: bool,
+    last_sync: Option<String>,
+    memories_in_git: usize,
+    memories_in_index: u64,
+    /// Lines of the log that are not readable records.
+    bad_lines: usize,
+    model: Option<String>,
+    pending_embeddings: Option<u64>,
+    health: Vec<Check>,
+    index: String,
+    workspaces: Vec<WorkspaceSummary>,
+}
+
+#[derive(Debug, Serialize)]
+struct WorkspaceSummary {
+    name: String,
+    root: String,
+    memories: u64,
+    last_sync: Option<String>,
+}
+
+pub(super) fn collect(workspace: &Workspace, index: &Index) -> Result<Status, CliError> {
+    let view = MemoryDir::new(workspace.memory_dir())
+        .read()
+        .map_err(|err| CliError::from(anyhow::Error::new(err)))?;
+    let row = index
+        .workspace_by_root(workspace.root())
+        .map_err(|err| CliError::from(anyhow::Error::new(err)))?;
+    let head = workspace.head_commit().map(|id| id.to_string());
+    let memories_in_index = match &row {
+        Some(row) => index
+            .live_count(row.id)
+            .map_err(|err| CliError::from(anyhow::Error::new(err)))?,
+        None => 0,
+    };
+    let mut workspaces = Vec::new();
+    for other in index
+        .workspaces()
+        .map_err(|err| CliError::from(anyhow::Error::new(err)))?
+    {
+        workspaces.push(WorkspaceSummary {
+            memories: index
+                .live_count(other.id)
+                .map_err(|err| CliError::from(anyhow::Error::new(err)))?,
+            name: other.name,
+            root: other.root,
+            last_sync: other.synced_at,
+        });
+    }
+    Ok(Status {
+        workspace: row.as_ref().map(|row| row.name.clone()),
+        root: workspace.root().display().to_string(),
+        stale: row.as_ref().is_none_or(|row| row.head_commit != head),
+        index_head: row.as_ref().and_then(|row| row.head_commit.clone()),
+        last_sync: row.as_ref().and_then(|row| row.synced_at.clone()),
+        head,
+        memories_in_git: view.memories.len(),
+        memories_in_index,
+        bad_lines: view.problems.len(),
+        model: None,
+        pending_embeddings: None,
+        health: init::health(workspace),
+        index: index.path().display().to_string(),
+        workspaces,
+    })
+}
+
+pub(super) fn print(status: &Status, out: &mut dyn Write) -> Result<(), CliError> {
+    let mut text = String::new();
+    let name = status.workspace.as_deref().unwrap_or("(not synced yet)");
+    text.push_str(&format!("workspace  {name}  {}\n", status.root));
+    text.push_str(&format!(
+        "memories   {} in git, {} in the index{}\n",
+        status.memories_in_git,
+        status.memories_in_index,
+        if status.bad_lines > 0 {
+            format!(
+                " ({} unreadable lines: see `goldfish sync`)",
+                status.bad_lines
+            )
+        } else {
+            String::new()
+        }
+    ));
+    match &status.last_sync {
+        Some(at) => text.push_str(&format!(
+            "last sync  {at}{}\n",
+            if status.stale {
+                " (HEAD moved since: the next recall syncs)"
+            } else {
+                ""
+            }
+        )),
+        None => text.push_str("last sync  never (run `goldfish sync`)\n"),
+    }
+    text.push_str("model      none: recall uses keywords only\n");
+    for check in &status.health {
+        match (&check.problem, &check.fix) {
+            (Some(problem), Some(fix)) => {
+                text.push_str(&format!("problem    {problem}\n           fix: {fix}\n"));
+            }
+            _ => text.push_str(&format!("ok         {}\n", check.check)),
+        }
+    }
+    text.push_str(&format!("index      {}\n", status.index));
+    for other in &status.workspaces {
+        text.push_str(&format!(
+            "           {}: {} memories ({})\n",
+            other.name, other.memories, other.root
+        ));
+    }
+    out.write_all(text.as_bytes()).context("writing output")?;
+    Ok(())
+}

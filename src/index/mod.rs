@@ -1,0 +1,241 @@
+//! The personal index: `$GOLDFISH_HOME/index.db`, SQLite with FTS5 and the
+//! sqlite-vec extension. It is derived state: delete it and `goldfish sync`
+//! rebuilds it from git.
+//!
+//! WAL mode lets readers run while one writer writes; writers wait for each
+//! other up to [`BUSY_TIMEOUT`].
+
+mod schema;
+pub mod search;
+pub mod sync;
+
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+
+/// How long a writer waits for another before giving up.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("could not create {}", .path.display())]
+    CreateDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("index {}: {source}", .path.display())]
+    Sqlite {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("index {} has schema version {found}, newer than this goldfish understands ({supported}); upgrade goldfish or delete the index (it is rebuilt from git)", .path.display())]
+    TooNew {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
+}
+
+/// An open index.
+pub struct Index {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// A workspace the index knows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkspaceRow {
+    pub id: i64,
+    pub root: String,
+    pub name: String,
+    pub head_commit: Option<String>,
+    pub synced_at: Option<String>,
+}
+
+static REGISTER_VEC: Once = Once::new();
+
+/// Makes sqlite-vec available in every connection this process opens.
+fn register_sqlite_vec() {
+    REGISTER_VEC.call_once(|| {
+        // SAFETY: `sqlite3_vec_init` is the extension's entry point with the
+        // signature SQLite expects of an auto extension.
+        unsafe {
+            #[allow(clippy::missing_transmute_annotations)]
+            rusqlite::ffi::sqlite3_auto_extension(Some(std::mem::transmute(
+                sqlite_vec::sqlite3_vec_init as *const (),
+            )));
+        }
+    });
+}
+
+impl Index {
+    /// Opens (creating if needed) the index at `path`. An index that is not a
+    /// database or is corrupt is moved aside to `index.db.corrupt` and a new
+    /// one is created: it is only a cache of git.
+    pub fn open(path: &Path) -> Result<Index, IndexError> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|source| IndexError::CreateDir {
+                path: dir.to_owned(),
+                source,
+            })?;
+        }
+        match Index::open_unchecked(path) {
+            Err(IndexError::Sqlite { source, .. }) if is_corruption(&source) => {
+                let aside = path.with_extension("db.corrupt");
+                let _ = std::fs::rename(path, &aside);
+                for suffix in ["-wal", "-shm"] {
+                    let mut side = path.as_os_str().to_owned();
+                    side.push(suffix);
+                    let _ = std::fs::remove_file(side);
+                }
+                Index::open_unchecked(path)
+            }
+            other => other,
+        }
+    }
+
+    fn open_unchecked(path: &Path) -> Result<Index, IndexError> {
+        register_sqlite_vec();
+        let sqlite = |source| IndexError::Sqlite {
+            path: path.to_owned(),
+            source,
+        };
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(sqlite)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(sqlite)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(sqlite)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(sqlite)?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(sqlite)?;
+        let mut index = Index {
+            conn,
+            path: path.to_owned(),
+        };
+        schema::migrate(&mut index.conn).map_err(|err| match err {
+            schema::MigrateError::Sqlite(source) => sqlite(source),
+            schema::MigrateError::TooNew { found, supported } => IndexError::TooNew {
+                path: path.to_owned(),
+                found,
+                supported,
+            },
+        })?;
+        Ok(index)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn sqlite(&self) -> impl Fn(rusqlite::Error) -> IndexError + '_ {
+        move |source| IndexError::Sqlite {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// Every workspace the index knows, by name.
+    pub fn workspaces(&self) -> Result<Vec<WorkspaceRow>, IndexError> {
+        let mut statement = self
+            .conn
+            .prepare("SELECT id, root, name, head_commit, synced_at FROM workspaces ORDER BY name")
+            .map_err(self.sqlite())?;
+        let rows = statement
+            .query_map([], workspace_row)
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(self.sqlite())?;
+        Ok(rows)
+    }
+
+    /// The workspace whose work tree is `root`, if synced before.
+    pub fn workspace_by_root(&self, root: &Path) -> Result<Option<WorkspaceRow>, IndexError> {
+        self.conn
+            .query_row(
+                "SELECT id, root, name, head_commit, synced_at FROM workspaces WHERE root = ?1",
+                params![root.to_string_lossy()],
+                workspace_row,
+            )
+            .optional()
+            .map_err(self.sqlite())
+    }
+
+    /// Live (not forgotten) memories of a workspace in the index.
+    pub fn live_count(&self, workspace_id: i64) -> Result<u64, IndexError> {
+        self.conn
+            .query_row(
+                "SELECT count(*) FROM memories m WHERE m.workspace_id = ?1 AND NOT EXISTS
+                   (SELECT 1 FROM tombstones t WHERE t.workspace_id = m.workspace_id AND t.forgets = m.id)",
+                params![workspace_id],
+                |row| row.get::<_, i64>(0),
+            )
+            .map(|n| n as u64)
+            .map_err(self.sqlite())
+    }
+
+    /// Drops every workspace and what was synced from it. Embeddings stay:
+    /// they are keyed by content hash and model, not by repository state.
+    pub fn clear(&mut self) -> Result<(), IndexError> {
+        let path = self.path.clone();
+        let sqlite = |source| IndexError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sqlite)?;
+        tx.execute_batch(
+            "DELETE FROM workspaces;
+             INSERT INTO memories_fts (memories_fts) VALUES ('rebuild');",
+        )
+        .map_err(sqlite)?;
+        tx.commit().map_err(sqlite)
+    }
+
+    /// Runs SQLite's own consistency checks; `Ok(problems)` lists what is wrong.
+    pub fn integrity_check(&self) -> Result<Vec<String>, IndexError> {
+        let mut statement = self
+            .conn
+            .prepare("PRAGMA integrity_check")
+            .map_err(self.sqlite())?;
+        let rows: Vec<String> = statement
+            .query_map([], |row| row.get(0))
+            .and_then(|rows| rows.collect())
+            .map_err(self.sqlite())?;
+        Ok(rows.into_iter().filter(|r| r != "ok").collect())
+    }
+
+    /// The version of the sqlite-vec extension loaded in this index.
+    pub fn vec_version(&self) -> Result<String, IndexError> {
+        self.conn
+            .query_row("SELECT vec_version()", [], |row| row.get(0))
+            .map_err(self.sqlite())
+    }
+}
+
+fn workspace_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<WorkspaceRow> {
+    Ok(WorkspaceRow {
+        id: row.get(0)?,
+        root: row.get(1)?,
+        name: row.get(2)?,
+        head_commit: row.get(3)?,
+        synced_at: row.get(4)?,
+    })
+}
+
+fn is_corruption(err: &rusqlite::Error) -> bool {
+    matches!(
+        err.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt)
+    )
+}

@@ -1,0 +1,143 @@
+//! The index schema and its migrations, versioned with `PRAGMA user_version`.
+
+use rusqlite::Connection;
+
+/// The schema version this build writes.
+pub const VERSION: i64 = 1;
+
+/// Version 1.
+///
+/// - `workspaces`: one row per work tree synced, with HEAD and the last commit
+///   whose history was walked for provenance.
+/// - `files`: per workspace and memory file, the git blob id of the version
+///   indexed and the stat data that lets a sync skip the file unread.
+/// - `memories`: one row per memory record (forgotten ones too: `tombstones`
+///   hide them at query time, so a tombstone that goes away brings its memory
+///   back). `content_hash` is blake3 of the content, the key of embeddings.
+/// - `tombstones`: the forget records, per file.
+/// - `provenance`: the commit that introduced each memory id, and its author.
+/// - `memories_fts`: FTS5 over content, tags and files (external content).
+/// - `embeddings`: one row per (content hash, model); the vectors live in a
+///   sqlite-vec `vec0` table per dimension, `vec_<dims>`, keyed by this rowid.
+const V1: &str = r#"
+CREATE TABLE workspaces (
+    id             INTEGER PRIMARY KEY,
+    root           TEXT NOT NULL UNIQUE,
+    name           TEXT NOT NULL,
+    head_commit    TEXT,
+    history_commit TEXT,
+    synced_at      TEXT
+);
+
+CREATE TABLE files (
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    name         TEXT NOT NULL,
+    blob_id      TEXT NOT NULL,
+    size         INTEGER,
+    mtime_ns     INTEGER,
+    ctime_ns     INTEGER,
+    inode        INTEGER,
+    PRIMARY KEY (workspace_id, name)
+) WITHOUT ROWID;
+
+CREATE TABLE memories (
+    rowid        INTEGER PRIMARY KEY,
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    id           TEXT NOT NULL,
+    file         TEXT NOT NULL,
+    line         INTEGER NOT NULL,
+    record_hash  TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    timestamp    TEXT NOT NULL,
+    ts_ms        INTEGER,
+    type         TEXT NOT NULL,
+    content      TEXT NOT NULL,
+    source       TEXT,
+    tags         TEXT NOT NULL DEFAULT '[]',
+    author       TEXT,
+    branch       TEXT,
+    commit_id    TEXT,
+    files        TEXT NOT NULL DEFAULT '[]',
+    UNIQUE (workspace_id, id)
+);
+CREATE INDEX memories_by_file ON memories (workspace_id, file);
+CREATE INDEX memories_by_time ON memories (workspace_id, ts_ms);
+CREATE INDEX memories_by_hash ON memories (content_hash);
+
+CREATE TABLE tombstones (
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    id           TEXT NOT NULL,
+    forgets      TEXT NOT NULL,
+    file         TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, id)
+) WITHOUT ROWID;
+CREATE INDEX tombstones_by_target ON tombstones (workspace_id, forgets);
+CREATE INDEX tombstones_by_file ON tombstones (workspace_id, file);
+
+CREATE TABLE provenance (
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    id           TEXT NOT NULL,
+    commit_id    TEXT NOT NULL,
+    author       TEXT NOT NULL,
+    date         TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, id)
+) WITHOUT ROWID;
+
+CREATE VIRTUAL TABLE memories_fts USING fts5(
+    content, tags, files,
+    content = 'memories', content_rowid = 'rowid',
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts (rowid, content, tags, files) VALUES (new.rowid, new.content, new.tags, new.files);
+END;
+CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, content, tags, files) VALUES ('delete', old.rowid, old.content, old.tags, old.files);
+END;
+CREATE TRIGGER memories_fts_update AFTER UPDATE OF content, tags, files ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, content, tags, files) VALUES ('delete', old.rowid, old.content, old.tags, old.files);
+    INSERT INTO memories_fts (rowid, content, tags, files) VALUES (new.rowid, new.content, new.tags, new.files);
+END;
+
+CREATE TABLE embeddings (
+    rowid        INTEGER PRIMARY KEY,
+    content_hash TEXT NOT NULL,
+    model        TEXT NOT NULL,
+    UNIQUE (content_hash, model)
+);
+"#;
+
+#[derive(Debug)]
+pub enum MigrateError {
+    Sqlite(rusqlite::Error),
+    TooNew { found: i64, supported: i64 },
+}
+
+impl From<rusqlite::Error> for MigrateError {
+    fn from(err: rusqlite::Error) -> Self {
+        MigrateError::Sqlite(err)
+    }
+}
+
+/// Brings the schema to [`VERSION`], in one transaction.
+pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
+    let found: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    if found > VERSION {
+        return Err(MigrateError::TooNew {
+            found,
+            supported: VERSION,
+        });
+    }
+    if found == VERSION {
+        return Ok(());
+    }
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    // Re-read under the write lock: another process may have migrated.
+    let found: i64 = tx.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    if found < 1 {
+        tx.execute_batch(V1)?;
+    }
+    tx.pragma_update(None, "user_version", VERSION)?;
+    tx.commit()?;
+    Ok(())
+}

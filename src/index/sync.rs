@@ -1,0 +1,654 @@
+//! Sync: git → index, incrementally.
+//!
+//! 1. List the memory files of HEAD's tree (gix) and of the work tree.
+//! 2. A work-tree file whose stat data (size, mtime, ctime, inode) matches
+//!    what the last sync recorded keeps its recorded blob id unread; others
+//!    are read and hashed as git would. A file only in HEAD (sparse or deleted
+//!    work tree) is read from its blob.
+//! 3. Files whose blob id is unchanged are skipped. Changed files are parsed
+//!    and diffed against the index by record id; bad lines are reported with
+//!    file and line and skipped.
+//! 4. Commits new since the last sync are walked to find the commit that
+//!    introduced each memory (provenance).
+//!
+//! All of it is one SQLite transaction: a sync killed halfway leaves the
+//! previous state, and the next sync redoes the work.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::fs::{self, File};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use goldfish_merge::record::parse_log;
+use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
+use serde::Serialize;
+
+use super::{Index, IndexError};
+use crate::git::{GitError, Workspace, blob_id};
+use crate::memory::{Entry, Memory};
+
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error("could not read {}", .path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// What a sync did. Field names are stable (`sync --json`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SyncReport {
+    pub workspace: String,
+    pub head: Option<String>,
+    /// Memory files considered (work tree and HEAD).
+    pub files: usize,
+    /// Files whose content was read and parsed because their blob changed.
+    pub files_read: usize,
+    /// Files that left the log since the last sync.
+    pub files_removed: usize,
+    pub memories_added: usize,
+    pub memories_updated: usize,
+    pub memories_removed: usize,
+    /// Commits walked for provenance.
+    pub commits_walked: usize,
+    /// Live memories of the workspace in the index afterwards.
+    pub memories: u64,
+    /// Lines skipped, as `file:line: reason`.
+    pub problems: Vec<String>,
+}
+
+/// Knobs for tests.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SyncOptions {
+    /// Abort the process after writing, before committing (crash tests).
+    pub abort_before_commit: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stat {
+    size: i64,
+    mtime_ns: i64,
+    ctime_ns: i64,
+    inode: i64,
+}
+
+impl Stat {
+    fn of(metadata: &fs::Metadata) -> Stat {
+        Stat {
+            size: metadata.size() as i64,
+            mtime_ns: metadata.mtime() * 1_000_000_000 + metadata.mtime_nsec(),
+            ctime_ns: metadata.ctime() * 1_000_000_000 + metadata.ctime_nsec(),
+            inode: metadata.ino() as i64,
+        }
+    }
+}
+
+struct KnownFile {
+    blob: String,
+    stat: Option<Stat>,
+}
+
+/// Syncs `workspace` into the index.
+pub fn sync(
+    index: &mut Index,
+    workspace: &Workspace,
+    options: SyncOptions,
+) -> Result<SyncReport, SyncError> {
+    let path = index.path.clone();
+    let sqlite = |source| {
+        SyncError::Index(IndexError::Sqlite {
+            path: path.clone(),
+            source,
+        })
+    };
+    let tx = index
+        .conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(sqlite)?;
+    let (workspace_id, name, history_commit) = register(&tx, workspace.root()).map_err(sqlite)?;
+    let mut report = SyncReport {
+        workspace: name,
+        ..SyncReport::default()
+    };
+
+    let known = known_files(&tx, workspace_id).map_err(sqlite)?;
+    let head = workspace.head_commit();
+    report.head = head.map(|id| id.to_string());
+    let head_files = match head {
+        Some(head) => workspace.memory_files_at(head)?,
+        None => BTreeMap::new(),
+    };
+    let memory_dir = workspace.memory_dir();
+    let worktree = worktree_files(&memory_dir, &mut report.problems)?;
+    let names: BTreeSet<&String> = head_files.keys().chain(worktree.keys()).collect();
+    report.files = names.len();
+
+    for name in &names {
+        let known_file = known.get(*name);
+        let (blob, stat, mut content) = match worktree.get(*name) {
+            Some(metadata) => {
+                let stat = Stat::of(metadata);
+                match known_file {
+                    Some(known) if known.stat == Some(stat) => {
+                        (known.blob.clone(), Some(stat), None)
+                    }
+                    _ => {
+                        let file_path = memory_dir.join(name);
+                        let bytes = fs::read(&file_path).map_err(|source| SyncError::Io {
+                            path: file_path,
+                            source,
+                        })?;
+                        (blob_id(&bytes).to_string(), Some(stat), Some(bytes))
+                    }
+                }
+            }
+            None => (head_files[*name].to_string(), None, None),
+        };
+        let unchanged = known_file.is_some_and(|known| known.blob == blob);
+        if !unchanged {
+            let bytes = match content.take() {
+                Some(bytes) => bytes,
+                None => workspace.read_blob(head_files[*name])?,
+            };
+            apply_file(&tx, workspace_id, name, &bytes, &mut report).map_err(sqlite)?;
+            report.files_read += 1;
+        }
+        if !unchanged || known_file.is_some_and(|known| known.stat != stat) {
+            let stat = stat.unwrap_or(Stat {
+                size: -1,
+                mtime_ns: -1,
+                ctime_ns: -1,
+                inode: -1,
+            });
+            tx.execute(
+                "INSERT INTO files (workspace_id, name, blob_id, size, mtime_ns, ctime_ns, inode)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT (workspace_id, name) DO UPDATE SET blob_id = excluded.blob_id,
+                   size = excluded.size, mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns, inode = excluded.inode",
+                params![workspace_id, name, blob, stat.size, stat.mtime_ns, stat.ctime_ns, stat.inode],
+            )
+            .map_err(sqlite)?;
+        }
+    }
+    for gone in known.keys().filter(|name| !names.contains(name)) {
+        report.memories_removed += tx
+            .execute(
+                "DELETE FROM memories WHERE workspace_id = ?1 AND file = ?2",
+                params![workspace_id, gone],
+            )
+            .map_err(sqlite)?;
+        tx.execute(
+            "DELETE FROM tombstones WHERE workspace_id = ?1 AND file = ?2",
+            params![workspace_id, gone],
+        )
+        .map_err(sqlite)?;
+        tx.execute(
+            "DELETE FROM files WHERE workspace_id = ?1 AND name = ?2",
+            params![workspace_id, gone],
+        )
+        .map_err(sqlite)?;
+        report.files_removed += 1;
+    }
+
+    if let Some(head) = head {
+        let known_commit = history_commit
+            .as_deref()
+            .and_then(|id| gix::ObjectId::from_hex(id.as_bytes()).ok());
+        if known_commit != Some(head) {
+            report.commits_walked =
+                walk_provenance(&tx, workspace, workspace_id, head, known_commit, &sqlite)?;
+        }
+    }
+    tx.execute(
+        "UPDATE workspaces SET head_commit = ?2, history_commit = ?2, synced_at = ?3 WHERE id = ?1",
+        params![
+            workspace_id,
+            report.head,
+            crate::memory::format_timestamp(jiff::Timestamp::now())
+        ],
+    )
+    .map_err(sqlite)?;
+    report.memories = tx
+        .query_row(
+            "SELECT count(*) FROM memories m WHERE m.workspace_id = ?1 AND NOT EXISTS
+               (SELECT 1 FROM tombstones t WHERE t.workspace_id = m.workspace_id AND t.forgets = m.id)",
+            params![workspace_id],
+            |row| row.get::<_, i64>(0),
+        )
+        .map_err(sqlite)? as u64;
+    if options.abort_before_commit {
+        std::process::abort();
+    }
+    tx.commit().map_err(sqlite)?;
+    Ok(report)
+}
+
+/// Finds or creates the workspace row: (id, name, last walked commit).
+fn register(tx: &Transaction<'_>, root: &Path) -> rusqlite::Result<(i64, String, Option<String>)> {
+    let root_text = root.to_string_lossy();
+    let existing = tx
+        .query_row(
+            "SELECT id, name, history_commit FROM workspaces WHERE root = ?1",
+            params![root_text],
+            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+        )
+        .optional()?;
+    if let Some(existing) = existing {
+        return Ok(existing);
+    }
+    // The folder name, made unique among workspaces.
+    let base = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "workspace".to_owned());
+    let mut name = base.clone();
+    let mut n = 1;
+    while tx
+        .query_row(
+            "SELECT 1 FROM workspaces WHERE name = ?1",
+            params![name],
+            |_| Ok(()),
+        )
+        .optional()?
+        .is_some()
+    {
+        n += 1;
+        name = format!("{base}-{n}");
+    }
+    tx.execute(
+        "INSERT INTO workspaces (root, name) VALUES (?1, ?2)",
+        params![root_text, name],
+    )?;
+    Ok((tx.last_insert_rowid(), name, None))
+}
+
+fn known_files(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+) -> rusqlite::Result<HashMap<String, KnownFile>> {
+    let mut statement = tx.prepare(
+        "SELECT name, blob_id, size, mtime_ns, ctime_ns, inode FROM files WHERE workspace_id = ?1",
+    )?;
+    let rows = statement.query_map(params![workspace_id], |row| {
+        let size: i64 = row.get(2)?;
+        let stat = (size >= 0).then_some(Stat {
+            size,
+            mtime_ns: row.get(3)?,
+            ctime_ns: row.get(4)?,
+            inode: row.get(5)?,
+        });
+        Ok((
+            row.get::<_, String>(0)?,
+            KnownFile {
+                blob: row.get(1)?,
+                stat,
+            },
+        ))
+    })?;
+    rows.collect()
+}
+
+/// The `*.jsonl` files of the memory folder on disk with their metadata.
+fn worktree_files(
+    dir: &Path,
+    problems: &mut Vec<String>,
+) -> Result<BTreeMap<String, fs::Metadata>, SyncError> {
+    let mut files = BTreeMap::new();
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(files),
+        Err(source) => {
+            return Err(SyncError::Io {
+                path: dir.to_owned(),
+                source,
+            });
+        }
+    };
+    for entry in entries {
+        let entry = entry.map_err(|source| SyncError::Io {
+            path: dir.to_owned(),
+            source,
+        })?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".jsonl") {
+            continue;
+        }
+        match fs::metadata(entry.path()) {
+            Ok(metadata) if metadata.is_file() => {
+                files.insert(name, metadata);
+            }
+            Ok(_) => problems.push(format!("{name}: is not a file; skipped")),
+            Err(err) => problems.push(format!("{name}: {err}; skipped")),
+        }
+    }
+    Ok(files)
+}
+
+/// Brings the rows of one memory file in line with its new content.
+fn apply_file(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+    file: &str,
+    bytes: &[u8],
+    report: &mut SyncReport,
+) -> rusqlite::Result<()> {
+    let mut existing: HashMap<String, (i64, String, i64)> = HashMap::new();
+    {
+        let mut statement =
+            tx.prepare_cached("SELECT rowid, id, record_hash, line FROM memories WHERE workspace_id = ?1 AND file = ?2")?;
+        let rows = statement.query_map(params![workspace_id, file], |row| {
+            Ok((
+                row.get::<_, String>(1)?,
+                (row.get(0)?, row.get(2)?, row.get(3)?),
+            ))
+        })?;
+        for row in rows {
+            let (id, value) = row?;
+            existing.insert(id, value);
+        }
+    }
+    tx.execute(
+        "DELETE FROM tombstones WHERE workspace_id = ?1 AND file = ?2",
+        params![workspace_id, file],
+    )?;
+    let mut seen: HashSet<String> = HashSet::new();
+    for line in parse_log(bytes) {
+        let number = line.number as i64;
+        match line.parsed {
+            Ok(Entry::Tombstone(tombstone)) => {
+                tx.prepare_cached(
+                    "INSERT OR IGNORE INTO tombstones (workspace_id, id, forgets, file) VALUES (?1, ?2, ?3, ?4)",
+                )?
+                .execute(params![workspace_id, tombstone.id, tombstone.forgets, file])?;
+            }
+            Ok(Entry::Memory(memory)) => {
+                if !seen.insert(memory.id.clone()) {
+                    report.problems.push(format!(
+                        "{file}:{number}: id {} appears twice in this file; skipped",
+                        memory.id
+                    ));
+                    continue;
+                }
+                let entry = Entry::Memory(memory);
+                let record_hash = blake3::hash(entry.to_line().as_bytes())
+                    .to_hex()
+                    .to_string();
+                let Entry::Memory(memory) = entry else {
+                    unreachable!()
+                };
+                match existing.get(&memory.id) {
+                    Some((_, hash, old_line)) if *hash == record_hash && *old_line == number => {}
+                    Some((rowid, hash, _)) if *hash == record_hash => {
+                        tx.prepare_cached("UPDATE memories SET line = ?2 WHERE rowid = ?1")?
+                            .execute(params![rowid, number])?;
+                    }
+                    Some((rowid, _, _)) => {
+                        update_memory(tx, *rowid, &memory, number, &record_hash)?;
+                        report.memories_updated += 1;
+                    }
+                    None => {
+                        if insert_memory(tx, workspace_id, file, &memory, number, &record_hash)? {
+                            report.memories_added += 1;
+                        } else {
+                            report.problems.push(format!(
+                                "{file}:{number}: id {} is already indexed from another file; skipped",
+                                memory.id
+                            ));
+                        }
+                    }
+                }
+            }
+            Err(err) => report.problems.push(format!(
+                "{file}:{number}: not a memory record ({err}); skipped"
+            )),
+        }
+    }
+    for (id, (rowid, _, _)) in &existing {
+        if !seen.contains(id) {
+            tx.prepare_cached("DELETE FROM memories WHERE rowid = ?1")?
+                .execute(params![rowid])?;
+            report.memories_removed += 1;
+        }
+    }
+    Ok(())
+}
+
+/// blake3 of the text that gets embedded: the key of the embeddings table.
+pub fn content_hash(content: &str) -> String {
+    blake3::hash(content.as_bytes()).to_hex().to_string()
+}
+
+fn timestamp_ms(timestamp: &str) -> Option<i64> {
+    timestamp
+        .parse::<jiff::Timestamp>()
+        .ok()
+        .map(|t| t.as_millisecond())
+}
+
+fn json_list(items: &[String]) -> String {
+    serde_json::to_string(items).expect("a list of strings serializes")
+}
+
+/// Inserts a memory; `false` when its id is already indexed (from another file).
+fn insert_memory(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+    file: &str,
+    m: &Memory,
+    line: i64,
+    record_hash: &str,
+) -> rusqlite::Result<bool> {
+    let inserted = tx
+        .prepare_cached(
+            "INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, ts_ms,
+               type, content, source, tags, author, branch, commit_id, files)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+             ON CONFLICT (workspace_id, id) DO NOTHING",
+        )?
+        .execute(params![
+            workspace_id,
+            m.id,
+            file,
+            line,
+            record_hash,
+            content_hash(&m.content),
+            m.timestamp,
+            timestamp_ms(&m.timestamp),
+            m.kind,
+            m.content,
+            m.source,
+            json_list(&m.tags),
+            m.author,
+            m.branch,
+            m.commit,
+            json_list(&m.files),
+        ])?;
+    Ok(inserted == 1)
+}
+
+fn update_memory(
+    tx: &Transaction<'_>,
+    rowid: i64,
+    m: &Memory,
+    line: i64,
+    record_hash: &str,
+) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "UPDATE memories SET line = ?2, record_hash = ?3, content_hash = ?4, timestamp = ?5, ts_ms = ?6, type = ?7,
+           content = ?8, source = ?9, tags = ?10, author = ?11, branch = ?12, commit_id = ?13, files = ?14
+         WHERE rowid = ?1",
+    )?
+    .execute(params![
+        rowid,
+        line,
+        record_hash,
+        content_hash(&m.content),
+        m.timestamp,
+        timestamp_ms(&m.timestamp),
+        m.kind,
+        m.content,
+        m.source,
+        json_list(&m.tags),
+        m.author,
+        m.branch,
+        m.commit,
+        json_list(&m.files),
+    ])?;
+    Ok(())
+}
+
+#[derive(serde::Deserialize)]
+struct IdOnly<'a> {
+    #[serde(borrow)]
+    id: std::borrow::Cow<'a, str>,
+}
+
+/// Walks the commits new since `known`, oldest first, and records for each
+/// memory id the commit that introduced it: the one whose memory file has the
+/// id while none of its parents' versions of that file do.
+fn walk_provenance(
+    tx: &Transaction<'_>,
+    workspace: &Workspace,
+    workspace_id: i64,
+    head: gix::ObjectId,
+    known: Option<gix::ObjectId>,
+    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+) -> Result<usize, SyncError> {
+    let commits = workspace.new_commits(head, known)?;
+    let mut files_at: HashMap<gix::ObjectId, BTreeMap<String, gix::ObjectId>> = HashMap::new();
+    let mut ids_in: HashMap<gix::ObjectId, HashSet<String>> = HashMap::new();
+    let mut introduced: HashMap<String, usize> = HashMap::new();
+
+    let mut files_of = |id: gix::ObjectId| -> Result<BTreeMap<String, gix::ObjectId>, SyncError> {
+        if let Some(files) = files_at.get(&id) {
+            return Ok(files.clone());
+        }
+        let files = workspace.memory_files_at(id)?;
+        files_at.insert(id, files.clone());
+        Ok(files)
+    };
+    for (index, commit) in commits.iter().enumerate() {
+        let files = files_of(commit.id)?;
+        let parents = commit
+            .parents
+            .iter()
+            .map(|parent| files_of(*parent))
+            .collect::<Result<Vec<_>, _>>()?;
+        for (name, blob) in &files {
+            if parents.iter().any(|p| p.get(name) == Some(blob)) {
+                continue;
+            }
+            let mut before: HashSet<String> = HashSet::new();
+            for parent_blob in parents.iter().filter_map(|p| p.get(name)) {
+                before.extend(
+                    ids_of(workspace, *parent_blob, &mut ids_in)?
+                        .iter()
+                        .cloned(),
+                );
+            }
+            for id in ids_of(workspace, *blob, &mut ids_in)? {
+                if !before.contains(id) {
+                    introduced.entry(id.clone()).or_insert(index);
+                }
+            }
+        }
+    }
+    let mut statement = tx
+        .prepare_cached(
+            "INSERT OR REPLACE INTO provenance (workspace_id, id, commit_id, author, date) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )
+        .map_err(sqlite)?;
+    for (id, index) in &introduced {
+        let commit = &commits[*index];
+        statement
+            .execute(params![
+                workspace_id,
+                id,
+                commit.id.to_string(),
+                commit.author,
+                commit.date
+            ])
+            .map_err(sqlite)?;
+    }
+    Ok(commits.len())
+}
+
+fn ids_of<'a>(
+    workspace: &Workspace,
+    blob: gix::ObjectId,
+    cache: &'a mut HashMap<gix::ObjectId, HashSet<String>>,
+) -> Result<&'a HashSet<String>, SyncError> {
+    match cache.entry(blob) {
+        std::collections::hash_map::Entry::Occupied(entry) => Ok(entry.into_mut()),
+        std::collections::hash_map::Entry::Vacant(entry) => {
+            let bytes = workspace.read_blob(blob)?;
+            let ids = goldfish_merge::record::split_lines(&bytes)
+                .filter_map(|(_, line)| serde_json::from_slice::<IdOnly<'_>>(line).ok())
+                .map(|record| record.id.into_owned())
+                .collect();
+            Ok(entry.insert(ids))
+        }
+    }
+}
+
+/// Runs `f` while holding the sync lock of the workspace at `root`.
+///
+/// If another process holds it, this one leaves a "pending" mark and returns
+/// `Ok(None)`: the holder re-runs before it lets go, so the request is not
+/// lost. The holder checks the mark again after releasing the lock, closing
+/// the window in which a mark could be left unseen.
+pub fn exclusive<T, E>(
+    locks_dir: &Path,
+    root: &Path,
+    mut f: impl FnMut() -> Result<T, E>,
+) -> Result<Option<T>, E>
+where
+    E: From<SyncError>,
+{
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| E::from(SyncError::Io { path, source })
+    };
+    fs::create_dir_all(locks_dir).map_err(io(locks_dir))?;
+    let key = blake3::hash(root.to_string_lossy().as_bytes()).to_hex();
+    let lock_path = locks_dir.join(format!("sync-{}.lock", &key[..16]));
+    let pending = locks_dir.join(format!("sync-{}.pending", &key[..16]));
+    let mut result = None;
+    loop {
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io(&lock_path))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => {
+                fs::write(&pending, b"").map_err(io(&pending))?;
+                match file.try_lock() {
+                    Ok(()) => {}
+                    Err(fs::TryLockError::WouldBlock) => return Ok(result),
+                    Err(fs::TryLockError::Error(err)) => return Err(io(&lock_path)(err)),
+                }
+            }
+            Err(fs::TryLockError::Error(err)) => return Err(io(&lock_path)(err)),
+        }
+        loop {
+            let _ = fs::remove_file(&pending);
+            result = Some(f()?);
+            if !pending.exists() {
+                break;
+            }
+        }
+        drop(file);
+        if !pending.exists() {
+            return Ok(result);
+        }
+    }
+}

@@ -1,0 +1,313 @@
+//! The personal index: synced by hooks after real pulls, incremental by blob,
+//! crash-safe, isolated per workspace, rebuildable from git.
+
+use std::fs;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common::{TestEnv, json_lines};
+
+fn status(env: &TestEnv, repo: &Path) -> Value {
+    serde_json::from_str(&env.ok(repo, &["status", "--json"])).unwrap()
+}
+
+fn sync_report(env: &TestEnv, repo: &Path) -> Value {
+    serde_json::from_str(&env.ok(repo, &["sync", "--json"])).unwrap()
+}
+
+#[test]
+fn a_pull_indexes_teammates_memories_through_the_hook() {
+    let env = TestEnv::new();
+    let (_remote, alice, bob) = env.team();
+    env.ok(
+        &alice,
+        &[
+            "store",
+            "-t",
+            "decision",
+            "Payments retry with exponential backoff capped at 5 minutes",
+        ],
+    );
+    env.commit_all(&alice, "alice: memory");
+    env.git(&alice, &["push", "-q"]);
+
+    env.git(&bob, &["pull", "-q"]);
+    // `status` never syncs: what it shows is what the post-merge hook did.
+    let status = status(&env, &bob);
+    assert_eq!(status["memories_in_index"], 1, "{status}");
+    assert_eq!(status["stale"], false, "{status}");
+
+    let recalled = json_lines(&env.ok(&bob, &["recall", "backoff", "--json"]));
+    assert_eq!(recalled.len(), 1);
+    let introduced = &recalled[0]["introduced"];
+    assert_eq!(introduced["author"], "Alice <alice@example.com>");
+    let alice_head = env.git(&alice, &["rev-parse", "HEAD"]);
+    assert_eq!(introduced["commit"], alice_head.trim());
+    assert_eq!(introduced["date"], "2026-11-21T10:00:00Z");
+    // --author matches the commit author too.
+    assert_eq!(
+        json_lines(&env.ok(&bob, &["recall", "--author", "alice@example", "--json"])).len(),
+        1
+    );
+}
+
+/// Writes `count` memories spread over `days` files directly (as a teammate's
+/// history would bring them), ids and timestamps in order.
+fn write_log(repo: &Path, count: usize, days: usize) {
+    let dir = repo.join(".goldfish/memories");
+    let mut files: Vec<String> = vec![String::new(); days];
+    for i in 0..count {
+        let day = i % days;
+        let line = format!(
+            r#"{{"id":"01KA{i:022}","timestamp":"2026-10-{:02}T10:{:02}:{:02}.000Z","type":"insight","content":"Memory {i} about module m{} and the cache layer","author":"Bot"}}"#,
+            day + 1,
+            (i / 60) % 60,
+            i % 60,
+            i % 97
+        );
+        files[day].push_str(&line);
+        files[day].push('\n');
+    }
+    for (day, text) in files.iter().enumerate() {
+        fs::write(dir.join(format!("2026-10-{:02}.jsonl", day + 1)), text).unwrap();
+    }
+}
+
+#[test]
+fn sync_reads_only_changed_files() {
+    let env = TestEnv::new();
+    let repo = env.repo("big", "Ada");
+    write_log(&repo, 5000, 25);
+    env.commit_all(&repo, "5000 memories");
+
+    let first = sync_report(&env, &repo);
+    assert_eq!(first["memories"], 5000, "{first}");
+    assert_eq!(first["files_read"], 25);
+    assert_eq!(first["memories_added"], 5000);
+
+    let noop = sync_report(&env, &repo);
+    assert_eq!(
+        noop["files_read"], 0,
+        "a sync with nothing new reads nothing: {noop}"
+    );
+    assert_eq!(noop["commits_walked"], 0);
+
+    // One new memory, appended the way another tool would.
+    let file = repo.join(".goldfish/memories/2026-10-07.jsonl");
+    let mut text = fs::read_to_string(&file).unwrap();
+    text.push_str(
+        r#"{"id":"01KB0000000000000000000001","timestamp":"2026-10-07T12:00:00.000Z","type":"decision","content":"Evict the cache layer on deploy","author":"Ada"}"#,
+    );
+    text.push('\n');
+    fs::write(&file, text).unwrap();
+    let one = sync_report(&env, &repo);
+    assert_eq!(one["files_read"], 1, "{one}");
+    assert_eq!(one["memories_added"], 1);
+    assert_eq!(one["memories"], 5001);
+
+    // Committing it changes HEAD but no blob: nothing to read, one commit walked.
+    env.commit_all(&repo, "one more");
+    let after_commit = sync_report(&env, &repo);
+    assert_eq!(after_commit["files_read"], 0, "{after_commit}");
+    assert_eq!(after_commit["commits_walked"], 1);
+    let recalled = json_lines(&env.ok(&repo, &["recall", "evict", "deploy", "--json"]));
+    assert_eq!(recalled[0]["id"], "01KB0000000000000000000001");
+    assert_eq!(recalled[0]["introduced"]["author"], "Ada <ada@example.com>");
+}
+
+#[test]
+fn a_forget_pulled_from_a_teammate_hides_the_memory() {
+    let env = TestEnv::new();
+    let (_remote, alice, bob) = env.team();
+    let id = json_lines(&env.ok(
+        &alice,
+        &["store", "--json", "Staging DB lives on port 5433"],
+    ))[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    env.commit_all(&alice, "m");
+    env.git(&alice, &["push", "-q"]);
+    env.git(&bob, &["pull", "-q"]);
+    assert_eq!(
+        json_lines(&env.ok(&bob, &["recall", "staging", "--json"])).len(),
+        1
+    );
+
+    env.ok(&alice, &["forget", &id]);
+    env.commit_all(&alice, "forget");
+    env.git(&alice, &["push", "-q"]);
+    env.git(&bob, &["pull", "-q"]);
+    assert_eq!(status(&env, &bob)["memories_in_index"], 0);
+    let output = env.goldfish(&bob, &["recall", "staging"]);
+    assert_eq!(output.status.code(), Some(1), "gone from recall");
+}
+
+#[test]
+fn a_sync_killed_midway_leaves_the_previous_index() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    env.ok(&repo, &["store", "First memory"]);
+    assert_eq!(status(&env, &repo)["memories_in_index"], 1);
+
+    // Append without indexing (as a pull with hooks missing would), then crash
+    // a sync after it wrote everything but before it committed.
+    write_log(&repo, 300, 3);
+    let crashed = env
+        .command(env!("CARGO_BIN_EXE_goldfish"), &repo)
+        .env("GOLDFISH_FAULT", "sync-abort")
+        .args(["sync", "--json"])
+        .output()
+        .unwrap();
+    assert!(!crashed.status.success(), "the fault aborts the process");
+    let after_crash = status(&env, &repo);
+    assert_eq!(
+        after_crash["memories_in_index"], 1,
+        "no half sync: {after_crash}"
+    );
+
+    let report = sync_report(&env, &repo);
+    assert_eq!(report["memories"], 301, "{report}");
+    assert_eq!(report["memories_added"], 300);
+}
+
+#[test]
+fn workspaces_are_isolated_unless_asked() {
+    let env = TestEnv::new();
+    let api = env.repo("api", "Ada");
+    let web = env.repo("web", "Ada");
+    env.ok(
+        &api,
+        &["store", "Rate limiter uses a token bucket per API key"],
+    );
+    env.ok(
+        &web,
+        &["store", "The web app debounces search input by 300 ms"],
+    );
+
+    let contents = |repo: &Path, args: &[&str]| -> Vec<String> {
+        let mut all = vec!["recall", "--json"];
+        all.extend_from_slice(args);
+        json_lines(&env.ok(repo, &all))
+            .iter()
+            .map(|m| {
+                format!(
+                    "{}: {}",
+                    m["workspace"].as_str().unwrap(),
+                    m["content"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        contents(&api, &[]),
+        ["api: Rate limiter uses a token bucket per API key"]
+    );
+    assert_eq!(
+        contents(&web, &[]),
+        ["web: The web app debounces search input by 300 ms"]
+    );
+    let mut both = contents(&api, &["--workspace", "all"]);
+    both.sort();
+    assert_eq!(both.len(), 2);
+    assert_eq!(
+        contents(&api, &["--workspace", "web"]),
+        ["web: The web app debounces search input by 300 ms"]
+    );
+    // The standup across projects works from anywhere.
+    let anywhere = json_lines(&env.ok(
+        env.path(),
+        &["recall", "--since", "24h", "--workspace", "all", "--json"],
+    ));
+    assert_eq!(anywhere.len(), 2);
+    let unknown = env.goldfish(&api, &["recall", "--workspace", "nope"]);
+    assert_eq!(unknown.status.code(), Some(2));
+}
+
+#[test]
+fn status_reports_a_clone_without_init_and_the_fix() {
+    let env = TestEnv::new();
+    let (remote, _alice, _bob) = env.team();
+    let fresh = env.path().join("fresh");
+    env.git(
+        env.path(),
+        &[
+            "clone",
+            "-q",
+            remote.to_str().unwrap(),
+            fresh.to_str().unwrap(),
+        ],
+    );
+    let status = status(&env, &fresh);
+    let health = status["health"].as_array().unwrap();
+    let driver = health
+        .iter()
+        .find(|c| c["check"] == "merge-driver")
+        .unwrap();
+    assert_eq!(driver["ok"], false);
+    assert_eq!(driver["fix"], "goldfish init");
+    assert!(
+        driver["problem"]
+            .as_str()
+            .unwrap()
+            .contains("merge.goldfish.driver")
+    );
+    let hooks = health.iter().find(|c| c["check"] == "hooks").unwrap();
+    assert_eq!(hooks["ok"], false);
+    let attributes = health
+        .iter()
+        .find(|c| c["check"] == "gitattributes")
+        .unwrap();
+    assert_eq!(attributes["ok"], true, "committed by the team");
+    let text = env.ok(&fresh, &["status"]);
+    assert!(text.contains("fix: goldfish init"), "{text}");
+
+    env.ok(&fresh, &["init"]);
+    let healthy = crate::index::status(&env, &fresh);
+    assert!(
+        healthy["health"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["ok"] == true)
+    );
+}
+
+#[test]
+fn deleting_or_corrupting_the_index_loses_nothing() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    for i in 0..5 {
+        env.ok(
+            &repo,
+            &["store", &format!("Memory number {i} about retries")],
+        );
+    }
+    env.commit_all(&repo, "m");
+    let before = env.ok(&repo, &["recall", "retries", "--json", "-n", "100"]);
+    let index = env.path().join("home/.goldfish/index.db");
+
+    fs::remove_file(&index).unwrap();
+    let _ = fs::remove_file(index.with_extension("db-wal"));
+    env.ok(&repo, &["sync"]);
+    assert_eq!(
+        env.ok(&repo, &["recall", "retries", "--json", "-n", "100"]),
+        before
+    );
+
+    fs::write(&index, b"this is not a database, it is garbage").unwrap();
+    let _ = fs::remove_file(index.with_extension("db-wal"));
+    let _ = fs::remove_file(index.with_extension("db-shm"));
+    assert_eq!(
+        env.ok(&repo, &["recall", "retries", "--json", "-n", "100"]),
+        before
+    );
+
+    let rebuilt = json_lines(&env.ok(&repo, &["reindex", "--json"]));
+    assert_eq!(rebuilt[0]["memories"], 5);
+    assert_eq!(
+        env.ok(&repo, &["recall", "retries", "--json", "-n", "100"]),
+        before
+    );
+}
