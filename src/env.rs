@@ -14,6 +14,11 @@ pub const GOLDFISH_HOME: &str = "GOLDFISH_HOME";
 /// the process after writing its changes but before committing them.
 pub const GOLDFISH_FAULT: &str = "GOLDFISH_FAULT";
 
+/// Bytes of changed memory files above which a git hook syncs in a detached
+/// background process (logging to `$GOLDFISH_HOME/logs/`) instead of making
+/// the git command wait. Default 1 MiB; `0` always goes to the background.
+pub const GOLDFISH_HOOK_BACKGROUND_BYTES: &str = "GOLDFISH_HOOK_BACKGROUND_BYTES";
+
 /// `0` turns goldfish off in git: the merge driver falls back to
 /// `git merge-file` and hooks do nothing.
 pub const GOLDFISH: &str = "GOLDFISH";

@@ -57,7 +57,7 @@ def check_model(model_dir):
         good = abs(got - want) <= TOLERANCE
         ok &= good
         print(f"{'ok  ' if good else 'FAIL'} cos({SENTENCES[a]!r}, {SENTENCES[b]!r}) = "
-              f"{got:.4f} (expected {want:.4f})")
+              f"{got:.6f} (expected {want:.4f})")
     return ok
 
 

@@ -5,23 +5,21 @@ tokenizer.json (its Fixed-128 padding replaced by batch-longest padding,
 truncation at 256 tokens as in the model's sentence_bert_config.json), run
 model.onnx with onnxruntime, mean-pool last_hidden_state over the attention
 mask and L2-normalise. The Rust embedder must do the same.
-
-ONNX Runtime 1.31's Linux build carries Microsoft 1DS telemetry: creating its
-environment writes a device id and an event store under
-$XDG_CACHE_HOME/Microsoft/DeveloperTools/.onnxruntime/ (and would try to
-upload). Only ORT_DISABLE_TELEMETRY=1, set before the environment exists,
-prevents that; DisableTelemetryEvents() afterwards is too late.
 """
 
 import os
+from pathlib import Path
 
+import numpy as np
+from tokenizers import Tokenizer
+
+# ONNX Runtime 1.31's Linux build carries Microsoft 1DS telemetry: creating
+# its environment writes a device id and an event store under
+# $XDG_CACHE_HOME/Microsoft/DeveloperTools/.onnxruntime/ (and would try to
+# upload them). Only ORT_DISABLE_TELEMETRY=1, set before that environment
+# exists, prevents it; DisableTelemetryEvents() afterwards is too late.
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
-
-from pathlib import Path  # noqa: E402
-
-import numpy as np  # noqa: E402
 import onnxruntime as ort  # noqa: E402
-from tokenizers import Tokenizer  # noqa: E402
 
 MAX_TOKENS = 256
 

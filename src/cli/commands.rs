@@ -319,25 +319,61 @@ pub(super) fn hook(name: HookName, _args: &[OsString]) -> Result<u8, CliError> {
     // A hook must never fail or slow down the git command: any error is only
     // reported (hooks hide stderr unless GOLDFISH_HOOK_VERBOSE is set), and
     // `recall` syncs by itself if this one did not happen.
-    let result = workspace().and_then(|workspace| {
-        let home = home()?;
-        sync_workspace(&home, &workspace)
-    });
-    match result {
-        Ok(Some(report)) => eprintln!(
-            "goldfish {}: synced {} ({} files read, {} memories)",
-            name.as_str(),
-            report.workspace,
-            report.files_read,
-            report.memories
-        ),
-        Ok(None) => eprintln!(
-            "goldfish {}: another sync is running; it will pick this up",
-            name.as_str()
-        ),
+    match hook_sync() {
+        Ok(message) => eprintln!("goldfish {}: {message}", name.as_str()),
         Err(err) => eprintln!("goldfish {}: {:#}", name.as_str(), err.error),
     }
     Ok(EXIT_OK)
+}
+
+/// Syncs in the foreground when little changed, else in a detached process.
+fn hook_sync() -> Result<String, CliError> {
+    const DEFAULT_BACKGROUND_BYTES: u64 = 1 << 20;
+    let workspace = workspace()?;
+    let home = home()?;
+    let threshold = env::var(env::GOLDFISH_HOOK_BACKGROUND_BYTES)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_BACKGROUND_BYTES);
+    let pending = index_sync::pending_bytes(&open_index(&home)?, &workspace)?;
+    if pending >= threshold {
+        let log = background_sync(&home, &workspace)?;
+        return Ok(format!(
+            "syncing {pending} bytes in the background (log: {})",
+            log.display()
+        ));
+    }
+    Ok(match sync_workspace(&home, &workspace)? {
+        Some(report) => format!(
+            "synced {} ({} files read, {} memories)",
+            report.workspace, report.files_read, report.memories
+        ),
+        None => "another sync is running; it will pick this up".to_owned(),
+    })
+}
+
+/// Starts `goldfish sync` detached from the git command, appending
+/// its output to `$GOLDFISH_HOME/logs/sync.log`.
+fn background_sync(home: &Home, workspace: &Workspace) -> Result<std::path::PathBuf, CliError> {
+    use std::os::unix::process::CommandExt;
+    let logs = home.logs_dir();
+    std::fs::create_dir_all(&logs).with_context(|| format!("cannot create {}", logs.display()))?;
+    let log_path = logs.join("sync.log");
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log_path)
+        .with_context(|| format!("cannot open {}", log_path.display()))?;
+    let exe = std::env::current_exe().context("cannot find the goldfish executable")?;
+    std::process::Command::new(exe)
+        .arg("sync")
+        .current_dir(workspace.root())
+        .stdin(std::process::Stdio::null())
+        .stdout(log.try_clone().context("cannot share the log file")?)
+        .stderr(log)
+        .process_group(0)
+        .spawn()
+        .context("cannot start the background sync")?;
+    Ok(log_path)
 }
 
 pub(super) fn sync(args: SyncArgs, out: &mut dyn Write) -> Result<u8, CliError> {

@@ -229,6 +229,45 @@ pub fn sync(
     Ok(report)
 }
 
+/// How much a sync of `workspace` would have to read: the work-tree memory
+/// files whose stat data differs from what the index recorded, and their
+/// total size. Reads no file content.
+pub fn pending_bytes(index: &Index, workspace: &Workspace) -> Result<u64, SyncError> {
+    let sqlite = |source| {
+        SyncError::Index(IndexError::Sqlite {
+            path: index.path.clone(),
+            source,
+        })
+    };
+    let id: Option<i64> = index
+        .conn
+        .query_row(
+            "SELECT id FROM workspaces WHERE root = ?1",
+            params![workspace.root().to_string_lossy()],
+            |row| row.get(0),
+        )
+        .optional()
+        .map_err(sqlite)?;
+    let known = match id {
+        Some(id) => {
+            let tx = index.conn.unchecked_transaction().map_err(sqlite)?;
+            known_files(&tx, id).map_err(sqlite)?
+        }
+        None => HashMap::new(),
+    };
+    let mut problems = Vec::new();
+    let files = worktree_files(&workspace.memory_dir(), &mut problems)?;
+    Ok(files
+        .iter()
+        .filter(|(name, metadata)| {
+            known
+                .get(*name)
+                .is_none_or(|k| k.stat != Some(Stat::of(metadata)))
+        })
+        .map(|(_, metadata)| metadata.len())
+        .sum())
+}
+
 /// Finds or creates the workspace row: (id, name, last walked commit).
 fn register(tx: &Transaction<'_>, root: &Path) -> rusqlite::Result<(i64, String, Option<String>)> {
     let root_text = root.to_string_lossy();
@@ -650,5 +689,62 @@ where
         if !pending.exists() {
             return Ok(result);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Barrier};
+
+    use super::*;
+
+    #[test]
+    fn a_sync_asked_for_while_another_runs_is_run_by_the_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let locks = dir.path().to_owned();
+        let runs = Arc::new(AtomicUsize::new(0));
+        let started = Arc::new(Barrier::new(2));
+        let asked = Arc::new(Barrier::new(2));
+        let holder = {
+            let (locks, runs, started, asked) =
+                (locks.clone(), runs.clone(), started.clone(), asked.clone());
+            std::thread::spawn(move || {
+                exclusive(
+                    &locks,
+                    Path::new("/repo"),
+                    || -> Result<usize, SyncError> {
+                        let run = runs.fetch_add(1, Ordering::SeqCst);
+                        if run == 0 {
+                            started.wait(); // the other caller may try now
+                            asked.wait(); // ... and has given up
+                        }
+                        Ok(run)
+                    },
+                )
+                .unwrap()
+            })
+        };
+        started.wait();
+        let skipped = exclusive(
+            &locks,
+            Path::new("/repo"),
+            || -> Result<usize, SyncError> { panic!("must not run while the lock is held") },
+        )
+        .unwrap();
+        asked.wait();
+        assert_eq!(skipped, None);
+        assert_eq!(
+            holder.join().unwrap(),
+            Some(1),
+            "the holder ran again for the skipped request"
+        );
+        assert_eq!(runs.load(Ordering::SeqCst), 2);
+        // Another workspace has its own lock.
+        let other = exclusive(&locks, Path::new("/other"), || -> Result<u8, SyncError> {
+            Ok(7)
+        })
+        .unwrap();
+        assert_eq!(other, Some(7));
     }
 }

@@ -311,3 +311,32 @@ fn deleting_or_corrupting_the_index_loses_nothing() {
         before
     );
 }
+
+#[test]
+fn a_large_pull_syncs_in_the_background() {
+    let env = TestEnv::new();
+    let (_remote, alice, bob) = env.team();
+    write_log(&alice, 2000, 4);
+    env.commit_all(&alice, "a lot of memories");
+    env.git(&alice, &["push", "-q"]);
+    // Every change counts as large here, so the hook hands the sync to a
+    // detached process and the pull returns without waiting for it.
+    let pull = env
+        .command("git", &bob)
+        .env("GOLDFISH_HOOK_BACKGROUND_BYTES", "0")
+        .args(["pull", "-q"])
+        .output()
+        .unwrap();
+    assert!(pull.status.success());
+    let mut synced = Value::Null;
+    for _ in 0..200 {
+        synced = status(&env, &bob);
+        if synced["memories_in_index"] == 2000 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(synced["memories_in_index"], 2000, "{synced}");
+    let log = fs::read_to_string(env.path().join("home/.goldfish/logs/sync.log")).unwrap();
+    assert!(log.contains("synced bob: 2000 memories"), "{log}");
+}
