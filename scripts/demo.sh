@@ -53,10 +53,14 @@ if cmp -s <(cat "$demo"/alice/.goldfish/memories/*.jsonl) <(cat "$demo"/bob/.gol
     echo "alice and bob now have byte-identical memory logs"
 fi
 
+step "alice's hooks already indexed bob's memories during the pull"
+run goldfish status
+
 step "alice recalls what the team knows"
 run goldfish recall sqlite ledger
 run goldfish recall --type bug-fix --since 1d
 run goldfish recall postgres --json
+run goldfish recall --author bob
 
 step "bob forgets an outdated checkpoint (a tombstone is appended; history is kept)"
 cd "$demo/bob"

@@ -24,9 +24,18 @@ THREADS = [1, 2]
 RUNS = 3
 
 COMPONENTS = [
-    "the auth middleware", "the billing worker", "the search indexer", "the CI pipeline",
-    "the session cache", "the GraphQL gateway", "the migration runner", "the upload service",
-    "the feature-flag client", "the notification queue", "the sqlite store", "the CLI parser",
+    "the auth middleware",
+    "the billing worker",
+    "the search indexer",
+    "the CI pipeline",
+    "the session cache",
+    "the GraphQL gateway",
+    "the migration runner",
+    "the upload service",
+    "the feature-flag client",
+    "the notification queue",
+    "the sqlite store",
+    "the CLI parser",
 ]
 PROBLEMS = [
     "accepted expired JWTs after the clock skew change",
@@ -46,7 +55,7 @@ FIXES = [
     "The fix closes the handle in a finally block and adds a regression test.",
     "Writes carry an idempotency key and the ledger rejects duplicates.",
     "Adding a composite index on (tenant_id, created_at) brought it under 20 ms.",
-    "A advisory lock around the migration step serialises deploys.",
+    "An advisory lock around the migration step serialises deploys.",
     "Consumers now ack only after the handler commits.",
     "Cache entries are invalidated on write instead of relying on the TTL.",
     "Empty input is rejected with a clear message before parsing starts.",
@@ -68,8 +77,8 @@ def texts():
     """N_TEXTS deterministic texts of one to three sentences."""
     out = []
     for i in range(N_TEXTS):
-        sentences = [f"{COMPONENTS[i % len(COMPONENTS)].capitalize()} "
-                     f"{PROBLEMS[(i * 7) % len(PROBLEMS)]}."]
+        component = COMPONENTS[i % len(COMPONENTS)].capitalize()
+        sentences = [f"{component} {PROBLEMS[(i * 7) % len(PROBLEMS)]}."]
         if i % 3 >= 1:
             sentences.append(FIXES[(i * 5) % len(FIXES)])
         if i % 3 == 2:
@@ -83,8 +92,8 @@ def main():
         sys.exit("usage: bench_python.py MODEL_DIR")
     tokenizer = load_tokenizer(sys.argv[1])
     corpus = texts()
-    batches = [corpus[i:i + BATCH] for i in range(0, N_TEXTS, BATCH)]
-    lengths = [len(e.ids) for e in tokenizer.encode_batch(corpus)]
+    batches = [corpus[i : i + BATCH] for i in range(0, N_TEXTS, BATCH)]
+    lengths = [sum(e.attention_mask) for e in tokenizer.encode_batch(corpus)]  # unpadded
 
     results = {}
     for threads in THREADS:
@@ -98,13 +107,17 @@ def main():
                 rates.append(round(N_TEXTS / (time.perf_counter() - start), 1))
         results[str(threads)] = {"texts_per_s": statistics.median(rates), "runs": rates}
 
-    print(json.dumps({
-        "onnxruntime": ort.__version__,
-        "texts": N_TEXTS,
-        "batch_size": BATCH,
-        "tokens_per_text": {"mean": round(float(np.mean(lengths)), 1), "max": max(lengths)},
-        "intra_op_threads": results,
-    }))
+    print(
+        json.dumps(
+            {
+                "onnxruntime": ort.__version__,
+                "texts": N_TEXTS,
+                "batch_size": BATCH,
+                "tokens_per_text": {"mean": round(float(np.mean(lengths)), 1), "max": max(lengths)},
+                "intra_op_threads": results,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

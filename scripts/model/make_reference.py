@@ -80,7 +80,7 @@ def main():
     assert drift < TOLERANCE / 10, f"batched and single embeddings differ by {drift}"
 
     header = {
-        "about": "all-MiniLM-L6-v2 reference embeddings; written by scripts/model/make_reference.py",
+        "about": "all-MiniLM-L6-v2 reference embeddings, by scripts/model/make_reference.py",
         "model_onnx_sha256": sha256_of(model_dir / "model.onnx"),
         "tokenizer_sha256": sha256_of(model_dir / "tokenizer.json"),
         "tokenizer": {"padding": "batch_longest", "truncation": MAX_TOKENS},
@@ -91,12 +91,14 @@ def main():
             for a, b in SIMILARITIES
         ],
     }
-    lines = ["{"] + [f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}," for k, v in header.items()]
+    lines = ["{"] + [
+        f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}," for k, v in header.items()
+    ]
     entries = [
         f'    {{"text": {json.dumps(text, ensure_ascii=False)},\n'
         f'     "input_ids": {json.dumps(tokenizer.encode(text).ids)},\n'
         f'     "embedding": {floats(vector)}}}'
-        for text, vector in zip(TEXTS, vectors)
+        for text, vector in zip(TEXTS, vectors, strict=True)
     ]
     lines += ['  "texts": [', ",\n".join(entries), "  ]", "}"]
     text = "\n".join(lines) + "\n"
@@ -107,8 +109,11 @@ def main():
 
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
-    print(f"wrote {out}: {len(TEXTS)} texts, {len(text.encode())} bytes, "
-          f"batched-vs-single max diff {drift:.1e}", file=sys.stderr)
+    print(
+        f"wrote {out}: {len(TEXTS)} texts, {len(text.encode())} bytes, "
+        f"batched-vs-single max diff {drift:.1e}",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ enum Command {
     Init(InitArgs),
     /// Store a memory in the log (.goldfish/memories/YYYY-MM-DD.jsonl)
     Store(StoreArgs),
-    /// Recall memories: filter, match keywords, newest first
+    /// Recall memories: filters, then keyword ranking (BM25); newest first without a query
     Recall(RecallArgs),
     /// Forget a memory: appends a tombstone, history is never rewritten
     Forget(ForgetArgs),

@@ -171,15 +171,7 @@ impl Index {
 
     /// Live (not forgotten) memories of a workspace in the index.
     pub fn live_count(&self, workspace_id: i64) -> Result<u64, IndexError> {
-        self.conn
-            .query_row(
-                "SELECT count(*) FROM memories m WHERE m.workspace_id = ?1 AND NOT EXISTS
-                   (SELECT 1 FROM tombstones t WHERE t.workspace_id = m.workspace_id AND t.forgets = m.id)",
-                params![workspace_id],
-                |row| row.get::<_, i64>(0),
-            )
-            .map(|n| n as u64)
-            .map_err(self.sqlite())
+        sync::live_count(&self.conn, workspace_id).map_err(self.sqlite())
     }
 
     /// Drops every workspace and what was synced from it. Embeddings stay:

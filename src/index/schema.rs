@@ -26,7 +26,8 @@ CREATE TABLE workspaces (
     name           TEXT NOT NULL,
     head_commit    TEXT,
     history_commit TEXT,
-    synced_at      TEXT
+    synced_at      TEXT,
+    live_memories  INTEGER NOT NULL DEFAULT 0
 );
 
 CREATE TABLE files (

@@ -111,23 +111,44 @@ pub fn sync(
         .conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(sqlite)?;
-    let (workspace_id, name, history_commit) = register(&tx, workspace.root()).map_err(sqlite)?;
+    let registered = register(&tx, workspace.root()).map_err(sqlite)?;
+    let workspace_id = registered.id;
     let mut report = SyncReport {
-        workspace: name,
+        workspace: registered.name,
         ..SyncReport::default()
     };
 
     let known = known_files(&tx, workspace_id).map_err(sqlite)?;
     let head = workspace.head_commit();
     report.head = head.map(|id| id.to_string());
-    let head_files = match head {
-        Some(head) => workspace.memory_files_at(head)?,
-        None => BTreeMap::new(),
-    };
     let memory_dir = workspace.memory_dir();
     let worktree = worktree_files(&memory_dir, &mut report.problems)?;
-    let names: BTreeSet<&String> = head_files.keys().chain(worktree.keys()).collect();
+    // HEAD's tree only matters for files not in the work tree. If HEAD did not
+    // move and no indexed work-tree file disappeared, those are unchanged.
+    let head_moved = registered.head_commit != report.head;
+    let worktree_file_gone = known
+        .iter()
+        .any(|(name, file)| file.stat.is_some() && !worktree.contains_key(name));
+    let head_files = match head {
+        Some(head) if head_moved || worktree_file_gone => workspace.memory_files_at(head)?,
+        _ => BTreeMap::new(),
+    };
+    let unchanged_head_only = known
+        .iter()
+        .filter(|(name, file)| {
+            !head_moved
+                && !worktree_file_gone
+                && file.stat.is_none()
+                && !worktree.contains_key(*name)
+        })
+        .map(|(name, _)| name);
+    let names: BTreeSet<&String> = head_files
+        .keys()
+        .chain(worktree.keys())
+        .chain(unchanged_head_only)
+        .collect();
     report.files = names.len();
+    let mut changed = registered.new || head_moved || registered.history_commit != report.head;
 
     for name in &names {
         let known_file = known.get(*name);
@@ -148,7 +169,11 @@ pub fn sync(
                     }
                 }
             }
-            None => (head_files[*name].to_string(), None, None),
+            None => match head_files.get(*name) {
+                Some(blob) => (blob.to_string(), None, None),
+                // A file only in HEAD, and HEAD did not move.
+                None => continue,
+            },
         };
         let unchanged = known_file.is_some_and(|known| known.blob == blob);
         if !unchanged {
@@ -160,6 +185,7 @@ pub fn sync(
             report.files_read += 1;
         }
         if !unchanged || known_file.is_some_and(|known| known.stat != stat) {
+            changed = true;
             let stat = stat.unwrap_or(Stat {
                 size: -1,
                 mtime_ns: -1,
@@ -194,10 +220,12 @@ pub fn sync(
         )
         .map_err(sqlite)?;
         report.files_removed += 1;
+        changed = true;
     }
 
     if let Some(head) = head {
-        let known_commit = history_commit
+        let known_commit = registered
+            .history_commit
             .as_deref()
             .and_then(|id| gix::ObjectId::from_hex(id.as_bytes()).ok());
         if known_commit != Some(head) {
@@ -205,23 +233,23 @@ pub fn sync(
                 walk_provenance(&tx, workspace, workspace_id, head, known_commit, &sqlite)?;
         }
     }
+    if !changed {
+        // Nothing to write: leave the index (and its last-sync time) alone.
+        report.memories = registered.live_memories;
+        return Ok(report);
+    }
+    report.memories = live_count(&tx, workspace_id).map_err(sqlite)?;
     tx.execute(
-        "UPDATE workspaces SET head_commit = ?2, history_commit = ?2, synced_at = ?3 WHERE id = ?1",
+        "UPDATE workspaces SET head_commit = ?2, history_commit = ?2, synced_at = ?3, live_memories = ?4
+         WHERE id = ?1",
         params![
             workspace_id,
             report.head,
-            crate::memory::format_timestamp(jiff::Timestamp::now())
+            crate::memory::format_timestamp(jiff::Timestamp::now()),
+            report.memories as i64
         ],
     )
     .map_err(sqlite)?;
-    report.memories = tx
-        .query_row(
-            "SELECT count(*) FROM memories m WHERE m.workspace_id = ?1 AND NOT EXISTS
-               (SELECT 1 FROM tombstones t WHERE t.workspace_id = m.workspace_id AND t.forgets = m.id)",
-            params![workspace_id],
-            |row| row.get::<_, i64>(0),
-        )
-        .map_err(sqlite)? as u64;
     if options.abort_before_commit {
         std::process::abort();
     }
@@ -268,14 +296,34 @@ pub fn pending_bytes(index: &Index, workspace: &Workspace) -> Result<u64, SyncEr
         .sum())
 }
 
-/// Finds or creates the workspace row: (id, name, last walked commit).
-fn register(tx: &Transaction<'_>, root: &Path) -> rusqlite::Result<(i64, String, Option<String>)> {
+/// What the index remembers of a workspace at the start of a sync.
+struct Registered {
+    id: i64,
+    name: String,
+    head_commit: Option<String>,
+    history_commit: Option<String>,
+    live_memories: u64,
+    /// Registered by this sync.
+    new: bool,
+}
+
+/// Finds or creates the workspace row.
+fn register(tx: &Transaction<'_>, root: &Path) -> rusqlite::Result<Registered> {
     let root_text = root.to_string_lossy();
     let existing = tx
         .query_row(
-            "SELECT id, name, history_commit FROM workspaces WHERE root = ?1",
+            "SELECT id, name, head_commit, history_commit, live_memories FROM workspaces WHERE root = ?1",
             params![root_text],
-            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+            |row| {
+                Ok(Registered {
+                    id: row.get(0)?,
+                    name: row.get(1)?,
+                    head_commit: row.get(2)?,
+                    history_commit: row.get(3)?,
+                    live_memories: row.get::<_, i64>(4)? as u64,
+                    new: false,
+                })
+            },
         )
         .optional()?;
     if let Some(existing) = existing {
@@ -304,7 +352,31 @@ fn register(tx: &Transaction<'_>, root: &Path) -> rusqlite::Result<(i64, String,
         "INSERT INTO workspaces (root, name) VALUES (?1, ?2)",
         params![root_text, name],
     )?;
-    Ok((tx.last_insert_rowid(), name, None))
+    Ok(Registered {
+        id: tx.last_insert_rowid(),
+        name,
+        head_commit: None,
+        history_commit: None,
+        live_memories: 0,
+        new: true,
+    })
+}
+
+/// Memories of a workspace that no tombstone forgets. Counts index entries
+/// rather than testing every memory against the tombstones.
+pub(super) fn live_count(conn: &rusqlite::Connection, workspace_id: i64) -> rusqlite::Result<u64> {
+    let all: i64 = conn.query_row(
+        "SELECT count(*) FROM memories WHERE workspace_id = ?1",
+        params![workspace_id],
+        |row| row.get(0),
+    )?;
+    let forgotten: i64 = conn.query_row(
+        "SELECT count(DISTINCT t.forgets) FROM tombstones t WHERE t.workspace_id = ?1
+           AND EXISTS (SELECT 1 FROM memories m WHERE m.workspace_id = t.workspace_id AND m.id = t.forgets)",
+        params![workspace_id],
+        |row| row.get(0),
+    )?;
+    Ok((all - forgotten).max(0) as u64)
 }
 
 fn known_files(

@@ -340,3 +340,22 @@ fn a_large_pull_syncs_in_the_background() {
     let log = fs::read_to_string(env.path().join("home/.goldfish/logs/sync.log")).unwrap();
     assert!(log.contains("synced bob: 2000 memories"), "{log}");
 }
+
+#[test]
+fn committed_memories_come_from_head_when_the_work_tree_lacks_them() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    write_log(&repo, 30, 3);
+    env.commit_all(&repo, "memories");
+    assert_eq!(sync_report(&env, &repo)["memories"], 30);
+    // Deleted from the work tree but still committed: HEAD's blob still counts.
+    fs::remove_file(repo.join(".goldfish/memories/2026-10-01.jsonl")).unwrap();
+    let report = sync_report(&env, &repo);
+    assert_eq!(report["memories"], 30, "{report}");
+    assert_eq!(report["files"], 3);
+    // Once the deletion is committed, its memories leave the index.
+    env.git(&repo, &["commit", "-q", "-am", "drop a day"]);
+    let report = sync_report(&env, &repo);
+    assert_eq!(report["memories"], 20, "{report}");
+    assert_eq!(report["files_removed"], 1);
+}
