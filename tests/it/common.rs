@@ -270,3 +270,53 @@ pub fn render(output: &Output) -> String {
         String::from_utf8_lossy(&output.stderr)
     )
 }
+
+/// A `GOLDFISH_HOME` with the embedding model and ONNX Runtime installed:
+/// `GOLDFISH_TEST_MODEL_HOME`, else `target/model-home` (where
+/// `scripts/test.sh` installs them).
+pub fn model_home() -> PathBuf {
+    let home = std::env::var_os("GOLDFISH_TEST_MODEL_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/model-home"));
+    assert!(
+        home.join("models/all-MiniLM-L6-v2/manifest.json").is_file(),
+        "the embedding model is not installed in {}: run `bash scripts/test.sh`, which installs it \
+         (or `GOLDFISH_HOME={} goldfish model install`)",
+        home.display(),
+        home.display()
+    );
+    home
+}
+
+impl TestEnv {
+    /// Makes the installed model available to this environment's goldfish.
+    pub fn with_model(self) -> TestEnv {
+        let home = self.path().join("home/.goldfish");
+        fs::create_dir_all(&home).unwrap();
+        let installed = model_home();
+        for dir in ["models", "runtime"] {
+            std::os::unix::fs::symlink(installed.join(dir), home.join(dir)).unwrap();
+        }
+        self
+    }
+}
+
+/// One embedder per test binary: loading the model is the expensive part.
+pub fn with_embedder<T>(f: impl FnOnce(&mut goldfish::embed::onnx::OnnxEmbedder) -> T) -> T {
+    use std::sync::{LazyLock, Mutex};
+    static EMBEDDER: LazyLock<Mutex<goldfish::embed::onnx::OnnxEmbedder>> = LazyLock::new(|| {
+        let home = model_home();
+        let model = goldfish::embed::InstalledModel::find(
+            &home.join("models"),
+            &home.join("runtime"),
+            goldfish::embed::DEFAULT_MODEL,
+        )
+        .unwrap()
+        .expect("model installed");
+        Mutex::new(goldfish::embed::onnx::OnnxEmbedder::load(&model, 2).unwrap())
+    });
+    let mut embedder = EMBEDDER
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    f(&mut embedder)
+}

@@ -6,6 +6,7 @@ mod common;
 mod cli;
 mod concurrency;
 mod driver;
+mod embed;
 mod git_flow;
 mod index;
 mod init;
