@@ -16,4 +16,6 @@ pub struct Request {
     /// Case-insensitive substring of the author.
     pub author: Option<String>,
     pub limit: usize,
+    /// Drop results scoring below this (see `IndexedMemory::score`).
+    pub min_score: Option<f64>,
 }

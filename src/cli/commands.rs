@@ -6,15 +6,17 @@ use std::io::{Read, Write};
 use anyhow::Context;
 use jiff::Timestamp;
 
+use super::model::{self, Model};
 use super::output;
 use super::{
     CliError, EXIT_NO_RESULT, EXIT_OK, ForgetArgs, HookName, InitArgs, ModelInstallArgs,
-    RecallArgs, ReindexArgs, StatusArgs, StoreArgs, SyncArgs,
+    RecallArgs, ReindexArgs, SimilarArgs, StatusArgs, StoreArgs, SyncArgs,
 };
 use crate::config::RepoConfig;
+use crate::embed::Embedder;
 use crate::git::{REPO_CONFIG, Workspace};
 use crate::home::Home;
-use crate::index::search::Scope;
+use crate::index::search::{Mode, QueryVector, Scope};
 use crate::index::sync::{self as index_sync, SyncError, SyncOptions, SyncReport};
 use crate::index::{Index, IndexError};
 use crate::log::{LogError, MemoryDir};
@@ -55,20 +57,70 @@ fn sync_error(err: SyncError) -> CliError {
     anyhow::Error::new(err).context("sync failed").into()
 }
 
-/// Syncs `workspace` under its sync lock. `None` when another sync holds the
-/// lock: it will pick up whatever this one would have seen.
+/// How much embedding a sync does after its keyword part.
+pub(super) enum Embedding<'m> {
+    /// Keywords only.
+    Skip,
+    /// At most this many texts (the rest waits for the next sync).
+    UpTo(&'m mut Model, usize),
+    /// Everything pending, with a progress bar on a terminal when `progress`.
+    All(&'m mut Model, bool),
+}
+
+/// Syncs `workspace` under its sync lock, then embeds as `embedding` says.
+/// `None` when another sync holds the lock: it will pick up whatever this one
+/// would have seen.
 pub(super) fn sync_workspace(
     home: &Home,
     workspace: &Workspace,
+    mut embedding: Embedding<'_>,
 ) -> Result<Option<SyncReport>, CliError> {
     let options = SyncOptions {
         abort_before_commit: env::var(env::GOLDFISH_FAULT).as_deref() == Some("sync-abort"),
     };
     let mut index = open_index(home)?;
     index_sync::exclusive(&home.locks_dir(), workspace.root(), || {
-        index_sync::sync(&mut index, workspace, options).map_err(sync_error)
+        let mut report = index_sync::sync(&mut index, workspace, options).map_err(sync_error)?;
+        let (model, limit, progress) = match &mut embedding {
+            Embedding::Skip => return Ok(report),
+            Embedding::UpTo(model, limit) => (&mut **model, Some(*limit), false),
+            Embedding::All(model, progress) => (&mut **model, None, *progress),
+        };
+        let pending = index.pending_embeddings().map_err(index_error)?;
+        if pending > 0 {
+            let bar = progress_bar(progress, pending);
+            let embedder = model.embedder()?;
+            let embedded = index
+                .embed_pending(embedder, limit, &mut |done, _| {
+                    bar.set_position(done as u64)
+                })
+                .context("embedding memories")?;
+            bar.finish_and_clear();
+            report.embedded = embedded.embedded;
+        } else {
+            index.use_model(&model.id()).map_err(index_error)?;
+        }
+        report.pending_embeddings = Some(index.pending_embeddings().map_err(index_error)?);
+        Ok(report)
     })
     .map_err(|err: CliError| err)
+}
+
+/// A progress bar on stderr when it is a terminal and the work is long
+/// enough to watch; hidden otherwise (hooks, pipes, small jobs).
+fn progress_bar(wanted: bool, total: u64) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if !wanted || total < 64 || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "embedding {bar:30} {pos}/{len} memories ({per_sec}, {eta} left)",
+        )
+        .expect("a valid progress template"),
+    );
+    bar
 }
 
 impl From<SyncError> for CliError {
@@ -177,8 +229,8 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
         .append(&entry)
         .map_err(log_error)?;
     // The memory is safely in the log; indexing it is best effort (the next
-    // sync catches up), so a broken index never loses a store.
-    if let Err(err) = home().and_then(|home| sync_workspace(&home, &workspace)) {
+    // sync catches up), so a broken index or model never loses a store.
+    if let Err(err) = index_stored(&workspace, &entry) {
         eprintln!("warning: stored, but not indexed yet: {:#}", err.error);
     }
     if args.json {
@@ -189,6 +241,66 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
             .context("writing output")?;
     }
     Ok(EXIT_OK)
+}
+
+/// Indexes (and embeds) what `store` appended, and warns when it nearly
+/// repeats a memory the workspace already has.
+fn index_stored(workspace: &Workspace, entry: &Entry) -> Result<(), CliError> {
+    /// Similarity from which a new memory counts as a near-duplicate.
+    const DUPLICATE: f64 = 0.95;
+    let home = home()?;
+    let mut model = Model::find(&home)?;
+    let embedding = match model.as_mut() {
+        Some(model) => Embedding::UpTo(model, 64),
+        None => Embedding::Skip,
+    };
+    sync_workspace(&home, workspace, embedding)?;
+    let (Some(model), Entry::Memory(memory)) = (model, entry) else {
+        return Ok(());
+    };
+    let index = open_index(&home)?;
+    let Some(vector) = index
+        .vector_of(&model.id(), &index_sync::content_hash(&memory.content))
+        .map_err(index_error)?
+    else {
+        return Ok(());
+    };
+    let scope = scope_of(&index, workspace)?;
+    for similar in index
+        .similar(&model.id(), &vector, &scope, DUPLICATE, 3)
+        .map_err(index_error)?
+    {
+        if similar.id != memory.id {
+            eprintln!(
+                "warning: this is {:.2} similar to {} ({}): {}",
+                similar.similarity.unwrap_or(0.0),
+                similar.id,
+                similar.timestamp.get(..10).unwrap_or(&similar.timestamp),
+                excerpt(&similar.content, 80)
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The first `max` characters of `text`, on one line.
+fn excerpt(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let cut: String = flat.chars().take(max).collect();
+    format!("{cut}…")
+}
+
+/// The current workspace as a recall scope (empty when never synced).
+fn scope_of(index: &Index, workspace: &Workspace) -> Result<Scope, CliError> {
+    let row = index
+        .workspace_by_root(workspace.root())
+        .map_err(index_error)?;
+    Ok(Scope::Workspaces(
+        row.map(|row| vec![row.id]).unwrap_or_default(),
+    ))
 }
 
 pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliError> {
@@ -227,22 +339,49 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
         tags: args.tags,
         author: args.author,
         limit: args.limit,
+        min_score: args.min_score,
     };
-    // Recall never trusts a stale index: the sync is incremental, so when
-    // nothing changed it only compares HEAD and file stats.
-    if let Some(workspace) = &workspace
-        && let Some(report) = sync_workspace(&home, workspace)?
-    {
-        output::warn_problems(&report.problems, crate::git::MEMORY_DIR);
+    let mut model = Model::find(&home)?;
+    let mode = match (args.mode, &model) {
+        (Some(Mode::Keyword), _) | (None, None) => Mode::Keyword,
+        (Some(mode), Some(_)) => mode,
+        (None, Some(_)) => Mode::Hybrid,
+        (Some(mode), None) => {
+            return Err(CliError::usage(anyhow::anyhow!(
+                "--mode {}: no embedding model is installed; {}",
+                if mode == Mode::Semantic {
+                    "semantic"
+                } else {
+                    "hybrid"
+                },
+                model::INSTALL_HINT
+            )));
+        }
+    };
+    if model.is_none() {
+        model::notice_no_model(&home);
     }
-    let index = open_index(&home)?;
+    // Recall never trusts a stale index: the sync is incremental, so when
+    // nothing changed it only compares HEAD and file stats. A few new
+    // memories are embedded on the way; many are left to `goldfish sync`.
+    if let Some(workspace) = &workspace {
+        let embedding = match (mode, model.as_mut()) {
+            (Mode::Keyword, _) | (_, None) => Embedding::Skip,
+            (_, Some(model)) => Embedding::UpTo(model, 64),
+        };
+        if let Some(report) = sync_workspace(&home, workspace, embedding)? {
+            output::warn_problems(&report.problems, crate::git::MEMORY_DIR);
+            if let Some(pending) = report.pending_embeddings.filter(|&n| n > 0) {
+                eprintln!(
+                    "note: {pending} memories are not embedded yet (run `goldfish sync`); they are found by keywords only"
+                );
+            }
+        }
+    }
+    let mut index = open_index(&home)?;
     let scope = match args.workspace.as_str() {
         "all" => Scope::All,
-        "current" => {
-            let root = workspace.as_ref().expect("checked above").root();
-            let row = index.workspace_by_root(root).map_err(index_error)?;
-            Scope::Workspaces(row.map(|row| vec![row.id]).unwrap_or_default())
-        }
+        "current" => scope_of(&index, workspace.as_ref().expect("checked above"))?,
         name => {
             let rows = index.workspaces().map_err(index_error)?;
             let Some(row) = rows.iter().find(|row| row.name == name || row.root == name) else {
@@ -255,7 +394,26 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
             Scope::Workspaces(vec![row.id])
         }
     };
-    let hits = index.recall(&request, &scope).map_err(index_error)?;
+    let query_vector = match (&request.query, mode, model.as_mut()) {
+        (Some(query), Mode::Semantic | Mode::Hybrid, Some(model)) => {
+            let id = model.id();
+            let vector = index
+                .query_vector(model.embedder()?, query)
+                .context("embedding the query")?;
+            Some((id, vector))
+        }
+        _ => None,
+    };
+    let hits = index
+        .recall(
+            &request,
+            &scope,
+            mode,
+            query_vector
+                .as_ref()
+                .map(|(model, vector)| QueryVector { model, vector }),
+        )
+        .map_err(index_error)?;
     if hits.is_empty() {
         eprintln!("no memories match");
         return Ok(EXIT_NO_RESULT);
@@ -301,7 +459,7 @@ pub(super) fn forget(args: ForgetArgs, out: &mut dyn Write) -> Result<u8, CliErr
         extra: Default::default(),
     });
     dir.append(&entry).map_err(log_error)?;
-    if let Err(err) = home().and_then(|home| sync_workspace(&home, &workspace)) {
+    if let Err(err) = home().and_then(|home| sync_workspace(&home, &workspace, Embedding::Skip)) {
         eprintln!(
             "warning: forgotten, but the index still has it until the next sync: {:#}",
             err.error
@@ -342,14 +500,41 @@ fn hook_sync() -> Result<String, CliError> {
             log.display()
         ));
     }
-    Ok(match sync_workspace(&home, &workspace)? {
-        Some(report) => format!(
-            "synced {} ({} files read, {} memories)",
-            report.workspace, report.files_read, report.memories
-        ),
-        None => "another sync is running; it will pick this up".to_owned(),
-    })
+    // The keyword index now, so the pull's memories are found at once;
+    // embedding a handful now, many in the background.
+    let Some(report) = sync_workspace(&home, &workspace, Embedding::Skip)? else {
+        return Ok("another sync is running; it will pick this up".to_owned());
+    };
+    let synced = format!(
+        "synced {} ({} files read, {} memories)",
+        report.workspace, report.files_read, report.memories
+    );
+    let Some(mut model) = Model::find(&home)? else {
+        return Ok(synced);
+    };
+    let pending = open_index(&home)?
+        .pending_embeddings()
+        .map_err(index_error)?;
+    if pending > HOOK_FOREGROUND_EMBEDDINGS {
+        let log = background_sync(&home, &workspace)?;
+        return Ok(format!(
+            "{synced}; embedding {pending} in the background (log: {})",
+            log.display()
+        ));
+    }
+    if pending > 0 {
+        sync_workspace(
+            &home,
+            &workspace,
+            Embedding::UpTo(&mut model, HOOK_FOREGROUND_EMBEDDINGS as usize),
+        )?;
+    }
+    Ok(synced)
 }
+
+/// Texts a hook embeds itself (about a tenth of a second); more go to a
+/// background process.
+const HOOK_FOREGROUND_EMBEDDINGS: u64 = 16;
 
 /// Starts `goldfish sync` detached from the git command, appending
 /// its output to `$GOLDFISH_HOME/logs/sync.log`.
@@ -379,7 +564,12 @@ fn background_sync(home: &Home, workspace: &Workspace) -> Result<std::path::Path
 pub(super) fn sync(args: SyncArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = workspace()?;
     let home = home()?;
-    let Some(report) = sync_workspace(&home, &workspace)? else {
+    let mut model = Model::find(&home)?;
+    let embedding = match model.as_mut() {
+        Some(model) => Embedding::All(model, !args.quiet && !args.json),
+        None => Embedding::Skip,
+    };
+    let Some(report) = sync_workspace(&home, &workspace, embedding)? else {
         if !args.quiet {
             eprintln!("another sync of this workspace is running; it will include your changes");
         }
@@ -405,6 +595,19 @@ pub(super) fn sync(args: SyncArgs, out: &mut dyn Write) -> Result<u8, CliError> 
             report.commits_walked
         )
         .context("writing output")?;
+        match report.pending_embeddings {
+            Some(pending) => writeln!(
+                out,
+                "embedded {} memories ({pending} pending)",
+                report.embedded
+            ),
+            None => writeln!(
+                out,
+                "no embedding model: recall matches keywords only; {}",
+                model::INSTALL_HINT
+            ),
+        }
+        .context("writing output")?;
     }
     Ok(EXIT_OK)
 }
@@ -413,7 +616,8 @@ pub(super) fn status(args: StatusArgs, out: &mut dyn Write) -> Result<u8, CliErr
     let workspace = workspace()?;
     let home = home()?;
     let index = open_index(&home)?;
-    let status = super::status::collect(&workspace, &index)?;
+    let model = Model::find(&home)?.map(|model| model.id());
+    let status = super::status::collect(&workspace, &index, model)?;
     if args.json {
         let line = serde_json::to_string(&status).context("serializing the status")?;
         writeln!(out, "{line}").context("writing output")?;
@@ -452,7 +656,12 @@ pub(super) fn reindex(args: ReindexArgs, out: &mut dyn Write) -> Result<u8, CliE
         if workspace.root() != root {
             continue;
         }
-        let Some(report) = sync_workspace(&home, &workspace)? else {
+        let mut model = Model::find(&home)?;
+        let embedding = match model.as_mut() {
+            Some(model) => Embedding::All(model, !args.json),
+            None => Embedding::Skip,
+        };
+        let Some(report) = sync_workspace(&home, &workspace, embedding)? else {
             continue;
         };
         if args.json {
@@ -489,5 +698,120 @@ pub(super) fn model_install(args: ModelInstallArgs, out: &mut dyn Write) -> Resu
         installed.runtime.display()
     )
     .context("writing output")?;
+    Ok(EXIT_OK)
+}
+
+pub(super) fn similar(args: SimilarArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let home = home()?;
+    let Some(mut model) = Model::find(&home)? else {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "similar compares embeddings, and no embedding model is installed; {}",
+            model::INSTALL_HINT
+        )));
+    };
+    sync_workspace(&home, &workspace, Embedding::All(&mut model, !args.json))?;
+    let index = open_index(&home)?;
+    let scope = scope_of(&index, &workspace)?;
+    let model_id = model.id();
+    if args.scan {
+        let clusters = index
+            .duplicate_clusters(&model_id, &scope, args.threshold, args.limit)
+            .map_err(index_error)?;
+        if clusters.is_empty() {
+            eprintln!(
+                "no near-duplicates at similarity {} or more",
+                args.threshold
+            );
+            return Ok(EXIT_NO_RESULT);
+        }
+        for (n, cluster) in clusters.iter().enumerate() {
+            if args.json {
+                let line = serde_json::to_string(
+                    &serde_json::json!({ "cluster": n + 1, "memories": cluster }),
+                )
+                .context("serializing a cluster")?;
+                writeln!(out, "{line}").context("writing output")?;
+            } else {
+                writeln!(out, "cluster {}:", n + 1).context("writing output")?;
+                for m in cluster {
+                    writeln!(
+                        out,
+                        "  {:.2}  {}  {}  {}",
+                        m.similarity.unwrap_or(1.0),
+                        m.id,
+                        m.timestamp.get(..10).unwrap_or(&m.timestamp),
+                        excerpt(&m.content, 70)
+                    )
+                    .context("writing output")?;
+                }
+            }
+        }
+        return Ok(EXIT_OK);
+    }
+    let (vector, own_id) = match (&args.id, &args.text) {
+        (Some(id), _) => {
+            let view = MemoryDir::new(workspace.memory_dir())
+                .read()
+                .map_err(log_error)?;
+            let memory = match view.find(id) {
+                Lookup::Found(located) => located.memory.clone(),
+                Lookup::Forgotten => {
+                    return Err(CliError::usage(anyhow::anyhow!("ID: {id} is forgotten")));
+                }
+                Lookup::Missing => {
+                    return Err(CliError::usage(anyhow::anyhow!(
+                        "ID: no memory has the id `{id}`"
+                    )));
+                }
+                Lookup::Ambiguous(ids) => {
+                    return Err(CliError::usage(anyhow::anyhow!(
+                        "ID: `{id}` matches several memories ({}); give more of the id",
+                        ids.join(", ")
+                    )));
+                }
+            };
+            let vector = index
+                .vector_of(&model_id, &index_sync::content_hash(&memory.content))
+                .map_err(index_error)?
+                .ok_or_else(|| {
+                    anyhow::anyhow!("{} has no embedding yet: run `goldfish sync`", memory.id)
+                })?;
+            (vector, Some(memory.id))
+        }
+        (None, Some(text)) => {
+            let vector = model
+                .embedder()?
+                .embed(&[text.as_str()], crate::embed::TextKind::Document)
+                .context("embedding --text")?
+                .remove(0);
+            (vector, None)
+        }
+        (None, None) => unreachable!("clap requires an id, --text or --scan"),
+    };
+    let mut hits = index
+        .similar(&model_id, &vector, &scope, args.threshold, args.limit + 1)
+        .map_err(index_error)?;
+    hits.retain(|hit| Some(&hit.id) != own_id.as_ref());
+    hits.truncate(args.limit);
+    if hits.is_empty() {
+        eprintln!("nothing at similarity {} or more", args.threshold);
+        return Ok(EXIT_NO_RESULT);
+    }
+    if args.json {
+        output::memories_json(&hits, out)?;
+    } else {
+        for m in &hits {
+            writeln!(
+                out,
+                "{:.2}  {}  {}  {}",
+                m.similarity.unwrap_or(0.0),
+                m.id,
+                m.timestamp.get(..10).unwrap_or(&m.timestamp),
+                excerpt(&m.content, 90)
+            )
+            .context("writing output")?;
+        }
+    }
     Ok(EXIT_OK)
 }

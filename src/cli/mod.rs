@@ -5,6 +5,7 @@
 //! something was asked for, 2 usage or input error, 3 other failures.
 
 mod commands;
+mod model;
 mod output;
 mod status;
 
@@ -39,10 +40,12 @@ enum Command {
     Init(InitArgs),
     /// Store a memory in the log (.goldfish/memories/YYYY-MM-DD.jsonl)
     Store(StoreArgs),
-    /// Recall memories: filters, then keyword ranking (BM25); newest first without a query
+    /// Recall memories: filters, then keyword (BM25) and semantic ranking; newest first without a query
     Recall(RecallArgs),
     /// Forget a memory: appends a tombstone, history is never rewritten
     Forget(ForgetArgs),
+    /// Near-duplicates of a memory or a text, or every duplicate cluster (--scan)
+    Similar(SimilarArgs),
     /// Bring the personal index up to date with git (incremental)
     Sync(SyncArgs),
     /// Show the index and the health of this clone's setup
@@ -115,6 +118,12 @@ struct RecallArgs {
     /// Only memories whose author contains this (case-insensitive)
     #[arg(long, value_name = "NAME")]
     author: Option<String>,
+    /// Ranking: hybrid (default with a model), semantic, or keyword (default without)
+    #[arg(long, value_enum, value_name = "MODE", hide_possible_values = true)]
+    mode: Option<crate::index::search::Mode>,
+    /// Drop results scoring below this: cosine similarity in [0, 1] (semantic, hybrid) or keyword relevance
+    #[arg(long, value_name = "X")]
+    min_score: Option<f64>,
     /// Which workspaces to search: current, all, or a workspace's name
     #[arg(
         long,
@@ -138,6 +147,30 @@ struct ForgetArgs {
     #[arg(value_name = "ID")]
     id: String,
     /// Print the tombstone record as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["id", "text", "scan"])))]
+struct SimilarArgs {
+    /// The memory's id (or a unique prefix of it)
+    #[arg(value_name = "ID")]
+    id: Option<String>,
+    /// Compare with this text instead of a stored memory
+    #[arg(long, value_name = "TEXT")]
+    text: Option<String>,
+    /// Group every cluster of near-duplicates in this workspace
+    #[arg(long)]
+    scan: bool,
+    /// Cosine similarity from which memories count as similar
+    #[arg(long, value_name = "X", default_value_t = 0.85)]
+    threshold: f64,
+    /// At most this many memories (per cluster with --scan)
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 10)]
+    limit: usize,
+    /// JSON Lines: one memory (or, with --scan, one cluster) per line
     #[arg(long)]
     json: bool,
 }
@@ -293,6 +326,7 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<u8, CliError> {
         Command::Store(args) => commands::store(args, out),
         Command::Recall(args) => commands::recall(args, out),
         Command::Forget(args) => commands::forget(args, out),
+        Command::Similar(args) => commands::similar(args, out),
         Command::Sync(args) => commands::sync(args, out),
         Command::Status(args) => commands::status(args, out),
         Command::Reindex(args) => commands::reindex(args, out),

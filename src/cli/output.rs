@@ -13,8 +13,11 @@ pub(super) fn memories_json(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     for memory in memories {
+        let round = |x: f64| (x * 10_000.0).round() / 10_000.0;
         let mut memory = memory.clone();
-        memory.score = (memory.score * 1000.0).round() / 1000.0;
+        memory.score = round(memory.score);
+        memory.keyword = memory.keyword.map(round);
+        memory.similarity = memory.similarity.map(round);
         let line = serde_json::to_string(&memory).context("serializing a memory")?;
         writeln!(out, "{line}").context("writing output")?;
     }

@@ -42,7 +42,19 @@ struct WorkspaceSummary {
     last_sync: Option<String>,
 }
 
-pub(super) fn collect(workspace: &Workspace, index: &Index) -> Result<Status, CliError> {
+pub(super) fn collect(
+    workspace: &Workspace,
+    index: &Index,
+    model: Option<String>,
+) -> Result<Status, CliError> {
+    let pending_embeddings = match &model {
+        Some(_) => Some(
+            index
+                .pending_embeddings()
+                .map_err(|err| CliError::from(anyhow::Error::new(err)))?,
+        ),
+        None => None,
+    };
     let view = MemoryDir::new(workspace.memory_dir())
         .read()
         .map_err(|err| CliError::from(anyhow::Error::new(err)))?;
@@ -80,8 +92,8 @@ pub(super) fn collect(workspace: &Workspace, index: &Index) -> Result<Status, Cl
         memories_in_git: view.memories.len(),
         memories_in_index,
         bad_lines: view.problems.len(),
-        model: None,
-        pending_embeddings: None,
+        model,
+        pending_embeddings,
         health: init::health(workspace),
         index: index.path().display().to_string(),
         workspaces,
@@ -116,7 +128,16 @@ pub(super) fn print(status: &Status, out: &mut dyn Write) -> Result<(), CliError
         )),
         None => text.push_str("last sync  never (run `goldfish sync`)\n"),
     }
-    text.push_str("model      none: recall uses keywords only\n");
+    match (&status.model, status.pending_embeddings) {
+        (Some(model), Some(0)) => text.push_str(&format!("model      {model}: every memory embedded\n")),
+        (Some(model), Some(pending)) => text.push_str(&format!(
+            "model      {model}: {pending} memories not embedded yet (`goldfish sync` embeds them)\n"
+        )),
+        _ => text.push_str(&format!(
+            "model      none: recall matches keywords only; {}\n",
+            super::model::INSTALL_HINT
+        )),
+    }
     for check in &status.health {
         match (&check.problem, &check.fix) {
             (Some(problem), Some(fix)) => {

@@ -8,6 +8,7 @@
 mod schema;
 pub mod search;
 pub mod sync;
+pub mod vectors;
 
 use std::path::{Path, PathBuf};
 use std::sync::Once;
@@ -44,6 +45,8 @@ pub enum IndexError {
 pub struct Index {
     conn: Connection,
     path: PathBuf,
+    /// Bit codes of the vectors, loaded on the first vector search.
+    codes: vectors::Codes,
 }
 
 /// A workspace the index knows.
@@ -121,6 +124,7 @@ impl Index {
         let mut index = Index {
             conn,
             path: path.to_owned(),
+            codes: Default::default(),
         };
         schema::migrate(&mut index.conn).map_err(|err| match err {
             schema::MigrateError::Sqlite(source) => sqlite(source),

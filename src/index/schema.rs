@@ -17,8 +17,14 @@ pub const VERSION: i64 = 1;
 /// - `tombstones`: the forget records, per file.
 /// - `provenance`: the commit that introduced each memory id, and its author.
 /// - `memories_fts`: FTS5 over content, tags and files (external content).
-/// - `embeddings`: one row per (content hash, model); the vectors live in a
-///   sqlite-vec `vec0` table per dimension, `vec_<dims>`, keyed by this rowid.
+/// - `embeddings`: one row per (content hash, model): the unit vector as
+///   little-endian f32 (sqlite-vec's float format, so its `vec_distance_*`
+///   functions work on it) and its sign bits (`code`), the first stage of
+///   vector search. Identical content is embedded once, whatever the
+///   workspace.
+/// - `embed_queue`: content hashes not yet embedded (filled by triggers).
+/// - `query_cache`: query embeddings by (model, query text).
+/// - `meta`: `embedding_model`, the model the vectors belong to.
 const V1: &str = r#"
 CREATE TABLE workspaces (
     id             INTEGER PRIMARY KEY,
@@ -104,8 +110,32 @@ CREATE TABLE embeddings (
     rowid        INTEGER PRIMARY KEY,
     content_hash TEXT NOT NULL,
     model        TEXT NOT NULL,
+    vector       BLOB NOT NULL,
+    code         BLOB NOT NULL,
     UNIQUE (content_hash, model)
 );
+
+CREATE TABLE embed_queue (
+    content_hash TEXT PRIMARY KEY
+) WITHOUT ROWID;
+CREATE TRIGGER memories_queue_insert AFTER INSERT ON memories BEGIN
+    INSERT OR IGNORE INTO embed_queue (content_hash) VALUES (new.content_hash);
+END;
+CREATE TRIGGER memories_queue_update AFTER UPDATE OF content_hash ON memories BEGIN
+    INSERT OR IGNORE INTO embed_queue (content_hash) VALUES (new.content_hash);
+END;
+
+CREATE TABLE query_cache (
+    model  TEXT NOT NULL,
+    query  TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model, query)
+) WITHOUT ROWID;
+
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
 "#;
 
 #[derive(Debug)]

@@ -44,98 +44,381 @@ pub struct IndexedMemory {
     pub line: i64,
     /// The commit that introduced the memory; `null` while uncommitted.
     pub introduced: Option<Provenance>,
-    /// Keyword relevance in [0, 1): BM25 mapped through x/(1+x); 1 without a query.
+    /// What `--min-score` filters on: the cosine similarity (clamped to
+    /// [0, 1]) in semantic and hybrid mode, the keyword relevance in keyword
+    /// mode, 1 without a query.
     pub score: f64,
+    /// BM25 relevance mapped into [0, 1) by x/(1+x); `null` when the memory
+    /// did not match the query's words.
+    pub keyword: Option<f64>,
+    /// Cosine similarity to the query; `null` without a model.
+    pub similarity: Option<f64>,
+    /// blake3 of the content: the key of its embedding.
+    #[serde(skip)]
+    pub content_hash: String,
 }
 
-impl Index {
-    /// Runs `request` over `scope`.
-    pub fn recall(
-        &self,
-        request: &Request,
-        scope: &Scope,
-    ) -> Result<Vec<IndexedMemory>, IndexError> {
-        let mut conditions: Vec<String> = vec![
+/// How recall ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// BM25 over content, tags and files.
+    Keyword,
+    /// Cosine similarity of embeddings.
+    Semantic,
+    /// Both rankings, fused.
+    Hybrid,
+}
+
+/// What the vector stage needs: the model's id and the query's embedding.
+#[derive(Debug, Clone, Copy)]
+pub struct QueryVector<'a> {
+    pub model: &'a str,
+    pub vector: &'a [f32],
+}
+
+/// Reciprocal-rank-fusion constant: a memory ranked r-th in a list gets
+/// 1 / (RRF_K + r) from it.
+pub const RRF_K: f64 = 60.0;
+
+/// SQL conditions and their bound values.
+#[derive(Default)]
+struct Conditions {
+    sql: Vec<String>,
+    values: Vec<Value>,
+}
+
+impl Conditions {
+    fn bind(&mut self, value: Value) -> String {
+        self.values.push(value);
+        format!("?{}", self.values.len())
+    }
+
+    /// The request's filters, the scope, and "not forgotten".
+    fn filters(request: &Request, scope: &Scope) -> Conditions {
+        let mut c = Conditions::default();
+        c.sql.push(
             "NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = m.workspace_id AND t.forgets = m.id)".into(),
-        ];
-        let mut values: Vec<Value> = Vec::new();
-        let mut bind = |value: Value| {
-            values.push(value);
-            format!("?{}", values.len())
-        };
-        let match_query = request.query.as_deref().and_then(fts_query);
-        let from = match &match_query {
-            Some(query) => {
-                let placeholder = bind(Value::Text(query.clone()));
-                conditions.push(format!("memories_fts MATCH {placeholder}"));
-                "memories_fts JOIN memories m ON m.rowid = memories_fts.rowid"
-            }
-            None => "memories m",
-        };
-        if request.query.is_some() && match_query.is_none() {
-            return Ok(Vec::new());
-        }
+        );
         if let Scope::Workspaces(ids) = scope {
-            let list: Vec<String> = ids.iter().map(|id| bind(Value::Integer(*id))).collect();
-            conditions.push(format!("m.workspace_id IN ({})", list.join(", ")));
+            let list: Vec<String> = ids.iter().map(|id| c.bind(Value::Integer(*id))).collect();
+            c.sql
+                .push(format!("m.workspace_id IN ({})", list.join(", ")));
         }
         if let Some(since) = request.since {
-            conditions.push(format!(
-                "m.ts_ms >= {}",
-                bind(Value::Integer(since.as_millisecond()))
-            ));
+            let p = c.bind(Value::Integer(since.as_millisecond()));
+            c.sql.push(format!("m.ts_ms >= {p}"));
         }
         if let Some(until) = request.until {
-            conditions.push(format!(
-                "m.ts_ms <= {}",
-                bind(Value::Integer(until.as_millisecond()))
-            ));
+            let p = c.bind(Value::Integer(until.as_millisecond()));
+            c.sql.push(format!("m.ts_ms <= {p}"));
         }
         if !request.kinds.is_empty() {
             let list: Vec<String> = request
                 .kinds
                 .iter()
-                .map(|k| bind(Value::Text(k.clone())))
+                .map(|k| c.bind(Value::Text(k.clone())))
                 .collect();
-            conditions.push(format!("m.type IN ({})", list.join(", ")));
+            c.sql.push(format!("m.type IN ({})", list.join(", ")));
         }
         for tag in &request.tags {
-            let placeholder = bind(Value::Text(tag.to_lowercase()));
-            conditions.push(format!(
-                "EXISTS (SELECT 1 FROM json_each(m.tags) WHERE lower(json_each.value) = {placeholder})"
+            let p = c.bind(Value::Text(tag.to_lowercase()));
+            c.sql.push(format!(
+                "EXISTS (SELECT 1 FROM json_each(m.tags) WHERE lower(json_each.value) = {p})"
             ));
         }
         if let Some(author) = &request.author {
-            let placeholder = bind(Value::Text(format!("%{}%", author.to_lowercase())));
-            conditions.push(format!(
-                "(lower(coalesce(m.author, '')) LIKE {placeholder} OR lower(coalesce(p.author, '')) LIKE {placeholder})"
+            let p = c.bind(Value::Text(format!("%{}%", author.to_lowercase())));
+            c.sql.push(format!(
+                "(lower(coalesce(m.author, '')) LIKE {p} OR lower(coalesce(p.author, '')) LIKE {p})"
             ));
         }
-        let (score, order) = if match_query.is_some() {
-            (
-                "bm25(memories_fts, 1.0, 2.0, 0.5)",
-                "rank_value ASC, m.timestamp DESC, m.id DESC",
-            )
-        } else {
-            ("0.0", "m.timestamp DESC, m.id DESC")
+        c
+    }
+}
+
+impl Index {
+    /// Runs `request` over `scope`, ranked by `mode`. Semantic and hybrid
+    /// modes need `query_vector` (keyword ranking is used without one).
+    pub fn recall(
+        &self,
+        request: &Request,
+        scope: &Scope,
+        mode: Mode,
+        query_vector: Option<QueryVector<'_>>,
+    ) -> Result<Vec<IndexedMemory>, IndexError> {
+        let has_query = request
+            .query
+            .as_deref()
+            .is_some_and(|q| fts_query(q).is_some());
+        let mut hits = match (mode, query_vector) {
+            _ if request.query.is_none() => self.newest(request, scope)?,
+            (Mode::Semantic, Some(vector)) => {
+                self.semantic(request, scope, vector, request.limit)?
+            }
+            (Mode::Hybrid, Some(vector)) => self.hybrid(request, scope, vector)?,
+            _ if !has_query => Vec::new(),
+            _ => self.keyword(request, scope, request.limit)?,
         };
-        let limit = bind(Value::Integer(
-            i64::try_from(request.limit).unwrap_or(i64::MAX),
-        ));
+        if let Some(min) = request.min_score {
+            hits.retain(|hit| hit.score >= min);
+        }
+        hits.truncate(request.limit);
+        Ok(hits)
+    }
+
+    /// Memories of `scope` whose embedding is at least `threshold` similar to
+    /// `vector`, most similar first.
+    pub fn similar(
+        &self,
+        model: &str,
+        vector: &[f32],
+        scope: &Scope,
+        threshold: f64,
+        limit: usize,
+    ) -> Result<Vec<IndexedMemory>, IndexError> {
+        let request = Request {
+            limit,
+            min_score: Some(threshold),
+            ..Request::default()
+        };
+        let mut hits = self.semantic(&request, scope, QueryVector { model, vector }, limit)?;
+        hits.retain(|hit| hit.score >= threshold);
+        Ok(hits)
+    }
+
+    /// Groups the memories of `scope` into clusters whose members are at
+    /// least `threshold` similar to another member (single linkage), largest
+    /// first; within a cluster, most similar to the first member first.
+    pub fn duplicate_clusters(
+        &self,
+        model: &str,
+        scope: &Scope,
+        threshold: f64,
+        limit: usize,
+    ) -> Result<Vec<Vec<IndexedMemory>>, IndexError> {
+        let everything = Request {
+            limit: usize::MAX,
+            ..Request::default()
+        };
+        let memories = self.newest(&everything, scope)?;
+        let index_of: std::collections::HashMap<&str, usize> = memories
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.id.as_str(), i))
+            .collect();
+        let mut parent: Vec<usize> = (0..memories.len()).collect();
+        fn root(parent: &mut [usize], mut i: usize) -> usize {
+            while parent[i] != i {
+                parent[i] = parent[parent[i]];
+                i = parent[i];
+            }
+            i
+        }
+        let mut vectors: std::collections::HashMap<String, Vec<f32>> =
+            std::collections::HashMap::new();
+        for (i, memory) in memories.iter().enumerate() {
+            let Some(vector) = self.vector_of(model, &memory.content_hash)? else {
+                continue;
+            };
+            for neighbour in self.similar(model, &vector, scope, threshold, 20)? {
+                if let Some(&j) = index_of.get(neighbour.id.as_str()) {
+                    let (a, b) = (root(&mut parent, i), root(&mut parent, j));
+                    parent[a] = b;
+                }
+            }
+            vectors.insert(memory.id.clone(), vector);
+        }
+        let mut groups: std::collections::BTreeMap<usize, Vec<usize>> =
+            std::collections::BTreeMap::new();
+        for i in 0..memories.len() {
+            let r = root(&mut parent, i);
+            groups.entry(r).or_default().push(i);
+        }
+        let mut clusters: Vec<Vec<IndexedMemory>> = groups
+            .into_values()
+            .filter(|members| members.len() > 1)
+            .map(|members| {
+                let first = &vectors[&memories[members[0]].id];
+                let mut cluster: Vec<IndexedMemory> = members
+                    .iter()
+                    .map(|&i| {
+                        let mut m = memories[i].clone();
+                        m.similarity = vectors
+                            .get(&m.id)
+                            .map(|v| f64::from(crate::embed::cosine(first, v)));
+                        m.score = m.similarity.unwrap_or(0.0);
+                        m
+                    })
+                    .collect();
+                cluster.sort_by(|a, b| {
+                    b.score
+                        .total_cmp(&a.score)
+                        .then_with(|| a.timestamp.cmp(&b.timestamp))
+                });
+                cluster.truncate(limit);
+                cluster
+            })
+            .collect();
+        clusters.sort_by_key(|c| std::cmp::Reverse(c.len()));
+        Ok(clusters)
+    }
+
+    /// Newest first, filters only.
+    fn newest(&self, request: &Request, scope: &Scope) -> Result<Vec<IndexedMemory>, IndexError> {
+        let mut c = Conditions::filters(request, scope);
+        let limit = c.bind(Value::Integer(limit_value(request.limit)));
+        self.select(
+            c,
+            "memories m",
+            "NULL",
+            &format!("m.timestamp DESC, m.id DESC LIMIT {limit}"),
+        )
+    }
+
+    /// BM25 ranking of the query's words.
+    fn keyword(
+        &self,
+        request: &Request,
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<Vec<IndexedMemory>, IndexError> {
+        let Some(query) = request.query.as_deref().and_then(fts_query) else {
+            return Ok(Vec::new());
+        };
+        let mut c = Conditions::filters(request, scope);
+        let p = c.bind(Value::Text(query));
+        c.sql.push(format!("memories_fts MATCH {p}"));
+        let limit = c.bind(Value::Integer(limit_value(limit)));
+        let mut hits = self.select(
+            c,
+            "memories_fts JOIN memories m ON m.rowid = memories_fts.rowid",
+            "bm25(memories_fts, 1.0, 2.0, 0.5)",
+            &format!("rank_value ASC, m.timestamp DESC, m.id DESC LIMIT {limit}"),
+        )?;
+        for hit in &mut hits {
+            hit.score = hit.keyword.unwrap_or(0.0);
+        }
+        Ok(hits)
+    }
+
+    /// Cosine ranking: the vector stage proposes content hashes, SQL keeps
+    /// the memories that have them and pass the filters. When the filters
+    /// leave too few, the vector stage is asked for more.
+    fn semantic(
+        &self,
+        request: &Request,
+        scope: &Scope,
+        query: QueryVector<'_>,
+        limit: usize,
+    ) -> Result<Vec<IndexedMemory>, IndexError> {
+        let mut k = (limit * 20).max(200);
+        loop {
+            let vector_hits =
+                self.vector_search(query.model, query.vector, k, (k * 4).max(1000))?;
+            let exhausted = vector_hits.len() < k;
+            let similarity: std::collections::HashMap<&str, f32> = vector_hits
+                .iter()
+                .map(|h| (h.content_hash.as_str(), h.similarity))
+                .collect();
+            let mut hits = Vec::new();
+            for chunk in vector_hits.chunks(500) {
+                let mut c = Conditions::filters(request, scope);
+                let list: Vec<String> = chunk
+                    .iter()
+                    .map(|h| c.bind(Value::Text(h.content_hash.clone())))
+                    .collect();
+                c.sql
+                    .push(format!("m.content_hash IN ({})", list.join(", ")));
+                hits.extend(self.select(c, "memories m", "NULL", "m.timestamp DESC")?);
+            }
+            for hit in &mut hits {
+                let s = f64::from(similarity[hit.content_hash.as_str()]);
+                hit.similarity = Some(s);
+                hit.score = s.max(0.0);
+            }
+            hits.sort_by(|a, b| {
+                b.score
+                    .total_cmp(&a.score)
+                    .then_with(|| b.timestamp.cmp(&a.timestamp))
+                    .then_with(|| b.id.cmp(&a.id))
+            });
+            if hits.len() >= limit || exhausted {
+                hits.truncate(limit);
+                return Ok(hits);
+            }
+            k *= 4;
+        }
+    }
+
+    /// Keyword and semantic rankings fused by reciprocal rank; the score
+    /// shown is the cosine similarity.
+    fn hybrid(
+        &self,
+        request: &Request,
+        scope: &Scope,
+        query: QueryVector<'_>,
+    ) -> Result<Vec<IndexedMemory>, IndexError> {
+        let depth = (request.limit * 5).max(50);
+        let keyword = self.keyword(request, scope, depth)?;
+        let semantic = self.semantic(request, scope, query, depth)?;
+        let mut fused: Vec<(f64, IndexedMemory)> = Vec::new();
+        let mut position: std::collections::HashMap<String, usize> =
+            std::collections::HashMap::new();
+        for (list, is_keyword) in [(semantic, false), (keyword, true)] {
+            for (rank, hit) in list.into_iter().enumerate() {
+                let contribution = 1.0 / (RRF_K + rank as f64 + 1.0);
+                match position.get(&hit.id) {
+                    Some(&i) => {
+                        fused[i].0 += contribution;
+                        if is_keyword {
+                            fused[i].1.keyword = hit.keyword;
+                        }
+                    }
+                    None => {
+                        position.insert(hit.id.clone(), fused.len());
+                        fused.push((contribution, hit));
+                    }
+                }
+            }
+        }
+        for (_, hit) in &mut fused {
+            if hit.similarity.is_none() {
+                hit.similarity = self
+                    .vector_of(query.model, &hit.content_hash)?
+                    .map(|v| f64::from(crate::embed::cosine(query.vector, &v)));
+            }
+            hit.score = hit.similarity.unwrap_or(0.0).max(0.0);
+        }
+        fused.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| b.1.score.total_cmp(&a.1.score))
+                .then_with(|| b.1.id.cmp(&a.1.id))
+        });
+        Ok(fused.into_iter().map(|(_, hit)| hit).collect())
+    }
+
+    fn select(
+        &self,
+        c: Conditions,
+        from: &str,
+        rank: &str,
+        order: &str,
+    ) -> Result<Vec<IndexedMemory>, IndexError> {
         let sql = format!(
             "SELECT m.id, m.timestamp, m.type, m.content, m.source, m.tags, m.author, m.branch, m.commit_id,
-                    m.files, w.name, m.file, m.line, p.commit_id, p.author, p.date, {score} AS rank_value
+                    m.files, w.name, m.file, m.line, p.commit_id, p.author, p.date, m.content_hash,
+                    {rank} AS rank_value
              FROM {from}
              JOIN workspaces w ON w.id = m.workspace_id
              LEFT JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
              WHERE {}
-             ORDER BY {order}
-             LIMIT {limit}",
-            conditions.join(" AND ")
+             ORDER BY {order}",
+            c.sql.join(" AND ")
         );
         let mut statement = self.conn.prepare(&sql).map_err(self.sqlite())?;
         let rows = statement
-            .query_map(rusqlite::params_from_iter(values), |row| {
+            .query_map(rusqlite::params_from_iter(c.values), |row| {
                 let list = |index: usize| -> rusqlite::Result<Vec<String>> {
                     let text: String = row.get(index)?;
                     Ok(serde_json::from_str(&text).unwrap_or_default())
@@ -148,8 +431,11 @@ impl Index {
                     }),
                     None => None,
                 };
-                let rank: f64 = row.get(16)?;
-                let relevance = -rank;
+                // bm25() is lower for better matches; map it into [0, 1).
+                let keyword = row.get::<_, Option<f64>>(17)?.map(|rank| {
+                    let relevance = (-rank).max(0.0);
+                    relevance / (1.0 + relevance)
+                });
                 Ok(IndexedMemory {
                     id: row.get(0)?,
                     timestamp: row.get(1)?,
@@ -165,17 +451,20 @@ impl Index {
                     file: row.get(11)?,
                     line: row.get(12)?,
                     introduced,
-                    score: if match_query.is_some() {
-                        relevance.max(0.0) / (1.0 + relevance.max(0.0))
-                    } else {
-                        1.0
-                    },
+                    score: 1.0,
+                    keyword,
+                    similarity: None,
+                    content_hash: row.get(16)?,
                 })
             })
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
             .map_err(self.sqlite())?;
         Ok(rows)
     }
+}
+
+fn limit_value(limit: usize) -> i64 {
+    i64::try_from(limit).unwrap_or(i64::MAX)
 }
 
 /// An FTS5 query matching any of the words of `text` (each quoted, so user

@@ -61,6 +61,10 @@ pub struct SyncReport {
     pub memories: u64,
     /// Lines skipped, as `file:line: reason`.
     pub problems: Vec<String>,
+    /// Texts embedded after the keyword part (0 without a model).
+    pub embedded: usize,
+    /// Content hashes still waiting for an embedding; `null` without a model.
+    pub pending_embeddings: Option<u64>,
 }
 
 /// Knobs for tests.

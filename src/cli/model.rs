@@ -1,0 +1,68 @@
+//! The embedding model as the commands use it: found under
+//! `$GOLDFISH_HOME`, loaded on first use, absent without harm.
+
+use anyhow::Context;
+
+use super::CliError;
+use crate::embed::onnx::OnnxEmbedder;
+use crate::embed::{DEFAULT_MODEL, InstalledModel};
+use crate::env;
+use crate::home::Home;
+
+/// The hint every "no model" message ends with.
+pub(super) const INSTALL_HINT: &str = "run `goldfish model install` for semantic recall";
+
+/// An installed model, loaded lazily.
+pub(super) struct Model {
+    installed: InstalledModel,
+    embedder: Option<OnnxEmbedder>,
+}
+
+impl Model {
+    /// The model named by `GOLDFISH_MODEL` (default all-MiniLM-L6-v2), if installed.
+    pub(super) fn find(home: &Home) -> Result<Option<Model>, CliError> {
+        let name = env::var(env::GOLDFISH_MODEL).unwrap_or_else(|| DEFAULT_MODEL.to_owned());
+        let installed = InstalledModel::find(&home.models_dir(), &home.runtime_dir(), &name)
+            .with_context(|| format!("the model `{name}` is installed but unusable"))?;
+        Ok(installed.map(|installed| Model {
+            installed,
+            embedder: None,
+        }))
+    }
+
+    pub(super) fn id(&self) -> String {
+        self.installed.model_id()
+    }
+
+    /// The embedder, loading the model on first use.
+    pub(super) fn embedder(&mut self) -> Result<&mut OnnxEmbedder, CliError> {
+        if self.embedder.is_none() {
+            let threads = env::var(env::GOLDFISH_THREADS)
+                .and_then(|t| t.parse().ok())
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let embedder = OnnxEmbedder::load(&self.installed, threads).with_context(|| {
+                format!(
+                    "cannot load the embedding model {}",
+                    self.installed.dir.display()
+                )
+            })?;
+            self.embedder = Some(embedder);
+        }
+        Ok(self.embedder.as_mut().expect("loaded above"))
+    }
+}
+
+/// Says, once per `$GOLDFISH_HOME`, that recall runs on keywords only.
+pub(super) fn notice_no_model(home: &Home) {
+    let marker = home.root().join("notices").join("no-model");
+    if marker.exists() {
+        return;
+    }
+    eprintln!(
+        "note: no embedding model is installed, so recall matches keywords only; {INSTALL_HINT}"
+    );
+    if let Some(dir) = marker.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let _ = std::fs::write(&marker, b"");
+}

@@ -1,0 +1,433 @@
+//! Embeddings in the index and the vector stage of recall.
+//!
+//! Vector search runs in two stages: every stored vector's sign bits (one bit
+//! per dimension, 48 bytes for 384 dimensions) are held in memory and
+//! compared with the query's by Hamming distance; the closest few hundred are
+//! re-ranked by exact cosine on their float vectors, read from SQLite by
+//! rowid. The bits of a million vectors take 48 MB and scan in milliseconds.
+
+use std::cell::RefCell;
+
+use rusqlite::{OptionalExtension, params};
+
+use super::{Index, IndexError};
+use crate::embed::{EmbedError, Embedder, TextKind, cosine};
+
+/// Vectors as stored: little-endian f32.
+pub fn to_blob(vector: &[f32]) -> Vec<u8> {
+    vector.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub fn from_blob(blob: &[u8]) -> Vec<f32> {
+    blob.chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+/// One bit per dimension, set when the component is positive, packed into
+/// little-endian u64 words.
+pub fn code(vector: &[f32]) -> Vec<u8> {
+    let mut bytes = vec![0u8; vector.len().div_ceil(64) * 8];
+    for (i, x) in vector.iter().enumerate() {
+        if *x > 0.0 {
+            bytes[i / 8] |= 1 << (i % 8);
+        }
+    }
+    bytes
+}
+
+fn words(code: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    code.chunks_exact(8)
+        .map(|b| u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum VectorError {
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
+}
+
+/// The bit codes of one model's vectors, in memory.
+#[derive(Debug, Default)]
+pub(super) struct CodeCache {
+    model: String,
+    words_per_code: usize,
+    rowids: Vec<i64>,
+    words: Vec<u64>,
+    /// Highest rowid loaded, to load only newer rows later.
+    max_rowid: i64,
+    count: i64,
+}
+
+/// A vector-stage hit: an embedded content hash and its cosine similarity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VectorHit {
+    pub content_hash: String,
+    pub similarity: f32,
+}
+
+/// What an embedding pass did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct EmbedReport {
+    /// Texts run through the model.
+    pub embedded: usize,
+    /// Hashes left in the queue (not embedded yet).
+    pub pending: u64,
+}
+
+impl Index {
+    fn sqlite_error(&self) -> impl Fn(rusqlite::Error) -> IndexError + '_ {
+        self.sqlite()
+    }
+
+    /// The model the stored vectors belong to.
+    pub fn embedding_model(&self) -> Result<Option<String>, IndexError> {
+        self.conn
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'embedding_model'",
+                [],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(self.sqlite_error())
+    }
+
+    /// Makes `model_id` the model of the index's vectors. When it changes,
+    /// the other model's vectors and cached queries are dropped and every
+    /// memory is queued for embedding: vector spaces never mix.
+    pub fn use_model(&mut self, model_id: &str) -> Result<bool, IndexError> {
+        if self.embedding_model()?.as_deref() == Some(model_id) {
+            return Ok(false);
+        }
+        let path = self.path.clone();
+        let sqlite = |source| IndexError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(sqlite)?;
+        tx.execute(
+            "DELETE FROM embeddings WHERE model <> ?1",
+            params![model_id],
+        )
+        .map_err(sqlite)?;
+        tx.execute(
+            "DELETE FROM query_cache WHERE model <> ?1",
+            params![model_id],
+        )
+        .map_err(sqlite)?;
+        tx.execute(
+            "INSERT OR IGNORE INTO embed_queue (content_hash) SELECT DISTINCT content_hash FROM memories",
+            [],
+        )
+        .map_err(sqlite)?;
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('embedding_model', ?1)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            params![model_id],
+        )
+        .map_err(sqlite)?;
+        tx.commit().map_err(sqlite)?;
+        *self.codes.borrow_mut() = CodeCache::default();
+        Ok(true)
+    }
+
+    /// Content hashes waiting to be embedded.
+    pub fn pending_embeddings(&self) -> Result<u64, IndexError> {
+        self.conn
+            .query_row("SELECT count(*) FROM embed_queue", [], |row| {
+                row.get::<_, i64>(0)
+            })
+            .map(|n| n as u64)
+            .map_err(self.sqlite_error())
+    }
+
+    /// Embeds queued content with `embedder`, `batch` texts per transaction,
+    /// at most `limit` texts (all when `None`). `progress(done, total)` is
+    /// called after each batch.
+    pub fn embed_pending(
+        &mut self,
+        embedder: &mut dyn Embedder,
+        limit: Option<usize>,
+        progress: &mut dyn FnMut(usize, u64),
+    ) -> Result<EmbedReport, VectorError> {
+        const BATCH: usize = 128;
+        self.use_model(embedder.model_id())?;
+        let model = embedder.model_id().to_owned();
+        let total = self.pending_embeddings()?;
+        let mut report = EmbedReport::default();
+        loop {
+            let room = limit.map_or(BATCH, |limit| BATCH.min(limit - report.embedded));
+            if room == 0 {
+                break;
+            }
+            let rows: Vec<(String, Option<String>, bool)> = {
+                let mut statement = self
+                    .conn
+                    .prepare_cached(
+                        "SELECT q.content_hash,
+                                (SELECT m.content FROM memories m WHERE m.content_hash = q.content_hash LIMIT 1),
+                                EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = q.content_hash AND e.model = ?1)
+                         FROM embed_queue q LIMIT ?2",
+                    )
+                    .map_err(self.sqlite_error())?;
+                statement
+                    .query_map(params![model, room as i64], |row| {
+                        Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                    })
+                    .and_then(|rows| rows.collect::<Result<_, _>>())
+                    .map_err(self.sqlite_error())?
+            };
+            if rows.is_empty() {
+                break;
+            }
+            let todo: Vec<(&str, &str)> = rows
+                .iter()
+                .filter(|(_, content, done)| content.is_some() && !done)
+                .map(|(hash, content, _)| (hash.as_str(), content.as_deref().unwrap_or_default()))
+                .collect();
+            let texts: Vec<&str> = todo.iter().map(|(_, text)| *text).collect();
+            let vectors = if texts.is_empty() {
+                Vec::new()
+            } else {
+                embedder.embed(&texts, TextKind::Document)?
+            };
+            let path = self.path.clone();
+            let sqlite = |source| IndexError::Sqlite {
+                path: path.clone(),
+                source,
+            };
+            let tx = self
+                .conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(sqlite)?;
+            for ((hash, _), vector) in todo.iter().zip(&vectors) {
+                tx.prepare_cached(
+                    "INSERT OR IGNORE INTO embeddings (content_hash, model, vector, code) VALUES (?1, ?2, ?3, ?4)",
+                )
+                .and_then(|mut s| s.execute(params![hash, model, to_blob(vector), code(vector)]))
+                .map_err(sqlite)?;
+            }
+            for (hash, _, _) in &rows {
+                tx.prepare_cached("DELETE FROM embed_queue WHERE content_hash = ?1")
+                    .and_then(|mut s| s.execute(params![hash]))
+                    .map_err(sqlite)?;
+            }
+            tx.commit().map_err(sqlite)?;
+            report.embedded += texts.len();
+            progress(report.embedded, total);
+        }
+        report.pending = self.pending_embeddings()?;
+        Ok(report)
+    }
+
+    /// The embedding of a query, from the cache or the model.
+    pub fn query_vector(
+        &mut self,
+        embedder: &mut dyn Embedder,
+        query: &str,
+    ) -> Result<Vec<f32>, VectorError> {
+        let model = embedder.model_id().to_owned();
+        let cached: Option<Vec<u8>> = self
+            .conn
+            .query_row(
+                "SELECT vector FROM query_cache WHERE model = ?1 AND query = ?2",
+                params![model, query],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(self.sqlite_error())?;
+        if let Some(blob) = cached {
+            return Ok(from_blob(&blob));
+        }
+        let vector = embedder.embed(&[query], TextKind::Query)?.remove(0);
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO query_cache (model, query, vector) VALUES (?1, ?2, ?3)",
+                params![model, query, to_blob(&vector)],
+            )
+            .map_err(self.sqlite_error())?;
+        Ok(vector)
+    }
+
+    /// The stored vector of a content hash under `model`.
+    pub fn vector_of(
+        &self,
+        model: &str,
+        content_hash: &str,
+    ) -> Result<Option<Vec<f32>>, IndexError> {
+        self.conn
+            .query_row(
+                "SELECT vector FROM embeddings WHERE model = ?1 AND content_hash = ?2",
+                params![model, content_hash],
+                |row| row.get::<_, Vec<u8>>(0),
+            )
+            .optional()
+            .map(|blob| blob.map(|b| from_blob(&b)))
+            .map_err(self.sqlite_error())
+    }
+
+    /// Loads codes added since the last call (all of them after a model switch).
+    fn refresh_codes(&self, model: &str) -> Result<(), IndexError> {
+        let (count, max_rowid): (i64, i64) = self
+            .conn
+            .query_row(
+                "SELECT count(*), coalesce(max(rowid), 0) FROM embeddings WHERE model = ?1",
+                params![model],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .map_err(self.sqlite_error())?;
+        let mut cache = self.codes.borrow_mut();
+        if cache.model == model && cache.count == count && cache.max_rowid == max_rowid {
+            return Ok(());
+        }
+        if cache.model != model || count < cache.count {
+            *cache = CodeCache {
+                model: model.to_owned(),
+                ..CodeCache::default()
+            };
+        }
+        let mut statement = self
+            .conn
+            .prepare_cached(
+                "SELECT rowid, code FROM embeddings WHERE model = ?1 AND rowid > ?2 ORDER BY rowid",
+            )
+            .map_err(self.sqlite_error())?;
+        let mut rows = statement
+            .query(params![model, cache.max_rowid])
+            .map_err(self.sqlite_error())?;
+        while let Some(row) = rows.next().map_err(self.sqlite_error())? {
+            let rowid: i64 = row.get(0).map_err(self.sqlite_error())?;
+            let code = row.get_ref(1).map_err(self.sqlite_error())?;
+            let code = code
+                .as_blob()
+                .map_err(|err| self.sqlite_error()(err.into()))?;
+            if cache.words_per_code == 0 {
+                cache.words_per_code = code.len() / 8;
+            }
+            cache.rowids.push(rowid);
+            cache.words.extend(words(code));
+            cache.max_rowid = rowid;
+        }
+        cache.count = count;
+        Ok(())
+    }
+
+    /// The `k` stored vectors closest to `query` by cosine: Hamming distance
+    /// on sign bits picks `candidates`, exact cosine ranks them.
+    pub fn vector_search(
+        &self,
+        model: &str,
+        query: &[f32],
+        k: usize,
+        candidates: usize,
+    ) -> Result<Vec<VectorHit>, IndexError> {
+        self.refresh_codes(model)?;
+        let cache = self.codes.borrow();
+        let n = cache.rowids.len();
+        if n == 0 || k == 0 {
+            return Ok(Vec::new());
+        }
+        let query_words: Vec<u64> = words(&code(query)).collect();
+        let per = cache.words_per_code;
+        let mut scored: Vec<(u32, i64)> = cache
+            .words
+            .chunks_exact(per)
+            .zip(&cache.rowids)
+            .map(|(code, &rowid)| {
+                let distance: u32 = code
+                    .iter()
+                    .zip(&query_words)
+                    .map(|(a, b)| (a ^ b).count_ones())
+                    .sum();
+                (distance, rowid)
+            })
+            .collect();
+        let keep = candidates.max(k).min(n);
+        if keep < n {
+            scored.select_nth_unstable(keep - 1);
+            scored.truncate(keep);
+        }
+        drop(cache);
+        let mut hits = Vec::with_capacity(keep);
+        for chunk in scored.chunks(500) {
+            let placeholders = vec!["?"; chunk.len()].join(",");
+            let mut statement = self
+                .conn
+                .prepare(&format!(
+                    "SELECT content_hash, vector FROM embeddings WHERE rowid IN ({placeholders})"
+                ))
+                .map_err(self.sqlite_error())?;
+            let rows = statement
+                .query_map(
+                    rusqlite::params_from_iter(chunk.iter().map(|(_, rowid)| rowid)),
+                    |row| Ok((row.get::<_, String>(0)?, row.get::<_, Vec<u8>>(1)?)),
+                )
+                .map_err(self.sqlite_error())?;
+            for row in rows {
+                let (content_hash, blob) = row.map_err(self.sqlite_error())?;
+                let similarity = cosine(query, &from_blob(&blob));
+                hits.push(VectorHit {
+                    content_hash,
+                    similarity,
+                });
+            }
+        }
+        hits.sort_by(|a, b| {
+            b.similarity
+                .total_cmp(&a.similarity)
+                .then_with(|| a.content_hash.cmp(&b.content_hash))
+        });
+        hits.truncate(k);
+        Ok(hits)
+    }
+
+    /// Exact search over every stored vector with sqlite-vec's
+    /// `vec_distance_cosine`: the reference the two-stage search is measured
+    /// against.
+    pub fn vector_search_exact(
+        &self,
+        model: &str,
+        query: &[f32],
+        k: usize,
+    ) -> Result<Vec<VectorHit>, IndexError> {
+        let mut statement = self
+            .conn
+            .prepare_cached(
+                "SELECT content_hash, vec_distance_cosine(vector, ?2) AS distance FROM embeddings
+                 WHERE model = ?1 ORDER BY distance, content_hash LIMIT ?3",
+            )
+            .map_err(self.sqlite_error())?;
+        let rows = statement
+            .query_map(params![model, to_blob(query), k as i64], |row| {
+                Ok(VectorHit {
+                    content_hash: row.get(0)?,
+                    similarity: 1.0 - row.get::<_, f64>(1)? as f32,
+                })
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(self.sqlite_error())?;
+        Ok(rows)
+    }
+}
+
+/// Shared by [`Index`]: the code cache lives beside the connection.
+pub(super) type Codes = RefCell<CodeCache>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blobs_and_codes() {
+        let v = [0.5f32, -0.25, 0.0, 1.0];
+        assert_eq!(from_blob(&to_blob(&v)), v);
+        let c = code(&v);
+        assert_eq!(c.len(), 8);
+        assert_eq!(c[0], 0b1001);
+    }
+}
