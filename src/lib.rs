@@ -10,6 +10,7 @@ pub mod config;
 pub mod driver;
 pub mod embed;
 pub mod env;
+pub mod eval;
 pub mod git;
 pub mod home;
 pub mod index;

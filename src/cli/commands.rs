@@ -86,6 +86,8 @@ pub(super) fn sync_workspace(
             Embedding::UpTo(model, limit) => (&mut **model, Some(*limit), false),
             Embedding::All(model, progress) => (&mut **model, None, *progress),
         };
+        // A new model queues everything again: vector spaces never mix.
+        index.use_model(&model.id()).map_err(index_error)?;
         let pending = index.pending_embeddings().map_err(index_error)?;
         if pending > 0 {
             let bar = progress_bar(progress, pending);
@@ -97,8 +99,6 @@ pub(super) fn sync_workspace(
                 .context("embedding memories")?;
             bar.finish_and_clear();
             report.embedded = embedded.embedded;
-        } else {
-            index.use_model(&model.id()).map_err(index_error)?;
         }
         report.pending_embeddings = Some(index.pending_embeddings().map_err(index_error)?);
         Ok(report)
@@ -340,6 +340,7 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
         author: args.author,
         limit: args.limit,
         min_score: args.min_score,
+        fusion: Default::default(),
     };
     let mut model = Model::find(&home)?;
     let mode = match (args.mode, &model) {

@@ -225,6 +225,34 @@ impl Index {
         Ok(report)
     }
 
+    /// Stores vectors for content hashes directly (benchmarks and tests of
+    /// the vector stage; sync stores through [`Index::embed_pending`]).
+    pub fn insert_embeddings<'a>(
+        &mut self,
+        model: &str,
+        vectors: impl IntoIterator<Item = (&'a str, &'a [f32])>,
+    ) -> Result<(), IndexError> {
+        let path = self.path.clone();
+        let sqlite = |source| IndexError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let tx = self.conn.transaction().map_err(sqlite)?;
+        {
+            let mut statement = tx
+                .prepare(
+                    "INSERT OR REPLACE INTO embeddings (content_hash, model, vector, code) VALUES (?1, ?2, ?3, ?4)",
+                )
+                .map_err(sqlite)?;
+            for (hash, vector) in vectors {
+                statement
+                    .execute(params![hash, model, to_blob(vector), code(vector)])
+                    .map_err(sqlite)?;
+            }
+        }
+        tx.commit().map_err(sqlite)
+    }
+
     /// The embedding of a query, from the cache or the model.
     pub fn query_vector(
         &mut self,
@@ -317,8 +345,11 @@ impl Index {
         Ok(())
     }
 
-    /// The `k` stored vectors closest to `query` by cosine: Hamming distance
-    /// on sign bits picks `candidates`, exact cosine ranks them.
+    /// The `k` stored vectors closest to `query` by cosine, in three stages:
+    /// Hamming distance between sign bits keeps the closest `16 × candidates`
+    /// (at least 16,384); the query's own values dotted with those signs (an
+    /// asymmetric estimate of the cosine) keep `candidates`; exact cosine on
+    /// their float vectors ranks them.
     pub fn vector_search(
         &self,
         model: &str,
@@ -332,26 +363,48 @@ impl Index {
         if n == 0 || k == 0 {
             return Ok(Vec::new());
         }
-        let query_words: Vec<u64> = words(&code(query)).collect();
         let per = cache.words_per_code;
-        let mut scored: Vec<(u32, i64)> = cache
+        let query_words: Vec<u64> = words(&code(query)).collect();
+        // Stage 1: Hamming distance on sign bits.
+        let mut by_hamming: Vec<(u32, u32)> = cache
             .words
             .chunks_exact(per)
-            .zip(&cache.rowids)
-            .map(|(code, &rowid)| {
+            .enumerate()
+            .map(|(i, code)| {
                 let distance: u32 = code
                     .iter()
                     .zip(&query_words)
                     .map(|(a, b)| (a ^ b).count_ones())
                     .sum();
-                (distance, rowid)
+                (distance, i as u32)
             })
             .collect();
-        let keep = candidates.max(k).min(n);
+        let keep = (candidates * 16).max(16_384).min(n);
         if keep < n {
-            scored.select_nth_unstable(keep - 1);
-            scored.truncate(keep);
+            by_hamming.select_nth_unstable(keep - 1);
+            by_hamming.truncate(keep);
         }
+        // Stage 2: Σ query[i] · sign(stored[i]), one lookup per code byte.
+        let tables = sign_tables(query, per * 8);
+        let mut by_estimate: Vec<(f32, i64)> = by_hamming
+            .iter()
+            .map(|&(_, i)| {
+                let code = &cache.words[i as usize * per..(i as usize + 1) * per];
+                let estimate: f32 = code
+                    .iter()
+                    .flat_map(|word| word.to_le_bytes())
+                    .zip(tables.chunks_exact(256))
+                    .map(|(byte, table)| table[byte as usize])
+                    .sum();
+                (estimate, cache.rowids[i as usize])
+            })
+            .collect();
+        let keep = candidates.max(k).min(by_estimate.len());
+        if keep < by_estimate.len() {
+            by_estimate.select_nth_unstable_by(keep - 1, |a, b| b.0.total_cmp(&a.0));
+            by_estimate.truncate(keep);
+        }
+        let scored = by_estimate;
         drop(cache);
         let mut hits = Vec::with_capacity(keep);
         for chunk in scored.chunks(500) {
@@ -413,6 +466,24 @@ impl Index {
             .map_err(self.sqlite_error())?;
         Ok(rows)
     }
+}
+
+/// For each byte of a code, the contribution of its 8 sign bits to the dot
+/// product with `query`: `table[b * 256 + byte]` = Σ ± query[8b + j].
+fn sign_tables(query: &[f32], code_bytes: usize) -> Vec<f32> {
+    let mut tables = vec![0f32; code_bytes * 256];
+    for b in 0..code_bytes {
+        for byte in 0..256usize {
+            let mut sum = 0f32;
+            for j in 0..8 {
+                if let Some(&x) = query.get(b * 8 + j) {
+                    sum += if byte >> j & 1 == 1 { x } else { -x };
+                }
+            }
+            tables[b * 256 + byte] = sum;
+        }
+    }
+    tables
 }
 
 /// Shared by [`Index`]: the code cache lives beside the connection.

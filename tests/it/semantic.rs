@@ -1,0 +1,304 @@
+//! Semantic and hybrid recall with the real model: concepts find memories
+//! that share no words with the question.
+
+use std::fs;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common::{TestEnv, json_lines};
+
+/// Memories of a small project: three answers and distractors that share
+/// vocabulary with the questions.
+const MEMORIES: &[(&str, &str)] = &[
+    (
+        "bug-fix",
+        "Fixed JWT validation accepting expired tokens: exp was compared in ms against s",
+    ),
+    (
+        "bug-fix",
+        "Slow database query latency on the invoices list: added an index on (customer_id, created_at)",
+    ),
+    (
+        "bug-fix",
+        "Transaction rollback on write failure left orders unpersisted; the handler now retries the commit",
+    ),
+    ("decision", "Chose Tailwind for the settings page styles"),
+    (
+        "insight",
+        "Problems with the staging deploy were a stale DNS record, not the app",
+    ),
+    (
+        "observation",
+        "The CI cache key now includes the Cargo.lock hash",
+    ),
+    (
+        "refactor",
+        "Moved the data export code into src/export/ and split it per format",
+    ),
+    (
+        "plan",
+        "Next sprint: saving drafts automatically every 30 s in the editor",
+    ),
+];
+
+fn project(env: &TestEnv) -> std::path::PathBuf {
+    let repo = env.repo("project", "Ada");
+    for (kind, content) in MEMORIES {
+        env.ok(&repo, &["store", "-t", kind, content]);
+    }
+    repo
+}
+
+fn first(env: &TestEnv, repo: &Path, query: &str, mode: &str) -> Option<String> {
+    let output = env.goldfish(
+        repo,
+        &["recall", query, "--mode", mode, "--json", "-n", "3"],
+    );
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    json_lines(&stdout)
+        .first()
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+}
+
+#[test]
+fn concepts_find_memories_keywords_miss() {
+    let env = TestEnv::new().with_model();
+    let repo = project(&env);
+    let cases = [
+        ("login problems", "Fixed JWT validation"),
+        ("performance", "Slow database query latency"),
+        ("data not saving", "Transaction rollback on write failure"),
+    ];
+    for (question, answer) in cases {
+        for mode in ["semantic", "hybrid"] {
+            let got = first(&env, &repo, question, mode);
+            assert!(
+                got.as_deref().is_some_and(|c| c.starts_with(answer)),
+                "{mode} recall of {question:?} should rank {answer:?} first, got {got:?}"
+            );
+        }
+        let keyword = first(&env, &repo, question, "keyword");
+        assert!(
+            !keyword.as_deref().is_some_and(|c| c.starts_with(answer)),
+            "keyword recall of {question:?} is not expected to find {answer:?} first (got it: the case proves nothing)"
+        );
+    }
+    // Hybrid is the default with a model; scores are cosine similarities.
+    let default: Vec<Value> =
+        json_lines(&env.ok(&repo, &["recall", "login problems", "--json", "-n", "8"]));
+    assert!(
+        default[0]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Fixed JWT")
+    );
+    for hit in &default {
+        let score = hit["score"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&score), "{hit}");
+        assert_eq!(hit["score"], hit["similarity"]);
+    }
+    // --min-score keeps only what is that similar.
+    let threshold = default[0]["score"].as_f64().unwrap() - 1e-4;
+    let strict = json_lines(&env.ok(
+        &repo,
+        &[
+            "recall",
+            "login problems",
+            "--json",
+            "--min-score",
+            &threshold.to_string(),
+        ],
+    ));
+    assert_eq!(strict.len(), 1);
+}
+
+#[test]
+fn sync_embeds_only_new_content_and_once_per_text() {
+    let env = TestEnv::new().with_model();
+    let (_remote, alice, bob) = env.team();
+    env.ok(&bob, &["sync"]);
+    // Alice and Bob share this test's GOLDFISH_HOME: Alice stores with a model
+    // that is not installed, so her stores leave the embedding to Bob's sync.
+    let store = |text: &str| {
+        let output = env
+            .command(env!("CARGO_BIN_EXE_goldfish"), &alice)
+            .env("GOLDFISH_MODEL", "not-installed")
+            .args(["store", text])
+            .output()
+            .unwrap();
+        assert!(output.status.success());
+    };
+    store("Retry payments with exponential backoff");
+    store("Invoices are numbered per customer and year");
+    // Same text in another memory (another day): one embedding.
+    env.set_now("2026-11-22T09:00:00Z");
+    store("Retry payments with exponential backoff");
+    env.commit_all(&alice, "memories");
+    env.git(&alice, &["push", "-q"]);
+    // Hooks off, so the explicit sync below is the one that embeds.
+    let pull = env
+        .command("git", &bob)
+        .env("GOLDFISH", "0")
+        .args(["pull", "-q"])
+        .output()
+        .unwrap();
+    assert!(pull.status.success());
+    let report: Value = serde_json::from_str(&env.ok(&bob, &["sync", "--json"])).unwrap();
+    assert_eq!(report["memories_added"], 3, "{report}");
+    assert_eq!(
+        report["embedded"], 2,
+        "identical content is embedded once: {report}"
+    );
+    assert_eq!(report["pending_embeddings"], 0);
+    let again: Value = serde_json::from_str(&env.ok(&bob, &["sync", "--json"])).unwrap();
+    assert_eq!(again["embedded"], 0, "{again}");
+}
+
+#[test]
+fn a_model_change_re_embeds_everything() {
+    let env = TestEnv::new().with_model();
+    let repo = project(&env);
+    let first: Value = serde_json::from_str(&env.ok(&repo, &["sync", "--json"])).unwrap();
+    assert_eq!(first["pending_embeddings"], 0);
+
+    // The same files under another name are another model as far as the
+    // index knows: installed with --from and a manifest of its own.
+    let source = env.path().join("other-model");
+    fs::create_dir_all(&source).unwrap();
+    let installed = env.path().join("home/.goldfish/models/all-MiniLM-L6-v2");
+    for file in ["model.onnx", "tokenizer.json"] {
+        fs::copy(installed.join(file), source.join(file)).unwrap();
+    }
+    let mut manifest: Value =
+        serde_json::from_str(&fs::read_to_string(installed.join("manifest.json")).unwrap())
+            .unwrap();
+    manifest["name"] = "minilm-copy".into();
+    fs::write(source.join("manifest.json"), manifest.to_string()).unwrap();
+    // Models live in a shared, read-only folder here: install into a fresh home.
+    let home = env.path().join("home/.goldfish");
+    fs::remove_file(home.join("models")).unwrap();
+    fs::create_dir_all(home.join("models")).unwrap();
+    std::os::unix::fs::symlink(&installed, home.join("models/all-MiniLM-L6-v2")).unwrap();
+    let out = env.ok(
+        &repo,
+        &["model", "install", "--from", source.to_str().unwrap()],
+    );
+    assert!(out.contains("minilm-copy"), "{out}");
+
+    let switched = env
+        .command(env!("CARGO_BIN_EXE_goldfish"), &repo)
+        .env("GOLDFISH_MODEL", "minilm-copy")
+        .args(["sync", "--json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&switched.stdout).unwrap();
+    assert_eq!(report["embedded"], MEMORIES.len(), "{report}");
+    let status = env
+        .command(env!("CARGO_BIN_EXE_goldfish"), &repo)
+        .env("GOLDFISH_MODEL", "minilm-copy")
+        .args(["status", "--json"])
+        .output()
+        .unwrap();
+    let status: Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert!(
+        status["model"]
+            .as_str()
+            .unwrap()
+            .starts_with("minilm-copy@"),
+        "{status}"
+    );
+}
+
+#[test]
+fn a_tampered_model_file_is_refused() {
+    let env = TestEnv::new();
+    let source = env.path().join("bad-model");
+    fs::create_dir_all(&source).unwrap();
+    let installed = crate::common::model_home().join("models/all-MiniLM-L6-v2");
+    fs::copy(
+        installed.join("tokenizer.json"),
+        source.join("tokenizer.json"),
+    )
+    .unwrap();
+    fs::copy(
+        installed.join("manifest.json"),
+        source.join("manifest.json"),
+    )
+    .unwrap();
+    fs::write(source.join("model.onnx"), b"not the model").unwrap();
+    let output = env.goldfish(
+        env.path(),
+        &["model", "install", "--from", source.to_str().unwrap()],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("checksum mismatch") && stderr.contains("model.onnx"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn without_a_model_recall_uses_keywords_and_says_so_once() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    env.ok(&repo, &["store", "Payments retry with exponential backoff"]);
+    let first = env.goldfish(&repo, &["recall", "backoff"]);
+    assert_eq!(first.status.code(), Some(0));
+    let notice = String::from_utf8_lossy(&first.stderr);
+    assert!(notice.contains("goldfish model install"), "{notice}");
+    let second = env.goldfish(&repo, &["recall", "backoff"]);
+    assert_eq!(second.status.code(), Some(0));
+    assert!(
+        second.stderr.is_empty(),
+        "said once: {}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    let status = env.ok(&repo, &["status"]);
+    assert!(status.contains("goldfish model install"), "{status}");
+    let semantic = env.goldfish(&repo, &["recall", "backoff", "--mode", "semantic"]);
+    assert_eq!(semantic.status.code(), Some(2));
+}
+
+#[test]
+fn similar_finds_near_duplicates_and_store_warns() {
+    let env = TestEnv::new().with_model();
+    let repo = project(&env);
+    let output = env.goldfish(
+        &repo,
+        &[
+            "store",
+            "Fixed JWT validation that accepted expired tokens: exp compared in ms vs s",
+        ],
+    );
+    assert!(output.status.success());
+    let warning = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        warning.contains("similar to") && warning.contains("Fixed JWT validation accepting"),
+        "{warning}"
+    );
+
+    let similar = json_lines(&env.ok(
+        &repo,
+        &[
+            "similar",
+            "--text",
+            "expired JWT tokens passed validation",
+            "--threshold",
+            "0.5",
+            "--json",
+        ],
+    ));
+    assert!(similar[0]["content"].as_str().unwrap().contains("JWT"));
+    let clusters = json_lines(&env.ok(
+        &repo,
+        &["similar", "--scan", "--threshold", "0.95", "--json"],
+    ));
+    assert_eq!(clusters.len(), 1, "{clusters:?}");
+    assert_eq!(clusters[0]["memories"].as_array().unwrap().len(), 2);
+    let id = clusters[0]["memories"][0]["id"].as_str().unwrap();
+    let by_id = json_lines(&env.ok(&repo, &["similar", id, "--threshold", "0.95", "--json"]));
+    assert_eq!(by_id.len(), 1);
+    assert_ne!(by_id[0]["id"], id);
+}
