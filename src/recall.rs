@@ -33,6 +33,17 @@ pub enum Fusion {
     /// Cosine similarity plus `weight` × keyword relevance relative to the
     /// query's best keyword match (so the best match adds `weight`).
     Relative { weight: f64 },
+    /// Cosine similarity plus `weight` for the memories among the keyword
+    /// ranking's `top` (scaled by their relevance relative to the best match):
+    /// a strong word match lifts a memory, a flood of weak ones cannot.
+    TopBoost { top: usize, weight: f64 },
+    /// Cosine similarity × (1 + `weight` × relative keyword relevance) for
+    /// the memories among the keyword ranking's `top`: words lift what is
+    /// already related in meaning, and cannot lift what is not.
+    Lift { top: usize, weight: f64 },
+    /// Convex combination of both scores, each min-max normalised over the
+    /// query's candidates: (1 − `keyword`) × similarity + `keyword` × BM25.
+    Convex { keyword: f64 },
 }
 
 impl Default for Fusion {
@@ -41,8 +52,38 @@ impl Default for Fusion {
     }
 }
 
-/// The fusion recall uses.
-pub const DEFAULT_FUSION: Fusion = Fusion::Rrf { k: 60.0 };
+/// The fusion recall uses: chosen on the labelled set in fixtures/eval/
+/// (`cargo test --test it eval::compare_fusions -- --ignored --nocapture`),
+/// where it beat keyword and semantic ranking alone, and reciprocal-rank,
+/// convex and additive fusion, which let weak word matches outrank answers.
+pub const DEFAULT_FUSION: Fusion = Fusion::Lift {
+    top: 1,
+    weight: 0.1,
+};
+
+/// The spread of the evidence over one query's candidates.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Spread {
+    pub best_keyword: f64,
+    pub min_similarity: f64,
+    pub max_similarity: f64,
+}
+
+impl Spread {
+    pub fn of<'a>(evidence: impl IntoIterator<Item = &'a Evidence>) -> Spread {
+        let mut spread = Spread {
+            best_keyword: 0.0,
+            min_similarity: f64::INFINITY,
+            max_similarity: f64::NEG_INFINITY,
+        };
+        for e in evidence {
+            spread.best_keyword = spread.best_keyword.max(e.keyword);
+            spread.min_similarity = spread.min_similarity.min(e.similarity);
+            spread.max_similarity = spread.max_similarity.max(e.similarity);
+        }
+        spread
+    }
+}
 
 /// What hybrid recall knows of one candidate memory.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -58,9 +99,10 @@ pub struct Evidence {
 }
 
 impl Fusion {
-    /// The fused score of `evidence`; `best_keyword` is the highest keyword
-    /// relevance among the candidates. Higher is better.
-    pub fn score(self, evidence: &Evidence, best_keyword: f64) -> f64 {
+    /// The fused score of `evidence` among candidates spread as `spread`.
+    /// Higher is better.
+    pub fn score(self, evidence: &Evidence, spread: &Spread) -> f64 {
+        let best_keyword = spread.best_keyword;
         match self {
             Fusion::Rrf { k } => [evidence.keyword_rank, evidence.semantic_rank]
                 .into_iter()
@@ -75,6 +117,40 @@ impl Fusion {
                     0.0
                 };
                 evidence.similarity + weight * relative
+            }
+            Fusion::TopBoost { top, weight } => {
+                let boosted =
+                    evidence.keyword_rank.is_some_and(|rank| rank < top) && best_keyword > 0.0;
+                evidence.similarity
+                    + if boosted {
+                        weight * evidence.keyword / best_keyword
+                    } else {
+                        0.0
+                    }
+            }
+            Fusion::Lift { top, weight } => {
+                let boosted =
+                    evidence.keyword_rank.is_some_and(|rank| rank < top) && best_keyword > 0.0;
+                let lift = if boosted {
+                    weight * evidence.keyword / best_keyword
+                } else {
+                    0.0
+                };
+                evidence.similarity.max(0.0) * (1.0 + lift)
+            }
+            Fusion::Convex { keyword } => {
+                let range = spread.max_similarity - spread.min_similarity;
+                let similarity = if range > 0.0 {
+                    (evidence.similarity - spread.min_similarity) / range
+                } else {
+                    1.0
+                };
+                let lexical = if best_keyword > 0.0 {
+                    evidence.keyword / best_keyword
+                } else {
+                    0.0
+                };
+                (1.0 - keyword) * similarity + keyword * lexical
             }
         }
     }
@@ -92,19 +168,65 @@ mod tests {
             keyword: 0.5,
             similarity: 0.6,
         };
-        assert!(
-            (Fusion::Rrf { k: 60.0 }.score(&both, 0.5) - (1.0 / 61.0 + 1.0 / 62.0)).abs() < 1e-12
-        );
-        assert!((Fusion::Weighted { weight: 0.2 }.score(&both, 0.5) - 0.7).abs() < 1e-12);
-        assert!((Fusion::Relative { weight: 0.2 }.score(&both, 0.5) - 0.8).abs() < 1e-12);
-        let vector_only = Evidence {
+        let other = Evidence {
             semantic_rank: Some(0),
-            similarity: 0.6,
+            similarity: 0.2,
             ..Evidence::default()
         };
-        assert_eq!(
-            Fusion::Relative { weight: 0.2 }.score(&vector_only, 0.0),
-            0.6
-        );
+        let spread = Spread::of([&both, &other]);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        assert!(close(
+            Fusion::Rrf { k: 60.0 }.score(&both, &spread),
+            1.0 / 61.0 + 1.0 / 62.0
+        ));
+        assert!(close(
+            Fusion::Weighted { weight: 0.2 }.score(&both, &spread),
+            0.7
+        ));
+        assert!(close(
+            Fusion::Relative { weight: 0.2 }.score(&both, &spread),
+            0.8
+        ));
+        assert!(close(
+            Fusion::TopBoost {
+                top: 1,
+                weight: 0.2
+            }
+            .score(&both, &spread),
+            0.8
+        ));
+        assert!(close(
+            Fusion::Lift {
+                top: 1,
+                weight: 0.5
+            }
+            .score(&both, &spread),
+            0.9
+        ));
+        assert!(close(
+            Fusion::Convex { keyword: 0.3 }.score(&both, &spread),
+            1.0
+        ));
+        assert!(close(
+            Fusion::Convex { keyword: 0.3 }.score(&other, &spread),
+            0.0
+        ));
+        // Without a word match, lifting and boosting leave the similarity.
+        assert!(close(
+            Fusion::Lift {
+                top: 1,
+                weight: 0.5
+            }
+            .score(&other, &spread),
+            0.2
+        ));
+        assert!(close(
+            Fusion::TopBoost {
+                top: 1,
+                weight: 0.5
+            }
+            .score(&other, &spread),
+            0.2
+        ));
     }
 }

@@ -4,7 +4,7 @@ use rusqlite::types::Value;
 use serde::Serialize;
 
 use super::{Index, IndexError};
-use crate::recall::{Evidence, Request};
+use crate::recall::{Evidence, Request, Spread};
 
 /// Which workspaces a recall searches.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -390,13 +390,10 @@ impl Index {
             evidence.similarity = hit.similarity.unwrap_or(0.0);
             hit.score = evidence.similarity.max(0.0);
         }
-        let best_keyword = candidates
-            .iter()
-            .map(|(e, _)| e.keyword)
-            .fold(0.0, f64::max);
+        let spread = Spread::of(candidates.iter().map(|(e, _)| e));
         let mut fused: Vec<(f64, IndexedMemory)> = candidates
             .into_iter()
-            .map(|(evidence, hit)| (request.fusion.score(&evidence, best_keyword), hit))
+            .map(|(evidence, hit)| (request.fusion.score(&evidence, &spread), hit))
             .collect();
         fused.sort_by(|a, b| {
             b.0.total_cmp(&a.0)
@@ -475,8 +472,21 @@ fn limit_value(limit: usize) -> i64 {
     i64::try_from(limit).unwrap_or(i64::MAX)
 }
 
-/// An FTS5 query matching any of the words of `text` (each quoted, so user
-/// text never reads as FTS syntax). `None` when `text` has no words.
+/// Words too common in questions to be keyword evidence ("what did we
+/// decide about …"). A query made only of these still matches on them.
+const STOPWORDS: &[&str] = &[
+    "a", "about", "after", "all", "an", "and", "any", "are", "as", "at", "be", "been", "before",
+    "but", "by", "can", "could", "did", "do", "does", "for", "from", "get", "got", "had", "has",
+    "have", "how", "i", "if", "in", "into", "is", "it", "its", "last", "made", "make", "me",
+    "more", "my", "no", "not", "now", "of", "on", "or", "our", "out", "over", "should", "so",
+    "some", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "to",
+    "up", "us", "use", "used", "was", "we", "were", "what", "when", "where", "which", "while",
+    "who", "why", "will", "with", "would", "you", "your",
+];
+
+/// An FTS5 query matching any of the words of `text` but stopwords (each
+/// quoted, so user text never reads as FTS syntax). `None` when `text` has
+/// no words.
 pub fn fts_query(text: &str) -> Option<String> {
     let mut words: Vec<String> = Vec::new();
     for word in text
@@ -488,11 +498,20 @@ pub fn fts_query(text: &str) -> Option<String> {
             words.push(word);
         }
     }
-    if words.is_empty() {
+    let content: Vec<&String> = words
+        .iter()
+        .filter(|w| !STOPWORDS.contains(&w.as_str()))
+        .collect();
+    let chosen: Vec<&String> = if content.is_empty() {
+        words.iter().collect()
+    } else {
+        content
+    };
+    if chosen.is_empty() {
         return None;
     }
     Some(
-        words
+        chosen
             .iter()
             .map(|w| format!("\"{w}\""))
             .collect::<Vec<_>>()
@@ -507,6 +526,14 @@ mod tests {
     #[test]
     fn fts_queries_quote_every_word() {
         assert_eq!(fts_query("WAL mode, wal!").unwrap(), r#""wal" OR "mode""#);
+        assert_eq!(
+            fts_query("what is the pool size").unwrap(),
+            r#""pool" OR "size""#
+        );
+        assert_eq!(
+            fts_query("what is it").unwrap(),
+            r#""what" OR "is" OR "it""#
+        );
         assert_eq!(
             fts_query("src/auth.rs NOT"),
             Some(r#""src" OR "auth" OR "rs" OR "not""#.into())

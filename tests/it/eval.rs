@@ -125,6 +125,48 @@ fn compare_fusions() {
             set.metrics(Mode::Hybrid, Fusion::Rrf { k }),
         ));
     }
+    for top in [1, 2, 5] {
+        for weight in [0.1, 0.2, 0.5] {
+            let fusion = Fusion::Lift { top, weight };
+            let odd: Vec<eval::Question> = set.questions.iter().step_by(2).cloned().collect();
+            let even: Vec<eval::Question> =
+                set.questions.iter().skip(1).step_by(2).cloned().collect();
+            let half = |qs: &[eval::Question]| {
+                eval::evaluate(
+                    &set.index,
+                    &set.scope,
+                    qs,
+                    &set.vectors,
+                    &set.model,
+                    Mode::Hybrid,
+                    fusion,
+                )
+                .unwrap()
+                .mrr
+            };
+            println!(
+                "lift top={top} weight={weight}: odd half {:.3}, even half {:.3}",
+                half(&odd),
+                half(&even)
+            );
+            rows.push((
+                format!("hybrid lift {top} {weight}"),
+                set.metrics(Mode::Hybrid, fusion),
+            ));
+        }
+    }
+    for (top, weight) in [(1, 0.1), (2, 0.1), (5, 0.1)] {
+        rows.push((
+            format!("hybrid top-boost {top} {weight}"),
+            set.metrics(Mode::Hybrid, Fusion::TopBoost { top, weight }),
+        ));
+    }
+    for keyword in [0.1, 0.2, 0.3, 0.4, 0.5] {
+        rows.push((
+            format!("hybrid convex {keyword}"),
+            set.metrics(Mode::Hybrid, Fusion::Convex { keyword }),
+        ));
+    }
     for weight in [0.05, 0.1, 0.2, 0.3, 0.5] {
         rows.push((
             format!("hybrid weighted {weight}"),
@@ -139,6 +181,95 @@ fn compare_fusions() {
         println!(
             "| {name} | {:.3} | {:.3} | {:.3} | {:.3} |",
             m.mrr, m.hit_at_1, m.hit_at_5, m.recall_at_10
+        );
+    }
+    println!();
+    println!("MRR by question kind");
+    println!("| ranking | keyword | mixed | semantic |");
+    let fusions = [
+        ("keyword", Mode::Keyword, DEFAULT_FUSION),
+        ("semantic", Mode::Semantic, DEFAULT_FUSION),
+        ("hybrid (default)", Mode::Hybrid, DEFAULT_FUSION),
+        ("hybrid rrf k=60", Mode::Hybrid, Fusion::Rrf { k: 60.0 }),
+        (
+            "hybrid weighted 0.05",
+            Mode::Hybrid,
+            Fusion::Weighted { weight: 0.05 },
+        ),
+        (
+            "hybrid relative 0.5",
+            Mode::Hybrid,
+            Fusion::Relative { weight: 0.5 },
+        ),
+        (
+            "hybrid convex 0.2",
+            Mode::Hybrid,
+            Fusion::Convex { keyword: 0.2 },
+        ),
+        (
+            "hybrid convex 0.3",
+            Mode::Hybrid,
+            Fusion::Convex { keyword: 0.3 },
+        ),
+    ];
+    for (name, mode, fusion) in fusions {
+        let by_kind: Vec<String> = ["keyword", "mixed", "semantic"]
+            .iter()
+            .map(|kind| {
+                let subset: Vec<eval::Question> = set
+                    .questions
+                    .iter()
+                    .filter(|q| q.kind == *kind)
+                    .cloned()
+                    .collect();
+                let m = eval::evaluate(
+                    &set.index,
+                    &set.scope,
+                    &subset,
+                    &set.vectors,
+                    &set.model,
+                    mode,
+                    fusion,
+                )
+                .unwrap();
+                format!("{:.3}", m.mrr)
+            })
+            .collect();
+        println!("| {name} | {} |", by_kind.join(" | "));
+    }
+}
+
+#[test]
+#[ignore = "prints per-question ranks; run with --ignored --nocapture"]
+fn per_question_ranks() {
+    let set = eval_set();
+    let rank = |q: &eval::Question, mode: Mode, fusion: Fusion| -> String {
+        let one = std::slice::from_ref(q);
+        let m = eval::evaluate(
+            &set.index,
+            &set.scope,
+            one,
+            &set.vectors,
+            &set.model,
+            mode,
+            fusion,
+        )
+        .unwrap();
+        if m.mrr > 0.0 {
+            format!("{:.0}", 1.0 / m.mrr)
+        } else {
+            "-".into()
+        }
+    };
+    for q in &set.questions {
+        println!(
+            "{} {:8} kw={:>2} sem={:>2} cvx={:>2} | {}",
+            q.id,
+            q.kind,
+            rank(q, Mode::Keyword, DEFAULT_FUSION),
+            rank(q, Mode::Semantic, DEFAULT_FUSION),
+            rank(q, Mode::Hybrid, Fusion::Convex { keyword: 0.3 }),
+            q.question
         );
     }
 }

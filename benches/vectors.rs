@@ -1,0 +1,157 @@
+//! Vector-stage benchmark: the two-stage search recall uses against exact
+//! brute force with sqlite-vec, at 10k, 100k and 1M stored vectors (384
+//! dims, clustered like sentence embeddings). Prints a markdown table.
+//!
+//! Run: `cargo bench --bench vectors` (`GOLDFISH_BENCH_VECTORS=10000,100000`
+//! to choose sizes).
+
+use std::time::{Duration, Instant};
+
+use goldfish::embed::normalize;
+use goldfish::index::Index;
+use goldfish::index::search::VECTOR_CANDIDATES;
+
+const DIMS: usize = 384;
+
+fn main() {
+    let quick = !std::env::args().any(|arg| arg == "--bench");
+    let sizes: Vec<usize> = match std::env::var("GOLDFISH_BENCH_VECTORS") {
+        Ok(list) => list
+            .split(',')
+            .map(|n| n.trim().parse().expect("sizes"))
+            .collect(),
+        Err(_) if quick => vec![10_000],
+        Err(_) => vec![10_000, 100_000, 1_000_000],
+    };
+    println!(
+        "| vectors | two-stage p50 | p95 | exact (sqlite-vec) p50 | speed-up | top-10 overlap | first search (loads codes) | RSS for codes | index size |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for n in sizes {
+        run(n);
+    }
+}
+
+fn run(n: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("index.db");
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ n as u64);
+    let centers: Vec<Vec<f32>> = (0..1000).map(|_| rng.unit_vector()).collect();
+    {
+        let mut index = Index::open(&path).unwrap();
+        let mut batch: Vec<(String, Vec<f32>)> = Vec::with_capacity(10_000);
+        for i in 0..n {
+            let center = &centers[(rng.next() % centers.len() as u64) as usize];
+            let mut v: Vec<f32> = center.iter().map(|c| c + 0.06 * rng.normal()).collect();
+            normalize(&mut v);
+            batch.push((format!("h{i:08}"), v));
+            if batch.len() == 10_000 || i + 1 == n {
+                index
+                    .insert_embeddings("m", batch.iter().map(|(h, v)| (h.as_str(), v.as_slice())))
+                    .unwrap();
+                batch.clear();
+            }
+        }
+    }
+    let index = Index::open(&path).unwrap();
+    let queries: Vec<Vec<f32>> = (0..60)
+        .map(|_| {
+            let center = &centers[(rng.next() % centers.len() as u64) as usize];
+            let mut v: Vec<f32> = center.iter().map(|c| c + 0.08 * rng.normal()).collect();
+            normalize(&mut v);
+            v
+        })
+        .collect();
+    let rss_before = rss_kb();
+    let start = Instant::now();
+    index
+        .vector_search("m", &queries[0], 10, VECTOR_CANDIDATES)
+        .unwrap();
+    let first = start.elapsed();
+    let rss_after = rss_kb();
+    let mut fast = Vec::new();
+    let mut results = Vec::new();
+    for q in &queries[10..] {
+        let start = Instant::now();
+        let hits = index.vector_search("m", q, 10, VECTOR_CANDIDATES).unwrap();
+        fast.push(start.elapsed());
+        results.push(hits);
+    }
+    let exact_runs = if n >= 1_000_000 { 5 } else { 20 };
+    let mut exact = Vec::new();
+    let mut overlap = 0.0;
+    for (q, fast_hits) in queries[10..].iter().zip(&results).take(exact_runs) {
+        let start = Instant::now();
+        let hits = index.vector_search_exact("m", q, 10).unwrap();
+        exact.push(start.elapsed());
+        overlap += hits
+            .iter()
+            .filter(|h| fast_hits.iter().any(|f| f.content_hash == h.content_hash))
+            .count() as f64
+            / hits.len() as f64;
+    }
+    overlap /= exact_runs as f64;
+    let size: u64 = ["index.db", "index.db-wal"]
+        .iter()
+        .filter_map(|f| std::fs::metadata(dir.path().join(f)).ok())
+        .map(|m| m.len())
+        .sum();
+    let (p50, p95) = (percentile(&mut fast, 50), percentile(&mut fast, 95));
+    let exact50 = percentile(&mut exact, 50);
+    println!(
+        "| {n} | {} | {} | {} | {:.0}× | {overlap:.3} | {} | {:.0} MB | {:.0} MB |",
+        ms(p50),
+        ms(p95),
+        ms(exact50),
+        exact50.as_secs_f64() / p50.as_secs_f64(),
+        ms(first),
+        (rss_after.saturating_sub(rss_before)) as f64 / 1024.0,
+        size as f64 / 1e6
+    );
+}
+
+fn percentile(samples: &mut [Duration], p: usize) -> Duration {
+    samples.sort();
+    samples[(samples.len() * p / 100).min(samples.len() - 1)]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|n| n.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn unit(&mut self) -> f64 {
+        ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+
+    fn normal(&mut self) -> f32 {
+        ((-2.0 * self.unit().ln()).sqrt() * (std::f64::consts::TAU * self.unit()).cos()) as f32
+    }
+
+    fn unit_vector(&mut self) -> Vec<f32> {
+        let mut v: Vec<f32> = (0..DIMS).map(|_| self.normal()).collect();
+        normalize(&mut v);
+        v
+    }
+}
