@@ -2,6 +2,8 @@
 """Embedding throughput of the installed model with Python onnxruntime.
 
 Usage: bench_python.py MODEL_DIR   (run with the private env's python)
+       bench_python.py --texts      (print the texts as a JSON list, for the
+                                     Rust benchmark to embed the same ones)
 
 Embeds 256 fixed one-to-three-sentence texts about software work in batches
 of 32, tokenization included, with 1 and 2 intra-op threads; one warm-up
@@ -88,6 +90,9 @@ def texts():
 
 
 def main():
+    if sys.argv[1:] == ["--texts"]:
+        print(json.dumps(texts()))
+        return
     if len(sys.argv) != 2:
         sys.exit("usage: bench_python.py MODEL_DIR")
     tokenizer = load_tokenizer(sys.argv[1])

@@ -58,7 +58,8 @@ pub(super) struct CodeCache {
     words: Vec<u64>,
     /// Highest rowid loaded, to load only newer rows later.
     max_rowid: i64,
-    count: i64,
+    /// Highest rowid of the table (any model) when last refreshed.
+    seen_rowid: i64,
 }
 
 /// A vector-stage hit: an embedded content hash and its cosine similarity.
@@ -301,19 +302,22 @@ impl Index {
 
     /// Loads codes added since the last call (all of them after a model switch).
     fn refresh_codes(&self, model: &str) -> Result<(), IndexError> {
-        let (count, max_rowid): (i64, i64) = self
+        // Embeddings are only ever added (a model switch drops the other
+        // model's, which this cache never holds), so the highest rowid tells
+        // whether anything is new; it costs one B-tree descent.
+        let max_rowid: i64 = self
             .conn
             .query_row(
-                "SELECT count(*), coalesce(max(rowid), 0) FROM embeddings WHERE model = ?1",
-                params![model],
-                |row| Ok((row.get(0)?, row.get(1)?)),
+                "SELECT coalesce(max(rowid), 0) FROM embeddings",
+                [],
+                |row| row.get(0),
             )
             .map_err(self.sqlite_error())?;
         let mut cache = self.codes.borrow_mut();
-        if cache.model == model && cache.count == count && cache.max_rowid == max_rowid {
+        if cache.model == model && cache.seen_rowid == max_rowid {
             return Ok(());
         }
-        if cache.model != model || count < cache.count {
+        if cache.model != model || max_rowid < cache.seen_rowid {
             *cache = CodeCache {
                 model: model.to_owned(),
                 ..CodeCache::default()
@@ -341,12 +345,12 @@ impl Index {
             cache.words.extend(words(code));
             cache.max_rowid = rowid;
         }
-        cache.count = count;
+        cache.seen_rowid = max_rowid;
         Ok(())
     }
 
     /// The `k` stored vectors closest to `query` by cosine, in three stages:
-    /// Hamming distance between sign bits keeps the closest `16 × candidates`
+    /// Hamming distance between sign bits keeps the closest `8 × candidates`
     /// (at least 16,384); the query's own values dotted with those signs (an
     /// asymmetric estimate of the cosine) keep `candidates`; exact cosine on
     /// their float vectors ranks them.
@@ -365,37 +369,17 @@ impl Index {
         }
         let per = cache.words_per_code;
         let query_words: Vec<u64> = words(&code(query)).collect();
-        // Stage 1: Hamming distance on sign bits.
-        let mut by_hamming: Vec<(u32, u32)> = cache
-            .words
-            .chunks_exact(per)
-            .enumerate()
-            .map(|(i, code)| {
-                let distance: u32 = code
-                    .iter()
-                    .zip(&query_words)
-                    .map(|(a, b)| (a ^ b).count_ones())
-                    .sum();
-                (distance, i as u32)
-            })
-            .collect();
-        let keep = (candidates * 16).max(16_384).min(n);
-        if keep < n {
-            by_hamming.select_nth_unstable(keep - 1);
-            by_hamming.truncate(keep);
-        }
+        // Stage 1: Hamming distance on sign bits, both halves in parallel;
+        // the cut-off distance comes from a histogram, not a sort.
+        let keep = (candidates * 8).max(16_384).min(n);
+        let by_hamming = closest_by_hamming(&cache.words, per, &query_words, keep);
         // Stage 2: Σ query[i] · sign(stored[i]), one lookup per code byte.
         let tables = sign_tables(query, per * 8);
         let mut by_estimate: Vec<(f32, i64)> = by_hamming
             .iter()
-            .map(|&(_, i)| {
+            .map(|&i| {
                 let code = &cache.words[i as usize * per..(i as usize + 1) * per];
-                let estimate: f32 = code
-                    .iter()
-                    .flat_map(|word| word.to_le_bytes())
-                    .zip(tables.chunks_exact(256))
-                    .map(|(byte, table)| table[byte as usize])
-                    .sum();
+                let estimate = sign_estimate(code, &tables);
                 (estimate, cache.rowids[i as usize])
             })
             .collect();
@@ -404,8 +388,10 @@ impl Index {
             by_estimate.select_nth_unstable_by(keep - 1, |a, b| b.0.total_cmp(&a.0));
             by_estimate.truncate(keep);
         }
-        let scored = by_estimate;
+        let mut scored = by_estimate;
         drop(cache);
+        // Rowid order reads the table front to back.
+        scored.sort_unstable_by_key(|&(_, rowid)| rowid);
         let mut hits = Vec::with_capacity(keep);
         for chunk in scored.chunks(500) {
             let placeholders = vec!["?"; chunk.len()].join(",");
@@ -466,6 +452,85 @@ impl Index {
             .map_err(self.sqlite_error())?;
         Ok(rows)
     }
+}
+
+/// Indices of the `keep` codes closest to `query` in Hamming distance:
+/// distances are computed on two threads, then a histogram gives the distance
+/// at which `keep` is reached (ties at that distance go by position).
+fn closest_by_hamming(words: &[u64], per: usize, query: &[u64], keep: usize) -> Vec<u32> {
+    let n = words.len() / per;
+    let mut distances = vec![0u16; n];
+    let half = n.div_ceil(2);
+    std::thread::scope(|scope| {
+        for (part, out) in distances.chunks_mut(half).enumerate() {
+            let codes = &words[part * half * per..];
+            scope.spawn(move || hamming_distances(codes, per, query, out));
+        }
+    });
+    if keep >= n {
+        return (0..n as u32).collect();
+    }
+    let mut histogram = vec![0usize; per * 64 + 1];
+    for &d in &distances {
+        histogram[d as usize] += 1;
+    }
+    // The distance at which `keep` is reached; everything closer is taken,
+    // and from that distance only as many as still fit.
+    let mut cutoff = 0;
+    let mut closer = 0;
+    for (distance, &count) in histogram.iter().enumerate() {
+        if closer + count >= keep {
+            cutoff = distance;
+            break;
+        }
+        closer += count;
+    }
+    let mut at_cutoff = keep - closer;
+    let mut chosen = Vec::with_capacity(keep);
+    for (i, &d) in distances.iter().enumerate() {
+        let d = d as usize;
+        if d < cutoff || (d == cutoff && at_cutoff > 0) {
+            if d == cutoff {
+                at_cutoff -= 1;
+            }
+            chosen.push(i as u32);
+        }
+    }
+    chosen
+}
+
+/// Hamming distance of each `per`-word code in `codes` to `query`, into `out`.
+fn hamming_distances(codes: &[u64], per: usize, query: &[u64], out: &mut [u16]) {
+    // 384 dimensions (6 words) is the common case: a fixed-size loop the
+    // compiler unrolls.
+    if let Ok(q) = <&[u64; 6]>::try_from(query) {
+        for (d, code) in out.iter_mut().zip(codes.chunks_exact(6)) {
+            let code: &[u64; 6] = code.try_into().expect("chunks of 6");
+            *d = code
+                .iter()
+                .zip(q)
+                .map(|(a, b)| (a ^ b).count_ones())
+                .sum::<u32>() as u16;
+        }
+        return;
+    }
+    for (d, code) in out.iter_mut().zip(codes.chunks_exact(per)) {
+        *d = code
+            .iter()
+            .zip(query)
+            .map(|(a, b)| (a ^ b).count_ones())
+            .sum::<u32>() as u16;
+    }
+}
+
+/// The sign-dot estimate of one code: Σ over its bytes of the byte's table
+/// entry (see [`sign_tables`]).
+fn sign_estimate(code: &[u64], tables: &[f32]) -> f32 {
+    code.iter()
+        .flat_map(|word| word.to_le_bytes())
+        .zip(tables.chunks_exact(256))
+        .map(|(byte, table)| table[byte as usize])
+        .sum()
 }
 
 /// For each byte of a code, the contribution of its 8 sign bits to the dot
