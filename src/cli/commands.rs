@@ -49,6 +49,12 @@ fn open_index(home: &Home) -> Result<Index, CliError> {
     Index::open(&home.index_path()).map_err(index_error)
 }
 
+impl From<IndexError> for CliError {
+    fn from(err: IndexError) -> CliError {
+        index_error(err)
+    }
+}
+
 fn index_error(err: IndexError) -> CliError {
     anyhow::Error::new(err).into()
 }
@@ -398,9 +404,13 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
     let query_vector = match (&request.query, mode, model.as_mut()) {
         (Some(query), Mode::Semantic | Mode::Hybrid, Some(model)) => {
             let id = model.id();
-            let vector = index
-                .query_vector(model.embedder()?, query)
-                .context("embedding the query")?;
+            let vector = index.query_vector(&id, query, || -> Result<Vec<f32>, CliError> {
+                let vector = model
+                    .embedder()?
+                    .embed(&[query.as_str()], crate::embed::TextKind::Query)
+                    .context("embedding the query")?;
+                Ok(vector.into_iter().next().unwrap_or_default())
+            })?;
             Some((id, vector))
         }
         _ => None,

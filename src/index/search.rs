@@ -312,10 +312,10 @@ impl Index {
         query: QueryVector<'_>,
         limit: usize,
     ) -> Result<Vec<IndexedMemory>, IndexError> {
-        let mut k = (limit * 20).max(200);
+        let mut k = (limit * 4).max(50);
         loop {
             let vector_hits =
-                self.vector_search(query.model, query.vector, k, (k * 4).max(1000))?;
+                self.vector_search(query.model, query.vector, k, VECTOR_CANDIDATES.max(k))?;
             let exhausted = vector_hits.len() < k;
             let similarity: std::collections::HashMap<&str, f32> = vector_hits
                 .iter()
@@ -330,7 +330,14 @@ impl Index {
                     .collect();
                 c.sql
                     .push(format!("m.content_hash IN ({})", list.join(", ")));
-                hits.extend(self.select(c, "memories m", "NULL", "m.timestamp DESC")?);
+                // Look memories up by hash: left alone, the planner may walk the
+                // workspace's index instead, scanning every memory.
+                hits.extend(self.select(
+                    c,
+                    "memories m INDEXED BY memories_by_hash",
+                    "NULL",
+                    "m.timestamp DESC",
+                )?);
             }
             for hit in &mut hits {
                 let s = f64::from(similarity[hit.content_hash.as_str()]);
@@ -535,8 +542,8 @@ mod tests {
             r#""what" OR "is" OR "it""#
         );
         assert_eq!(
-            fts_query("src/auth.rs NOT"),
-            Some(r#""src" OR "auth" OR "rs" OR "not""#.into())
+            fts_query("src/auth.rs NEAR"),
+            Some(r#""src" OR "auth" OR "rs" OR "near""#.into())
         );
         assert_eq!(fts_query(" -- "), None);
     }

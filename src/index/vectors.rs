@@ -254,13 +254,15 @@ impl Index {
         tx.commit().map_err(sqlite)
     }
 
-    /// The embedding of a query, from the cache or the model.
-    pub fn query_vector(
+    /// The embedding of `query` under `model`: from the cache, else from
+    /// `embed` (called only on a miss, so a repeated query never loads the
+    /// model), which is then cached.
+    pub fn query_vector<E: From<IndexError>>(
         &mut self,
-        embedder: &mut dyn Embedder,
+        model: &str,
         query: &str,
-    ) -> Result<Vec<f32>, VectorError> {
-        let model = embedder.model_id().to_owned();
+        embed: impl FnOnce() -> Result<Vec<f32>, E>,
+    ) -> Result<Vec<f32>, E> {
         let cached: Option<Vec<u8>> = self
             .conn
             .query_row(
@@ -273,7 +275,7 @@ impl Index {
         if let Some(blob) = cached {
             return Ok(from_blob(&blob));
         }
-        let vector = embedder.embed(&[query], TextKind::Query)?.remove(0);
+        let vector = embed()?;
         self.conn
             .execute(
                 "INSERT OR REPLACE INTO query_cache (model, query, vector) VALUES (?1, ?2, ?3)",
