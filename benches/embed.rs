@@ -11,8 +11,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+mod common;
+
+use common::ms;
 use goldfish::embed::onnx::OnnxEmbedder;
 use goldfish::embed::{DEFAULT_MODEL, Embedder, InstalledModel, TextKind, normalize};
 use goldfish::index::Index;
@@ -44,6 +47,8 @@ fn main() {
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let runs = if quick { 1 } else { 3 };
 
+    println!("machine: {}", common::machine());
+    println!();
     println!("| measure | goldfish (Rust, ort) | Python onnxruntime |");
     println!("|---|---:|---:|");
     let python_rates = python.as_ref().filter(|_| !quick).map(|python| {
@@ -240,8 +245,4 @@ fn python() -> Option<PathBuf> {
             std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/goldfish/model-build"))
         })?;
     Some(cache.join("venv/bin/python")).filter(|p| p.is_file())
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
 }

@@ -10,6 +10,9 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::{Rng, ms, rss_kb};
 use goldfish::embed::normalize;
 use goldfish::index::Index;
 use goldfish::index::search::{Mode, QueryVector, Scope};
@@ -92,7 +95,9 @@ fn run(n: usize) {
     let mut index = Index::open(&home.join("index.db")).unwrap();
     index.use_model(MODEL).unwrap();
     let mut rng = Rng(n as u64 * 7919 + 1);
-    let centers: Vec<Vec<f32>> = (0..TOPICS.len() * 50).map(|_| rng.unit_vector()).collect();
+    let centers: Vec<Vec<f32>> = (0..TOPICS.len() * 50)
+        .map(|_| rng.unit_vector(384))
+        .collect();
     let mut batch: Vec<(String, Vec<f32>)> = Vec::new();
     for (i, content) in contents.iter().enumerate() {
         let center = &centers[i % centers.len()];
@@ -167,45 +172,4 @@ fn git(repo: &Path, args: &[&str]) {
         .status()
         .unwrap();
     assert!(status.success());
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
-}
-
-fn rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|n| n.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn unit(&mut self) -> f64 {
-        ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-
-    fn normal(&mut self) -> f32 {
-        ((-2.0 * self.unit().ln()).sqrt() * (std::f64::consts::TAU * self.unit()).cos()) as f32
-    }
-
-    fn unit_vector(&mut self) -> Vec<f32> {
-        let mut v: Vec<f32> = (0..384).map(|_| self.normal()).collect();
-        normalize(&mut v);
-        v
-    }
 }

@@ -12,6 +12,10 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::ms;
+
 const GOLDFISH: &str = env!("CARGO_BIN_EXE_goldfish");
 
 fn main() {
@@ -24,7 +28,7 @@ fn main() {
         Err(_) if quick => vec![1000],
         Err(_) => vec![1000, 100_000],
     };
-    println!("machine: {} cores, {}", cores(), cpu_model());
+    println!("machine: {}", common::machine());
     println!();
     println!(
         "| memories | files | full sync | no-op sync | sync after 1 new | store (append + index) | index size |"
@@ -206,24 +210,4 @@ fn median(runs: usize, mut f: impl FnMut() -> Duration) -> Duration {
     let mut samples: Vec<Duration> = (0..runs).map(|_| f()).collect();
     samples.sort();
     samples[samples.len() / 2]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
-}
-
-fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|s| s.trim().to_owned())
-        })
-        .unwrap_or_else(|| "unknown CPU".into())
 }

@@ -5,8 +5,11 @@
 //! Run: `cargo bench --bench vectors` (`GOLDFISH_BENCH_VECTORS=10000,100000`
 //! to choose sizes).
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+mod common;
+
+use common::{Rng, ms, percentile, rss_kb};
 use goldfish::embed::normalize;
 use goldfish::index::Index;
 use goldfish::index::search::VECTOR_CANDIDATES;
@@ -36,7 +39,7 @@ fn run(n: usize) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("index.db");
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ n as u64);
-    let centers: Vec<Vec<f32>> = (0..1000).map(|_| rng.unit_vector()).collect();
+    let centers: Vec<Vec<f32>> = (0..1000).map(|_| rng.unit_vector(DIMS)).collect();
     {
         let mut index = Index::open(&path).unwrap();
         let mut batch: Vec<(String, Vec<f32>)> = Vec::with_capacity(10_000);
@@ -108,50 +111,4 @@ fn run(n: usize) {
         (rss_after.saturating_sub(rss_before)) as f64 / 1024.0,
         size as f64 / 1e6
     );
-}
-
-fn percentile(samples: &mut [Duration], p: usize) -> Duration {
-    samples.sort();
-    samples[(samples.len() * p / 100).min(samples.len() - 1)]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
-}
-
-fn rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|n| n.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn unit(&mut self) -> f64 {
-        ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-
-    fn normal(&mut self) -> f32 {
-        ((-2.0 * self.unit().ln()).sqrt() * (std::f64::consts::TAU * self.unit()).cos()) as f32
-    }
-
-    fn unit_vector(&mut self) -> Vec<f32> {
-        let mut v: Vec<f32> = (0..DIMS).map(|_| self.normal()).collect();
-        normalize(&mut v);
-        v
-    }
 }

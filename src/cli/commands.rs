@@ -289,6 +289,17 @@ fn index_stored(workspace: &Workspace, entry: &Entry) -> Result<(), CliError> {
     Ok(())
 }
 
+/// `SIMILARITY  ID  DATE  excerpt` for `similar`.
+fn similar_line(m: &crate::index::search::IndexedMemory, width: usize) -> String {
+    format!(
+        "{:.2}  {}  {}  {}",
+        m.similarity.unwrap_or(0.0),
+        m.id,
+        m.timestamp.get(..10).unwrap_or(&m.timestamp),
+        excerpt(&m.content, width)
+    )
+}
+
 /// The first `max` characters of `text`, on one line.
 fn excerpt(text: &str, max: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -746,15 +757,7 @@ pub(super) fn similar(args: SimilarArgs, out: &mut dyn Write) -> Result<u8, CliE
             } else {
                 writeln!(out, "cluster {}:", n + 1).context("writing output")?;
                 for m in cluster {
-                    writeln!(
-                        out,
-                        "  {:.2}  {}  {}  {}",
-                        m.similarity.unwrap_or(1.0),
-                        m.id,
-                        m.timestamp.get(..10).unwrap_or(&m.timestamp),
-                        excerpt(&m.content, 70)
-                    )
-                    .context("writing output")?;
+                    writeln!(out, "  {}", similar_line(m, 70)).context("writing output")?;
                 }
             }
         }
@@ -813,15 +816,7 @@ pub(super) fn similar(args: SimilarArgs, out: &mut dyn Write) -> Result<u8, CliE
         output::memories_json(&hits, out)?;
     } else {
         for m in &hits {
-            writeln!(
-                out,
-                "{:.2}  {}  {}  {}",
-                m.similarity.unwrap_or(0.0),
-                m.id,
-                m.timestamp.get(..10).unwrap_or(&m.timestamp),
-                excerpt(&m.content, 90)
-            )
-            .context("writing output")?;
+            writeln!(out, "{}", similar_line(m, 90)).context("writing output")?;
         }
     }
     Ok(EXIT_OK)

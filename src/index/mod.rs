@@ -142,10 +142,7 @@ impl Index {
     }
 
     fn sqlite(&self) -> impl Fn(rusqlite::Error) -> IndexError + '_ {
-        move |source| IndexError::Sqlite {
-            path: self.path.clone(),
-            source,
-        }
+        sqlite_at(&self.path)
     }
 
     /// Every workspace the index knows, by name.
@@ -181,11 +178,7 @@ impl Index {
     /// Drops every workspace and what was synced from it. Embeddings stay:
     /// they are keyed by content hash and model, not by repository state.
     pub fn clear(&mut self) -> Result<(), IndexError> {
-        let path = self.path.clone();
-        let sqlite = |source| IndexError::Sqlite {
-            path: path.clone(),
-            source,
-        };
+        let sqlite = sqlite_at(&self.path);
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -216,6 +209,14 @@ impl Index {
         self.conn
             .query_row("SELECT vec_version()", [], |row| row.get(0))
             .map_err(self.sqlite())
+    }
+}
+
+/// Maps SQLite errors to [`IndexError::Sqlite`] naming the index at `path`.
+fn sqlite_at(path: &Path) -> impl Fn(rusqlite::Error) -> IndexError + Copy + '_ {
+    move |source| IndexError::Sqlite {
+        path: path.to_owned(),
+        source,
     }
 }
 

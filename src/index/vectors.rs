@@ -79,10 +79,6 @@ pub struct EmbedReport {
 }
 
 impl Index {
-    fn sqlite_error(&self) -> impl Fn(rusqlite::Error) -> IndexError + '_ {
-        self.sqlite()
-    }
-
     /// The model the stored vectors belong to.
     pub fn embedding_model(&self) -> Result<Option<String>, IndexError> {
         self.conn
@@ -92,7 +88,7 @@ impl Index {
                 |row| row.get(0),
             )
             .optional()
-            .map_err(self.sqlite_error())
+            .map_err(self.sqlite())
     }
 
     /// Makes `model_id` the model of the index's vectors. When it changes,
@@ -102,11 +98,7 @@ impl Index {
         if self.embedding_model()?.as_deref() == Some(model_id) {
             return Ok(false);
         }
-        let path = self.path.clone();
-        let sqlite = |source| IndexError::Sqlite {
-            path: path.clone(),
-            source,
-        };
+        let sqlite = super::sqlite_at(&self.path);
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -144,7 +136,7 @@ impl Index {
                 row.get::<_, i64>(0)
             })
             .map(|n| n as u64)
-            .map_err(self.sqlite_error())
+            .map_err(self.sqlite())
     }
 
     /// Embeds queued content with `embedder`, `batch` texts per transaction,
@@ -175,13 +167,13 @@ impl Index {
                                 EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = q.content_hash AND e.model = ?1)
                          FROM embed_queue q LIMIT ?2",
                     )
-                    .map_err(self.sqlite_error())?;
+                    .map_err(self.sqlite())?;
                 statement
                     .query_map(params![model, room as i64], |row| {
                         Ok((row.get(0)?, row.get(1)?, row.get(2)?))
                     })
                     .and_then(|rows| rows.collect::<Result<_, _>>())
-                    .map_err(self.sqlite_error())?
+                    .map_err(self.sqlite())?
             };
             if rows.is_empty() {
                 break;
@@ -197,11 +189,7 @@ impl Index {
             } else {
                 embedder.embed(&texts, TextKind::Document)?
             };
-            let path = self.path.clone();
-            let sqlite = |source| IndexError::Sqlite {
-                path: path.clone(),
-                source,
-            };
+            let sqlite = super::sqlite_at(&self.path);
             let tx = self
                 .conn
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -233,11 +221,7 @@ impl Index {
         model: &str,
         vectors: impl IntoIterator<Item = (&'a str, &'a [f32])>,
     ) -> Result<(), IndexError> {
-        let path = self.path.clone();
-        let sqlite = |source| IndexError::Sqlite {
-            path: path.clone(),
-            source,
-        };
+        let sqlite = super::sqlite_at(&self.path);
         let tx = self.conn.transaction().map_err(sqlite)?;
         {
             let mut statement = tx
@@ -271,7 +255,7 @@ impl Index {
                 |row| row.get(0),
             )
             .optional()
-            .map_err(self.sqlite_error())?;
+            .map_err(self.sqlite())?;
         if let Some(blob) = cached {
             return Ok(from_blob(&blob));
         }
@@ -281,7 +265,7 @@ impl Index {
                 "INSERT OR REPLACE INTO query_cache (model, query, vector) VALUES (?1, ?2, ?3)",
                 params![model, query, to_blob(&vector)],
             )
-            .map_err(self.sqlite_error())?;
+            .map_err(self.sqlite())?;
         Ok(vector)
     }
 
@@ -299,7 +283,7 @@ impl Index {
             )
             .optional()
             .map(|blob| blob.map(|b| from_blob(&b)))
-            .map_err(self.sqlite_error())
+            .map_err(self.sqlite())
     }
 
     /// Loads codes added since the last call (all of them after a model switch).
@@ -314,7 +298,7 @@ impl Index {
                 [],
                 |row| row.get(0),
             )
-            .map_err(self.sqlite_error())?;
+            .map_err(self.sqlite())?;
         let mut cache = self.codes.borrow_mut();
         if cache.model == model && cache.seen_rowid == max_rowid {
             return Ok(());
@@ -330,16 +314,14 @@ impl Index {
             .prepare_cached(
                 "SELECT rowid, code FROM embeddings WHERE model = ?1 AND rowid > ?2 ORDER BY rowid",
             )
-            .map_err(self.sqlite_error())?;
+            .map_err(self.sqlite())?;
         let mut rows = statement
             .query(params![model, cache.max_rowid])
-            .map_err(self.sqlite_error())?;
-        while let Some(row) = rows.next().map_err(self.sqlite_error())? {
-            let rowid: i64 = row.get(0).map_err(self.sqlite_error())?;
-            let code = row.get_ref(1).map_err(self.sqlite_error())?;
-            let code = code
-                .as_blob()
-                .map_err(|err| self.sqlite_error()(err.into()))?;
+            .map_err(self.sqlite())?;
+        while let Some(row) = rows.next().map_err(self.sqlite())? {
+            let rowid: i64 = row.get(0).map_err(self.sqlite())?;
+            let code = row.get_ref(1).map_err(self.sqlite())?;
+            let code = code.as_blob().map_err(|err| self.sqlite()(err.into()))?;
             if cache.words_per_code == 0 {
                 cache.words_per_code = code.len() / 8;
             }
@@ -402,15 +384,15 @@ impl Index {
                 .prepare(&format!(
                     "SELECT content_hash, vector FROM embeddings WHERE rowid IN ({placeholders})"
                 ))
-                .map_err(self.sqlite_error())?;
+                .map_err(self.sqlite())?;
             let rows = statement
                 .query_map(
                     rusqlite::params_from_iter(chunk.iter().map(|(_, rowid)| rowid)),
                     |row| Ok((row.get::<_, String>(0)?, row.get::<_, Vec<u8>>(1)?)),
                 )
-                .map_err(self.sqlite_error())?;
+                .map_err(self.sqlite())?;
             for row in rows {
-                let (content_hash, blob) = row.map_err(self.sqlite_error())?;
+                let (content_hash, blob) = row.map_err(self.sqlite())?;
                 let similarity = cosine(query, &from_blob(&blob));
                 hits.push(VectorHit {
                     content_hash,
@@ -442,7 +424,7 @@ impl Index {
                 "SELECT content_hash, vec_distance_cosine(vector, ?2) AS distance FROM embeddings
                  WHERE model = ?1 ORDER BY distance, content_hash LIMIT ?3",
             )
-            .map_err(self.sqlite_error())?;
+            .map_err(self.sqlite())?;
         let rows = statement
             .query_map(params![model, to_blob(query), k as i64], |row| {
                 Ok(VectorHit {
@@ -451,7 +433,7 @@ impl Index {
                 })
             })
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-            .map_err(self.sqlite_error())?;
+            .map_err(self.sqlite())?;
         Ok(rows)
     }
 }

@@ -6,37 +6,10 @@ use goldfish::index::Index;
 
 use crate::common::with_embedder;
 
-/// Deterministic pseudo-random numbers (xorshift64*), no dependency.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.max(1))
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    /// Uniform in (0, 1).
-    pub fn unit(&mut self) -> f64 {
-        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-
-    /// Standard normal (Box–Muller).
-    pub fn normal(&mut self) -> f32 {
-        ((-2.0 * self.unit().ln()).sqrt() * (std::f64::consts::TAU * self.unit()).cos()) as f32
-    }
-
-    pub fn unit_vector(&mut self, dims: usize) -> Vec<f32> {
-        let mut v: Vec<f32> = (0..dims).map(|_| self.normal()).collect();
-        normalize(&mut v);
-        v
-    }
-}
+// The benchmarks' seeded generator, so tests and benchmarks draw alike.
+#[path = "../../benches/common/mod.rs"]
+mod bench_common;
+use bench_common::Rng;
 
 /// Mean share of the exact top 10 that the two-stage search also returns.
 fn overlap(index: &Index, queries: &[Vec<f32>], candidates: usize) -> f64 {
@@ -74,7 +47,7 @@ const CANDIDATES: usize = goldfish::index::search::VECTOR_CANDIDATES;
 
 #[test]
 fn two_stage_search_matches_exact_on_random_vectors() {
-    let mut rng = Rng::new(7);
+    let mut rng = Rng(7);
     let vectors: Vec<Vec<f32>> = (0..20_000).map(|_| rng.unit_vector(384)).collect();
     let (_dir, index) = index_with(&vectors);
     // Queries near stored vectors, as real queries are near their answers.
@@ -128,11 +101,11 @@ fn two_stage_search_matches_exact_on_real_embeddings() {
         .collect();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let real = with_embedder(|e| e.embed(&refs, TextKind::Document).unwrap());
-    let mut rng = Rng::new(11);
+    let mut rng = Rng(11);
     let mut vectors = real.clone();
     while vectors.len() < 20_000 {
-        let a = &real[(rng.next_u64() % real.len() as u64) as usize];
-        let b = &real[(rng.next_u64() % real.len() as u64) as usize];
+        let a = &real[(rng.next() % real.len() as u64) as usize];
+        let b = &real[(rng.next() % real.len() as u64) as usize];
         let t = rng.unit() as f32;
         let mut v: Vec<f32> = a
             .iter()
