@@ -33,7 +33,8 @@ CREATE TABLE workspaces (
     head_commit    TEXT,
     history_commit TEXT,
     synced_at      TEXT,
-    live_memories  INTEGER NOT NULL DEFAULT 0
+    live_memories  INTEGER NOT NULL DEFAULT 0,
+    memory_rows    INTEGER NOT NULL DEFAULT 0
 );
 
 CREATE TABLE files (
@@ -68,6 +69,13 @@ CREATE TABLE memories (
     UNIQUE (workspace_id, id)
 );
 CREATE INDEX memories_by_file ON memories (workspace_id, file);
+-- Rows per workspace, kept by triggers, so counting costs nothing at any size.
+CREATE TRIGGER memories_count_insert AFTER INSERT ON memories BEGIN
+    UPDATE workspaces SET memory_rows = memory_rows + 1 WHERE id = new.workspace_id;
+END;
+CREATE TRIGGER memories_count_delete AFTER DELETE ON memories BEGIN
+    UPDATE workspaces SET memory_rows = memory_rows - 1 WHERE id = old.workspace_id;
+END;
 CREATE INDEX memories_by_time ON memories (workspace_id, ts_ms);
 CREATE INDEX memories_by_hash ON memories (content_hash);
 

@@ -286,6 +286,9 @@ impl Index {
         let Some(query) = request.query.as_deref().and_then(fts_query) else {
             return Ok(Vec::new());
         };
+        // Measured (`cargo bench --bench recall`): ranking inside an FTS5
+        // subquery (`ORDER BY rank LIMIT k`, then joining) was twice as slow
+        // as this single query at 100k and 1M memories.
         let mut c = Conditions::filters(request, scope);
         let p = c.bind(Value::Text(query));
         c.sql.push(format!("memories_fts MATCH {p}"));

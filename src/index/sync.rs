@@ -366,14 +366,17 @@ fn register(tx: &Transaction<'_>, root: &Path) -> rusqlite::Result<Registered> {
     })
 }
 
-/// Memories of a workspace that no tombstone forgets. Counts index entries
-/// rather than testing every memory against the tombstones.
+/// Memories of a workspace that no tombstone forgets: the row count the
+/// triggers keep, less the memories tombstones hide (tombstones are few).
 pub(super) fn live_count(conn: &rusqlite::Connection, workspace_id: i64) -> rusqlite::Result<u64> {
-    let all: i64 = conn.query_row(
-        "SELECT count(*) FROM memories WHERE workspace_id = ?1",
-        params![workspace_id],
-        |row| row.get(0),
-    )?;
+    let all: i64 = conn
+        .query_row(
+            "SELECT memory_rows FROM workspaces WHERE id = ?1",
+            params![workspace_id],
+            |row| row.get(0),
+        )
+        .optional()?
+        .unwrap_or(0);
     let forgotten: i64 = conn.query_row(
         "SELECT count(DISTINCT t.forgets) FROM tombstones t WHERE t.workspace_id = ?1
            AND EXISTS (SELECT 1 FROM memories m WHERE m.workspace_id = t.workspace_id AND m.id = t.forgets)",
