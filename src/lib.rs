@@ -7,6 +7,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod digest;
 pub mod driver;
 pub mod embed;
 pub mod env;

@@ -440,6 +440,37 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
         eprintln!("no memories match");
         return Ok(EXIT_NO_RESULT);
     }
+    if let Some(budget) = args.budget {
+        let sources: Vec<crate::digest::Source> = hits.iter().map(Into::into).collect();
+        let words = request
+            .query
+            .as_deref()
+            .map(crate::index::search::content_words)
+            .unwrap_or_default();
+        let (mut counter, tokenizer): (Box<dyn crate::digest::TokenCounter>, String) = match &model
+        {
+            Some(model) => (Box::new(model.tokenizer()?), model.id()),
+            None => (
+                Box::new(crate::digest::CharEstimate),
+                "estimate (4 characters a token)".to_owned(),
+            ),
+        };
+        let embedder: Option<&mut dyn Embedder> = match (mode, model.as_mut()) {
+            (Mode::Keyword, _) | (_, None) => None,
+            (_, Some(model)) => Some(model.embedder()?),
+        };
+        let digest = crate::digest::distill(
+            &sources,
+            &words,
+            query_vector.as_ref().map(|(_, vector)| vector.as_slice()),
+            embedder,
+            counter.as_mut(),
+            budget,
+        )
+        .context("distilling the digest")?;
+        output::digest(&digest, &hits, budget, &tokenizer, args.json, out)?;
+        return Ok(EXIT_OK);
+    }
     if args.json {
         output::memories_json(&hits, out)?;
     } else {

@@ -135,7 +135,10 @@ struct RecallArgs {
     /// At most this many memories
     #[arg(long, short = 'n', value_name = "N", default_value_t = 10)]
     limit: usize,
-    /// JSON Lines: one memory per line
+    /// A digest of the recalled memories in at most N tokens instead of the memories
+    #[arg(long, value_name = "N")]
+    budget: Option<usize>,
+    /// JSON Lines: one memory per line (with --budget, one digest object)
     #[arg(long)]
     json: bool,
 }

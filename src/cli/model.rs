@@ -34,6 +34,18 @@ impl Model {
         self.installed.model_id()
     }
 
+    /// The model's tokenizer, for counting tokens.
+    pub(super) fn tokenizer(&self) -> Result<crate::embed::onnx::ModelTokenizer, CliError> {
+        crate::embed::onnx::ModelTokenizer::load(&self.installed)
+            .with_context(|| {
+                format!(
+                    "cannot load the tokenizer of {}",
+                    self.installed.dir.display()
+                )
+            })
+            .map_err(CliError::from)
+    }
+
     /// The embedder, loading the model on first use.
     pub(super) fn embedder(&mut self) -> Result<&mut OnnxEmbedder, CliError> {
         if self.embedder.is_none() {

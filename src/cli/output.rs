@@ -66,3 +66,40 @@ pub(super) fn warn_problems(problems: &[impl std::fmt::Display], dir: &str) {
         eprintln!("warning: {dir}/{problem}");
     }
 }
+
+/// A digest: its text, or one JSON object with the token accounting.
+pub(super) fn digest(
+    digest: &crate::digest::Digest,
+    sources: &[IndexedMemory],
+    budget: usize,
+    tokenizer: &str,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    if !json {
+        out.write_all(digest.text.as_bytes())
+            .context("writing output")?;
+        return Ok(());
+    }
+    let reduction = if digest.tokens_of_sources > 0 {
+        100.0 * (1.0 - digest.tokens as f64 / digest.tokens_of_sources as f64)
+    } else {
+        0.0
+    };
+    let value = serde_json::json!({
+        "digest": digest.text,
+        "tokens": digest.tokens,
+        "tokens_of_sources": digest.tokens_of_sources,
+        "reduction_percent": (reduction * 10.0).round() / 10.0,
+        "budget": budget,
+        "tokenizer": tokenizer,
+        "distill": "extractive",
+        "sources": sources
+            .iter()
+            .map(|m| serde_json::json!({ "id": m.id, "timestamp": m.timestamp, "type": m.kind }))
+            .collect::<Vec<_>>(),
+        "sentences": digest.sentences,
+    });
+    writeln!(out, "{value}").context("writing output")?;
+    Ok(())
+}

@@ -204,3 +204,34 @@ impl Embedder for OnnxEmbedder {
         Ok(vectors)
     }
 }
+
+/// Counts tokens with a model's tokenizer (no padding, no truncation): how
+/// digests measure their budget.
+pub struct ModelTokenizer(Tokenizer);
+
+impl ModelTokenizer {
+    pub fn load(model: &InstalledModel) -> Result<ModelTokenizer, EmbedError> {
+        let path = model.dir.join("tokenizer.json");
+        let mut tokenizer = Tokenizer::from_file(&path).map_err(|err| EmbedError::Tokenizer {
+            path: path.clone(),
+            message: err.to_string(),
+        })?;
+        tokenizer.with_padding(None);
+        tokenizer
+            .with_truncation(None)
+            .map_err(|err| EmbedError::Tokenizer {
+                path,
+                message: err.to_string(),
+            })?;
+        Ok(ModelTokenizer(tokenizer))
+    }
+}
+
+impl crate::digest::TokenCounter for ModelTokenizer {
+    fn count(&mut self, text: &str) -> usize {
+        self.0.encode(text, false).map_or_else(
+            |_| text.chars().count().div_ceil(4),
+            |encoding| encoding.get_ids().len(),
+        )
+    }
+}

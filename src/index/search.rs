@@ -58,6 +58,21 @@ pub struct IndexedMemory {
     pub content_hash: String,
 }
 
+impl From<&IndexedMemory> for crate::digest::Source {
+    fn from(memory: &IndexedMemory) -> Self {
+        crate::digest::Source {
+            id: memory.id.clone(),
+            date: memory
+                .timestamp
+                .get(..10)
+                .unwrap_or(&memory.timestamp)
+                .to_owned(),
+            kind: memory.kind.clone(),
+            content: memory.content.clone(),
+        }
+    }
+}
+
 /// How recall ranks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -498,6 +513,22 @@ const STOPWORDS: &[&str] = &[
 /// quoted, so user text never reads as FTS syntax). `None` when `text` has
 /// no words.
 pub fn fts_query(text: &str) -> Option<String> {
+    let words = content_words(text);
+    if words.is_empty() {
+        return None;
+    }
+    Some(
+        words
+            .iter()
+            .map(|w| format!("\"{w}\""))
+            .collect::<Vec<_>>()
+            .join(" OR "),
+    )
+}
+
+/// The lowercased words of `text` without repeats, stopwords left out unless
+/// nothing else is left.
+pub fn content_words(text: &str) -> Vec<String> {
     let mut words: Vec<String> = Vec::new();
     for word in text
         .split(|c: char| !c.is_alphanumeric())
@@ -508,25 +539,11 @@ pub fn fts_query(text: &str) -> Option<String> {
             words.push(word);
         }
     }
-    let content: Vec<&String> = words
-        .iter()
-        .filter(|w| !STOPWORDS.contains(&w.as_str()))
-        .collect();
-    let chosen: Vec<&String> = if content.is_empty() {
-        words.iter().collect()
-    } else {
-        content
-    };
-    if chosen.is_empty() {
-        return None;
+    if words.iter().all(|w| STOPWORDS.contains(&w.as_str())) {
+        return words;
     }
-    Some(
-        chosen
-            .iter()
-            .map(|w| format!("\"{w}\""))
-            .collect::<Vec<_>>()
-            .join(" OR "),
-    )
+    words.retain(|w| !STOPWORDS.contains(&w.as_str()));
+    words
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ mod common;
 
 mod cli;
 mod concurrency;
+mod digest;
 mod driver;
 mod embed;
 mod eval;

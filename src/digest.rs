@@ -1,0 +1,420 @@
+//! Distillation: the recalled memories cut down to a digest that fits a token
+//! budget. Extractive and deterministic: the digest is made of whole
+//! sentences of the memories (so identifiers stay intact and nothing is
+//! invented), each under a header naming its memory.
+//!
+//! 1. Split each memory into sentences.
+//! 2. Score each sentence against the query: cosine similarity of its
+//!    embedding (when there is a model) and the share of the query's words it
+//!    contains, plus a little for the memory's recall rank. Without a query,
+//!    the rank alone (newest first) decides.
+//! 3. Pick greedily by maximal marginal relevance: relevance minus
+//!    similarity to what is already picked, so a fact repeated by several
+//!    memories appears once; near-duplicates are dropped outright.
+//! 4. Stop adding when the next sentence would not fit the budget, counted
+//!    with the caller's tokenizer, headers included.
+//! 5. Group the picked sentences under their memory (in recall order), each
+//!    group in the memory's own sentence order.
+
+use std::collections::HashSet;
+
+use crate::embed::{Embedder, TextKind, cosine};
+
+/// A memory to distil, in recall order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Source {
+    pub id: String,
+    /// `YYYY-MM-DD`.
+    pub date: String,
+    pub kind: String,
+    pub content: String,
+}
+
+/// A sentence of the digest and the memory it comes from.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Picked {
+    /// The memory's id.
+    pub memory: String,
+    pub text: String,
+}
+
+/// The result of [`distill`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Digest {
+    pub text: String,
+    /// Tokens of `text`.
+    pub tokens: usize,
+    /// Tokens the sources would have cost, rendered whole the same way.
+    pub tokens_of_sources: usize,
+    pub sentences: Vec<Picked>,
+}
+
+/// Counts tokens as the model that will read the digest would.
+pub trait TokenCounter {
+    fn count(&mut self, text: &str) -> usize;
+}
+
+/// About four characters a token: the estimate when no tokenizer is
+/// available.
+pub struct CharEstimate;
+
+impl TokenCounter for CharEstimate {
+    fn count(&mut self, text: &str) -> usize {
+        text.chars().count().div_ceil(4)
+    }
+}
+
+/// A sentence's relevance: its similarity to the query (relative to the best
+/// sentence's), the share of the query's words it has, and its memory's
+/// recall rank.
+const SIMILARITY_WEIGHT: f64 = 0.5;
+const OVERLAP_WEIGHT: f64 = 0.3;
+const RANK_WEIGHT: f64 = 0.2;
+/// A sentence sharing no word with the query and less than this share of the
+/// best similarity is left out.
+const RELATIVE_FLOOR: f64 = 0.4;
+/// Relevance against redundancy in the greedy pick, and the similarity from
+/// which a sentence repeats one already picked.
+const MMR_LAMBDA: f64 = 0.7;
+const DUPLICATE: f64 = 0.9;
+
+/// Characters of a memory id shown in headers: unique in practice (a ULID's
+/// first 10 are its millisecond), accepted by every command that takes an id.
+pub const SHORT_ID: usize = 12;
+
+/// Splits memory text into sentences: at `.`, `!` or `?` followed by
+/// whitespace, at `;` followed by whitespace, and at line breaks. A period
+/// inside a token (`src/a.rs`, `v1.2`, `e.g.x`) never splits.
+pub fn sentences(content: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in content.lines() {
+        let mut start = 0;
+        let chars: Vec<(usize, char)> = line.char_indices().collect();
+        for (i, &(at, c)) in chars.iter().enumerate() {
+            let next_is_space = chars.get(i + 1).is_some_and(|&(_, n)| n.is_whitespace());
+            if matches!(c, '.' | '!' | '?' | ';') && next_is_space {
+                let end = at + c.len_utf8();
+                let piece = line[start..end].trim();
+                // "e.g. " or "i.e. ": abbreviations, not sentence ends.
+                let abbreviation = ["e.g.", "i.e.", "vs.", "etc."]
+                    .iter()
+                    .any(|a| piece.to_ascii_lowercase().ends_with(a));
+                if !abbreviation && !piece.is_empty() {
+                    out.push(piece.to_owned());
+                    start = end;
+                }
+            }
+        }
+        let rest = line[start..].trim();
+        if !rest.is_empty() {
+            out.push(rest.to_owned());
+        }
+    }
+    out
+}
+
+/// Lowercased words of `text` (letters, digits, `_`), for overlap.
+fn words(text: &str) -> HashSet<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
+    let union = a.union(b).count();
+    if union == 0 {
+        return 0.0;
+    }
+    a.intersection(b).count() as f64 / union as f64
+}
+
+fn header(source: &Source) -> String {
+    let id: String = source.id.chars().take(SHORT_ID).collect();
+    format!("[{id} · {} · {}]", source.date, source.kind)
+}
+
+struct Candidate {
+    memory: usize,
+    position: usize,
+    text: String,
+    words: HashSet<String>,
+    vector: Option<Vec<f32>>,
+    relevance: f64,
+    tokens: usize,
+}
+
+/// Distils `sources` (in recall order) into at most `budget` tokens.
+/// `query_words` are the query's content words (empty without a query);
+/// with `embedder` and `query_vector`, sentences are also compared by meaning.
+pub fn distill(
+    sources: &[Source],
+    query_words: &[String],
+    query_vector: Option<&[f32]>,
+    embedder: Option<&mut dyn Embedder>,
+    counter: &mut dyn TokenCounter,
+    budget: usize,
+) -> Result<Digest, crate::embed::EmbedError> {
+    let mut candidates: Vec<Candidate> = Vec::new();
+    for (memory, source) in sources.iter().enumerate() {
+        for (position, text) in sentences(&source.content).into_iter().enumerate() {
+            let tokens = counter.count(&text);
+            candidates.push(Candidate {
+                memory,
+                position,
+                words: words(&text),
+                text,
+                vector: None,
+                relevance: 0.0,
+                tokens,
+            });
+        }
+    }
+    if let Some(embedder) = embedder {
+        let texts: Vec<&str> = candidates.iter().map(|c| c.text.as_str()).collect();
+        let vectors = if texts.is_empty() {
+            Vec::new()
+        } else {
+            embedder.embed(&texts, TextKind::Document)?
+        };
+        for (candidate, vector) in candidates.iter_mut().zip(vectors) {
+            candidate.vector = Some(vector);
+        }
+    }
+    let query_set: HashSet<String> = query_words.iter().map(|w| w.to_lowercase()).collect();
+    let has_query = !query_set.is_empty() || query_vector.is_some();
+    let similarity_of = |c: &Candidate| match (query_vector, &c.vector) {
+        (Some(q), Some(v)) => f64::from(cosine(q, v)).max(0.0),
+        _ => 0.0,
+    };
+    // Similarities of short questions are all low: compare with the best.
+    let best_similarity = candidates.iter().map(similarity_of).fold(0.0, f64::max);
+    for c in &mut candidates {
+        let prior = 1.0 / (1.0 + c.memory as f64);
+        let overlap = if query_set.is_empty() {
+            0.0
+        } else {
+            c.words.intersection(&query_set).count() as f64 / query_set.len() as f64
+        };
+        let similarity = if best_similarity > 0.0 {
+            similarity_of(c) / best_similarity
+        } else {
+            0.0
+        };
+        c.relevance = if !has_query {
+            // No question: the newest memories first, their first sentences first.
+            prior - 0.01 * c.position as f64
+        } else {
+            SIMILARITY_WEIGHT * similarity + OVERLAP_WEIGHT * overlap + RANK_WEIGHT * prior
+        };
+        // Off-topic sentences stay out, whatever room is left.
+        if has_query && overlap == 0.0 && similarity < RELATIVE_FLOOR {
+            c.relevance = f64::NEG_INFINITY;
+        }
+    }
+    let redundancy = |a: &Candidate, b: &Candidate| -> f64 {
+        match (&a.vector, &b.vector) {
+            (Some(x), Some(y)) => f64::from(cosine(x, y)),
+            _ => jaccard(&a.words, &b.words),
+        }
+    };
+
+    let mut picked: Vec<usize> = Vec::new();
+    let mut groups: Vec<usize> = Vec::new();
+    let mut used = 0usize;
+    let mut open: Vec<bool> = vec![true; candidates.len()];
+    loop {
+        let mut best: Option<(f64, usize)> = None;
+        for (i, c) in candidates.iter().enumerate() {
+            if !open[i] || c.relevance == f64::NEG_INFINITY {
+                continue;
+            }
+            let similar = picked
+                .iter()
+                .map(|&p| redundancy(c, &candidates[p]))
+                .fold(0.0, f64::max);
+            if similar >= DUPLICATE {
+                open[i] = false;
+                continue;
+            }
+            let cost = c.tokens
+                + 1
+                + if groups.contains(&c.memory) {
+                    0
+                } else {
+                    counter.count(&header(&sources[c.memory])) + 1
+                };
+            if used + cost > budget {
+                open[i] = false;
+                continue;
+            }
+            let score = MMR_LAMBDA * c.relevance - (1.0 - MMR_LAMBDA) * similar;
+            if best.is_none_or(|(s, _)| score > s) {
+                best = Some((score, i));
+            }
+        }
+        let Some((_, i)) = best else { break };
+        open[i] = false;
+        let c = &candidates[i];
+        used += c.tokens + 1;
+        if !groups.contains(&c.memory) {
+            used += counter.count(&header(&sources[c.memory])) + 1;
+            groups.push(c.memory);
+        }
+        picked.push(i);
+    }
+
+    // Render, then trim from the least relevant pick if the exact count of
+    // the whole text is over (token boundaries differ from piecewise sums).
+    loop {
+        let (text, sentences) = render(sources, &candidates, &picked);
+        let tokens = if text.is_empty() {
+            0
+        } else {
+            counter.count(&text)
+        };
+        if tokens <= budget || picked.is_empty() {
+            let whole: String = sources
+                .iter()
+                .map(|s| format!("{}\n{}\n", header(s), s.content))
+                .collect();
+            let tokens_of_sources = counter.count(&whole);
+            return Ok(Digest {
+                text,
+                tokens,
+                tokens_of_sources,
+                sentences,
+            });
+        }
+        let weakest = picked
+            .iter()
+            .enumerate()
+            .min_by(|a, b| {
+                candidates[*a.1]
+                    .relevance
+                    .total_cmp(&candidates[*b.1].relevance)
+            })
+            .map(|(at, _)| at)
+            .expect("picked is not empty");
+        picked.remove(weakest);
+    }
+}
+
+fn render(sources: &[Source], candidates: &[Candidate], picked: &[usize]) -> (String, Vec<Picked>) {
+    let mut memories: Vec<usize> = Vec::new();
+    for &p in picked {
+        if !memories.contains(&candidates[p].memory) {
+            memories.push(candidates[p].memory);
+        }
+    }
+    // Recall order between memories, the memory's own order within one.
+    memories.sort_unstable();
+    let mut text = String::new();
+    let mut sentences = Vec::new();
+    for memory in memories {
+        let mut mine: Vec<&Candidate> = picked
+            .iter()
+            .map(|&p| &candidates[p])
+            .filter(|c| c.memory == memory)
+            .collect();
+        mine.sort_by_key(|c| c.position);
+        text.push_str(&header(&sources[memory]));
+        text.push('\n');
+        let line: Vec<&str> = mine.iter().map(|c| c.text.as_str()).collect();
+        text.push_str(&line.join(" "));
+        text.push('\n');
+        sentences.extend(mine.iter().map(|c| Picked {
+            memory: sources[memory].id.clone(),
+            text: c.text.clone(),
+        }));
+    }
+    (text, sentences)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sentence_splitting_keeps_identifiers() {
+        assert_eq!(
+            sentences(
+                "Fixed src/billing/retry.rs in v1.2.3. Cause: exp in ms vs. s; see #412!\nNext: deploy"
+            ),
+            vec![
+                "Fixed src/billing/retry.rs in v1.2.3.",
+                "Cause: exp in ms vs. s;",
+                "see #412!",
+                "Next: deploy"
+            ]
+        );
+        assert_eq!(
+            sentences("e.g. the pool. Done."),
+            vec!["e.g. the pool.", "Done."]
+        );
+    }
+
+    fn source(id: &str, content: &str) -> Source {
+        Source {
+            id: id.into(),
+            date: "2026-11-21".into(),
+            kind: "decision".into(),
+            content: content.into(),
+        }
+    }
+
+    #[test]
+    fn keeps_relevant_sentences_drops_repeats_and_fits_the_budget() {
+        let sources = vec![
+            source(
+                "01KAAAAAAAAAAAAAAAAAAAAAAA",
+                "The pool size is 50 behind PgBouncer. Lunch was pizza. The pool size is 50 behind PgBouncer.",
+            ),
+            source(
+                "01KBBBBBBBBBBBBBBBBBBBBBBB",
+                "PgBouncer listens on 6432. The office plant needs water.",
+            ),
+        ];
+        let query: Vec<String> = ["pool", "size", "pgbouncer"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let digest = distill(&sources, &query, None, None, &mut CharEstimate, 40).unwrap();
+        assert!(
+            digest
+                .text
+                .contains("The pool size is 50 behind PgBouncer."),
+            "{}",
+            digest.text
+        );
+        assert_eq!(
+            digest.text.matches("pool size").count(),
+            1,
+            "{}",
+            digest.text
+        );
+        assert!(!digest.text.contains("pizza"), "{}", digest.text);
+        assert!(digest.tokens <= 40);
+        assert!(digest.tokens < digest.tokens_of_sources);
+        assert!(
+            digest
+                .text
+                .starts_with("[01KAAAAAAAAA · 2026-11-21 · decision]\n")
+        );
+        for picked in &digest.sentences {
+            let source = sources.iter().find(|s| s.id == picked.memory).unwrap();
+            assert!(source.content.contains(&picked.text), "never invents text");
+        }
+    }
+
+    #[test]
+    fn without_a_query_newest_first() {
+        let sources = vec![
+            source("01KA", "Newest thing. More detail."),
+            source("01KB", "Older thing."),
+        ];
+        let digest = distill(&sources, &[], None, None, &mut CharEstimate, 20).unwrap();
+        assert!(digest.text.contains("Newest thing."), "{}", digest.text);
+        assert!(!digest.text.contains("Older"), "{}", digest.text);
+    }
+}
