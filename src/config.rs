@@ -67,3 +67,45 @@ mod tests {
         assert!(err.to_string().contains("unknown field `memroy`"), "{err}");
     }
 }
+
+/// The user's own settings, `$GOLDFISH_HOME/config.toml`:
+///
+/// ```toml
+/// [distill]
+/// command = "claude -p"      # gets a prompt on stdin, prints the digest
+/// timeout_secs = 30
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HomeConfig {
+    #[serde(default)]
+    pub distill: DistillConfig,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DistillConfig {
+    pub command: Option<String>,
+    pub timeout_secs: Option<u64>,
+}
+
+impl HomeConfig {
+    pub fn parse(text: &str) -> Result<HomeConfig, toml::de::Error> {
+        toml::from_str(text)
+    }
+}
+
+#[cfg(test)]
+mod home_tests {
+    use super::*;
+
+    #[test]
+    fn distill_settings() {
+        let config =
+            HomeConfig::parse("[distill]\ncommand = \"claude -p\"\ntimeout_secs = 5\n").unwrap();
+        assert_eq!(config.distill.command.as_deref(), Some("claude -p"));
+        assert_eq!(config.distill.timeout_secs, Some(5));
+        assert_eq!(HomeConfig::parse("").unwrap(), HomeConfig::default());
+        assert!(HomeConfig::parse("[distil]\n").is_err());
+    }
+}

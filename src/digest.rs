@@ -274,11 +274,7 @@ pub fn distill(
             counter.count(&text)
         };
         if tokens <= budget || picked.is_empty() {
-            let whole: String = sources
-                .iter()
-                .map(|s| format!("{}\n{}\n", header(s), s.content))
-                .collect();
-            let tokens_of_sources = counter.count(&whole);
+            let tokens_of_sources = source_tokens(sources, counter);
             return Ok(Digest {
                 text,
                 tokens,
@@ -298,6 +294,15 @@ pub fn distill(
             .expect("picked is not empty");
         picked.remove(weakest);
     }
+}
+
+/// What the sources cost whole, rendered as a digest renders them.
+pub fn source_tokens(sources: &[Source], counter: &mut dyn TokenCounter) -> usize {
+    let whole: String = sources
+        .iter()
+        .map(|s| format!("{}\n{}\n", header(s), s.content))
+        .collect();
+    counter.count(&whole)
 }
 
 fn render(sources: &[Source], candidates: &[Candidate], picked: &[usize]) -> (String, Vec<Picked>) {

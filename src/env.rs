@@ -17,6 +17,15 @@ pub const GOLDFISH_MODEL: &str = "GOLDFISH_MODEL";
 /// Intra-op threads for the embedding model (default: all cores).
 pub const GOLDFISH_THREADS: &str = "GOLDFISH_THREADS";
 
+/// A command that distils digests (`recall --budget`), e.g. `claude -p`: the
+/// prompt goes to its stdin, the digest comes from its stdout. Overrides
+/// `distill.command` in `$GOLDFISH_HOME/config.toml`.
+pub const GOLDFISH_DISTILL_COMMAND: &str = "GOLDFISH_DISTILL_COMMAND";
+
+/// Seconds the distill command may take (default 30), overriding
+/// `distill.timeout_secs`.
+pub const GOLDFISH_DISTILL_TIMEOUT: &str = "GOLDFISH_DISTILL_TIMEOUT";
+
 /// Fault injection for the crash-safety tests: `sync-abort` makes a sync abort
 /// the process after writing its changes but before committing them.
 pub const GOLDFISH_FAULT: &str = "GOLDFISH_FAULT";

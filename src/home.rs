@@ -46,6 +46,11 @@ impl Home {
         self.root.join("logs")
     }
 
+    /// The user's settings, `config.toml`.
+    pub fn config_path(&self) -> PathBuf {
+        self.root.join("config.toml")
+    }
+
     /// `models/<name>/` for each installed embedding model.
     pub fn models_dir(&self) -> PathBuf {
         self.root.join("models")

@@ -8,6 +8,7 @@
 pub mod cli;
 pub mod config;
 pub mod digest;
+pub mod distill;
 pub mod driver;
 pub mod embed;
 pub mod env;

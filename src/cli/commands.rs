@@ -9,8 +9,8 @@ use jiff::Timestamp;
 use super::model::{self, Model};
 use super::output;
 use super::{
-    CliError, EXIT_NO_RESULT, EXIT_OK, ForgetArgs, HookName, InitArgs, ModelInstallArgs,
-    RecallArgs, ReindexArgs, SimilarArgs, StatusArgs, StoreArgs, SyncArgs,
+    CliError, DistillMode, EXIT_NO_RESULT, EXIT_OK, ForgetArgs, HookName, InitArgs,
+    ModelInstallArgs, RecallArgs, ReindexArgs, SimilarArgs, StatusArgs, StoreArgs, SyncArgs,
 };
 use crate::config::RepoConfig;
 use crate::embed::Embedder;
@@ -289,6 +289,37 @@ fn index_stored(workspace: &Workspace, entry: &Entry) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The distill command and its timeout: `GOLDFISH_DISTILL_COMMAND` /
+/// `GOLDFISH_DISTILL_TIMEOUT`, else `[distill]` in `$GOLDFISH_HOME/config.toml`.
+fn distill_command(home: &Home) -> Result<Option<(String, std::time::Duration)>, CliError> {
+    let path = home.config_path();
+    let config = match std::fs::read_to_string(&path) {
+        Ok(text) => crate::config::HomeConfig::parse(&text)
+            .with_context(|| format!("{} is invalid", path.display()))
+            .map_err(CliError::usage)?,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Default::default(),
+        Err(err) => {
+            return Err(anyhow::Error::new(err)
+                .context(format!("cannot read {}", path.display()))
+                .into());
+        }
+    };
+    let command = env::var(env::GOLDFISH_DISTILL_COMMAND).or(config.distill.command);
+    let timeout = match env::var(env::GOLDFISH_DISTILL_TIMEOUT) {
+        Some(secs) => secs
+            .parse::<u64>()
+            .with_context(|| {
+                format!(
+                    "{}={secs} is not a number of seconds",
+                    env::GOLDFISH_DISTILL_TIMEOUT
+                )
+            })
+            .map_err(CliError::usage)?,
+        None => config.distill.timeout_secs.unwrap_or(30),
+    };
+    Ok(command.map(|command| (command, std::time::Duration::from_secs(timeout))))
+}
+
 /// `SIMILARITY  ID  DATE  excerpt` for `similar`.
 fn similar_line(m: &crate::index::search::IndexedMemory, width: usize) -> String {
     format!(
@@ -455,6 +486,66 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
                 "estimate (4 characters a token)".to_owned(),
             ),
         };
+        let command = distill_command(&home)?;
+        let use_llm = match (args.distill, &command) {
+            (DistillMode::Extractive, _) | (DistillMode::Auto, None) => false,
+            (DistillMode::Llm | DistillMode::Auto, Some(_)) => true,
+            (DistillMode::Llm, None) => {
+                return Err(CliError::usage(anyhow::anyhow!(
+                    "--distill llm: no distill command is configured; set {} (e.g. `claude -p`) or `[distill] command` in {}",
+                    env::GOLDFISH_DISTILL_COMMAND,
+                    home.config_path().display()
+                )));
+            }
+        };
+        let tokens_of_sources = crate::digest::source_tokens(&sources, counter.as_mut());
+        let mut fallback_reason = None;
+        if let (true, Some((command, timeout))) = (use_llm, &command) {
+            let hashes: Vec<String> = hits.iter().map(|m| m.content_hash.clone()).collect();
+            let key = crate::distill::cache_key(request.query.as_deref(), &hashes, command, budget);
+            let index = open_index(&home)?;
+            let cached = if args.no_cache {
+                None
+            } else {
+                index.cached_digest(&key)?
+            };
+            let answer = match cached {
+                Some((text, tokens)) => Ok((text, tokens, true)),
+                None => {
+                    let prompt = crate::distill::prompt(request.query.as_deref(), &sources, budget);
+                    crate::distill::run(command, &prompt, *timeout).and_then(|text| {
+                        let tokens = counter.count(&text);
+                        if tokens > budget {
+                            Err(crate::distill::Failure::OverBudget { tokens, budget })
+                        } else {
+                            Ok((text, tokens, false))
+                        }
+                    })
+                }
+            };
+            match answer {
+                Ok((text, tokens, cached)) => {
+                    if !cached && !args.no_cache {
+                        index.cache_digest(&key, &text, tokens)?;
+                    }
+                    let report = output::DigestReport {
+                        text: format!("{text}\n"),
+                        tokens,
+                        tokens_of_sources,
+                        sentences: Vec::new(),
+                        distill: "llm",
+                        fallback_reason: None,
+                        cached,
+                    };
+                    output::digest(&report, &hits, budget, &tokenizer, args.json, out)?;
+                    return Ok(EXIT_OK);
+                }
+                Err(failure) => {
+                    eprintln!("note: {failure}; using the extractive digest");
+                    fallback_reason = Some(failure.to_string());
+                }
+            }
+        }
         let embedder: Option<&mut dyn Embedder> = match (mode, model.as_mut()) {
             (Mode::Keyword, _) | (_, None) => None,
             (_, Some(model)) => Some(model.embedder()?),
@@ -468,7 +559,16 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
             budget,
         )
         .context("distilling the digest")?;
-        output::digest(&digest, &hits, budget, &tokenizer, args.json, out)?;
+        let report = output::DigestReport {
+            text: digest.text,
+            tokens: digest.tokens,
+            tokens_of_sources,
+            sentences: digest.sentences,
+            distill: "extractive",
+            fallback_reason,
+            cached: false,
+        };
+        output::digest(&report, &hits, budget, &tokenizer, args.json, out)?;
         return Ok(EXIT_OK);
     }
     if args.json {

@@ -138,6 +138,18 @@ struct RecallArgs {
     /// A digest of the recalled memories in at most N tokens instead of the memories
     #[arg(long, value_name = "N")]
     budget: Option<usize>,
+    /// How to distil with --budget: llm (the configured command), extractive, or auto (llm when configured)
+    #[arg(
+        long,
+        value_enum,
+        value_name = "HOW",
+        default_value = "auto",
+        hide_possible_values = true
+    )]
+    distill: DistillMode,
+    /// Do not use (or fill) the cache of LLM digests
+    #[arg(long)]
+    no_cache: bool,
     /// JSON Lines: one memory per line (with --budget, one digest object)
     #[arg(long)]
     json: bool,
@@ -252,6 +264,14 @@ impl HookName {
             HookName::PostRewrite => "post-rewrite",
         }
     }
+}
+
+/// How `--budget` distils.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum DistillMode {
+    Llm,
+    Extractive,
+    Auto,
 }
 
 /// The git hooks goldfish handles.

@@ -67,9 +67,24 @@ pub(super) fn warn_problems(problems: &[impl std::fmt::Display], dir: &str) {
     }
 }
 
+/// A digest as recall reports it.
+pub(super) struct DigestReport {
+    pub text: String,
+    pub tokens: usize,
+    pub tokens_of_sources: usize,
+    /// Extractive digests: each sentence with its memory.
+    pub sentences: Vec<crate::digest::Picked>,
+    /// `llm` or `extractive`.
+    pub distill: &'static str,
+    /// Why the LLM's answer was not used, when it was asked.
+    pub fallback_reason: Option<String>,
+    /// Whether the LLM digest came from the cache.
+    pub cached: bool,
+}
+
 /// A digest: its text, or one JSON object with the token accounting.
 pub(super) fn digest(
-    digest: &crate::digest::Digest,
+    digest: &DigestReport,
     sources: &[IndexedMemory],
     budget: usize,
     tokenizer: &str,
@@ -93,7 +108,9 @@ pub(super) fn digest(
         "reduction_percent": (reduction * 10.0).round() / 10.0,
         "budget": budget,
         "tokenizer": tokenizer,
-        "distill": "extractive",
+        "distill": digest.distill,
+        "fallback_reason": digest.fallback_reason,
+        "cached": digest.cached,
         "sources": sources
             .iter()
             .map(|m| serde_json::json!({ "id": m.id, "timestamp": m.timestamp, "type": m.kind }))

@@ -191,6 +191,28 @@ impl Index {
         tx.commit().map_err(sqlite)
     }
 
+    /// A cached LLM digest: (text, tokens).
+    pub fn cached_digest(&self, key: &str) -> Result<Option<(String, usize)>, IndexError> {
+        self.conn
+            .query_row(
+                "SELECT digest, tokens FROM digest_cache WHERE key = ?1",
+                params![key],
+                |row| Ok((row.get(0)?, row.get::<_, i64>(1)? as usize)),
+            )
+            .optional()
+            .map_err(self.sqlite())
+    }
+
+    pub fn cache_digest(&self, key: &str, digest: &str, tokens: usize) -> Result<(), IndexError> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO digest_cache (key, digest, tokens) VALUES (?1, ?2, ?3)",
+                params![key, digest, tokens as i64],
+            )
+            .map(|_| ())
+            .map_err(self.sqlite())
+    }
+
     /// Runs SQLite's own consistency checks; `Ok(problems)` lists what is wrong.
     pub fn integrity_check(&self) -> Result<Vec<String>, IndexError> {
         let mut statement = self

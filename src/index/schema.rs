@@ -24,6 +24,7 @@ pub const VERSION: i64 = 1;
 ///   workspace.
 /// - `embed_queue`: content hashes not yet embedded (filled by triggers).
 /// - `query_cache`: query embeddings by (model, query text).
+/// - `digest_cache`: LLM digests by key (question, memories, command, budget).
 /// - `meta`: `embedding_model`, the model the vectors belong to.
 const V1: &str = r#"
 CREATE TABLE workspaces (
@@ -138,6 +139,12 @@ CREATE TABLE query_cache (
     query  TEXT NOT NULL,
     vector BLOB NOT NULL,
     PRIMARY KEY (model, query)
+) WITHOUT ROWID;
+
+CREATE TABLE digest_cache (
+    key     TEXT PRIMARY KEY,
+    digest  TEXT NOT NULL,
+    tokens  INTEGER NOT NULL
 ) WITHOUT ROWID;
 
 CREATE TABLE meta (

@@ -194,3 +194,205 @@ fn recall_budget_from_the_command_line() {
     let plain = env.ok(&repo, &["recall", "login problems", "--budget", "60"]);
     assert_eq!(plain, text);
 }
+
+/// A stand-in for an LLM CLI (no real LLM runs in tests): records its
+/// prompt, counts its calls, and answers as `MODE` says.
+const STAND_IN: &str = r#"#!/bin/sh
+dir="$(dirname "$0")"
+cat > "$dir/prompt.txt"
+echo x >> "$dir/calls"
+case "${MODE:-ok}" in
+  ok) echo "JWT exp was compared in ms against s, so expired tokens passed [01KA]" ;;
+  fail) echo "rate limited" >&2; exit 1 ;;
+  slow) sleep 5; echo late ;;
+  long) i=0; while [ $i -lt 300 ]; do printf 'word%s ' $i; i=$((i+1)); done; echo ;;
+  empty) ;;
+esac
+"#;
+
+struct LlmSetup {
+    env: TestEnv,
+    repo: std::path::PathBuf,
+    dir: std::path::PathBuf,
+}
+
+fn llm_setup() -> LlmSetup {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "bug-fix",
+            "Fixed JWT validation accepting expired tokens: exp was compared in ms against s.",
+        ],
+    );
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "decision",
+            "Sessions last 15 minutes; refresh tokens 30 days.",
+        ],
+    );
+    let dir = env.path().join("llm");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("llm.sh");
+    std::fs::write(&script, STAND_IN).unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    LlmSetup { env, repo, dir }
+}
+
+impl LlmSetup {
+    fn recall(&self, mode: &str, extra: &[&str]) -> serde_json::Value {
+        let output = self
+            .env
+            .command(env!("CARGO_BIN_EXE_goldfish"), &self.repo)
+            .env("GOLDFISH_DISTILL_COMMAND", self.dir.join("llm.sh"))
+            .env("GOLDFISH_DISTILL_TIMEOUT", "1")
+            .env("MODE", mode)
+            .args(["recall", "JWT tokens", "--budget", "80", "--json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice(&output.stdout).unwrap()
+    }
+
+    fn calls(&self) -> usize {
+        std::fs::read_to_string(self.dir.join("calls")).map_or(0, |s| s.lines().count())
+    }
+}
+
+#[test]
+fn llm_distillation_is_used_and_cached() {
+    let setup = llm_setup();
+    let first = setup.recall("ok", &[]);
+    assert_eq!(first["distill"], "llm", "{first}");
+    assert_eq!(first["cached"], false);
+    assert!(
+        first["digest"]
+            .as_str()
+            .unwrap()
+            .starts_with("JWT exp was compared")
+    );
+    let prompt = std::fs::read_to_string(setup.dir.join("prompt.txt")).unwrap();
+    assert!(prompt.contains("Question: JWT tokens"), "{prompt}");
+    assert!(prompt.contains("at most 80 tokens"), "{prompt}");
+    assert!(
+        prompt.contains("Fixed JWT validation accepting expired tokens"),
+        "{prompt}"
+    );
+    let id = first["sources"][0]["id"].as_str().unwrap();
+    assert!(prompt.contains(id), "the prompt cites memory ids: {prompt}");
+    assert_eq!(setup.calls(), 1);
+
+    let second = setup.recall("ok", &[]);
+    assert_eq!(second["cached"], true);
+    assert_eq!(second["digest"], first["digest"]);
+    assert_eq!(setup.calls(), 1, "a cache hit does not run the command");
+
+    let bypass = setup.recall("ok", &["--no-cache"]);
+    assert_eq!(bypass["cached"], false);
+    assert_eq!(setup.calls(), 2);
+
+    let extractive = setup.recall("ok", &["--distill", "extractive"]);
+    assert_eq!(extractive["distill"], "extractive");
+    assert_eq!(setup.calls(), 2, "extractive never runs the command");
+}
+
+#[test]
+fn llm_failures_fall_back_to_the_extractive_digest() {
+    let setup = llm_setup();
+    for (mode, reason) in [
+        ("fail", "failed"),
+        ("slow", "longer than 1 s"),
+        ("long", "over the budget of 80"),
+        ("empty", "printed nothing"),
+    ] {
+        let digest = setup.recall(mode, &["--no-cache"]);
+        assert_eq!(digest["distill"], "extractive", "{mode}: {digest}");
+        let why = digest["fallback_reason"].as_str().unwrap();
+        assert!(why.contains(reason), "{mode}: {why}");
+        assert!(
+            digest["digest"].as_str().unwrap().contains("JWT"),
+            "{mode}: {digest}"
+        );
+        assert!(digest["tokens"].as_u64().unwrap() <= 80);
+    }
+    // Nothing failed is cached.
+    let after = setup.recall("ok", &[]);
+    assert_eq!(after["cached"], false);
+}
+
+#[test]
+fn llm_mode_needs_a_command() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    env.ok(&repo, &["store", "Something"]);
+    let output = env.goldfish(
+        &repo,
+        &["recall", "something", "--budget", "50", "--distill", "llm"],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("GOLDFISH_DISTILL_COMMAND"));
+}
+
+#[test]
+fn a_budget_without_a_query_summarises_the_newest() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    env.set_now("2026-11-19T09:00:00Z");
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "plan",
+            "Old plan: migrate the billing cron to the worker.",
+        ],
+    );
+    env.set_now("2026-11-21T08:00:00Z");
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "checkpoint",
+            "Refund flow: API done, webhooks next.",
+        ],
+    );
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "bug-fix",
+            "Fixed the refund rounding bug in src/refunds/amount.rs.",
+        ],
+    );
+    env.set_now(crate::common::NOW);
+    let digest = json_lines(&env.ok(
+        &repo,
+        &["recall", "--since", "24h", "--budget", "100", "--json"],
+    ));
+    let text = digest[0]["digest"].as_str().unwrap();
+    assert!(
+        text.contains("Refund flow: API done") && text.contains("src/refunds/amount.rs"),
+        "{text}"
+    );
+    assert!(!text.contains("Old plan"), "outside the window: {text}");
+    assert!(
+        digest[0]["tokenizer"]
+            .as_str()
+            .unwrap()
+            .starts_with("estimate"),
+        "no model here"
+    );
+}
