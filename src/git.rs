@@ -73,12 +73,6 @@ impl Workspace {
         &self.root
     }
 
-    /// The folder of this worktree's git data (`.git`, or
-    /// `.git/worktrees/<name>` in a linked worktree).
-    pub fn git_dir(&self) -> &Path {
-        self.repo.git_dir()
-    }
-
     /// The git data shared by all worktrees of this repository.
     pub fn common_dir(&self) -> &Path {
         self.repo.common_dir()

@@ -212,26 +212,6 @@ impl Index {
             .map(|_| ())
             .map_err(self.sqlite())
     }
-
-    /// Runs SQLite's own consistency checks; `Ok(problems)` lists what is wrong.
-    pub fn integrity_check(&self) -> Result<Vec<String>, IndexError> {
-        let mut statement = self
-            .conn
-            .prepare("PRAGMA integrity_check")
-            .map_err(self.sqlite())?;
-        let rows: Vec<String> = statement
-            .query_map([], |row| row.get(0))
-            .and_then(|rows| rows.collect())
-            .map_err(self.sqlite())?;
-        Ok(rows.into_iter().filter(|r| r != "ok").collect())
-    }
-
-    /// The version of the sqlite-vec extension loaded in this index.
-    pub fn vec_version(&self) -> Result<String, IndexError> {
-        self.conn
-            .query_row("SELECT vec_version()", [], |row| row.get(0))
-            .map_err(self.sqlite())
-    }
 }
 
 /// Maps SQLite errors to [`IndexError::Sqlite`] naming the index at `path`.

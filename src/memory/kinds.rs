@@ -82,10 +82,6 @@ impl Kinds {
                 valid: self.names.clone(),
             })
     }
-
-    pub fn names(&self) -> &[String] {
-        &self.names
-    }
 }
 
 #[cfg(test)]
