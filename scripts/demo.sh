@@ -66,6 +66,9 @@ run goldfish recall --type bug-fix --since 1d
 run goldfish recall "why were tests flaky" --json -n 1
 run goldfish recall --author bob
 
+step "the standup: today's memories distilled into at most 80 tokens"
+run goldfish recall --since 1d --budget 80
+
 step "bob forgets an outdated checkpoint (a tombstone is appended; history is kept)"
 cd "$demo/bob"
 id=$(goldfish recall --type checkpoint --json | head -n1 | sed 's/.*"id":"\([^"]*\)".*/\1/')
