@@ -506,12 +506,12 @@ fn apply_file(
                         tx.prepare_cached("UPDATE memories SET line = ?2 WHERE rowid = ?1")?
                             .execute(params![rowid, number])?;
                     }
-                    Some((rowid, _, _)) => {
-                        update_memory(tx, *rowid, &memory, number, &record_hash)?;
+                    Some(_) => {
+                        write_memory(tx, workspace_id, file, &memory, number, &record_hash)?;
                         report.memories_updated += 1;
                     }
                     None => {
-                        if insert_memory(tx, workspace_id, file, &memory, number, &record_hash)? {
+                        if write_memory(tx, workspace_id, file, &memory, number, &record_hash)? {
                             report.memories_added += 1;
                         } else {
                             report.problems.push(format!(
@@ -553,8 +553,9 @@ fn json_list(items: &[String]) -> String {
     serde_json::to_string(items).expect("a list of strings serializes")
 }
 
-/// Inserts a memory; `false` when its id is already indexed (from another file).
-fn insert_memory(
+/// Inserts a memory, or rewrites the row of the same id in the same file;
+/// `false` when the id is already indexed from another file (left alone).
+fn write_memory(
     tx: &Transaction<'_>,
     workspace_id: i64,
     file: &str,
@@ -562,12 +563,18 @@ fn insert_memory(
     line: i64,
     record_hash: &str,
 ) -> rusqlite::Result<bool> {
-    let inserted = tx
+    let written = tx
         .prepare_cached(
             "INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, ts_ms,
                type, content, source, tags, author, branch, commit_id, files)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
-             ON CONFLICT (workspace_id, id) DO NOTHING",
+             ON CONFLICT (workspace_id, id) DO UPDATE SET line = excluded.line,
+               record_hash = excluded.record_hash, content_hash = excluded.content_hash,
+               timestamp = excluded.timestamp, ts_ms = excluded.ts_ms, type = excluded.type,
+               content = excluded.content, source = excluded.source, tags = excluded.tags,
+               author = excluded.author, branch = excluded.branch, commit_id = excluded.commit_id,
+               files = excluded.files
+             WHERE memories.file = excluded.file",
         )?
         .execute(params![
             workspace_id,
@@ -587,38 +594,7 @@ fn insert_memory(
             m.commit,
             json_list(&m.files),
         ])?;
-    Ok(inserted == 1)
-}
-
-fn update_memory(
-    tx: &Transaction<'_>,
-    rowid: i64,
-    m: &Memory,
-    line: i64,
-    record_hash: &str,
-) -> rusqlite::Result<()> {
-    tx.prepare_cached(
-        "UPDATE memories SET line = ?2, record_hash = ?3, content_hash = ?4, timestamp = ?5, ts_ms = ?6, type = ?7,
-           content = ?8, source = ?9, tags = ?10, author = ?11, branch = ?12, commit_id = ?13, files = ?14
-         WHERE rowid = ?1",
-    )?
-    .execute(params![
-        rowid,
-        line,
-        record_hash,
-        content_hash(&m.content),
-        m.timestamp,
-        timestamp_ms(&m.timestamp),
-        m.kind,
-        m.content,
-        m.source,
-        json_list(&m.tags),
-        m.author,
-        m.branch,
-        m.commit,
-        json_list(&m.files),
-    ])?;
-    Ok(())
+    Ok(written == 1)
 }
 
 #[derive(serde::Deserialize)]

@@ -359,3 +359,47 @@ fn committed_memories_come_from_head_when_the_work_tree_lacks_them() {
     assert_eq!(report["memories"], 20, "{report}");
     assert_eq!(report["files_removed"], 1);
 }
+
+#[test]
+fn a_record_rewritten_in_place_is_updated_not_duplicated() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    write_log(&repo, 3, 1);
+    assert_eq!(sync_report(&env, &repo)["memories_added"], 3);
+    let file = repo.join(".goldfish/memories/2026-10-01.jsonl");
+    let text = fs::read_to_string(&file)
+        .unwrap()
+        .replace("Memory 1 about", "Memory one, rewritten, about");
+    fs::write(&file, text).unwrap();
+    let report = sync_report(&env, &repo);
+    assert_eq!(report["memories_updated"], 1, "{report}");
+    assert_eq!(report["memories_added"], 0);
+    assert_eq!(report["memories"], 3);
+    let recalled = json_lines(&env.ok(&repo, &["recall", "rewritten", "--json"]));
+    assert_eq!(recalled.len(), 1);
+    assert_eq!(recalled[0]["id"], "01KA0000000000000000000001");
+
+    // The same id in another file is reported and never overwrites the first.
+    let copy = fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .nth(1)
+        .unwrap()
+        .replace("rewritten", "copied");
+    fs::write(
+        repo.join(".goldfish/memories/2026-10-02.jsonl"),
+        format!("{copy}\n"),
+    )
+    .unwrap();
+    let report = sync_report(&env, &repo);
+    assert_eq!(report["memories"], 3, "{report}");
+    let problem = report["problems"][0].as_str().unwrap();
+    assert!(
+        problem.contains("already indexed from another file"),
+        "{problem}"
+    );
+    assert_eq!(
+        json_lines(&env.ok(&repo, &["recall", "rewritten", "--json"])).len(),
+        1
+    );
+}
