@@ -15,7 +15,7 @@ use std::time::Instant;
 
 mod common;
 
-use common::ms;
+use common::{ms, run_in};
 use goldfish::embed::onnx::OnnxEmbedder;
 use goldfish::embed::{DEFAULT_MODEL, Embedder, InstalledModel, TextKind, normalize};
 use goldfish::index::Index;
@@ -105,8 +105,8 @@ fn cold_recall(model_home: &Path, n: usize) {
     }
     let repo = dir.path().join("repo");
     std::fs::create_dir_all(repo.join(".goldfish/memories")).unwrap();
-    run(&repo, &home, "git", &["init", "-q"]);
-    run(&repo, &home, GOLDFISH, &["init"]);
+    run_in(&repo, Some(&home), "git", &["init", "-q"]);
+    run_in(&repo, Some(&home), GOLDFISH, &["init"]);
     let mut log = String::new();
     for i in 0..n {
         log.push_str(&format!(
@@ -120,7 +120,7 @@ fn cold_recall(model_home: &Path, n: usize) {
     std::fs::write(repo.join(".goldfish/memories/2026-10.jsonl"), log).unwrap();
     // Keyword sync without the model, then vectors put straight into the
     // index (embedding 10k texts would take a minute and is measured above).
-    run(&repo, &home, GOLDFISH, &["sync", "--quiet"]);
+    run_in(&repo, Some(&home), GOLDFISH, &["sync", "--quiet"]);
     let model = InstalledModel::find(&home.join("models"), &home.join("runtime"), DEFAULT_MODEL)
         .unwrap()
         .unwrap();
@@ -178,10 +178,10 @@ fn cold_recall(model_home: &Path, n: usize) {
     for i in 0..5 {
         let query = format!("why did the billing worker fail {i}");
         let start = Instant::now();
-        run(&repo, &home, GOLDFISH, &["recall", &query, "-n", "5"]);
+        run_in(&repo, Some(&home), GOLDFISH, &["recall", &query, "-n", "5"]);
         cold.push(start.elapsed());
         let start = Instant::now();
-        run(&repo, &home, GOLDFISH, &["recall", &query, "-n", "5"]);
+        run_in(&repo, Some(&home), GOLDFISH, &["recall", &query, "-n", "5"]);
         cached.push(start.elapsed());
     }
     cold.sort();
@@ -217,20 +217,6 @@ impl Embedder for NoEmbedder {
             texts.len()
         )
     }
-}
-
-fn run(repo: &Path, home: &Path, program: &str, args: &[&str]) {
-    let status = Command::new(program)
-        .args(args)
-        .current_dir(repo)
-        .env("GOLDFISH_HOME", home)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "Bench")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "{program} {args:?} failed");
 }
 
 fn script() -> PathBuf {

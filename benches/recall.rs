@@ -6,13 +6,12 @@
 //!
 //! Run: `cargo bench --bench recall` (`GOLDFISH_BENCH_SIZES=10000,100000`).
 
-use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 mod common;
 
-use common::{Rng, ms, rss_kb};
+use common::{Rng, ms, rss_kb, run_in};
 use goldfish::embed::normalize;
 use goldfish::index::Index;
 use goldfish::index::search::{Mode, QueryVector, Scope};
@@ -22,15 +21,13 @@ const GOLDFISH: &str = env!("CARGO_BIN_EXE_goldfish");
 const MODEL: &str = "bench-model";
 
 fn main() {
-    let quick = !std::env::args().any(|arg| arg == "--bench");
-    let sizes: Vec<usize> = match std::env::var("GOLDFISH_BENCH_SIZES") {
-        Ok(list) => list
-            .split(',')
-            .map(|n| n.trim().parse().expect("sizes"))
-            .collect(),
-        Err(_) if quick => vec![10_000],
-        Err(_) => vec![10_000, 100_000, 1_000_000],
-    };
+    let sizes = common::sizes(
+        "GOLDFISH_BENCH_SIZES",
+        &[10_000],
+        &[10_000, 100_000, 1_000_000],
+    );
+    println!("machine: {}", common::machine());
+    println!();
     println!(
         "| memories | keyword p50 / p95 | semantic p50 / p95 | hybrid p50 / p95 | sync (keyword, full) | RSS after |"
     );
@@ -79,7 +76,7 @@ fn run(n: usize) {
     for (f, text) in texts.iter().enumerate() {
         std::fs::write(repo.join(format!(".goldfish/memories/f{f:03}.jsonl")), text).unwrap();
     }
-    git(&repo, &["init", "-q"]);
+    run_in(&repo, None, "git", &["init", "-q"]);
     let start = Instant::now();
     let status = Command::new(GOLDFISH)
         .args(["sync", "--quiet"])
@@ -162,14 +159,4 @@ fn run(n: usize) {
         ms(sync),
         rss_kb() as f64 / 1024.0
     );
-}
-
-fn git(repo: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(args)
-        .current_dir(repo)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .status()
-        .unwrap();
-    assert!(status.success());
 }

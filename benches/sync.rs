@@ -9,25 +9,16 @@
 //! Run: `cargo bench --bench sync`.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 mod common;
 
-use common::ms;
+use common::{ms, run_in};
 
 const GOLDFISH: &str = env!("CARGO_BIN_EXE_goldfish");
 
 fn main() {
-    let quick = !std::env::args().any(|arg| arg == "--bench");
-    let sizes: Vec<usize> = match std::env::var("GOLDFISH_BENCH_SIZES") {
-        Ok(list) => list
-            .split(',')
-            .map(|n| n.trim().parse().expect("GOLDFISH_BENCH_SIZES: numbers"))
-            .collect(),
-        Err(_) if quick => vec![1000],
-        Err(_) => vec![1000, 100_000],
-    };
+    let sizes = common::sizes("GOLDFISH_BENCH_SIZES", &[1000], &[1000, 100_000]);
     println!("machine: {}", common::machine());
     println!();
     println!(
@@ -75,27 +66,30 @@ fn measure(size: usize) -> Row {
     std::fs::create_dir_all(repo.join(".goldfish/memories")).unwrap();
     let files = (size / 300).clamp(1, 365);
     write_log(&repo, size, files);
-    git(&repo, &["init", "-q", "-b", "main"]);
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-q", "-m", "memories"]);
-    run(&repo, &home, &["init"]);
+    run_in(&repo, None, "git", &["init", "-q", "-b", "main"]);
+    run_in(&repo, None, "git", &["add", "-A"]);
+    run_in(&repo, None, "git", &["commit", "-q", "-m", "memories"]);
+    run_in(&repo, Some(&home), GOLDFISH, &["init"]);
 
     let full = median(1, || {
         std::fs::remove_dir_all(&home).ok();
-        time(|| run(&repo, &home, &["sync", "--quiet"]))
+        time(|| run_in(&repo, Some(&home), GOLDFISH, &["sync", "--quiet"]))
     });
-    let noop = median(9, || time(|| run(&repo, &home, &["sync", "--quiet"])));
+    let noop = median(9, || {
+        time(|| run_in(&repo, Some(&home), GOLDFISH, &["sync", "--quiet"]))
+    });
     let mut n = 0;
     let one_new = median(5, || {
         n += 1;
         append_one(&repo, n);
-        time(|| run(&repo, &home, &["sync", "--quiet"]))
+        time(|| run_in(&repo, Some(&home), GOLDFISH, &["sync", "--quiet"]))
     });
     let store = median(9, || {
         time(|| {
-            run(
+            run_in(
                 &repo,
-                &home,
+                Some(&home),
+                GOLDFISH,
                 &["store", "Benchmark memory about the cache layer"],
             )
         })
@@ -171,33 +165,6 @@ fn append_one(repo: &Path, n: usize) {
         r#"{{"id":"01KB{n:022}","timestamp":"2026-01-01T23:59:59.000Z","type":"decision","content":"New memory {n}"}}"#
     )
     .unwrap();
-}
-
-fn run(repo: &Path, home: &Path, args: &[&str]) {
-    let status = Command::new(GOLDFISH)
-        .args(args)
-        .current_dir(repo)
-        .env("GOLDFISH_HOME", home)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "Bench")
-        .stdout(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "goldfish {args:?} failed");
-}
-
-fn git(repo: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(args)
-        .current_dir(repo)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "Bench")
-        .env("GIT_AUTHOR_EMAIL", "bench@example.com")
-        .env("GIT_COMMITTER_NAME", "Bench")
-        .env("GIT_COMMITTER_EMAIL", "bench@example.com")
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?} failed");
 }
 
 fn time(f: impl FnOnce()) -> Duration {

@@ -17,15 +17,13 @@ use goldfish::index::search::VECTOR_CANDIDATES;
 const DIMS: usize = 384;
 
 fn main() {
-    let quick = !std::env::args().any(|arg| arg == "--bench");
-    let sizes: Vec<usize> = match std::env::var("GOLDFISH_BENCH_VECTORS") {
-        Ok(list) => list
-            .split(',')
-            .map(|n| n.trim().parse().expect("sizes"))
-            .collect(),
-        Err(_) if quick => vec![10_000],
-        Err(_) => vec![10_000, 100_000, 1_000_000],
-    };
+    let sizes = common::sizes(
+        "GOLDFISH_BENCH_VECTORS",
+        &[10_000],
+        &[10_000, 100_000, 1_000_000],
+    );
+    println!("machine: {}", common::machine());
+    println!();
     println!(
         "| vectors | two-stage p50 | p95 | exact (sqlite-vec) p50 | speed-up | top-10 overlap | first search (loads codes) | RSS for codes | index size |"
     );

@@ -71,3 +71,47 @@ pub fn machine() -> String {
         .unwrap_or_else(|| "unknown CPU".into());
     format!("{cores} cores, {cpu}")
 }
+
+/// Sizes from the comma-separated `var`, else `quick` when the bench runs as
+/// a test (`cargo test --benches`, no `--bench` argument), else `full`.
+pub fn sizes(var: &str, quick: &[usize], full: &[usize]) -> Vec<usize> {
+    match std::env::var(var) {
+        Ok(list) => list
+            .split(',')
+            .map(|n| {
+                n.trim()
+                    .parse()
+                    .unwrap_or_else(|_| panic!("{var}: comma-separated numbers"))
+            })
+            .collect(),
+        Err(_) if !std::env::args().any(|arg| arg == "--bench") => quick.to_vec(),
+        Err(_) => full.to_vec(),
+    }
+}
+
+/// Runs `program args` in `dir` with a hermetic git identity and config (and
+/// `GOLDFISH_HOME=home` when given), output discarded; panics on failure.
+pub fn run_in(dir: &std::path::Path, home: Option<&std::path::Path>, program: &str, args: &[&str]) {
+    let mut command = std::process::Command::new(program);
+    command
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "Bench")
+        .env("GIT_AUTHOR_EMAIL", "bench@example.com")
+        .env("GIT_COMMITTER_NAME", "Bench")
+        .env("GIT_COMMITTER_EMAIL", "bench@example.com")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    if let Some(home) = home {
+        command.env("GOLDFISH_HOME", home);
+    }
+    let status = command
+        .status()
+        .unwrap_or_else(|err| panic!("{program}: {err}"));
+    assert!(
+        status.success(),
+        "{program} {args:?} failed in {}",
+        dir.display()
+    );
+}
