@@ -5,6 +5,7 @@
 //! Adapters ([`git`], [`log`], [`index`], [`home`]) touch the outside world; entry points
 //! ([`cli`], [`driver`], [`init`]) stay thin. See docs/ARCHITECTURE.md.
 
+pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod digest;

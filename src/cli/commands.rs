@@ -7,26 +7,24 @@ use anyhow::Context;
 use jiff::Timestamp;
 
 use super::model::{self, Model};
+use super::ops::{self, Ctx, Forgot, Front, RecallInput, Recalled, StoreInput, Target};
 use super::output;
 use super::{
-    CliError, DistillMode, EXIT_NO_RESULT, EXIT_OK, ForgetArgs, HookName, InitArgs,
-    ModelInstallArgs, RecallArgs, ReindexArgs, SimilarArgs, StatusArgs, StoreArgs, SyncArgs,
+    AgentEvent, AgentHookArgs, BriefArgs, CliError, EXIT_NO_RESULT, EXIT_OK, ForgetArgs, HookName,
+    InitArgs, ModelInstallArgs, RecallArgs, ReindexArgs, SimilarArgs, StatusArgs, StoreArgs,
+    SyncArgs,
 };
 use crate::config::RepoConfig;
-use crate::embed::Embedder;
+use crate::env;
 use crate::git::{REPO_CONFIG, Workspace};
 use crate::home::Home;
-use crate::index::search::{Mode, QueryVector, Scope};
+use crate::index::search::Scope;
 use crate::index::sync::{self as index_sync, SyncError, SyncOptions, SyncReport};
 use crate::index::{Index, IndexError};
-use crate::log::{LogError, MemoryDir};
-use crate::memory::view::Lookup;
-use crate::memory::{self, Entry, Memory, Tombstone};
-use crate::recall::Request;
-use crate::{env, timespec};
+use crate::log::LogError;
 
 /// "Now", or the fixed time in `GOLDFISH_NOW`.
-fn now() -> Result<Timestamp, CliError> {
+pub(super) fn now() -> Result<Timestamp, CliError> {
     match env::var(env::GOLDFISH_NOW) {
         Some(fixed) => fixed
             .parse()
@@ -36,7 +34,7 @@ fn now() -> Result<Timestamp, CliError> {
     }
 }
 
-fn workspace() -> Result<Workspace, CliError> {
+pub(super) fn workspace() -> Result<Workspace, CliError> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     Workspace::discover(&cwd).map_err(CliError::usage)
 }
@@ -45,7 +43,7 @@ fn home() -> Result<Home, CliError> {
     Home::from_env().map_err(CliError::usage)
 }
 
-fn open_index(home: &Home) -> Result<Index, CliError> {
+pub(super) fn open_index(home: &Home) -> Result<Index, CliError> {
     Index::open(&home.index_path()).map_err(index_error)
 }
 
@@ -55,7 +53,7 @@ impl From<IndexError> for CliError {
     }
 }
 
-fn index_error(err: IndexError) -> CliError {
+pub(super) fn index_error(err: IndexError) -> CliError {
     anyhow::Error::new(err).into()
 }
 
@@ -135,7 +133,7 @@ impl From<SyncError> for CliError {
     }
 }
 
-fn repo_config(workspace: &Workspace) -> Result<RepoConfig, CliError> {
+pub(super) fn repo_config(workspace: &Workspace) -> Result<RepoConfig, CliError> {
     let path = workspace.repo_config_path();
     match std::fs::read_to_string(&path) {
         Ok(text) => RepoConfig::parse(&text)
@@ -148,7 +146,7 @@ fn repo_config(workspace: &Workspace) -> Result<RepoConfig, CliError> {
     }
 }
 
-fn log_error(err: LogError) -> CliError {
+pub(super) fn log_error(err: LogError) -> CliError {
     match err {
         LogError::NotInitialized(_) => CliError::usage(err),
         LogError::Io { .. } => anyhow::Error::new(err).into(),
@@ -163,17 +161,28 @@ pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> 
         }
         other => anyhow::Error::new(other).into(),
     })?;
-    if changes.is_empty() {
+    let mut agent_changes = Vec::new();
+    for agent in args.agent {
+        agent_changes.extend(crate::agent::setup(workspace.root(), agent).map_err(
+            |err| match err {
+                crate::agent::SetupError::Io { .. } => anyhow::Error::new(err).into(),
+                _ => CliError::usage(err),
+            },
+        )?);
+    }
+    if changes.is_empty() && agent_changes.is_empty() {
         writeln!(
             out,
             "goldfish is already set up in {}",
             workspace.root().display()
         )
         .context("writing output")?;
-    } else {
-        for change in &changes {
-            writeln!(out, "{change}").context("writing output")?;
-        }
+        return Ok(EXIT_OK);
+    }
+    for change in changes.iter().chain(&agent_changes) {
+        writeln!(out, "{change}").context("writing output")?;
+    }
+    if !changes.is_empty() {
         writeln!(
             out,
             "commit .gitattributes and {} so teammates share them; each clone runs `goldfish init` once",
@@ -181,11 +190,18 @@ pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> 
         )
         .context("writing output")?;
     }
+    if !agent_changes.is_empty() {
+        writeln!(
+            out,
+            "commit the agent files too; the agent starts `goldfish mcp` in this repository (goldfish must be on its PATH)"
+        )
+        .context("writing output")?;
+    }
     Ok(EXIT_OK)
 }
 
 pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError> {
-    let raw = if args.content == ["-"] {
+    let content = if args.content == ["-"] {
         let mut bytes = Vec::new();
         std::io::stdin()
             .read_to_end(&mut bytes)
@@ -194,104 +210,51 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
     } else {
         args.content.join(" ").into_bytes()
     };
-    let content = memory::validate_content(&raw, args.allow_secret)
-        .context("CONTENT")
-        .map_err(CliError::usage)?;
     let workspace = workspace()?;
-    let config = repo_config(&workspace)?;
-    let kind = config
-        .kinds
-        .resolve(&args.kind)
-        .context("--type")
-        .map_err(CliError::usage)?
-        .to_owned();
-    let at = now()?;
-    let head = workspace.head();
-    let entry = Entry::Memory(Memory {
-        id: memory::new_id(at),
-        timestamp: memory::format_timestamp(at),
-        kind,
-        content,
-        source: args
-            .source
-            .map(|s| s.trim().to_owned())
-            .filter(|s| !s.is_empty()),
-        tags: args
-            .tags
-            .as_deref()
-            .map(memory::split_list)
-            .unwrap_or_default(),
-        author: workspace.author(),
-        branch: head.branch,
-        commit: head.commit,
-        files: args
-            .files
-            .as_deref()
-            .map(memory::split_list)
-            .unwrap_or_default(),
-        extra: Default::default(),
-    });
-    let file = MemoryDir::new(workspace.memory_dir())
-        .append(&entry)
-        .map_err(log_error)?;
-    // The memory is safely in the log; indexing it is best effort (the next
-    // sync catches up), so a broken index or model never loses a store.
-    if let Err(err) = index_stored(&workspace, &entry) {
-        eprintln!("warning: stored, but not indexed yet: {:#}", err.error);
+    let mut ctx = Ctx::open(Front::Cli)?;
+    let stored = ops::store(
+        &mut ctx,
+        &workspace,
+        StoreInput {
+            content,
+            kind: args.kind,
+            tags: args.tags.into_iter().collect(),
+            files: args.files.into_iter().collect(),
+            source: args.source,
+            allow_secret: args.allow_secret,
+        },
+    )?;
+    if let Some(reason) = &stored.not_indexed {
+        eprintln!("warning: stored, but not indexed yet: {reason}");
+    }
+    for similar in &stored.similar {
+        eprintln!(
+            "warning: this is {:.2} similar to {} ({}): {}",
+            similar.similarity.unwrap_or(0.0),
+            similar.id,
+            similar.timestamp.get(..10).unwrap_or(&similar.timestamp),
+            excerpt(&similar.content, 80)
+        );
     }
     if args.json {
-        writeln!(out, "{}", entry.to_line()).context("writing output")?;
+        writeln!(out, "{}", stored.entry.to_line()).context("writing output")?;
     } else {
-        let relative = file.strip_prefix(workspace.root()).unwrap_or(&file);
-        writeln!(out, "stored {} in {}", entry.id(), relative.display())
-            .context("writing output")?;
+        writeln!(
+            out,
+            "stored {} in {}",
+            stored.entry.id(),
+            stored.file.display()
+        )
+        .context("writing output")?;
     }
     Ok(EXIT_OK)
 }
 
-/// Indexes (and embeds) what `store` appended, and warns when it nearly
-/// repeats a memory the workspace already has.
-fn index_stored(workspace: &Workspace, entry: &Entry) -> Result<(), CliError> {
-    /// Similarity from which a new memory counts as a near-duplicate.
-    const DUPLICATE: f64 = 0.95;
-    let home = home()?;
-    let mut model = Model::find(&home)?;
-    let embedding = match model.as_mut() {
-        Some(model) => Embedding::UpTo(model, 64),
-        None => Embedding::Skip,
-    };
-    sync_workspace(&home, workspace, embedding)?;
-    let (Some(model), Entry::Memory(memory)) = (model, entry) else {
-        return Ok(());
-    };
-    let index = open_index(&home)?;
-    let Some(vector) = index
-        .vector_of(&model.id(), &index_sync::content_hash(&memory.content))
-        .map_err(index_error)?
-    else {
-        return Ok(());
-    };
-    let scope = scope_of(&index, workspace)?;
-    for similar in index
-        .similar(&model.id(), &vector, &scope, DUPLICATE, 3)
-        .map_err(index_error)?
-    {
-        if similar.id != memory.id {
-            eprintln!(
-                "warning: this is {:.2} similar to {} ({}): {}",
-                similar.similarity.unwrap_or(0.0),
-                similar.id,
-                similar.timestamp.get(..10).unwrap_or(&similar.timestamp),
-                excerpt(&similar.content, 80)
-            );
-        }
-    }
-    Ok(())
-}
-
 /// The distill command and its timeout: `GOLDFISH_DISTILL_COMMAND` /
 /// `GOLDFISH_DISTILL_TIMEOUT`, else `[distill]` in `$GOLDFISH_HOME/config.toml`.
-fn distill_command(home: &Home) -> Result<Option<(String, std::time::Duration)>, CliError> {
+pub(super) fn distill_command(
+    home: &Home,
+) -> Result<Option<(String, std::time::Duration)>, CliError> {
     let path = home.config_path();
     let config = match std::fs::read_to_string(&path) {
         Ok(text) => crate::config::HomeConfig::parse(&text)
@@ -332,7 +295,7 @@ fn similar_line(m: &crate::index::search::IndexedMemory, width: usize) -> String
 }
 
 /// The first `max` characters of `text`, on one line.
-fn excerpt(text: &str, max: usize) -> String {
+pub(super) fn excerpt(text: &str, max: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() <= max {
         return flat;
@@ -342,7 +305,7 @@ fn excerpt(text: &str, max: usize) -> String {
 }
 
 /// The current workspace as a recall scope (empty when never synced).
-fn scope_of(index: &Index, workspace: &Workspace) -> Result<Scope, CliError> {
+pub(super) fn scope_of(index: &Index, workspace: &Workspace) -> Result<Scope, CliError> {
     let row = index
         .workspace_by_root(workspace.root())
         .map_err(index_error)?;
@@ -352,276 +315,76 @@ fn scope_of(index: &Index, workspace: &Workspace) -> Result<Scope, CliError> {
 }
 
 pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliError> {
-    let home = home()?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    // `--workspace all` or NAME also works outside a repository.
-    let workspace = match Workspace::discover(&cwd) {
-        Ok(workspace) => Some(workspace),
-        Err(err) if args.workspace == "current" => return Err(CliError::usage(err)),
-        Err(_) => None,
-    };
-    let config = match &workspace {
-        Some(workspace) => repo_config(workspace)?,
-        None => RepoConfig::default(),
-    };
-    let now = now()?;
-    let when = |spec: &Option<String>, flag: &str| -> Result<Option<Timestamp>, CliError> {
-        spec.as_deref()
-            .map(|spec| timespec::parse(spec, now).context(flag.to_owned()))
-            .transpose()
-            .map_err(CliError::usage)
-    };
-    let kinds = args
-        .kinds
-        .iter()
-        .map(|kind| config.kinds.resolve(kind).map(str::to_owned))
-        .collect::<Result<Vec<_>, _>>()
-        .context("--type")
-        .map_err(CliError::usage)?;
+    let mut ctx = Ctx::open(Front::Cli)?;
     let query = args.query.join(" ");
-    let request = Request {
-        query: (!query.trim().is_empty()).then_some(query),
-        since: when(&args.since, "--since")?,
-        until: when(&args.until, "--until")?,
-        kinds,
+    let input = RecallInput {
+        query: Some(query),
+        since: args.since,
+        until: args.until,
+        kinds: args.kinds,
         tags: args.tags,
         author: args.author,
-        limit: args.limit,
+        mode: args.mode,
         min_score: args.min_score,
-        fusion: Default::default(),
+        workspace: args.workspace,
+        limit: args.limit,
+        budget: args.budget,
+        distill: args.distill,
+        no_cache: args.no_cache,
     };
-    let mut model = Model::find(&home)?;
-    let mode = match (args.mode, &model) {
-        (Some(Mode::Keyword), _) | (None, None) => Mode::Keyword,
-        (Some(mode), Some(_)) => mode,
-        (None, Some(_)) => Mode::Hybrid,
-        (Some(mode), None) => {
-            return Err(CliError::usage(anyhow::anyhow!(
-                "--mode {}: no embedding model is installed; {}",
-                if mode == Mode::Semantic {
-                    "semantic"
-                } else {
-                    "hybrid"
-                },
-                model::INSTALL_HINT
-            )));
+    match ops::recall(&mut ctx, &cwd, input)? {
+        Recalled::Nothing => {
+            eprintln!("no memories match");
+            Ok(EXIT_NO_RESULT)
         }
-    };
-    if model.is_none() {
-        model::notice_no_model(&home);
-    }
-    // Recall never trusts a stale index: the sync is incremental, so when
-    // nothing changed it only compares HEAD and file stats. A few new
-    // memories are embedded on the way; many are left to `goldfish sync`.
-    if let Some(workspace) = &workspace {
-        let embedding = match (mode, model.as_mut()) {
-            (Mode::Keyword, _) | (_, None) => Embedding::Skip,
-            (_, Some(model)) => Embedding::UpTo(model, 64),
-        };
-        if let Some(report) = sync_workspace(&home, workspace, embedding)? {
-            output::warn_problems(&report.problems, crate::git::MEMORY_DIR);
-            if let Some(pending) = report.pending_embeddings.filter(|&n| n > 0) {
-                eprintln!(
-                    "note: {pending} memories are not embedded yet (run `goldfish sync`); they are found by keywords only"
-                );
-            }
-        }
-    }
-    let mut index = open_index(&home)?;
-    let scope = match args.workspace.as_str() {
-        "all" => Scope::All,
-        "current" => scope_of(&index, workspace.as_ref().expect("checked above"))?,
-        name => {
-            let rows = index.workspaces().map_err(index_error)?;
-            let Some(row) = rows.iter().find(|row| row.name == name || row.root == name) else {
-                let known: Vec<&str> = rows.iter().map(|row| row.name.as_str()).collect();
-                return Err(CliError::usage(anyhow::anyhow!(
-                    "--workspace: no workspace named `{name}`; known: current, all, {}",
-                    known.join(", ")
-                )));
-            };
-            Scope::Workspaces(vec![row.id])
-        }
-    };
-    let query_vector = match (&request.query, mode, model.as_mut()) {
-        (Some(query), Mode::Semantic | Mode::Hybrid, Some(model)) => {
-            let id = model.id();
-            let vector = index.query_vector(&id, query, || -> Result<Vec<f32>, CliError> {
-                let vector = model
-                    .embedder()?
-                    .embed(&[query.as_str()], crate::embed::TextKind::Query)
-                    .context("embedding the query")?;
-                Ok(vector.into_iter().next().unwrap_or_default())
-            })?;
-            Some((id, vector))
-        }
-        _ => None,
-    };
-    let hits = index
-        .recall(
-            &request,
-            &scope,
-            mode,
-            query_vector
-                .as_ref()
-                .map(|(model, vector)| QueryVector { model, vector }),
-        )
-        .map_err(index_error)?;
-    if hits.is_empty() {
-        eprintln!("no memories match");
-        return Ok(EXIT_NO_RESULT);
-    }
-    if let Some(budget) = args.budget {
-        let sources: Vec<crate::digest::Source> = hits.iter().map(Into::into).collect();
-        let words = request
-            .query
-            .as_deref()
-            .map(crate::index::search::content_words)
-            .unwrap_or_default();
-        let (mut counter, tokenizer): (Box<dyn crate::digest::TokenCounter>, String) = match &model
-        {
-            Some(model) => (Box::new(model.tokenizer()?), model.id()),
-            None => (
-                Box::new(crate::digest::CharEstimate),
-                "estimate (4 characters a token)".to_owned(),
-            ),
-        };
-        let command = distill_command(&home)?;
-        let use_llm = match (args.distill, &command) {
-            (DistillMode::Extractive, _) | (DistillMode::Auto, None) => false,
-            (DistillMode::Llm | DistillMode::Auto, Some(_)) => true,
-            (DistillMode::Llm, None) => {
-                return Err(CliError::usage(anyhow::anyhow!(
-                    "--distill llm: no distill command is configured; set {} (e.g. `claude -p`) or `[distill] command` in {}",
-                    env::GOLDFISH_DISTILL_COMMAND,
-                    home.config_path().display()
-                )));
-            }
-        };
-        let tokens_of_sources = crate::digest::source_tokens(&sources, counter.as_mut());
-        let mut fallback_reason = None;
-        if let (true, Some((command, timeout))) = (use_llm, &command) {
-            let hashes: Vec<String> = hits.iter().map(|m| m.content_hash.clone()).collect();
-            let key = crate::distill::cache_key(request.query.as_deref(), &hashes, command, budget);
-            let index = open_index(&home)?;
-            let cached = if args.no_cache {
-                None
+        Recalled::Memories {
+            hits,
+            all_workspaces,
+        } => {
+            if args.json {
+                output::memories_json(&hits, out)?;
             } else {
-                index.cached_digest(&key)?
-            };
-            let answer = match cached {
-                Some((text, tokens)) => Ok((text, tokens, true)),
-                None => {
-                    let prompt = crate::distill::prompt(request.query.as_deref(), &sources, budget);
-                    crate::distill::run(command, &prompt, *timeout).and_then(|text| {
-                        let tokens = counter.count(&text);
-                        if tokens > budget {
-                            Err(crate::distill::Failure::OverBudget { tokens, budget })
-                        } else {
-                            Ok((text, tokens, false))
-                        }
-                    })
-                }
-            };
-            match answer {
-                Ok((text, tokens, cached)) => {
-                    if !cached && !args.no_cache {
-                        index.cache_digest(&key, &text, tokens)?;
-                    }
-                    let report = output::DigestReport {
-                        text: format!("{text}\n"),
-                        tokens,
-                        tokens_of_sources,
-                        sentences: Vec::new(),
-                        distill: "llm",
-                        fallback_reason: None,
-                        cached,
-                    };
-                    output::digest(&report, &hits, budget, &tokenizer, args.json, out)?;
-                    return Ok(EXIT_OK);
-                }
-                Err(failure) => {
-                    eprintln!("note: {failure}; using the extractive digest");
-                    fallback_reason = Some(failure.to_string());
-                }
+                output::memories_text(&hits, all_workspaces, out)?;
             }
+            Ok(EXIT_OK)
         }
-        let embedder: Option<&mut dyn Embedder> = match (mode, model.as_mut()) {
-            (Mode::Keyword, _) | (_, None) => None,
-            (_, Some(model)) => Some(model.embedder()?),
-        };
-        let digest = crate::digest::distill(
-            &sources,
-            &words,
-            query_vector.as_ref().map(|(_, vector)| vector.as_slice()),
-            embedder,
-            counter.as_mut(),
-            budget,
-        )
-        .context("distilling the digest")?;
-        let report = output::DigestReport {
-            text: digest.text,
-            tokens: digest.tokens,
-            tokens_of_sources,
-            sentences: digest.sentences,
-            distill: "extractive",
-            fallback_reason,
-            cached: false,
-        };
-        output::digest(&report, &hits, budget, &tokenizer, args.json, out)?;
-        return Ok(EXIT_OK);
+        Recalled::Digest(digested) => {
+            output::digest(&digested, args.json, out)?;
+            Ok(EXIT_OK)
+        }
     }
-    if args.json {
-        output::memories_json(&hits, out)?;
-    } else {
-        output::memories_text(&hits, matches!(scope, Scope::All), out)?;
+}
+
+pub(super) fn brief(args: BriefArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let mut ctx = Ctx::open(Front::Cli)?;
+    match ops::brief(&mut ctx, &workspace, args.budget)? {
+        Some(digested) => {
+            output::digest(&digested, args.json, out)?;
+            Ok(EXIT_OK)
+        }
+        None => {
+            eprintln!("nothing to brief on yet: no checkpoints, plans, decisions or recent fixes");
+            Ok(EXIT_NO_RESULT)
+        }
     }
-    Ok(EXIT_OK)
 }
 
 pub(super) fn forget(args: ForgetArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = workspace()?;
-    let dir = MemoryDir::new(workspace.memory_dir());
-    let view = dir.read().map_err(log_error)?;
-    let target = match view.find(&args.id) {
-        Lookup::Found(located) => located.memory.id.clone(),
-        Lookup::Forgotten => {
+    let mut ctx = Ctx::open(Front::Cli)?;
+    match ops::forget(&mut ctx, &workspace, &args.id)? {
+        Forgot::Already => {
             eprintln!("{} is already forgotten", args.id);
-            return Ok(EXIT_OK);
         }
-        Lookup::Missing => {
-            return Err(CliError::usage(anyhow::anyhow!(
-                "ID: no memory has the id `{}` (see `goldfish recall`)",
-                args.id
-            )));
+        Forgot::Done { target, tombstone } => {
+            if args.json {
+                writeln!(out, "{}", tombstone.to_line()).context("writing output")?;
+            } else {
+                writeln!(out, "forgot {target}").context("writing output")?;
+            }
         }
-        Lookup::Ambiguous(ids) => {
-            return Err(CliError::usage(anyhow::anyhow!(
-                "ID: `{}` matches several memories ({}); give more of the id",
-                args.id,
-                ids.join(", ")
-            )));
-        }
-    };
-    let at = now()?;
-    let entry = Entry::Tombstone(Tombstone {
-        id: memory::new_id(at),
-        timestamp: memory::format_timestamp(at),
-        forgets: target.clone(),
-        author: workspace.author(),
-        extra: Default::default(),
-    });
-    dir.append(&entry).map_err(log_error)?;
-    if let Err(err) = home().and_then(|home| sync_workspace(&home, &workspace, Embedding::Skip)) {
-        eprintln!(
-            "warning: forgotten, but the index still has it until the next sync: {:#}",
-            err.error
-        );
-    }
-    if args.json {
-        writeln!(out, "{}", entry.to_line()).context("writing output")?;
-    } else {
-        writeln!(out, "forgot {target}").context("writing output")?;
     }
     Ok(EXIT_OK)
 }
@@ -856,18 +619,13 @@ pub(super) fn model_install(args: ModelInstallArgs, out: &mut dyn Write) -> Resu
 
 pub(super) fn similar(args: SimilarArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = workspace()?;
-    let home = home()?;
-    let Some(mut model) = Model::find(&home)? else {
-        return Err(CliError::usage(anyhow::anyhow!(
-            "similar compares embeddings, and no embedding model is installed; {}",
-            model::INSTALL_HINT
-        )));
-    };
-    sync_workspace(&home, &workspace, Embedding::All(&mut model, !args.json))?;
-    let index = open_index(&home)?;
-    let scope = scope_of(&index, &workspace)?;
-    let model_id = model.id();
+    let mut ctx = Ctx::open(Front::Cli)?;
     if args.scan {
+        let model = ops::require_model(&mut ctx.model, "similar")?;
+        sync_workspace(&ctx.home, &workspace, Embedding::All(model, !args.json))?;
+        let model_id = ctx.model.as_ref().expect("required above").id();
+        let index = open_index(&ctx.home)?;
+        let scope = scope_of(&index, &workspace)?;
         let clusters = index
             .duplicate_clusters(&model_id, &scope, args.threshold, args.limit)
             .map_err(index_error)?;
@@ -894,51 +652,19 @@ pub(super) fn similar(args: SimilarArgs, out: &mut dyn Write) -> Result<u8, CliE
         }
         return Ok(EXIT_OK);
     }
-    let (vector, own_id) = match (&args.id, &args.text) {
-        (Some(id), _) => {
-            let view = MemoryDir::new(workspace.memory_dir())
-                .read()
-                .map_err(log_error)?;
-            let memory = match view.find(id) {
-                Lookup::Found(located) => located.memory.clone(),
-                Lookup::Forgotten => {
-                    return Err(CliError::usage(anyhow::anyhow!("ID: {id} is forgotten")));
-                }
-                Lookup::Missing => {
-                    return Err(CliError::usage(anyhow::anyhow!(
-                        "ID: no memory has the id `{id}`"
-                    )));
-                }
-                Lookup::Ambiguous(ids) => {
-                    return Err(CliError::usage(anyhow::anyhow!(
-                        "ID: `{id}` matches several memories ({}); give more of the id",
-                        ids.join(", ")
-                    )));
-                }
-            };
-            let vector = index
-                .vector_of(&model_id, &index_sync::content_hash(&memory.content))
-                .map_err(index_error)?
-                .ok_or_else(|| {
-                    anyhow::anyhow!("{} has no embedding yet: run `goldfish sync`", memory.id)
-                })?;
-            (vector, Some(memory.id))
-        }
-        (None, Some(text)) => {
-            let vector = model
-                .embedder()?
-                .embed(&[text.as_str()], crate::embed::TextKind::Document)
-                .context("embedding --text")?
-                .remove(0);
-            (vector, None)
-        }
+    let target = match (args.id, args.text) {
+        (Some(id), _) => Target::Id(id),
+        (None, Some(text)) => Target::Text(text),
         (None, None) => unreachable!("clap requires an id, --text or --scan"),
     };
-    let mut hits = index
-        .similar(&model_id, &vector, &scope, args.threshold, args.limit + 1)
-        .map_err(index_error)?;
-    hits.retain(|hit| Some(&hit.id) != own_id.as_ref());
-    hits.truncate(args.limit);
+    let hits = ops::similar(
+        &mut ctx,
+        &workspace,
+        target,
+        args.threshold,
+        args.limit,
+        !args.json,
+    )?;
     if hits.is_empty() {
         eprintln!("nothing at similarity {} or more", args.threshold);
         return Ok(EXIT_NO_RESULT);
@@ -951,4 +677,66 @@ pub(super) fn similar(args: SimilarArgs, out: &mut dyn Write) -> Result<u8, CliE
         }
     }
     Ok(EXIT_OK)
+}
+
+pub(super) fn agent_hook(args: AgentHookArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    // An agent's hook must never break its session: problems are reported
+    // on stderr and the exit status is always 0.
+    let result = match args.event {
+        AgentEvent::SessionStart => session_start(args.budget, out),
+        AgentEvent::PreCompact => pre_compact(out),
+    };
+    if let Err(err) = result {
+        eprintln!("goldfish agent-hook: {:#}", err.error);
+    }
+    Ok(EXIT_OK)
+}
+
+/// Prints the briefing (nothing when there is nothing to brief on).
+fn session_start(budget: usize, out: &mut dyn Write) -> Result<(), CliError> {
+    let workspace = workspace()?;
+    let mut ctx = Ctx::open(Front::Cli)?;
+    if let Some(digested) = ops::brief(&mut ctx, &workspace, budget)? {
+        writeln!(out, "Team memory (goldfish) for this repository:").context("writing output")?;
+        output::digest(&digested, false, out)?;
+    }
+    Ok(())
+}
+
+/// Stores what stdin says as a checkpoint: plain text as it is, or, from a
+/// Claude Code hook (JSON with `transcript_path`), the session's last request
+/// and last answer. No LLM is called: a hook must stay cheap.
+fn pre_compact(out: &mut dyn Write) -> Result<(), CliError> {
+    let mut input = String::new();
+    std::io::stdin()
+        .read_to_string(&mut input)
+        .context("cannot read stdin")?;
+    let content = match serde_json::from_str::<serde_json::Value>(&input) {
+        Ok(event) if event.is_object() => match event["transcript_path"].as_str() {
+            Some(path) => crate::agent::checkpoint_from_transcript(std::path::Path::new(path))
+                .with_context(|| format!("cannot read the transcript {path}"))?,
+            None => None,
+        },
+        _ => Some(input.trim().to_owned()).filter(|text| !text.is_empty()),
+    };
+    let Some(content) = content else {
+        eprintln!("goldfish agent-hook: nothing to store");
+        return Ok(());
+    };
+    let workspace = workspace()?;
+    let mut ctx = Ctx::open(Front::Cli)?;
+    let stored = ops::store(
+        &mut ctx,
+        &workspace,
+        StoreInput {
+            content: content.into_bytes(),
+            kind: "checkpoint".to_owned(),
+            tags: vec!["pre-compact".to_owned()],
+            files: Vec::new(),
+            source: Some("agent-hook".to_owned()),
+            allow_secret: false,
+        },
+    )?;
+    writeln!(out, "stored checkpoint {}", stored.entry.id()).context("writing output")?;
+    Ok(())
 }

@@ -5,7 +5,9 @@
 //! something was asked for, 2 usage or input error, 3 other failures.
 
 mod commands;
+mod mcp;
 mod model;
+mod ops;
 mod output;
 mod status;
 
@@ -42,6 +44,8 @@ enum Command {
     Store(StoreArgs),
     /// Recall memories: filters, then keyword (BM25) and semantic ranking; newest first without a query
     Recall(RecallArgs),
+    /// A short briefing for an agent starting work: where work stopped, recent decisions and fixes
+    Brief(BriefArgs),
     /// Forget a memory: appends a tombstone, history is never rewritten
     Forget(ForgetArgs),
     /// Near-duplicates of a memory or a text, or every duplicate cluster (--scan)
@@ -55,6 +59,10 @@ enum Command {
     /// Manage the local embedding model
     #[command(subcommand)]
     Model(ModelCommand),
+    /// Serve brief, recall, store, similar, forget and status to an agent over MCP (stdio)
+    Mcp(McpArgs),
+    /// Entry points for an agent's own hooks: session-start prints the briefing, pre-compact stores a checkpoint
+    AgentHook(AgentHookArgs),
     /// Merge two versions of a memory file (called by git: %O %A %B %P)
     #[command(hide = true)]
     MergeDriver(MergeDriverArgs),
@@ -69,6 +77,9 @@ struct InitArgs {
     /// Install hooks even where core.hooksPath points outside this repository
     #[arg(long)]
     force: bool,
+    /// Also connect an agent to goldfish: claude (.mcp.json, /recall, CLAUDE.md) or gemini (.gemini/settings.json, GEMINI.md); repeatable
+    #[arg(long, value_enum, value_name = "AGENT", hide_possible_values = true)]
+    agent: Vec<crate::agent::Agent>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -153,6 +164,39 @@ struct RecallArgs {
     /// JSON Lines: one memory per line (with --budget, one digest object)
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+struct BriefArgs {
+    /// At most this many tokens (counted with the model's tokenizer)
+    #[arg(long, value_name = "N", default_value_t = 300)]
+    budget: usize,
+    /// One JSON object: the briefing, its tokens and its sources
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+struct McpArgs {}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+struct AgentHookArgs {
+    /// session-start: print the briefing; pre-compact: store stdin as a checkpoint
+    #[arg(value_enum)]
+    event: AgentEvent,
+    /// Token budget of the session-start briefing
+    #[arg(long, value_name = "N", default_value_t = 300)]
+    budget: usize,
+}
+
+/// The agent events `agent-hook` handles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum AgentEvent {
+    SessionStart,
+    PreCompact,
 }
 
 #[derive(Debug, clap::Args)]
@@ -268,7 +312,7 @@ impl HookName {
 
 /// How `--budget` distils.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum DistillMode {
+pub(crate) enum DistillMode {
     Llm,
     Extractive,
     Auto,
@@ -291,7 +335,7 @@ pub struct CliError {
 }
 
 impl CliError {
-    fn usage(error: impl Into<anyhow::Error>) -> CliError {
+    pub(crate) fn usage(error: impl Into<anyhow::Error>) -> CliError {
         CliError {
             code: EXIT_USAGE,
             error: error.into(),
@@ -326,13 +370,19 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> u8 {
             };
         }
     };
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    let result = dispatch(cli.command, &mut out).and_then(|code| {
-        out.flush()
-            .map(|()| code)
-            .map_err(|err| CliError::from(anyhow::Error::new(err)))
-    });
+    // The MCP server writes its protocol to stdout from the async runtime:
+    // this thread must not hold stdout's lock meanwhile.
+    let result = if let Command::Mcp(McpArgs {}) = cli.command {
+        mcp::serve()
+    } else {
+        let stdout = std::io::stdout();
+        let mut out = stdout.lock();
+        dispatch(cli.command, &mut out).and_then(|code| {
+            out.flush()
+                .map(|()| code)
+                .map_err(|err| CliError::from(anyhow::Error::new(err)))
+        })
+    };
     match result {
         Ok(code) => code,
         Err(err) if is_broken_pipe(&err.error) => EXIT_OK,
@@ -348,12 +398,15 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<u8, CliError> {
         Command::Init(args) => commands::init(args, out),
         Command::Store(args) => commands::store(args, out),
         Command::Recall(args) => commands::recall(args, out),
+        Command::Brief(args) => commands::brief(args, out),
         Command::Forget(args) => commands::forget(args, out),
         Command::Similar(args) => commands::similar(args, out),
         Command::Sync(args) => commands::sync(args, out),
         Command::Status(args) => commands::status(args, out),
         Command::Reindex(args) => commands::reindex(args, out),
         Command::Model(ModelCommand::Install(args)) => commands::model_install(args, out),
+        Command::Mcp(McpArgs {}) => unreachable!("served by `run` without stdout's lock"),
+        Command::AgentHook(args) => commands::agent_hook(args, out),
         Command::MergeDriver(args) => Ok(crate::driver::run(
             &args.base,
             &args.ours,

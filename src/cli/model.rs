@@ -4,7 +4,7 @@
 use anyhow::Context;
 
 use super::CliError;
-use crate::embed::onnx::OnnxEmbedder;
+use crate::embed::onnx::{ModelTokenizer, OnnxEmbedder};
 use crate::embed::{DEFAULT_MODEL, InstalledModel};
 use crate::env;
 use crate::home::Home;
@@ -13,9 +13,10 @@ use crate::home::Home;
 pub(super) const INSTALL_HINT: &str = "run `goldfish model install` for semantic recall";
 
 /// An installed model, loaded lazily.
-pub(super) struct Model {
+pub(crate) struct Model {
     installed: InstalledModel,
     embedder: Option<OnnxEmbedder>,
+    tokenizer: Option<ModelTokenizer>,
 }
 
 impl Model {
@@ -27,6 +28,7 @@ impl Model {
         Ok(installed.map(|installed| Model {
             installed,
             embedder: None,
+            tokenizer: None,
         }))
     }
 
@@ -34,16 +36,18 @@ impl Model {
         self.installed.model_id()
     }
 
-    /// The model's tokenizer, for counting tokens.
-    pub(super) fn tokenizer(&self) -> Result<crate::embed::onnx::ModelTokenizer, CliError> {
-        crate::embed::onnx::ModelTokenizer::load(&self.installed)
-            .with_context(|| {
+    /// The model's tokenizer, for counting tokens (loaded once).
+    pub(super) fn tokenizer(&mut self) -> Result<ModelTokenizer, CliError> {
+        if self.tokenizer.is_none() {
+            let tokenizer = ModelTokenizer::load(&self.installed).with_context(|| {
                 format!(
                     "cannot load the tokenizer of {}",
                     self.installed.dir.display()
                 )
-            })
-            .map_err(CliError::from)
+            })?;
+            self.tokenizer = Some(tokenizer);
+        }
+        Ok(self.tokenizer.clone().expect("loaded above"))
     }
 
     /// The embedder, loading the model on first use.

@@ -84,13 +84,16 @@ pub(super) struct DigestReport {
 
 /// A digest: its text, or one JSON object with the token accounting.
 pub(super) fn digest(
-    digest: &DigestReport,
-    sources: &[IndexedMemory],
-    budget: usize,
-    tokenizer: &str,
+    digested: &super::ops::Digested,
     json: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
+    let super::ops::Digested {
+        report: digest,
+        hits: sources,
+        budget,
+        tokenizer,
+    } = digested;
     if !json {
         out.write_all(digest.text.as_bytes())
             .context("writing output")?;

@@ -207,6 +207,7 @@ impl Embedder for OnnxEmbedder {
 
 /// Counts tokens with a model's tokenizer (no padding, no truncation): how
 /// digests measure their budget.
+#[derive(Clone)]
 pub struct ModelTokenizer(Tokenizer);
 
 impl ModelTokenizer {

@@ -3,6 +3,7 @@
 
 mod common;
 
+mod agent;
 mod cli;
 mod concurrency;
 mod digest;
@@ -12,5 +13,6 @@ mod eval;
 mod git_flow;
 mod index;
 mod init;
+mod mcp;
 mod semantic;
 mod vectors;

@@ -1,0 +1,500 @@
+//! `goldfish mcp`: the MCP server an agent's client starts in a repository.
+//!
+//! Stdio transport: stdout carries the protocol only, logs go to stderr. The
+//! tools run the same operations as the command line ([`super::ops`]) on one
+//! long-lived [`Ctx`], so the embedding model and tokenizer are loaded once,
+//! in a background thread that does not delay the `initialize` handshake.
+//! Every recall first runs the incremental sync, which is what picks up a
+//! pull (a HEAD change) made while the server runs.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use anyhow::Context;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::ops::{self, Ctx, Forgot, Front, RecallInput, Recalled, StoreInput, Target};
+use super::{CliError, DistillMode, EXIT_OK, output};
+use crate::git::Workspace;
+use crate::index::search::{IndexedMemory, Mode};
+
+/// What a recall without a budget returns at most, in tokens: MCP clients
+/// truncate large tool results, and an agent's context is precious.
+pub(crate) const DEFAULT_CAP: usize = 2000;
+/// The most memories one recall may ask for.
+const MAX_LIMIT: usize = 50;
+
+const INSTRUCTIONS: &str = "goldfish is this repository's team memory, kept in git. \
+Call `brief` when you start working. Call `recall` before you design, debug or decide \
+something the team may have met before (pass `budget` to get a short digest). \
+Call `store` when you make a decision, fix a non-obvious bug, learn something about \
+the code, or reach a checkpoint: one short memory per fact, with the files it is about. \
+Cite memory ids when you rely on them.";
+
+/// The server's state, shared by the tool calls.
+struct Shared {
+    ctx: Ctx,
+}
+
+#[derive(Clone)]
+pub(crate) struct Server {
+    shared: Arc<Mutex<Shared>>,
+    tool_router: ToolRouter<Server>,
+}
+
+/// Parameters of `store`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StoreParams {
+    /// The memory: a few self-contained sentences. Keep identifiers exact (paths, symbols, commit hashes, issue numbers). At most 8 KiB; credentials are refused.
+    content: String,
+    /// decision, bug-fix, feature, insight, observation, refactor, checkpoint or plan (or a type from .goldfish/config). Default: observation.
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    /// Short tags, e.g. ["auth", "billing"].
+    #[serde(default)]
+    tags: Vec<String>,
+    /// Paths (relative to the repository root) the memory is about.
+    #[serde(default)]
+    files: Vec<String>,
+}
+
+/// How recall ranks.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum RankMode {
+    /// Keyword and meaning together (the default with a model).
+    Hybrid,
+    /// Meaning only: finds memories that use other words.
+    Semantic,
+    /// BM25 over words only.
+    Keyword,
+}
+
+/// Parameters of `recall`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RecallParams {
+    /// What you want to know, in words. Without a query the newest memories come first.
+    query: Option<String>,
+    /// Only memories from this point on: 30m, 1h, 3d, 2w, 2026-11-01 or an RFC 3339 timestamp.
+    since: Option<String>,
+    /// Only memories up to this point (same forms as since).
+    until: Option<String>,
+    /// Only memories of these types, e.g. ["decision", "bug-fix"].
+    #[serde(default, rename = "type")]
+    kinds: Vec<String>,
+    /// Only memories with all of these tags.
+    #[serde(default)]
+    tags: Vec<String>,
+    /// Only memories whose author contains this (case-insensitive).
+    author: Option<String>,
+    /// current (this repository, the default), all, or a workspace's name.
+    workspace: Option<String>,
+    /// At most this many memories (default 10, at most 50).
+    limit: Option<usize>,
+    /// hybrid (default), semantic or keyword.
+    mode: Option<RankMode>,
+    /// Return a digest of the recalled memories in at most this many tokens instead of whole memories. 200-500 is a good size. Without it, whole memories up to about 2000 tokens.
+    budget: Option<usize>,
+}
+
+/// Parameters of `brief`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct BriefParams {
+    /// At most this many tokens (default 300).
+    budget: Option<usize>,
+}
+
+/// Parameters of `similar`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SimilarParams {
+    /// A memory's id (or a unique prefix). Give either id or text.
+    id: Option<String>,
+    /// A text to compare with, e.g. a memory you are about to store.
+    text: Option<String>,
+    /// Cosine similarity from which memories count as similar (default 0.85).
+    threshold: Option<f64>,
+    /// At most this many memories (default 10).
+    limit: Option<usize>,
+}
+
+/// Parameters of `forget`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ForgetParams {
+    /// The memory's id (or a unique prefix of it).
+    id: String,
+}
+
+/// Parameters of `status` (none).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StatusParams {}
+
+fn text(text: impl Into<String>) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(text.into())])
+}
+
+/// A failed operation as the agent sees it: the message, marked as an error.
+fn failure(err: CliError) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(format!("error: {:#}", err.error))])
+}
+
+impl Server {
+    fn new(ctx: Ctx) -> Server {
+        Server {
+            shared: Arc::new(Mutex::new(Shared { ctx })),
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// Runs `op` on the shared state off the async runtime and turns its
+    /// outcome into a tool result.
+    async fn run<F>(&self, tool: &'static str, op: F) -> Result<CallToolResult, ErrorData>
+    where
+        F: FnOnce(&mut Shared) -> Result<String, CliError> + Send + 'static,
+    {
+        let shared = Arc::clone(&self.shared);
+        let outcome = tokio::task::spawn_blocking(move || {
+            let started = Instant::now();
+            let mut shared = lock(&shared);
+            let outcome = op(&mut shared);
+            let status = match &outcome {
+                Ok(_) => "ok".to_owned(),
+                Err(err) => format!("error: {:#}", err.error),
+            };
+            eprintln!(
+                "goldfish mcp: {tool} {} ms, {status}",
+                started.elapsed().as_millis()
+            );
+            outcome
+        })
+        .await
+        .map_err(|err| ErrorData::internal_error(format!("{tool} panicked: {err}"), None))?;
+        Ok(match outcome {
+            Ok(answer) => text(answer),
+            Err(err) => failure(err),
+        })
+    }
+}
+
+fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+    // A panicking call leaves nothing half-done in `Shared` worth refusing.
+    shared
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn cwd_workspace() -> Result<Workspace, CliError> {
+    super::commands::workspace()
+}
+
+#[tool_router]
+impl Server {
+    /// Store a memory in the repository's team log (committed with the code, shared through git).
+    #[tool(
+        name = "store",
+        description = "Store a memory for the team: a decision and its reason, a non-obvious bug fix, an insight about the code, a checkpoint or plan. One fact per memory, a few sentences, identifiers exact. Returns the id, and warns when a nearly identical memory exists (then prefer not to store)."
+    )]
+    async fn store(
+        &self,
+        Parameters(params): Parameters<StoreParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.run("store", move |shared| {
+            let workspace = cwd_workspace()?;
+            let stored = ops::store(
+                &mut shared.ctx,
+                &workspace,
+                StoreInput {
+                    content: params.content.into_bytes(),
+                    kind: params
+                        .kind
+                        .unwrap_or_else(|| crate::memory::kinds::DEFAULT.to_owned()),
+                    tags: params.tags,
+                    files: params.files,
+                    source: Some("agent".to_owned()),
+                    allow_secret: false,
+                },
+            )?;
+            let mut answer = format!("stored {} in {}", stored.entry.id(), stored.file.display());
+            for similar in &stored.similar {
+                answer.push_str(&format!(
+                    "\nwarning: {:.2} similar to {} ({}): {}",
+                    similar.similarity.unwrap_or(0.0),
+                    similar.id,
+                    similar.timestamp.get(..10).unwrap_or(&similar.timestamp),
+                    super::commands::excerpt(&similar.content, 120)
+                ));
+            }
+            if let Some(reason) = stored.not_indexed {
+                answer.push_str(&format!("\nnote: not indexed yet: {reason}"));
+            }
+            Ok(answer)
+        })
+        .await
+    }
+
+    #[tool(
+        name = "recall",
+        description = "Search the team's memories of this repository (decisions, bug fixes, insights, checkpoints) by meaning and keywords, with filters. Use it before designing, debugging or deciding. Pass budget (e.g. 300) for a compact digest whose sentences cite memory ids; without a query, the newest memories (e.g. since: \"1d\" for a standup)."
+    )]
+    async fn recall(
+        &self,
+        Parameters(params): Parameters<RecallParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.run("recall", move |shared| {
+            let cwd = std::env::current_dir().context("cannot read the current directory")?;
+            let limit = params.limit.unwrap_or(10);
+            if limit > MAX_LIMIT {
+                return Err(CliError::usage(anyhow::anyhow!(
+                    "limit: at most {MAX_LIMIT} memories per recall (ask with a budget for a digest)"
+                )));
+            }
+            let input = RecallInput {
+                query: params.query,
+                since: params.since,
+                until: params.until,
+                kinds: params.kinds,
+                tags: params.tags,
+                author: params.author,
+                mode: params.mode.map(|mode| match mode {
+                    RankMode::Hybrid => Mode::Hybrid,
+                    RankMode::Semantic => Mode::Semantic,
+                    RankMode::Keyword => Mode::Keyword,
+                }),
+                min_score: None,
+                workspace: params.workspace.unwrap_or_else(|| "current".to_owned()),
+                limit,
+                budget: params.budget,
+                distill: DistillMode::Extractive,
+                no_cache: false,
+            };
+            match ops::recall(&mut shared.ctx, &cwd, input)? {
+                Recalled::Nothing => Ok("no memories match".to_owned()),
+                Recalled::Digest(digested) => Ok(digest_answer(&digested)),
+                Recalled::Memories {
+                    hits,
+                    all_workspaces,
+                } => capped(&mut shared.ctx, &hits, all_workspaces, DEFAULT_CAP),
+            }
+        })
+        .await
+    }
+
+    #[tool(
+        name = "brief",
+        description = "A short briefing for starting work in this repository: the latest checkpoint or plan, recent decisions, recent bug fixes on the current branch, within a token budget (default 300). Call it once at the start of a session."
+    )]
+    async fn brief(
+        &self,
+        Parameters(params): Parameters<BriefParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.run("brief", move |shared| {
+            let workspace = cwd_workspace()?;
+            Ok(
+                match ops::brief(&mut shared.ctx, &workspace, params.budget.unwrap_or(300))? {
+                    Some(digested) => digest_answer(&digested),
+                    None => {
+                        "nothing to brief on yet: no checkpoints, plans, decisions or recent fixes"
+                            .to_owned()
+                    }
+                },
+            )
+        })
+        .await
+    }
+
+    #[tool(
+        name = "similar",
+        description = "Memories that say nearly the same as a stored memory (id) or a text: use it to avoid storing a duplicate or to find related decisions. Needs the embedding model."
+    )]
+    async fn similar(
+        &self,
+        Parameters(params): Parameters<SimilarParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.run("similar", move |shared| {
+            let target = match (params.id, params.text) {
+                (Some(id), None) => Target::Id(id),
+                (None, Some(text)) => Target::Text(text),
+                _ => {
+                    return Err(CliError::usage(anyhow::anyhow!(
+                        "give either id or text (exactly one)"
+                    )));
+                }
+            };
+            let threshold = params.threshold.unwrap_or(0.85);
+            let workspace = cwd_workspace()?;
+            let hits = ops::similar(
+                &mut shared.ctx,
+                &workspace,
+                target,
+                threshold,
+                params.limit.unwrap_or(10).min(MAX_LIMIT),
+                false,
+            )?;
+            if hits.is_empty() {
+                return Ok(format!("nothing at similarity {threshold} or more"));
+            }
+            Ok(hits
+                .iter()
+                .map(|m| {
+                    format!(
+                        "{:.2}  {}  {}  {}",
+                        m.similarity.unwrap_or(0.0),
+                        m.id,
+                        m.timestamp.get(..10).unwrap_or(&m.timestamp),
+                        super::commands::excerpt(&m.content, 160)
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n"))
+        })
+        .await
+    }
+
+    #[tool(
+        name = "forget",
+        description = "Forget a memory that is wrong or superseded: appends a tombstone to the log (history is kept in git)."
+    )]
+    async fn forget(
+        &self,
+        Parameters(params): Parameters<ForgetParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.run("forget", move |shared| {
+            let workspace = cwd_workspace()?;
+            Ok(
+                match ops::forget(&mut shared.ctx, &workspace, &params.id)? {
+                    Forgot::Done { target, .. } => format!("forgot {target}"),
+                    Forgot::Already => format!("{} is already forgotten", params.id),
+                },
+            )
+        })
+        .await
+    }
+
+    #[tool(
+        name = "status",
+        description = "The state of goldfish in this repository: memories in git and in the index, pending embeddings, the model, and setup problems with their fixes."
+    )]
+    async fn status(
+        &self,
+        Parameters(_): Parameters<StatusParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.run("status", move |shared| {
+            let workspace = cwd_workspace()?;
+            let index = super::commands::open_index(&shared.ctx.home)?;
+            let model = shared.ctx.model.as_ref().map(|model| model.id());
+            let status = super::status::collect(&workspace, &index, model)?;
+            let mut out = Vec::new();
+            super::status::print(&status, &mut out)?;
+            Ok(String::from_utf8_lossy(&out).into_owned())
+        })
+        .await
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("goldfish", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+}
+
+/// A digest and the line that says what it cost.
+fn digest_answer(digested: &ops::Digested) -> String {
+    let report = &digested.report;
+    format!(
+        "{}({} tokens, distilled from {} memories of {} tokens)",
+        report.text,
+        report.tokens,
+        digested.hits.len(),
+        report.tokens_of_sources
+    )
+}
+
+/// Whole memories, as many as fit in `cap` tokens.
+fn capped(
+    ctx: &mut Ctx,
+    hits: &[IndexedMemory],
+    all_workspaces: bool,
+    cap: usize,
+) -> Result<String, CliError> {
+    let (mut counter, _) = ops::token_counter(ctx)?;
+    let mut answer = String::new();
+    let mut used = 0;
+    for (shown, memory) in hits.iter().enumerate() {
+        let mut one = Vec::new();
+        output::memories_text(std::slice::from_ref(memory), all_workspaces, &mut one)?;
+        let one = String::from_utf8_lossy(&one).into_owned();
+        let tokens = counter.count(&one);
+        if shown > 0 && used + tokens > cap {
+            answer.push_str(&format!(
+                "\n({} more not shown: over {cap} tokens; ask with a budget for a digest, or narrow the query)\n",
+                hits.len() - shown
+            ));
+            break;
+        }
+        if shown > 0 {
+            answer.push('\n');
+        }
+        answer.push_str(&one);
+        used += tokens;
+    }
+    Ok(answer)
+}
+
+/// Serves MCP on stdin/stdout until the client closes the connection.
+pub(super) fn serve() -> Result<u8, CliError> {
+    let ctx = Ctx::open(Front::Mcp)?;
+    let root = super::commands::workspace()
+        .map(|workspace| workspace.root().display().to_string())
+        .unwrap_or_else(|err| format!("no repository here ({:#})", err.error));
+    eprintln!("goldfish mcp: serving {root}");
+    let server = Server::new(ctx);
+    // Warm the model while the client initializes: the first recall should
+    // not pay for it, and the handshake must not wait for it.
+    let warm = Arc::clone(&server.shared);
+    std::thread::spawn(move || {
+        let started = Instant::now();
+        let mut shared = lock(&warm);
+        if let Some(model) = shared.ctx.model.as_mut() {
+            let loaded = model
+                .embedder()
+                .map(|_| ())
+                .and_then(|()| model.tokenizer());
+            match loaded {
+                Ok(_) => eprintln!(
+                    "goldfish mcp: model {} loaded in {} ms",
+                    model.id(),
+                    started.elapsed().as_millis()
+                ),
+                Err(err) => eprintln!("goldfish mcp: cannot load the model: {:#}", err.error),
+            }
+        }
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let service = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .context("MCP initialization failed")?;
+        service.waiting().await.context("MCP server failed")?;
+        Ok::<(), anyhow::Error>(())
+    })?;
+    eprintln!("goldfish mcp: client closed the connection");
+    Ok(EXIT_OK)
+}

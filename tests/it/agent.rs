@@ -1,0 +1,287 @@
+//! The agent side: `init --agent`, `brief`, and `agent-hook`.
+
+use std::fs;
+
+use crate::common::{TestEnv, memory_lines};
+
+#[test]
+fn init_agent_claude_merges_into_existing_files_and_is_idempotent() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let user_mcp = r#"{
+  "mcpServers": {
+    "postgres": { "command": "pg-mcp", "args": ["--read-only"] }
+  },
+  "extra": true
+}
+"#;
+    let user_claude = "# Project rules\n\nRun `make check` before every commit.\n";
+    fs::write(repo.join(".mcp.json"), user_mcp).unwrap();
+    fs::write(repo.join("CLAUDE.md"), user_claude).unwrap();
+
+    let first = env.ok(&repo, &["init", "--agent", "claude"]);
+    assert!(
+        first.contains("registered the goldfish MCP server in .mcp.json"),
+        "{first}"
+    );
+    assert!(
+        first.contains("wrote .claude/commands/recall.md"),
+        "{first}"
+    );
+    assert!(
+        first.contains("added the goldfish section in CLAUDE.md"),
+        "{first}"
+    );
+
+    let mcp: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(repo.join(".mcp.json")).unwrap()).unwrap();
+    assert_eq!(
+        mcp["mcpServers"]["postgres"],
+        serde_json::json!({ "command": "pg-mcp", "args": ["--read-only"] }),
+        "the user's server is kept"
+    );
+    assert_eq!(mcp["extra"], true, "the user's keys are kept");
+    assert_eq!(
+        mcp["mcpServers"]["goldfish"],
+        serde_json::json!({ "command": "goldfish", "args": ["mcp"] })
+    );
+    let claude = fs::read_to_string(repo.join("CLAUDE.md")).unwrap();
+    assert!(
+        claude.starts_with(user_claude),
+        "the user's text comes first"
+    );
+    assert!(claude.contains("<!-- goldfish:start -->\n## Team memory (goldfish)"));
+    assert!(claude.trim_end().ends_with("<!-- goldfish:end -->"));
+    let command = fs::read_to_string(repo.join(".claude/commands/recall.md")).unwrap();
+    assert!(command.contains("$ARGUMENTS"));
+
+    let files = [".mcp.json", "CLAUDE.md", ".claude/commands/recall.md"];
+    let before: Vec<Vec<u8>> = files
+        .iter()
+        .map(|f| fs::read(repo.join(f)).unwrap())
+        .collect();
+    let second = env.ok(&repo, &["init", "--agent", "claude"]);
+    assert!(second.contains("already set up"), "{second}");
+    let after: Vec<Vec<u8>> = files
+        .iter()
+        .map(|f| fs::read(repo.join(f)).unwrap())
+        .collect();
+    assert_eq!(before, after, "a second run changes nothing");
+
+    // The user's own /recall command and goldfish entry are theirs.
+    fs::write(repo.join(".claude/commands/recall.md"), "my own command\n").unwrap();
+    env.ok(&repo, &["init", "--agent", "claude"]);
+    assert_eq!(
+        fs::read_to_string(repo.join(".claude/commands/recall.md")).unwrap(),
+        "my own command\n"
+    );
+
+    // An outdated section is refreshed in place, text around it kept.
+    let edited = claude.replace("## Team memory (goldfish)", "## Old section") + "\nMore rules.\n";
+    fs::write(repo.join("CLAUDE.md"), &edited).unwrap();
+    let refreshed = env.ok(&repo, &["init", "--agent", "claude"]);
+    assert!(
+        refreshed.contains("updated the goldfish section in CLAUDE.md"),
+        "{refreshed}"
+    );
+    let claude_now = fs::read_to_string(repo.join("CLAUDE.md")).unwrap();
+    assert_eq!(claude_now, format!("{claude}\nMore rules.\n"));
+}
+
+#[test]
+fn init_agent_refuses_a_broken_config_and_changes_nothing() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    fs::write(repo.join(".mcp.json"), "{ \"mcpServers\": {,} }\n").unwrap();
+    let output = env.goldfish(&repo, &["init", "--agent", "claude"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(".mcp.json is not valid JSON") && stderr.contains("line 1"),
+        "{stderr}"
+    );
+    assert_eq!(
+        fs::read_to_string(repo.join(".mcp.json")).unwrap(),
+        "{ \"mcpServers\": {,} }\n"
+    );
+}
+
+#[test]
+fn init_agent_gemini_writes_its_settings() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    env.ok(&repo, &["init", "--agent", "gemini"]);
+    let settings: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(repo.join(".gemini/settings.json")).unwrap())
+            .unwrap();
+    assert_eq!(settings["mcpServers"]["goldfish"]["args"][0], "mcp");
+    assert!(
+        fs::read_to_string(repo.join("GEMINI.md"))
+            .unwrap()
+            .contains("## Team memory (goldfish)")
+    );
+}
+
+/// A project history with every kind the briefing looks at.
+fn history(env: &TestEnv, repo: &std::path::Path) {
+    let store = |now: &str, kind: &str, text: &str| {
+        env.set_now(now);
+        env.ok(repo, &["store", "--type", kind, text]);
+    };
+    store(
+        "2026-10-01T09:00:00Z",
+        "decision",
+        "Old decision: we deploy with Capistrano.",
+    );
+    store(
+        "2026-11-18T10:00:00Z",
+        "decision",
+        "We retry webhook deliveries with exponential backoff capped at 1 hour (see src/webhooks/retry.rs).",
+    );
+    store(
+        "2026-11-19T16:00:00Z",
+        "bug-fix",
+        "Fixed the CSV export dropping rows with a comma in the customer name: fields are now quoted by csv::Writer.",
+    );
+    store(
+        "2026-11-20T11:00:00Z",
+        "plan",
+        "Plan: move PDF rendering to a worker queue; step 1 is the queue, step 2 the renderer.",
+    );
+    store(
+        "2026-11-20T18:00:00Z",
+        "checkpoint",
+        "Checkpoint: the worker queue is merged; next is porting the renderer, blocked on fonts in the container.",
+    );
+    store(
+        "2026-11-20T19:00:00Z",
+        "observation",
+        "The staging database is slow on Mondays.",
+    );
+    env.set_now("2026-11-21T09:30:00Z");
+}
+
+#[test]
+fn brief_sums_up_where_work_stopped_within_budget() {
+    let env = TestEnv::new().with_model();
+    let repo = env.repo("repo", "Alice");
+    history(&env, &repo);
+    let text = env.ok(&repo, &["brief"]);
+    let stopped = text.find("## Where work stopped").expect(&text);
+    let decisions = text.find("## Recent decisions").expect(&text);
+    let fixes = text.find("## Recent fixes on main").expect(&text);
+    assert!(stopped < decisions && decisions < fixes, "{text}");
+    assert!(text.contains("blocked on fonts"), "{text}");
+    assert!(text.contains("src/webhooks/retry.rs"), "{text}");
+    assert!(text.contains("csv::Writer"), "{text}");
+    assert!(
+        !text.contains("Capistrano"),
+        "older than the window: {text}"
+    );
+    assert!(
+        !text.contains("Mondays"),
+        "observations are not briefed: {text}"
+    );
+
+    let json: serde_json::Value =
+        serde_json::from_str(&env.ok(&repo, &["brief", "--json", "--budget", "60"])).unwrap();
+    let tokens = json["tokens"].as_u64().unwrap();
+    assert!(tokens <= 60 && tokens > 0, "{json}");
+    assert!(
+        json["tokenizer"]
+            .as_str()
+            .unwrap()
+            .starts_with("all-MiniLM-L6-v2")
+    );
+    for sentence in json["sentences"].as_array().unwrap() {
+        let memory = sentence["memory"].as_str().unwrap();
+        assert!(
+            json["sources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s["id"] == memory),
+            "every sentence is traceable: {sentence}"
+        );
+    }
+}
+
+#[test]
+fn brief_on_an_empty_log_says_so() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let output = env.goldfish(&repo, &["brief"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("nothing to brief on yet"));
+}
+
+#[test]
+fn agent_hooks_print_the_briefing_and_store_a_checkpoint() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    history(&env, &repo);
+    let start = env.goldfish_stdin(
+        &repo,
+        &["agent-hook", "session-start"],
+        br#"{"session_id":"s1","hook_event_name":"SessionStart","source":"startup"}"#,
+    );
+    assert!(start.status.success());
+    let briefing = String::from_utf8_lossy(&start.stdout);
+    assert!(briefing.starts_with("Team memory (goldfish)"), "{briefing}");
+    assert!(briefing.contains("blocked on fonts"), "{briefing}");
+
+    // Plain text on stdin is stored as it is.
+    let before = memory_lines(&repo).len();
+    let plain = env.goldfish_stdin(
+        &repo,
+        &["agent-hook", "pre-compact"],
+        b"Halfway through the renderer port: fonts fixed, page breaks still wrong.\n",
+    );
+    assert!(plain.status.success());
+    let lines = memory_lines(&repo);
+    assert_eq!(lines.len(), before + 1);
+    let last = lines.last().unwrap();
+    assert_eq!(last["type"], "checkpoint");
+    assert_eq!(last["tags"][0], "pre-compact");
+    assert_eq!(
+        last["content"],
+        "Halfway through the renderer port: fonts fixed, page breaks still wrong."
+    );
+
+    // Claude Code's hook input points at the transcript.
+    let transcript = env.path().join("transcript.jsonl");
+    fs::write(
+        &transcript,
+        [
+            r#"{"type":"user","message":{"role":"user","content":"Port the invoice renderer to the worker"}}"#,
+            r#"{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Ported; page breaks use the CSS paged media polyfill now."}]}}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let event = serde_json::json!({
+        "session_id": "s1",
+        "hook_event_name": "PreCompact",
+        "trigger": "auto",
+        "transcript_path": transcript,
+    });
+    let compact = env.goldfish_stdin(
+        &repo,
+        &["agent-hook", "pre-compact"],
+        event.to_string().as_bytes(),
+    );
+    assert!(compact.status.success());
+    let last = memory_lines(&repo).pop().unwrap();
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap()
+            .contains("Last request: Port the invoice renderer to the worker"),
+        "{last}"
+    );
+
+    // A hook never fails the agent's session, even outside a repository.
+    let outside = env.goldfish_stdin(env.path(), &["agent-hook", "pre-compact"], b"text");
+    assert_eq!(outside.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&outside.stderr).contains("goldfish agent-hook"));
+}

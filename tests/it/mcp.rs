@@ -1,0 +1,268 @@
+//! `goldfish mcp` driven by a real MCP client (rmcp) over stdio, and by raw
+//! JSON-RPC lines for what a well-behaved client never sends.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::Stdio;
+
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+
+use crate::common::{TestEnv, memory_lines};
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A client connected to `goldfish mcp` started in `repo`.
+async fn connect(env: &TestEnv, repo: &std::path::Path) -> RunningService<RoleClient, ()> {
+    let mut command = env.command(env!("CARGO_BIN_EXE_goldfish"), repo);
+    command.arg("mcp").stderr(Stdio::null());
+    let transport = TokioChildProcess::new(tokio::process::Command::from(command)).unwrap();
+    ().serve(transport).await.expect("initialize")
+}
+
+async fn call(
+    client: &RunningService<RoleClient, ()>,
+    tool: &'static str,
+    arguments: serde_json::Value,
+) -> CallToolResult {
+    let serde_json::Value::Object(arguments) = arguments else {
+        panic!("arguments must be an object");
+    };
+    client
+        .call_tool(CallToolRequestParams::new(tool).with_arguments(arguments))
+        .await
+        .unwrap_or_else(|err| panic!("{tool}: {err}"))
+}
+
+fn text_of(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text().map(|text| text.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn tools_are_listed_with_their_schemas() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    runtime().block_on(async {
+        let client = connect(&env, &repo).await;
+        let info = client.peer_info().expect("server info");
+        assert_eq!(
+            info.server_info.as_ref().map(|s| s.name.as_str()),
+            Some("goldfish")
+        );
+        assert!(
+            info.instructions
+                .as_deref()
+                .is_some_and(|text| text.contains("recall"))
+        );
+        let mut tools = client.list_all_tools().await.unwrap();
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        let listed: Vec<serde_json::Value> = tools
+            .iter()
+            .map(|tool| {
+                serde_json::json!({
+                    "name": tool.name,
+                    "description": tool.description,
+                    "input_schema": tool.input_schema,
+                })
+            })
+            .collect();
+        insta::assert_json_snapshot!(listed);
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn store_recall_forget_and_errors_in_one_session() {
+    let env = TestEnv::new().with_model();
+    let (_remote, alice, bob) = env.team();
+    runtime().block_on(async {
+        let client = connect(&env, &alice).await;
+
+        let stored = call(
+            &client,
+            "store",
+            serde_json::json!({
+                "content": "Invoices are numbered per tenant with a Postgres sequence invoice_seq_<tenant>; a global counter caused gaps under concurrent checkout.",
+                "type": "decision",
+                "tags": ["billing"],
+                "files": ["src/billing/numbering.rs"],
+            }),
+        )
+        .await;
+        assert_eq!(stored.is_error, Some(false), "{}", text_of(&stored));
+        let answer = text_of(&stored);
+        let id = answer
+            .strip_prefix("stored ")
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no id in {answer:?}"))
+            .to_owned();
+        let lines = memory_lines(&alice);
+        assert_eq!(lines.len(), 1);
+        assert_eq!(lines[0]["id"], id.as_str());
+        assert_eq!(lines[0]["type"], "decision");
+        assert_eq!(lines[0]["source"], "agent");
+        assert_eq!(lines[0]["files"][0], "src/billing/numbering.rs");
+
+        // The same fact again: stored, with a near-duplicate warning.
+        let again = call(
+            &client,
+            "store",
+            serde_json::json!({
+                "content": "Invoices are numbered per tenant with a Postgres sequence invoice_seq_<tenant>; a global counter caused gaps under concurrent checkout.",
+                "type": "decision",
+            }),
+        )
+        .await;
+        assert!(
+            text_of(&again).contains(&format!("similar to {id}")),
+            "{}",
+            text_of(&again)
+        );
+
+        // Bad input: a tool error naming the argument, and the server lives on.
+        let bad = call(
+            &client,
+            "store",
+            serde_json::json!({ "content": "x", "type": "wish" }),
+        )
+        .await;
+        assert_eq!(bad.is_error, Some(true));
+        assert!(text_of(&bad).contains("type: unknown memory type `wish`"));
+        let secret = call(
+            &client,
+            "store",
+            serde_json::json!({ "content": "deploy key AKIAIOSFODNN7EXAMPLE for the bucket" }),
+        )
+        .await;
+        assert_eq!(secret.is_error, Some(true));
+        assert!(text_of(&secret).contains("content:"), "{}", text_of(&secret));
+        let unknown = client
+            .call_tool(CallToolRequestParams::new("remember"))
+            .await;
+        assert!(unknown.is_err(), "an unknown tool is a protocol error");
+        let wrong_type = call(&client, "recall", serde_json::json!({ "limit": "ten" })).await;
+        assert_eq!(wrong_type.is_error, Some(true));
+        assert_eq!(memory_lines(&alice).len(), 2, "nothing bad was stored");
+
+        // A teammate's memory arrives by a pull while the server runs.
+        env.ok(
+            &bob,
+            &[
+                "store",
+                "--type",
+                "bug-fix",
+                "The login page looped forever because the session cookie lacked SameSite=Lax behind the proxy.",
+            ],
+        );
+        env.commit_all(&bob, "bob's memory");
+        env.git(&bob, &["push", "-q", "origin", "main"]);
+        env.commit_all(&alice, "alice's memories");
+        env.git(&alice, &["pull", "-q", "--no-edit", "origin", "main"]);
+
+        let digest = call(
+            &client,
+            "recall",
+            serde_json::json!({ "query": "why did sign-in keep redirecting?", "budget": 120 }),
+        )
+        .await;
+        let text = text_of(&digest);
+        assert_eq!(digest.is_error, Some(false), "{text}");
+        assert!(text.contains("SameSite=Lax"), "{text}");
+        assert!(text.contains("bug-fix]"), "the digest cites its memory: {text}");
+
+        let memories = call(
+            &client,
+            "recall",
+            serde_json::json!({ "query": "invoice numbering", "mode": "keyword", "limit": 1 }),
+        )
+        .await;
+        assert!(text_of(&memories).contains("invoice_seq_<tenant>"));
+
+        let forgot = call(&client, "forget", serde_json::json!({ "id": id })).await;
+        assert_eq!(text_of(&forgot), format!("forgot {id}"));
+        let status = call(&client, "status", serde_json::json!({})).await;
+        assert_eq!(status.is_error, Some(false), "{}", text_of(&status));
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn recall_without_budget_is_capped() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let long =
+        "The nightly export job streams every ledger row to the warehouse in batches. ".repeat(50);
+    for _ in 0..8 {
+        env.ok(&repo, &["store", &long]);
+    }
+    runtime().block_on(async {
+        let client = connect(&env, &repo).await;
+        let result = call(&client, "recall", serde_json::json!({ "limit": 8 })).await;
+        let text = text_of(&result);
+        assert!(text.contains("more not shown"), "{text}");
+        // About four characters a token without a model.
+        assert!(text.len() < 4 * 2000 + 1000, "{} bytes", text.len());
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn malformed_lines_do_not_stop_the_server() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let mut child = env
+        .command(env!("CARGO_BIN_EXE_goldfish"), &repo)
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut send = move |line: &str| writeln!(stdin, "{line}").unwrap();
+    let mut receive = || {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        serde_json::from_str::<serde_json::Value>(&line)
+            .unwrap_or_else(|err| panic!("stdout carries only JSON-RPC: {line:?}: {err}"))
+    };
+    send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
+    );
+    assert_eq!(receive()["result"]["serverInfo"]["name"], "goldfish");
+    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    send("this is not JSON");
+    send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"no-such-tool"}}"#);
+    let error = receive();
+    assert_eq!(error["id"], 2);
+    assert!(error["error"]["code"].is_i64(), "{error}");
+    send(
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"recall","arguments":{"query":"anything"}}}"#,
+    );
+    let answer = receive();
+    assert_eq!(answer["id"], 3);
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "no memories match",
+        "{answer}"
+    );
+    drop(send);
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "exits cleanly when stdin closes");
+    let log = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        log.contains("goldfish mcp: recall"),
+        "logs go to stderr: {log}"
+    );
+}
