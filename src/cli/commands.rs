@@ -36,12 +36,12 @@ fn now() -> Result<Timestamp, CliError> {
     }
 }
 
-fn workspace() -> Result<Workspace, CliError> {
+pub(super) fn workspace() -> Result<Workspace, CliError> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     Workspace::discover(&cwd).map_err(CliError::usage)
 }
 
-fn home() -> Result<Home, CliError> {
+pub(super) fn home() -> Result<Home, CliError> {
     Home::from_env().map_err(CliError::usage)
 }
 
@@ -135,7 +135,7 @@ impl From<SyncError> for CliError {
     }
 }
 
-fn repo_config(workspace: &Workspace) -> Result<RepoConfig, CliError> {
+pub(super) fn repo_config(workspace: &Workspace) -> Result<RepoConfig, CliError> {
     let path = workspace.repo_config_path();
     match std::fs::read_to_string(&path) {
         Ok(text) => RepoConfig::parse(&text)
@@ -148,7 +148,7 @@ fn repo_config(workspace: &Workspace) -> Result<RepoConfig, CliError> {
     }
 }
 
-fn log_error(err: LogError) -> CliError {
+pub(super) fn log_error(err: LogError) -> CliError {
     match err {
         LogError::NotInitialized(_) => CliError::usage(err),
         LogError::Io { .. } => anyhow::Error::new(err).into(),
