@@ -16,6 +16,7 @@ pub mod env;
 pub mod eval;
 pub mod git;
 pub mod home;
+pub mod import;
 pub mod index;
 pub mod init;
 pub mod log;

@@ -39,7 +39,7 @@ pub(super) fn workspace() -> Result<Workspace, CliError> {
     Workspace::discover(&cwd).map_err(CliError::usage)
 }
 
-fn home() -> Result<Home, CliError> {
+pub(super) fn home() -> Result<Home, CliError> {
     Home::from_env().map_err(CliError::usage)
 }
 

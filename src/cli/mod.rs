@@ -5,6 +5,7 @@
 //! something was asked for, 2 usage or input error, 3 other failures.
 
 mod commands;
+mod import;
 mod mcp;
 mod model;
 mod ops;
@@ -56,6 +57,8 @@ enum Command {
     Status(StatusArgs),
     /// Drop the index and rebuild it from git
     Reindex(ReindexArgs),
+    /// Import old Goldfish notes (markdown with YAML frontmatter) into the log
+    Import(ImportArgs),
     /// Manage the local embedding model
     #[command(subcommand)]
     Model(ModelCommand),
@@ -261,6 +264,23 @@ struct ReindexArgs {
     json: bool,
 }
 
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+struct ImportArgs {
+    /// A folder of notes: *.md files with optional YAML frontmatter (checkpoints/YYYY-MM-DD/HHMM-*.md, plans/*.md, …)
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+    /// Show what would be imported, and write nothing
+    #[arg(long)]
+    dry_run: bool,
+    /// Import notes even though they look like they hold a secret
+    #[arg(long)]
+    allow_secret: bool,
+    /// Print the report as one JSON object
+    #[arg(long)]
+    json: bool,
+}
+
 #[derive(Debug, Subcommand)]
 #[deny(missing_docs)]
 enum ModelCommand {
@@ -404,6 +424,7 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<u8, CliError> {
         Command::Sync(args) => commands::sync(args, out),
         Command::Status(args) => commands::status(args, out),
         Command::Reindex(args) => commands::reindex(args, out),
+        Command::Import(args) => import::import(args, out),
         Command::Model(ModelCommand::Install(args)) => commands::model_install(args, out),
         Command::Mcp(McpArgs {}) => unreachable!("served by `run` without stdout's lock"),
         Command::AgentHook(args) => commands::agent_hook(args, out),

@@ -11,6 +11,7 @@ mod driver;
 mod embed;
 mod eval;
 mod git_flow;
+mod import;
 mod index;
 mod init;
 mod mcp;

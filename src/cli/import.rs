@@ -1,0 +1,259 @@
+//! `goldfish import DIR`: old Goldfish notes into the log, with a report of
+//! what was imported and what was skipped, and why.
+
+use std::io::Write;
+
+use anyhow::Context;
+use serde_json::{Value, json};
+
+use super::commands::{self, Embedding};
+use super::model::Model;
+use super::{CliError, EXIT_OK, ImportArgs};
+use crate::git::MEMORY_DIR;
+use crate::import::{self, FileOutcome, Known, Options};
+use crate::log::{LogError, MemoryDir};
+use crate::memory::{Entry, Memory};
+
+pub(super) fn import(args: ImportArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = commands::workspace()?;
+    let log = MemoryDir::new(workspace.memory_dir());
+    if !log.path().is_dir() {
+        return Err(commands::log_error(LogError::NotInitialized(
+            log.path().to_owned(),
+        )));
+    }
+    let config = commands::repo_config(&workspace)?;
+    let files = import::find_notes(&args.dir)
+        .context("DIR")
+        .map_err(CliError::usage)?;
+    if files.is_empty() {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "DIR: no markdown files (*.md) under {}",
+            args.dir.display()
+        )));
+    }
+    let mut known = Known::new(&every_memory(&log)?);
+    let options = Options {
+        kinds: config.kinds,
+        allow_secret: args.allow_secret,
+        author: workspace.author(),
+    };
+    let outcomes = import::plan(&files, &mut known, &options);
+
+    let mut records: Vec<&Memory> = outcomes
+        .iter()
+        .filter_map(|outcome| outcome.result.as_ref().ok())
+        .flat_map(|imported| &imported.memories)
+        .collect();
+    // Oldest first, so each day's file reads in order; ties keep file order.
+    records.sort_by(|a, b| a.timestamp.cmp(&b.timestamp));
+    if !args.dry_run {
+        for memory in &records {
+            log.append(&Entry::Memory((*memory).clone()))
+                .map_err(commands::log_error)?;
+        }
+        // The memories are safely in the log; indexing them is best effort
+        // (the next sync catches up).
+        if !records.is_empty()
+            && let Err(err) = index_imported(&workspace, !args.json)
+        {
+            eprintln!("warning: imported, but not indexed yet: {:#}", err.error);
+        }
+    }
+
+    if args.json {
+        let report = json_report(&args, &outcomes);
+        writeln!(out, "{report}").context("writing output")?;
+    } else {
+        text_report(&args, &outcomes, out)?;
+    }
+    let in_log = |outcome: &FileOutcome| match &outcome.result {
+        Ok(_) => true,
+        Err(skip) => skip.is_in_log(),
+    };
+    if !outcomes.iter().any(in_log) {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "nothing could be imported from {}: every file was skipped",
+            args.dir.display()
+        )));
+    }
+    Ok(EXIT_OK)
+}
+
+/// Every memory of the log, forgotten ones included: what was imported and
+/// then forgotten must not come back.
+fn every_memory(log: &MemoryDir) -> Result<Vec<Memory>, CliError> {
+    let mut memories = Vec::new();
+    for file in log.read_files().map_err(commands::log_error)? {
+        let Ok(bytes) = file.content else { continue };
+        for line in goldfish_merge::record::parse_log(&bytes) {
+            if let Ok(Entry::Memory(memory)) = line.parsed {
+                memories.push(memory);
+            }
+        }
+    }
+    Ok(memories)
+}
+
+fn index_imported(workspace: &crate::git::Workspace, progress: bool) -> Result<(), CliError> {
+    let home = commands::home()?;
+    let mut model = Model::find(&home)?;
+    let embedding = match model.as_mut() {
+        Some(model) => Embedding::All(model, progress),
+        None => Embedding::Skip,
+    };
+    commands::sync_workspace(&home, workspace, embedding)?;
+    Ok(())
+}
+
+fn text_report(
+    args: &ImportArgs,
+    outcomes: &[FileOutcome],
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let verb = if args.dry_run {
+        "would import"
+    } else {
+        "imported"
+    };
+    let mut memories = 0;
+    let mut imported_files = 0;
+    let mut skipped = 0;
+    let mut in_log = 0;
+    let mut ignored: Vec<(String, usize)> = Vec::new();
+    for outcome in outcomes {
+        for key in &outcome.ignored_keys {
+            match ignored.iter_mut().find(|(name, _)| name == key) {
+                Some((_, count)) => *count += 1,
+                None => ignored.push((key.clone(), 1)),
+            }
+        }
+        let line = match &outcome.result {
+            Ok(imported) => {
+                memories += imported.memories.len();
+                imported_files += 1;
+                let first = &imported.memories[0];
+                let when = first.timestamp.get(..16).unwrap_or(&first.timestamp);
+                let mut line = format!(
+                    "{verb} {}: {}, {}",
+                    outcome.path,
+                    first.kind,
+                    when.replace('T', " ")
+                );
+                if imported.parts > 1 {
+                    line.push_str(&format!(", split into {} parts", imported.parts));
+                }
+                if imported.repeated_parts > 0 {
+                    line.push_str(&format!(
+                        " ({} already in the log)",
+                        imported.repeated_parts
+                    ));
+                }
+                line
+            }
+            Err(skip) => {
+                skipped += 1;
+                if skip.is_in_log() {
+                    in_log += 1;
+                }
+                let at = skip.line().map(|n| format!(":{n}")).unwrap_or_default();
+                format!("skipped {}{at}: {skip}", outcome.path)
+            }
+        };
+        writeln!(out, "{line}").context("writing output")?;
+    }
+    if !ignored.is_empty() {
+        ignored.sort();
+        let keys: Vec<String> = ignored
+            .iter()
+            .map(|(key, n)| format!("{key} ({n} {})", if *n == 1 { "file" } else { "files" }))
+            .collect();
+        writeln!(out, "frontmatter keys not imported: {}", keys.join(", "))
+            .context("writing output")?;
+    }
+    let mut summary = if memories == 0 {
+        format!("{verb} nothing")
+    } else {
+        format!(
+            "{verb} {memories} {} from {imported_files} {} into {MEMORY_DIR}",
+            if memories == 1 { "memory" } else { "memories" },
+            if imported_files == 1 { "file" } else { "files" },
+        )
+    };
+    if skipped > 0 {
+        summary.push_str(&format!(
+            "; skipped {skipped} {}",
+            if skipped == 1 { "file" } else { "files" }
+        ));
+        if in_log > 0 {
+            summary.push_str(&format!(" ({in_log} already in the log)"));
+        }
+    }
+    if args.dry_run {
+        summary.push_str(" (dry run: nothing written)");
+    }
+    writeln!(out, "{summary}").context("writing output")?;
+    Ok(())
+}
+
+/// One object: totals, then every file with its records (without ids in a
+/// dry run) or the reason it was skipped.
+fn json_report(args: &ImportArgs, outcomes: &[FileOutcome]) -> Value {
+    let mut files = Vec::new();
+    let (mut memories, mut imported_files, mut skipped, mut in_log) = (0, 0, 0, 0);
+    for outcome in outcomes {
+        let file = match &outcome.result {
+            Ok(imported) => {
+                memories += imported.memories.len();
+                imported_files += 1;
+                let records: Vec<Value> = imported
+                    .memories
+                    .iter()
+                    .map(|memory| {
+                        let line = Entry::Memory(memory.clone()).to_line();
+                        let mut record: Value =
+                            serde_json::from_str(&line).expect("a record is JSON");
+                        if args.dry_run
+                            && let Some(map) = record.as_object_mut()
+                        {
+                            map.remove("id");
+                        }
+                        record
+                    })
+                    .collect();
+                json!({
+                    "file": outcome.path,
+                    "status": "imported",
+                    "parts": imported.parts,
+                    "repeated_parts": imported.repeated_parts,
+                    "memories": records,
+                    "ignored_keys": outcome.ignored_keys,
+                })
+            }
+            Err(skip) => {
+                skipped += 1;
+                if skip.is_in_log() {
+                    in_log += 1;
+                }
+                json!({
+                    "file": outcome.path,
+                    "status": "skipped",
+                    "reason": skip.code(),
+                    "line": skip.line(),
+                    "message": skip.to_string(),
+                    "ignored_keys": outcome.ignored_keys,
+                })
+            }
+        };
+        files.push(file);
+    }
+    json!({
+        "dir": args.dir.display().to_string(),
+        "dry_run": args.dry_run,
+        "memories_imported": memories,
+        "files_imported": imported_files,
+        "files_skipped": skipped,
+        "files_already_in_log": in_log,
+        "files": files,
+    })
+}
