@@ -9,6 +9,7 @@ mod digest;
 mod driver;
 mod embed;
 mod eval;
+mod faults;
 mod git_flow;
 mod index;
 mod init;
