@@ -1,14 +1,18 @@
-//! The fault and bad-input suite: input goldfish cannot read, and what it
-//! does then. Every test checks that nothing stored is lost and that what
+//! The fault and bad-input suite: odd repository shapes, and input goldfish
+//! cannot read. Every test checks that nothing stored is lost and that what
 //! went wrong is named (file and line, or path).
 //!
 //! Covered elsewhere, not repeated: garbage and CRLF lines through a real
 //! merge and a missing base (driver.rs).
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
 
-use crate::common::TestEnv;
+use serde_json::Value;
+
+use crate::common::{TestEnv, json_lines};
 
 /// A memory id for test records: `01KAJ` and `n` in 21 digits.
 fn id(n: u64) -> String {
@@ -23,6 +27,14 @@ fn record(n: u64, day: &str, content: &str) -> String {
     )
 }
 
+/// The ids `recall` lists (no query: every live memory).
+fn recalled_ids(env: &TestEnv, repo: &Path) -> BTreeSet<String> {
+    json_lines(&env.ok(repo, &["recall", "--json", "-n", "10000"]))
+        .iter()
+        .map(|m| m["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 fn stderr(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
@@ -31,6 +43,49 @@ fn stderr(output: &std::process::Output) -> String {
 fn running_as_root() -> bool {
     let probe = tempfile::NamedTempFile::new().unwrap();
     probe.as_file().metadata().unwrap().uid() == 0
+}
+
+/// Regression: a shallow clone's boundary commit names parents the clone
+/// does not have, and sync failed reading them ("could not read the memory
+/// folder of commit …"), so recall failed and store could not index.
+#[test]
+fn a_shallow_clone_syncs_and_recalls() {
+    let env = TestEnv::new();
+    let seed = env.repo("seed", "Seed");
+    for i in 0..3 {
+        env.ok(&seed, &["store", &format!("Memory {i} of the seed")]);
+        env.commit_all(&seed, &format!("memory {i}"));
+    }
+    let shallow = env.path().join("shallow");
+    let url = format!("file://{}", seed.display());
+    env.git(
+        env.path(),
+        &[
+            "clone",
+            "-q",
+            "--depth",
+            "1",
+            &url,
+            shallow.to_str().unwrap(),
+        ],
+    );
+    env.identify(&shallow, "Ada");
+    env.ok(&shallow, &["init"]);
+    let report: Value = serde_json::from_str(&env.ok(&shallow, &["sync", "--json"])).unwrap();
+    assert_eq!(report["memories"], 3, "{report}");
+    let head = env.git(&shallow, &["rev-parse", "HEAD"]).trim().to_owned();
+    let recalled = json_lines(&env.ok(&shallow, &["recall", "seed", "--json"]));
+    assert_eq!(recalled.len(), 3);
+    for memory in &recalled {
+        assert_eq!(
+            memory["introduced"]["commit"], head,
+            "the boundary commit introduces what the clone has"
+        );
+    }
+    let stored = env.goldfish(&shallow, &["store", "Stored in a shallow clone"]);
+    assert_eq!(stored.status.code(), Some(0));
+    assert!(stored.stderr.is_empty(), "{}", stderr(&stored));
+    assert_eq!(recalled_ids(&env, &shallow).len(), 4);
 }
 
 /// Regression: with "theirs" missing or unreadable, the fallback merged it
