@@ -1,9 +1,10 @@
 //! The fault and bad-input suite: odd repository shapes, and input goldfish
-//! cannot read. Every test checks that nothing stored is lost and that what
-//! went wrong is named (file and line, or path).
+//! cannot read or places it cannot write. Every test checks that nothing
+//! stored is lost and that what went wrong is named (file and line, or path).
 //!
-//! Covered elsewhere, not repeated: garbage and CRLF lines through a real
-//! merge and a missing base (driver.rs).
+//! Covered elsewhere, not repeated: init in a linked worktree, in a bare
+//! repository and with `core.hooksPath` (init.rs); garbage and CRLF lines
+//! through a real merge and a missing base (driver.rs).
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -86,6 +87,40 @@ fn a_shallow_clone_syncs_and_recalls() {
     assert_eq!(stored.status.code(), Some(0));
     assert!(stored.stderr.is_empty(), "{}", stderr(&stored));
     assert_eq!(recalled_ids(&env, &shallow).len(), 4);
+}
+
+/// Regression: init wrote .gitattributes and the driver declaration before
+/// finding out it could not install the hooks.
+#[test]
+fn init_with_an_unwritable_hooks_folder_fails_and_writes_nothing() {
+    let env = TestEnv::new();
+    let repo = env.path().join("r");
+    fs::create_dir_all(&repo).unwrap();
+    env.git(&repo, &["init", "-q"]);
+    let hooks = repo.join(".git/hooks");
+    // Root writes through any permission: there, a file where the folder
+    // should be makes it unwritable instead.
+    let as_root = running_as_root();
+    if as_root {
+        fs::remove_dir_all(&hooks).unwrap();
+        fs::write(&hooks, "not a folder").unwrap();
+    } else {
+        fs::set_permissions(&hooks, fs::Permissions::from_mode(0o555)).unwrap();
+    }
+    let config = fs::read(repo.join(".git/config")).unwrap();
+    let output = env.goldfish(&repo, &["init"]);
+    if !as_root {
+        fs::set_permissions(&hooks, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    assert_eq!(output.status.code(), Some(3));
+    assert!(
+        stderr(&output).contains(&format!("could not write in {}", hooks.display())),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!repo.join(".gitattributes").exists());
+    assert!(!repo.join(".goldfish").exists());
+    assert_eq!(fs::read(repo.join(".git/config")).unwrap(), config);
 }
 
 /// Regression: with "theirs" missing or unreadable, the fallback merged it
