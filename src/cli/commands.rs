@@ -351,6 +351,9 @@ fn scope_of(index: &Index, workspace: &Workspace) -> Result<Scope, CliError> {
     ))
 }
 
+/// How long recall waits for another sync of its workspace to finish.
+const RECALL_WAITS_FOR_SYNC: std::time::Duration = std::time::Duration::from_secs(10);
+
 pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let home = home()?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
@@ -413,12 +416,30 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
     // Recall never trusts a stale index: the sync is incremental, so when
     // nothing changed it only compares HEAD and file stats. A few new
     // memories are embedded on the way; many are left to `goldfish sync`.
+    // A sync that finds another running hands it its request and returns at
+    // once: wait for that one (a while) so recall reads what was stored.
     if let Some(workspace) = &workspace {
-        let embedding = match (mode, model.as_mut()) {
-            (Mode::Keyword, _) | (_, None) => Embedding::Skip,
-            (_, Some(model)) => Embedding::UpTo(model, 64),
+        let deadline = std::time::Instant::now() + RECALL_WAITS_FOR_SYNC;
+        let report = loop {
+            let embedding = match (mode, model.as_mut()) {
+                (Mode::Keyword, _) | (_, None) => Embedding::Skip,
+                (_, Some(model)) => Embedding::UpTo(model, 64),
+            };
+            if let Some(report) = sync_workspace(&home, workspace, embedding)? {
+                break Some(report);
+            }
+            match index_sync::wait_for_running(&home.locks_dir(), workspace.root(), deadline)? {
+                index_sync::Waited::Synced => break None,
+                index_sync::Waited::SyncAgain => {}
+                index_sync::Waited::TimedOut => {
+                    eprintln!(
+                        "note: another sync of this workspace is still running; recall may miss what it has not indexed yet"
+                    );
+                    break None;
+                }
+            }
         };
-        if let Some(report) = sync_workspace(&home, workspace, embedding)? {
+        if let Some(report) = report {
             output::warn_problems(&report.problems, crate::git::MEMORY_DIR);
             if let Some(pending) = report.pending_embeddings.filter(|&n| n > 0) {
                 eprintln!(

@@ -1,6 +1,7 @@
-//! The fault and bad-input suite: odd repository shapes, and input goldfish
-//! cannot read or places it cannot write. Every test checks that nothing
-//! stored is lost and that what went wrong is named (file and line, or path).
+//! The fault and bad-input suite: a recall while another sync runs, odd
+//! repository shapes, and input goldfish cannot read or places it cannot
+//! write. Every test checks that nothing stored is lost and that what went
+//! wrong is named (file and line, or path).
 //!
 //! Covered elsewhere, not repeated: init in a linked worktree, in a bare
 //! repository and with `core.hooksPath` (init.rs); garbage and CRLF lines
@@ -10,6 +11,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
+use std::time::Instant;
 
 use serde_json::Value;
 
@@ -44,6 +46,59 @@ fn stderr(output: &std::process::Output) -> String {
 fn running_as_root() -> bool {
     let probe = tempfile::NamedTempFile::new().unwrap();
     probe.as_file().metadata().unwrap().uid() == 0
+}
+
+/// Regression: a store whose sync found another sync running returned at
+/// once (the running one takes its request), and a recall right after did
+/// the same and read the index before the memory was in it: "no memories
+/// match".
+#[test]
+fn a_recall_while_another_sync_runs_finds_what_was_just_stored() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    crate::index::write_log(&repo, 4000, 16);
+    env.commit_all(&repo, "4000 memories");
+    let locks = env.path().join("home/.goldfish/locks");
+    let mut sync = env
+        .command(env!("CARGO_BIN_EXE_goldfish"), &repo)
+        .args(["sync", "--quiet"])
+        .spawn()
+        .unwrap();
+    // Until the sync holds its lock: an exclusive flock on the lock file's
+    // inode in /proc/locks (probing with a lock of our own could make the
+    // sync find it taken).
+    let started = Instant::now();
+    let held = || {
+        let locks_table = fs::read_to_string("/proc/locks").unwrap_or_default();
+        fs::read_dir(&locks).is_ok_and(|entries| {
+            entries.filter_map(Result::ok).any(|entry| {
+                let inode = format!(":{}", entry.metadata().unwrap().ino());
+                entry.file_name().to_string_lossy().ends_with(".lock")
+                    && locks_table.lines().any(|line| {
+                        let fields: Vec<&str> = line.split_whitespace().collect();
+                        fields.get(1) == Some(&"FLOCK")
+                            && fields.get(3) == Some(&"WRITE")
+                            && fields.get(5).is_some_and(|id| id.ends_with(&inode))
+                    })
+            })
+        })
+    };
+    while !held() {
+        assert!(
+            started.elapsed().as_secs() < 10,
+            "the sync never took its lock"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let stored = env.goldfish(&repo, &["store", "Zebra crossings get their own memory"]);
+    assert_eq!(stored.status.code(), Some(0));
+    let recalled = env.goldfish(&repo, &["recall", "zebra", "--json"]);
+    assert_eq!(recalled.status.code(), Some(0), "{}", stderr(&recalled));
+    assert_eq!(
+        json_lines(&String::from_utf8_lossy(&recalled.stdout)).len(),
+        1
+    );
+    assert!(sync.wait().unwrap().success());
 }
 
 /// Regression: a shallow clone's boundary commit names parents the clone
