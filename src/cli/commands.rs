@@ -36,12 +36,12 @@ fn now() -> Result<Timestamp, CliError> {
     }
 }
 
-fn workspace() -> Result<Workspace, CliError> {
+pub(super) fn workspace() -> Result<Workspace, CliError> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     Workspace::discover(&cwd).map_err(CliError::usage)
 }
 
-fn home() -> Result<Home, CliError> {
+pub(super) fn home() -> Result<Home, CliError> {
     Home::from_env().map_err(CliError::usage)
 }
 

@@ -300,6 +300,47 @@ pub fn pending_bytes(index: &Index, workspace: &Workspace) -> Result<u64, SyncEr
         .sum())
 }
 
+/// The work-tree memory files a sync of `workspace` would look at again:
+/// new, changed (stat data) or gone since the last sync. Reads no file
+/// content and writes nothing.
+pub fn changed_files(index: &Index, workspace: &Workspace) -> Result<Vec<String>, SyncError> {
+    let sqlite = |source| {
+        SyncError::Index(IndexError::Sqlite {
+            path: index.path.clone(),
+            source,
+        })
+    };
+    let known = match index
+        .workspace_by_root(workspace.root())
+        .map_err(SyncError::Index)?
+    {
+        Some(row) => {
+            let tx = index.conn.unchecked_transaction().map_err(sqlite)?;
+            known_files(&tx, row.id).map_err(sqlite)?
+        }
+        None => HashMap::new(),
+    };
+    let mut problems = Vec::new();
+    let files = worktree_files(&workspace.memory_dir(), &mut problems)?;
+    let mut changed: Vec<String> = files
+        .iter()
+        .filter(|(name, metadata)| {
+            known
+                .get(*name)
+                .is_none_or(|k| k.stat != Some(Stat::of(metadata)))
+        })
+        .map(|(name, _)| name.clone())
+        .collect();
+    changed.extend(
+        known
+            .iter()
+            .filter(|(name, k)| k.stat.is_some() && !files.contains_key(*name))
+            .map(|(name, _)| name.clone()),
+    );
+    changed.sort();
+    Ok(changed)
+}
+
 /// What the index remembers of a workspace at the start of a sync.
 struct Registered {
     id: i64,

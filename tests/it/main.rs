@@ -6,6 +6,7 @@ mod common;
 mod cli;
 mod concurrency;
 mod digest;
+mod doctor;
 mod driver;
 mod embed;
 mod eval;
