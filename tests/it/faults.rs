@@ -1,16 +1,20 @@
-//! The fault and bad-input suite: a recall while another sync runs, odd
-//! repository shapes, and input goldfish cannot read or places it cannot
-//! write. Every test checks that nothing stored is lost and that what went
-//! wrong is named (file and line, or path).
+//! The fault and bad-input suite: damaged memory files, a damaged index,
+//! syncs killed at random points, writers, syncs and recalls all at once,
+//! odd repository shapes, and the merge driver with input it cannot read.
+//! Every test checks that nothing stored is lost and that what went wrong is
+//! named (file and line, or path).
 //!
-//! Covered elsewhere, not repeated: init in a linked worktree, in a bare
+//! Covered elsewhere, not repeated: a sync aborted just before its commit and
+//! a deleted or garbage index (index.rs); init in a linked worktree, in a bare
 //! repository and with `core.hooksPath` (init.rs); garbage and CRLF lines
-//! through a real merge and a missing base (driver.rs).
+//! through a real merge and a missing base (driver.rs); writers alone
+//! (concurrency.rs); what `doctor` reports (doctor.rs).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
 use std::time::Instant;
 
 use serde_json::Value;
@@ -30,6 +34,21 @@ fn record(n: u64, day: &str, content: &str) -> String {
     )
 }
 
+/// The bytes of every memory file that is a file, by name.
+fn log_bytes(repo: &Path) -> BTreeMap<String, Vec<u8>> {
+    fs::read_dir(repo.join(".goldfish/memories"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.is_file() && path.extension().is_some_and(|e| e == "jsonl"))
+        .map(|path| {
+            (
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                fs::read(&path).unwrap(),
+            )
+        })
+        .collect()
+}
+
 /// The ids `recall` lists (no query: every live memory).
 fn recalled_ids(env: &TestEnv, repo: &Path) -> BTreeSet<String> {
     json_lines(&env.ok(repo, &["recall", "--json", "-n", "10000"]))
@@ -46,6 +65,417 @@ fn stderr(output: &std::process::Output) -> String {
 fn running_as_root() -> bool {
     let probe = tempfile::NamedTempFile::new().unwrap();
     probe.as_file().metadata().unwrap().uid() == 0
+}
+
+#[test]
+fn damaged_memory_files_are_named_and_nothing_is_lost() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    let dir = repo.join(".goldfish/memories");
+    let mut expected: BTreeSet<String> = BTreeSet::new();
+    for i in 0..3 {
+        let stored =
+            json_lines(&env.ok(&repo, &["store", "--json", &format!("Stored memory {i}")]));
+        expected.insert(stored[0]["id"].as_str().unwrap().to_owned());
+    }
+    // Garbage between two records.
+    fs::write(
+        dir.join("2026-11-01.jsonl"),
+        format!(
+            "{}\nthis is not json\n{}\n",
+            record(1, "01", "first"),
+            record(2, "01", "second")
+        ),
+    )
+    .unwrap();
+    // Conflict markers, committed by a teammate who merged without the driver.
+    fs::write(
+        dir.join("2026-11-02.jsonl"),
+        format!(
+            "<<<<<<< HEAD\n{}\n=======\n{}\n>>>>>>> theirs\n",
+            record(3, "02", "ours"),
+            record(4, "02", "theirs")
+        ),
+    )
+    .unwrap();
+    // CRLF line ends.
+    fs::write(
+        dir.join("2026-11-03.jsonl"),
+        format!(
+            "{}\r\n{}\r\n",
+            record(5, "03", "crlf one"),
+            record(6, "03", "crlf two")
+        ),
+    )
+    .unwrap();
+    // A 5 MB line: one record with 5 MB of content.
+    let huge = format!("huge {}", "x".repeat(5 << 20));
+    fs::write(
+        dir.join("2026-11-04.jsonl"),
+        format!("{}\n", record(7, "04", &huge)),
+    )
+    .unwrap();
+    // Bytes that are not UTF-8 on a line of their own.
+    let mut non_utf8 = format!("{}\n", record(8, "05", "before bad bytes")).into_bytes();
+    non_utf8.extend_from_slice(b"\xff\xfe not utf-8 \xc3\x28\n");
+    non_utf8.extend_from_slice(format!("{}\n", record(9, "05", "after bad bytes")).as_bytes());
+    fs::write(dir.join("2026-11-05.jsonl"), non_utf8).unwrap();
+    // A last line cut short (a crash mid-write elsewhere).
+    let cut = record(11, "06", "cut short");
+    fs::write(
+        dir.join("2026-11-06.jsonl"),
+        format!("{}\n{}", record(10, "06", "whole"), &cut[..40]),
+    )
+    .unwrap();
+    // An empty file, and a folder named like a memory file.
+    fs::write(dir.join("2026-11-07.jsonl"), "").unwrap();
+    fs::create_dir(dir.join("x.jsonl")).unwrap();
+    fs::write(dir.join("x.jsonl/inner"), "not a memory file\n").unwrap();
+    expected.extend((1..=10).map(id));
+    env.commit_all(&repo, "a teammate's damaged log");
+    let before = log_bytes(&repo);
+    let unreadable = [
+        "2026-11-01.jsonl:2:",
+        "2026-11-02.jsonl:1:",
+        "2026-11-02.jsonl:3:",
+        "2026-11-02.jsonl:5:",
+        "2026-11-05.jsonl:2:",
+        "2026-11-06.jsonl:2:",
+        "x.jsonl: is not a file",
+    ];
+
+    // sync: every bad line named, everything else indexed.
+    let output = env.goldfish(&repo, &["sync", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let problems: Vec<&str> = report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    for line in unreadable {
+        assert!(
+            problems.iter().any(|p| p.starts_with(line)),
+            "{line} is reported: {problems:?}"
+        );
+        assert!(
+            stderr(&output).contains(&format!("warning: .goldfish/memories/{line}")),
+            "{}",
+            stderr(&output)
+        );
+    }
+    assert_eq!(problems.len(), unreadable.len(), "{problems:?}");
+    assert_eq!(report["memories"], expected.len(), "{report}");
+    assert!(stderr(&output).contains("not valid UTF-8"));
+    assert_eq!(recalled_ids(&env, &repo), expected);
+
+    // recall on an empty index syncs, and names the same lines.
+    fs::remove_dir_all(env.path().join("home/.goldfish")).unwrap();
+    let output = env.goldfish(&repo, &["recall", "crlf", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    for line in unreadable {
+        assert!(stderr(&output).contains(line), "{}", stderr(&output));
+    }
+    assert_eq!(
+        json_lines(&String::from_utf8_lossy(&output.stdout)).len(),
+        2
+    );
+    assert_eq!(recalled_ids(&env, &repo), expected);
+
+    // status counts them.
+    let status: Value = serde_json::from_str(&env.ok(&repo, &["status", "--json"])).unwrap();
+    assert_eq!(status["memories_in_git"], expected.len(), "{status}");
+    assert_eq!(status["memories_in_index"], expected.len(), "{status}");
+    assert_eq!(status["bad_lines"], unreadable.len(), "{status}");
+    assert!(
+        env.ok(&repo, &["status"])
+            .contains("7 unreadable lines: see `goldfish doctor`")
+    );
+    assert_eq!(log_bytes(&repo), before, "readers change nothing");
+
+    // store appends on a line of its own after a cut line, CRLF, bad bytes,
+    // into an empty file.
+    let mut stored = Vec::new();
+    for day in ["06", "03", "05", "07"] {
+        env.set_now(&format!("2026-11-{day}T12:00:00Z"));
+        let line = env.ok(
+            &repo,
+            &["store", "--json", &format!("Stored on the {day}th")],
+        );
+        let name = format!("2026-11-{day}.jsonl");
+        let mut want = before[&name].clone();
+        if !want.is_empty() && !want.ends_with(b"\n") {
+            want.push(b'\n');
+        }
+        want.extend_from_slice(line.as_bytes());
+        assert_eq!(
+            fs::read(dir.join(&name)).unwrap(),
+            want,
+            "{name}: the old bytes, then the new line"
+        );
+        stored.push(json_lines(&line)[0]["id"].as_str().unwrap().to_owned());
+    }
+    // A day whose file is a folder: a clear error naming it, nothing written.
+    env.set_now("2026-11-08T12:00:00Z");
+    fs::create_dir(dir.join("2026-11-08.jsonl")).unwrap();
+    let refused = env.goldfish(&repo, &["store", "Nowhere to go"]);
+    assert_eq!(refused.status.code(), Some(3));
+    assert!(
+        stderr(&refused).contains("2026-11-08.jsonl") && stderr(&refused).contains("directory"),
+        "{}",
+        stderr(&refused)
+    );
+    expected.extend(stored);
+    assert_eq!(recalled_ids(&env, &repo), expected);
+    let after = log_bytes(&repo);
+    for (name, bytes) in &before {
+        assert!(after[name].starts_with(bytes), "{name} kept every byte");
+    }
+    assert_eq!(after.len(), before.len());
+}
+
+#[test]
+fn a_damaged_index_is_rebuilt_from_git_with_the_same_answers() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    crate::index::write_log(&repo, 600, 6);
+    env.commit_all(&repo, "600 memories");
+    env.ok(&repo, &["store", "Evict the cache layer on deploy"]);
+    env.ok(&repo, &["sync"]);
+    let answers = || {
+        (
+            env.ok(&repo, &["recall", "cache", "deploy", "--json", "-n", "50"]),
+            env.ok(&repo, &["recall", "--json", "-n", "1000"]),
+        )
+    };
+    let before = answers();
+    assert_eq!(json_lines(&before.1).len(), 601);
+    let index = env.path().join("home/.goldfish/index.db");
+    let aside = index.with_extension("db.corrupt");
+    type Damage = fn(&Path);
+    let damages: [(&str, Damage, &str); 5] = [
+        ("deleted", |p| fs::remove_file(p).unwrap(), "sync"),
+        (
+            "truncated to half",
+            |p| {
+                let len = fs::metadata(p).unwrap().len();
+                fs::File::options()
+                    .write(true)
+                    .open(p)
+                    .unwrap()
+                    .set_len(len / 2)
+                    .unwrap();
+            },
+            "recall",
+        ),
+        (
+            "truncated to 100 bytes",
+            |p| {
+                fs::File::options()
+                    .write(true)
+                    .open(p)
+                    .unwrap()
+                    .set_len(100)
+                    .unwrap()
+            },
+            "sync",
+        ),
+        (
+            "overwritten with garbage of the same size",
+            |p| {
+                let len = fs::metadata(p).unwrap().len() as usize;
+                let garbage: Vec<u8> = (0..len).map(|i| (i * 7919 % 251) as u8).collect();
+                fs::write(p, garbage).unwrap();
+            },
+            "recall",
+        ),
+        (
+            "replaced by a short text",
+            |p| fs::write(p, "not a database").unwrap(),
+            "sync",
+        ),
+    ];
+    for (damage, apply, next) in damages {
+        for suffix in ["-wal", "-shm"] {
+            let mut side = index.as_os_str().to_owned();
+            side.push(suffix);
+            assert!(!Path::new(&side).exists(), "closed cleanly: no {suffix}");
+        }
+        apply(&index);
+        let _ = fs::remove_file(&aside);
+        if next == "sync" {
+            let report: Value = serde_json::from_str(&env.ok(&repo, &["sync", "--json"])).unwrap();
+            assert_eq!(report["memories"], 601, "{damage}: {report}");
+        }
+        assert_eq!(answers(), before, "{damage}: the same answers");
+        assert_eq!(
+            aside.exists(),
+            damage != "deleted",
+            "{damage}: a damaged index is moved aside, not deleted"
+        );
+    }
+}
+
+#[test]
+fn sync_killed_at_random_points_leaves_a_sound_index() {
+    const ROUNDS: u64 = 24;
+    const FILES: usize = 16;
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    crate::index::write_log(&repo, 4000, FILES);
+    env.commit_all(&repo, "4000 memories");
+    let index = env.path().join("home/.goldfish/index.db");
+    // Kills land between 0 and 1.2 times a full sync's duration here.
+    let started = Instant::now();
+    env.ok(&repo, &["sync", "--quiet"]);
+    let full_sync = started.elapsed();
+    let mut expected = 4000;
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut killed_running = 0;
+    for round in 0..ROUNDS {
+        // Give the sync work: every third round new memories in every file,
+        // the other rounds no index at all (schema, then everything).
+        if round % 3 == 2 {
+            let dir = repo.join(".goldfish/memories");
+            for day in 1..=FILES {
+                let path = dir.join(format!("2026-10-{day:02}.jsonl"));
+                let mut text = fs::read_to_string(&path).unwrap();
+                for i in 0..10 {
+                    text.push_str(&format!(
+                        "{{\"id\":\"01KB{round:04}{day:04}{i:014}\",\"timestamp\":\"2026-10-{day:02}T11:00:00.000Z\",\"type\":\"insight\",\"content\":\"Round {round} memory {i}\"}}\n"
+                    ));
+                }
+                fs::write(&path, text).unwrap();
+            }
+            expected += 10 * FILES;
+        } else {
+            for suffix in ["", "-wal", "-shm"] {
+                let mut path = index.as_os_str().to_owned();
+                path.push(suffix);
+                let _ = fs::remove_file(path);
+            }
+        }
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let fraction = (seed >> 11) as f64 / (1u64 << 53) as f64;
+        let delay = full_sync.mul_f64(1.2 * fraction);
+        let mut child = env
+            .command(env!("CARGO_BIN_EXE_goldfish"), &repo)
+            .args(["sync", "--quiet"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(delay);
+        if child.try_wait().unwrap().is_none() {
+            killed_running += 1;
+        }
+        let _ = child.kill(); // SIGKILL; an error only if it already exited
+        child.wait().unwrap();
+
+        if index.exists() {
+            let check = integrity_check_of_a_copy(&index, &env.path().join("copy"));
+            assert_eq!(check, "ok", "round {round}, killed after {delay:?}");
+        }
+        let output = env.goldfish(&repo, &["sync", "--json"]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        assert!(output.stderr.is_empty(), "{}", stderr(&output));
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(report["memories"], expected, "round {round}: {report}");
+    }
+    assert!(
+        killed_running >= ROUNDS / 3,
+        "only {killed_running} of {ROUNDS} kills landed while the sync ran (full sync: {full_sync:?})"
+    );
+    let recalled = json_lines(&env.ok(&repo, &["recall", "--json", "-n", "10000"]));
+    assert_eq!(recalled.len(), expected);
+}
+
+/// `PRAGMA integrity_check` of a copy of the index and the journal or WAL a
+/// killed process left, opened read-write as the next goldfish would open
+/// it: SQLite rolls back or recovers what the kill interrupted, which a
+/// read-only connection cannot do. The original stays for the next sync.
+fn integrity_check_of_a_copy(index: &Path, scratch: &Path) -> String {
+    let _ = fs::remove_dir_all(scratch);
+    fs::create_dir_all(scratch).unwrap();
+    let copy = scratch.join("index.db");
+    for suffix in ["", "-wal", "-journal"] {
+        let mut from = index.as_os_str().to_owned();
+        from.push(suffix);
+        let mut to = copy.as_os_str().to_owned();
+        to.push(suffix);
+        if Path::new(&from).exists() {
+            fs::copy(&from, &to).unwrap();
+        }
+    }
+    let conn =
+        rusqlite::Connection::open_with_flags(&copy, rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE)
+            .unwrap();
+    conn.query_row("PRAGMA integrity_check", [], |row| row.get(0))
+        .unwrap()
+}
+
+#[test]
+fn writers_syncs_and_recalls_at_once_lose_nothing_and_print_no_error() {
+    const WRITERS: usize = 8;
+    const STORES: usize = 60;
+    const LOOPS: usize = 40;
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    let logs = env.path().join("stderr");
+    fs::create_dir_all(&logs).unwrap();
+    let log = |name: &str| -> (PathBuf, Stdio) {
+        let path = logs.join(name);
+        let file = fs::File::create(&path).unwrap();
+        (path, Stdio::from(file))
+    };
+    let mut children = crate::concurrency::spawn_writers(&env, &repo, WRITERS, STORES, |w| {
+        log(&format!("writer-{w}")).1
+    });
+    for (name, command) in [
+        ("sync", "goldfish sync >/dev/null || exit 1"),
+        (
+            "recall",
+            "goldfish recall writer memory -n 5 >/dev/null || exit 1",
+        ),
+    ] {
+        // From the first stored line on, every recall has something to find.
+        let script = format!(
+            "while [ ! -s .goldfish/memories/2026-11-21.jsonl ]; do sleep 0.01; done; \
+             i=0; while [ $i -lt {LOOPS} ]; do {command}; i=$((i+1)); done"
+        );
+        children.push(
+            env.command("sh", &repo)
+                .args(["-c", &script])
+                .stderr(log(name).1)
+                .spawn()
+                .unwrap(),
+        );
+    }
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+    // Notices are allowed; no error, no "database is locked", no torn line.
+    let allowed = [
+        "note: no embedding model is installed",
+        "another sync of this workspace is running; it will include your changes",
+    ];
+    for entry in fs::read_dir(&logs).unwrap() {
+        let path = entry.unwrap().path();
+        for line in fs::read_to_string(&path).unwrap().lines() {
+            assert!(
+                allowed.iter().any(|notice| line.starts_with(notice)),
+                "{}: {line}",
+                path.display()
+            );
+        }
+    }
+    crate::concurrency::assert_whole_lines(&repo, WRITERS * STORES);
+    let report: Value = serde_json::from_str(&env.ok(&repo, &["sync", "--json"])).unwrap();
+    assert_eq!(report["memories"], WRITERS * STORES, "{report}");
+    assert_eq!(recalled_ids(&env, &repo).len(), WRITERS * STORES);
 }
 
 /// Regression: a store whose sync found another sync running returned at
@@ -101,6 +531,58 @@ fn a_recall_while_another_sync_runs_finds_what_was_just_stored() {
     assert!(sync.wait().unwrap().success());
 }
 
+#[test]
+fn a_repository_without_commits() {
+    let env = TestEnv::new();
+    let repo = env.path().join("r");
+    fs::create_dir_all(&repo).unwrap();
+    env.git(&repo, &["init", "-q", "-b", "main"]);
+    env.identify(&repo, "Ada");
+    env.ok(&repo, &["init"]);
+    let stored = json_lines(&env.ok(&repo, &["store", "--json", "Before the first commit"]));
+    assert!(stored[0].get("commit").is_none_or(Value::is_null));
+    let report: Value = serde_json::from_str(&env.ok(&repo, &["sync", "--json"])).unwrap();
+    assert_eq!(report["head"], Value::Null);
+    assert_eq!(report["memories"], 1);
+    let recalled = json_lines(&env.ok(&repo, &["recall", "first", "commit", "--json"]));
+    assert_eq!(recalled[0]["id"], stored[0]["id"]);
+    assert_eq!(recalled[0]["introduced"], Value::Null);
+    let status: Value = serde_json::from_str(&env.ok(&repo, &["status", "--json"])).unwrap();
+    assert_eq!(status["stale"], false, "{status}");
+    assert_eq!(env.goldfish(&repo, &["doctor"]).status.code(), Some(0));
+}
+
+#[test]
+fn a_detached_head() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    env.ok(&repo, &["store", "On the first commit"]);
+    env.commit_all(&repo, "one");
+    let first = env.git(&repo, &["rev-parse", "HEAD"]).trim().to_owned();
+    env.ok(&repo, &["store", "On the second commit"]);
+    env.commit_all(&repo, "two");
+    // The post-checkout hook syncs the older log.
+    env.git(&repo, &["checkout", "-q", "--detach", &first]);
+    let stored = json_lines(&env.ok(&repo, &["store", "--json", "Stored while detached"]));
+    assert!(
+        stored[0].get("branch").is_none_or(Value::is_null),
+        "{}",
+        stored[0]
+    );
+    assert_eq!(stored[0]["commit"], first);
+    let recalled: BTreeSet<String> = json_lines(&env.ok(&repo, &["recall", "--json"]))
+        .iter()
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        recalled,
+        BTreeSet::from([
+            "On the first commit".to_owned(),
+            "Stored while detached".to_owned()
+        ])
+    );
+}
+
 /// Regression: a shallow clone's boundary commit names parents the clone
 /// does not have, and sync failed reading them ("could not read the memory
 /// folder of commit …"), so recall failed and store could not index.
@@ -142,6 +624,55 @@ fn a_shallow_clone_syncs_and_recalls() {
     assert_eq!(stored.status.code(), Some(0));
     assert!(stored.stderr.is_empty(), "{}", stderr(&stored));
     assert_eq!(recalled_ids(&env, &shallow).len(), 4);
+}
+
+#[test]
+fn a_linked_worktree_is_a_workspace_of_its_own() {
+    // init and store in a linked worktree: init.rs.
+    let env = TestEnv::new();
+    let repo = env.repo("main-wt", "Ada");
+    env.ok(&repo, &["store", "Committed on main"]);
+    env.commit_all(&repo, "memory");
+    let linked = env.path().join("linked");
+    env.git(&repo, &["worktree", "add", "-q", linked.to_str().unwrap()]);
+    env.ok(&linked, &["store", "Only in the linked worktree"]);
+    let recalled = json_lines(&env.ok(&linked, &["recall", "--json"]));
+    assert_eq!(recalled.len(), 2);
+    assert!(recalled.iter().all(|m| m["workspace"] == "linked"));
+    let main_only = json_lines(&env.ok(&repo, &["recall", "--json"]));
+    assert_eq!(
+        main_only.len(),
+        1,
+        "uncommitted memories stay in their worktree"
+    );
+    assert_eq!(env.goldfish(&linked, &["doctor"]).status.code(), Some(0));
+}
+
+#[test]
+fn every_command_refuses_a_bare_repository() {
+    // init: init.rs.
+    let env = TestEnv::new();
+    let bare = env.path().join("bare.git");
+    env.git(
+        env.path(),
+        &["init", "-q", "--bare", bare.to_str().unwrap()],
+    );
+    for args in [
+        &["store", "x"][..],
+        &["sync"],
+        &["recall", "x"],
+        &["forget", "01KAJ"],
+        &["status"],
+        &["doctor"],
+    ] {
+        let output = env.goldfish(&bare, args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&output).contains("is a bare repository: goldfish needs a work tree"),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
 }
 
 /// Regression: init wrote .gitattributes and the driver declaration before
