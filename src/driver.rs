@@ -80,20 +80,33 @@ fn fallback(
         stderr,
         "goldfish merge-driver: {label}: {reason}; falling back to git merge-file"
     );
-    // An unreadable base or theirs is merged as empty: git then keeps every
-    // line of both sides in a conflict rather than drop any.
+    // Only the base may stand in as empty: git then keeps every line of both
+    // sides, in a conflict. A side that cannot be read cannot be merged: an
+    // empty "theirs" would read as "theirs deleted every line" and a clean
+    // merge would drop ours. So `%A` stays as it is, with a conflict, and
+    // their lines stay in their commit.
+    let readable = |path: &Path| {
+        fs::metadata(path).is_ok_and(|metadata| metadata.is_file()) && fs::File::open(path).is_ok()
+    };
+    if let Some(side) = [ours, theirs].into_iter().find(|path| !readable(path)) {
+        let _ = writeln!(
+            stderr,
+            "goldfish merge-driver: {label}: cannot read {}; leaving {} as it is, with a conflict",
+            side.display(),
+            ours.display()
+        );
+        return 1;
+    }
     let empty = tempfile::NamedTempFile::new().ok();
-    let readable_or_empty = |path: &'_ Path| -> std::path::PathBuf {
-        match (fs::File::open(path), &empty) {
-            (Err(_), Some(empty)) => empty.path().to_owned(),
-            _ => path.to_owned(),
-        }
+    let base = match &empty {
+        Some(empty) if !readable(base) => empty.path(),
+        _ => base,
     };
     let status = Command::new("git")
         .args(["merge-file", "-L", "ours", "-L", "base", "-L", "theirs"])
         .arg(ours)
-        .arg(readable_or_empty(base))
-        .arg(readable_or_empty(theirs))
+        .arg(base)
+        .arg(theirs)
         .status();
     match status.map(|s| s.code()) {
         Ok(Some(0)) => 0,

@@ -190,7 +190,8 @@ impl Workspace {
             .map_err(read_error(format!("blob {id}")))
     }
 
-    /// Commits reachable from `head` but not from `known`, oldest first.
+    /// Commits reachable from `head` but not from `known`, oldest first, each
+    /// with the parents this repository has.
     pub fn new_commits(
         &self,
         head: gix::ObjectId,
@@ -221,7 +222,14 @@ impl Workspace {
             };
             commits.push(CommitInfo {
                 id: info.id,
-                parents: commit.parent_ids().map(|id| id.detach()).collect(),
+                // Parents missing from the object database (the boundary of
+                // a shallow clone) are left out: the oldest commit present
+                // introduces what it holds.
+                parents: commit
+                    .parent_ids()
+                    .map(|id| id.detach())
+                    .filter(|id| self.repo.has_object(id))
+                    .collect(),
                 author,
                 date,
             });

@@ -57,11 +57,14 @@ fn io_error(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> Init
 /// all was already in place). `force` allows a `core.hooksPath` outside the
 /// repository.
 pub fn init(workspace: &Workspace, force: bool) -> Result<Vec<String>, InitError> {
+    // What can refuse or fail for a reason the user has to fix is checked
+    // before anything is written, so a failed init leaves the clone as it was.
+    let hooks = checked_hooks_dir(workspace, force)?;
     let mut changes = Vec::new();
     create_memory_dir(workspace, &mut changes)?;
     add_attributes(workspace, &mut changes)?;
     declare_driver(workspace, &mut changes)?;
-    install_hooks(workspace, force, &mut changes)?;
+    install_hooks(&hooks, &mut changes)?;
     Ok(changes)
 }
 
@@ -141,11 +144,9 @@ pub fn hooks_dir(workspace: &Workspace) -> Result<PathBuf, GitError> {
     })
 }
 
-fn install_hooks(
-    workspace: &Workspace,
-    force: bool,
-    changes: &mut Vec<String>,
-) -> Result<(), InitError> {
+/// The hooks folder, once it is known to be inside the repository (or
+/// `force`) and writable.
+fn checked_hooks_dir(workspace: &Workspace, force: bool) -> Result<PathBuf, InitError> {
     let dir = hooks_dir(workspace)?;
     let inside = [workspace.root(), workspace.common_dir()]
         .iter()
@@ -153,14 +154,39 @@ fn install_hooks(
     if !inside && !force {
         return Err(InitError::HooksOutside(dir));
     }
+    // Write a file and remove it in the folder, or in the nearest existing
+    // folder above it when it is still to be created.
+    let mut probe_dir = dir.as_path();
+    while !probe_dir.exists()
+        && let Some(parent) = probe_dir.parent()
+    {
+        probe_dir = parent;
+    }
+    tempfile::Builder::new()
+        .prefix(".goldfish-init")
+        .tempfile_in(probe_dir)
+        .map(drop)
+        .map_err(io_error("write in", probe_dir))?;
+    Ok(dir)
+}
+
+fn install_hooks(dir: &Path, changes: &mut Vec<String>) -> Result<(), InitError> {
     if !dir.is_dir() {
-        fs::create_dir_all(&dir).map_err(io_error("create", &dir))?;
+        fs::create_dir_all(dir).map_err(io_error("create", dir))?;
     }
     for name in HOOKS {
         let path = dir.join(name);
         let script = hook_script(name);
         match fs::read_to_string(&path) {
-            Ok(current) if current == script => continue,
+            Ok(current) if current == script && is_executable(&path) => continue,
+            Ok(current) if current == script => {
+                fs::set_permissions(&path, fs::Permissions::from_mode(0o755))
+                    .map_err(io_error("make executable", &path))?;
+                changes.push(format!(
+                    "made the {name} hook in {} executable",
+                    dir.display()
+                ));
+            }
             Ok(current) if current.contains(HOOK_MARKER) => {
                 write_hook(&path, &script)?;
                 changes.push(format!("updated the {name} hook in {}", dir.display()));
@@ -184,6 +210,10 @@ fn install_hooks(
         }
     }
     Ok(())
+}
+
+fn is_executable(path: &Path) -> bool {
+    fs::metadata(path).is_ok_and(|metadata| metadata.permissions().mode() & 0o111 != 0)
 }
 
 /// One health check of a clone's setup.
@@ -221,18 +251,17 @@ pub fn health(workspace: &Workspace) -> Vec<Check> {
         (!attributes_ok(&attributes)).then(|| format!(".gitattributes lacks `{ATTRIBUTES_LINE}`"));
     let hooks_problem = match hooks_dir(workspace) {
         Ok(dir) => {
-            let missing: Vec<&str> = HOOKS
+            let issues: Vec<String> = HOOKS
                 .iter()
-                .copied()
-                .filter(|name| {
-                    !fs::read_to_string(dir.join(name)).is_ok_and(|text| text.contains(HOOK_MARKER))
+                .filter_map(|name| {
+                    hook_issue(&dir.join(name)).map(|issue| format!("{name} {issue}"))
                 })
                 .collect();
-            (!missing.is_empty()).then(|| {
+            (!issues.is_empty()).then(|| {
                 format!(
-                    "hooks missing in {}: {} (the index will not follow pulls)",
+                    "hooks in {}: {} (the index will not follow pulls)",
                     dir.display(),
-                    missing.join(", ")
+                    issues.join(", ")
                 )
             })
         }
@@ -243,6 +272,18 @@ pub fn health(workspace: &Workspace) -> Vec<Check> {
         check("gitattributes", attributes_problem),
         check("hooks", hooks_problem),
     ]
+}
+
+/// What keeps the hook at `path` from running goldfish, if anything.
+fn hook_issue(path: &Path) -> Option<&'static str> {
+    match fs::read_to_string(path) {
+        Ok(text) if text.contains(HOOK_MARKER) => {
+            (!is_executable(path)).then_some("is not executable")
+        }
+        Ok(_) => Some("is not goldfish's (init keeps it running, from <hook>.legacy)"),
+        Err(_) if path.exists() => Some("is unreadable"),
+        Err(_) => Some("is missing"),
+    }
 }
 
 fn write_hook(path: &Path, script: &str) -> Result<(), InitError> {

@@ -3,13 +3,14 @@
 //! The core ([`memory`], [`recall`], [`timespec`], [`config`] and the
 //! `goldfish-merge` crate) is pure: no I/O, no environment, no printing.
 //! Adapters ([`git`], [`log`], [`index`], [`home`]) touch the outside world; entry points
-//! ([`cli`], [`driver`], [`init`]) stay thin. See docs/ARCHITECTURE.md.
+//! ([`cli`], [`driver`], [`init`], [`doctor`]) stay thin. See docs/ARCHITECTURE.md.
 
 pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod digest;
 pub mod distill;
+pub mod doctor;
 pub mod driver;
 pub mod embed;
 pub mod env;

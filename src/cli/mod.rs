@@ -5,6 +5,7 @@
 //! something was asked for, 2 usage or input error, 3 other failures.
 
 mod commands;
+mod doctor;
 mod import;
 mod mcp;
 mod model;
@@ -59,6 +60,18 @@ enum Command {
     Reindex(ReindexArgs),
     /// Import old Goldfish notes (markdown with YAML frontmatter) into the log
     Import(ImportArgs),
+    /// Check this clone's setup, the index and the model; print each problem with its fix
+    ///
+    /// Checks: merge driver declared, .gitattributes line, hooks (present, executable,
+    /// goldfish's), `goldfish` on PATH for git, memory folder, unreadable log lines, the
+    /// index (intact, `PRAGMA quick_check`; up to date with HEAD and the memory files),
+    /// and the embedding model (missing is a warning: keyword recall still works).
+    /// Doctor changes nothing: it does not sync, and it does not repair a corrupt index.
+    ///
+    /// Exit status: 0 healthy (warnings allowed), 1 a problem was found,
+    /// 2 not inside a repository with a work tree, 3 doctor itself failed.
+    #[command(verbatim_doc_comment)]
+    Doctor(DoctorArgs),
     /// Manage the local embedding model
     #[command(subcommand)]
     Model(ModelCommand),
@@ -258,6 +271,14 @@ struct StatusArgs {
 
 #[derive(Debug, clap::Args)]
 #[deny(missing_docs)]
+struct DoctorArgs {
+    /// Print the findings as one JSON object: healthy, problems, warnings, checks
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
 struct ReindexArgs {
     /// Print what was rebuilt as JSON Lines (one sync report per workspace)
     #[arg(long)]
@@ -425,6 +446,7 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<u8, CliError> {
         Command::Status(args) => commands::status(args, out),
         Command::Reindex(args) => commands::reindex(args, out),
         Command::Import(args) => import::import(args, out),
+        Command::Doctor(args) => doctor::doctor(args, out),
         Command::Model(ModelCommand::Install(args)) => commands::model_install(args, out),
         Command::Mcp(McpArgs {}) => unreachable!("served by `run` without stdout's lock"),
         Command::AgentHook(args) => commands::agent_hook(args, out),

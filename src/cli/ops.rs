@@ -196,6 +196,50 @@ pub(crate) struct RecallInput {
     pub no_cache: bool,
 }
 
+/// How long recall waits for another sync of its workspace to finish.
+const RECALL_WAITS_FOR_SYNC: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How much a read embeds on its way.
+#[derive(Clone, Copy)]
+enum Embed {
+    No,
+    /// A few texts (the rest is left to `goldfish sync`).
+    Some,
+    /// Everything pending, with a progress bar on a terminal when `true`.
+    All(bool),
+}
+
+/// Syncs `workspace` before a read. A sync that finds another running hands
+/// it its request and returns at once: this waits for that one (a while), so
+/// a read sees what was just stored.
+fn sync_for_reading(
+    ctx: &mut Ctx,
+    workspace: &Workspace,
+    embed: Embed,
+) -> Result<Option<index_sync::SyncReport>, CliError> {
+    let deadline = std::time::Instant::now() + RECALL_WAITS_FOR_SYNC;
+    loop {
+        let embedding = match (embed, ctx.model.as_mut()) {
+            (Embed::No, _) | (_, None) => Embedding::Skip,
+            (Embed::Some, Some(model)) => Embedding::UpTo(model, 64),
+            (Embed::All(progress), Some(model)) => Embedding::All(model, progress),
+        };
+        if let Some(report) = sync_workspace(&ctx.home, workspace, embedding)? {
+            return Ok(Some(report));
+        }
+        match index_sync::wait_for_running(&ctx.home.locks_dir(), workspace.root(), deadline)? {
+            index_sync::Waited::Synced => return Ok(None),
+            index_sync::Waited::SyncAgain => {}
+            index_sync::Waited::TimedOut => {
+                eprintln!(
+                    "note: another sync of this workspace is still running; results may miss what it has not indexed yet"
+                );
+                return Ok(None);
+            }
+        }
+    }
+}
+
 /// What recall found.
 pub(crate) enum Recalled {
     Nothing,
@@ -280,11 +324,12 @@ pub(crate) fn recall(ctx: &mut Ctx, cwd: &Path, input: RecallInput) -> Result<Re
     // nothing changed it only compares HEAD and file stats. A few new
     // memories are embedded on the way; many are left to `goldfish sync`.
     if let Some(workspace) = &workspace {
-        let embedding = match (mode, ctx.model.as_mut()) {
-            (Mode::Keyword, _) | (_, None) => Embedding::Skip,
-            (_, Some(model)) => Embedding::UpTo(model, 64),
+        let embed = match mode {
+            Mode::Keyword => Embed::No,
+            Mode::Semantic | Mode::Hybrid => Embed::Some,
         };
-        if let Some(report) = sync_workspace(&ctx.home, workspace, embedding)? {
+        let report = sync_for_reading(ctx, workspace, embed)?;
+        if let Some(report) = report {
             output::warn_problems(&report.problems, crate::git::MEMORY_DIR);
             if let Some(pending) = report.pending_embeddings.filter(|&n| n > 0) {
                 eprintln!(
@@ -552,8 +597,8 @@ pub(crate) fn similar(
     limit: usize,
     progress: bool,
 ) -> Result<Vec<IndexedMemory>, CliError> {
-    let model = require_model(&mut ctx.model, "similar")?;
-    sync_workspace(&ctx.home, workspace, Embedding::All(model, progress))?;
+    require_model(&mut ctx.model, "similar")?;
+    sync_for_reading(ctx, workspace, Embed::All(progress))?;
     let index = open_index(&ctx.home)?;
     let scope = scope_of(&index, workspace)?;
     let model_id = ctx.model.as_ref().expect("required above").id();
@@ -601,7 +646,7 @@ pub(crate) fn brief(
     if budget == 0 {
         return Err(ctx.usage("--budget", "must be at least 1 token"));
     }
-    if let Some(report) = sync_workspace(&ctx.home, workspace, Embedding::Skip)? {
+    if let Some(report) = sync_for_reading(ctx, workspace, Embed::No)? {
         output::warn_problems(&report.problems, crate::git::MEMORY_DIR);
     }
     let index = open_index(&ctx.home)?;

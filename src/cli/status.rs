@@ -110,7 +110,7 @@ pub(super) fn print(status: &Status, out: &mut dyn Write) -> Result<(), CliError
         status.memories_in_index,
         if status.bad_lines > 0 {
             format!(
-                " ({} unreadable lines: see `goldfish sync`)",
+                " ({} unreadable lines: see `goldfish doctor`)",
                 status.bad_lines
             )
         } else {

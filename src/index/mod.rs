@@ -49,6 +49,18 @@ pub struct Index {
     codes: vectors::Codes,
 }
 
+/// What [`Index::inspect`] found.
+pub enum Inspection {
+    /// No index yet (or an empty file): nothing was synced.
+    Missing,
+    /// Not a database, or `PRAGMA quick_check` failed: what SQLite said.
+    Corrupt(String),
+    /// Written by a newer goldfish.
+    TooNew { found: i64, supported: i64 },
+    /// Intact; open read-only.
+    Intact(Box<Index>),
+}
+
 /// A workspace the index knows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkspaceRow {
@@ -137,6 +149,54 @@ impl Index {
         Ok(index)
     }
 
+    /// Looks at the index at `path` without changing anything: nothing is
+    /// created, migrated, repaired or moved aside. A readable, intact index of
+    /// this schema version comes back open for reading only.
+    ///
+    /// With no `-wal` and `-shm` beside it (no process has it open), the file
+    /// is read as immutable, so SQLite creates no side files either; a
+    /// corruption seen that way while the file changed is checked again
+    /// through a plain read-only connection (a writer started meanwhile).
+    pub fn inspect(path: &Path) -> Result<Inspection, IndexError> {
+        if !path.exists() {
+            return Ok(Inspection::Missing);
+        }
+        register_sqlite_vec();
+        // Whether a process has the file open, and its size and mtime.
+        let state = || {
+            let in_use = ["-wal", "-shm"].iter().any(|suffix| {
+                let mut side = path.as_os_str().to_owned();
+                side.push(suffix);
+                Path::new(&side).exists()
+            });
+            let stat = std::fs::metadata(path)
+                .ok()
+                .map(|m| (m.len(), m.modified().ok()));
+            (in_use, stat)
+        };
+        let before = state();
+        let immutable = !before.0;
+        let mut conn = open_read_only(path, immutable)?;
+        let mut found = quick_check(&conn, path)?;
+        if immutable && found.is_err() && state() != before {
+            conn = open_read_only(path, false)?;
+            found = quick_check(&conn, path)?;
+        }
+        Ok(match found {
+            Err(why) => Inspection::Corrupt(why),
+            Ok(0) => Inspection::Missing,
+            Ok(found) if found > schema::VERSION => Inspection::TooNew {
+                found,
+                supported: schema::VERSION,
+            },
+            Ok(_) => Inspection::Intact(Box::new(Index {
+                conn,
+                path: path.to_owned(),
+                codes: Default::default(),
+            })),
+        })
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -219,6 +279,59 @@ fn sqlite_at(path: &Path) -> impl Fn(rusqlite::Error) -> IndexError + Copy + '_ 
     move |source| IndexError::Sqlite {
         path: path.to_owned(),
         source,
+    }
+}
+
+/// A read-only connection to `path`; `immutable` also skips locking and the
+/// WAL (for a file no process has open).
+fn open_read_only(path: &Path, immutable: bool) -> Result<Connection, IndexError> {
+    let mut uri = String::from("file:");
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '%' => uri.push_str("%25"),
+            '?' => uri.push_str("%3f"),
+            '#' => uri.push_str("%23"),
+            c => uri.push(c),
+        }
+    }
+    uri.push_str(if immutable {
+        "?mode=ro&immutable=1"
+    } else {
+        "?mode=ro"
+    });
+    let conn = Connection::open_with_flags(
+        &uri,
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(sqlite_at(path))?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(sqlite_at(path))?;
+    Ok(conn)
+}
+
+/// The schema version of an intact index, or what is wrong with it: not a
+/// database, or what `PRAGMA quick_check` reports.
+fn quick_check(conn: &Connection, path: &Path) -> Result<Result<i64, String>, IndexError> {
+    let corrupt = |err: rusqlite::Error| match is_corruption(&err) {
+        true => Ok(Err(err.to_string())),
+        false => Err(sqlite_at(path)(err)),
+    };
+    let version: i64 = match conn.pragma_query_value(None, "user_version", |row| row.get(0)) {
+        Ok(version) => version,
+        Err(err) => return corrupt(err),
+    };
+    let messages = conn
+        .prepare("PRAGMA quick_check")
+        .and_then(|mut statement| {
+            statement
+                .query_map([], |row| row.get::<_, String>(0))?
+                .collect::<Result<Vec<_>, _>>()
+        });
+    match messages {
+        Ok(messages) if messages == ["ok"] => Ok(Ok(version)),
+        Ok(messages) => Ok(Err(messages.join("; "))),
+        Err(err) => corrupt(err),
     }
 }
 

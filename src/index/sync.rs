@@ -300,6 +300,47 @@ pub fn pending_bytes(index: &Index, workspace: &Workspace) -> Result<u64, SyncEr
         .sum())
 }
 
+/// The work-tree memory files a sync of `workspace` would look at again:
+/// new, changed (stat data) or gone since the last sync. Reads no file
+/// content and writes nothing.
+pub fn changed_files(index: &Index, workspace: &Workspace) -> Result<Vec<String>, SyncError> {
+    let sqlite = |source| {
+        SyncError::Index(IndexError::Sqlite {
+            path: index.path.clone(),
+            source,
+        })
+    };
+    let known = match index
+        .workspace_by_root(workspace.root())
+        .map_err(SyncError::Index)?
+    {
+        Some(row) => {
+            let tx = index.conn.unchecked_transaction().map_err(sqlite)?;
+            known_files(&tx, row.id).map_err(sqlite)?
+        }
+        None => HashMap::new(),
+    };
+    let mut problems = Vec::new();
+    let files = worktree_files(&workspace.memory_dir(), &mut problems)?;
+    let mut changed: Vec<String> = files
+        .iter()
+        .filter(|(name, metadata)| {
+            known
+                .get(*name)
+                .is_none_or(|k| k.stat != Some(Stat::of(metadata)))
+        })
+        .map(|(name, _)| name.clone())
+        .collect();
+    changed.extend(
+        known
+            .iter()
+            .filter(|(name, k)| k.stat.is_some() && !files.contains_key(*name))
+            .map(|(name, _)| name.clone()),
+    );
+    changed.sort();
+    Ok(changed)
+}
+
 /// What the index remembers of a workspace at the start of a sync.
 struct Registered {
     id: i64,
@@ -710,9 +751,7 @@ where
         move |source| E::from(SyncError::Io { path, source })
     };
     fs::create_dir_all(locks_dir).map_err(io(locks_dir))?;
-    let key = blake3::hash(root.to_string_lossy().as_bytes()).to_hex();
-    let lock_path = locks_dir.join(format!("sync-{}.lock", &key[..16]));
-    let pending = locks_dir.join(format!("sync-{}.pending", &key[..16]));
+    let (lock_path, pending) = lock_files(locks_dir, root);
     let mut result = None;
     loop {
         let file = File::options()
@@ -743,6 +782,67 @@ where
         drop(file);
         if !pending.exists() {
             return Ok(result);
+        }
+    }
+}
+
+/// The lock file and the pending mark of the workspace at `root`.
+fn lock_files(locks_dir: &Path, root: &Path) -> (PathBuf, PathBuf) {
+    let key = blake3::hash(root.to_string_lossy().as_bytes()).to_hex();
+    (
+        locks_dir.join(format!("sync-{}.lock", &key[..16])),
+        locks_dir.join(format!("sync-{}.pending", &key[..16])),
+    )
+}
+
+/// What [`wait_for_running`] saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waited {
+    /// The running sync let go with no request left: it synced what the
+    /// caller saw when it left its mark.
+    Synced,
+    /// The lock is free but a request is still marked (the holder let go
+    /// without seeing it, or another caller just asked): sync again.
+    SyncAgain,
+    /// Still running at `deadline`.
+    TimedOut,
+}
+
+/// For a caller whose [`exclusive`] found another sync running (and left its
+/// mark) and that has to read the index afterwards: waits, until `deadline`
+/// at most, for that sync to let go of the lock.
+pub fn wait_for_running(
+    locks_dir: &Path,
+    root: &Path,
+    deadline: std::time::Instant,
+) -> Result<Waited, SyncError> {
+    const POLL: std::time::Duration = std::time::Duration::from_millis(5);
+    let (lock_path, pending) = lock_files(locks_dir, root);
+    let io = |source| SyncError::Io {
+        path: lock_path.clone(),
+        source,
+    };
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(io)?;
+    loop {
+        match file.try_lock_shared() {
+            Ok(()) => {
+                file.unlock().map_err(io)?;
+                return Ok(if pending.exists() {
+                    Waited::SyncAgain
+                } else {
+                    Waited::Synced
+                });
+            }
+            Err(fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(POLL);
+            }
+            Err(fs::TryLockError::WouldBlock) => return Ok(Waited::TimedOut),
+            Err(fs::TryLockError::Error(err)) => return Err(io(err)),
         }
     }
 }

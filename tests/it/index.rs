@@ -54,7 +54,7 @@ fn a_pull_indexes_teammates_memories_through_the_hook() {
 
 /// Writes `count` memories spread over `days` files directly (as a teammate's
 /// history would bring them), ids and timestamps in order.
-fn write_log(repo: &Path, count: usize, days: usize) {
+pub fn write_log(repo: &Path, count: usize, days: usize) {
     let dir = repo.join(".goldfish/memories");
     let mut files: Vec<String> = vec![String::new(); days];
     for i in 0..count {

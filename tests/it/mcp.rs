@@ -21,8 +21,11 @@ fn runtime() -> tokio::runtime::Runtime {
 /// A client connected to `goldfish mcp` started in `repo`.
 async fn connect(env: &TestEnv, repo: &std::path::Path) -> RunningService<RoleClient, ()> {
     let mut command = env.command(env!("CARGO_BIN_EXE_goldfish"), repo);
-    command.arg("mcp").stderr(Stdio::null());
-    let transport = TokioChildProcess::new(tokio::process::Command::from(command)).unwrap();
+    command.arg("mcp");
+    let (transport, _) = TokioChildProcess::builder(tokio::process::Command::from(command))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     ().serve(transport).await.expect("initialize")
 }
 

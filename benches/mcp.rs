@@ -1,0 +1,176 @@
+//! Warm recall through `goldfish mcp`, next to a new `goldfish recall`
+//! process, on a workspace of 10k memories with real embeddings.
+//!
+//! The memories are the labelled set's 303 (`fixtures/eval/memories.jsonl`)
+//! repeated with a variant suffix, embedded for real by `goldfish sync`; the
+//! queries are the labelled set's questions, so every semantic recall embeds
+//! a new query. A real MCP client (rmcp) talks to the server over stdio.
+//!
+//! Run: `cargo bench --bench mcp` (`GOLDFISH_BENCH_SIZES=10000`; needs the
+//! model in `target/model-home`, which `scripts/test.sh` installs).
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+mod common;
+
+use common::{ms, percentile, run_in};
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::TokioChildProcess;
+
+const GOLDFISH: &str = env!("CARGO_BIN_EXE_goldfish");
+
+fn main() {
+    let sizes = common::sizes("GOLDFISH_BENCH_SIZES", &[1_000], &[10_000]);
+    println!("machine: {}", common::machine());
+    println!();
+    println!(
+        "| memories | initialize | first recall | MCP keyword p50 / p95 | MCP semantic p50 / p95 | MCP hybrid p50 / p95 | MCP hybrid + budget 300 p50 / p95 | new `goldfish recall` process, hybrid p50 |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for n in sizes {
+        run(n);
+    }
+}
+
+fn model_home() -> PathBuf {
+    std::env::var_os("GOLDFISH_TEST_MODEL_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/model-home"))
+}
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/eval")
+            .join(name),
+    )
+    .unwrap()
+}
+
+fn run(n: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    for sub in ["models", "runtime"] {
+        std::os::unix::fs::symlink(model_home().join(sub), home.join(sub)).unwrap();
+    }
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    run_in(&repo, Some(&home), "git", &["init", "-q"]);
+    run_in(&repo, Some(&home), GOLDFISH, &["init"]);
+    let seeds: Vec<serde_json::Value> = fixture("memories.jsonl")
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let mut log = String::new();
+    for i in 0..n {
+        let mut memory = seeds[i % seeds.len()].clone();
+        let round = i / seeds.len();
+        memory["id"] = format!("01KB{i:022}").into();
+        if round > 0 {
+            let content = memory["content"].as_str().unwrap().to_owned();
+            memory["content"] = format!("{content} (variant {round}, module m{})", i % 97).into();
+        }
+        log.push_str(&memory.to_string());
+        log.push('\n');
+    }
+    std::fs::write(repo.join(".goldfish/memories/2026-10-01.jsonl"), log).unwrap();
+    run_in(&repo, Some(&home), GOLDFISH, &["sync", "--quiet"]);
+
+    let questions: Vec<String> =
+        serde_json::from_str::<Vec<serde_json::Value>>(&fixture("questions.json"))
+            .unwrap()
+            .into_iter()
+            .map(|q| q["question"].as_str().unwrap().to_owned())
+            .collect();
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let row = runtime.block_on(async {
+        let mut command = tokio::process::Command::new(GOLDFISH);
+        command
+            .arg("mcp")
+            .current_dir(&repo)
+            .env("GOLDFISH_HOME", &home)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null");
+        let started = Instant::now();
+        let (transport, _) = TokioChildProcess::builder(command)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let client = ().serve(transport).await.unwrap();
+        let initialize = started.elapsed();
+        let recall = |arguments: serde_json::Value| {
+            let serde_json::Value::Object(arguments) = arguments else {
+                unreachable!()
+            };
+            let client = &client;
+            async move {
+                let start = Instant::now();
+                let result = client
+                    .call_tool(CallToolRequestParams::new("recall").with_arguments(arguments))
+                    .await
+                    .unwrap();
+                assert_eq!(result.is_error, Some(false), "{result:?}");
+                start.elapsed()
+            }
+        };
+        let first = recall(serde_json::json!({ "query": "warm up", "limit": 5 })).await;
+        let mut rows = Vec::new();
+        for (mode, budget) in [
+            ("keyword", None),
+            ("semantic", None),
+            ("hybrid", None),
+            ("hybrid", Some(300)),
+        ] {
+            let mut samples: Vec<Duration> = Vec::new();
+            for question in questions.iter().take(30) {
+                let mut arguments =
+                    serde_json::json!({ "query": question, "mode": mode, "limit": 10 });
+                if let Some(budget) = budget {
+                    arguments["budget"] = budget.into();
+                }
+                samples.push(recall(arguments).await);
+            }
+            rows.push(format!(
+                "{} / {}",
+                ms(percentile(&mut samples, 50)),
+                ms(percentile(&mut samples, 95))
+            ));
+        }
+        client.cancel().await.unwrap();
+        (initialize, first, rows)
+    });
+
+    let mut process: Vec<Duration> = questions
+        .iter()
+        .skip(30)
+        .take(7)
+        .map(|question| {
+            let start = Instant::now();
+            run_in(
+                &repo,
+                Some(&home),
+                GOLDFISH,
+                &["recall", question, "-n", "10"],
+            );
+            start.elapsed()
+        })
+        .collect();
+    let (initialize, first, rows) = row;
+    println!(
+        "| {n} | {} | {} | {} | {} | {} | {} | {} |",
+        ms(initialize),
+        ms(first),
+        rows[0],
+        rows[1],
+        rows[2],
+        rows[3],
+        ms(percentile(&mut process, 50))
+    );
+}

@@ -1,0 +1,329 @@
+//! `goldfish doctor`: every health check of a clone, its index and the
+//! embedding model, each problem with the command that fixes it.
+//!
+//! Doctor only looks: it never writes, syncs or repairs. A corrupt index is
+//! reported, not moved aside and rebuilt as [`Index::open`] would.
+
+use std::ffi::OsStr;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::git::{MEMORY_DIR, Workspace};
+use crate::index::{Index, Inspection, sync};
+use crate::init;
+use crate::log::MemoryDir;
+
+/// How many unreadable lines a finding lists by name.
+const LISTED_LINES: usize = 10;
+
+/// How bad a finding is. Only problems make doctor fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Ok,
+    /// Worth knowing; goldfish works.
+    Warning,
+    /// Something is broken or out of date until the fix runs.
+    Problem,
+}
+
+/// One check's result. Field names are stable (`doctor --json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// Stable name: `merge-driver`, `gitattributes`, `hooks`,
+    /// `goldfish-on-path`, `memory-folder`, `log`, `index`, `index-sync`,
+    /// `model`.
+    pub check: &'static str,
+    pub status: Severity,
+    /// What was found.
+    pub message: String,
+    /// The command (or step) that fixes it; `None` when ok.
+    pub fix: Option<String>,
+}
+
+impl Finding {
+    fn ok(check: &'static str, message: impl Into<String>) -> Finding {
+        Finding {
+            check,
+            status: Severity::Ok,
+            message: message.into(),
+            fix: None,
+        }
+    }
+
+    fn bad(
+        check: &'static str,
+        status: Severity,
+        message: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Finding {
+        Finding {
+            check,
+            status,
+            message: message.into(),
+            fix: Some(fix.into()),
+        }
+    }
+}
+
+/// The embedding model as the caller found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelState {
+    /// Installed and usable: its id.
+    Installed(String),
+    Missing,
+    /// Installed but broken: why (a sentence that says so).
+    Unusable(String),
+}
+
+/// What doctor looks at besides the workspace.
+pub struct Inputs<'a> {
+    /// `$GOLDFISH_HOME/index.db`.
+    pub index_path: &'a Path,
+    /// `PATH`, where git's hooks and merge driver look for `goldfish`.
+    pub path_var: Option<&'a OsStr>,
+    pub model: ModelState,
+}
+
+/// Runs every check, in a fixed order.
+pub fn diagnose(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
+    let mut findings: Vec<Finding> = init::health(workspace)
+        .into_iter()
+        .map(|check| match (check.problem, check.fix) {
+            (Some(problem), Some(fix)) => {
+                Finding::bad(check.check, Severity::Problem, problem, fix)
+            }
+            _ => Finding::ok(check.check, setup_ok_message(check.check)),
+        })
+        .collect();
+    findings.push(goldfish_on_path(inputs.path_var));
+    let memory_dir = workspace.memory_dir();
+    findings.push(if memory_dir.is_dir() {
+        Finding::ok("memory-folder", format!("{MEMORY_DIR}/ exists"))
+    } else {
+        Finding::bad(
+            "memory-folder",
+            Severity::Problem,
+            format!("{MEMORY_DIR}/ does not exist: `store` has nowhere to write"),
+            "goldfish init",
+        )
+    });
+    findings.push(log(&MemoryDir::new(memory_dir)));
+    findings.extend(index(workspace, inputs));
+    findings
+}
+
+/// Whether nothing needs fixing (warnings allowed).
+pub fn healthy(findings: &[Finding]) -> bool {
+    findings.iter().all(|f| f.status != Severity::Problem)
+}
+
+fn setup_ok_message(check: &str) -> &'static str {
+    match check {
+        "merge-driver" => "declared in this clone's git config",
+        "gitattributes" => "routes memory files to the merge driver",
+        "hooks" => "post-merge, post-checkout and post-rewrite installed and executable",
+        _ => "ok",
+    }
+}
+
+/// Git runs the hooks and the merge driver as `goldfish`, found on PATH.
+fn goldfish_on_path(path_var: Option<&OsStr>) -> Finding {
+    let found = path_var
+        .map(std::env::split_paths)
+        .into_iter()
+        .flatten()
+        .map(|dir| dir.join("goldfish"))
+        .find(|candidate| {
+            std::fs::metadata(candidate)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        });
+    match found {
+        Some(path) => Finding::ok("goldfish-on-path", path.display().to_string()),
+        None => Finding::bad(
+            "goldfish-on-path",
+            Severity::Problem,
+            "`goldfish` is not on PATH: git runs the hooks and the merge driver by that name, so the index would not follow pulls and memory files would merge as text",
+            "put the goldfish binary on PATH (`cargo install --path .` in goldfish's source)",
+        ),
+    }
+}
+
+/// Lines of the log readers skip: not a misconfiguration of this clone, but
+/// worth a look (committed conflict markers come from a clone without the
+/// driver).
+fn log(dir: &MemoryDir) -> Finding {
+    let view = match dir.read() {
+        Ok(view) => view,
+        Err(err) => {
+            return Finding::bad(
+                "log",
+                Severity::Problem,
+                chain(&err),
+                "check the permissions of the memory folder",
+            );
+        }
+    };
+    if view.problems.is_empty() {
+        return Finding::ok(
+            "log",
+            format!("{} memories, every line readable", view.memories.len()),
+        );
+    }
+    let mut listed: Vec<String> = view
+        .problems
+        .iter()
+        .take(LISTED_LINES)
+        .map(|problem| format!("{MEMORY_DIR}/{problem}"))
+        .collect();
+    if view.problems.len() > LISTED_LINES {
+        listed.push(format!("… and {} more", view.problems.len() - LISTED_LINES));
+    }
+    Finding::bad(
+        "log",
+        Severity::Warning,
+        format!(
+            "{} memories; {} lines are not readable records and are skipped (kept in the file):\n{}",
+            view.memories.len(),
+            view.problems.len(),
+            listed.join("\n")
+        ),
+        "edit or remove those lines by hand; conflict markers mean a clone merged without the driver: run `goldfish init` there",
+    )
+}
+
+/// The index file, whether it follows this workspace, and the embeddings.
+fn index(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
+    let path = inputs.index_path.display();
+    let mut findings = Vec::new();
+    let model = |index: Option<&Index>| -> Finding {
+        match &inputs.model {
+            ModelState::Missing => Finding::bad(
+                "model",
+                Severity::Warning,
+                "no embedding model is installed: recall matches keywords only",
+                "goldfish model install",
+            ),
+            ModelState::Unusable(why) => Finding::bad(
+                "model",
+                Severity::Problem,
+                why.clone(),
+                "goldfish model install",
+            ),
+            ModelState::Installed(id) => match index.map(Index::pending_embeddings) {
+                Some(Ok(pending)) if pending > 0 => Finding::bad(
+                    "model",
+                    Severity::Warning,
+                    format!(
+                        "{id}: {pending} memories are not embedded yet (found by keywords only)"
+                    ),
+                    "goldfish sync",
+                ),
+                _ => Finding::ok("model", id.clone()),
+            },
+        }
+    };
+    let index = match Index::inspect(inputs.index_path) {
+        Ok(Inspection::Intact(index)) => {
+            findings.push(Finding::ok("index", format!("{path}: intact")));
+            index
+        }
+        Ok(Inspection::Missing) => {
+            findings.push(Finding::bad(
+                "index",
+                Severity::Problem,
+                format!("no index at {path} yet: nothing was synced"),
+                "goldfish sync",
+            ));
+            findings.push(model(None));
+            return findings;
+        }
+        Ok(Inspection::Corrupt(why)) => {
+            findings.push(Finding::bad(
+                "index",
+                Severity::Problem,
+                format!("{path} is corrupt ({why}); it is only a cache of git"),
+                "goldfish reindex",
+            ));
+            findings.push(model(None));
+            return findings;
+        }
+        Ok(Inspection::TooNew { found, supported }) => {
+            findings.push(Finding::bad(
+                "index",
+                Severity::Problem,
+                format!(
+                    "{path} has schema version {found}, newer than this goldfish understands ({supported})"
+                ),
+                format!("upgrade goldfish, or delete {path} (it is rebuilt from git)"),
+            ));
+            findings.push(model(None));
+            return findings;
+        }
+        Err(err) => {
+            findings.push(Finding::bad(
+                "index",
+                Severity::Problem,
+                format!("cannot read the index: {}", chain(&err)),
+                format!("check the permissions of {path}"),
+            ));
+            findings.push(model(None));
+            return findings;
+        }
+    };
+    findings.push(index_sync(workspace, &index));
+    findings.push(model(Some(&index)));
+    findings
+}
+
+/// Whether the index saw this workspace's HEAD and memory files as they are.
+fn index_sync(workspace: &Workspace, index: &Index) -> Finding {
+    let stale =
+        |message: String| Finding::bad("index-sync", Severity::Problem, message, "goldfish sync");
+    let row = match index.workspace_by_root(workspace.root()) {
+        Ok(Some(row)) => row,
+        Ok(None) => return stale("this workspace was never synced into the index".to_owned()),
+        Err(err) => return stale(chain(&err)),
+    };
+    let head = workspace.head_commit().map(|id| id.to_string());
+    if row.head_commit != head {
+        return stale(format!(
+            "HEAD moved since the last sync ({} → {}); recall syncs first, hooks did not",
+            short(row.head_commit.as_deref()),
+            short(head.as_deref())
+        ));
+    }
+    match sync::changed_files(index, workspace) {
+        Ok(changed) if changed.is_empty() => Finding::ok(
+            "index-sync",
+            format!(
+                "up to date with HEAD {} (last sync {})",
+                short(head.as_deref()),
+                row.synced_at.as_deref().unwrap_or("never")
+            ),
+        ),
+        Ok(changed) => stale(format!(
+            "memory files changed since the last sync: {}",
+            changed.join(", ")
+        )),
+        Err(err) => stale(chain(&err)),
+    }
+}
+
+fn short(commit: Option<&str>) -> &str {
+    commit.map_or("no commit", |id| id.get(..12).unwrap_or(id))
+}
+
+/// An error and its causes, `: `-separated.
+fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

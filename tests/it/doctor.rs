@@ -1,0 +1,407 @@
+//! `goldfish doctor`: every misconfiguration found and printed with its fix
+//! (exit 1), a healthy clone exits 0 (warnings allowed), and doctor never
+//! changes anything, a corrupt index included.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::common::{TestEnv, filters, render};
+
+/// Runs `doctor --json`: exit code and the report.
+fn doctor(env: &TestEnv, repo: &Path) -> (Option<i32>, Value) {
+    let output = env.goldfish(repo, &["doctor", "--json"]);
+    let report = serde_json::from_slice(&output.stdout).unwrap_or_else(|err| {
+        panic!("{err}: {}", render(&output));
+    });
+    (output.status.code(), report)
+}
+
+/// The finding of `check` in a report.
+fn finding<'a>(report: &'a Value, check: &str) -> &'a Value {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["check"] == check)
+        .unwrap_or_else(|| panic!("no {check} in {report}"))
+}
+
+/// Asserts `check` is a problem fixed by `fix` whose message contains
+/// `message`, and that doctor exits 1.
+#[track_caller]
+fn assert_problem(env: &TestEnv, repo: &Path, check: &str, message: &str, fix: &str) {
+    let (code, report) = doctor(env, repo);
+    let found = finding(&report, check);
+    assert_eq!(found["status"], "problem", "{report}");
+    assert!(
+        found["message"].as_str().unwrap().contains(message),
+        "{found}"
+    );
+    assert_eq!(found["fix"], fix, "{found}");
+    assert_eq!(code, Some(1), "{report}");
+    assert_eq!(report["healthy"], false);
+}
+
+#[track_caller]
+fn assert_healthy(env: &TestEnv, repo: &Path) {
+    let (code, report) = doctor(env, repo);
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(report["healthy"], true);
+    assert_eq!(report["problems"], 0);
+}
+
+/// Every file under `dirs` with its bytes.
+fn files_under(dirs: &[&Path]) -> BTreeMap<PathBuf, Vec<u8>> {
+    fn walk(dir: &Path, into: &mut BTreeMap<PathBuf, Vec<u8>>) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, into);
+            } else {
+                into.insert(path.clone(), fs::read(&path).unwrap());
+            }
+        }
+    }
+    let mut files = BTreeMap::new();
+    for dir in dirs {
+        walk(dir, &mut files);
+    }
+    files
+}
+
+#[test]
+fn doctor_on_a_healthy_clone_exits_0_and_changes_nothing() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    env.ok(&repo, &["store", "Chose SQLite in WAL mode"]);
+    env.commit_all(&repo, "memory");
+    env.ok(&repo, &["sync"]);
+    let home = env.path().join("home");
+    let before = files_under(&[&repo, &home]);
+
+    let output = env.goldfish(&repo, &["doctor"]);
+    assert_eq!(output.status.code(), Some(0), "{}", render(&output));
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.ends_with("healthy, 1 warning\n"), "{text}");
+    assert!(text.contains("fix: goldfish model install"), "{text}");
+    let (code, report) = doctor(&env, &repo);
+    assert_eq!(code, Some(0));
+    let checks: Vec<&str> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["check"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        checks,
+        [
+            "merge-driver",
+            "gitattributes",
+            "hooks",
+            "goldfish-on-path",
+            "memory-folder",
+            "log",
+            "index",
+            "index-sync",
+            "model"
+        ]
+    );
+    assert_eq!(
+        report["warnings"], 1,
+        "no model: keyword recall still works"
+    );
+    assert_eq!(finding(&report, "model")["status"], "warning");
+    assert_eq!(
+        files_under(&[&repo, &home]),
+        before,
+        "doctor writes nothing, not even SQLite's side files"
+    );
+}
+
+#[test]
+fn doctor_on_a_clone_without_init() {
+    let env = TestEnv::new();
+    let (remote, _alice, _bob) = env.team();
+    let fresh = env.path().join("fresh");
+    env.git(
+        env.path(),
+        &[
+            "clone",
+            "-q",
+            remote.to_str().unwrap(),
+            fresh.to_str().unwrap(),
+        ],
+    );
+    let output = env.goldfish(&fresh, &["doctor"]);
+    let filters = filters(&env);
+    let filters: Vec<(&str, &str)> = filters
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    insta::with_settings!({ filters => filters }, {
+        insta::assert_snapshot!(render(&output));
+    });
+    assert_problem(
+        &env,
+        &fresh,
+        "merge-driver",
+        "merge.goldfish.driver",
+        "goldfish init",
+    );
+    assert_problem(
+        &env,
+        &fresh,
+        "hooks",
+        "post-merge is missing",
+        "goldfish init",
+    );
+    assert_problem(&env, &fresh, "index", "nothing was synced", "goldfish sync");
+    env.ok(&fresh, &["init"]);
+    env.ok(&fresh, &["sync"]);
+    assert_healthy(&env, &fresh);
+}
+
+/// Also a regression: `init` did not make a hook of its own executable again.
+#[test]
+fn doctor_finds_broken_hooks_and_setup_that_init_repairs() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    env.ok(&repo, &["sync"]);
+    assert_healthy(&env, &repo);
+    let hooks = repo.join(".git/hooks");
+    let repaired = |check: &str| {
+        let out = env.ok(&repo, &["init"]);
+        assert!(
+            !out.starts_with("goldfish is already set up"),
+            "{check}: {out}"
+        );
+        assert_healthy(&env, &repo);
+    };
+
+    fs::set_permissions(hooks.join("post-merge"), fs::Permissions::from_mode(0o644)).unwrap();
+    assert_problem(
+        &env,
+        &repo,
+        "hooks",
+        "post-merge is not executable",
+        "goldfish init",
+    );
+    repaired("not executable");
+
+    fs::write(hooks.join("post-checkout"), "#!/bin/sh\nexit 0\n").unwrap();
+    assert_problem(
+        &env,
+        &repo,
+        "hooks",
+        "post-checkout is not goldfish's",
+        "goldfish init",
+    );
+    repaired("foreign");
+    assert!(hooks.join("post-checkout.legacy").is_file());
+
+    fs::remove_file(hooks.join("post-rewrite")).unwrap();
+    assert_problem(
+        &env,
+        &repo,
+        "hooks",
+        "post-rewrite is missing",
+        "goldfish init",
+    );
+    repaired("missing");
+
+    env.git(&repo, &["config", "core.hooksPath", ".githooks"]);
+    assert_problem(&env, &repo, "hooks", ".githooks", "goldfish init");
+    repaired("core.hooksPath");
+    assert!(repo.join(".githooks/post-merge").is_file());
+
+    fs::write(repo.join(".gitattributes"), "*.png binary\n").unwrap();
+    assert_problem(
+        &env,
+        &repo,
+        "gitattributes",
+        ".goldfish/memories/*.jsonl merge=goldfish",
+        "goldfish init",
+    );
+    repaired("gitattributes");
+
+    env.git(&repo, &["config", "--unset", "merge.goldfish.driver"]);
+    assert_problem(&env, &repo, "merge-driver", "not declared", "goldfish init");
+    repaired("driver");
+
+    fs::remove_dir_all(repo.join(".goldfish")).unwrap();
+    assert_problem(
+        &env,
+        &repo,
+        "memory-folder",
+        "does not exist",
+        "goldfish init",
+    );
+    repaired("memory folder");
+}
+
+#[test]
+fn doctor_finds_goldfish_missing_from_path() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    env.ok(&repo, &["sync"]);
+    // Only git's folder on PATH.
+    let system_path = std::env::var_os("PATH").unwrap();
+    let git_dir = std::env::split_paths(&system_path)
+        .find(|dir| dir.join("git").is_file())
+        .unwrap();
+    let output = env
+        .command(env!("CARGO_BIN_EXE_goldfish"), &repo)
+        .env("PATH", &git_dir)
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let found = finding(&report, "goldfish-on-path");
+    assert_eq!(found["status"], "problem", "{found}");
+    assert!(found["fix"].as_str().unwrap().contains("PATH"), "{found}");
+    assert_eq!(report["problems"], 1, "{report}");
+}
+
+#[test]
+fn doctor_finds_a_stale_index() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    assert_problem(&env, &repo, "index", "nothing was synced", "goldfish sync");
+    env.ok(&repo, &["store", "Stored and indexed at once"]);
+    assert_healthy(&env, &repo);
+    // A commit moves HEAD, and no hook runs on commit.
+    env.commit_all(&repo, "memory");
+    assert_problem(
+        &env,
+        &repo,
+        "index-sync",
+        "HEAD moved since the last sync",
+        "goldfish sync",
+    );
+    env.ok(&repo, &["sync"]);
+    assert_healthy(&env, &repo);
+    // A line appended by another tool.
+    let file = repo.join(".goldfish/memories/2026-11-21.jsonl");
+    let mut text = fs::read_to_string(&file).unwrap();
+    text.push_str(r#"{"id":"01KAJ0000000000000000000AA","timestamp":"2026-11-21T10:00:00.000Z","type":"insight","content":"appended"}"#);
+    text.push('\n');
+    fs::write(&file, text).unwrap();
+    assert_problem(
+        &env,
+        &repo,
+        "index-sync",
+        "memory files changed since the last sync: 2026-11-21.jsonl",
+        "goldfish sync",
+    );
+    // Another workspace's sync does not count for this one.
+    let other = env.repo("other", "Ada");
+    env.ok(&other, &["sync"]);
+    assert_problem(
+        &env,
+        &repo,
+        "index-sync",
+        "2026-11-21.jsonl",
+        "goldfish sync",
+    );
+    env.ok(&repo, &["recall", "appended"]);
+    assert_healthy(&env, &repo);
+}
+
+#[test]
+fn doctor_reports_a_corrupt_index_and_leaves_it_alone() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    for i in 0..200 {
+        let line = format!(
+            r#"{{"id":"01KAJ{i:021}","timestamp":"2026-11-20T10:00:00.000Z","type":"insight","content":"Memory {i} about the cache"}}"#
+        );
+        let path = repo.join(".goldfish/memories/2026-11-20.jsonl");
+        let mut text = fs::read_to_string(&path).unwrap_or_default();
+        text.push_str(&line);
+        text.push('\n');
+        fs::write(&path, text).unwrap();
+    }
+    env.ok(&repo, &["sync"]);
+    let home = env.path().join("home/.goldfish");
+    let index = home.join("index.db");
+    let intact = fs::read(&index).unwrap();
+    let damages: [(&str, Vec<u8>); 3] = [
+        ("truncated to half", intact[..intact.len() / 2].to_vec()),
+        ("truncated to 100 bytes", intact[..100].to_vec()),
+        ("garbage", b"garbage, not SQLite".repeat(1000)),
+    ];
+    for (damage, bytes) in damages {
+        fs::write(&index, &bytes).unwrap();
+        let before = files_under(&[&home]);
+        assert_problem(&env, &repo, "index", "is corrupt", "goldfish reindex");
+        assert_eq!(
+            files_under(&[&home]),
+            before,
+            "{damage}: not moved aside, not repaired, no side files"
+        );
+    }
+    // The model check still runs when the index cannot be read.
+    let (_, report) = doctor(&env, &repo);
+    assert_eq!(finding(&report, "model")["status"], "warning");
+    let rebuilt = env.ok(&repo, &["reindex"]);
+    assert!(rebuilt.contains("rebuilt r: 200 memories"), "{rebuilt}");
+    assert_healthy(&env, &repo);
+}
+
+#[test]
+fn doctor_reports_the_model() {
+    // Installed: ok, and memories indexed by keyword only are waiting.
+    let env = TestEnv::new().with_model();
+    let repo = env.repo("r", "Ada");
+    env.ok(&repo, &["sync"]);
+    let (code, report) = doctor(&env, &repo);
+    assert_eq!(code, Some(0), "{report}");
+    let model = finding(&report, "model");
+    assert_eq!(model["status"], "ok", "{model}");
+    assert!(
+        model["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("all-MiniLM-L6-v2@"),
+        "{model}"
+    );
+    fs::write(
+        repo.join(".goldfish/memories/2026-11-21.jsonl"),
+        r#"{"id":"01KAJ0000000000000000000AA","timestamp":"2026-11-21T10:00:00.000Z","type":"insight","content":"not embedded yet"}
+"#,
+    )
+    .unwrap();
+    env.ok(&repo, &["recall", "embedded", "--mode", "keyword"]);
+    let (code, report) = doctor(&env, &repo);
+    assert_eq!(code, Some(0), "a warning: {report}");
+    let model = finding(&report, "model");
+    assert_eq!(model["status"], "warning", "{model}");
+    assert!(
+        model["message"]
+            .as_str()
+            .unwrap()
+            .contains("1 memories are not embedded yet"),
+        "{model}"
+    );
+    assert_eq!(model["fix"], "goldfish sync");
+
+    // Installed but broken: a problem.
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    env.ok(&repo, &["sync"]);
+    let model_dir = env.path().join("home/.goldfish/models/all-MiniLM-L6-v2");
+    fs::create_dir_all(&model_dir).unwrap();
+    fs::write(model_dir.join("manifest.json"), "{ not json").unwrap();
+    assert_problem(
+        &env,
+        &repo,
+        "model",
+        "installed but unusable",
+        "goldfish model install",
+    );
+}
