@@ -99,7 +99,18 @@ pub(crate) fn store(
     input: StoreInput,
 ) -> Result<Stored, CliError> {
     let content = memory::validate_content(&input.content, input.allow_secret)
-        .map_err(|err| ctx.usage("CONTENT", format!("{err:#}")))?;
+        .map_err(|err| {
+            let message = format!("{err:#}");
+            let message = match ctx.front {
+                Front::Cli => message,
+                // Tool calls cannot pass --allow-secret: only a person can.
+                Front::Mcp => message.replace(
+                    "remove it, or pass --allow-secret if it is not one",
+                    "remove it (if it is not one, a person can store it with `goldfish store --allow-secret`)",
+                ),
+            };
+            ctx.usage("CONTENT", message)
+        })?;
     let config = repo_config(workspace)?;
     let kind = config
         .kinds

@@ -149,7 +149,12 @@ fn store_recall_forget_and_errors_in_one_session() {
         )
         .await;
         assert_eq!(secret.is_error, Some(true));
-        assert!(text_of(&secret).contains("content:"), "{}", text_of(&secret));
+        assert!(
+            text_of(&secret).contains("content: the memory looks like it contains a secret")
+                && text_of(&secret).contains("a person can store it"),
+            "{}",
+            text_of(&secret)
+        );
         let unknown = client
             .call_tool(CallToolRequestParams::new("remember"))
             .await;
