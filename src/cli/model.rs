@@ -5,7 +5,7 @@ use anyhow::Context;
 
 use super::CliError;
 use crate::embed::onnx::{ModelTokenizer, OnnxEmbedder};
-use crate::embed::{DEFAULT_MODEL, InstalledModel};
+use crate::embed::{DEFAULT_MODEL, InstalledModel, Remembering, TextVectors};
 use crate::env;
 use crate::home::Home;
 
@@ -17,6 +17,8 @@ pub(crate) struct Model {
     installed: InstalledModel,
     embedder: Option<OnnxEmbedder>,
     tokenizer: Option<ModelTokenizer>,
+    /// Sentence vectors of earlier digests.
+    sentences: TextVectors,
 }
 
 impl Model {
@@ -29,6 +31,7 @@ impl Model {
             installed,
             embedder: None,
             tokenizer: None,
+            sentences: TextVectors::default(),
         }))
     }
 
@@ -65,6 +68,16 @@ impl Model {
             self.embedder = Some(embedder);
         }
         Ok(self.embedder.as_mut().expect("loaded above"))
+    }
+
+    /// The embedder for a digest's sentences: what this process embedded
+    /// before is not embedded again.
+    pub(super) fn sentence_embedder(&mut self) -> Result<Remembering<'_>, CliError> {
+        self.embedder()?;
+        Ok(Remembering {
+            inner: self.embedder.as_mut().expect("loaded above"),
+            memory: &mut self.sentences,
+        })
     }
 }
 

@@ -477,15 +477,17 @@ pub(crate) fn recall(ctx: &mut Ctx, cwd: &Path, input: RecallInput) -> Result<Re
             }
         }
     }
-    let embedder: Option<&mut dyn Embedder> = match (mode, ctx.model.as_mut()) {
+    let mut sentence_embedder = match (mode, ctx.model.as_mut()) {
         (Mode::Keyword, _) | (_, None) => None,
-        (_, Some(model)) => Some(model.embedder()?),
+        (_, Some(model)) => Some(model.sentence_embedder()?),
     };
     let digest = crate::digest::distill(
         &sources,
         &words,
         query_vector.as_ref().map(|(_, vector)| vector.as_slice()),
-        embedder,
+        sentence_embedder
+            .as_mut()
+            .map(|embedder| embedder as &mut dyn Embedder),
         counter.as_mut(),
         budget,
     )

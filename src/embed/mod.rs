@@ -49,6 +49,58 @@ pub trait Embedder {
     fn embed(&mut self, texts: &[&str], kind: TextKind) -> Result<Vec<Vec<f32>>, EmbedError>;
 }
 
+/// Document vectors remembered by their text, up to a number of texts (then
+/// forgotten all at once): long-lived processes embed the same sentences
+/// again and again (the MCP server's digests).
+#[derive(Debug, Default)]
+pub struct TextVectors {
+    vectors: std::collections::HashMap<String, Vec<f32>>,
+}
+
+impl TextVectors {
+    /// Texts kept at most: about 30 MB of 384-dimension vectors.
+    pub const CAPACITY: usize = 20_000;
+}
+
+/// `inner`, with document vectors looked up in `memory` first.
+pub struct Remembering<'a> {
+    pub inner: &'a mut dyn Embedder,
+    pub memory: &'a mut TextVectors,
+}
+
+impl Embedder for Remembering<'_> {
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+
+    fn dims(&self) -> usize {
+        self.inner.dims()
+    }
+
+    fn embed(&mut self, texts: &[&str], kind: TextKind) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if kind != TextKind::Document {
+            return self.inner.embed(texts, kind);
+        }
+        let vectors = &mut self.memory.vectors;
+        let mut missing: Vec<&str> = Vec::new();
+        for &text in texts {
+            if !vectors.contains_key(text) && !missing.contains(&text) {
+                missing.push(text);
+            }
+        }
+        if !missing.is_empty() {
+            let embedded = self.inner.embed(&missing, kind)?;
+            if vectors.len() + missing.len() > TextVectors::CAPACITY {
+                vectors.clear();
+            }
+            for (text, vector) in missing.into_iter().zip(embedded) {
+                vectors.insert(text.to_owned(), vector);
+            }
+        }
+        Ok(texts.iter().map(|text| vectors[*text].clone()).collect())
+    }
+}
+
 /// Where an installed model's files are.
 #[derive(Debug, Clone)]
 pub struct InstalledModel {
@@ -103,5 +155,45 @@ pub fn normalize(v: &mut [f32]) {
         for x in v {
             *x /= norm;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts the texts it is asked to embed.
+    struct Counting(usize);
+
+    impl Embedder for Counting {
+        fn model_id(&self) -> &str {
+            "counting"
+        }
+        fn dims(&self) -> usize {
+            1
+        }
+        fn embed(&mut self, texts: &[&str], _: TextKind) -> Result<Vec<Vec<f32>>, EmbedError> {
+            self.0 += texts.len();
+            Ok(texts.iter().map(|t| vec![t.len() as f32]).collect())
+        }
+    }
+
+    #[test]
+    fn remembered_documents_are_embedded_once_and_queries_never_remembered() {
+        let mut inner = Counting(0);
+        let mut memory = TextVectors::default();
+        let mut embedder = Remembering {
+            inner: &mut inner,
+            memory: &mut memory,
+        };
+        let first = embedder
+            .embed(&["a", "bb", "a"], TextKind::Document)
+            .unwrap();
+        assert_eq!(first, vec![vec![1.0], vec![2.0], vec![1.0]]);
+        let second = embedder.embed(&["bb", "ccc"], TextKind::Document).unwrap();
+        assert_eq!(second, vec![vec![2.0], vec![3.0]]);
+        embedder.embed(&["a"], TextKind::Query).unwrap();
+        embedder.embed(&["a"], TextKind::Query).unwrap();
+        assert_eq!(inner.0, 2 + 1 + 2, "a, bb; then ccc; queries each time");
     }
 }
