@@ -125,6 +125,15 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), SetupError> {
     std::fs::create_dir_all(dir).map_err(io_error("create the folder of"))?;
     let mut file = tempfile::NamedTempFile::new_in(dir).map_err(io_error("write"))?;
     io::Write::write_all(&mut file, text.as_bytes()).map_err(io_error("write"))?;
+    // A temporary file is private (0600); the result keeps the permissions
+    // of the file it replaces, or gets a plain file's.
+    let permissions = match std::fs::metadata(path) {
+        Ok(existing) => existing.permissions(),
+        Err(_) => std::os::unix::fs::PermissionsExt::from_mode(0o644),
+    };
+    file.as_file()
+        .set_permissions(permissions)
+        .map_err(io_error("write"))?;
     file.persist(path)
         .map_err(|err| err.error)
         .map_err(io_error("write"))?;

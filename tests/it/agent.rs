@@ -18,6 +18,11 @@ fn init_agent_claude_merges_into_existing_files_and_is_idempotent() {
     let user_claude = "# Project rules\n\nRun `make check` before every commit.\n";
     fs::write(repo.join(".mcp.json"), user_mcp).unwrap();
     fs::write(repo.join("CLAUDE.md"), user_claude).unwrap();
+    let user_mode = {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(repo.join("CLAUDE.md"), fs::Permissions::from_mode(0o664)).unwrap();
+        0o664
+    };
 
     let first = env.ok(&repo, &["init", "--agent", "claude"]);
     assert!(
@@ -54,6 +59,14 @@ fn init_agent_claude_merges_into_existing_files_and_is_idempotent() {
     assert!(claude.trim_end().ends_with("<!-- goldfish:end -->"));
     let command = fs::read_to_string(repo.join(".claude/commands/recall.md")).unwrap();
     assert!(command.contains("$ARGUMENTS"));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |file: &str| fs::metadata(repo.join(file)).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(".claude/commands/recall.md"), 0o644);
+    assert_eq!(
+        mode("CLAUDE.md"),
+        user_mode,
+        "the user's file keeps its permissions"
+    );
 
     let files = [".mcp.json", "CLAUDE.md", ".claude/commands/recall.md"];
     let before: Vec<Vec<u8>> = files
