@@ -69,8 +69,27 @@ run goldfish recall --author bob
 step "the standup: today's memories distilled into at most 80 tokens"
 run goldfish recall --since 1d --budget 80
 
-step "bob forgets an outdated checkpoint (a tombstone is appended; history is kept)"
+step "an agent starting a session in bob's clone gets a short briefing"
 cd "$demo/bob"
+run goldfish brief --budget 120
+
+step "connect Claude Code: the MCP server, a /recall command, a CLAUDE.md section"
+run goldfish init --agent claude
+run cat .mcp.json
+echo "an MCP client calls the tools over stdio; here one recall as raw JSON-RPC:"
+coproc MCP { goldfish mcp 2>/dev/null; }
+printf '%s\n' \
+    '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"demo","version":"1"}}}' \
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"recall","arguments":{"query":"why did login break?","budget":60}}}' \
+    >&"${MCP[1]}"
+while read -r line <&"${MCP[0]}"; do
+    case $line in *'"id":2'*) echo "$line"; break ;; esac
+done
+exec {MCP[1]}>&-
+wait "$MCP_PID"
+
+step "bob forgets an outdated checkpoint (a tombstone is appended; history is kept)"
 id=$(goldfish recall --type checkpoint --json | head -n1 | sed 's/.*"id":"\([^"]*\)".*/\1/')
 run goldfish forget "$id"
 run goldfish recall --type checkpoint || true

@@ -288,27 +288,47 @@ fn index_sync(workspace: &Workspace, index: &Index) -> Finding {
         Err(err) => return stale(chain(&err)),
     };
     let head = workspace.head_commit().map(|id| id.to_string());
+    let changed = match sync::changed_files(index, workspace) {
+        Ok(changed) => changed,
+        Err(err) => return stale(chain(&err)),
+    };
     if row.head_commit != head {
-        return stale(format!(
-            "HEAD moved since the last sync ({} → {}); recall syncs first, hooks did not",
+        let moved = format!(
+            "HEAD moved since the last sync ({} → {})",
             short(row.head_commit.as_deref()),
             short(head.as_deref())
+        );
+        // A commit moves HEAD and runs no hook; with the memory files as the
+        // index saw them, only the commits that introduced memories are new.
+        if changed.is_empty() {
+            return Finding::bad(
+                "index-sync",
+                Severity::Warning,
+                format!(
+                    "{moved}, memory files unchanged: the commits that introduced memories are recorded at the next sync"
+                ),
+                "goldfish sync",
+            );
+        }
+        return stale(format!(
+            "{moved} and memory files changed ({}); recall syncs first, hooks did not",
+            changed.join(", ")
         ));
     }
-    match sync::changed_files(index, workspace) {
-        Ok(changed) if changed.is_empty() => Finding::ok(
+    if changed.is_empty() {
+        Finding::ok(
             "index-sync",
             format!(
                 "up to date with HEAD {} (last sync {})",
                 short(head.as_deref()),
                 row.synced_at.as_deref().unwrap_or("never")
             ),
-        ),
-        Ok(changed) => stale(format!(
+        )
+    } else {
+        stale(format!(
             "memory files changed since the last sync: {}",
             changed.join(", ")
-        )),
-        Err(err) => stale(chain(&err)),
+        ))
     }
 }
 

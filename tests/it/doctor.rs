@@ -274,8 +274,32 @@ fn doctor_finds_a_stale_index() {
     assert_problem(&env, &repo, "index", "nothing was synced", "goldfish sync");
     env.ok(&repo, &["store", "Stored and indexed at once"]);
     assert_healthy(&env, &repo);
-    // A commit moves HEAD, and no hook runs on commit.
+    // A commit moves HEAD, and no hook runs on commit: the memories are
+    // indexed, only the commit that introduced them is not (a warning).
     env.commit_all(&repo, "memory");
+    assert_healthy(&env, &repo);
+    let (_, report) = doctor(&env, &repo);
+    let found = finding(&report, "index-sync");
+    assert_eq!(found["status"], "warning", "{found}");
+    assert!(
+        found["message"]
+            .as_str()
+            .unwrap()
+            .contains("HEAD moved since the last sync"),
+        "{found}"
+    );
+    env.ok(&repo, &["sync"]);
+    assert_healthy(&env, &repo);
+    // HEAD moved and the memory files changed with it (a checkout without
+    // the hooks): a problem.
+    env.git(&repo, &["checkout", "-q", "-b", "side"]);
+    env.ok(&repo, &["store", "Only on the side branch"]);
+    env.commit_all(&repo, "side branch");
+    env.ok(&repo, &["sync"]);
+    env.git(
+        &repo,
+        &["-c", "core.hooksPath=/dev/null", "checkout", "-q", "main"],
+    );
     assert_problem(
         &env,
         &repo,
