@@ -81,7 +81,7 @@ coproc MCP { goldfish mcp 2>/dev/null; }
 printf '%s\n' \
     '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"demo","version":"1"}}}' \
     '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
-    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"recall","arguments":{"query":"why did login break?","budget":60}}}' \
+    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"recall","arguments":{"query":"login problems","budget":60}}}' \
     >&"${MCP[1]}"
 while read -r line <&"${MCP[0]}"; do
     case $line in *'"id":2'*) echo "$line"; break ;; esac

@@ -39,7 +39,7 @@ pub struct Picked {
 }
 
 /// The result of [`distill`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Digest {
     pub text: String,
     /// Tokens of `text`.
@@ -322,10 +322,17 @@ pub fn sections(
             let heading = format!("## {title}\n");
             let heading_tokens = counter.count(&heading) + 1;
             let share = left / (live.len() - n);
-            if share <= heading_tokens {
-                continue;
+            let mut part = Digest::default();
+            // An equal share, or, when that fits nothing, what is left: a
+            // group with something in it beats an even split.
+            for room in [share, left] {
+                if room > heading_tokens {
+                    part = distill(sources, &[], None, None, counter, room - heading_tokens)?;
+                }
+                if !part.text.is_empty() {
+                    break;
+                }
             }
-            let part = distill(sources, &[], None, None, counter, share - heading_tokens)?;
             if part.text.is_empty() {
                 continue;
             }
@@ -477,5 +484,47 @@ mod tests {
         let digest = distill(&sources, &[], None, None, &mut CharEstimate, 20).unwrap();
         assert!(digest.text.contains("Newest thing."), "{}", digest.text);
         assert!(!digest.text.contains("Older"), "{}", digest.text);
+    }
+
+    #[test]
+    fn sections_share_the_budget_and_a_group_too_big_for_its_share_takes_the_rest() {
+        let parts = vec![
+            (
+                "Where work stopped".to_owned(),
+                vec![source(
+                    "01CHECKPOINT0000000000000",
+                    "Checkpoint: the refund flow API is done and merged; webhooks are next, see src/refunds/webhooks.rs.",
+                )],
+            ),
+            ("Nothing here".to_owned(), Vec::new()),
+            (
+                "Recent decisions".to_owned(),
+                vec![source("01DECISION00000000000000", "Use WAL mode.")],
+            ),
+        ];
+        let whole = sections(&parts, &mut CharEstimate, 1000).unwrap();
+        assert_eq!(
+            whole.text,
+            "## Where work stopped\n[01CHECKPOINT · 2026-11-21 · decision]\n\
+             Checkpoint: the refund flow API is done and merged; webhooks are next, see src/refunds/webhooks.rs.\n\
+             ## Recent decisions\n[01DECISION00 · 2026-11-21 · decision]\nUse WAL mode.\n"
+        );
+        assert_eq!(whole.sentences.len(), 3);
+        // 50 tokens: the checkpoint needs more than half, so it takes what
+        // is left and the decision does not fit.
+        let tight = sections(&parts, &mut CharEstimate, 50).unwrap();
+        assert!(
+            tight.text.starts_with("## Where work stopped\n"),
+            "{}",
+            tight.text
+        );
+        assert!(!tight.text.contains("Recent decisions"), "{}", tight.text);
+        assert!(tight.tokens <= 50);
+        assert!(
+            sections(&parts, &mut CharEstimate, 5)
+                .unwrap()
+                .text
+                .is_empty()
+        );
     }
 }
