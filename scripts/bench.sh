@@ -30,7 +30,7 @@ while [ $# -gt 0 ]; do
         --json) json="${2:?--json needs a file}"; shift ;;
         --markdown) markdown="${2:?--markdown needs a file}"; shift ;;
         --doc) doc=docs/BENCHMARKS.md ;;
-        -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         *) echo "bench.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
     shift

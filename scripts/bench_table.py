@@ -24,7 +24,7 @@ import argparse
 import json
 import os
 import platform
-import re
+import signal
 import subprocess
 import sys
 
@@ -193,6 +193,7 @@ def compare(old_path, new_path):
 
 
 def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet under `| head`
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("rows", nargs="?")
     parser.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE")
