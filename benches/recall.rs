@@ -14,6 +14,9 @@
 //! id through the index's embedding queue. Also prints the index's size on
 //! disk and the warm process's resident memory.
 //!
+//! Needs the model installed (`scripts/bench.sh` or `scripts/test.sh` do it;
+//! or set `GOLDFISH_TEST_MODEL_HOME`).
+//!
 //! Run: `cargo bench --bench recall` (`GOLDFISH_BENCH_SIZES=1000,10000`).
 
 use std::time::{Duration, Instant};

@@ -19,6 +19,9 @@
 //! synthetic vectors under the real model's id first. Peak memory comes from
 //! one more run under GNU time (`/usr/bin/time`; n/a without it).
 //!
+//! Needs the model installed (`scripts/bench.sh` or `scripts/test.sh` do it;
+//! or set `GOLDFISH_TEST_MODEL_HOME`).
+//!
 //! Run: `cargo bench --bench sync`.
 
 use std::time::Duration;
