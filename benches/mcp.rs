@@ -9,13 +9,14 @@
 //! Run: `cargo bench --bench mcp` (`GOLDFISH_BENCH_SIZES=10000`; needs the
 //! model in `target/model-home`, which `scripts/test.sh` installs).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 mod common;
 
-use common::{ms, percentile, run_in};
+use common::report::{Row, emit};
+use common::{ms, percentile};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
@@ -23,7 +24,12 @@ use rmcp::transport::TokioChildProcess;
 const GOLDFISH: &str = env!("CARGO_BIN_EXE_goldfish");
 
 fn main() {
-    let sizes = common::sizes("GOLDFISH_BENCH_SIZES", &[1_000], &[10_000]);
+    // Real embeddings of every memory: 10k take about a minute to sync.
+    let sizes = if common::quick() {
+        vec![1_000]
+    } else {
+        common::sizes("GOLDFISH_BENCH_MCP_SIZES", &[1_000], &[10_000])
+    };
     println!("machine: {}", common::machine());
     println!();
     println!(
@@ -35,10 +41,19 @@ fn main() {
     }
 }
 
-fn model_home() -> PathBuf {
-    std::env::var_os("GOLDFISH_TEST_MODEL_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/model-home"))
+/// Runs `program args` in `dir` with `GOLDFISH_HOME=home` and a hermetic
+/// git config, output discarded; panics on failure.
+fn run_in(dir: &Path, home: &Path, program: &str, args: &[&str]) {
+    let status = std::process::Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .env("GOLDFISH_HOME", home)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "{program} {args:?} failed: {status}");
 }
 
 fn fixture(name: &str) -> String {
@@ -55,12 +70,12 @@ fn run(n: usize) {
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
     for sub in ["models", "runtime"] {
-        std::os::unix::fs::symlink(model_home().join(sub), home.join(sub)).unwrap();
+        std::os::unix::fs::symlink(common::model_home().join(sub), home.join(sub)).unwrap();
     }
     let repo = dir.path().join("repo");
     std::fs::create_dir_all(&repo).unwrap();
-    run_in(&repo, Some(&home), "git", &["init", "-q"]);
-    run_in(&repo, Some(&home), GOLDFISH, &["init"]);
+    run_in(&repo, &home, "git", &["init", "-q"]);
+    run_in(&repo, &home, GOLDFISH, &["init"]);
     let seeds: Vec<serde_json::Value> = fixture("memories.jsonl")
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
@@ -78,7 +93,7 @@ fn run(n: usize) {
         log.push('\n');
     }
     std::fs::write(repo.join(".goldfish/memories/2026-10-01.jsonl"), log).unwrap();
-    run_in(&repo, Some(&home), GOLDFISH, &["sync", "--quiet"]);
+    run_in(&repo, &home, GOLDFISH, &["sync", "--quiet"]);
 
     let questions: Vec<String> =
         serde_json::from_str::<Vec<serde_json::Value>>(&fixture("questions.json"))
@@ -137,11 +152,13 @@ fn run(n: usize) {
                 }
                 samples.push(recall(arguments).await);
             }
-            rows.push(format!(
-                "{} / {}",
-                ms(percentile(&mut samples, 50)),
-                ms(percentile(&mut samples, 95))
-            ));
+            let measure = match budget {
+                Some(budget) => format!("MCP {mode} --budget {budget}, warm"),
+                None => format!("MCP {mode}, warm"),
+            };
+            let (p50, p95) = (percentile(&mut samples, 50), percentile(&mut samples, 95));
+            emit(Row::latency("mcp", measure, p50, p95).at(n));
+            rows.push(format!("{} / {}", ms(p50), ms(p95)));
         }
         client.cancel().await.unwrap();
         (initialize, first, rows)
@@ -153,16 +170,15 @@ fn run(n: usize) {
         .take(7)
         .map(|question| {
             let start = Instant::now();
-            run_in(
-                &repo,
-                Some(&home),
-                GOLDFISH,
-                &["recall", question, "-n", "10"],
-            );
+            run_in(&repo, &home, GOLDFISH, &["recall", question, "-n", "10"]);
             start.elapsed()
         })
         .collect();
     let (initialize, first, rows) = row;
+    let process_p50 = percentile(&mut process, 50);
+    emit(Row::time("mcp", "MCP initialize", initialize).at(n));
+    emit(Row::time("mcp", "MCP first recall (waits for the model)", first).at(n));
+    emit(Row::time("mcp", "new `goldfish recall` process, hybrid", process_p50).at(n));
     println!(
         "| {n} | {} | {} | {} | {} | {} | {} | {} |",
         ms(initialize),
@@ -171,6 +187,6 @@ fn run(n: usize) {
         rows[1],
         rows[2],
         rows[3],
-        ms(percentile(&mut process, 50))
+        ms(process_p50)
     );
 }

@@ -1,162 +1,295 @@
-//! Whole-recall benchmark, warm (one process, index open, codes loaded):
-//! keyword, semantic and hybrid recall at 10k, 100k and 1M memories, with
-//! the memories synced from git files and their vectors stored directly
-//! (synthetic, clustered; embedding a million texts is measured elsewhere).
-//! Prints a markdown table with p50/p95 and the process's resident memory.
+//! Whole-recall benchmark: keyword, semantic, hybrid and hybrid with
+//! `--budget 500`, p50 / p95, at 1k, 10k, 100k and 1M memories:
 //!
-//! Run: `cargo bench --bench recall` (`GOLDFISH_BENCH_SIZES=10000,100000`).
+//! - warm: in one process with the model loaded and the index open, as a
+//!   long-lived agent integration runs it; each query is new, so it is
+//!   embedded by the real model before the search (what `goldfish recall`
+//!   does, in the same order, from `Index::query_vector` to `digest::distill`);
+//! - cold: `goldfish recall` as a new process (sync check, model load, query
+//!   embedding, search, output), up to 100k memories; its peak memory too.
+//!
+//! The workspace is a synthetic team log (`common/workspace.rs`) synced from
+//! git; its vectors are synthetic (embedding a million texts is out of the
+//! question; throughput is `--bench embed`), stored under the real model's
+//! id through the index's embedding queue. Also prints the index's size on
+//! disk and the warm process's resident memory.
+//!
+//! Needs the model installed (`scripts/bench.sh` or `scripts/test.sh` do it;
+//! or set `GOLDFISH_TEST_MODEL_HOME`).
+//!
+//! Run: `cargo bench --bench recall` (`GOLDFISH_BENCH_SIZES=1000,10000`).
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 mod common;
 
-use common::{Rng, ms, rss_kb, run_in};
-use goldfish::embed::normalize;
+use common::report::{Row, emit};
+use common::workspace::{Workspace, peak_rss_mb, questions, run};
+use common::{ms, percentile, rss_kb};
+use goldfish::digest::{Source, TokenCounter, distill, source_tokens};
+use goldfish::embed::onnx::{ModelTokenizer, OnnxEmbedder};
+use goldfish::embed::{Embedder, InstalledModel, TextKind};
 use goldfish::index::Index;
-use goldfish::index::search::{Mode, QueryVector, Scope};
+use goldfish::index::search::{Mode, QueryVector, Scope, content_words};
 use goldfish::recall::Request;
 
-const GOLDFISH: &str = env!("CARGO_BIN_EXE_goldfish");
-const MODEL: &str = "bench-model";
+/// Cold runs stop here: a new process per query at 1M adds little.
+const COLD_MAX: usize = 100_000;
+const BUDGET: usize = 500;
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Keyword,
+    Semantic,
+    Hybrid,
+    Budget,
+}
+
+const KINDS: [(Kind, &str); 4] = [
+    (Kind::Keyword, "keyword"),
+    (Kind::Semantic, "semantic"),
+    (Kind::Hybrid, "hybrid"),
+    (Kind::Budget, "hybrid --budget 500"),
+];
 
 fn main() {
     let sizes = common::sizes(
         "GOLDFISH_BENCH_SIZES",
-        &[10_000],
-        &[10_000, 100_000, 1_000_000],
+        &[1000],
+        &[1000, 10_000, 100_000, 1_000_000],
     );
+    let model = common::installed_model();
     println!("machine: {}", common::machine());
     println!();
     println!(
-        "| memories | keyword p50 / p95 | semantic p50 / p95 | hybrid p50 / p95 | sync (keyword, full) | RSS after |"
+        "| memories | | keyword p50 / p95 | semantic p50 / p95 | hybrid p50 / p95 | hybrid --budget 500 p50 / p95 | peak RSS | index size |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---|---:|---:|---:|---:|---:|---:|");
     for n in sizes {
-        run(n);
+        measure(n, &model);
     }
 }
 
-const TOPICS: &[&str] = &[
-    "the billing worker retries failed charges with exponential backoff",
-    "JWT validation rejects expired tokens after the clock fix",
-    "the Postgres pool was raised after p99 latency spikes",
-    "the CI cache key includes the lockfile hash",
-    "invoice numbers are allocated per customer and year",
-    "webhooks are signed and retried five times",
-    "the search index is rebuilt nightly",
-    "feature flags are resolved on the server",
-];
+fn measure(n: usize, model: &InstalledModel) {
+    let workspace = Workspace::create(n, n <= COLD_MAX);
+    workspace.link_model(&common::model_home());
+    let sync = run(&mut workspace.sync_keywords());
+    let model_id = model.model_id();
+    workspace.embed_synthetic(&model_id);
+    let index_bytes = workspace.index_bytes();
+    if n > COLD_MAX {
+        // The sync benchmark stops at 100k; this workspace was synced anyway.
+        emit(Row::time("sync", "full sync, keywords only", sync).at(n));
+    }
 
-fn run(n: usize) {
-    let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    let home = dir.path().join("home");
-    std::fs::create_dir_all(repo.join(".goldfish/memories")).unwrap();
-    let files = (n / 300).clamp(1, 365);
-    let mut texts = vec![String::new(); files];
-    let mut contents = Vec::with_capacity(n);
-    for i in 0..n {
-        let content = format!(
-            "Memory {i}: {} (module m{}, ticket #{})",
-            TOPICS[i % TOPICS.len()],
-            i % 211,
-            i % 997
+    let warm = warm(&workspace, model, &model_id);
+    let rss = rss_kb() as f64 / 1024.0;
+    let cells: Vec<String> = warm
+        .iter()
+        .map(|(p50, p95)| format!("{} / {}", ms(*p50), ms(*p95)))
+        .collect();
+    println!(
+        "| {n} | warm | {} | {rss:.0} MB (process) | {:.0} B/memory |",
+        cells.join(" | "),
+        index_bytes as f64 / n as f64
+    );
+    for ((_, name), (p50, p95)) in KINDS.iter().zip(&warm) {
+        emit(Row::latency("recall, warm", *name, *p50, *p95).at(n));
+    }
+    emit(
+        Row::new(
+            "memory",
+            "RSS, warm recall process (model + index open)",
+            "MB",
+            rss,
+        )
+        .at(n),
+    );
+    emit(
+        Row::new(
+            "index",
+            "index size per memory, with vectors",
+            "B/memory",
+            index_bytes as f64 / n as f64,
+        )
+        .at(n),
+    );
+    emit(
+        Row::new(
+            "index",
+            "index size on disk, with vectors",
+            "MB",
+            index_bytes as f64 / 1e6,
+        )
+        .at(n),
+    );
+
+    if n <= COLD_MAX {
+        let cold = cold(&workspace);
+        let cells: Vec<String> = cold
+            .iter()
+            .map(|(p50, p95, _)| format!("{} / {}", ms(*p50), ms(*p95)))
+            .collect();
+        let peak = cold
+            .iter()
+            .filter_map(|(_, _, peak)| *peak)
+            .fold(0.0, f64::max);
+        println!(
+            "| {n} | cold | {} | {peak:.0} MB (peak) | |",
+            cells.join(" | ")
         );
-        texts[i % files].push_str(&format!(
-            r#"{{"id":"01KA{i:022}","timestamp":"2026-{:02}-{:02}T10:{:02}:{:02}.000Z","type":"insight","content":"{content}"}}"#,
-            1 + (i % files) / 28 % 12,
-            1 + (i % files) % 28,
-            (i / 60) % 60,
-            i % 60
-        ));
-        texts[i % files].push('\n');
-        contents.push(content);
-    }
-    for (f, text) in texts.iter().enumerate() {
-        std::fs::write(repo.join(format!(".goldfish/memories/f{f:03}.jsonl")), text).unwrap();
-    }
-    run_in(&repo, None, "git", &["init", "-q"]);
-    let start = Instant::now();
-    let status = Command::new(GOLDFISH)
-        .args(["sync", "--quiet"])
-        .current_dir(&repo)
-        .env("GOLDFISH_HOME", &home)
-        .env("GOLDFISH_MODEL", "none")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let sync = start.elapsed();
-
-    let mut index = Index::open(&home.join("index.db")).unwrap();
-    index.use_model(MODEL).unwrap();
-    let mut rng = Rng(n as u64 * 7919 + 1);
-    let centers: Vec<Vec<f32>> = (0..TOPICS.len() * 50)
-        .map(|_| rng.unit_vector(384))
-        .collect();
-    let mut batch: Vec<(String, Vec<f32>)> = Vec::new();
-    for (i, content) in contents.iter().enumerate() {
-        let center = &centers[i % centers.len()];
-        let mut v: Vec<f32> = center.iter().map(|c| c + 0.06 * rng.normal()).collect();
-        normalize(&mut v);
-        batch.push((goldfish::index::sync::content_hash(content), v));
-        if batch.len() == 10_000 || i + 1 == contents.len() {
-            index
-                .insert_embeddings(MODEL, batch.iter().map(|(h, v)| (h.as_str(), v.as_slice())))
-                .unwrap();
-            batch.clear();
-        }
-    }
-    let root = repo.canonicalize().unwrap();
-    let scope = Scope::Workspaces(vec![index.workspace_by_root(&root).unwrap().unwrap().id]);
-    let queries: Vec<(String, Vec<f32>)> = (0..40)
-        .map(|i| {
-            let center = &centers[(i * 37) % centers.len()];
-            let mut v: Vec<f32> = center.iter().map(|c| c + 0.08 * rng.normal()).collect();
-            normalize(&mut v);
-            (
-                format!(
-                    "why did {} change",
-                    TOPICS[i % TOPICS.len()].split(' ').nth(1).unwrap()
-                ),
-                v,
-            )
-        })
-        .collect();
-    let measure = |mode: Mode| -> (Duration, Duration) {
-        let mut times = Vec::new();
-        for (round, (text, vector)) in queries.iter().enumerate() {
-            let request = Request {
-                query: Some(text.clone()),
-                limit: 10,
-                ..Request::default()
-            };
-            let vector = QueryVector {
-                model: MODEL,
-                vector,
-            };
-            let start = Instant::now();
-            index.recall(&request, &scope, mode, Some(vector)).unwrap();
-            if round >= 5 {
-                times.push(start.elapsed());
+        for ((_, name), (p50, p95, peak)) in KINDS.iter().zip(&cold) {
+            emit(Row::latency("recall, cold", *name, *p50, *p95).at(n));
+            if let Some(peak) = peak {
+                emit(
+                    Row::new(
+                        "memory",
+                        format!("peak RSS, cold recall, {name}"),
+                        "MB",
+                        *peak,
+                    )
+                    .at(n),
+                );
             }
         }
-        times.sort();
-        (times[times.len() / 2], times[times.len() * 95 / 100])
+    }
+}
+
+/// p50 and p95 of each kind of recall, in process.
+fn warm(
+    workspace: &Workspace,
+    model: &InstalledModel,
+    model_id: &str,
+) -> Vec<(Duration, Duration)> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut embedder = OnnxEmbedder::load(model, threads).expect("load the model");
+    let mut tokenizer = ModelTokenizer::load(model).expect("load the tokenizer");
+    let mut index = Index::open(&workspace.home.join("index.db")).unwrap();
+    let scope = Scope::Workspaces(vec![
+        index
+            .workspace_by_root(&workspace.repo)
+            .unwrap()
+            .unwrap()
+            .id,
+    ]);
+    const WARM_UP: usize = 5;
+    const TIMED: usize = 25;
+    KINDS
+        .iter()
+        .enumerate()
+        .map(|(k, (kind, _))| {
+            let mut times: Vec<Duration> = questions(WARM_UP + TIMED, k * 100)
+                .into_iter()
+                .enumerate()
+                .filter_map(|(i, query)| {
+                    let start = Instant::now();
+                    recall_in_process(
+                        &mut index,
+                        &scope,
+                        &mut embedder,
+                        &mut tokenizer,
+                        model_id,
+                        *kind,
+                        query,
+                    );
+                    (i >= WARM_UP).then(|| start.elapsed())
+                })
+                .collect();
+            (percentile(&mut times, 50), percentile(&mut times, 95))
+        })
+        .collect()
+}
+
+/// What `goldfish recall` does once it has synced, without the output.
+fn recall_in_process(
+    index: &mut Index,
+    scope: &Scope,
+    embedder: &mut OnnxEmbedder,
+    tokenizer: &mut ModelTokenizer,
+    model_id: &str,
+    kind: Kind,
+    query: String,
+) {
+    let mode = match kind {
+        Kind::Keyword => Mode::Keyword,
+        Kind::Semantic => Mode::Semantic,
+        Kind::Hybrid | Kind::Budget => Mode::Hybrid,
     };
-    let keyword = measure(Mode::Keyword);
-    let semantic = measure(Mode::Semantic);
-    let hybrid = measure(Mode::Hybrid);
-    println!(
-        "| {n} | {} / {} | {} / {} | {} / {} | {} | {:.0} MB |",
-        ms(keyword.0),
-        ms(keyword.1),
-        ms(semantic.0),
-        ms(semantic.1),
-        ms(hybrid.0),
-        ms(hybrid.1),
-        ms(sync),
-        rss_kb() as f64 / 1024.0
-    );
+    let vector = match mode {
+        Mode::Keyword => None,
+        _ => Some(
+            index
+                .query_vector(model_id, &query, || -> anyhow::Result<Vec<f32>> {
+                    Ok(embedder
+                        .embed(&[query.as_str()], TextKind::Query)?
+                        .remove(0))
+                })
+                .unwrap(),
+        ),
+    };
+    let request = Request {
+        query: Some(query),
+        limit: 10,
+        ..Request::default()
+    };
+    let hits = index
+        .recall(
+            &request,
+            scope,
+            mode,
+            vector.as_deref().map(|vector| QueryVector {
+                model: model_id,
+                vector,
+            }),
+        )
+        .unwrap();
+    assert!(!hits.is_empty(), "no memory matches {:?}", request.query);
+    if let Kind::Budget = kind {
+        let sources: Vec<Source> = hits.iter().map(Into::into).collect();
+        let words = content_words(request.query.as_deref().unwrap_or_default());
+        source_tokens(&sources, &mut *tokenizer as &mut dyn TokenCounter);
+        let digest = distill(
+            &sources,
+            &words,
+            vector.as_deref(),
+            Some(&mut *embedder as &mut dyn Embedder),
+            tokenizer,
+            BUDGET,
+        )
+        .unwrap();
+        assert!(digest.tokens <= BUDGET);
+    }
+}
+
+/// p50, p95 and peak memory (MB, one more run under GNU time) of
+/// `goldfish recall` processes, per kind.
+fn cold(workspace: &Workspace) -> Vec<(Duration, Duration, Option<f64>)> {
+    const RUNS: usize = 7;
+    KINDS
+        .iter()
+        .enumerate()
+        .map(|(k, (kind, _))| {
+            let flags: &[&str] = match kind {
+                Kind::Keyword => &["--mode", "keyword"],
+                Kind::Semantic => &["--mode", "semantic"],
+                Kind::Hybrid => &[],
+                Kind::Budget => &["--budget", "500"],
+            };
+            let recall = |query: &str| {
+                let mut args = vec!["recall", query];
+                args.extend_from_slice(flags);
+                workspace.goldfish(&args)
+            };
+            let queries = questions(RUNS + 1, 500 + k * 100);
+            let mut times: Vec<Duration> = queries[..RUNS]
+                .iter()
+                .map(|query| run(&mut recall(query)))
+                .collect();
+            (
+                percentile(&mut times, 50),
+                percentile(&mut times, 95),
+                peak_rss_mb(&recall(&queries[RUNS])),
+            )
+        })
+        .collect()
 }

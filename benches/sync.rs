@@ -1,180 +1,207 @@
-//! Sync and store benchmark: prints a markdown table.
+//! Sync and store benchmark: prints a markdown table (and rows for
+//! `scripts/bench.sh`, see `common/report.rs`).
 //!
-//! For 1k and 100k memories (override with `GOLDFISH_BENCH_SIZES=1000,10000`)
-//! it builds a repository (memories spread over daily files, one commit) and
-//! times, as a user sees them (the release `goldfish` process, start to exit):
-//! the first full sync, a no-op sync, a sync after one new memory, and
-//! `store` (which appends and indexes). Medians of several runs.
+//! For 1k, 10k and 100k memories (override with
+//! `GOLDFISH_BENCH_SIZES=1000,10000`) it builds a synthetic team workspace
+//! (`common/workspace.rs`: one file a day, committed) and times, as a user
+//! sees them (the release `goldfish` process, start to exit, and its peak
+//! memory):
+//!
+//! - the first full sync, keywords only (embedding is the model's
+//!   throughput times the memories, measured by `--bench embed`);
+//! - a no-op sync (nothing changed);
+//! - a sync after a pull: a new commit appending 5 memories to the newest
+//!   file; without a model, then with the model (it embeds the 5);
+//! - `store` of one memory, without a model, then with it (store embeds the
+//!   new memory and looks for near-duplicates).
+//!
+//! The model runs need every other memory embedded: the index gets
+//! synthetic vectors under the real model's id first. Peak memory comes from
+//! one more run under GNU time (`/usr/bin/time`; n/a without it).
+//!
+//! Needs the model installed (`scripts/bench.sh` or `scripts/test.sh` do it;
+//! or set `GOLDFISH_TEST_MODEL_HOME`).
 //!
 //! Run: `cargo bench --bench sync`.
 
-use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod common;
 
-use common::{ms, run_in};
-
-const GOLDFISH: &str = env!("CARGO_BIN_EXE_goldfish");
+use common::report::{Row, emit};
+use common::workspace::{Workspace, peak_rss_mb, run};
+use common::{median, ms};
 
 fn main() {
-    let sizes = common::sizes("GOLDFISH_BENCH_SIZES", &[1000], &[1000, 100_000]);
+    let sizes = common::sizes("GOLDFISH_BENCH_SIZES", &[1000], &[1000, 10_000, 100_000]);
+    let model = common::installed_model();
     println!("machine: {}", common::machine());
     println!();
     println!(
-        "| memories | files | full sync | no-op sync | sync after 1 new | store (append + index) | index size |"
+        "| memories | files | full sync (keywords) | peak RSS | no-op sync | sync after a pull (5 new) | same, with model | store | store, with model | index size (keywords) |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut noop = Vec::new();
     for &size in &sizes {
-        let row = measure(size);
+        let row = measure(size, &model);
         noop.push(row.noop);
+        let mb = |rss: Option<f64>| rss.map_or("n/a".to_owned(), |mb| format!("{mb:.0} MB"));
         println!(
-            "| {size} | {} | {} | {} | {} | {} | {:.1} MB |",
+            "| {size} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} B/memory |",
             row.files,
             ms(row.full),
+            mb(row.full_rss),
             ms(row.noop),
-            ms(row.one_new),
+            ms(row.pull),
+            ms(row.pull_model),
             ms(row.store),
-            row.index_bytes as f64 / 1e6
+            ms(row.store_model),
+            row.index_bytes as f64 / size as f64
+        );
+        let sync = |measure: &str, time: Duration| emit(Row::time("sync", measure, time).at(size));
+        sync("full sync, keywords only", row.full);
+        sync("no-op sync", row.noop);
+        sync(
+            "sync after a pull (a commit of 5 memories), no model",
+            row.pull,
+        );
+        sync(
+            "sync after a pull, with the model (embeds the 5)",
+            row.pull_model,
+        );
+        emit(Row::time("store", "store, no model", row.store).at(size));
+        emit(
+            Row::time(
+                "store",
+                "store, with the model (embed + near-duplicate check)",
+                row.store_model,
+            )
+            .at(size),
+        );
+        if let Some(rss) = row.full_rss {
+            emit(Row::new("memory", "peak RSS, full sync", "MB", rss).at(size));
+        }
+        if let Some(rss) = row.store_model_rss {
+            emit(Row::new("memory", "peak RSS, store with the model", "MB", rss).at(size));
+        }
+        emit(
+            Row::new(
+                "index",
+                "log size per memory (its JSONL line)",
+                "B/memory",
+                row.log_bytes as f64 / size as f64,
+            )
+            .at(size),
+        );
+        emit(
+            Row::new(
+                "index",
+                "index size per memory, keywords only",
+                "B/memory",
+                row.index_bytes as f64 / size as f64,
+            )
+            .at(size),
         );
     }
     if noop.len() >= 2 {
+        let (first, last) = (sizes[0], sizes[sizes.len() - 1]);
+        let ratio = noop[noop.len() - 1].as_secs_f64() / noop[0].as_secs_f64();
         println!();
-        println!(
-            "no-op sync at {} ÷ at {}: {:.2}",
-            sizes[sizes.len() - 1],
-            sizes[0],
-            noop[noop.len() - 1].as_secs_f64() / noop[0].as_secs_f64()
-        );
+        println!("no-op sync at {last} ÷ at {first}: {ratio:.2}");
+        emit(Row::new(
+            "sync",
+            format!(
+                "no-op sync at {} ÷ at {}",
+                common::short(last),
+                common::short(first)
+            ),
+            "×",
+            ratio,
+        ));
     }
 }
 
-struct Row {
+struct Measured {
     files: usize,
+    log_bytes: u64,
     full: Duration,
+    full_rss: Option<f64>,
     noop: Duration,
-    one_new: Duration,
+    pull: Duration,
+    pull_model: Duration,
     store: Duration,
+    store_model: Duration,
+    store_model_rss: Option<f64>,
     index_bytes: u64,
 }
 
-fn measure(size: usize) -> Row {
-    let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    let home = dir.path().join("home");
-    std::fs::create_dir_all(repo.join(".goldfish/memories")).unwrap();
-    let files = (size / 300).clamp(1, 365);
-    write_log(&repo, size, files);
-    run_in(&repo, None, "git", &["init", "-q", "-b", "main"]);
-    run_in(&repo, None, "git", &["add", "-A"]);
-    run_in(&repo, None, "git", &["commit", "-q", "-m", "memories"]);
-    run_in(&repo, Some(&home), GOLDFISH, &["init"]);
+fn measure(size: usize, model: &goldfish::embed::InstalledModel) -> Measured {
+    let mut workspace = Workspace::create(size, true);
+    let fresh_home = |workspace: &Workspace| {
+        std::fs::remove_dir_all(&workspace.home).unwrap();
+        std::fs::create_dir_all(&workspace.home).unwrap();
+    };
+    // The first sync, from an empty home each time; then once more under
+    // GNU time for its peak memory.
+    let full = median(
+        &mut (0..if size <= 10_000 { 3 } else { 1 })
+            .map(|_| {
+                fresh_home(&workspace);
+                run(&mut workspace.sync_keywords())
+            })
+            .collect::<Vec<_>>(),
+    );
+    fresh_home(&workspace);
+    let full_rss = peak_rss_mb(&workspace.sync_keywords());
+    let index_bytes = workspace.index_bytes();
 
-    let full = median(1, || {
-        std::fs::remove_dir_all(&home).ok();
-        time(|| run_in(&repo, Some(&home), GOLDFISH, &["sync", "--quiet"]))
-    });
-    let noop = median(9, || {
-        time(|| run_in(&repo, Some(&home), GOLDFISH, &["sync", "--quiet"]))
-    });
-    let mut n = 0;
-    let one_new = median(5, || {
-        n += 1;
-        append_one(&repo, n);
-        time(|| run_in(&repo, Some(&home), GOLDFISH, &["sync", "--quiet"]))
-    });
-    let store = median(9, || {
-        time(|| {
-            run_in(
-                &repo,
-                Some(&home),
-                GOLDFISH,
-                &["store", "Benchmark memory about the cache layer"],
-            )
+    let mut noops: Vec<Duration> = (0..9)
+        .map(|_| run(&mut workspace.goldfish(&["sync", "--quiet"])))
+        .collect();
+    let mut pulls: Vec<Duration> = (0..5)
+        .map(|_| {
+            workspace.commit_memories(5);
+            run(&mut workspace.goldfish(&["sync", "--quiet"]))
         })
-    });
-    let index_bytes = ["index.db", "index.db-wal"]
-        .iter()
-        .filter_map(|name| std::fs::metadata(home.join(name)).ok())
-        .map(|m| m.len())
-        .sum();
-    Row {
-        files,
+        .collect();
+    let mut stores: Vec<Duration> = (0..9).map(|k| run(&mut store(&workspace, k))).collect();
+
+    workspace.link_model(&common::model_home());
+    workspace.embed_synthetic(&model.model_id());
+    let mut pulls_model: Vec<Duration> = (0..5)
+        .map(|_| {
+            workspace.commit_memories(5);
+            run(&mut workspace.goldfish(&["sync", "--quiet"]))
+        })
+        .collect();
+    let mut stores_model: Vec<Duration> = (0..9)
+        .map(|k| run(&mut store(&workspace, 100 + k)))
+        .collect();
+    let store_model_rss = peak_rss_mb(&store(&workspace, 200));
+    Measured {
+        files: workspace.files,
+        log_bytes: workspace.log_bytes,
         full,
-        noop,
-        one_new,
-        store,
+        full_rss,
+        noop: median(&mut noops),
+        pull: median(&mut pulls),
+        pull_model: median(&mut pulls_model),
+        store: median(&mut stores),
+        store_model: median(&mut stores_model),
+        store_model_rss,
         index_bytes,
     }
 }
 
-/// `size` realistic memories over `files` daily files.
-fn write_log(repo: &Path, size: usize, files: usize) {
-    const TOPICS: &[&str] = &[
-        "the payment retry queue backs off exponentially and caps at five minutes",
-        "JWT validation now rejects tokens whose exp is in the past; clock skew allowance is 30 s",
-        "the search index is rebuilt nightly; partial rebuilds caused stale facets in the UI",
-        "Postgres connection pool raised to 40 after p99 latency spikes under load tests",
-        "feature flags are evaluated server side; the client only receives the resolved set",
-        "migrations must be backward compatible for one release so rollbacks stay safe",
-    ];
-    const TYPES: &[&str] = &[
+/// `goldfish store` of a new memory, different for each `k` (identical text
+/// would be embedded once).
+fn store(workspace: &Workspace, k: usize) -> std::process::Command {
+    workspace.goldfish(&[
+        "store",
+        "--type",
         "decision",
-        "bug-fix",
-        "insight",
-        "checkpoint",
-        "observation",
-        "plan",
-    ];
-    let mut texts = vec![String::new(); files];
-    for i in 0..size {
-        let day = i % files;
-        let line = format!(
-            r#"{{"id":"01KA{i:022}","timestamp":"2026-{:02}-{:02}T{:02}:{:02}:{:02}.000Z","type":"{}","content":"Memory {i}: {} (module m{})","tags":["t{}"],"author":"Dev {}"}}"#,
-            1 + day / 28 % 12,
-            1 + day % 28,
-            (i / 3600) % 24,
-            (i / 60) % 60,
-            i % 60,
-            TYPES[i % TYPES.len()],
-            TOPICS[i % TOPICS.len()],
-            i % 211,
-            i % 17,
-            i % 5
-        );
-        texts[day].push_str(&line);
-        texts[day].push('\n');
-    }
-    for (day, text) in texts.iter().enumerate() {
-        let path = repo.join(format!(
-            ".goldfish/memories/2026-{:02}-{:02}-{day}.jsonl",
-            1 + day / 28 % 12,
-            1 + day % 28
-        ));
-        std::fs::write(path, text).unwrap();
-    }
-}
-
-fn append_one(repo: &Path, n: usize) {
-    use std::io::Write;
-    let path = repo.join(".goldfish/memories/2026-01-01-0.jsonl");
-    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
-    writeln!(
-        file,
-        r#"{{"id":"01KB{n:022}","timestamp":"2026-01-01T23:59:59.000Z","type":"decision","content":"New memory {n}"}}"#
-    )
-    .unwrap();
-}
-
-fn time(f: impl FnOnce()) -> Duration {
-    let start = Instant::now();
-    f();
-    start.elapsed()
-}
-
-fn median(runs: usize, mut f: impl FnMut() -> Duration) -> Duration {
-    let mut samples: Vec<Duration> = (0..runs).map(|_| f()).collect();
-    samples.sort();
-    samples[samples.len() / 2]
+        &format!(
+            "Chose a write-through cache for the pricing service (run {k}): reads stay under 5 ms and invalidation is one DELETE."
+        ),
+    ])
 }

@@ -2,6 +2,8 @@
 //! brute force with sqlite-vec, at 10k, 100k and 1M stored vectors (384
 //! dims, clustered like sentence embeddings). Prints a markdown table.
 //!
+//! Also emits rows for `scripts/bench.sh` (see `common/report.rs`).
+//!
 //! Run: `cargo bench --bench vectors` (`GOLDFISH_BENCH_VECTORS=10000,100000`
 //! to choose sizes).
 
@@ -9,6 +11,7 @@ use std::time::Instant;
 
 mod common;
 
+use common::report::{Row, emit};
 use common::{Rng, ms, percentile, rss_kb};
 use goldfish::embed::normalize;
 use goldfish::index::Index;
@@ -109,4 +112,26 @@ fn run(n: usize) {
         (rss_after.saturating_sub(rss_before)) as f64 / 1024.0,
         size as f64 / 1e6
     );
+    const AREA: &str = "vector stage";
+    emit(
+        Row::latency(
+            AREA,
+            "two-stage search (bits, estimate, exact top 2,000)",
+            p50,
+            p95,
+        )
+        .at(n),
+    );
+    emit(Row::time(AREA, "exact search (sqlite-vec, every vector)", exact50).at(n));
+    emit(
+        Row::new(
+            AREA,
+            "two-stage speed-up over exact",
+            "×",
+            exact50.as_secs_f64() / p50.as_secs_f64(),
+        )
+        .at(n),
+    );
+    emit(Row::new(AREA, "two-stage top-10 overlap with exact", "", overlap).at(n));
+    emit(Row::time(AREA, "first search of a process (loads the bits)", first).at(n));
 }

@@ -1,9 +1,14 @@
-//! Helpers shared by the benchmarks (each bench includes this module).
+//! Helpers shared by the benchmarks (each bench includes this module; so do
+//! the vector tests, for [`Rng`]).
 #![allow(dead_code)]
 
+pub mod report;
+pub mod workspace;
+
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use goldfish::embed::normalize;
+use goldfish::embed::{DEFAULT_MODEL, InstalledModel, normalize};
 
 /// Deterministic pseudo-random numbers (xorshift64*), no dependency.
 pub struct Rng(pub u64);
@@ -38,10 +43,24 @@ pub fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1000.0)
 }
 
+/// `1k`, `100k`, `1M`: a size as the tables write it.
+pub fn short(n: usize) -> String {
+    match n {
+        n if n >= 1_000_000 && n % 1_000_000 == 0 => format!("{}M", n / 1_000_000),
+        n if n >= 1000 && n % 1000 == 0 => format!("{}k", n / 1000),
+        n => n.to_string(),
+    }
+}
+
 /// The `p`-th percentile (sorts `samples`).
 pub fn percentile(samples: &mut [Duration], p: usize) -> Duration {
     samples.sort();
     samples[(samples.len() * p / 100).min(samples.len() - 1)]
+}
+
+/// The median (sorts `samples`).
+pub fn median(samples: &mut [Duration]) -> Duration {
+    percentile(samples, 50)
 }
 
 /// Resident memory of this process, in KiB.
@@ -89,29 +108,30 @@ pub fn sizes(var: &str, quick: &[usize], full: &[usize]) -> Vec<usize> {
     }
 }
 
-/// Runs `program args` in `dir` with a hermetic git identity and config (and
-/// `GOLDFISH_HOME=home` when given), output discarded; panics on failure.
-pub fn run_in(dir: &std::path::Path, home: Option<&std::path::Path>, program: &str, args: &[&str]) {
-    let mut command = std::process::Command::new(program);
-    command
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "Bench")
-        .env("GIT_AUTHOR_EMAIL", "bench@example.com")
-        .env("GIT_COMMITTER_NAME", "Bench")
-        .env("GIT_COMMITTER_EMAIL", "bench@example.com")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    if let Some(home) = home {
-        command.env("GOLDFISH_HOME", home);
-    }
-    let status = command
-        .status()
-        .unwrap_or_else(|err| panic!("{program}: {err}"));
-    assert!(
-        status.success(),
-        "{program} {args:?} failed in {}",
-        dir.display()
-    );
+/// Whether to measure less: `GOLDFISH_BENCH_QUICK=1` (`scripts/bench.sh
+/// --quick`), or the bench runs as a test (no `--bench` argument).
+pub fn quick() -> bool {
+    std::env::var_os("GOLDFISH_BENCH_QUICK").is_some_and(|v| v == "1")
+        || !std::env::args().any(|arg| arg == "--bench")
+}
+
+/// Where the installed model is: `GOLDFISH_TEST_MODEL_HOME`, else
+/// `target/model-home` (what `scripts/test.sh` and `scripts/bench.sh` install).
+pub fn model_home() -> PathBuf {
+    std::env::var_os("GOLDFISH_TEST_MODEL_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/model-home"))
+}
+
+/// The installed default model; panics, saying how to install it, when absent.
+pub fn installed_model() -> InstalledModel {
+    let home = model_home();
+    InstalledModel::find(&home.join("models"), &home.join("runtime"), DEFAULT_MODEL)
+        .expect("a readable model")
+        .unwrap_or_else(|| {
+            panic!(
+                "no model in {}: run scripts/bench.sh (or scripts/test.sh) once to install it",
+                home.display()
+            )
+        })
 }

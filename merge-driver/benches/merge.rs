@@ -8,10 +8,17 @@
 //! - goldfish: read the three files from a temporary directory, `merge`, write
 //!   the result;
 //! - git: spawn `git merge-file --union -p ours base theirs` with stdout going
-//!   to a file.
+//!   to a file;
+//! - with `GOLDFISH_BENCH_BIN` naming a `goldfish` binary (`scripts/bench.sh`
+//!   sets it): spawn `goldfish merge-driver base ours theirs path` as git
+//!   would, on a fresh copy of ours: the process git waits for, to compare
+//!   with git's process.
 //!
-//! Prints a markdown table. `cargo bench -p goldfish-merge` runs it in release
-//! mode; run as a test (`cargo test --benches`) it only does a quick smoke run.
+//! Prints a markdown table, and rows for `scripts/bench.sh` (see
+//! `benches/common/report.rs` of the goldfish crate). `cargo bench -p
+//! goldfish-merge` runs it in release mode at 1k and 100k lines
+//! (`GOLDFISH_BENCH_LINES=1000,10000` to choose); run as a test (`cargo test
+//! --benches`) it only does a quick smoke run.
 
 use std::fs::{self, File};
 use std::io;
@@ -21,16 +28,32 @@ use std::time::{Duration, Instant};
 
 use goldfish_merge::merge::merge;
 
+#[path = "../../benches/common/report.rs"]
+mod report;
+
+use report::{Row, emit};
+
 const RUNS: usize = 5;
 const SIZES: [usize; 2] = [1_000, 100_000];
 
 fn main() -> io::Result<()> {
     let full = std::env::args().any(|arg| arg == "--bench");
-    let (sizes, runs): (&[usize], usize) = if full {
-        (&SIZES, RUNS)
+    let (mut sizes, runs): (Vec<usize>, usize) = if full {
+        (SIZES.to_vec(), RUNS)
     } else {
-        (&SIZES[..1], 1)
+        (SIZES[..1].to_vec(), 1)
     };
+    if let Ok(list) = std::env::var("GOLDFISH_BENCH_LINES") {
+        sizes = list
+            .split(',')
+            .map(|n| {
+                n.trim()
+                    .parse()
+                    .expect("GOLDFISH_BENCH_LINES: comma-separated numbers")
+            })
+            .collect();
+    }
+    let driver = std::env::var_os("GOLDFISH_BENCH_BIN").map(PathBuf::from);
 
     let git_version = git_version();
     println!();
@@ -40,11 +63,11 @@ fn main() -> io::Result<()> {
     );
     println!();
     println!(
-        "| lines | bytes per side | goldfish-merge | git merge-file --union | ratio goldfish/git | goldfish lines/s | git lines/s |"
+        "| lines | bytes per side | goldfish-merge | git merge-file --union | ratio goldfish/git | goldfish lines/s | git lines/s | goldfish merge-driver (process) | ratio driver/git |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|");
-    for &lines in sizes {
-        let row = bench_size(lines, runs, git_version.is_some())?;
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for &lines in &sizes {
+        let row = bench_size(lines, runs, git_version.is_some(), driver.as_deref())?;
         println!("{row}");
     }
     println!();
@@ -59,9 +82,15 @@ struct Files {
     theirs: PathBuf,
     out_goldfish: PathBuf,
     out_git: PathBuf,
+    out_driver: PathBuf,
 }
 
-fn bench_size(lines: usize, runs: usize, with_git: bool) -> io::Result<String> {
+fn bench_size(
+    lines: usize,
+    runs: usize,
+    with_git: bool,
+    driver: Option<&Path>,
+) -> io::Result<String> {
     let files = write_inputs(lines)?;
     let side_bytes = fs::metadata(&files.ours)?.len();
 
@@ -85,9 +114,45 @@ fn bench_size(lines: usize, runs: usize, with_git: bool) -> io::Result<String> {
         None
     };
 
+    let process = match driver {
+        Some(driver) => {
+            let time = driver_time(driver, &files, runs)?;
+            assert_eq!(
+                fs::read(&files.out_goldfish)?,
+                fs::read(&files.out_driver)?,
+                "the merge driver and the library disagree"
+            );
+            Some(time)
+        }
+        None => None,
+    };
+
+    const AREA: &str = "merge";
+    let row = |measure: &str, time: Duration| {
+        emit(Row::time(AREA, measure, time).at(lines));
+    };
+    row("goldfish-merge, in process (read, merge, write)", goldfish);
+    if let Some(process) = process {
+        row("goldfish merge-driver (the process git runs)", process);
+    }
+    if let Some(git) = git {
+        row("git merge-file --union (process)", git);
+        if let Some(process) = process {
+            emit(
+                Row::new(
+                    AREA,
+                    "merge-driver ÷ git merge-file --union",
+                    "×",
+                    process.as_secs_f64() / git.as_secs_f64(),
+                )
+                .at(lines),
+            );
+        }
+    }
+
     let per_second = |time: Duration| format!("{:.0}", merged_lines as f64 / time.as_secs_f64());
     Ok(format!(
-        "| {lines} | {side_bytes} | {} | {} | {} | {} | {} |",
+        "| {lines} | {side_bytes} | {} | {} | {} | {} | {} | {} | {} |",
         format_duration(goldfish),
         git.map_or("n/a".into(), format_duration),
         git.map_or("n/a".into(), |git| format!(
@@ -96,7 +161,41 @@ fn bench_size(lines: usize, runs: usize, with_git: bool) -> io::Result<String> {
         )),
         per_second(goldfish),
         git.map_or("n/a".into(), per_second),
+        process.map_or("n/a".into(), format_duration),
+        match (process, git) {
+            (Some(process), Some(git)) =>
+                format!("{:.2}", process.as_secs_f64() / git.as_secs_f64()),
+            _ => "n/a".into(),
+        },
     ))
+}
+
+/// Median time of `goldfish merge-driver base ours theirs path` (one warm-up
+/// run first), each run on a fresh copy of ours, which it overwrites.
+fn driver_time(driver: &Path, files: &Files, runs: usize) -> io::Result<Duration> {
+    let mut times = Vec::with_capacity(runs);
+    for run in 0..=runs {
+        fs::copy(&files.ours, &files.out_driver)?;
+        let start = Instant::now();
+        let status = Command::new(driver)
+            .arg("merge-driver")
+            .args([&files.base, &files.out_driver, &files.theirs])
+            .arg(".goldfish/memories/2026-11-18.jsonl")
+            .env_remove("GOLDFISH")
+            .stdin(Stdio::null())
+            .status()?;
+        let time = start.elapsed();
+        if !status.success() {
+            return Err(io::Error::other(format!(
+                "goldfish merge-driver failed: {status}"
+            )));
+        }
+        if run > 0 {
+            times.push(time);
+        }
+    }
+    times.sort();
+    Ok(times[times.len() / 2])
 }
 
 fn merge_in_process(files: &Files) -> io::Result<()> {
@@ -182,6 +281,7 @@ fn write_inputs(lines: usize) -> io::Result<Files> {
         theirs: path("theirs.jsonl"),
         out_goldfish: path("merged-goldfish.jsonl"),
         out_git: path("merged-git.jsonl"),
+        out_driver: path("merged-driver.jsonl"),
         _dir: dir,
     };
     write_log(&files.base, [&base])?;
