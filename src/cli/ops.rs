@@ -207,8 +207,8 @@ pub(crate) struct RecallInput {
     pub no_cache: bool,
 }
 
-/// How long recall waits for another sync of its workspace to finish.
-const RECALL_WAITS_FOR_SYNC: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long a read waits for another sync of its workspace to finish.
+const READS_WAIT_FOR_SYNC: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// How much a read embeds on its way.
 #[derive(Clone, Copy)]
@@ -228,7 +228,7 @@ fn sync_for_reading(
     workspace: &Workspace,
     embed: Embed,
 ) -> Result<Option<index_sync::SyncReport>, CliError> {
-    let deadline = std::time::Instant::now() + RECALL_WAITS_FOR_SYNC;
+    let deadline = std::time::Instant::now() + READS_WAIT_FOR_SYNC;
     loop {
         let embedding = match (embed, ctx.model.as_mut()) {
             (Embed::No, _) | (_, None) => Embedding::Skip,
@@ -731,8 +731,8 @@ fn brief_sections(
     let window = now
         .checked_sub(jiff::SignedDuration::from_hours(24 * BRIEF_WINDOW_DAYS))
         .ok();
-    // Where work stopped: the newest checkpoint, and the newest plan unless
-    // the checkpoint is newer than every plan.
+    // Where work stopped: the newest checkpoint and the newest plan, newer
+    // first.
     let mut state = newest(&["checkpoint"], 1, None)?;
     state.extend(newest(&["plan"], 1, None)?);
     state.sort_by(|a, b| b.timestamp.cmp(&a.timestamp));
