@@ -71,43 +71,56 @@ pub(super) enum Embedding<'m> {
     All(&'m mut Model, bool),
 }
 
-/// Syncs `workspace` under its sync lock, then embeds as `embedding` says.
-/// `None` when another sync holds the lock: it will pick up whatever this one
-/// would have seen.
+/// Syncs `workspace` under its sync lock, then embeds as `embedding` says
+/// under the home's embedding lock. `None` when another sync holds the
+/// workspace's lock: it will pick up whatever this one would have seen.
+///
+/// Embedding runs after the workspace's lock is released, so a reader
+/// waiting for a running sync ([`index_sync::wait_for_running`]) waits for
+/// the keyword part (milliseconds), never for the model (seconds).
 pub(super) fn sync_workspace(
     home: &Home,
     workspace: &Workspace,
-    mut embedding: Embedding<'_>,
+    embedding: Embedding<'_>,
 ) -> Result<Option<SyncReport>, CliError> {
     let options = SyncOptions {
         abort_before_commit: env::var(env::GOLDFISH_FAULT).as_deref() == Some("sync-abort"),
     };
     let mut index = open_index(home)?;
-    index_sync::exclusive(&home.locks_dir(), workspace.root(), || {
-        let mut report = index_sync::sync(&mut index, workspace, options).map_err(sync_error)?;
-        let (model, limit, progress) = match &mut embedding {
-            Embedding::Skip => return Ok(report),
-            Embedding::UpTo(model, limit) => (&mut **model, Some(*limit), false),
-            Embedding::All(model, progress) => (&mut **model, None, *progress),
-        };
+    let Some(mut report) = index_sync::exclusive(&home.locks_dir(), workspace.root(), || {
+        index_sync::sync(&mut index, workspace, options).map_err(sync_error)
+    })?
+    else {
+        return Ok(None);
+    };
+    let (model, limit, progress) = match embedding {
+        Embedding::Skip => return Ok(Some(report)),
+        Embedding::UpTo(model, limit) => (model, Some(limit), false),
+        Embedding::All(model, progress) => (model, None, progress),
+    };
+    // Embeddings are shared by every workspace of the home. Who asked for
+    // everything waits for another embedder; who asked for a few leaves the
+    // queue to it.
+    let embedded = index_sync::embedding(&home.locks_dir(), limit.is_none(), || {
         // A new model queues everything again: vector spaces never mix.
         index.use_model(&model.id()).map_err(index_error)?;
         let pending = index.pending_embeddings().map_err(index_error)?;
-        if pending > 0 {
-            let bar = progress_bar(progress, pending);
-            let embedder = model.embedder()?;
-            let embedded = index
-                .embed_pending(embedder, limit, &mut |done, _| {
-                    bar.set_position(done as u64)
-                })
-                .context("embedding memories")?;
-            bar.finish_and_clear();
-            report.embedded = embedded.embedded;
+        if pending == 0 {
+            return Ok::<usize, CliError>(0);
         }
-        report.pending_embeddings = Some(index.pending_embeddings().map_err(index_error)?);
-        Ok(report)
-    })
-    .map_err(|err: CliError| err)
+        let bar = progress_bar(progress, pending);
+        let embedder = model.embedder()?;
+        let embedded = index
+            .embed_pending(embedder, limit, &mut |done, _| {
+                bar.set_position(done as u64)
+            })
+            .context("embedding memories")?;
+        bar.finish_and_clear();
+        Ok(embedded.embedded)
+    })?;
+    report.embedded = embedded.unwrap_or(0);
+    report.pending_embeddings = Some(index.pending_embeddings().map_err(index_error)?);
+    Ok(Some(report))
 }
 
 /// A progress bar on stderr when it is a terminal and the work is long

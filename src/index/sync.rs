@@ -786,6 +786,51 @@ where
     }
 }
 
+/// Runs `f` holding the home's embedding lock (`embed.lock` in
+/// `locks_dir`): one process embeds at a time, since every workspace shares
+/// the embeddings. With `wait`, blocks until the lock is free; without,
+/// returns `Ok(None)` when another process holds it.
+pub fn embedding<T, E>(
+    locks_dir: &Path,
+    wait: bool,
+    f: impl FnOnce() -> Result<T, E>,
+) -> Result<Option<T>, E>
+where
+    E: From<SyncError>,
+{
+    let path = locks_dir.join("embed.lock");
+    let io = |source| {
+        E::from(SyncError::Io {
+            path: path.clone(),
+            source,
+        })
+    };
+    fs::create_dir_all(locks_dir).map_err(|source| {
+        E::from(SyncError::Io {
+            path: locks_dir.to_owned(),
+            source,
+        })
+    })?;
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(io)?;
+    if wait {
+        file.lock().map_err(io)?;
+    } else {
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => return Ok(None),
+            Err(fs::TryLockError::Error(err)) => return Err(io(err)),
+        }
+    }
+    let result = f();
+    drop(file);
+    result.map(Some)
+}
+
 /// The lock file and the pending mark of the workspace at `root`.
 fn lock_files(locks_dir: &Path, root: &Path) -> (PathBuf, PathBuf) {
     let key = blake3::hash(root.to_string_lossy().as_bytes()).to_hex();
@@ -853,6 +898,38 @@ mod tests {
     use std::sync::{Arc, Barrier};
 
     use super::*;
+
+    #[test]
+    fn one_embedder_at_a_time_and_a_few_texts_do_not_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let locks = dir.path().to_owned();
+        let held = Arc::new(Barrier::new(2));
+        let release = Arc::new(Barrier::new(2));
+        let holder = {
+            let (locks, held, release) = (locks.clone(), held.clone(), release.clone());
+            std::thread::spawn(move || {
+                embedding(&locks, true, || {
+                    held.wait();
+                    release.wait();
+                    Ok::<_, SyncError>(1)
+                })
+                .unwrap()
+            })
+        };
+        held.wait();
+        let skipped = embedding(&locks, false, || Ok::<_, SyncError>(2)).unwrap();
+        assert_eq!(
+            skipped, None,
+            "a caller wanting a few leaves it to the holder"
+        );
+        // The workspace's sync lock is not held meanwhile: readers go on.
+        let synced = exclusive(&locks, Path::new("/repo"), || Ok::<_, SyncError>(3)).unwrap();
+        assert_eq!(synced, Some(3));
+        release.wait();
+        assert_eq!(holder.join().unwrap(), Some(1));
+        let waited = embedding(&locks, true, || Ok::<_, SyncError>(4)).unwrap();
+        assert_eq!(waited, Some(4));
+    }
 
     #[test]
     fn a_sync_asked_for_while_another_runs_is_run_by_the_holder() {
