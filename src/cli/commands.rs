@@ -241,13 +241,7 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
         eprintln!("warning: stored, but not indexed yet: {reason}");
     }
     for similar in &stored.similar {
-        eprintln!(
-            "warning: this is {:.2} similar to {} ({}): {}",
-            similar.similarity.unwrap_or(0.0),
-            similar.id,
-            similar.timestamp.get(..10).unwrap_or(&similar.timestamp),
-            excerpt(&similar.content, 80)
-        );
+        eprintln!("warning: this is {}", near_duplicate(similar, 80));
     }
     if args.json {
         writeln!(out, "{}", stored.entry.to_line()).context("writing output")?;
@@ -297,7 +291,18 @@ pub(super) fn distill_command(
 }
 
 /// `SIMILARITY  ID  DATE  excerpt` for `similar`.
-fn similar_line(m: &crate::index::search::IndexedMemory, width: usize) -> String {
+/// `0.97 similar to ID (DATE): excerpt`: a near-duplicate `store` found.
+pub(super) fn near_duplicate(m: &crate::index::search::IndexedMemory, width: usize) -> String {
+    format!(
+        "{:.2} similar to {} ({}): {}",
+        m.similarity.unwrap_or(0.0),
+        m.id,
+        m.timestamp.get(..10).unwrap_or(&m.timestamp),
+        excerpt(&m.content, width)
+    )
+}
+
+pub(super) fn similar_line(m: &crate::index::search::IndexedMemory, width: usize) -> String {
     format!(
         "{:.2}  {}  {}  {}",
         m.similarity.unwrap_or(0.0),
@@ -308,7 +313,7 @@ fn similar_line(m: &crate::index::search::IndexedMemory, width: usize) -> String
 }
 
 /// The first `max` characters of `text`, on one line.
-pub(super) fn excerpt(text: &str, max: usize) -> String {
+fn excerpt(text: &str, max: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() <= max {
         return flat;

@@ -20,7 +20,6 @@ use serde::Deserialize;
 
 use super::ops::{self, Ctx, Forgot, Front, RecallInput, Recalled, StoreInput, Target};
 use super::{CliError, DistillMode, EXIT_OK, output};
-use crate::git::Workspace;
 use crate::index::search::{IndexedMemory, Mode};
 
 /// What a recall without a budget returns at most, in tokens: MCP clients
@@ -193,10 +192,6 @@ fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn cwd_workspace() -> Result<Workspace, CliError> {
-    super::commands::workspace()
-}
-
 #[tool_router]
 impl Server {
     /// Store a memory in the repository's team log (committed with the code, shared through git).
@@ -209,7 +204,7 @@ impl Server {
         Parameters(params): Parameters<StoreParams>,
     ) -> Result<CallToolResult, ErrorData> {
         self.run("store", move |shared| {
-            let workspace = cwd_workspace()?;
+            let workspace = super::commands::workspace()?;
             let stored = ops::store(
                 &mut shared.ctx,
                 &workspace,
@@ -227,11 +222,8 @@ impl Server {
             let mut answer = format!("stored {} in {}", stored.entry.id(), stored.file.display());
             for similar in &stored.similar {
                 answer.push_str(&format!(
-                    "\nwarning: {:.2} similar to {} ({}): {}",
-                    similar.similarity.unwrap_or(0.0),
-                    similar.id,
-                    similar.timestamp.get(..10).unwrap_or(&similar.timestamp),
-                    super::commands::excerpt(&similar.content, 120)
+                    "\nwarning: {}",
+                    super::commands::near_duplicate(similar, 120)
                 ));
             }
             if let Some(reason) = stored.not_indexed {
@@ -298,7 +290,7 @@ impl Server {
         Parameters(params): Parameters<BriefParams>,
     ) -> Result<CallToolResult, ErrorData> {
         self.run("brief", move |shared| {
-            let workspace = cwd_workspace()?;
+            let workspace = super::commands::workspace()?;
             Ok(
                 match ops::brief(&mut shared.ctx, &workspace, params.budget.unwrap_or(300))? {
                     Some(digested) => digest_answer(&digested),
@@ -331,7 +323,7 @@ impl Server {
                 }
             };
             let threshold = params.threshold.unwrap_or(0.85);
-            let workspace = cwd_workspace()?;
+            let workspace = super::commands::workspace()?;
             let hits = ops::similar(
                 &mut shared.ctx,
                 &workspace,
@@ -345,15 +337,7 @@ impl Server {
             }
             Ok(hits
                 .iter()
-                .map(|m| {
-                    format!(
-                        "{:.2}  {}  {}  {}",
-                        m.similarity.unwrap_or(0.0),
-                        m.id,
-                        m.timestamp.get(..10).unwrap_or(&m.timestamp),
-                        super::commands::excerpt(&m.content, 160)
-                    )
-                })
+                .map(|m| super::commands::similar_line(m, 160))
                 .collect::<Vec<_>>()
                 .join("\n"))
         })
@@ -369,7 +353,7 @@ impl Server {
         Parameters(params): Parameters<ForgetParams>,
     ) -> Result<CallToolResult, ErrorData> {
         self.run("forget", move |shared| {
-            let workspace = cwd_workspace()?;
+            let workspace = super::commands::workspace()?;
             Ok(
                 match ops::forget(&mut shared.ctx, &workspace, &params.id)? {
                     Forgot::Done { target, .. } => format!("forgot {target}"),
@@ -389,7 +373,7 @@ impl Server {
         Parameters(_): Parameters<StatusParams>,
     ) -> Result<CallToolResult, ErrorData> {
         self.run("status", move |shared| {
-            let workspace = cwd_workspace()?;
+            let workspace = super::commands::workspace()?;
             let index = super::commands::open_index(&shared.ctx.home)?;
             let model = shared.ctx.model.as_ref().map(|model| model.id());
             let status = super::status::collect(&workspace, &index, model)?;

@@ -47,7 +47,7 @@ pub(crate) struct Ctx {
 
 impl Ctx {
     pub fn open(front: Front) -> Result<Ctx, CliError> {
-        let home = Home::from_env().map_err(CliError::usage)?;
+        let home = super::commands::home()?;
         let model = Model::find(&home)?;
         Ok(Ctx { home, model, front })
     }
