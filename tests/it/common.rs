@@ -166,16 +166,7 @@ impl TestEnv {
             ],
         );
         let clone = |name: &str, user: &str| {
-            let dir = self.path().join(name);
-            self.git(
-                self.path(),
-                &[
-                    "clone",
-                    "-q",
-                    remote.to_str().unwrap(),
-                    dir.to_str().unwrap(),
-                ],
-            );
+            let dir = self.clone_of(&remote, name);
             self.identify(&dir, user);
             self.ok(&dir, &["init"]);
             dir
@@ -183,6 +174,21 @@ impl TestEnv {
         let alice = clone("alice", "Alice");
         let bob = clone("bob", "Bob");
         (remote, alice, bob)
+    }
+
+    /// `git clone -q SOURCE NAME` into this env's folder; nothing set up.
+    pub fn clone_of(&self, source: &Path, name: &str) -> PathBuf {
+        let dir = self.path().join(name);
+        self.git(
+            self.path(),
+            &[
+                "clone",
+                "-q",
+                source.to_str().unwrap(),
+                dir.to_str().unwrap(),
+            ],
+        );
+        dir
     }
 
     /// `git add -A && git commit`.

@@ -126,16 +126,7 @@ fn doctor_on_a_healthy_clone_exits_0_and_changes_nothing() {
 fn doctor_on_a_clone_without_init() {
     let env = TestEnv::new();
     let (remote, _alice, _bob) = env.team();
-    let fresh = env.path().join("fresh");
-    env.git(
-        env.path(),
-        &[
-            "clone",
-            "-q",
-            remote.to_str().unwrap(),
-            fresh.to_str().unwrap(),
-        ],
-    );
+    let fresh = env.clone_of(&remote, "fresh");
     let output = env.goldfish(&fresh, &["doctor"]);
     let filters = filters(&env);
     let filters: Vec<(&str, &str)> = filters

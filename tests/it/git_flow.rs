@@ -40,16 +40,7 @@ fn concurrent_appends_merge_without_conflict_both_ways() {
     let recalled = json_lines(&env.ok(&bob, &["recall", "--json", "-n", "1000"]));
     assert_eq!(recalled.len(), 100);
 
-    let alice_side = env.path().join("alice-merges");
-    env.git(
-        env.path(),
-        &[
-            "clone",
-            "-q",
-            alice.to_str().unwrap(),
-            alice_side.to_str().unwrap(),
-        ],
-    );
+    let alice_side = env.clone_of(&alice, "alice-merges");
     env.identify(&alice_side, "Alice");
     env.ok(&alice_side, &["init"]);
     env.git(

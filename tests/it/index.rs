@@ -229,16 +229,7 @@ fn workspaces_are_isolated_unless_asked() {
 fn status_reports_a_clone_without_init_and_the_fix() {
     let env = TestEnv::new();
     let (remote, _alice, _bob) = env.team();
-    let fresh = env.path().join("fresh");
-    env.git(
-        env.path(),
-        &[
-            "clone",
-            "-q",
-            remote.to_str().unwrap(),
-            fresh.to_str().unwrap(),
-        ],
-    );
+    let fresh = env.clone_of(&remote, "fresh");
     let status = status(&env, &fresh);
     let health = status["health"].as_array().unwrap();
     let driver = health
