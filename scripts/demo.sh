@@ -6,8 +6,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
-echo "==> building goldfish"
-cargo build --locked --quiet --manifest-path "$root/Cargo.toml" --bin goldfish
+echo "==> building goldfish (the first build compiles ~300 crates: about 5 minutes on 2 cores; later runs take seconds)"
+cargo build --locked --manifest-path "$root/Cargo.toml" --bin goldfish
 export PATH="$root/target/debug:$PATH"
 
 demo=$(mktemp -d "${TMPDIR:-/tmp}/goldfish-demo.XXXXXX")

@@ -146,7 +146,7 @@ fn goldfish_on_path(path_var: Option<&OsStr>) -> Finding {
             "goldfish-on-path",
             Severity::Problem,
             "`goldfish` is not on PATH: git runs the hooks and the merge driver by that name, so the index would not follow pulls and memory files would merge as text",
-            "put the goldfish binary on PATH (`cargo install --path .` in goldfish's source)",
+            "put the goldfish binary on PATH (`cargo install --locked --path .` in goldfish's source)",
         ),
     }
 }
