@@ -209,7 +209,9 @@ pub fn sync(
             Some(metadata) => {
                 let stat = Stat::of(metadata);
                 match known_file {
-                    Some(known) if known.stat == Some(stat) && !known.racy && !reread.contains(name) => {
+                    Some(known)
+                        if known.stat == Some(stat) && !known.racy && !reread.contains(name) =>
+                    {
                         (known.blob.clone(), Some(stat), None)
                     }
                     _ => {
@@ -237,7 +239,8 @@ pub fn sync(
             }
         };
         let racy = stat.is_some_and(|stat| stat.racy(read_at_ns));
-        let unchanged = known_file.is_some_and(|known| known.blob == blob) && !reread.contains(name);
+        let unchanged =
+            known_file.is_some_and(|known| known.blob == blob) && !reread.contains(name);
         if !unchanged {
             let bytes = match content.take() {
                 Some(bytes) => bytes,
@@ -249,7 +252,8 @@ pub fn sync(
                     workspace.read_blob(*blob)?
                 }
             };
-            apply_file(&tx, workspace_id, name, &bytes, &mut report, &mut reread).map_err(sqlite)?;
+            apply_file(&tx, workspace_id, name, &bytes, &mut report, &mut reread)
+                .map_err(sqlite)?;
             report.files_read += 1;
         }
         if !unchanged || known_file.is_some_and(|known| known.stat != stat || known.racy != racy) {

@@ -417,7 +417,10 @@ fn a_branch_switch_without_a_model_keeps_sync_and_recall_working() {
     let env = TestEnv::new();
     let repo = env.repo("r", "Ada");
     let home = env.path().join("home/.goldfish");
-    env.ok(&repo, &["store", "-t", "decision", "Cache eviction uses LRU"]);
+    env.ok(
+        &repo,
+        &["store", "-t", "decision", "Cache eviction uses LRU"],
+    );
     env.commit_all(&repo, "memory");
     env.git(&repo, &["checkout", "-q", "-b", "lfu"]);
     let file = only_memory_file(&repo);
@@ -480,10 +483,9 @@ fn without_a_model_the_embedding_queue_stays_as_small_as_the_memories() {
     env.commit_all(&repo, "memories");
     let file = only_memory_file(&repo);
     for i in 1..=20 {
-        let text = fs::read_to_string(&file).unwrap().replace(
-            &format!("Version {} of", i - 1),
-            &format!("Version {i} of"),
-        );
+        let text = fs::read_to_string(&file)
+            .unwrap()
+            .replace(&format!("Version {} of", i - 1), &format!("Version {i} of"));
         fs::write(&file, text).unwrap();
         env.commit_all(&repo, &format!("edit {i}"));
         env.ok(&repo, &["sync"]);

@@ -128,12 +128,7 @@ pub fn index_state(home: &Path, root: &Path) -> IndexState {
         id,
     )
     .iter()
-    .map(|r| {
-        (
-            text(r, 0),
-            (text(r, 1), int(r, 2), text(r, 3), text(r, 4)),
-        )
-    })
+    .map(|r| (text(r, 0), (text(r, 1), int(r, 2), text(r, 3), text(r, 4))))
     .collect();
     let tombstones = rows(
         &conn,
@@ -184,22 +179,38 @@ pub fn index_state(home: &Path, root: &Path) -> IndexState {
 #[derive(Debug, Clone)]
 enum Op {
     /// A new memory at the end of day file `day`.
-    Append { day: usize },
+    Append {
+        day: usize,
+    },
     /// The content of the `pick`-th memory line changed in place.
-    Edit { pick: usize },
+    Edit {
+        pick: usize,
+    },
     /// The `pick`-th memory line copied, content changed, to day file `day`.
-    Copy { pick: usize, day: usize },
+    Copy {
+        pick: usize,
+        day: usize,
+    },
     /// The `pick`-th line removed.
-    Delete { pick: usize },
+    Delete {
+        pick: usize,
+    },
     /// A tombstone for the `pick`-th memory line's id, in day file `day`.
-    Forget { pick: usize, day: usize },
+    Forget {
+        pick: usize,
+        day: usize,
+    },
     Commit,
     /// `git checkout -b bN`, or a checkout of it if it exists.
-    Branch { n: usize },
+    Branch {
+        n: usize,
+    },
     /// `git checkout main`.
     Main,
     /// `git checkout HEAD~back` (detached).
-    Older { back: usize },
+    Older {
+        back: usize,
+    },
     /// `goldfish sync`, then the comparison with a fresh sync.
     Sync,
 }
@@ -306,14 +317,16 @@ impl Play {
             Op::Edit { pick } => {
                 let found = self.memory_lines();
                 if let Some((path, i, line)) = found.get(pick % found.len().max(1)) {
-                    let edited = line.replace(r#"","content":""#, &format!(r#"","content":"edit {n} "#));
+                    let edited =
+                        line.replace(r#"","content":""#, &format!(r#"","content":"edit {n} "#));
                     rewrite(path, |lines| lines[*i] = edited);
                 }
             }
             Op::Copy { pick, day } => {
                 let found = self.memory_lines();
                 if let Some((_, _, line)) = found.get(pick % found.len().max(1)) {
-                    let copied = line.replace(r#"","content":""#, &format!(r#"","content":"copy {n} "#));
+                    let copied =
+                        line.replace(r#"","content":""#, &format!(r#"","content":"copy {n} "#));
                     append(&day_file(&self.repo, *day), &copied);
                 }
             }
@@ -445,10 +458,16 @@ fn an_id_left_in_a_later_file_comes_back_when_the_first_loses_it() {
     append(&first, &memory(2, 0, "another memory"));
     play.step(&Op::Commit).unwrap();
     play.compare().unwrap();
-    append(&second, &memory(1, 0, "pool size is 40 since the load test"));
+    append(
+        &second,
+        &memory(1, 0, "pool size is 40 since the load test"),
+    );
     play.step(&Op::Commit).unwrap();
     let report = play.env.ok(&play.repo, &["sync", "--json"]);
-    assert!(report.contains("already indexed from another file"), "{report}");
+    assert!(
+        report.contains("already indexed from another file"),
+        "{report}"
+    );
     play.compare().unwrap();
     rewrite(&first, |lines| {
         lines.remove(0);
