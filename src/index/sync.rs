@@ -844,7 +844,7 @@ fn walk_provenance(
             .optional()
             .map_err(sqlite)?;
         if let Some(earlier) = earlier
-            && earlier != commit.id.to_string()
+            && earlier != commit.id
         {
             let keep = match in_history.get(&earlier) {
                 Some(keep) => *keep,
