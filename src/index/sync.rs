@@ -5,11 +5,17 @@
 //!    what the last sync recorded keeps its recorded blob id unread; others
 //!    are read and hashed as git would. A file only in HEAD (sparse or deleted
 //!    work tree) is read from its blob.
-//! 3. Files whose blob id is unchanged are skipped. Changed files are parsed
-//!    and diffed against the index by record id; bad lines are reported with
-//!    file and line and skipped.
+//!    A file changed within 2 s of being read is hashed again next time
+//!    (file times are too coarse to tell a same-size write in the same tick).
+//! 3. Files whose blob id is unchanged are skipped. Changed files are parsed,
+//!    in name order, and diffed against the index by record id; bad lines
+//!    are reported with file and line and skipped. An id in several files is
+//!    indexed from the first by name; its other records wait in `duplicates`.
 //! 4. Commits new since the last sync are walked to find the commit that
 //!    introduced each memory (provenance).
+//!
+//! Whatever the order of commits, checkouts and edits, the result is the
+//! index a sync into an empty one gives.
 //!
 //! All of it is one SQLite transaction: a sync killed halfway leaves the
 //! previous state, and the next sync redoes the work.
