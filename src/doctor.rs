@@ -227,7 +227,7 @@ fn index(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
     };
     let index = match Index::inspect(inputs.index_path) {
         Ok(Inspection::Intact(index)) => {
-            findings.push(Finding::ok("index", format!("{path}: intact")));
+            findings.push(intact(&index, &path.to_string()));
             index
         }
         Ok(Inspection::Missing) => {
@@ -276,6 +276,52 @@ fn index(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
     findings.push(index_sync(workspace, &index));
     findings.push(model(Some(&index)));
     findings
+}
+
+/// An intact index, as this goldfish would use it. One written by an older
+/// goldfish is upgraded by the next command that opens it for writing; some
+/// of them also hold queued content no memory has, which made a sync after a
+/// branch switch fail for as long as no model emptied the queue.
+fn intact(index: &Index, path: &str) -> Finding {
+    let version = match index.schema_version() {
+        Ok(version) => version,
+        Err(err) => {
+            return Finding::bad(
+                "index",
+                Severity::Problem,
+                format!("cannot read the index: {}", chain(&err)),
+                format!("check the permissions of {path}"),
+            );
+        }
+    };
+    let current = Index::current_schema_version();
+    if version >= current {
+        return Finding::ok("index", format!("{path}: intact"));
+    }
+    match index.stale_embeddings() {
+        Ok(0) => Finding::bad(
+            "index",
+            Severity::Warning,
+            format!(
+                "{path}: intact, written by an older goldfish (schema {version}, now {current}); the next sync upgrades it and reads every memory file again"
+            ),
+            "goldfish sync",
+        ),
+        Ok(stale) => Finding::bad(
+            "index",
+            Severity::Problem,
+            format!(
+                "{path}: written by an older goldfish (schema {version}), its embedding queue holds {stale} texts no memory has: a sync that brings one back (a branch switch, a revert) fails until the index is upgraded"
+            ),
+            "goldfish sync (upgrades the index and repairs the queue)",
+        ),
+        Err(err) => Finding::bad(
+            "index",
+            Severity::Problem,
+            format!("cannot read the index: {}", chain(&err)),
+            format!("check the permissions of {path}"),
+        ),
+    }
 }
 
 /// Whether the index saw this workspace's HEAD and memory files as they are.

@@ -190,6 +190,21 @@ impl Workspace {
             .map_err(read_error(format!("blob {id}")))
     }
 
+    /// Whether `ancestor` is `head` or in its history; `false` when either
+    /// is missing or the history cannot be read.
+    pub fn is_ancestor(&self, ancestor: gix::ObjectId, head: gix::ObjectId) -> bool {
+        if ancestor == head {
+            return true;
+        }
+        if self.repo.find_commit(ancestor).is_err() {
+            return false;
+        }
+        match self.repo.rev_walk([ancestor]).with_hidden([head]).all() {
+            Ok(mut walk) => walk.next().is_none(),
+            Err(_) => false,
+        }
+    }
+
     /// Commits reachable from `head` but not from `known`, oldest first, each
     /// with the parents this repository has.
     pub fn new_commits(

@@ -197,6 +197,20 @@ impl Index {
         })
     }
 
+    /// The schema version of the file (`PRAGMA user_version`): below
+    /// [`schema::VERSION`] only for an index [`Index::inspect`] opened, which
+    /// does not migrate.
+    pub fn schema_version(&self) -> Result<i64, IndexError> {
+        self.conn
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .map_err(self.sqlite())
+    }
+
+    /// The schema version this goldfish writes.
+    pub fn current_schema_version() -> i64 {
+        schema::VERSION
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -3,7 +3,7 @@
 use rusqlite::Connection;
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 1;
+pub const VERSION: i64 = 2;
 
 /// Version 1.
 ///
@@ -22,7 +22,8 @@ pub const VERSION: i64 = 1;
 ///   functions work on it) and its sign bits (`code`), the first stage of
 ///   vector search. Identical content is embedded once, whatever the
 ///   workspace.
-/// - `embed_queue`: content hashes not yet embedded (filled by triggers).
+/// - `embed_queue`: content hashes not yet embedded (kept by triggers; see
+///   [`V2`]).
 /// - `query_cache`: query embeddings by (model, query text).
 /// - `digest_cache`: LLM digests by key (question, memories, command, budget).
 /// - `meta`: `embedding_model`, the model the vectors belong to.
@@ -153,6 +154,88 @@ CREATE TABLE meta (
 ) WITHOUT ROWID;
 "#;
 
+/// Version 2, over version 1.
+///
+/// - `embed_queue` holds each content hash at most once, and only while a
+///   memory row has it and the current model has no vector for it. Version
+///   1's triggers used `INSERT OR IGNORE`, which SQLite overrides with the
+///   outer statement's conflict policy: under sync's upsert (`ON CONFLICT DO
+///   UPDATE`, which aborts) a content hash coming back into a row while still
+///   queued failed the whole sync, and without a model nothing ever left the
+///   queue. The triggers now test before they insert, and deleting or
+///   changing a row drops a hash no row has any more. The queue is repaired.
+/// - `duplicates`: the records of an id that are not the indexed one, in
+///   other files than the first (by name) that has it, kept so an incremental
+///   sync can bring the next one in when that file loses the id.
+/// - `tombstones` are keyed by file too: the same tombstone in two files
+///   stays while either has it.
+/// - `files.racy`: the file changed too shortly before it was read for its
+///   stat data to prove it unchanged later; the next sync hashes it again.
+/// - Every memory file is read again at the next sync (its blob id is
+///   cleared and its stat data distrusted), so an index written by version 1
+///   ends up as a rebuild would.
+const V2: &str = r#"
+DROP TRIGGER memories_queue_insert;
+DROP TRIGGER memories_queue_update;
+CREATE TRIGGER memories_queue_insert AFTER INSERT ON memories
+WHEN NOT EXISTS (SELECT 1 FROM embed_queue WHERE content_hash = new.content_hash)
+ AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = new.content_hash
+                   AND e.model = (SELECT value FROM meta WHERE key = 'embedding_model'))
+BEGIN
+    INSERT INTO embed_queue (content_hash) VALUES (new.content_hash);
+END;
+CREATE TRIGGER memories_queue_update AFTER UPDATE OF content_hash ON memories
+WHEN old.content_hash IS NOT new.content_hash
+BEGIN
+    DELETE FROM embed_queue WHERE content_hash = old.content_hash
+      AND NOT EXISTS (SELECT 1 FROM memories WHERE content_hash = old.content_hash);
+    INSERT INTO embed_queue (content_hash) SELECT new.content_hash
+     WHERE NOT EXISTS (SELECT 1 FROM embed_queue WHERE content_hash = new.content_hash)
+       AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = new.content_hash
+                         AND e.model = (SELECT value FROM meta WHERE key = 'embedding_model'));
+END;
+CREATE TRIGGER memories_queue_delete AFTER DELETE ON memories BEGIN
+    DELETE FROM embed_queue WHERE content_hash = old.content_hash
+      AND NOT EXISTS (SELECT 1 FROM memories WHERE content_hash = old.content_hash);
+END;
+DELETE FROM embed_queue
+ WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.content_hash = embed_queue.content_hash)
+    OR EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = embed_queue.content_hash
+                 AND e.model = (SELECT value FROM meta WHERE key = 'embedding_model'));
+INSERT INTO embed_queue (content_hash)
+SELECT DISTINCT m.content_hash FROM memories m
+ WHERE NOT EXISTS (SELECT 1 FROM embed_queue q WHERE q.content_hash = m.content_hash)
+   AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = m.content_hash
+                     AND e.model = (SELECT value FROM meta WHERE key = 'embedding_model'));
+
+CREATE TABLE duplicates (
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    id           TEXT NOT NULL,
+    file         TEXT NOT NULL,
+    line         INTEGER NOT NULL,
+    record       TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, id, file)
+) WITHOUT ROWID;
+CREATE INDEX duplicates_by_file ON duplicates (workspace_id, file);
+
+CREATE TABLE tombstones_v2 (
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    id           TEXT NOT NULL,
+    forgets      TEXT NOT NULL,
+    file         TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, id, file)
+) WITHOUT ROWID;
+INSERT INTO tombstones_v2 (workspace_id, id, forgets, file)
+SELECT workspace_id, id, forgets, file FROM tombstones;
+DROP TABLE tombstones;
+ALTER TABLE tombstones_v2 RENAME TO tombstones;
+CREATE INDEX tombstones_by_target ON tombstones (workspace_id, forgets);
+CREATE INDEX tombstones_by_file ON tombstones (workspace_id, file);
+
+ALTER TABLE files ADD COLUMN racy INTEGER NOT NULL DEFAULT 0;
+UPDATE files SET blob_id = '', racy = 1;
+"#;
+
 #[derive(Debug)]
 pub enum MigrateError {
     Sqlite(rusqlite::Error),
@@ -182,6 +265,9 @@ pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
     let found: i64 = tx.pragma_query_value(None, "user_version", |row| row.get(0))?;
     if found < 1 {
         tx.execute_batch(V1)?;
+    }
+    if found < 2 {
+        tx.execute_batch(V2)?;
     }
     tx.pragma_update(None, "user_version", VERSION)?;
     tx.commit()?;

@@ -5,11 +5,17 @@
 //!    what the last sync recorded keeps its recorded blob id unread; others
 //!    are read and hashed as git would. A file only in HEAD (sparse or deleted
 //!    work tree) is read from its blob.
-//! 3. Files whose blob id is unchanged are skipped. Changed files are parsed
-//!    and diffed against the index by record id; bad lines are reported with
-//!    file and line and skipped.
+//!    A file changed within 2 s of being read is hashed again next time
+//!    (file times are too coarse to tell a same-size write in the same tick).
+//! 3. Files whose blob id is unchanged are skipped. Changed files are parsed,
+//!    in name order, and diffed against the index by record id; bad lines
+//!    are reported with file and line and skipped. An id in several files is
+//!    indexed from the first by name; its other records wait in `duplicates`.
 //! 4. Commits new since the last sync are walked to find the commit that
 //!    introduced each memory (provenance).
+//!
+//! Whatever the order of commits, checkouts and edits, the result is the
+//! index a sync into an empty one gives.
 //!
 //! All of it is one SQLite transaction: a sync killed halfway leaves the
 //! previous state, and the next sync redoes the work.
@@ -93,9 +99,29 @@ impl Stat {
     }
 }
 
+impl Stat {
+    /// Whether the file changed too shortly before `read_at_ns` for its stat
+    /// data to tell a later change apart: file times are coarse (a clock
+    /// tick, or seconds on some file systems), so a write in the same tick
+    /// of the same size leaves them as they were. Git calls such entries
+    /// racily clean and hashes them again; so does sync.
+    fn racy(&self, read_at_ns: i64) -> bool {
+        const MARGIN_NS: i64 = 2_000_000_000;
+        self.mtime_ns.max(self.ctime_ns) > read_at_ns - MARGIN_NS
+    }
+}
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
+}
+
 struct KnownFile {
     blob: String,
     stat: Option<Stat>,
+    /// Read too soon after a change to trust `stat` (see [`Stat::racy`]).
+    racy: bool,
 }
 
 /// Syncs `workspace` into the index.
@@ -122,10 +148,11 @@ pub fn sync(
         ..SyncReport::default()
     };
 
-    let known = known_files(&tx, workspace_id).map_err(sqlite)?;
+    let known = known_files(&tx, workspace_id, true).map_err(sqlite)?;
     let head = workspace.head_commit();
     report.head = head.map(|id| id.to_string());
     let memory_dir = workspace.memory_dir();
+    let read_at_ns = now_ns();
     let worktree = worktree_files(&memory_dir, &mut report.problems)?;
     // HEAD's tree only matters for files not in the work tree. If HEAD did not
     // move and no indexed work-tree file disappeared, those are unchanged.
@@ -133,34 +160,64 @@ pub fn sync(
     let worktree_file_gone = known
         .iter()
         .any(|(name, file)| file.stat.is_some() && !worktree.contains_key(name));
-    let head_files = match head {
-        Some(head) if head_moved || worktree_file_gone => workspace.memory_files_at(head)?,
-        _ => BTreeMap::new(),
+    let mut head_files = match head {
+        Some(head) if head_moved || worktree_file_gone => Some(workspace.memory_files_at(head)?),
+        _ => None,
     };
     let unchanged_head_only = known
         .iter()
         .filter(|(name, file)| {
-            !head_moved
-                && !worktree_file_gone
-                && file.stat.is_none()
-                && !worktree.contains_key(*name)
+            head_files.is_none() && file.stat.is_none() && !worktree.contains_key(*name)
         })
         .map(|(name, _)| name);
-    let names: BTreeSet<&String> = head_files
-        .keys()
+    let names: BTreeSet<String> = head_files
+        .iter()
+        .flat_map(|files| files.keys())
         .chain(worktree.keys())
         .chain(unchanged_head_only)
+        .cloned()
         .collect();
     report.files = names.len();
     let mut changed = registered.new || head_moved || registered.history_commit != report.head;
 
+    // Files that left the log go first, so no id is brought back from them.
+    let gone: Vec<&String> = known.keys().filter(|name| !names.contains(*name)).collect();
+    for name in &gone {
+        for table in ["duplicates", "tombstones"] {
+            tx.execute(
+                &format!("DELETE FROM {table} WHERE workspace_id = ?1 AND file = ?2"),
+                params![workspace_id, name],
+            )
+            .map_err(sqlite)?;
+        }
+        tx.execute(
+            "DELETE FROM files WHERE workspace_id = ?1 AND name = ?2",
+            params![workspace_id, name],
+        )
+        .map_err(sqlite)?;
+        report.files_removed += 1;
+        changed = true;
+    }
+    for name in &gone {
+        let ids = file_ids(&tx, workspace_id, name).map_err(sqlite)?;
+        for (rowid, id) in ids {
+            remove_memory(&tx, workspace_id, rowid, &id).map_err(sqlite)?;
+            report.memories_removed += 1;
+        }
+    }
+
+    // In name order: a file that takes an id over from a later one (the first
+    // file by name holds the indexed record) has that file read again.
+    let mut reread: BTreeSet<String> = BTreeSet::new();
     for name in &names {
-        let known_file = known.get(*name);
-        let (blob, stat, mut content) = match worktree.get(*name) {
+        let known_file = known.get(name);
+        let (blob, stat, mut content) = match worktree.get(name) {
             Some(metadata) => {
                 let stat = Stat::of(metadata);
                 match known_file {
-                    Some(known) if known.stat == Some(stat) => {
+                    Some(known)
+                        if known.stat == Some(stat) && !known.racy && !reread.contains(name) =>
+                    {
                         (known.blob.clone(), Some(stat), None)
                     }
                     _ => {
@@ -173,22 +230,39 @@ pub fn sync(
                     }
                 }
             }
-            None => match head_files.get(*name) {
-                Some(blob) => (blob.to_string(), None, None),
-                // A file only in HEAD, and HEAD did not move.
-                None => continue,
-            },
+            None => {
+                if head_files.is_none() && reread.contains(name) {
+                    head_files = match head {
+                        Some(head) => Some(workspace.memory_files_at(head)?),
+                        None => Some(BTreeMap::new()),
+                    };
+                }
+                match head_files.as_ref().and_then(|files| files.get(name)) {
+                    Some(blob) => (blob.to_string(), None, None),
+                    // A file only in HEAD, and HEAD did not move.
+                    None => continue,
+                }
+            }
         };
-        let unchanged = known_file.is_some_and(|known| known.blob == blob);
+        let racy = stat.is_some_and(|stat| stat.racy(read_at_ns));
+        let unchanged =
+            known_file.is_some_and(|known| known.blob == blob) && !reread.contains(name);
         if !unchanged {
             let bytes = match content.take() {
                 Some(bytes) => bytes,
-                None => workspace.read_blob(head_files[*name])?,
+                None => {
+                    let blob = head_files
+                        .as_ref()
+                        .and_then(|files| files.get(name))
+                        .expect("a file not in the work tree is in HEAD");
+                    workspace.read_blob(*blob)?
+                }
             };
-            apply_file(&tx, workspace_id, name, &bytes, &mut report).map_err(sqlite)?;
+            apply_file(&tx, workspace_id, name, &bytes, &mut report, &mut reread)
+                .map_err(sqlite)?;
             report.files_read += 1;
         }
-        if !unchanged || known_file.is_some_and(|known| known.stat != stat) {
+        if !unchanged || known_file.is_some_and(|known| known.stat != stat || known.racy != racy) {
             changed = true;
             let stat = stat.unwrap_or(Stat {
                 size: -1,
@@ -197,34 +271,15 @@ pub fn sync(
                 inode: -1,
             });
             tx.execute(
-                "INSERT INTO files (workspace_id, name, blob_id, size, mtime_ns, ctime_ns, inode)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                "INSERT INTO files (workspace_id, name, blob_id, size, mtime_ns, ctime_ns, inode, racy)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
                  ON CONFLICT (workspace_id, name) DO UPDATE SET blob_id = excluded.blob_id,
-                   size = excluded.size, mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns, inode = excluded.inode",
-                params![workspace_id, name, blob, stat.size, stat.mtime_ns, stat.ctime_ns, stat.inode],
+                   size = excluded.size, mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns,
+                   inode = excluded.inode, racy = excluded.racy",
+                params![workspace_id, name, blob, stat.size, stat.mtime_ns, stat.ctime_ns, stat.inode, racy],
             )
             .map_err(sqlite)?;
         }
-    }
-    for gone in known.keys().filter(|name| !names.contains(name)) {
-        report.memories_removed += tx
-            .execute(
-                "DELETE FROM memories WHERE workspace_id = ?1 AND file = ?2",
-                params![workspace_id, gone],
-            )
-            .map_err(sqlite)?;
-        tx.execute(
-            "DELETE FROM tombstones WHERE workspace_id = ?1 AND file = ?2",
-            params![workspace_id, gone],
-        )
-        .map_err(sqlite)?;
-        tx.execute(
-            "DELETE FROM files WHERE workspace_id = ?1 AND name = ?2",
-            params![workspace_id, gone],
-        )
-        .map_err(sqlite)?;
-        report.files_removed += 1;
-        changed = true;
     }
 
     if let Some(head) = head {
@@ -283,7 +338,7 @@ pub fn pending_bytes(index: &Index, workspace: &Workspace) -> Result<u64, SyncEr
     let known = match id {
         Some(id) => {
             let tx = index.conn.unchecked_transaction().map_err(sqlite)?;
-            known_files(&tx, id).map_err(sqlite)?
+            known_files(&tx, id, false).map_err(sqlite)?
         }
         None => HashMap::new(),
     };
@@ -316,7 +371,7 @@ pub fn changed_files(index: &Index, workspace: &Workspace) -> Result<Vec<String>
     {
         Some(row) => {
             let tx = index.conn.unchecked_transaction().map_err(sqlite)?;
-            known_files(&tx, row.id).map_err(sqlite)?
+            known_files(&tx, row.id, false).map_err(sqlite)?
         }
         None => HashMap::new(),
     };
@@ -427,13 +482,18 @@ pub(super) fn live_count(conn: &rusqlite::Connection, workspace_id: i64) -> rusq
     Ok((all - forgotten).max(0) as u64)
 }
 
+/// The files the index recorded for a workspace. `racy` is read only by a
+/// sync: doctor also reads indexes of older schemas, which lack it.
 fn known_files(
     tx: &Transaction<'_>,
     workspace_id: i64,
+    with_racy: bool,
 ) -> rusqlite::Result<HashMap<String, KnownFile>> {
-    let mut statement = tx.prepare(
-        "SELECT name, blob_id, size, mtime_ns, ctime_ns, inode FROM files WHERE workspace_id = ?1",
-    )?;
+    let mut statement = tx.prepare(if with_racy {
+        "SELECT name, blob_id, size, mtime_ns, ctime_ns, inode, racy FROM files WHERE workspace_id = ?1"
+    } else {
+        "SELECT name, blob_id, size, mtime_ns, ctime_ns, inode, 0 FROM files WHERE workspace_id = ?1"
+    })?;
     let rows = statement.query_map(params![workspace_id], |row| {
         let size: i64 = row.get(2)?;
         let stat = (size >= 0).then_some(Stat {
@@ -447,6 +507,7 @@ fn known_files(
             KnownFile {
                 blob: row.get(1)?,
                 stat,
+                racy: row.get(6)?,
             },
         ))
     })?;
@@ -490,12 +551,19 @@ fn worktree_files(
 }
 
 /// Brings the rows of one memory file in line with its new content.
+///
+/// An id in several files is indexed from the first of them by name (the
+/// first line in that file), as a reader of the log sees it and whatever the
+/// order the files arrived in; its records in the other files wait in
+/// `duplicates`. A file that takes an id over from a later file adds that
+/// file to `reread`, so its record goes back to `duplicates`.
 fn apply_file(
     tx: &Transaction<'_>,
     workspace_id: i64,
     file: &str,
     bytes: &[u8],
     report: &mut SyncReport,
+    reread: &mut BTreeSet<String>,
 ) -> rusqlite::Result<()> {
     let mut existing: HashMap<String, (i64, String, i64)> = HashMap::new();
     {
@@ -512,10 +580,12 @@ fn apply_file(
             existing.insert(id, value);
         }
     }
-    tx.execute(
-        "DELETE FROM tombstones WHERE workspace_id = ?1 AND file = ?2",
-        params![workspace_id, file],
-    )?;
+    for table in ["tombstones", "duplicates"] {
+        tx.execute(
+            &format!("DELETE FROM {table} WHERE workspace_id = ?1 AND file = ?2"),
+            params![workspace_id, file],
+        )?;
+    }
     let mut seen: HashSet<String> = HashSet::new();
     for line in parse_log(bytes) {
         let number = line.number as i64;
@@ -535,9 +605,8 @@ fn apply_file(
                     continue;
                 }
                 let entry = Entry::Memory(memory);
-                let record_hash = blake3::hash(entry.to_line().as_bytes())
-                    .to_hex()
-                    .to_string();
+                let canonical = entry.to_line();
+                let record_hash = blake3::hash(canonical.as_bytes()).to_hex().to_string();
                 let Entry::Memory(memory) = entry else {
                     unreachable!()
                 };
@@ -551,16 +620,28 @@ fn apply_file(
                         write_memory(tx, workspace_id, file, &memory, number, &record_hash)?;
                         report.memories_updated += 1;
                     }
-                    None => {
-                        if write_memory(tx, workspace_id, file, &memory, number, &record_hash)? {
+                    None => match indexed_from(tx, workspace_id, &memory.id)? {
+                        None => {
+                            write_memory(tx, workspace_id, file, &memory, number, &record_hash)?;
                             report.memories_added += 1;
-                        } else {
+                        }
+                        Some(other) if other.as_str() < file => {
+                            tx.prepare_cached(
+                                "INSERT INTO duplicates (workspace_id, id, file, line, record) VALUES (?1, ?2, ?3, ?4, ?5)",
+                            )?
+                            .execute(params![workspace_id, memory.id, file, number, canonical])?;
                             report.problems.push(format!(
-                                "{file}:{number}: id {} is already indexed from another file; skipped",
+                                "{file}:{number}: id {} is already indexed from another file ({other}); skipped",
                                 memory.id
                             ));
                         }
-                    }
+                        Some(other) => {
+                            // This file comes first: its record is the one.
+                            write_memory(tx, workspace_id, file, &memory, number, &record_hash)?;
+                            report.memories_updated += 1;
+                            reread.insert(other);
+                        }
+                    },
                 }
             }
             Err(err) => report.problems.push(format!(
@@ -570,10 +651,65 @@ fn apply_file(
     }
     for (id, (rowid, _, _)) in &existing {
         if !seen.contains(id) {
-            tx.prepare_cached("DELETE FROM memories WHERE rowid = ?1")?
-                .execute(params![rowid])?;
+            remove_memory(tx, workspace_id, *rowid, id)?;
             report.memories_removed += 1;
         }
+    }
+    Ok(())
+}
+
+/// The file the indexed record of `id` comes from.
+fn indexed_from(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+    id: &str,
+) -> rusqlite::Result<Option<String>> {
+    tx.prepare_cached("SELECT file FROM memories WHERE workspace_id = ?1 AND id = ?2")?
+        .query_row(params![workspace_id, id], |row| row.get(0))
+        .optional()
+}
+
+/// The (rowid, id) of every memory indexed from `file`.
+fn file_ids(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+    file: &str,
+) -> rusqlite::Result<Vec<(i64, String)>> {
+    let mut statement =
+        tx.prepare_cached("SELECT rowid, id FROM memories WHERE workspace_id = ?1 AND file = ?2")?;
+    let rows = statement.query_map(params![workspace_id, file], |row| {
+        Ok((row.get(0)?, row.get(1)?))
+    })?;
+    rows.collect()
+}
+
+/// Deletes the indexed record of `id` (row `rowid`); the record of the same
+/// id in the next file by name, if one has it, takes its place.
+fn remove_memory(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+    rowid: i64,
+    id: &str,
+) -> rusqlite::Result<()> {
+    tx.prepare_cached("DELETE FROM memories WHERE rowid = ?1")?
+        .execute(params![rowid])?;
+    let next: Option<(String, i64, String)> = tx
+        .prepare_cached(
+            "SELECT file, line, record FROM duplicates WHERE workspace_id = ?1 AND id = ?2 ORDER BY file LIMIT 1",
+        )?
+        .query_row(params![workspace_id, id], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+        })
+        .optional()?;
+    let Some((file, line, record)) = next else {
+        return Ok(());
+    };
+    tx.prepare_cached("DELETE FROM duplicates WHERE workspace_id = ?1 AND id = ?2 AND file = ?3")?
+        .execute(params![workspace_id, id, file])?;
+    // Stored canonical by this sync or an earlier one: it parses.
+    if let Ok(Entry::Memory(memory)) = Entry::parse(record.as_bytes()) {
+        let record_hash = blake3::hash(record.as_bytes()).to_hex().to_string();
+        write_memory(tx, workspace_id, &file, &memory, line, &record_hash)?;
     }
     Ok(())
 }
@@ -594,8 +730,8 @@ fn json_list(items: &[String]) -> String {
     serde_json::to_string(items).expect("a list of strings serializes")
 }
 
-/// Inserts a memory, or rewrites the row of the same id in the same file;
-/// `false` when the id is already indexed from another file (left alone).
+/// Inserts a memory, or rewrites the row of the same id, whatever file it
+/// came from.
 fn write_memory(
     tx: &Transaction<'_>,
     workspace_id: i64,
@@ -603,8 +739,8 @@ fn write_memory(
     m: &Memory,
     line: i64,
     record_hash: &str,
-) -> rusqlite::Result<bool> {
-    let written = tx
+) -> rusqlite::Result<()> {
+    tx
         .prepare_cached(
             "INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, ts_ms,
                type, content, source, tags, author, branch, commit_id, files)
@@ -614,8 +750,7 @@ fn write_memory(
                timestamp = excluded.timestamp, ts_ms = excluded.ts_ms, type = excluded.type,
                content = excluded.content, source = excluded.source, tags = excluded.tags,
                author = excluded.author, branch = excluded.branch, commit_id = excluded.commit_id,
-               files = excluded.files
-             WHERE memories.file = excluded.file",
+               files = excluded.files, file = excluded.file",
         )?
         .execute(params![
             workspace_id,
@@ -635,7 +770,7 @@ fn write_memory(
             m.commit,
             json_list(&m.files),
         ])?;
-    Ok(written == 1)
+    Ok(())
 }
 
 #[derive(serde::Deserialize)]
@@ -694,6 +829,15 @@ fn walk_provenance(
             }
         }
     }
+    // An id this walk sees introduced again (copied into another file,
+    // or brought back) keeps what an earlier walk recorded when that commit
+    // is in HEAD's history too: it is the older one, as a walk of the whole
+    // history would find.
+    let walked: HashSet<gix::ObjectId> = commits.iter().map(|commit| commit.id).collect();
+    let mut in_history: HashMap<String, bool> = HashMap::new();
+    let mut recorded = tx
+        .prepare_cached("SELECT commit_id FROM provenance WHERE workspace_id = ?1 AND id = ?2")
+        .map_err(sqlite)?;
     let mut statement = tx
         .prepare_cached(
             "INSERT OR REPLACE INTO provenance (workspace_id, id, commit_id, author, date) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -701,6 +845,29 @@ fn walk_provenance(
         .map_err(sqlite)?;
     for (id, index) in &introduced {
         let commit = &commits[*index];
+        let earlier: Option<String> = recorded
+            .query_row(params![workspace_id, id], |row| row.get(0))
+            .optional()
+            .map_err(sqlite)?;
+        if let Some(earlier) = earlier
+            && earlier != commit.id
+        {
+            let keep = match in_history.get(&earlier) {
+                Some(keep) => *keep,
+                None => {
+                    let keep = match gix::ObjectId::from_hex(earlier.as_bytes()) {
+                        Ok(earlier_id) if walked.contains(&earlier_id) => true,
+                        Ok(earlier_id) => workspace.is_ancestor(earlier_id, head),
+                        Err(_) => false,
+                    };
+                    in_history.insert(earlier.clone(), keep);
+                    keep
+                }
+            };
+            if keep {
+                continue;
+            }
+        }
         statement
             .execute(params![
                 workspace_id,

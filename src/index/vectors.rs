@@ -114,8 +114,10 @@ impl Index {
         )
         .map_err(sqlite)?;
         tx.execute(
-            "INSERT OR IGNORE INTO embed_queue (content_hash) SELECT DISTINCT content_hash FROM memories",
-            [],
+            "INSERT OR IGNORE INTO embed_queue (content_hash)
+             SELECT DISTINCT m.content_hash FROM memories m
+              WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = m.content_hash AND e.model = ?1)",
+            params![model_id],
         )
         .map_err(sqlite)?;
         tx.execute(
@@ -135,6 +137,22 @@ impl Index {
             .query_row("SELECT count(*) FROM embed_queue", [], |row| {
                 row.get::<_, i64>(0)
             })
+            .map(|n| n as u64)
+            .map_err(self.sqlite())
+    }
+
+    /// Queued content hashes that no memory row has: none in an index of
+    /// this schema (the triggers drop them); an index written by an older
+    /// goldfish could hold any number, and then a sync that brings such
+    /// content back failed.
+    pub fn stale_embeddings(&self) -> Result<u64, IndexError> {
+        self.conn
+            .query_row(
+                "SELECT count(*) FROM embed_queue q
+                  WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.content_hash = q.content_hash)",
+                [],
+                |row| row.get::<_, i64>(0),
+            )
             .map(|n| n as u64)
             .map_err(self.sqlite())
     }

@@ -420,3 +420,56 @@ fn doctor_reports_the_model() {
         "goldfish model install",
     );
 }
+
+#[test]
+fn doctor_finds_an_index_that_a_branch_switch_would_break() {
+    // What goldfish wrote before schema 2 after an edit on a branch with no
+    // model: the old content still queued though no memory has it, and
+    // triggers that fail the sync that brings it back.
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    env.ok(&repo, &["store", "Cache eviction uses LRU"]);
+    env.commit_all(&repo, "memory");
+    env.git(&repo, &["checkout", "-q", "-b", "lfu"]);
+    let file = repo.join(".goldfish/memories/2026-11-21.jsonl");
+    let edited = fs::read_to_string(&file)
+        .unwrap()
+        .replace("uses LRU", "uses LFU");
+    fs::write(&file, edited).unwrap();
+    env.commit_all(&repo, "edit in place");
+    env.ok(&repo, &["sync"]);
+    assert_healthy(&env, &repo);
+    let index = env.path().join("home/.goldfish/index.db");
+    let downgrade = |stale: &str| crate::sync_history::downgrade_to_schema_1(&index, stale);
+    downgrade("");
+    let (code, report) = doctor(&env, &repo);
+    assert_eq!(code, Some(0), "{report}");
+    let found = finding(&report, "index");
+    assert_eq!(found["status"], "warning", "{found}");
+    assert!(
+        found["message"]
+            .as_str()
+            .unwrap()
+            .contains("written by an older goldfish (schema 1, now 2)"),
+        "{found}"
+    );
+    env.ok(&repo, &["sync"]);
+    assert_healthy(&env, &repo);
+
+    let old_content = goldfish::index::sync::content_hash("Cache eviction uses LRU");
+    downgrade(&format!(
+        "INSERT INTO embed_queue (content_hash) VALUES ('{old_content}');"
+    ));
+    assert_problem(
+        &env,
+        &repo,
+        "index",
+        "its embedding queue holds 1 texts no memory has",
+        "goldfish sync (upgrades the index and repairs the queue)",
+    );
+    // Anything that opens the index upgrades it: the checkout's hook here.
+    env.git(&repo, &["checkout", "-q", "main"]);
+    let recalled = env.ok(&repo, &["recall", "--mode", "keyword", "eviction"]);
+    assert!(recalled.contains("uses LRU"), "{recalled}");
+    assert_healthy(&env, &repo);
+}

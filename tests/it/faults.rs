@@ -8,7 +8,8 @@
 //! a deleted or garbage index (index.rs); init in a linked worktree, in a bare
 //! repository and with `core.hooksPath` (init.rs); garbage and CRLF lines
 //! through a real merge and a missing base (driver.rs); writers alone
-//! (concurrency.rs); what `doctor` reports (doctor.rs).
+//! (concurrency.rs); what `doctor` reports (doctor.rs); incremental sync
+//! against a rebuild over generated histories (sync_history.rs).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -585,6 +586,62 @@ fn a_detached_head() {
             "Stored while detached".to_owned()
         ])
     );
+}
+
+/// No model, so nothing ever leaves the embedding queue: branches that edit
+/// memories in place, delete and forget them, checkouts back and forth, a
+/// revert. Every recall answers from the checked-out log, the log is never
+/// touched, and the queue holds only what the indexed memories need.
+#[test]
+fn a_branch_switch_without_a_model() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    let home = env.path().join("home/.goldfish");
+    let dir = repo.join(".goldfish/memories");
+    let lines: Vec<String> = (1..=4)
+        .map(|n| record(n, "20", &format!("memory {n} about eviction")))
+        .collect();
+    fs::write(dir.join("2026-11-20.jsonl"), lines.join("\n") + "\n").unwrap();
+    env.commit_all(&repo, "memories");
+    let main_log = log_bytes(&repo);
+    env.git(&repo, &["checkout", "-q", "-b", "edits"]);
+    let edited = [
+        record(1, "20", "memory 1 about eviction, edited"),
+        lines[1].clone(),
+        record(3, "20", "memory 3 about eviction, edited"),
+        r#"{"id":"01KAK000000000000000000001","timestamp":"2026-11-20T11:00:00.000Z","type":"tombstone","forgets":"01KAJ000000000000000000002"}"#.to_owned(),
+    ];
+    fs::write(dir.join("2026-11-20.jsonl"), edited.join("\n") + "\n").unwrap();
+    env.commit_all(&repo, "edit, delete, forget");
+    let edits_log = log_bytes(&repo);
+    let on_main: BTreeSet<String> = (1..=4).map(id).collect();
+    let on_edits: BTreeSet<String> = [1, 3].into_iter().map(id).collect();
+    for round in 0..4 {
+        for (branch, log, ids) in [
+            ("main", &main_log, &on_main),
+            ("edits", &edits_log, &on_edits),
+        ] {
+            env.git(&repo, &["checkout", "-q", branch]);
+            let recalled: BTreeSet<String> = json_lines(&env.ok(
+                &repo,
+                &["recall", "eviction", "--mode", "keyword", "--json"],
+            ))
+            .iter()
+            .map(|m| m["id"].as_str().unwrap().to_owned())
+            .collect();
+            assert_eq!(&recalled, ids, "round {round} on {branch}");
+            assert_eq!(&log_bytes(&repo), log, "round {round} on {branch}");
+            assert!(env.goldfish(&repo, &["sync"]).status.success());
+            assert_eq!(
+                crate::sync_history::queued_hashes(&home),
+                crate::sync_history::memory_hashes(&home),
+                "round {round} on {branch}"
+            );
+        }
+    }
+    env.git(&repo, &["revert", "--no-edit", "HEAD"]);
+    assert_eq!(log_bytes(&repo), main_log);
+    assert_eq!(recalled_ids(&env, &repo), on_main);
 }
 
 /// Regression: a shallow clone's boundary commit names parents the clone

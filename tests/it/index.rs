@@ -394,3 +394,111 @@ fn a_record_rewritten_in_place_is_updated_not_duplicated() {
         1
     );
 }
+
+/// The memory file of a repository with one day of memories.
+fn only_memory_file(repo: &Path) -> std::path::PathBuf {
+    let files = crate::common::memory_files(repo);
+    assert_eq!(files.len(), 1, "{files:?}");
+    repo.join(".goldfish/memories").join(&files[0].0)
+}
+
+fn recalled_contents(env: &TestEnv, repo: &Path, query: &str) -> Vec<String> {
+    json_lines(&env.ok(repo, &["recall", "--mode", "keyword", query, "--json"]))
+        .iter()
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_branch_switch_without_a_model_keeps_sync_and_recall_working() {
+    // Issue 15, item 3: content that comes back into a memory (here the
+    // checkout of main after an edit on a branch) while it is still queued
+    // for an embedding, as it stays without a model.
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    let home = env.path().join("home/.goldfish");
+    env.ok(
+        &repo,
+        &["store", "-t", "decision", "Cache eviction uses LRU"],
+    );
+    env.commit_all(&repo, "memory");
+    env.git(&repo, &["checkout", "-q", "-b", "lfu"]);
+    let file = only_memory_file(&repo);
+    let edited = fs::read_to_string(&file)
+        .unwrap()
+        .replace("uses LRU", "uses LFU since the load test");
+    fs::write(&file, edited).unwrap();
+    env.commit_all(&repo, "edit in place");
+    env.ok(&repo, &["sync"]);
+    for _ in 0..3 {
+        env.git(&repo, &["checkout", "-q", "main"]);
+        assert_eq!(
+            recalled_contents(&env, &repo, "eviction"),
+            ["Cache eviction uses LRU"]
+        );
+        env.ok(&repo, &["sync"]);
+        let brief = env.ok(&repo, &["brief"]);
+        assert!(brief.contains("Cache eviction uses LRU"), "{brief}");
+        env.git(&repo, &["checkout", "-q", "lfu"]);
+        assert_eq!(
+            recalled_contents(&env, &repo, "eviction"),
+            ["Cache eviction uses LFU since the load test"]
+        );
+    }
+    // Each content hash queued once, and only what a memory has.
+    assert_eq!(
+        crate::sync_history::queued_hashes(&home),
+        crate::sync_history::memory_hashes(&home)
+    );
+}
+
+#[test]
+fn a_revert_of_an_edit_without_a_model_keeps_sync_and_recall_working() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    env.ok(&repo, &["store", "Cache eviction uses LRU"]);
+    env.commit_all(&repo, "memory");
+    let file = only_memory_file(&repo);
+    let edited = fs::read_to_string(&file)
+        .unwrap()
+        .replace("uses LRU", "uses LFU");
+    fs::write(&file, edited).unwrap();
+    env.commit_all(&repo, "edit in place");
+    env.ok(&repo, &["sync"]);
+    env.git(&repo, &["revert", "--no-edit", "HEAD"]);
+    assert_eq!(
+        recalled_contents(&env, &repo, "eviction"),
+        ["Cache eviction uses LRU"]
+    );
+    env.ok(&repo, &["sync"]);
+}
+
+#[test]
+fn without_a_model_the_embedding_queue_stays_as_small_as_the_memories() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    let home = env.path().join("home/.goldfish");
+    env.ok(&repo, &["store", "Version 0 of the retry policy"]);
+    env.ok(&repo, &["store", "The pool holds 20 connections"]);
+    env.commit_all(&repo, "memories");
+    let file = only_memory_file(&repo);
+    for i in 1..=20 {
+        let text = fs::read_to_string(&file)
+            .unwrap()
+            .replace(&format!("Version {} of", i - 1), &format!("Version {i} of"));
+        fs::write(&file, text).unwrap();
+        env.commit_all(&repo, &format!("edit {i}"));
+        env.ok(&repo, &["sync"]);
+        if i % 5 == 0 {
+            env.git(&repo, &["checkout", "-q", "HEAD~3"]);
+            env.git(&repo, &["checkout", "-q", "main"]);
+        }
+    }
+    let queued = crate::sync_history::queued_hashes(&home);
+    assert_eq!(queued.len(), 2, "one per memory: {queued:?}");
+    assert_eq!(queued, crate::sync_history::memory_hashes(&home));
+    assert_eq!(
+        recalled_contents(&env, &repo, "retry"),
+        ["Version 20 of the retry policy"]
+    );
+}

@@ -18,4 +18,5 @@ mod index;
 mod init;
 mod mcp;
 mod semantic;
+mod sync_history;
 mod vectors;

@@ -1,0 +1,499 @@
+//! Incremental sync gives the index a rebuild gives: for generated histories
+//! of appends, edits in place, ids copied into other files, deleted lines,
+//! tombstones, commits, branches, checkouts of older commits and uncommitted
+//! work, the index after each sync equals a fresh sync's in another home.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+
+use crate::common::TestEnv;
+
+/// What the index holds of one workspace, as recall and sync can see it:
+/// memories with their file and line, tombstones, records waiting in other
+/// files, the commit that introduced each memory, the files' blob ids, the
+/// counts, and the embedding queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexState {
+    /// id → (file, line, record hash, content).
+    pub memories: BTreeMap<String, (String, i64, String, String)>,
+    /// (id, forgets, file).
+    pub tombstones: Vec<(String, String, String)>,
+    /// (id, file, line, record).
+    pub duplicates: Vec<(String, String, i64, String)>,
+    /// id → (commit, author), for indexed memories.
+    pub provenance: BTreeMap<String, (String, String)>,
+    /// name → blob id.
+    pub files: BTreeMap<String, String>,
+    /// (live memories, memory rows, head).
+    pub counts: (i64, i64, Option<String>),
+    /// The whole home's embedding queue.
+    pub queued: Vec<String>,
+}
+
+fn open(home: &Path) -> rusqlite::Connection {
+    rusqlite::Connection::open_with_flags(
+        home.join("index.db"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap()
+}
+
+fn rows<T: rusqlite::types::FromSql>(
+    conn: &rusqlite::Connection,
+    sql: &str,
+    id: i64,
+) -> Vec<Vec<T>> {
+    let mut statement = conn.prepare(sql).unwrap();
+    let n = statement.column_count();
+    statement
+        .query_map([id], |row| (0..n).map(|i| row.get(i)).collect())
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// The content hashes in the embedding queue of the index in `home`.
+pub fn queued_hashes(home: &Path) -> Vec<String> {
+    let conn = open(home);
+    let mut statement = conn
+        .prepare("SELECT content_hash FROM embed_queue ORDER BY content_hash")
+        .unwrap();
+    statement
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// The distinct content hashes of every memory row of the index in `home`.
+pub fn memory_hashes(home: &Path) -> Vec<String> {
+    let conn = open(home);
+    let mut statement = conn
+        .prepare("SELECT DISTINCT content_hash FROM memories ORDER BY content_hash")
+        .unwrap();
+    statement
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// Turns the index at `path` into what goldfish wrote before schema 2 (its
+/// queue triggers, no `duplicates`, no `files.racy`), then runs `extra`.
+pub fn downgrade_to_schema_1(path: &Path, extra: &str) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch(&format!(
+        "DROP TABLE duplicates;
+         ALTER TABLE files DROP COLUMN racy;
+         DROP TRIGGER memories_queue_insert;
+         DROP TRIGGER memories_queue_update;
+         DROP TRIGGER memories_queue_delete;
+         CREATE TRIGGER memories_queue_insert AFTER INSERT ON memories BEGIN
+             INSERT OR IGNORE INTO embed_queue (content_hash) VALUES (new.content_hash);
+         END;
+         CREATE TRIGGER memories_queue_update AFTER UPDATE OF content_hash ON memories BEGIN
+             INSERT OR IGNORE INTO embed_queue (content_hash) VALUES (new.content_hash);
+         END;
+         {extra}
+         PRAGMA user_version = 1;"
+    ))
+    .unwrap();
+}
+
+/// What the index in `home` holds of the workspace at `root`.
+pub fn index_state(home: &Path, root: &Path) -> IndexState {
+    let conn = open(home);
+    let (id, live, rows_count, head): (i64, i64, i64, Option<String>) = conn
+        .query_row(
+            "SELECT id, live_memories, memory_rows, head_commit FROM workspaces WHERE root = ?1",
+            [root.to_string_lossy()],
+            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)),
+        )
+        .unwrap();
+    let text = |row: &Vec<rusqlite::types::Value>, i: usize| match &row[i] {
+        rusqlite::types::Value::Text(text) => text.clone(),
+        other => panic!("not text: {other:?}"),
+    };
+    let int = |row: &Vec<rusqlite::types::Value>, i: usize| match &row[i] {
+        rusqlite::types::Value::Integer(n) => *n,
+        other => panic!("not an integer: {other:?}"),
+    };
+    let memories = rows(
+        &conn,
+        "SELECT id, file, line, record_hash, content FROM memories WHERE workspace_id = ?1",
+        id,
+    )
+    .iter()
+    .map(|r| (text(r, 0), (text(r, 1), int(r, 2), text(r, 3), text(r, 4))))
+    .collect();
+    let tombstones = rows(
+        &conn,
+        "SELECT id, forgets, file FROM tombstones WHERE workspace_id = ?1 ORDER BY id, file",
+        id,
+    )
+    .iter()
+    .map(|r| (text(r, 0), text(r, 1), text(r, 2)))
+    .collect();
+    let duplicates = rows(
+        &conn,
+        "SELECT id, file, line, record FROM duplicates WHERE workspace_id = ?1 ORDER BY id, file",
+        id,
+    )
+    .iter()
+    .map(|r| (text(r, 0), text(r, 1), int(r, 2), text(r, 3)))
+    .collect();
+    let provenance = rows(
+        &conn,
+        "SELECT p.id, p.commit_id, p.author FROM provenance p
+          WHERE p.workspace_id = ?1
+            AND EXISTS (SELECT 1 FROM memories m WHERE m.workspace_id = p.workspace_id AND m.id = p.id)",
+        id,
+    )
+    .iter()
+    .map(|r| (text(r, 0), (text(r, 1), text(r, 2))))
+    .collect();
+    let files = rows(
+        &conn,
+        "SELECT name, blob_id FROM files WHERE workspace_id = ?1",
+        id,
+    )
+    .iter()
+    .map(|r| (text(r, 0), text(r, 1)))
+    .collect();
+    IndexState {
+        memories,
+        tombstones,
+        duplicates,
+        provenance,
+        files,
+        counts: (live, rows_count, head),
+        queued: queued_hashes(home),
+    }
+}
+
+/// One step of a generated history.
+#[derive(Debug, Clone)]
+enum Op {
+    /// A new memory at the end of day file `day`.
+    Append {
+        day: usize,
+    },
+    /// The content of the `pick`-th memory line changed in place.
+    Edit {
+        pick: usize,
+    },
+    /// The `pick`-th memory line copied, content changed, to day file `day`.
+    Copy {
+        pick: usize,
+        day: usize,
+    },
+    /// The `pick`-th line removed.
+    Delete {
+        pick: usize,
+    },
+    /// A tombstone for the `pick`-th memory line's id, in day file `day`.
+    Forget {
+        pick: usize,
+        day: usize,
+    },
+    Commit,
+    /// `git checkout -b bN`, or a checkout of it if it exists.
+    Branch {
+        n: usize,
+    },
+    /// `git checkout main`.
+    Main,
+    /// `git checkout HEAD~back` (detached).
+    Older {
+        back: usize,
+    },
+    /// `goldfish sync`, then the comparison with a fresh sync.
+    Sync,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0..3usize).prop_map(|day| Op::Append { day }),
+        2 => any::<usize>().prop_map(|pick| Op::Edit { pick }),
+        2 => (any::<usize>(), 0..3usize).prop_map(|(pick, day)| Op::Copy { pick, day }),
+        2 => any::<usize>().prop_map(|pick| Op::Delete { pick }),
+        1 => (any::<usize>(), 0..3usize).prop_map(|(pick, day)| Op::Forget { pick, day }),
+        3 => Just(Op::Commit),
+        1 => (0..2usize).prop_map(|n| Op::Branch { n }),
+        1 => Just(Op::Main),
+        1 => (1..3usize).prop_map(|back| Op::Older { back }),
+        3 => Just(Op::Sync),
+    ]
+}
+
+fn day_file(repo: &Path, day: usize) -> PathBuf {
+    repo.join(format!(".goldfish/memories/2026-11-0{}.jsonl", day + 1))
+}
+
+/// Every line of the memory files: (file, index in the file, line).
+fn lines(repo: &Path) -> Vec<(PathBuf, usize, String)> {
+    (0..3)
+        .map(|day| day_file(repo, day))
+        .filter(|path| path.is_file())
+        .flat_map(|path| {
+            fs::read_to_string(&path)
+                .unwrap()
+                .lines()
+                .enumerate()
+                .map(|(i, line)| (path.clone(), i, line.to_owned()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+fn rewrite(path: &Path, f: impl FnOnce(&mut Vec<String>)) {
+    let mut lines: Vec<String> = fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    f(&mut lines);
+    let mut text = lines.join("\n");
+    if !text.is_empty() {
+        text.push('\n');
+    }
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
+}
+
+fn append(path: &Path, line: &str) {
+    rewrite(path, |lines| lines.push(line.to_owned()));
+}
+
+fn memory(n: u64, day: usize, content: &str) -> String {
+    format!(
+        r#"{{"id":"01KAJ{n:021}","timestamp":"2026-11-0{}T10:00:00.000Z","type":"insight","content":"{content}"}}"#,
+        day + 1
+    )
+}
+
+/// A history played on a real repository, with the index compared to a
+/// fresh sync's after every sync.
+struct Play {
+    env: TestEnv,
+    repo: PathBuf,
+    fresh: PathBuf,
+    next: u64,
+}
+
+impl Play {
+    fn new() -> Play {
+        let env = TestEnv::new();
+        let repo = env.repo("r", "Ada");
+        env.commit_all(&repo, "set up goldfish");
+        let fresh = env.path().join("fresh");
+        Play {
+            env,
+            repo,
+            fresh,
+            next: 0,
+        }
+    }
+
+    fn memory_lines(&self) -> Vec<(PathBuf, usize, String)> {
+        lines(&self.repo)
+            .into_iter()
+            .filter(|(_, _, line)| line.contains(r#""type":"insight""#))
+            .collect()
+    }
+
+    fn step(&mut self, op: &Op) -> Result<(), TestCaseError> {
+        self.next += 1;
+        let n = self.next;
+        match op {
+            Op::Append { day } => append(
+                &day_file(&self.repo, *day),
+                &memory(n, *day, &format!("memory {n} about the cache")),
+            ),
+            Op::Edit { pick } => {
+                let found = self.memory_lines();
+                if let Some((path, i, line)) = found.get(pick % found.len().max(1)) {
+                    let edited =
+                        line.replace(r#"","content":""#, &format!(r#"","content":"edit {n} "#));
+                    rewrite(path, |lines| lines[*i] = edited);
+                }
+            }
+            Op::Copy { pick, day } => {
+                let found = self.memory_lines();
+                if let Some((_, _, line)) = found.get(pick % found.len().max(1)) {
+                    let copied =
+                        line.replace(r#"","content":""#, &format!(r#"","content":"copy {n} "#));
+                    append(&day_file(&self.repo, *day), &copied);
+                }
+            }
+            Op::Delete { pick } => {
+                let found = lines(&self.repo);
+                if let Some((path, i, _)) = found.get(pick % found.len().max(1)) {
+                    rewrite(path, |lines| {
+                        lines.remove(*i);
+                    });
+                }
+            }
+            Op::Forget { pick, day } => {
+                let found = self.memory_lines();
+                if let Some((_, _, line)) = found.get(pick % found.len().max(1)) {
+                    let id = &line[r#"{"id":""#.len()..r#"{"id":""#.len() + 26];
+                    append(
+                        &day_file(&self.repo, *day),
+                        &format!(
+                            r#"{{"id":"01KAK{n:021}","timestamp":"2026-11-0{}T11:00:00.000Z","type":"tombstone","forgets":"{id}"}}"#,
+                            day + 1
+                        ),
+                    );
+                }
+            }
+            Op::Commit => {
+                self.env.git(&self.repo, &["add", "-A"]);
+                // Nothing to commit is not a failure of the history.
+                let _ = self
+                    .env
+                    .command("git", &self.repo)
+                    .args(["commit", "-q", "-m", &format!("step {n}")])
+                    .output()
+                    .unwrap();
+            }
+            Op::Branch { n: branch } => {
+                let name = format!("b{branch}");
+                let exists = self
+                    .env
+                    .command("git", &self.repo)
+                    .args(["rev-parse", "--verify", "-q", &name])
+                    .output()
+                    .unwrap()
+                    .status
+                    .success();
+                self.checkout(if exists {
+                    vec![name]
+                } else {
+                    vec!["-b".into(), name]
+                });
+            }
+            Op::Main => self.checkout(vec!["main".into()]),
+            Op::Older { back } => self.checkout(vec![format!("HEAD~{back}")]),
+            Op::Sync => self.compare()?,
+        }
+        Ok(())
+    }
+
+    /// `git checkout` (the hooks sync); refused checkouts (local changes in
+    /// the way, no such commit) leave everything as it was.
+    fn checkout(&self, args: Vec<String>) {
+        let _ = self
+            .env
+            .command("git", &self.repo)
+            .arg("checkout")
+            .arg("-q")
+            .args(&args)
+            .output()
+            .unwrap();
+    }
+
+    /// Syncs, then compares the index with a fresh sync in another home.
+    fn compare(&self) -> Result<(), TestCaseError> {
+        let synced = self.env.goldfish(&self.repo, &["sync", "--quiet"]);
+        prop_assert!(
+            synced.status.success(),
+            "sync failed: {}",
+            String::from_utf8_lossy(&synced.stderr)
+        );
+        let _ = fs::remove_dir_all(&self.fresh);
+        let rebuilt = self
+            .env
+            .command(env!("CARGO_BIN_EXE_goldfish"), &self.repo)
+            .env("GOLDFISH_HOME", &self.fresh)
+            .args(["sync", "--quiet"])
+            .output()
+            .unwrap();
+        prop_assert!(rebuilt.status.success());
+        let home = self.env.path().join("home/.goldfish");
+        let root = fs::canonicalize(&self.repo).unwrap();
+        let incremental = index_state(&home, &root);
+        let fresh = index_state(&self.fresh, &root);
+        prop_assert_eq!(incremental, fresh);
+        Ok(())
+    }
+}
+
+#[test]
+fn incremental_sync_equals_a_rebuild_for_any_history() {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(40)
+        .min(200);
+    let mut runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let history = proptest::collection::vec(op(), 1..14);
+    runner
+        .run(&history, |ops| {
+            let mut play = Play::new();
+            for op in &ops {
+                play.step(op)?;
+            }
+            play.compare()
+        })
+        .unwrap_or_else(|err| panic!("{err}"));
+}
+
+/// The history of issue 6, written out: the same id in two files, the
+/// second edited; the line removed from the first and committed.
+#[test]
+fn an_id_left_in_a_later_file_comes_back_when_the_first_loses_it() {
+    let mut play = Play::new();
+    let first = day_file(&play.repo, 0);
+    let second = day_file(&play.repo, 1);
+    append(&first, &memory(1, 0, "pool size is 20"));
+    append(&first, &memory(2, 0, "another memory"));
+    play.step(&Op::Commit).unwrap();
+    play.compare().unwrap();
+    append(
+        &second,
+        &memory(1, 0, "pool size is 40 since the load test"),
+    );
+    play.step(&Op::Commit).unwrap();
+    let report = play.env.ok(&play.repo, &["sync", "--json"]);
+    assert!(
+        report.contains("already indexed from another file"),
+        "{report}"
+    );
+    play.compare().unwrap();
+    rewrite(&first, |lines| {
+        lines.remove(0);
+    });
+    play.step(&Op::Commit).unwrap();
+    play.compare().unwrap();
+    let recalled = play.env.ok(&play.repo, &["recall", "pool", "--json"]);
+    assert!(recalled.contains("pool size is 40"), "{recalled}");
+}
+
+#[test]
+fn an_index_of_schema_1_is_upgraded_to_what_a_rebuild_gives() {
+    let mut play = Play::new();
+    let first = day_file(&play.repo, 0);
+    let second = day_file(&play.repo, 1);
+    append(&second, &memory(1, 1, "pool size is 20"));
+    play.step(&Op::Commit).unwrap();
+    play.env.ok(&play.repo, &["sync"]);
+    // Arrives in a file before the one indexed: schema 1 kept the second.
+    append(&first, &memory(1, 0, "pool size is 40 since the load test"));
+    play.step(&Op::Commit).unwrap();
+    play.env.ok(&play.repo, &["sync"]);
+    let index = play.env.path().join("home/.goldfish/index.db");
+    downgrade_to_schema_1(
+        &index,
+        "UPDATE memories SET file = '2026-11-02.jsonl', line = 1, content = 'pool size is 20';",
+    );
+    play.compare().unwrap();
+}
