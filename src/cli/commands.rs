@@ -21,7 +21,7 @@ use crate::home::Home;
 use crate::index::search::Scope;
 use crate::index::sync::{self as index_sync, SyncError, SyncOptions, SyncReport};
 use crate::index::{Index, IndexError};
-use crate::log::LogError;
+use crate::log::{LogError, MemoryDir};
 
 /// "Now", or the fixed time in `GOLDFISH_NOW`.
 pub(super) fn now() -> Result<Timestamp, CliError> {
@@ -86,6 +86,10 @@ pub(super) fn sync_workspace(
     let options = SyncOptions {
         abort_before_commit: env::var(env::GOLDFISH_FAULT).as_deref() == Some("sync-abort"),
     };
+    // What a store set aside while git was busy goes into the log first.
+    MemoryDir::of(workspace)
+        .drain_journal(false)
+        .map_err(log_error)?;
     let mut index = open_index(home)?;
     let Some(mut report) = index_sync::exclusive(&home.locks_dir(), workspace.root(), || {
         index_sync::sync(&mut index, workspace, options).map_err(sync_error)
@@ -161,7 +165,9 @@ pub(super) fn repo_config(workspace: &Workspace) -> Result<RepoConfig, CliError>
 
 pub(super) fn log_error(err: LogError) -> CliError {
     match err {
-        LogError::NotInitialized(_) => CliError::usage(err),
+        LogError::NotInitialized(_) | LogError::Unsafe { .. } | LogError::Timestamp(_) => {
+            CliError::usage(err)
+        }
         LogError::Io { .. } => anyhow::Error::new(err).into(),
     }
 }
@@ -237,6 +243,9 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
             allow_secret: args.allow_secret,
         },
     )?;
+    if let Some(journaled) = &stored.journaled {
+        eprintln!("note: {journaled}");
+    }
     if let Some(reason) = &stored.not_indexed {
         eprintln!("warning: stored, but not indexed yet: {reason}");
     }
@@ -411,7 +420,7 @@ pub(super) fn hook(name: HookName, _args: &[OsString]) -> Result<u8, CliError> {
     // A hook must never fail or slow down the git command: any error is only
     // reported (hooks hide stderr unless GOLDFISH_HOOK_VERBOSE is set), and
     // `recall` syncs by itself if this one did not happen.
-    match hook_sync() {
+    match hook_sync(name) {
         Ok(message) => eprintln!("goldfish {}: {message}", name.as_str()),
         Err(err) => eprintln!("goldfish {}: {:#}", name.as_str(), err.error),
     }
@@ -419,9 +428,14 @@ pub(super) fn hook(name: HookName, _args: &[OsString]) -> Result<u8, CliError> {
 }
 
 /// Syncs in the foreground when little changed, else in a detached process.
-fn hook_sync() -> Result<String, CliError> {
+fn hook_sync(name: HookName) -> Result<String, CliError> {
     const DEFAULT_BACKGROUND_BYTES: u64 = 1 << 20;
     let workspace = workspace()?;
+    // A rebase runs post-rewrite before it removes its state: it is done
+    // with the work tree then.
+    MemoryDir::of(&workspace)
+        .drain_journal(matches!(name, HookName::PostRewrite))
+        .map_err(log_error)?;
     let home = home()?;
     let threshold = env::var(env::GOLDFISH_HOOK_BACKGROUND_BYTES)
         .and_then(|v| v.parse().ok())

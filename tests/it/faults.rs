@@ -775,3 +775,160 @@ fn the_driver_leaves_ours_and_a_conflict_when_a_side_is_unreadable() {
         assert_eq!(merged, format!("{a}\n"));
     }
 }
+
+/// The lines of `rev:path` in `repo`, empty when it has no such file.
+fn committed_lines(env: &TestEnv, repo: &Path, rev: &str, path: &str) -> Vec<String> {
+    let output = env
+        .command("git", repo)
+        .args(["show", &format!("{rev}:{path}")])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Regression: `git merge` (or `git rebase`) unlinks and recreates a memory
+/// file while `store` appends to it. Stores that printed their id were lost
+/// (written to the unlinked file), and a store that created the file in the
+/// moment git had removed it made git fail, leaving the work tree with only
+/// the stores' lines: every committed memory of the day gone.
+#[test]
+fn git_operations_racing_store_lose_nothing() {
+    const ROUNDS: usize = 6;
+    const WRITERS: usize = 2;
+    const STORES: usize = 12;
+    const TODAY: &str = ".goldfish/memories/2026-11-21.jsonl";
+    let env = TestEnv::new();
+    let (_remote, alice, bob) = env.team();
+    let committed: String = (0..100)
+        .map(|n| format!("{}\n", record(n, "21", &format!("committed memory {n}"))))
+        .collect();
+    fs::write(bob.join(TODAY), committed).unwrap();
+    env.commit_all(&bob, "100 memories");
+    let mut stored_ids: BTreeSet<String> = BTreeSet::new();
+    for round in 0..ROUNDS {
+        env.ok(
+            &alice,
+            &["store", &format!("Alice's memory of round {round}")],
+        );
+        env.commit_all(&alice, "a memory");
+        env.git(&alice, &["pull", "-q", "--no-edit"]);
+        env.git(&alice, &["push", "-q"]);
+        fs::write(bob.join(format!("bob-{round}.txt")), "work\n").unwrap();
+        env.commit_all(&bob, "local work");
+        env.git(&bob, &["fetch", "-q"]);
+        let rebase = round % 2 == 1;
+        // Each writer: STORES `goldfish store` processes back to back; stdout
+        // gets each stored record (--json), and the loop stops at a failure.
+        let script = format!(
+            "i=0; while [ $i -lt {STORES} ]; do goldfish store --json \"Round {round} writer $W store $i\" || exit 1; i=$((i+1)); done"
+        );
+        let writers: Vec<_> = (0..WRITERS)
+            .map(|w| {
+                env.command("sh", &bob)
+                    .args(["-c", &script])
+                    .env("W", w.to_string())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let args: &[&str] = if rebase {
+            &["rebase", "-q", "origin/main"]
+        } else {
+            &["merge", "-q", "--no-edit", "origin/main"]
+        };
+        let operation = env.command("git", &bob).args(args).output().unwrap();
+        let mut ids = Vec::new();
+        for writer in writers {
+            let output = writer.wait_with_output().unwrap();
+            assert!(output.status.success(), "{}", stderr(&output));
+            let stdout = String::from_utf8(output.stdout).unwrap();
+            ids.extend(
+                json_lines(&stdout)
+                    .iter()
+                    .map(|m| m["id"].as_str().unwrap().to_owned()),
+            );
+        }
+        assert_eq!(ids.len(), WRITERS * STORES);
+        // A merge or rebase that found the file changed refuses to start and
+        // changes nothing; one that ran must not be cut short by a store.
+        if !operation.status.success() {
+            let why = stderr(&operation);
+            assert!(
+                why.contains("would be overwritten") || why.contains("unstaged changes"),
+                "round {round}: {why}"
+            );
+        }
+        // Whatever a store had to set aside while git worked is in the file
+        // after the next command.
+        env.ok(&bob, &["sync", "--quiet"]);
+        let file = fs::read_to_string(bob.join(TODAY)).unwrap();
+        let lines: BTreeSet<&str> = file.lines().collect();
+        for line in committed_lines(&env, &bob, "HEAD", TODAY) {
+            assert!(
+                lines.contains(line.as_str()),
+                "round {round}: a line of HEAD is gone from the work tree: {line}"
+            );
+        }
+        stored_ids.extend(ids);
+        let missing: Vec<&String> = stored_ids
+            .iter()
+            .filter(|id| !file.contains(&format!("\"id\":\"{id}\"")))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "round {round}: stores lost: {missing:?}"
+        );
+        env.commit_all(&bob, "stores");
+    }
+}
+
+/// A store while a merge is stopped on a conflict waits in the journal (and
+/// says so) instead of changing a file git is about to commit; the next
+/// command after the merge puts it into the log.
+#[test]
+fn a_store_during_a_stopped_merge_waits_in_the_journal() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    env.commit_all(&repo, "goldfish");
+    env.git(&repo, &["checkout", "-q", "-b", "side"]);
+    fs::write(repo.join("README.md"), "side\n").unwrap();
+    env.commit_all(&repo, "side");
+    env.git(&repo, &["checkout", "-q", "main"]);
+    fs::write(repo.join("README.md"), "main\n").unwrap();
+    env.commit_all(&repo, "main");
+    let merge = env
+        .command("git", &repo)
+        .args(["merge", "side"])
+        .output()
+        .unwrap();
+    assert!(!merge.status.success(), "a conflict");
+    let stored = env.goldfish(&repo, &["store", "--json", "Stored while the merge waits"]);
+    assert_eq!(stored.status.code(), Some(0), "{}", stderr(&stored));
+    assert!(
+        stderr(&stored).contains("git is in the middle of a merge"),
+        "{}",
+        stderr(&stored)
+    );
+    let id = json_lines(&String::from_utf8_lossy(&stored.stdout))[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        log_bytes(&repo)
+            .values()
+            .all(|b| !String::from_utf8_lossy(b).contains(&id))
+    );
+    fs::write(repo.join("README.md"), "both\n").unwrap();
+    env.commit_all(&repo, "merged");
+    assert_eq!(recalled_ids(&env, &repo), BTreeSet::from([id.clone()]));
+    assert!(
+        log_bytes(&repo)
+            .values()
+            .any(|b| String::from_utf8_lossy(b).contains(&id))
+    );
+}
