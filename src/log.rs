@@ -41,7 +41,7 @@ pub enum LogError {
     #[error("{} does not exist: run `goldfish init` in this repository first", .0.display())]
     NotInitialized(PathBuf),
     #[error("{} {reason}: goldfish only uses real folders and regular files under .goldfish/ and never follows a link out of the repository; replace it (`git rm` it, then `goldfish init`)", .path.display())]
-    Unsafe { path: PathBuf, reason: &'static str },
+    Unsafe { path: PathBuf, reason: String },
     #[error("the timestamp `{0}` has no day file (years 0001–9999 only)")]
     Timestamp(String),
     #[error("could not {action} {}", .path.display())]
@@ -125,6 +125,38 @@ impl GitSide {
             }
             std::thread::sleep(GIT_POLL);
         }
+    }
+
+    /// How many entries HEAD's reflog of this work tree has.
+    fn reflog_len(&self) -> usize {
+        fs::read(self.git_dir.join("logs/HEAD"))
+            .map_or(0, |bytes| bytes.iter().filter(|&&b| b == b'\n').count())
+    }
+
+    /// Whether memory file `name` of a commit HEAD pointed to after its
+    /// reflog's first `since` entries holds `line`.
+    fn committed_since(&self, since: usize, name: &str, line: &[u8]) -> bool {
+        let Ok(reflog) = fs::read_to_string(self.git_dir.join("logs/HEAD")) else {
+            return false;
+        };
+        // A shorter reflog was expired or rewritten: look at all of it.
+        let lines: Vec<&str> = reflog.lines().collect();
+        let skip = if since <= lines.len() { since } else { 0 };
+        let path = format!("{}/{name}", crate::git::MEMORY_DIR);
+        lines[skip..]
+            .iter()
+            .filter_map(|entry| entry.split(' ').nth(1))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .any(|commit| {
+                crate::git::git_command(
+                    &self.root,
+                    &["cat-file", "blob", &format!("{commit}:{path}")],
+                )
+                .is_ok_and(|out| {
+                    out.status.success() && out.stdout.split(|&b| b == b'\n').any(|l| l == line)
+                })
+            })
     }
 
     fn journal(&self) -> PathBuf {
@@ -235,13 +267,13 @@ impl MemoryDir {
                 Ok(metadata) if metadata.file_type().is_symlink() => {
                     return Err(LogError::Unsafe {
                         path: dir.to_owned(),
-                        reason: "is a symbolic link",
+                        reason: "is a symbolic link".to_owned(),
                     });
                 }
                 Ok(metadata) if !metadata.is_dir() => {
                     return Err(LogError::Unsafe {
                         path: dir.to_owned(),
-                        reason: "is not a folder",
+                        reason: "is not a folder".to_owned(),
                     });
                 }
                 Ok(_) => {}
@@ -273,7 +305,19 @@ impl MemoryDir {
         // git does to the file. Held until the line is in place, so a drain
         // never appends it a second time.
         let mut journal = Journal::open(&git.journal())?;
-        journal.add(&line)?;
+        let before = journal.add(&line, git.reflog_len())?;
+        let placed = Self::place(git, &file_path, &line);
+        if placed.is_err() {
+            // Not stored, so not journaled either.
+            journal.truncate(before)?;
+        }
+        placed
+    }
+
+    /// Appends `line` where git cannot lose it, or leaves it to the journal.
+    fn place(git: &GitSide, file_path: &Path, line: &[u8]) -> Result<Appended, LogError> {
+        let file_path = file_path.to_owned();
+        let journal = git.journal();
         let mut busy = GitActivity::Writing;
         let mut check_first = false;
         for _ in 0..ATTEMPTS {
@@ -282,16 +326,16 @@ impl MemoryDir {
                 busy = activity;
                 break;
             }
-            if check_first && has_line(&file_path, &line)? {
+            if check_first && has_line(&file_path, line)? {
                 return Ok(Appended::File(file_path));
             }
-            match append_once(&file_path, &line, Some(git))? {
+            match append_once(&file_path, line, Some(git))? {
                 Verified::Yes => return Ok(Appended::File(file_path)),
                 Verified::Unsure => check_first = true,
             }
         }
         Ok(Appended::Journaled {
-            journal: journal.path.clone(),
+            journal,
             file: file_path,
             operation: busy.describe(),
         })
@@ -324,8 +368,9 @@ impl MemoryDir {
             Default::default();
         let mut placed = 0;
         let mut kept = Vec::new();
-        for (at, line) in entries {
-            let Some(name) = Entry::parse(&line).ok().and_then(|e| day_file(&e).ok()) else {
+        for entry in entries {
+            let JournalEntry { at, reflog, line } = &entry;
+            let Some(name) = Entry::parse(line).ok().and_then(|e| day_file(&e).ok()) else {
                 continue; // torn by a crash before its store said anything
             };
             let file_path = self.path.join(&name);
@@ -335,22 +380,33 @@ impl MemoryDir {
                     Err(OpenError::Io(err)) if err.kind() == io::ErrorKind::NotFound => {
                         Default::default()
                     }
-                    Err(err) => return Err(err.into_log_error(&file_path)),
+                    // Not a file it can take now (a link, say): kept.
+                    Err(_) => {
+                        kept.push(entry);
+                        continue;
+                    }
                 };
                 files.insert(name.clone(), lines);
             }
-            let present = files[&name].contains(&line);
-            if present && now.saturating_sub(at) >= JOURNAL_KEEP.as_millis() as u64 {
+            let present = files[&name].contains(line);
+            if present && now.saturating_sub(*at) >= JOURNAL_KEEP.as_millis() as u64 {
+                continue;
+            }
+            // Gone from the file but committed since its store (then moved
+            // away from by a checkout or reset): git has it, nothing is lost.
+            if !present && git.committed_since(*reflog, &name, line) {
                 continue;
             }
             if !present && idle() {
                 let mut with_newline = line.clone();
                 with_newline.push(b'\n');
-                if let Verified::Yes = append_once(&file_path, &with_newline, Some(git))? {
+                // A file that cannot take it now (replaced by a link, say)
+                // leaves the line in the journal, for doctor to see.
+                if let Ok(Verified::Yes) = append_once(&file_path, &with_newline, Some(git)) {
                     placed += 1;
                 }
             }
-            kept.push((at, line));
+            kept.push(entry);
         }
         journal.rewrite(&kept)?;
         Ok(placed)
@@ -419,7 +475,17 @@ fn unix_millis() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// The journal in the git folder, locked: lines `MILLIS<TAB>RECORD`.
+/// A line of the journal: `MILLIS<TAB>REFLOG<TAB>RECORD`.
+struct JournalEntry {
+    /// When it was stored (ms since 1970).
+    at: u64,
+    /// How many entries HEAD's reflog had then.
+    reflog: usize,
+    /// The record line, without its newline.
+    line: Vec<u8>,
+}
+
+/// The journal in the git folder, locked.
 struct Journal {
     path: PathBuf,
     file: File,
@@ -457,17 +523,30 @@ impl Journal {
         }
     }
 
-    fn add(&mut self, line: &[u8]) -> Result<(), LogError> {
-        let mut bytes = format!("{}\t", unix_millis()).into_bytes();
+    /// Appends an entry; returns the journal's length before it.
+    fn add(&mut self, line: &[u8], reflog: usize) -> Result<u64, LogError> {
+        let before = self
+            .file
+            .metadata()
+            .map_err(io_error("read", &self.path))?
+            .len();
+        let mut bytes = format!("{}\t{reflog}\t", unix_millis()).into_bytes();
         bytes.extend_from_slice(line);
         self.file
             .write_all(&bytes)
             .and_then(|()| self.file.sync_data())
-            .map_err(io_error("append to", &self.path))
+            .map_err(io_error("append to", &self.path))?;
+        Ok(before)
     }
 
-    /// (store time, record line without its newline), in order.
-    fn entries(&mut self) -> Result<Vec<(u64, Vec<u8>)>, LogError> {
+    fn truncate(&mut self, len: u64) -> Result<(), LogError> {
+        self.file
+            .set_len(len)
+            .map_err(io_error("truncate", &self.path))
+    }
+
+    /// The entries, in order.
+    fn entries(&mut self) -> Result<Vec<JournalEntry>, LogError> {
         let mut bytes = Vec::new();
         self.file
             .seek(SeekFrom::Start(0))
@@ -476,23 +555,29 @@ impl Journal {
         Ok(bytes
             .split(|&b| b == b'\n')
             .filter_map(|raw| {
-                let tab = raw.iter().position(|&b| b == b'\t')?;
-                let at = std::str::from_utf8(&raw[..tab]).ok()?.parse().ok()?;
-                Some((at, raw[tab + 1..].to_vec()))
+                let mut fields = raw.splitn(3, |&b| b == b'\t');
+                let mut number = || std::str::from_utf8(fields.next()?).ok()?.parse().ok();
+                let at = number()?;
+                let reflog = number()? as usize;
+                Some(JournalEntry {
+                    at,
+                    reflog,
+                    line: fields.next()?.to_vec(),
+                })
             })
             .collect())
     }
 
     /// Replaces the journal's lines; removes it when none are left.
-    fn rewrite(&mut self, entries: &[(u64, Vec<u8>)]) -> Result<(), LogError> {
+    fn rewrite(&mut self, entries: &[JournalEntry]) -> Result<(), LogError> {
         if entries.is_empty() {
             // Still locked: whoever waits for the lock sees it gone and
             // opens a new one.
             return fs::remove_file(&self.path).map_err(io_error("remove", &self.path));
         }
         let mut bytes = Vec::new();
-        for (at, line) in entries {
-            bytes.extend_from_slice(format!("{at}\t").as_bytes());
+        for JournalEntry { at, reflog, line } in entries {
+            bytes.extend_from_slice(format!("{at}\t{reflog}\t").as_bytes());
             bytes.extend_from_slice(line);
             bytes.push(b'\n');
         }
@@ -545,11 +630,11 @@ impl OpenError {
         match self {
             OpenError::Link => LogError::Unsafe {
                 path: path.to_owned(),
-                reason: "is a symbolic link",
+                reason: "is a symbolic link".to_owned(),
             },
-            OpenError::NotRegular(_) => LogError::Unsafe {
+            OpenError::NotRegular(kind) => LogError::Unsafe {
                 path: path.to_owned(),
-                reason: "is not a regular file",
+                reason: format!("is {kind}, not a regular file"),
             },
             OpenError::Io(err) => io_error("open", path)(err),
         }

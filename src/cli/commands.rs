@@ -26,10 +26,23 @@ use crate::log::{LogError, MemoryDir};
 /// "Now", or the fixed time in `GOLDFISH_NOW`.
 pub(super) fn now() -> Result<Timestamp, CliError> {
     match env::var(env::GOLDFISH_NOW) {
-        Some(fixed) => fixed
-            .parse()
-            .with_context(|| format!("{}={fixed} is not an RFC 3339 timestamp", env::GOLDFISH_NOW))
-            .map_err(CliError::usage),
+        Some(fixed) => {
+            let at: Timestamp = fixed
+                .parse()
+                .with_context(|| {
+                    format!("{}={fixed} is not an RFC 3339 timestamp", env::GOLDFISH_NOW)
+                })
+                .map_err(CliError::usage)?;
+            // Ids count milliseconds since 1970; day files have 4-digit years.
+            let year = at.to_zoned(jiff::tz::TimeZone::UTC).year();
+            if !(1970..=9999).contains(&year) {
+                return Err(CliError::usage(anyhow::anyhow!(
+                    "{}={fixed} is outside the years 1970 to 9999",
+                    env::GOLDFISH_NOW
+                )));
+            }
+            Ok(at)
+        }
         None => Ok(Timestamp::now()),
     }
 }
@@ -151,15 +164,33 @@ impl From<SyncError> for CliError {
 }
 
 pub(super) fn repo_config(workspace: &Workspace) -> Result<RepoConfig, CliError> {
+    use crate::log::OpenError;
     let path = workspace.repo_config_path();
-    match std::fs::read_to_string(&path) {
-        Ok(text) => RepoConfig::parse(&text)
-            .with_context(|| format!("{REPO_CONFIG} is invalid"))
-            .map_err(CliError::usage),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(RepoConfig::default()),
-        Err(err) => Err(anyhow::Error::new(err)
+    // `.goldfish` itself a link: the config would come from outside.
+    if let Err(err @ LogError::Unsafe { .. }) = MemoryDir::of(workspace).check_folder() {
+        return Err(CliError::usage(err));
+    }
+    match crate::log::read_regular(&path) {
+        Ok(bytes) => {
+            let text = String::from_utf8(bytes)
+                .map_err(|_| anyhow::anyhow!("{REPO_CONFIG} is not UTF-8 text"))
+                .map_err(CliError::usage)?;
+            RepoConfig::parse(&text)
+                .with_context(|| format!("{REPO_CONFIG} is invalid"))
+                .map_err(CliError::usage)
+        }
+        Err(OpenError::Io(err)) if err.kind() == std::io::ErrorKind::NotFound => {
+            Ok(RepoConfig::default())
+        }
+        Err(OpenError::Io(err)) => Err(anyhow::Error::new(err)
             .context(format!("cannot read {}", path.display()))
             .into()),
+        Err(OpenError::Link) => Err(CliError::usage(anyhow::anyhow!(
+            "{REPO_CONFIG} is a symbolic link, not followed (it could point out of the repository); replace it with a regular file"
+        ))),
+        Err(OpenError::NotRegular(kind)) => Err(CliError::usage(anyhow::anyhow!(
+            "{REPO_CONFIG} is {kind}, not a regular file; replace it with one"
+        ))),
     }
 }
 
@@ -175,9 +206,10 @@ pub(super) fn log_error(err: LogError) -> CliError {
 pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = workspace()?;
     let changes = crate::init::init(&workspace, args.force).map_err(|err| match err {
-        crate::init::InitError::HooksOutside(_) | crate::init::InitError::LegacyTaken { .. } => {
-            CliError::usage(err)
-        }
+        crate::init::InitError::HooksOutside(_)
+        | crate::init::InitError::LegacyTaken { .. }
+        | crate::init::InitError::Unsafe(_)
+        | crate::init::InitError::LinkedFile(_) => CliError::usage(err),
         other => anyhow::Error::new(other).into(),
     })?;
     let mut agent_changes = Vec::new();
