@@ -66,9 +66,10 @@ pub fn init(workspace: &Workspace, force: bool) -> Result<Vec<String>, InitError
     let hooks = checked_hooks_dir(workspace, force)?;
     // A committed link in place of `.goldfish`, its memory folder or
     // `.gitattributes` would have init write outside the repository.
-    match crate::log::MemoryDir::of(workspace).check_folder() {
-        Err(err @ crate::log::LogError::Unsafe { .. }) => return Err(InitError::Unsafe(err)),
-        _ => {}
+    if let Err(err @ crate::log::LogError::Unsafe { .. }) =
+        crate::log::MemoryDir::of(workspace).check_folder()
+    {
+        return Err(InitError::Unsafe(err));
     }
     let attributes = workspace.root().join(".gitattributes");
     if fs::symlink_metadata(&attributes).is_ok_and(|m| m.file_type().is_symlink()) {

@@ -470,12 +470,11 @@ fn worktree_files(
 ) -> Result<BTreeMap<String, fs::Metadata>, SyncError> {
     let mut files = BTreeMap::new();
     // A memory folder (or `.goldfish`) that is a link is never followed.
-    match crate::log::MemoryDir::new(dir.to_owned()).check_folder() {
-        Err(err @ crate::log::LogError::Unsafe { .. }) => {
-            problems.push(err.to_string());
-            return Ok(files);
-        }
-        _ => {}
+    if let Err(err @ crate::log::LogError::Unsafe { .. }) =
+        crate::log::MemoryDir::new(dir.to_owned()).check_folder()
+    {
+        problems.push(err.to_string());
+        return Ok(files);
     }
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
