@@ -31,15 +31,23 @@ pub struct RepoConfig {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("{0}")]
-    Syntax(#[from] toml::de::Error),
+    /// What the parser says, at which line; never the text of the line (the
+    /// file may hold anything).
+    #[error("line {line}: {message}")]
+    Syntax { line: usize, message: String },
     #[error("memory.types: {0}")]
     Kind(#[from] InvalidKindName),
 }
 
 impl RepoConfig {
     pub fn parse(text: &str) -> Result<RepoConfig, ConfigError> {
-        let raw: RawConfig = toml::from_str(text)?;
+        let raw: RawConfig = toml::from_str(text).map_err(|err| ConfigError::Syntax {
+            line: err
+                .span()
+                .and_then(|span| text.get(..span.start))
+                .map_or(1, |before| before.matches('\n').count() + 1),
+            message: err.message().trim_end().to_owned(),
+        })?;
         let kinds = Kinds::with_extra(raw.memory.types.iter().map(String::as_str))?;
         Ok(RepoConfig { kinds })
     }
@@ -65,6 +73,14 @@ mod tests {
         );
         let err = RepoConfig::parse("[memroy]\n").unwrap_err();
         assert!(err.to_string().contains("unknown field `memroy`"), "{err}");
+    }
+
+    #[test]
+    fn syntax_errors_name_the_line_not_its_text() {
+        let err = RepoConfig::parse("[memory]\nghp_secretsecretsecret\n").unwrap_err();
+        let message = err.to_string();
+        assert!(message.starts_with("line 2: "), "{message}");
+        assert!(!message.contains("ghp_secret"), "{message}");
     }
 }
 

@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::git::{MEMORY_DIR, Workspace};
 use crate::index::{Index, Inspection, sync};
 use crate::init;
-use crate::log::MemoryDir;
+use crate::log::{LogError, MemoryDir};
 
 /// How many unreadable lines a finding lists by name.
 const LISTED_LINES: usize = 10;
@@ -99,18 +99,9 @@ pub fn diagnose(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
         })
         .collect();
     findings.push(goldfish_on_path(inputs.path_var));
-    let memory_dir = workspace.memory_dir();
-    findings.push(if memory_dir.is_dir() {
-        Finding::ok("memory-folder", format!("{MEMORY_DIR}/ exists"))
-    } else {
-        Finding::bad(
-            "memory-folder",
-            Severity::Problem,
-            format!("{MEMORY_DIR}/ does not exist: `store` has nowhere to write"),
-            "goldfish init",
-        )
-    });
-    findings.push(log(&MemoryDir::new(memory_dir)));
+    let memory_dir = MemoryDir::of(workspace);
+    findings.push(memory_folder(&memory_dir));
+    findings.push(log(&memory_dir));
     findings.extend(index(workspace, inputs));
     findings
 }
@@ -149,6 +140,66 @@ fn goldfish_on_path(path_var: Option<&OsStr>) -> Finding {
             "put the goldfish binary on PATH (`cargo install --locked --path .` in goldfish's source)",
         ),
     }
+}
+
+/// The memory folder is a real folder holding regular files only: a link
+/// committed in its place, or in place of a memory file, would have goldfish
+/// write or read outside the repository.
+fn memory_folder(dir: &MemoryDir) -> Finding {
+    let unsafe_fix = "remove it, or replace it with a real folder or regular file (`git rm` a committed link, commit, then `goldfish init`)";
+    match dir.check_folder() {
+        Ok(()) => {}
+        Err(LogError::NotInitialized(_)) => {
+            return Finding::bad(
+                "memory-folder",
+                Severity::Problem,
+                format!("{MEMORY_DIR}/ does not exist: `store` has nowhere to write"),
+                "goldfish init",
+            );
+        }
+        Err(err @ LogError::Unsafe { .. }) => {
+            return Finding::bad("memory-folder", Severity::Problem, chain(&err), unsafe_fix);
+        }
+        Err(err) => {
+            return Finding::bad(
+                "memory-folder",
+                Severity::Problem,
+                chain(&err),
+                "check the permissions of the memory folder",
+            );
+        }
+    }
+    let mut odd: Vec<String> = std::fs::read_dir(dir.path())
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_name().to_string_lossy().ends_with(".jsonl"))
+        .filter_map(|entry| {
+            let file_type = entry.file_type().ok()?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if file_type.is_symlink() {
+                Some(format!(
+                    "{MEMORY_DIR}/{name} is a symbolic link (not followed)"
+                ))
+            } else if !file_type.is_file() {
+                Some(format!(
+                    "{MEMORY_DIR}/{name} is not a regular file (skipped)"
+                ))
+            } else {
+                None
+            }
+        })
+        .collect();
+    if odd.is_empty() {
+        return Finding::ok("memory-folder", format!("{MEMORY_DIR}/ exists"));
+    }
+    odd.sort();
+    Finding::bad(
+        "memory-folder",
+        Severity::Problem,
+        odd.join("\n"),
+        unsafe_fix,
+    )
 }
 
 /// Lines of the log readers skip: not a misconfiguration of this clone, but

@@ -73,6 +73,12 @@ impl Workspace {
         &self.root
     }
 
+    /// This work tree's own git folder (`.git`, or `.git/worktrees/NAME` of
+    /// a linked worktree): its index, index lock and operation state.
+    pub fn git_dir(&self) -> &Path {
+        self.repo.git_dir()
+    }
+
     /// The git data shared by all worktrees of this repository.
     pub fn common_dir(&self) -> &Path {
         self.repo.common_dir()

@@ -122,8 +122,25 @@ fn walk(dir: &Path, prefix: &str, found: &mut Vec<SourceFile>) -> io::Result<()>
                     bytes: Err(format!("could not be listed ({err})")),
                 });
             }
-        } else if is_markdown(&name) && (file_type.is_file() || path.is_file()) {
-            let bytes = std::fs::read(&path).map_err(|err| format!("could not be read ({err})"));
+        } else if file_type.is_symlink() && (is_markdown(&name) || path.is_dir()) {
+            // A link could point anywhere (a note folder may come from a
+            // stranger's repository): named, never followed.
+            let path = if path.is_dir() {
+                format!("{relative}/")
+            } else {
+                relative
+            };
+            found.push(SourceFile {
+                path,
+                bytes: Err("is a symbolic link; not followed".to_owned()),
+            });
+        } else if is_markdown(&name) {
+            // Never a FIFO or a device: opened without blocking, checked.
+            let bytes = crate::log::read_regular(&path).map_err(|err| match err {
+                crate::log::OpenError::Io(err) => format!("could not be read ({err})"),
+                crate::log::OpenError::Link => "is a symbolic link; not followed".to_owned(),
+                crate::log::OpenError::NotRegular(kind) => format!("is {kind}, not a note"),
+            });
             found.push(SourceFile {
                 path: relative,
                 bytes,

@@ -38,6 +38,10 @@ pub enum InitError {
         #[source]
         source: io::Error,
     },
+    #[error(transparent)]
+    Unsafe(crate::log::LogError),
+    #[error("{} is a symbolic link; goldfish does not write through it (it could point out of the repository): replace it with a regular file", .0.display())]
+    LinkedFile(PathBuf),
     #[error("core.hooksPath points outside this repository ({}); installing there would affect other repositories. Pass --force to install anyway", .0.display())]
     HooksOutside(PathBuf),
     #[error("{} is not a goldfish hook and {} already exists; move one of them away and run init again", .hook.display(), .legacy.display())]
@@ -60,6 +64,17 @@ pub fn init(workspace: &Workspace, force: bool) -> Result<Vec<String>, InitError
     // What can refuse or fail for a reason the user has to fix is checked
     // before anything is written, so a failed init leaves the clone as it was.
     let hooks = checked_hooks_dir(workspace, force)?;
+    // A committed link in place of `.goldfish`, its memory folder or
+    // `.gitattributes` would have init write outside the repository.
+    if let Err(err @ crate::log::LogError::Unsafe { .. }) =
+        crate::log::MemoryDir::of(workspace).check_folder()
+    {
+        return Err(InitError::Unsafe(err));
+    }
+    let attributes = workspace.root().join(".gitattributes");
+    if fs::symlink_metadata(&attributes).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(InitError::LinkedFile(attributes));
+    }
     let mut changes = Vec::new();
     create_memory_dir(workspace, &mut changes)?;
     add_attributes(workspace, &mut changes)?;

@@ -1,9 +1,38 @@
-//! The memory folder on disk: atomic appends and reading every log file.
+//! The memory folder on disk: appends that a concurrent git operation cannot
+//! lose, and reading every log file without following a link or opening
+//! anything that is not a regular file.
+//!
+//! Git rewrites a memory file by unlinking it and creating a new one (merge,
+//! rebase, checkout), and it may decide to do so before an append and do it
+//! after (a merge checks the work tree, releases the index lock, then
+//! rewrites). A line appended to the old file is lost, and a file created in
+//! the moment git removed it makes git's own create fail, leaving the work
+//! tree without the day's committed memories. So an append
+//! ([`MemoryDir::append`]), step by step:
+//!
+//! 1. Writes the line to a journal in the work tree's git folder (fsync'd).
+//! 2. Waits while git holds the index lock (bounded); while a merge, rebase,
+//!    cherry-pick or revert is in progress, or when the lock stays, the line
+//!    waits in the journal.
+//! 3. Opens the day file without following links; when it is missing,
+//!    creates it (never over anything) with HEAD's version of it first, so
+//!    the work tree never lacks what HEAD has.
+//! 4. Writes the line under an exclusive lock, then checks that git is still
+//!    idle and the path still names the file written. If not, it removes a
+//!    file it created (git may be about to create it), waits for git, and
+//!    appends again unless the line is in the file git left.
+//!
+//! [`MemoryDir::drain_journal`] (every sync, so every command and hook)
+//! appends journaled lines missing from their file once git is idle, and
+//! forgets a line once it is in its file and [`JOURNAL_KEEP`] old.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
+use crate::git::Workspace;
 use crate::memory::view::{LogView, Problem};
 use crate::memory::{self, Entry};
 
@@ -11,6 +40,10 @@ use crate::memory::{self, Entry};
 pub enum LogError {
     #[error("{} does not exist: run `goldfish init` in this repository first", .0.display())]
     NotInitialized(PathBuf),
+    #[error("{} {reason}: goldfish only uses real folders and regular files under .goldfish/ and never follows a link out of the repository; replace it (`git rm` it, then `goldfish init`)", .path.display())]
+    Unsafe { path: PathBuf, reason: String },
+    #[error("the timestamp `{0}` has no day file (years 0001–9999 only)")]
+    Timestamp(String),
     #[error("could not {action} {}", .path.display())]
     Io {
         action: &'static str,
@@ -29,6 +62,16 @@ fn io_error(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> LogE
     }
 }
 
+/// How long an append waits for a git command holding the index lock before
+/// it journals the line instead (a lock left by a crashed git stays forever).
+const GIT_WAIT: Duration = Duration::from_secs(10);
+const GIT_POLL: Duration = Duration::from_millis(5);
+/// Appends tried before the line is journaled, when git keeps rewriting the
+/// file under it.
+const ATTEMPTS: usize = 8;
+/// The journal's file name in the (per-worktree) git folder.
+pub const JOURNAL: &str = "goldfish-journal.jsonl";
+
 /// One `*.jsonl` file of the memory folder.
 #[derive(Debug, Clone)]
 pub struct LogFile {
@@ -38,54 +81,335 @@ pub struct LogFile {
     pub content: Result<Vec<u8>, String>,
 }
 
+/// What git is doing in a work tree, as far as an append cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GitActivity {
+    Idle,
+    /// A git command holds the index lock: it may be rewriting files.
+    Writing,
+    /// A merge, rebase, cherry-pick or revert is in progress (running or
+    /// stopped for the user): it rewrites files when it goes on.
+    InProgress(&'static str),
+}
+
+impl GitActivity {
+    fn describe(self) -> &'static str {
+        match self {
+            GitActivity::Idle => "nothing",
+            GitActivity::Writing => "a git command that holds the index lock",
+            GitActivity::InProgress(what) => what,
+        }
+    }
+}
+
+/// The git side of a work tree: its own git folder (a linked worktree has
+/// one of its own, with its own index lock) and its root.
+#[derive(Debug, Clone)]
+struct GitSide {
+    git_dir: PathBuf,
+    root: PathBuf,
+}
+
+impl GitSide {
+    fn activity(&self) -> GitActivity {
+        activity(&self.git_dir)
+    }
+
+    /// Waits while git holds the index lock, up to [`GIT_WAIT`].
+    fn wait_while_writing(&self) -> GitActivity {
+        let start = Instant::now();
+        loop {
+            let activity = self.activity();
+            if activity != GitActivity::Writing || start.elapsed() >= GIT_WAIT {
+                return activity;
+            }
+            std::thread::sleep(GIT_POLL);
+        }
+    }
+
+    /// How many entries HEAD's reflog of this work tree has.
+    fn reflog_len(&self) -> usize {
+        fs::read(self.git_dir.join("logs/HEAD"))
+            .map_or(0, |bytes| bytes.iter().filter(|&&b| b == b'\n').count())
+    }
+
+    /// Whether memory file `name` of a commit HEAD pointed to after its
+    /// reflog's first `since` entries holds `line`.
+    fn committed_since(&self, since: usize, name: &str, line: &[u8]) -> bool {
+        let Ok(reflog) = fs::read_to_string(self.git_dir.join("logs/HEAD")) else {
+            return false;
+        };
+        // A shorter reflog was expired or rewritten: look at all of it.
+        let lines: Vec<&str> = reflog.lines().collect();
+        let skip = if since <= lines.len() { since } else { 0 };
+        let path = format!("{}/{name}", crate::git::MEMORY_DIR);
+        lines[skip..]
+            .iter()
+            .filter_map(|entry| entry.split(' ').nth(1))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .any(|commit| {
+                crate::git::git_command(
+                    &self.root,
+                    &["cat-file", "blob", &format!("{commit}:{path}")],
+                )
+                .is_ok_and(|out| {
+                    out.status.success() && out.stdout.split(|&b| b == b'\n').any(|l| l == line)
+                })
+            })
+    }
+
+    fn journal(&self) -> PathBuf {
+        self.git_dir.join(JOURNAL)
+    }
+
+    /// HEAD's version of memory file `name`, when HEAD has it as a regular
+    /// file (a link in the tree is never followed).
+    fn head_file(&self, name: &str) -> Option<Vec<u8>> {
+        let path = format!("{}/{name}", crate::git::MEMORY_DIR);
+        let listing =
+            crate::git::git_command(&self.root, &["ls-tree", "HEAD", "--", &path]).ok()?;
+        let listing = String::from_utf8(listing.stdout).ok()?;
+        let mut fields = listing.split_whitespace();
+        let mode = fields.next()?;
+        let (kind, id) = (fields.next()?, fields.next()?);
+        if kind != "blob" || !(mode == "100644" || mode == "100755") {
+            return None;
+        }
+        let blob = crate::git::git_command(&self.root, &["cat-file", "blob", id]).ok()?;
+        blob.status.success().then_some(blob.stdout)
+    }
+}
+
+/// What git is doing in the work tree whose git folder is `git_dir`.
+pub fn activity(git_dir: &Path) -> GitActivity {
+    if git_dir.join("index.lock").exists() {
+        return GitActivity::Writing;
+    }
+    const STATES: [(&str, &str); 6] = [
+        ("MERGE_HEAD", "a merge"),
+        ("rebase-merge", "a rebase"),
+        ("rebase-apply", "a rebase"),
+        ("CHERRY_PICK_HEAD", "a cherry-pick"),
+        ("REVERT_HEAD", "a revert"),
+        ("sequencer", "a cherry-pick or revert"),
+    ];
+    STATES
+        .iter()
+        .find(|(name, _)| git_dir.join(name).exists())
+        .map_or(GitActivity::Idle, |(_, what)| GitActivity::InProgress(what))
+}
+
+/// Where an appended line went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Appended {
+    /// Into this memory file.
+    File(PathBuf),
+    /// Into the journal, because git was busy with `operation`; the next
+    /// goldfish command after it appends the line to `file`.
+    Journaled {
+        journal: PathBuf,
+        file: PathBuf,
+        operation: &'static str,
+    },
+}
+
+impl Appended {
+    /// The memory file the line is (or will be) in.
+    pub fn file(&self) -> &Path {
+        match self {
+            Appended::File(file) | Appended::Journaled { file, .. } => file,
+        }
+    }
+}
+
 /// `.goldfish/memories/` of one work tree.
 #[derive(Debug, Clone)]
 pub struct MemoryDir {
     path: PathBuf,
+    git: Option<GitSide>,
+}
+
+/// Whether the line was verified to be in the file at the path.
+enum Verified {
+    Yes,
+    Unsure,
 }
 
 impl MemoryDir {
+    /// A memory folder with no git around it (appends do not look for git).
     pub fn new(path: PathBuf) -> MemoryDir {
-        MemoryDir { path }
+        MemoryDir { path, git: None }
+    }
+
+    /// The memory folder of `workspace`, whose appends keep out of git's way.
+    pub fn of(workspace: &Workspace) -> MemoryDir {
+        MemoryDir {
+            path: workspace.memory_dir(),
+            git: Some(GitSide {
+                git_dir: workspace.git_dir().to_owned(),
+                root: workspace.root().to_owned(),
+            }),
+        }
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// Appends `entry` to the file of its UTC day and returns that file.
+    /// The memory folder and `.goldfish` above it must be real folders: a
+    /// link committed in their place would send writes and reads out of the
+    /// repository.
+    pub fn check_folder(&self) -> Result<(), LogError> {
+        let parent = self.path.parent().filter(|p| p.ends_with(".goldfish"));
+        for dir in parent.into_iter().chain([self.path.as_path()]) {
+            match fs::symlink_metadata(dir) {
+                Ok(metadata) if metadata.file_type().is_symlink() => {
+                    return Err(LogError::Unsafe {
+                        path: dir.to_owned(),
+                        reason: "is a symbolic link".to_owned(),
+                    });
+                }
+                Ok(metadata) if !metadata.is_dir() => {
+                    return Err(LogError::Unsafe {
+                        path: dir.to_owned(),
+                        reason: "is not a folder".to_owned(),
+                    });
+                }
+                Ok(_) => {}
+                Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                    return Err(LogError::NotInitialized(self.path.clone()));
+                }
+                Err(err) => return Err(io_error("read", dir)(err)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends `entry` to the file of its UTC day (see the module's steps).
     ///
     /// The line goes out in a single `write` under an exclusive lock on the
     /// file, so concurrent writers never interleave or tear lines; if the file
     /// does not end in a newline (a torn line from elsewhere), one is written
     /// first so the new record stays on a line of its own.
-    pub fn append(&self, entry: &Entry) -> Result<PathBuf, LogError> {
-        if !self.path.is_dir() {
-            return Err(LogError::NotInitialized(self.path.clone()));
-        }
-        let timestamp: jiff::Timestamp = entry
-            .timestamp()
-            .parse()
-            .expect("entries written by goldfish carry a valid timestamp");
-        let file_path = self.path.join(memory::file_name_for(timestamp));
-        let mut file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .open(&file_path)
-            .map_err(io_error("open", &file_path))?;
-        file.lock().map_err(io_error("lock", &file_path))?;
-        let mut line = Vec::with_capacity(512);
-        if !ends_with_newline(&mut file).map_err(io_error("read", &file_path))? {
-            line.push(b'\n');
-        }
-        line.extend_from_slice(entry.to_line().as_bytes());
+    pub fn append(&self, entry: &Entry) -> Result<Appended, LogError> {
+        self.check_folder()?;
+        let file_path = self.path.join(day_file(entry)?);
+        let mut line = entry.to_line().into_bytes();
         line.push(b'\n');
-        file.write_all(&line)
-            .and_then(|()| file.sync_data())
-            .map_err(io_error("append to", &file_path))?;
-        // The lock is released when `file` is closed.
-        Ok(file_path)
+        let Some(git) = &self.git else {
+            append_once(&file_path, &line, None)?;
+            return Ok(Appended::File(file_path));
+        };
+        // The journal first: from here on the line cannot be lost, whatever
+        // git does to the file. Held until the line is in place, so a drain
+        // never appends it a second time.
+        let mut journal = Journal::open(&git.journal())?;
+        let before = journal.add(&line, git.reflog_len())?;
+        let placed = Self::place(git, &file_path, &line);
+        if placed.is_err() {
+            // Not stored, so not journaled either.
+            journal.truncate(before)?;
+        }
+        placed
+    }
+
+    /// Appends `line` where git cannot lose it, or leaves it to the journal.
+    fn place(git: &GitSide, file_path: &Path, line: &[u8]) -> Result<Appended, LogError> {
+        let file_path = file_path.to_owned();
+        let journal = git.journal();
+        let mut busy = GitActivity::Writing;
+        let mut check_first = false;
+        for _ in 0..ATTEMPTS {
+            let activity = git.wait_while_writing();
+            if activity != GitActivity::Idle {
+                busy = activity;
+                break;
+            }
+            if check_first && has_line(&file_path, line)? {
+                return Ok(Appended::File(file_path));
+            }
+            match append_once(&file_path, line, Some(git))? {
+                Verified::Yes => return Ok(Appended::File(file_path)),
+                Verified::Unsure => check_first = true,
+            }
+        }
+        Ok(Appended::Journaled {
+            journal,
+            file: file_path,
+            operation: busy.describe(),
+        })
+    }
+
+    /// Brings the journal's lines into their memory files when git is idle
+    /// (`rewriting`: a rebase in progress counts as done, for its
+    /// post-rewrite hook): a line missing from its file is appended (again,
+    /// if git replaced the file since). A line stays in the journal until it
+    /// is in its file and [`JOURNAL_KEEP`] old. Returns how many lines it
+    /// appended.
+    pub fn drain_journal(&self, rewriting: bool) -> Result<usize, LogError> {
+        let Some(git) = &self.git else {
+            return Ok(0);
+        };
+        let journal_path = git.journal();
+        if !journal_path.exists() {
+            return Ok(0);
+        }
+        let idle = || match git.activity() {
+            GitActivity::Idle => true,
+            GitActivity::InProgress("a rebase") => rewriting,
+            _ => false,
+        };
+        self.check_folder()?;
+        let mut journal = Journal::open(&journal_path)?;
+        let entries = journal.entries()?;
+        let now = unix_millis();
+        let mut files: std::collections::HashMap<String, std::collections::HashSet<Vec<u8>>> =
+            Default::default();
+        let mut placed = 0;
+        let mut kept = Vec::new();
+        for entry in entries {
+            let JournalEntry { at, reflog, line } = &entry;
+            let Some(name) = Entry::parse(line).ok().and_then(|e| day_file(&e).ok()) else {
+                continue; // torn by a crash before its store said anything
+            };
+            let file_path = self.path.join(&name);
+            if !files.contains_key(&name) {
+                let lines = match read_regular(&file_path) {
+                    Ok(bytes) => bytes.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect(),
+                    Err(OpenError::Io(err)) if err.kind() == io::ErrorKind::NotFound => {
+                        Default::default()
+                    }
+                    // Not a file it can take now (a link, say): kept.
+                    Err(_) => {
+                        kept.push(entry);
+                        continue;
+                    }
+                };
+                files.insert(name.clone(), lines);
+            }
+            let present = files[&name].contains(line);
+            if present && now.saturating_sub(*at) >= JOURNAL_KEEP.as_millis() as u64 {
+                continue;
+            }
+            // Gone from the file but committed since its store (then moved
+            // away from by a checkout or reset): git has it, nothing is lost.
+            if !present && git.committed_since(*reflog, &name, line) {
+                continue;
+            }
+            if !present && idle() {
+                let mut with_newline = line.clone();
+                with_newline.push(b'\n');
+                // A file that cannot take it now (replaced by a link, say)
+                // leaves the line in the journal, for doctor to see.
+                if let Ok(Verified::Yes) = append_once(&file_path, &with_newline, Some(git)) {
+                    placed += 1;
+                }
+            }
+            kept.push(entry);
+        }
+        journal.rewrite(&kept)?;
+        Ok(placed)
     }
 
     /// Reads every `*.jsonl` file of the folder into one view. Files that
@@ -111,7 +435,13 @@ impl MemoryDir {
     }
 
     /// The log files (sorted by name) with their bytes, or why not readable.
+    /// A link or anything else that is not a regular file is never opened.
     pub fn read_files(&self) -> Result<Vec<LogFile>, LogError> {
+        match self.check_folder() {
+            Ok(()) => {}
+            Err(LogError::NotInitialized(_)) => return Ok(Vec::new()),
+            Err(err) => return Err(err),
+        }
         let entries = match fs::read_dir(&self.path) {
             Ok(entries) => entries,
             Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -124,16 +454,323 @@ impl MemoryDir {
             if !name.ends_with(".jsonl") {
                 continue;
             }
-            let path = entry.path();
-            let content = if path.is_dir() {
-                Err("is a directory, not a memory file; skipped".to_owned())
-            } else {
-                fs::read(&path).map_err(|err| format!("could not be read ({err}); skipped"))
-            };
+            let content = read_regular(&entry.path()).map_err(|err| err.skipped());
             files.push(LogFile { name, content });
         }
         files.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(files)
+    }
+}
+
+/// How long a line stays in the journal after its store: git may have read
+/// the memory file before the line was appended and replace it later (a
+/// merge checks the work tree, releases the index lock, then rewrites
+/// files), so the journal keeps the line until such a git command is
+/// surely over and the line is still in the file.
+pub const JOURNAL_KEEP: Duration = Duration::from_secs(60);
+
+fn unix_millis() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// A line of the journal: `MILLIS<TAB>REFLOG<TAB>RECORD`.
+struct JournalEntry {
+    /// When it was stored (ms since 1970).
+    at: u64,
+    /// How many entries HEAD's reflog had then.
+    reflog: usize,
+    /// The record line, without its newline.
+    line: Vec<u8>,
+}
+
+/// The journal in the git folder, locked.
+struct Journal {
+    path: PathBuf,
+    file: File,
+}
+
+impl Journal {
+    /// Opens (or creates) and locks the journal.
+    fn open(path: &Path) -> Result<Journal, LogError> {
+        loop {
+            let file = match open_regular(path, OpenOptions::new().read(true).append(true)) {
+                Ok(file) => file,
+                Err(OpenError::Io(err)) if err.kind() == io::ErrorKind::NotFound => {
+                    match OpenOptions::new()
+                        .read(true)
+                        .append(true)
+                        .create_new(true)
+                        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                        .open(path)
+                    {
+                        Ok(file) => file,
+                        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
+                        Err(err) => return Err(io_error("create", path)(err)),
+                    }
+                }
+                Err(err) => return Err(err.into_log_error(path)),
+            };
+            file.lock().map_err(io_error("lock", path))?;
+            // Removed by a drain while this waited for the lock: open anew.
+            if same_file(path, &file) {
+                return Ok(Journal {
+                    path: path.to_owned(),
+                    file,
+                });
+            }
+        }
+    }
+
+    /// Appends an entry; returns the journal's length before it.
+    fn add(&mut self, line: &[u8], reflog: usize) -> Result<u64, LogError> {
+        let before = self
+            .file
+            .metadata()
+            .map_err(io_error("read", &self.path))?
+            .len();
+        let mut bytes = format!("{}\t{reflog}\t", unix_millis()).into_bytes();
+        bytes.extend_from_slice(line);
+        self.file
+            .write_all(&bytes)
+            .and_then(|()| self.file.sync_data())
+            .map_err(io_error("append to", &self.path))?;
+        Ok(before)
+    }
+
+    fn truncate(&mut self, len: u64) -> Result<(), LogError> {
+        self.file
+            .set_len(len)
+            .map_err(io_error("truncate", &self.path))
+    }
+
+    /// The entries, in order.
+    fn entries(&mut self) -> Result<Vec<JournalEntry>, LogError> {
+        let mut bytes = Vec::new();
+        self.file
+            .seek(SeekFrom::Start(0))
+            .and_then(|_| self.file.read_to_end(&mut bytes))
+            .map_err(io_error("read", &self.path))?;
+        Ok(bytes
+            .split(|&b| b == b'\n')
+            .filter_map(|raw| {
+                let mut fields = raw.splitn(3, |&b| b == b'\t');
+                let mut number = || std::str::from_utf8(fields.next()?).ok()?.parse().ok();
+                let at = number()?;
+                let reflog = number()? as usize;
+                Some(JournalEntry {
+                    at,
+                    reflog,
+                    line: fields.next()?.to_vec(),
+                })
+            })
+            .collect())
+    }
+
+    /// Replaces the journal's lines; removes it when none are left.
+    fn rewrite(&mut self, entries: &[JournalEntry]) -> Result<(), LogError> {
+        if entries.is_empty() {
+            // Still locked: whoever waits for the lock sees it gone and
+            // opens a new one.
+            return fs::remove_file(&self.path).map_err(io_error("remove", &self.path));
+        }
+        let mut bytes = Vec::new();
+        for JournalEntry { at, reflog, line } in entries {
+            bytes.extend_from_slice(format!("{at}\t{reflog}\t").as_bytes());
+            bytes.extend_from_slice(line);
+            bytes.push(b'\n');
+        }
+        self.file
+            .set_len(0)
+            .and_then(|()| self.file.write_all(&bytes))
+            .and_then(|()| self.file.sync_data())
+            .map_err(io_error("rewrite", &self.path))
+    }
+}
+
+/// The day file of an entry's timestamp.
+fn day_file(entry: &Entry) -> Result<String, LogError> {
+    let timestamp: jiff::Timestamp = entry
+        .timestamp()
+        .parse()
+        .map_err(|_| LogError::Timestamp(entry.timestamp().to_owned()))?;
+    let name = memory::file_name_for(timestamp);
+    // `%Y` of a year before 0 or after 9999 has a sign or a fifth digit.
+    if !(name.len() == "YYYY-MM-DD.jsonl".len() && name.as_bytes()[0].is_ascii_digit()) {
+        return Err(LogError::Timestamp(entry.timestamp().to_owned()));
+    }
+    Ok(name)
+}
+
+/// Why a memory file was not opened.
+#[derive(Debug)]
+pub enum OpenError {
+    Link,
+    NotRegular(&'static str),
+    Io(io::Error),
+}
+
+impl OpenError {
+    /// The reason as a problem says it, ending in "skipped".
+    pub fn skipped(&self) -> String {
+        match self {
+            OpenError::Link => {
+                "is a symbolic link; not followed, skipped (memory files must be regular files)"
+                    .to_owned()
+            }
+            OpenError::NotRegular(kind) => {
+                format!("is {kind}, not a memory file; skipped")
+            }
+            OpenError::Io(err) => format!("could not be read ({err}); skipped"),
+        }
+    }
+
+    fn into_log_error(self, path: &Path) -> LogError {
+        match self {
+            OpenError::Link => LogError::Unsafe {
+                path: path.to_owned(),
+                reason: "is a symbolic link".to_owned(),
+            },
+            OpenError::NotRegular(kind) => LogError::Unsafe {
+                path: path.to_owned(),
+                reason: format!("is {kind}, not a regular file"),
+            },
+            OpenError::Io(err) => io_error("open", path)(err),
+        }
+    }
+}
+
+fn kind_of(file_type: fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if file_type.is_dir() {
+        "a directory"
+    } else if file_type.is_fifo() {
+        "a FIFO"
+    } else if file_type.is_socket() {
+        "a socket"
+    } else if file_type.is_block_device() || file_type.is_char_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Opens `path` with `options` if it is a regular file: never through a link
+/// (`O_NOFOLLOW`), never blocking on a FIFO (`O_NONBLOCK`), and checked on
+/// the opened descriptor.
+pub fn open_regular(path: &Path, options: &mut OpenOptions) -> Result<File, OpenError> {
+    let file = options
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|err| match fs::symlink_metadata(path) {
+            Ok(metadata) if metadata.file_type().is_symlink() => OpenError::Link,
+            Ok(metadata) if !metadata.is_file() => {
+                OpenError::NotRegular(kind_of(metadata.file_type()))
+            }
+            _ => OpenError::Io(err),
+        })?;
+    let metadata = file.metadata().map_err(OpenError::Io)?;
+    if !metadata.is_file() {
+        return Err(OpenError::NotRegular(kind_of(metadata.file_type())));
+    }
+    Ok(file)
+}
+
+/// The bytes of `path` if it is a regular file (see [`open_regular`]).
+pub fn read_regular(path: &Path) -> Result<Vec<u8>, OpenError> {
+    let mut file = open_regular(path, OpenOptions::new().read(true))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(OpenError::Io)?;
+    Ok(bytes)
+}
+
+/// Whether `file_path` holds `line` (with its newline) as a line of its own.
+fn has_line(file_path: &Path, line: &[u8]) -> Result<bool, LogError> {
+    let bytes = match read_regular(file_path) {
+        Ok(bytes) => bytes,
+        Err(OpenError::Io(err)) if err.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(err) => return Err(err.into_log_error(file_path)),
+    };
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    Ok(bytes.split(|&b| b == b'\n').any(|l| l == line))
+}
+
+/// Opens the memory file for appending, creating it (never over anything)
+/// when missing. Returns the file and whether this call created it.
+fn open_or_create(file_path: &Path) -> Result<(File, bool), LogError> {
+    loop {
+        match open_regular(file_path, OpenOptions::new().read(true).append(true)) {
+            Ok(file) => return Ok((file, false)),
+            Err(OpenError::Io(err)) if err.kind() == io::ErrorKind::NotFound => {}
+            Err(err) => return Err(err.into_log_error(file_path)),
+        }
+        match OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(file_path)
+        {
+            Ok(file) => return Ok((file, true)),
+            // Created by someone else in between: append to theirs.
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(err) => return Err(io_error("create", file_path)(err)),
+        }
+    }
+}
+
+/// One append of `line` to `file_path`; with `git`, verified afterwards.
+fn append_once(file_path: &Path, line: &[u8], git: Option<&GitSide>) -> Result<Verified, LogError> {
+    let (mut file, created) = open_or_create(file_path)?;
+    file.lock().map_err(io_error("lock", file_path))?;
+    let mut bytes = Vec::with_capacity(line.len() + 1);
+    if created {
+        // HEAD's version first: a created file never drops what HEAD has.
+        if let Some(head) = git.and_then(|git| git.head_file(&file_name(file_path))) {
+            bytes.extend_from_slice(&head);
+            if !head.is_empty() && !head.ends_with(b"\n") {
+                bytes.push(b'\n');
+            }
+        }
+    } else if !ends_with_newline(&mut file).map_err(io_error("read", file_path))? {
+        bytes.push(b'\n');
+    }
+    bytes.extend_from_slice(line);
+    file.write_all(&bytes)
+        .and_then(|()| file.sync_data())
+        .map_err(io_error("append to", file_path))?;
+    let Some(git) = git else {
+        return Ok(Verified::Yes);
+    };
+    // Git idle now, and the path still names the file written: any git
+    // command that starts later sees the line (and refuses to overwrite a
+    // changed file). Otherwise git may have read the file before the write
+    // and be replacing it.
+    let same = same_file(file_path, &file);
+    if same && git.activity() == GitActivity::Idle {
+        return Ok(Verified::Yes);
+    }
+    if created && same {
+        // Out of the way of git's own create of this file; the line is
+        // appended again once git is done.
+        let _ = fs::remove_file(file_path);
+    }
+    // The lock is released when `file` is closed.
+    Ok(Verified::Unsure)
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Whether `path` (not followed) is the file `file` has open.
+fn same_file(path: &Path, file: &File) -> bool {
+    match (fs::symlink_metadata(path), file.metadata()) {
+        (Ok(at_path), Ok(open)) => at_path.dev() == open.dev() && at_path.ino() == open.ino(),
+        _ => false,
     }
 }
 
@@ -163,11 +800,17 @@ mod tests {
         })
     }
 
+    fn memory_dir() -> (tempfile::TempDir, MemoryDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".goldfish/memories");
+        fs::create_dir_all(&path).unwrap();
+        (dir, MemoryDir::new(path))
+    }
+
     #[test]
     fn append_repairs_a_missing_final_newline() {
-        let dir = tempfile::tempdir().unwrap();
-        let log = MemoryDir::new(dir.path().to_owned());
-        let file = dir.path().join("2026-11-21.jsonl");
+        let (_dir, log) = memory_dir();
+        let file = log.path().join("2026-11-21.jsonl");
         fs::write(&file, b"{\"half").unwrap();
         log.append(&memory("01A")).unwrap();
         let text = fs::read_to_string(&file).unwrap();
@@ -185,5 +828,46 @@ mod tests {
             log.append(&memory("01A")),
             Err(LogError::NotInitialized(_))
         ));
+    }
+
+    #[test]
+    fn links_and_fifos_are_neither_followed_nor_opened() {
+        let (dir, log) = memory_dir();
+        let outside = dir.path().join("outside");
+        fs::write(&outside, b"secret\n").unwrap();
+        let day = log.path().join("2026-11-21.jsonl");
+        std::os::unix::fs::symlink(&outside, &day).unwrap();
+        let fifo = log.path().join("2026-11-20.jsonl");
+        let c_path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) }, 0);
+        let err = log.append(&memory("01A")).unwrap_err();
+        assert!(err.to_string().contains("is a symbolic link"), "{err}");
+        assert_eq!(fs::read(&outside).unwrap(), b"secret\n");
+        let view = log.read().unwrap();
+        let reasons: Vec<String> = view.problems.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            reasons,
+            [
+                "2026-11-20.jsonl:0: is a FIFO, not a memory file; skipped",
+                "2026-11-21.jsonl:0: is a symbolic link; not followed, skipped (memory files must be regular files)",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_linked_memory_folder_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside");
+        fs::create_dir_all(&outside).unwrap();
+        fs::create_dir_all(dir.path().join(".goldfish")).unwrap();
+        let path = dir.path().join(".goldfish/memories");
+        std::os::unix::fs::symlink(&outside, &path).unwrap();
+        let log = MemoryDir::new(path);
+        assert!(matches!(
+            log.append(&memory("01A")),
+            Err(LogError::Unsafe { .. })
+        ));
+        assert!(matches!(log.read(), Err(LogError::Unsafe { .. })));
+        assert_eq!(fs::read_dir(&outside).unwrap().count(), 0);
     }
 }

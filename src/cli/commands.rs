@@ -21,15 +21,28 @@ use crate::home::Home;
 use crate::index::search::Scope;
 use crate::index::sync::{self as index_sync, SyncError, SyncOptions, SyncReport};
 use crate::index::{Index, IndexError};
-use crate::log::LogError;
+use crate::log::{LogError, MemoryDir};
 
 /// "Now", or the fixed time in `GOLDFISH_NOW`.
 pub(super) fn now() -> Result<Timestamp, CliError> {
     match env::var(env::GOLDFISH_NOW) {
-        Some(fixed) => fixed
-            .parse()
-            .with_context(|| format!("{}={fixed} is not an RFC 3339 timestamp", env::GOLDFISH_NOW))
-            .map_err(CliError::usage),
+        Some(fixed) => {
+            let at: Timestamp = fixed
+                .parse()
+                .with_context(|| {
+                    format!("{}={fixed} is not an RFC 3339 timestamp", env::GOLDFISH_NOW)
+                })
+                .map_err(CliError::usage)?;
+            // Ids count milliseconds since 1970; day files have 4-digit years.
+            let year = at.to_zoned(jiff::tz::TimeZone::UTC).year();
+            if !(1970..=9999).contains(&year) {
+                return Err(CliError::usage(anyhow::anyhow!(
+                    "{}={fixed} is outside the years 1970 to 9999",
+                    env::GOLDFISH_NOW
+                )));
+            }
+            Ok(at)
+        }
         None => Ok(Timestamp::now()),
     }
 }
@@ -86,6 +99,10 @@ pub(super) fn sync_workspace(
     let options = SyncOptions {
         abort_before_commit: env::var(env::GOLDFISH_FAULT).as_deref() == Some("sync-abort"),
     };
+    // What a store set aside while git was busy goes into the log first.
+    MemoryDir::of(workspace)
+        .drain_journal(false)
+        .map_err(log_error)?;
     let mut index = open_index(home)?;
     let Some(mut report) = index_sync::exclusive(&home.locks_dir(), workspace.root(), || {
         index_sync::sync(&mut index, workspace, options).map_err(sync_error)
@@ -147,21 +164,41 @@ impl From<SyncError> for CliError {
 }
 
 pub(super) fn repo_config(workspace: &Workspace) -> Result<RepoConfig, CliError> {
+    use crate::log::OpenError;
     let path = workspace.repo_config_path();
-    match std::fs::read_to_string(&path) {
-        Ok(text) => RepoConfig::parse(&text)
-            .with_context(|| format!("{REPO_CONFIG} is invalid"))
-            .map_err(CliError::usage),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(RepoConfig::default()),
-        Err(err) => Err(anyhow::Error::new(err)
+    // `.goldfish` itself a link: the config would come from outside.
+    if let Err(err @ LogError::Unsafe { .. }) = MemoryDir::of(workspace).check_folder() {
+        return Err(CliError::usage(err));
+    }
+    match crate::log::read_regular(&path) {
+        Ok(bytes) => {
+            let text = String::from_utf8(bytes)
+                .map_err(|_| anyhow::anyhow!("{REPO_CONFIG} is not UTF-8 text"))
+                .map_err(CliError::usage)?;
+            RepoConfig::parse(&text)
+                .with_context(|| format!("{REPO_CONFIG} is invalid"))
+                .map_err(CliError::usage)
+        }
+        Err(OpenError::Io(err)) if err.kind() == std::io::ErrorKind::NotFound => {
+            Ok(RepoConfig::default())
+        }
+        Err(OpenError::Io(err)) => Err(anyhow::Error::new(err)
             .context(format!("cannot read {}", path.display()))
             .into()),
+        Err(OpenError::Link) => Err(CliError::usage(anyhow::anyhow!(
+            "{REPO_CONFIG} is a symbolic link, not followed (it could point out of the repository); replace it with a regular file"
+        ))),
+        Err(OpenError::NotRegular(kind)) => Err(CliError::usage(anyhow::anyhow!(
+            "{REPO_CONFIG} is {kind}, not a regular file; replace it with one"
+        ))),
     }
 }
 
 pub(super) fn log_error(err: LogError) -> CliError {
     match err {
-        LogError::NotInitialized(_) => CliError::usage(err),
+        LogError::NotInitialized(_) | LogError::Unsafe { .. } | LogError::Timestamp(_) => {
+            CliError::usage(err)
+        }
         LogError::Io { .. } => anyhow::Error::new(err).into(),
     }
 }
@@ -169,9 +206,10 @@ pub(super) fn log_error(err: LogError) -> CliError {
 pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = workspace()?;
     let changes = crate::init::init(&workspace, args.force).map_err(|err| match err {
-        crate::init::InitError::HooksOutside(_) | crate::init::InitError::LegacyTaken { .. } => {
-            CliError::usage(err)
-        }
+        crate::init::InitError::HooksOutside(_)
+        | crate::init::InitError::LegacyTaken { .. }
+        | crate::init::InitError::Unsafe(_)
+        | crate::init::InitError::LinkedFile(_) => CliError::usage(err),
         other => anyhow::Error::new(other).into(),
     })?;
     let mut agent_changes = Vec::new();
@@ -237,6 +275,9 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
             allow_secret: args.allow_secret,
         },
     )?;
+    if let Some(journaled) = &stored.journaled {
+        eprintln!("note: {journaled}");
+    }
     if let Some(reason) = &stored.not_indexed {
         eprintln!("warning: stored, but not indexed yet: {reason}");
     }
@@ -411,7 +452,7 @@ pub(super) fn hook(name: HookName, _args: &[OsString]) -> Result<u8, CliError> {
     // A hook must never fail or slow down the git command: any error is only
     // reported (hooks hide stderr unless GOLDFISH_HOOK_VERBOSE is set), and
     // `recall` syncs by itself if this one did not happen.
-    match hook_sync() {
+    match hook_sync(name) {
         Ok(message) => eprintln!("goldfish {}: {message}", name.as_str()),
         Err(err) => eprintln!("goldfish {}: {:#}", name.as_str(), err.error),
     }
@@ -419,9 +460,14 @@ pub(super) fn hook(name: HookName, _args: &[OsString]) -> Result<u8, CliError> {
 }
 
 /// Syncs in the foreground when little changed, else in a detached process.
-fn hook_sync() -> Result<String, CliError> {
+fn hook_sync(name: HookName) -> Result<String, CliError> {
     const DEFAULT_BACKGROUND_BYTES: u64 = 1 << 20;
     let workspace = workspace()?;
+    // A rebase runs post-rewrite before it removes its state: it is done
+    // with the work tree then.
+    MemoryDir::of(&workspace)
+        .drain_journal(matches!(name, HookName::PostRewrite))
+        .map_err(log_error)?;
     let home = home()?;
     let threshold = env::var(env::GOLDFISH_HOOK_BACKGROUND_BYTES)
         .and_then(|v| v.parse().ok())

@@ -16,7 +16,7 @@ use crate::memory::{Entry, Memory};
 
 pub(super) fn import(args: ImportArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = commands::workspace()?;
-    let log = MemoryDir::new(workspace.memory_dir());
+    let log = MemoryDir::of(&workspace);
     if !log.path().is_dir() {
         return Err(commands::log_error(LogError::NotInitialized(
             log.path().to_owned(),

@@ -220,6 +220,9 @@ impl Server {
                 },
             )?;
             let mut answer = format!("stored {} in {}", stored.entry.id(), stored.file.display());
+            if let Some(journaled) = stored.journaled {
+                answer.push_str(&format!("\nnote: {journaled}"));
+            }
             for similar in &stored.similar {
                 answer.push_str(&format!(
                     "\nwarning: {}",

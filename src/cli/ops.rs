@@ -23,7 +23,7 @@ use crate::home::Home;
 use crate::index::Index;
 use crate::index::search::{IndexedMemory, Mode, QueryVector, Scope};
 use crate::index::sync as index_sync;
-use crate::log::MemoryDir;
+use crate::log::{Appended, MemoryDir};
 use crate::memory::view::Lookup;
 use crate::memory::{self, Entry, Memory, Tombstone};
 use crate::recall::Request;
@@ -83,6 +83,8 @@ pub(crate) struct Stored {
     pub entry: Entry,
     /// The log file it went to, relative to the repository root.
     pub file: PathBuf,
+    /// Why it waits in the journal instead (git was busy), when it does.
+    pub journaled: Option<String>,
     /// Memories the workspace already has that say nearly the same.
     pub similar: Vec<IndexedMemory>,
     /// Why it is not indexed yet (the next sync catches up).
@@ -136,13 +138,23 @@ pub(crate) fn store(
         files: list(&input.files),
         extra: Default::default(),
     });
-    let file = MemoryDir::new(workspace.memory_dir())
-        .append(&entry)
-        .map_err(log_error)?;
-    let file = file
-        .strip_prefix(workspace.root())
-        .map(Path::to_owned)
-        .unwrap_or(file);
+    let appended = MemoryDir::of(workspace).append(&entry).map_err(log_error)?;
+    let relative = |path: &Path| {
+        path.strip_prefix(workspace.root())
+            .map(Path::to_owned)
+            .unwrap_or_else(|_| path.to_owned())
+    };
+    let file = relative(appended.file());
+    let journaled = match &appended {
+        Appended::File(_) => None,
+        Appended::Journaled {
+            journal, operation, ..
+        } => Some(format!(
+            "git is in the middle of {operation}: the memory waits in {} and goes into {} at the next goldfish command after it",
+            journal.display(),
+            file.display()
+        )),
+    };
     // The memory is safely in the log; indexing it is best effort (the next
     // sync catches up), so a broken index or model never loses a store.
     let (similar, not_indexed) = match index_stored(ctx, workspace, &entry) {
@@ -152,6 +164,7 @@ pub(crate) fn store(
     Ok(Stored {
         entry,
         file,
+        journaled,
         similar,
         not_indexed,
     })
@@ -531,7 +544,7 @@ pub(crate) enum Forgot {
 
 /// Appends a tombstone for the memory `id` (or a unique prefix) names.
 pub(crate) fn forget(ctx: &mut Ctx, workspace: &Workspace, id: &str) -> Result<Forgot, CliError> {
-    let dir = MemoryDir::new(workspace.memory_dir());
+    let dir = MemoryDir::of(workspace);
     let view = dir.read().map_err(log_error)?;
     let target = match find(ctx, &view, id)? {
         Some(memory) => memory.id,
@@ -617,9 +630,7 @@ pub(crate) fn similar(
     let model_id = ctx.model.as_ref().expect("required above").id();
     let (vector, own_id) = match target {
         Target::Id(id) => {
-            let view = MemoryDir::new(workspace.memory_dir())
-                .read()
-                .map_err(log_error)?;
+            let view = MemoryDir::of(workspace).read().map_err(log_error)?;
             let Some(memory) = find(ctx, &view, &id)? else {
                 return Err(ctx.usage("ID", format!("{id} is forgotten")));
             };

@@ -55,7 +55,7 @@ pub(super) fn collect(
         ),
         None => None,
     };
-    let view = MemoryDir::new(workspace.memory_dir())
+    let view = MemoryDir::of(workspace)
         .read()
         .map_err(|err| CliError::from(anyhow::Error::new(err)))?;
     let row = index

@@ -222,10 +222,20 @@ pub fn sync(
                     }
                     _ => {
                         let file_path = memory_dir.join(name);
-                        let bytes = fs::read(&file_path).map_err(|source| SyncError::Io {
-                            path: file_path,
-                            source,
-                        })?;
+                        let bytes = match crate::log::read_regular(&file_path) {
+                            Ok(bytes) => bytes,
+                            Err(crate::log::OpenError::Io(source)) => {
+                                return Err(SyncError::Io {
+                                    path: file_path,
+                                    source,
+                                });
+                            }
+                            // Replaced by a link or a FIFO since it was listed.
+                            Err(err) => {
+                                report.problems.push(format!("{name}: {}", err.skipped()));
+                                continue;
+                            }
+                        };
                         (blob_id(&bytes).to_string(), Some(stat), Some(bytes))
                     }
                 }
@@ -520,6 +530,13 @@ fn worktree_files(
     problems: &mut Vec<String>,
 ) -> Result<BTreeMap<String, fs::Metadata>, SyncError> {
     let mut files = BTreeMap::new();
+    // A memory folder (or `.goldfish`) that is a link is never followed.
+    if let Err(err @ crate::log::LogError::Unsafe { .. }) =
+        crate::log::MemoryDir::new(dir.to_owned()).check_folder()
+    {
+        problems.push(err.to_string());
+        return Ok(files);
+    }
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(files),
@@ -539,9 +556,13 @@ fn worktree_files(
         if !name.ends_with(".jsonl") {
             continue;
         }
-        match fs::metadata(entry.path()) {
+        // Links are not followed: a committed link could point anywhere.
+        match fs::symlink_metadata(entry.path()) {
             Ok(metadata) if metadata.is_file() => {
                 files.insert(name, metadata);
+            }
+            Ok(metadata) if metadata.file_type().is_symlink() => {
+                problems.push(format!("{name}: {}", crate::log::OpenError::Link.skipped()))
             }
             Ok(_) => problems.push(format!("{name}: is not a file; skipped")),
             Err(err) => problems.push(format!("{name}: {err}; skipped")),
@@ -645,7 +666,8 @@ fn apply_file(
                 }
             }
             Err(err) => report.problems.push(format!(
-                "{file}:{number}: not a memory record ({err}); skipped"
+                "{file}:{number}: not a memory record ({err}{}); skipped",
+                crate::memory::view::bom_note(bytes, number as usize)
             )),
         }
     }

@@ -17,6 +17,16 @@ pub struct Located {
     pub line: usize,
 }
 
+/// What to add to the reason line `number` of `bytes` is unreadable: the
+/// file may start with a UTF-8 byte order mark, which no record can.
+pub fn bom_note(bytes: &[u8], number: usize) -> &'static str {
+    if number == 1 && bytes.starts_with(b"\xEF\xBB\xBF") {
+        "; the file starts with a UTF-8 byte order mark (bytes EF BB BF): remove it"
+    } else {
+        ""
+    }
+}
+
 /// A line a reader skipped, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
@@ -76,7 +86,10 @@ impl LogView {
                     Err(err) => view.problems.push(Problem {
                         file: file.to_owned(),
                         line: line.number,
-                        reason: format!("not a memory record ({err}); skipped"),
+                        reason: format!(
+                            "not a memory record ({err}{}); skipped",
+                            bom_note(bytes, line.number)
+                        ),
                     }),
                 }
             }

@@ -221,7 +221,7 @@ fn damaged_memory_files_are_named_and_nothing_is_lost() {
     env.set_now("2026-11-08T12:00:00Z");
     fs::create_dir(dir.join("2026-11-08.jsonl")).unwrap();
     let refused = env.goldfish(&repo, &["store", "Nowhere to go"]);
-    assert_eq!(refused.status.code(), Some(3));
+    assert_eq!(refused.status.code(), Some(2));
     assert!(
         stderr(&refused).contains("2026-11-08.jsonl") && stderr(&refused).contains("directory"),
         "{}",
@@ -831,4 +831,464 @@ fn the_driver_leaves_ours_and_a_conflict_when_a_side_is_unreadable() {
         assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
         assert_eq!(merged, format!("{a}\n"));
     }
+}
+
+/// The lines of `rev:path` in `repo`, empty when it has no such file.
+fn committed_lines(env: &TestEnv, repo: &Path, rev: &str, path: &str) -> Vec<String> {
+    let output = env
+        .command("git", repo)
+        .args(["show", &format!("{rev}:{path}")])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Regression: `git merge` (or `git rebase`) unlinks and recreates a memory
+/// file while `store` appends to it. Stores that printed their id were lost
+/// (written to the unlinked file), and a store that created the file in the
+/// moment git had removed it made git fail, leaving the work tree with only
+/// the stores' lines: every committed memory of the day gone.
+#[test]
+fn git_operations_racing_store_lose_nothing() {
+    const ROUNDS: usize = 6;
+    const WRITERS: usize = 2;
+    const STORES: usize = 12;
+    const TODAY: &str = ".goldfish/memories/2026-11-21.jsonl";
+    let env = TestEnv::new();
+    let (_remote, alice, bob) = env.team();
+    let committed: String = (0..100)
+        .map(|n| format!("{}\n", record(n, "21", &format!("committed memory {n}"))))
+        .collect();
+    fs::write(bob.join(TODAY), committed).unwrap();
+    env.commit_all(&bob, "100 memories");
+    let mut stored_ids: BTreeSet<String> = BTreeSet::new();
+    for round in 0..ROUNDS {
+        env.ok(
+            &alice,
+            &["store", &format!("Alice's memory of round {round}")],
+        );
+        env.commit_all(&alice, "a memory");
+        env.git(&alice, &["pull", "-q", "--no-edit"]);
+        env.git(&alice, &["push", "-q"]);
+        fs::write(bob.join(format!("bob-{round}.txt")), "work\n").unwrap();
+        env.commit_all(&bob, "local work");
+        env.git(&bob, &["fetch", "-q"]);
+        let rebase = round % 2 == 1;
+        // Each writer: STORES `goldfish store` processes back to back; stdout
+        // gets each stored record (--json), and the loop stops at a failure.
+        let script = format!(
+            "i=0; while [ $i -lt {STORES} ]; do goldfish store --json \"Round {round} writer $W store $i\" || exit 1; i=$((i+1)); done"
+        );
+        let writers: Vec<_> = (0..WRITERS)
+            .map(|w| {
+                env.command("sh", &bob)
+                    .args(["-c", &script])
+                    .env("W", w.to_string())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let args: &[&str] = if rebase {
+            &["rebase", "-q", "origin/main"]
+        } else {
+            &["merge", "-q", "--no-edit", "origin/main"]
+        };
+        let operation = env.command("git", &bob).args(args).output().unwrap();
+        let mut ids = Vec::new();
+        for writer in writers {
+            let output = writer.wait_with_output().unwrap();
+            assert!(output.status.success(), "{}", stderr(&output));
+            let stdout = String::from_utf8(output.stdout).unwrap();
+            ids.extend(
+                json_lines(&stdout)
+                    .iter()
+                    .map(|m| m["id"].as_str().unwrap().to_owned()),
+            );
+        }
+        assert_eq!(ids.len(), WRITERS * STORES);
+        // A merge or rebase that found the file changed refuses to start and
+        // changes nothing; one that ran must not be cut short by a store.
+        if !operation.status.success() {
+            let why = stderr(&operation);
+            assert!(
+                why.contains("would be overwritten") || why.contains("unstaged changes"),
+                "round {round}: {why}"
+            );
+        }
+        // Whatever a store had to set aside while git worked is in the file
+        // after the next command.
+        env.ok(&bob, &["sync", "--quiet"]);
+        let file = fs::read_to_string(bob.join(TODAY)).unwrap();
+        let lines: BTreeSet<&str> = file.lines().collect();
+        for line in committed_lines(&env, &bob, "HEAD", TODAY) {
+            assert!(
+                lines.contains(line.as_str()),
+                "round {round}: a line of HEAD is gone from the work tree: {line}"
+            );
+        }
+        stored_ids.extend(ids);
+        let missing: Vec<&String> = stored_ids
+            .iter()
+            .filter(|id| !file.contains(&format!("\"id\":\"{id}\"")))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "round {round}: stores lost: {missing:?}"
+        );
+        env.commit_all(&bob, "stores");
+    }
+}
+
+/// A store while a merge is stopped on a conflict waits in the journal (and
+/// says so) instead of changing a file git is about to commit; the next
+/// command after the merge puts it into the log.
+#[test]
+fn a_store_during_a_stopped_merge_waits_in_the_journal() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    env.commit_all(&repo, "goldfish");
+    env.git(&repo, &["checkout", "-q", "-b", "side"]);
+    fs::write(repo.join("README.md"), "side\n").unwrap();
+    env.commit_all(&repo, "side");
+    env.git(&repo, &["checkout", "-q", "main"]);
+    fs::write(repo.join("README.md"), "main\n").unwrap();
+    env.commit_all(&repo, "main");
+    let merge = env
+        .command("git", &repo)
+        .args(["merge", "side"])
+        .output()
+        .unwrap();
+    assert!(!merge.status.success(), "a conflict");
+    let stored = env.goldfish(&repo, &["store", "--json", "Stored while the merge waits"]);
+    assert_eq!(stored.status.code(), Some(0), "{}", stderr(&stored));
+    assert!(
+        stderr(&stored).contains("git is in the middle of a merge"),
+        "{}",
+        stderr(&stored)
+    );
+    let id = json_lines(&String::from_utf8_lossy(&stored.stdout))[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        log_bytes(&repo)
+            .values()
+            .all(|b| !String::from_utf8_lossy(b).contains(&id))
+    );
+    fs::write(repo.join("README.md"), "both\n").unwrap();
+    env.commit_all(&repo, "merged");
+    assert_eq!(recalled_ids(&env, &repo), BTreeSet::from([id.clone()]));
+    assert!(
+        log_bytes(&repo)
+            .values()
+            .any(|b| String::from_utf8_lossy(b).contains(&id))
+    );
+}
+
+/// Runs goldfish under `timeout 60`: a command that would block on a FIFO
+/// fails instead of hanging the suite.
+fn goldfish_bounded(env: &TestEnv, repo: &Path, args: &[&str]) -> std::process::Output {
+    env.command("timeout", repo)
+        .arg("60")
+        .arg(env!("CARGO_BIN_EXE_goldfish"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn all_output(output: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Regression: a committed memory file that is a link (to a shell start-up
+/// file, to /etc/passwd) got `store`'s line appended to its target and was
+/// read by sync, recall, doctor, forget and status.
+#[test]
+fn a_linked_memory_file_is_neither_written_nor_read() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    let kept = json_lines(&env.ok(&repo, &["store", "--json", "--", "Kept memory"]));
+    let kept_id = kept[0]["id"].as_str().unwrap().to_owned();
+    env.commit_all(&repo, "a memory");
+    let outside = env.path().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    let bashrc = outside.join(".bashrc");
+    let secret = format!("{}\n", record(9, "20", "root:x:0:0:outside secret"));
+    fs::write(&bashrc, &secret).unwrap();
+    let dir = repo.join(".goldfish/memories");
+    // Today's file (where store appends) and another day's, both links.
+    let today = dir.join("2026-11-21.jsonl");
+    fs::rename(&today, dir.join("2026-11-19.jsonl")).unwrap();
+    std::os::unix::fs::symlink(&bashrc, &today).unwrap();
+    std::os::unix::fs::symlink(&bashrc, dir.join("2026-11-20.jsonl")).unwrap();
+
+    let stored = env.goldfish(&repo, &["store", "echo $(id)"]);
+    assert_eq!(stored.status.code(), Some(2), "{}", all_output(&stored));
+    assert!(
+        stderr(&stored).contains("2026-11-21.jsonl is a symbolic link"),
+        "{}",
+        stderr(&stored)
+    );
+    assert_eq!(fs::read_to_string(&bashrc).unwrap(), secret);
+
+    let sync = env.goldfish(&repo, &["sync"]);
+    assert_eq!(sync.status.code(), Some(0), "{}", all_output(&sync));
+    assert!(
+        stderr(&sync).contains("2026-11-20.jsonl: is a symbolic link; not followed"),
+        "{}",
+        stderr(&sync)
+    );
+    assert_eq!(recalled_ids(&env, &repo), BTreeSet::from([kept_id.clone()]));
+    for args in [
+        &["recall", "secret"][..],
+        &["status"],
+        &["doctor"],
+        &["sync", "--json"],
+        &["forget", &id(9)],
+    ] {
+        let output = goldfish_bounded(&env, &repo, args);
+        assert!(
+            !all_output(&output).contains("root:x"),
+            "{args:?}: {}",
+            all_output(&output)
+        );
+    }
+    let doctor = env.goldfish(&repo, &["doctor"]);
+    assert_eq!(doctor.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&doctor.stdout)
+            .contains(".goldfish/memories/2026-11-20.jsonl is a symbolic link"),
+        "{}",
+        all_output(&doctor)
+    );
+    assert_eq!(fs::read_to_string(&bashrc).unwrap(), secret);
+}
+
+/// Regression: with `.goldfish/memories` (or `.goldfish`) a link to a folder
+/// outside the repository, init and store created files there and doctor
+/// said "memory-folder ok".
+#[test]
+fn a_linked_memory_folder_or_goldfish_folder_is_refused() {
+    for linked in [".goldfish/memories", ".goldfish"] {
+        let env = TestEnv::new();
+        let repo = env.repo("r", "Ada");
+        let outside = env.path().join("outside");
+        fs::create_dir_all(outside.join("memories")).unwrap();
+        fs::remove_dir_all(repo.join(linked)).unwrap();
+        fs::create_dir_all(repo.join(linked).parent().unwrap()).unwrap();
+        let target = if linked == ".goldfish" {
+            outside.clone()
+        } else {
+            outside.join("memories")
+        };
+        std::os::unix::fs::symlink(&target, repo.join(linked)).unwrap();
+        for args in [&["init"][..], &["store", "Goes nowhere"]] {
+            let output = env.goldfish(&repo, args);
+            assert_eq!(
+                output.status.code(),
+                Some(2),
+                "{linked} {args:?}: {}",
+                all_output(&output)
+            );
+            assert!(
+                stderr(&output).contains("is a symbolic link"),
+                "{}",
+                stderr(&output)
+            );
+        }
+        let doctor = env.goldfish(&repo, &["doctor", "--json"]);
+        assert_eq!(doctor.status.code(), Some(1));
+        let report: Value = serde_json::from_slice(&doctor.stdout).unwrap();
+        let finding = report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["check"] == "memory-folder")
+            .unwrap()
+            .clone();
+        assert_eq!(finding["status"], "problem", "{linked}: {finding}");
+        assert!(
+            finding["message"]
+                .as_str()
+                .unwrap()
+                .contains("is a symbolic link")
+        );
+        let sync = env.goldfish(&repo, &["sync"]);
+        assert!(
+            stderr(&sync).contains("is a symbolic link"),
+            "{}",
+            all_output(&sync)
+        );
+        let mut created = Vec::new();
+        for entry in fs::read_dir(&outside)
+            .unwrap()
+            .chain(fs::read_dir(outside.join("memories")).unwrap())
+        {
+            let name = entry.unwrap().file_name();
+            if name != "memories" {
+                created.push(name);
+            }
+        }
+        assert!(created.is_empty(), "{linked}: created outside: {created:?}");
+    }
+}
+
+/// Regression: a `.goldfish/config` linked to a credentials file printed its
+/// first line in the error; an unparsable config echoed the line's text.
+#[test]
+fn a_linked_or_unparsable_config_is_named_never_echoed() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    let credentials = env.path().join("credentials");
+    fs::write(
+        &credentials,
+        "aws_secret_access_key wJalrXUtnFEMI/K7MDENG\n",
+    )
+    .unwrap();
+    let config = repo.join(".goldfish/config");
+    std::os::unix::fs::symlink(&credentials, &config).unwrap();
+    let output = env.goldfish(&repo, &["store", "A memory"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains(".goldfish/config is a symbolic link"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!all_output(&output).contains("wJalr"));
+    fs::remove_file(&config).unwrap();
+    fs::write(
+        &config,
+        "[memory]\nghp_0123456789abcdefghij0123456789abcdef\n",
+    )
+    .unwrap();
+    let output = env.goldfish(&repo, &["store", "A memory"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains(".goldfish/config is invalid"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(stderr(&output).contains("line 2"), "{}", stderr(&output));
+    assert!(
+        !all_output(&output).contains("ghp_"),
+        "{}",
+        all_output(&output)
+    );
+}
+
+/// Regression: import followed linked notes and read FIFOs.
+#[test]
+fn import_names_linked_notes_and_folders_and_never_follows_them() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    let notes = env.path().join("notes");
+    let elsewhere = env.path().join("elsewhere");
+    fs::create_dir_all(notes.join("plans")).unwrap();
+    fs::create_dir_all(&elsewhere).unwrap();
+    fs::write(notes.join("plans/2026-11-01-real.md"), "A real plan\n").unwrap();
+    fs::write(
+        elsewhere.join("2026-11-02-secret.md"),
+        "Outside secret note\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        elsewhere.join("2026-11-02-secret.md"),
+        notes.join("plans/2026-11-02-link.md"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&elsewhere, notes.join("linked-folder")).unwrap();
+    let output = goldfish_bounded(&env, &repo, &["import", notes.to_str().unwrap(), "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", all_output(&output));
+    let text = all_output(&output);
+    assert!(text.contains("plans/2026-11-02-link.md"), "{text}");
+    assert!(text.contains("linked-folder/"), "{text}");
+    assert!(text.contains("symbolic link"), "{text}");
+    let lines = crate::common::memory_lines(&repo);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(!text.contains("Outside secret note"));
+}
+
+/// Regression: a FIFO named `*.jsonl` hung doctor and forget.
+#[test]
+fn a_fifo_in_the_memory_folder_is_skipped_and_named() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    let stored = json_lines(&env.ok(&repo, &["store", "--json", "A memory to forget"]));
+    let fifo = repo.join(".goldfish/memories/2026-11-20.jsonl");
+    assert!(
+        env.command("mkfifo", &repo)
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    for args in [
+        &["doctor"][..],
+        &["status"],
+        &["sync"],
+        &["recall", "memory"],
+    ] {
+        let output = goldfish_bounded(&env, &repo, args);
+        assert!(
+            matches!(output.status.code(), Some(0 | 1)),
+            "{args:?}: {}",
+            all_output(&output)
+        );
+    }
+    let doctor = goldfish_bounded(&env, &repo, &["doctor"]);
+    assert!(
+        all_output(&doctor).contains("2026-11-20.jsonl is not a regular file"),
+        "{}",
+        all_output(&doctor)
+    );
+    let forget = goldfish_bounded(&env, &repo, &["forget", stored[0]["id"].as_str().unwrap()]);
+    assert_eq!(forget.status.code(), Some(0), "{}", all_output(&forget));
+}
+
+/// Regression: a byte order mark made the first record unreadable with no
+/// word of why; a GOLDFISH_NOW before year 0 made store panic.
+#[test]
+fn a_byte_order_mark_is_named_and_a_year_out_of_range_is_refused() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    let file = repo.join(".goldfish/memories/2026-11-01.jsonl");
+    fs::write(
+        &file,
+        format!("\u{feff}{}\n", record(1, "01", "after a BOM")),
+    )
+    .unwrap();
+    let sync = env.goldfish(&repo, &["sync"]);
+    assert!(
+        stderr(&sync).contains("2026-11-01.jsonl:1: not a memory record"),
+        "{}",
+        stderr(&sync)
+    );
+    assert!(
+        stderr(&sync).contains("byte order mark"),
+        "{}",
+        stderr(&sync)
+    );
+    let doctor = env.goldfish(&repo, &["doctor"]);
+    assert!(String::from_utf8_lossy(&doctor.stdout).contains("byte order mark"));
+    assert!(
+        fs::read(&file).unwrap().starts_with(b"\xEF\xBB\xBF"),
+        "never rewritten"
+    );
+    env.set_now("-000001-01-01T00:00:00Z");
+    let output = env.goldfish(&repo, &["store", "x"]);
+    assert_eq!(output.status.code(), Some(2), "{}", all_output(&output));
+    assert!(
+        stderr(&output).contains("GOLDFISH_NOW=-000001-01-01T00:00:00Z"),
+        "{}",
+        stderr(&output)
+    );
 }
