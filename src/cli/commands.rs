@@ -315,6 +315,8 @@ pub(super) fn similar_line(m: &crate::index::search::IndexedMemory, width: usize
 /// The first `max` characters of `text`, on one line.
 fn excerpt(text: &str, max: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    // Printed on stderr too (a near duplicate at store): never raw controls.
+    let flat = super::output::terminal_safe(&flat).into_owned();
     if flat.chars().count() <= max {
         return flat;
     }

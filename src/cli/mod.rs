@@ -416,8 +416,9 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> u8 {
     let result = if let Command::Mcp(McpArgs {}) = cli.command {
         mcp::serve()
     } else {
-        let stdout = std::io::stdout();
-        let mut out = stdout.lock();
+        // Nothing a memory holds may act on the terminal: control characters
+        // and bidi marks reach stdout escaped (JSON stays valid and equal).
+        let mut out = output::TerminalSafe::new(std::io::stdout().lock());
         dispatch(cli.command, &mut out).and_then(|code| {
             out.flush()
                 .map(|()| code)
