@@ -325,3 +325,35 @@ fn terminal_escapes_in_a_committed_memory_are_shown_escaped() {
     assert_eq!(memories[0]["content"], content);
     assert_eq!(memories[0]["files"][0], "src/\u{202e}sr.rs");
 }
+
+/// `--tag` matches whatever the case, in any script: SQLite's `lower()`
+/// folds ASCII only.
+#[test]
+fn tags_match_without_regard_to_case_beyond_ascii() {
+    let env = TestEnv::new();
+    let repo = env.repo("project", "Ada");
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "--tags",
+            "ünïcode,Ωmega",
+            "Normalise names to NFC before hashing",
+        ],
+    );
+    env.ok(&repo, &["store", "--tags", "ascii", "Plain tag"]);
+    for tag in ["Ünïcode", "ÜNÏCODE", "ünïcode", "ωMEGA", "ΩMEGA"] {
+        let output = env.ok(&repo, &["recall", "--tag", tag, "--json"]);
+        let contents: Vec<_> = json_lines(&output)
+            .iter()
+            .map(|m| m["content"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(
+            contents,
+            ["Normalise names to NFC before hashing"],
+            "--tag {tag}"
+        );
+    }
+    let missing = env.goldfish(&repo, &["recall", "--tag", "Ünïcodes"]);
+    assert_eq!(missing.status.code(), Some(1));
+}
