@@ -33,6 +33,8 @@ pub enum SetupError {
     },
     #[error("{}: `{key}` is not a JSON object; fix it and run init again, nothing was changed", .path.display())]
     NotAnObject { path: PathBuf, key: String },
+    #[error("{}: could not add the goldfish server without changing the rest of the file; add `\"goldfish\": {{\"command\": \"goldfish\", \"args\": [\"mcp\"]}}` to `mcpServers` by hand, nothing was changed", .path.display())]
+    Edit { path: PathBuf },
 }
 
 /// The MCP server entry every agent's configuration gets.
@@ -75,13 +77,7 @@ Then say briefly what of it applies to the current task, citing the memory ids.
 /// untouched and reported as an error.
 pub fn setup(root: &Path, agent: Agent) -> Result<Vec<String>, SetupError> {
     let mut changes = Vec::new();
-    let (config, instructions) = match agent {
-        Agent::Claude => (root.join(".mcp.json"), root.join("CLAUDE.md")),
-        Agent::Gemini => (
-            root.join(".gemini").join("settings.json"),
-            root.join("GEMINI.md"),
-        ),
-    };
+    let (config, instructions) = agent_files(root, agent);
     changes.extend(merge_server(root, &config)?);
     if agent == Agent::Claude {
         let command = root.join(".claude").join("commands").join("recall.md");
@@ -140,41 +136,159 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), SetupError> {
     Ok(())
 }
 
+/// Checks that `init --agent` can set `agent` up in the repository at
+/// `root` (its configuration file parses and has room for the server)
+/// without writing anything, so `init` can refuse before it changes anything.
+pub fn check(root: &Path, agent: Agent) -> Result<(), SetupError> {
+    let (config, _) = agent_files(root, agent);
+    server_edit(&config).map(|_| ())
+}
+
+fn agent_files(root: &Path, agent: Agent) -> (PathBuf, PathBuf) {
+    match agent {
+        Agent::Claude => (root.join(".mcp.json"), root.join("CLAUDE.md")),
+        Agent::Gemini => (
+            root.join(".gemini").join("settings.json"),
+            root.join("GEMINI.md"),
+        ),
+    }
+}
+
 /// Adds the `goldfish` server to `mcpServers` in the JSON file at `path`,
-/// keeping every other key and server; an existing `goldfish` entry is the
+/// keeping every other byte of the file; an existing `goldfish` entry is the
 /// user's and stays as it is.
 fn merge_server(root: &Path, path: &Path) -> Result<Option<String>, SetupError> {
-    let existing = read_optional(path)?;
-    let mut config: serde_json::Value = match existing.as_deref() {
-        None => serde_json::json!({}),
-        Some(text) if text.trim().is_empty() => serde_json::json!({}),
-        Some(text) => serde_json::from_str(text).map_err(|source| SetupError::Json {
-            path: path.to_owned(),
-            source,
-        })?,
-    };
-    let not_an_object = |key: &str| SetupError::NotAnObject {
-        path: path.to_owned(),
-        key: key.to_owned(),
-    };
-    let servers = config
-        .as_object_mut()
-        .ok_or_else(|| not_an_object("(top level)"))?
-        .entry("mcpServers")
-        .or_insert_with(|| serde_json::json!({}))
-        .as_object_mut()
-        .ok_or_else(|| not_an_object("mcpServers"))?;
-    if servers.contains_key("goldfish") {
+    let Some(text) = server_edit(path)? else {
         return Ok(None);
-    }
-    servers.insert("goldfish".to_owned(), server_entry());
-    let mut text = serde_json::to_string_pretty(&config).expect("a JSON value serializes");
-    text.push('\n');
+    };
     write_atomic(path, &text)?;
     Ok(Some(format!(
         "registered the goldfish MCP server in {}",
         relative(root, path)
     )))
+}
+
+/// The file at `path` with the goldfish server added, or `None` when it has
+/// one. The entry is inserted into the user's text (a parse and re-write
+/// would sort keys and change numbers: `2.50` → `2.5`, big integers to
+/// floats); the result is checked to parse to the user's value plus the entry.
+fn server_edit(path: &Path) -> Result<Option<String>, SetupError> {
+    let existing = read_optional(path)?.unwrap_or_default();
+    if existing.trim().is_empty() {
+        let config = serde_json::json!({ "mcpServers": { "goldfish": server_entry() } });
+        let mut text = serde_json::to_string_pretty(&config).expect("a JSON value serializes");
+        text.push('\n');
+        return Ok(Some(text));
+    }
+    let json_error = |source| SetupError::Json {
+        path: path.to_owned(),
+        source,
+    };
+    let mut config: serde_json::Value = serde_json::from_str(&existing).map_err(json_error)?;
+    let not_an_object = |key: &str| SetupError::NotAnObject {
+        path: path.to_owned(),
+        key: key.to_owned(),
+    };
+    let top = config
+        .as_object_mut()
+        .ok_or_else(|| not_an_object("(top level)"))?;
+    let servers = top.get("mcpServers");
+    if servers.is_some_and(|servers| !servers.is_object()) {
+        return Err(not_an_object("mcpServers"));
+    }
+    if servers.is_some_and(|servers| servers.get("goldfish").is_some()) {
+        return Ok(None);
+    }
+    let entry = r#""goldfish": {"command": "goldfish", "args": ["mcp"]}"#;
+    let (top_brace, servers_brace) = object_braces(&existing, "mcpServers");
+    let text = match servers_brace {
+        Some(at) => insert_member(&existing, at, entry),
+        None => insert_member(
+            &existing,
+            top_brace,
+            &format!(r#""mcpServers": {{{entry}}}"#),
+        ),
+    };
+    top.entry("mcpServers")
+        .or_insert_with(|| serde_json::json!({}))
+        .as_object_mut()
+        .expect("checked above")
+        .insert("goldfish".to_owned(), server_entry());
+    // Cannot fail on valid JSON; checked rather than trusted all the same.
+    let reread: Option<serde_json::Value> = serde_json::from_str(&text).ok();
+    if reread.as_ref() != Some(&config) {
+        return Err(SetupError::Edit {
+            path: path.to_owned(),
+        });
+    }
+    Ok(Some(text))
+}
+
+/// In valid JSON `text` whose top level is an object: the byte offset of its
+/// `{`, and of the `{` opening the value of its member `key` when that value
+/// is an object (the last such member, as JSON readers take the last).
+fn object_braces(text: &str, key: &str) -> (usize, Option<usize>) {
+    let bytes = text.as_bytes();
+    let (mut depth, mut top, mut found) = (0usize, 0usize, None);
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                let start = i;
+                i += 1;
+                while bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                let rest = text[i + 1..].trim_start();
+                if depth == 1
+                    && rest.starts_with(':')
+                    && serde_json::from_str::<String>(&text[start..=i]).is_ok_and(|k| k == key)
+                {
+                    let value = rest[1..].trim_start();
+                    found = value.starts_with('{').then(|| text.len() - value.len());
+                }
+            }
+            b'{' | b'[' => {
+                if depth == 0 {
+                    top = i;
+                }
+                depth += 1;
+            }
+            b'}' | b']' => depth -= 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    (top, found)
+}
+
+/// Inserts `member` as the first member of the object whose `{` is at
+/// `brace`, in the style of the text: on its own line with the indentation of
+/// the next member, or inline.
+fn insert_member(text: &str, brace: usize, member: &str) -> String {
+    let after = &text[brace + 1..];
+    let next = after.trim_start();
+    let empty = next.starts_with('}');
+    let gap = &after[..after.len() - next.len()];
+    let insertion = match gap.rfind('\n') {
+        Some(newline) if !empty => format!("\n{}{member},", &gap[newline + 1..]),
+        Some(_) => {
+            // `{` then `}` on a later line: indent one step past the brace's line.
+            let line_start = text[..brace].rfind('\n').map_or(0, |n| n + 1);
+            let indent: String = text[line_start..]
+                .chars()
+                .take_while(|c| *c == ' ' || *c == '\t')
+                .collect();
+            format!("\n{indent}  {member}")
+        }
+        None if empty => member.to_owned(),
+        None => format!("{member}, "),
+    };
+    let mut out = String::with_capacity(text.len() + insertion.len());
+    out.push_str(&text[..=brace]);
+    out.push_str(&insertion);
+    out.push_str(after);
+    out
 }
 
 /// Creates `path` with `text` unless it exists (then it is the user's).

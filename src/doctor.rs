@@ -33,8 +33,8 @@ pub enum Severity {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
     /// Stable name: `merge-driver`, `gitattributes`, `hooks`,
-    /// `goldfish-on-path`, `memory-folder`, `log`, `index`, `index-sync`,
-    /// `model`.
+    /// `goldfish-on-path`, `memory-folder`, `memory-conflicts`, `log`,
+    /// `index`, `index-sync`, `model`.
     pub check: &'static str,
     pub status: Severity,
     /// What was found.
@@ -101,6 +101,15 @@ pub fn diagnose(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
     findings.push(goldfish_on_path(inputs.path_var));
     let memory_dir = MemoryDir::of(workspace);
     findings.push(memory_folder(&memory_dir));
+    findings.push(match unmerged_memory_files(workspace).as_slice() {
+        [] => Finding::ok("memory-conflicts", "no memory file in conflict"),
+        files => Finding::bad(
+            "memory-conflicts",
+            Severity::Problem,
+            conflict_message(files),
+            remerge_fix(files),
+        ),
+    });
     findings.push(log(&memory_dir));
     findings.extend(index(workspace, inputs));
     findings
@@ -136,8 +145,8 @@ fn goldfish_on_path(path_var: Option<&OsStr>) -> Finding {
         None => Finding::bad(
             "goldfish-on-path",
             Severity::Problem,
-            "`goldfish` is not on PATH: git runs the hooks and the merge driver by that name, so the index would not follow pulls and memory files would merge as text",
-            "put the goldfish binary on PATH (`cargo install --locked --path .` in goldfish's source)",
+            "`goldfish` is not on PATH: git runs the hooks and the merge driver by that name, so the index would not follow pulls, and a merge of a memory file both sides changed stops with a conflict that leaves the file as your side, without markers",
+            "put the goldfish binary on PATH (`cargo install --locked --path .` in goldfish's source); re-merge a memory file left in conflict with `git checkout -m -- FILE`, then `git add FILE`",
         ),
     }
 }
@@ -200,6 +209,44 @@ fn memory_folder(dir: &MemoryDir) -> Finding {
         odd.join("\n"),
         unsafe_fix,
     )
+}
+
+/// Memory files git left unmerged (entries at a conflict stage in the
+/// index): a merge whose driver could not run, as when `goldfish` was not on
+/// git's PATH. Git then keeps the file as ours, with no markers, so nothing
+/// in it shows the conflict. Paths relative to the repository; none when git
+/// cannot be asked.
+pub fn unmerged_memory_files(workspace: &Workspace) -> Vec<String> {
+    let Ok(listing) = workspace.git(&["ls-files", "-u", "-z", "--", MEMORY_DIR]) else {
+        return Vec::new();
+    };
+    let mut files: Vec<String> = listing
+        .split('\0')
+        .filter_map(|entry| entry.split_once('\t').map(|(_, path)| path.to_owned()))
+        .filter(|path| path.ends_with(".jsonl"))
+        .collect();
+    files.dedup();
+    files
+}
+
+/// What an unmerged memory file means, for doctor and the CLI's warning.
+pub fn conflict_message(files: &[String]) -> String {
+    format!(
+        "{} {} in conflict: git could not run the merge driver (was `goldfish` on git's PATH?), so {} only your side of the merge, without conflict markers",
+        files.join(", "),
+        if files.len() == 1 { "is" } else { "are" },
+        if files.len() == 1 {
+            "it holds"
+        } else {
+            "they hold"
+        },
+    )
+}
+
+/// How to merge them again, once `goldfish` is on PATH.
+pub fn remerge_fix(files: &[String]) -> String {
+    let list = files.join(" ");
+    format!("with goldfish on PATH: git checkout -m -- {list} && git add {list}")
 }
 
 /// Lines of the log readers skip: not a misconfiguration of this clone, but

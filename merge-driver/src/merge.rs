@@ -1,21 +1,26 @@
 //! Three-way merge of memory logs.
 //!
-//! The unit of the merge is a line's *element*: the canonical serialization of
-//! a record, or the raw bytes of a line that is not a record. Each side is a set
-//! of elements, and an element is in the result when
+//! The merge counts lines. Each distinct line (its bytes, without the line
+//! terminator) has a count on the base, ours and theirs, and is kept
 //!
-//! 1. both sides have it (kept), or
-//! 2. the base lacks it and either side has it (added).
+//! - `min(ours, theirs)` times (what both sides have), plus
+//! - as many more times as the side with more has beyond the base,
 //!
-//! So a record added on either side is kept, identical records appear once, a
-//! record one side deleted stays deleted, and a record one side rewrote is
-//! replaced by the rewrite. Tombstones are records too: they merge like any
-//! other line and readers apply them.
+//! so a line added on either side is kept, a line both sides added appears
+//! once, a line one side deleted stays deleted, and a line a side has twice
+//! (a duplicate record, the same garbage line twice) keeps its copies. Every
+//! kept line is written back byte for byte as a side has it: the merge never
+//! re-serializes a record.
 //!
-//! The output is canonical: records sorted by (timestamp, id, line), then the
-//! lines that are not records (garbage, conflict markers, half lines), sorted
-//! by bytes and reported as [`Notice`]s. Merging A into B and B into A gives
-//! byte-identical results. Nothing here does I/O.
+//! Records are also compared by their canonical form ([`Entry::to_line`]): two
+//! spellings of one record (other key order, other whitespace) count as one
+//! record, so a record both sides added, or both respelled, in different ways
+//! is kept once, in the spelling that sorts first.
+//!
+//! The output is sorted: records by (timestamp, id, line), then the lines that
+//! are not records (garbage, conflict markers, half lines), sorted by bytes and
+//! reported as [`Notice`]s. Merging A into B and B into A gives byte-identical
+//! results. Nothing here does I/O.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -77,111 +82,164 @@ pub struct Merged {
     pub notices: Vec<Notice>,
 }
 
-const IN_BASE: u8 = 1;
-const IN_OURS: u8 = 2;
-const IN_THEIRS: u8 = 4;
-
-struct Element {
-    /// Canonical line for a record, raw bytes otherwise.
-    key: Vec<u8>,
+/// One distinct line of the inputs.
+struct Line<'a> {
+    raw: &'a [u8],
     /// `(timestamp, id)` for a record; `None` for a line that is not one.
     record: Option<(String, String)>,
-    sides: u8,
+    /// The record this line spells ([`Group`]); a line that is not a record
+    /// is a group of its own.
+    group: usize,
+    /// How many times base, ours and theirs have this line.
+    counts: [usize; 3],
     /// Where an invalid line was first seen on ours or theirs, and why.
     first_invalid: Option<(Side, usize, ParseError)>,
 }
 
+/// The lines that spell one record (or one line that is not a record).
+struct Group {
+    counts: [usize; 3],
+    /// The canonical line of a record, to tell divergent versions of an id apart.
+    canonical: Vec<u8>,
+}
+
+/// How many copies of a line the merge keeps, given how many the base, ours
+/// and theirs have: what both sides have, plus what the side with more added
+/// beyond the base.
+fn kept([base, ours, theirs]: [usize; 3]) -> usize {
+    let (low, high) = (ours.min(theirs), ours.max(theirs));
+    low + high.saturating_sub(base.max(low))
+}
+
 /// Merges `ours` and `theirs`, two descendants of `base`.
 pub fn merge(base: &[u8], ours: &[u8], theirs: &[u8]) -> Merged {
-    let mut elements: Vec<Element> = Vec::new();
-    let mut by_key: HashMap<Vec<u8>, usize> = HashMap::new();
+    let mut lines: Vec<Line> = Vec::new();
+    let mut groups: Vec<Group> = Vec::new();
     // Byte-identical lines are common to all three sides: parse each once.
     let mut by_raw: HashMap<&[u8], usize> = HashMap::new();
+    let mut by_canonical: HashMap<Vec<u8>, usize> = HashMap::new();
 
-    for (side, bit, bytes) in [
-        (Side::Base, IN_BASE, base),
-        (Side::Ours, IN_OURS, ours),
-        (Side::Theirs, IN_THEIRS, theirs),
+    for (side, slot, bytes) in [
+        (Side::Base, 0, base),
+        (Side::Ours, 1, ours),
+        (Side::Theirs, 2, theirs),
     ] {
         for (number, raw) in split_lines(bytes) {
-            let index = match by_raw.get(raw) {
-                Some(&index) => index,
-                None => {
-                    let (key, record, error) = match Entry::parse(raw) {
-                        Ok(entry) => {
-                            let record = (entry.timestamp().to_owned(), entry.id().to_owned());
-                            (entry.to_line().into_bytes(), Some(record), None)
-                        }
-                        Err(err) => (raw.to_vec(), None, Some(err)),
-                    };
-                    let index = *by_key.entry(key).or_insert_with_key(|key| {
-                        elements.push(Element {
-                            key: key.clone(),
-                            record,
-                            sides: 0,
-                            first_invalid: None,
-                        });
-                        elements.len() - 1
-                    });
-                    by_raw.insert(raw, index);
-                    if let Some(err) = error {
-                        let element = &mut elements[index];
-                        if side != Side::Base && element.first_invalid.is_none() {
-                            element.first_invalid = Some((side, number, err));
-                        }
+            let index = *by_raw.entry(raw).or_insert_with(|| {
+                let (canonical, record) = match Entry::parse(raw) {
+                    Ok(entry) => {
+                        let record = (entry.timestamp().to_owned(), entry.id().to_owned());
+                        (entry.to_line().into_bytes(), Some(record))
                     }
-                    index
-                }
-            };
-            let element = &mut elements[index];
-            element.sides |= bit;
-            if side != Side::Base && element.record.is_none() && element.first_invalid.is_none() {
-                // First seen on the base, now on a side: report with this side's position.
+                    // Not a record: its own group, apart from any canonical line.
+                    Err(_) => (Vec::new(), None),
+                };
+                let group = if record.is_some() {
+                    *by_canonical.entry(canonical.clone()).or_insert_with(|| {
+                        groups.push(Group {
+                            counts: [0; 3],
+                            canonical,
+                        });
+                        groups.len() - 1
+                    })
+                } else {
+                    groups.push(Group {
+                        counts: [0; 3],
+                        canonical,
+                    });
+                    groups.len() - 1
+                };
+                lines.push(Line {
+                    raw,
+                    record,
+                    group,
+                    counts: [0; 3],
+                    first_invalid: None,
+                });
+                lines.len() - 1
+            });
+            let line = &mut lines[index];
+            line.counts[slot] += 1;
+            groups[line.group].counts[slot] += 1;
+            if side != Side::Base && line.record.is_none() && line.first_invalid.is_none() {
                 let reason = Entry::parse(raw).expect_err("an invalid line stays invalid");
-                element.first_invalid = Some((side, number, reason));
+                line.first_invalid = Some((side, number, reason));
             }
         }
     }
 
-    let mut kept: Vec<&Element> = elements
-        .iter()
-        .filter(|e| {
-            let both = e.sides & (IN_OURS | IN_THEIRS) == IN_OURS | IN_THEIRS;
-            let added = e.sides & IN_BASE == 0 && e.sides & (IN_OURS | IN_THEIRS) != 0;
-            both || added
-        })
-        .collect();
+    let mut copies: Vec<usize> = lines.iter().map(|line| kept(line.counts)).collect();
+    // Two spellings of one record, each kept by the line count (both sides
+    // added it, or respelled it, differently), would repeat the record: keep
+    // the record's count, dropping the spellings that sort last.
+    let mut spellings: Vec<Vec<usize>> = vec![Vec::new(); groups.len()];
+    for (index, line) in lines.iter().enumerate() {
+        if copies[index] > 0 {
+            spellings[line.group].push(index);
+        }
+    }
+    for (group, members) in groups.iter().zip(&mut spellings) {
+        let allowed = kept(group.counts);
+        let mut total: usize = members.iter().map(|&index| copies[index]).sum();
+        if total <= allowed {
+            continue;
+        }
+        members.sort_by(|&a, &b| lines[b].raw.cmp(lines[a].raw));
+        for &index in members.iter() {
+            let drop = copies[index].min(total - allowed);
+            copies[index] -= drop;
+            total -= drop;
+            if total == allowed {
+                break;
+            }
+        }
+    }
+
+    let mut kept_lines: Vec<usize> = (0..lines.len()).filter(|&i| copies[i] > 0).collect();
     // Records first by (timestamp, id, line); then invalid lines by bytes.
-    kept.sort_by(|a, b| match (&a.record, &b.record) {
-        (Some(ra), Some(rb)) => ra.cmp(rb).then_with(|| a.key.cmp(&b.key)),
-        (Some(_), None) => std::cmp::Ordering::Less,
-        (None, Some(_)) => std::cmp::Ordering::Greater,
-        (None, None) => a.key.cmp(&b.key),
+    kept_lines.sort_by(|&a, &b| {
+        let (a, b) = (&lines[a], &lines[b]);
+        match (&a.record, &b.record) {
+            (Some(ra), Some(rb)) => ra.cmp(rb).then_with(|| a.raw.cmp(b.raw)),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => a.raw.cmp(b.raw),
+        }
     });
 
     let mut notices = Vec::new();
-    let mut bytes = Vec::with_capacity(kept.iter().map(|e| e.key.len() + 1).sum());
+    let mut bytes = Vec::with_capacity(
+        kept_lines
+            .iter()
+            .map(|&i| (lines[i].raw.len() + 1) * copies[i])
+            .sum(),
+    );
     // Versions of one id need not be adjacent: they may differ in timestamp.
-    let mut seen_ids: HashSet<&str> = HashSet::new();
+    let mut version_of_id: HashMap<&str, usize> = HashMap::new();
     let mut reported_ids: HashSet<&str> = HashSet::new();
-    for element in &kept {
-        bytes.extend_from_slice(&element.key);
-        bytes.push(b'\n');
-        match (&element.record, &element.first_invalid) {
+    for &index in &kept_lines {
+        let line = &lines[index];
+        for _ in 0..copies[index] {
+            bytes.extend_from_slice(line.raw);
+            bytes.push(b'\n');
+        }
+        match (&line.record, &line.first_invalid) {
             (Some((_, id)), _) => {
-                if !seen_ids.insert(id) && reported_ids.insert(id) {
+                let first = *version_of_id.entry(id).or_insert(line.group);
+                if groups[first].canonical != groups[line.group].canonical
+                    && reported_ids.insert(id)
+                {
                     notices.push(Notice::DivergentRecord { id: id.clone() });
                 }
             }
-            (None, Some((side, line, reason))) => notices.push(Notice::KeptInvalidLine {
+            (None, Some((side, number, reason))) => notices.push(Notice::KeptInvalidLine {
                 side: *side,
-                line: *line,
+                line: *number,
                 reason: reason.clone(),
             }),
             (None, None) => {}
         }
     }
-    notices.dedup();
     Merged { bytes, notices }
 }
 

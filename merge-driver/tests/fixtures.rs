@@ -200,6 +200,10 @@ fn the_documented_cases_exist() {
         "non-canonical-key-order",
         "unsorted-input",
         "divergent-same-id",
+        "duplicate-garbage-lines",
+        "duplicate-key",
+        "big-integer",
+        "empty-fields",
     ];
     let root = fixtures_root();
     let present: Vec<String> = case_dirs(&root)

@@ -6,7 +6,8 @@
 //! backslashes and control characters, keys come in random order with random
 //! whitespace, optional fields are sometimes `null` or empty, and lines are
 //! sometimes tombstones, garbage, conflict markers or truncated records, with
-//! LF or CRLF endings and sometimes no final newline.
+//! LF or CRLF endings and sometimes no final newline. A side sometimes has a
+//! line twice: the merge counts lines, it does not collapse them.
 //!
 //! The number of cases is proptest's default: 256, or `PROPTEST_CASES` when
 //! set (CI sets 1000). `ProptestConfig::default()` reads that variable.
@@ -109,6 +110,8 @@ struct Edit {
     keep: Vec<bool>,
     /// Rewrite the content of one kept line.
     rewrite: Option<(Index, String)>,
+    /// Append a second copy of one of this side's lines.
+    repeat: Option<Index>,
     /// Whether this side also got the lines both sides added.
     with_shared: bool,
     added: Vec<Line>,
@@ -133,6 +136,12 @@ impl Edit {
             lines.extend_from_slice(shared);
         }
         lines.extend_from_slice(&self.added);
+        if let Some(index) = &self.repeat
+            && !lines.is_empty()
+        {
+            let copy = lines[index.index(lines.len())].clone();
+            lines.push(copy);
+        }
         encode(&lines, self.layout)
     }
 }
@@ -342,13 +351,15 @@ fn edit() -> impl Strategy<Value = Edit> {
     (
         prop::collection::vec(prop::bool::weighted(0.8), 1..8),
         prop::option::weighted(0.2, (any::<Index>(), text())),
+        prop::option::weighted(0.15, any::<Index>()),
         any::<bool>(),
         prop::collection::vec(line(), 0..4),
         layout(),
     )
-        .prop_map(|(keep, rewrite, with_shared, added, layout)| Edit {
+        .prop_map(|(keep, rewrite, repeat, with_shared, added, layout)| Edit {
             keep,
             rewrite,
+            repeat,
             with_shared,
             added,
             layout,
@@ -374,8 +385,8 @@ fn inputs() -> impl Strategy<Value = Inputs> {
 // Reading logs back, independently of the merge
 // ---------------------------------------------------------------------------
 
-/// The merge's unit: the canonical line of a record, or the raw bytes of a
-/// line that is not one.
+/// The record a line spells: its canonical line, or the raw bytes of a line
+/// that is not a record.
 fn element(raw: &[u8]) -> Vec<u8> {
     match Entry::parse(raw) {
         Ok(entry) => entry.to_line().into_bytes(),
@@ -383,22 +394,33 @@ fn element(raw: &[u8]) -> Vec<u8> {
     }
 }
 
-fn elements(bytes: &[u8]) -> HashSet<Vec<u8>> {
-    split_lines(bytes).map(|(_, raw)| element(raw)).collect()
+/// How many times each line occurs, by its raw bytes.
+fn line_counts(bytes: &[u8]) -> HashMap<Vec<u8>, usize> {
+    let mut counts = HashMap::new();
+    for (_, raw) in split_lines(bytes) {
+        *counts.entry(raw.to_vec()).or_default() += 1;
+    }
+    counts
 }
 
-fn record_elements(bytes: &[u8]) -> HashSet<Vec<u8>> {
-    split_lines(bytes)
-        .filter_map(|(_, raw)| Entry::parse(raw).ok())
-        .map(|entry| entry.to_line().into_bytes())
-        .collect()
+/// How many times each record (canonically) or invalid line occurs.
+fn element_counts(bytes: &[u8]) -> HashMap<Vec<u8>, usize> {
+    let mut counts = HashMap::new();
+    for (_, raw) in split_lines(bytes) {
+        *counts.entry(element(raw)).or_default() += 1;
+    }
+    counts
 }
 
-fn invalid_lines(bytes: &[u8]) -> HashSet<Vec<u8>> {
-    split_lines(bytes)
-        .filter(|(_, raw)| Entry::parse(raw).is_err())
-        .map(|(_, raw)| raw.to_vec())
-        .collect()
+/// The multiset rule: what both sides have, plus what the side with more
+/// added beyond the base.
+fn expected_copies(base: usize, ours: usize, theirs: usize) -> usize {
+    let (low, high) = (ours.min(theirs), ours.max(theirs));
+    low + high.saturating_sub(base.max(low))
+}
+
+fn count(counts: &HashMap<Vec<u8>, usize>, key: &[u8]) -> usize {
+    counts.get(key).copied().unwrap_or(0)
 }
 
 /// The output's lines, each with its terminating `\n` removed.
@@ -443,7 +465,7 @@ proptest! {
     }
 
     #[test]
-    fn merging_a_side_with_itself_gives_its_canonical_form(inputs in inputs()) {
+    fn merging_a_side_with_itself_or_the_base_gives_the_side_sorted(inputs in inputs()) {
         let Inputs { base, ours, theirs } = &inputs;
         for side in [ours, theirs] {
             let expected = show(&canonical(side));
@@ -456,50 +478,89 @@ proptest! {
     #[test]
     fn merge_is_lossless(inputs in inputs()) {
         let Inputs { base, ours, theirs } = &inputs;
-        let out = elements(&merge(base, ours, theirs).bytes);
-        let (base, ours, theirs) = (elements(base), elements(ours), elements(theirs));
-        for record in record_elements(&inputs.ours).union(&record_elements(&inputs.theirs)) {
-            if !base.contains(record) {
-                prop_assert!(out.contains(record), "added record lost: {}", show(record));
-            }
+        let out_bytes = merge(base, ours, theirs).bytes;
+        let (out, b, o, t) = (
+            element_counts(&out_bytes),
+            element_counts(base),
+            element_counts(ours),
+            element_counts(theirs),
+        );
+        let (out_lines, b_lines, o_lines, t_lines) = (
+            line_counts(&out_bytes),
+            line_counts(base),
+            line_counts(ours),
+            line_counts(theirs),
+        );
+        // A record (whatever its spelling) or an invalid line is kept exactly
+        // as often as the multiset rule says, unless its spellings, each
+        // counted alone, add up to fewer.
+        for element in o.keys().chain(t.keys()).chain(b.keys()) {
+            let wanted = expected_copies(count(&b, element), count(&o, element), count(&t, element));
+            let spelled: usize = o_lines
+                .keys()
+                .chain(t_lines.keys().filter(|line| !o_lines.contains_key(*line)))
+                .filter(|line| &self::element(line) == element)
+                .map(|line| expected_copies(count(&b_lines, line), count(&o_lines, line), count(&t_lines, line)))
+                .sum();
+            prop_assert_eq!(
+                count(&out, element),
+                wanted.min(spelled),
+                "wrong number of copies of {}",
+                show(element)
+            );
         }
-        for element in ours.intersection(&theirs) {
-            prop_assert!(out.contains(element), "record on both sides lost: {}", show(element));
+        // Nothing else.
+        for element in out.keys() {
+            prop_assert!(o.contains_key(element) || t.contains_key(element), "invented {}", show(element));
         }
-        for element in &base {
-            if !(ours.contains(element) && theirs.contains(element)) {
-                prop_assert!(!out.contains(element), "removed record came back: {}", show(element));
-            }
+        // No spelling is kept more often than the rule allows it alone.
+        for (line, &copies) in &out_lines {
+            let allowed = expected_copies(count(&b_lines, line), count(&o_lines, line), count(&t_lines, line));
+            prop_assert!(copies <= allowed, "{} kept {} times, allowed {}", show(line), copies, allowed);
         }
-        // Nothing else: the result is exactly (ours ∩ theirs) ∪ ((ours ∪ theirs) − base).
-        let expected: HashSet<Vec<u8>> = ours
-            .union(&theirs)
-            .filter(|e| (ours.contains(*e) && theirs.contains(*e)) || !base.contains(*e))
-            .cloned()
-            .collect();
-        prop_assert!(out == expected, "kept {} elements, expected {}", out.len(), expected.len());
     }
 
     #[test]
-    fn output_lines_parse_except_invalid_input_lines(inputs in inputs()) {
+    fn every_output_line_is_a_line_of_a_side_byte_for_byte(inputs in inputs()) {
         let Inputs { base, ours, theirs } = &inputs;
         let merged = merge(base, ours, theirs);
-        let invalid_input: HashSet<Vec<u8>> = [base, ours, theirs]
-            .into_iter()
-            .flat_map(|log| invalid_lines(log))
-            .collect();
+        let (o_lines, t_lines) = (line_counts(ours), line_counts(theirs));
         prop_assert!(merged.bytes.is_empty() || merged.bytes.ends_with(b"\n"));
         for line in output_lines(&merged.bytes) {
             prop_assert!(!line.ends_with(b"\r"), "CR left at the end of {:?}", show(line));
             prop_assert!(!line.iter().all(u8::is_ascii_whitespace), "blank output line");
-            match Entry::parse(line) {
-                Ok(entry) => prop_assert_eq!(show(line), entry.to_line(), "record not canonical"),
-                Err(err) => prop_assert!(
-                    invalid_input.contains(line),
-                    "output line {:?} does not parse ({}) and was not an invalid input line",
-                    show(line),
-                    err
-                ),
+            prop_assert!(
+                o_lines.contains_key(line) || t_lines.contains_key(line),
+                "output line {:?} is in neither side",
+                show(line)
+            );
+        }
+    }
+
+    #[test]
+    fn every_line_of_a_side_that_survives_is_byte_identical(inputs in inputs()) {
+        let Inputs { base, ours, theirs } = &inputs;
+        let out = line_counts(&merge(base, ours, theirs).bytes);
+        let (b_lines, o_lines, t_lines) = (line_counts(base), line_counts(ours), line_counts(theirs));
+        // How many spellings each record has across the three inputs.
+        let mut spellings: HashMap<Vec<u8>, HashSet<Vec<u8>>> = HashMap::new();
+        for line in b_lines.keys().chain(o_lines.keys()).chain(t_lines.keys()) {
+            spellings.entry(element(line)).or_default().insert(line.clone());
+        }
+        for line in o_lines.keys().chain(t_lines.keys()) {
+            let (n_base, n_ours, n_theirs) =
+                (count(&b_lines, line), count(&o_lines, line), count(&t_lines, line));
+            let unchanged = n_base == n_ours && n_base == n_theirs;
+            let added_and_unique = n_base == 0 && spellings[&element(line)].len() == 1;
+            if unchanged {
+                prop_assert_eq!(count(&out, line), n_base, "unchanged line not kept as is: {}", show(line));
+            } else if added_and_unique {
+                prop_assert_eq!(
+                    count(&out, line),
+                    n_ours.max(n_theirs),
+                    "added line lost or rewritten: {}",
+                    show(line)
+                );
             }
         }
     }
@@ -512,10 +573,11 @@ proptest! {
     }
 
     #[test]
-    fn output_is_sorted_without_duplicates(inputs in inputs()) {
+    fn output_is_sorted(inputs in inputs()) {
         let Inputs { base, ours, theirs } = &inputs;
         let out = merge(base, ours, theirs).bytes;
-        // Records by (timestamp, id, line), then the other lines by bytes.
+        // Records by (timestamp, id, line), then the other lines by bytes;
+        // a line repeats only as often as a side has it.
         let keys: Vec<(u8, String, String, &[u8])> = output_lines(&out)
             .into_iter()
             .map(|line| match Entry::parse(line) {
@@ -524,8 +586,13 @@ proptest! {
             })
             .collect();
         for pair in keys.windows(2) {
-            prop_assert!(pair[0] < pair[1], "out of order or repeated: {:?} then {:?}",
+            prop_assert!(pair[0] <= pair[1], "out of order: {:?} then {:?}",
                 show(pair[0].3), show(pair[1].3));
+        }
+        let (o_lines, t_lines) = (line_counts(ours), line_counts(theirs));
+        for (line, copies) in line_counts(&out) {
+            let most = count(&o_lines, &line).max(count(&t_lines, &line));
+            prop_assert!(copies <= most, "{} kept {} times, a side has it {} times", show(&line), copies, most);
         }
     }
 
@@ -533,17 +600,21 @@ proptest! {
     fn notices_name_each_kept_invalid_line_and_divergent_id(inputs in inputs()) {
         let Inputs { base, ours, theirs } = &inputs;
         let Merged { bytes, notices } = merge(base, ours, theirs);
-        let mut records_per_id: HashMap<String, usize> = HashMap::new();
-        let mut invalid = 0;
+        let mut versions_per_id: HashMap<String, HashSet<String>> = HashMap::new();
+        let mut invalid = HashSet::new();
         for line in output_lines(&bytes) {
             match Entry::parse(line) {
-                Ok(entry) => *records_per_id.entry(entry.id().to_owned()).or_default() += 1,
-                Err(_) => invalid += 1,
+                Ok(entry) => {
+                    versions_per_id.entry(entry.id().to_owned()).or_default().insert(entry.to_line());
+                }
+                Err(_) => {
+                    invalid.insert(line);
+                }
             }
         }
-        let divergent: BTreeSet<&str> = records_per_id
+        let divergent: BTreeSet<&str> = versions_per_id
             .iter()
-            .filter(|(_, count)| **count > 1)
+            .filter(|(_, versions)| versions.len() > 1)
             .map(|(id, _)| id.as_str())
             .collect();
         let reported: Vec<&str> = notices
@@ -556,7 +627,7 @@ proptest! {
         prop_assert_eq!(
             reported.len(),
             divergent.len(),
-            "divergence notices for {:?}, ids kept more than once: {:?}",
+            "divergence notices for {:?}, ids with several versions: {:?}",
             reported,
             divergent
         );
@@ -565,6 +636,6 @@ proptest! {
             .iter()
             .filter(|notice| matches!(notice, Notice::KeptInvalidLine { .. }))
             .count();
-        prop_assert_eq!(kept_invalid, invalid);
+        prop_assert_eq!(kept_invalid, invalid.len());
     }
 }

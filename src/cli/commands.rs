@@ -205,6 +205,15 @@ pub(super) fn log_error(err: LogError) -> CliError {
 
 pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = workspace()?;
+    let agent_error = |err: crate::agent::SetupError| match err {
+        crate::agent::SetupError::Io { .. } => anyhow::Error::new(err).into(),
+        _ => CliError::usage(err),
+    };
+    // An agent file that cannot be merged stops init before it changes
+    // anything (its error says "nothing was changed").
+    for agent in &args.agent {
+        crate::agent::check(workspace.root(), *agent).map_err(agent_error)?;
+    }
     let changes = crate::init::init(&workspace, args.force).map_err(|err| match err {
         crate::init::InitError::HooksOutside(_)
         | crate::init::InitError::LegacyTaken { .. }
@@ -214,12 +223,7 @@ pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> 
     })?;
     let mut agent_changes = Vec::new();
     for agent in args.agent {
-        agent_changes.extend(crate::agent::setup(workspace.root(), agent).map_err(
-            |err| match err {
-                crate::agent::SetupError::Io { .. } => anyhow::Error::new(err).into(),
-                _ => CliError::usage(err),
-            },
-        )?);
+        agent_changes.extend(crate::agent::setup(workspace.root(), agent).map_err(agent_error)?);
     }
     if changes.is_empty() && agent_changes.is_empty() {
         writeln!(
@@ -356,6 +360,8 @@ pub(super) fn similar_line(m: &crate::index::search::IndexedMemory, width: usize
 /// The first `max` characters of `text`, on one line.
 fn excerpt(text: &str, max: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    // Printed on stderr too (a near duplicate at store): never raw controls.
+    let flat = super::output::terminal_safe(&flat).into_owned();
     if flat.chars().count() <= max {
         return flat;
     }

@@ -416,8 +416,9 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> u8 {
     let result = if let Command::Mcp(McpArgs {}) = cli.command {
         mcp::serve()
     } else {
-        let stdout = std::io::stdout();
-        let mut out = stdout.lock();
+        // Nothing a memory holds may act on the terminal: control characters
+        // and bidi marks reach stdout escaped (JSON stays valid and equal).
+        let mut out = output::TerminalSafe::new(std::io::stdout().lock());
         dispatch(cli.command, &mut out).and_then(|code| {
             out.flush()
                 .map(|()| code)
@@ -434,7 +435,39 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> u8 {
     }
 }
 
+/// A memory file left in conflict by a merge that could not run the driver
+/// holds only one side, silently: the commands a person runs say so first.
+fn warn_unmerged_memory_files(command: &Command) {
+    let asks = matches!(
+        command,
+        Command::Init(_)
+            | Command::Store(_)
+            | Command::Recall(_)
+            | Command::Brief(_)
+            | Command::Forget(_)
+            | Command::Similar(_)
+            | Command::Sync(_)
+            | Command::Status(_)
+    );
+    let Some(workspace) = asks
+        .then(|| std::env::current_dir().ok())
+        .flatten()
+        .and_then(|cwd| crate::git::Workspace::discover(&cwd).ok())
+    else {
+        return;
+    };
+    let files = crate::doctor::unmerged_memory_files(&workspace);
+    if !files.is_empty() {
+        eprintln!(
+            "warning: {}\nhint: {}",
+            crate::doctor::conflict_message(&files),
+            crate::doctor::remerge_fix(&files)
+        );
+    }
+}
+
 fn dispatch(command: Command, out: &mut dyn Write) -> Result<u8, CliError> {
+    warn_unmerged_memory_files(&command);
     match command {
         Command::Init(args) => commands::init(args, out),
         Command::Store(args) => commands::store(args, out),

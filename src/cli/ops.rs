@@ -311,6 +311,10 @@ pub(crate) fn recall(ctx: &mut Ctx, cwd: &Path, input: RecallInput) -> Result<Re
     if input.limit == 0 {
         return Err(ctx.usage("--limit", "must be at least 1"));
     }
+    // Before the search: a bad budget is refused even when nothing matches.
+    if input.budget == Some(0) {
+        return Err(ctx.usage("--budget", "must be at least 1 token"));
+    }
     let request = Request {
         query: input.query.filter(|q| !q.trim().is_empty()),
         since: when(&input.since, "--since")?,
@@ -414,9 +418,6 @@ pub(crate) fn recall(ctx: &mut Ctx, cwd: &Path, input: RecallInput) -> Result<Re
             all_workspaces: matches!(scope, Scope::All),
         });
     };
-    if budget == 0 {
-        return Err(ctx.usage("--budget", "must be at least 1 token"));
-    }
     let sources: Vec<Source> = hits.iter().map(Into::into).collect();
     let words = request
         .query

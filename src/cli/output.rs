@@ -123,3 +123,117 @@ pub(super) fn digest(
     writeln!(out, "{value}").context("writing output")?;
     Ok(())
 }
+
+/// Whether a character would act on a terminal instead of showing: C0
+/// controls other than newline and tab, DEL, C1 controls, and the marks that
+/// reorder text (bidi overrides, isolates and marks).
+fn acts_on_terminal(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` with every character that would act on a terminal written as a
+/// visible escape: `\r`, or `\uXXXX` (as JSON writes it, so a JSON line stays
+/// valid and means the same).
+pub(super) fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(acts_on_terminal) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '\r' => out.push_str("\\r"),
+            c if acts_on_terminal(c) => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// A writer that passes text through [`terminal_safe`]: what a memory holds
+/// (an escape sequence, a carriage return, a bidi override) is shown, never
+/// run by the terminal. Bytes that are not UTF-8 are written as `\xNN`; a
+/// character split across two writes is held until it is whole.
+pub(super) struct TerminalSafe<W: Write> {
+    inner: W,
+    pending: Vec<u8>,
+}
+
+impl<W: Write> TerminalSafe<W> {
+    pub(super) fn new(inner: W) -> Self {
+        TerminalSafe {
+            inner,
+            pending: Vec::new(),
+        }
+    }
+
+    /// Writes what `pending` holds up to an incomplete character at its end
+    /// (everything when `all`).
+    fn drain(&mut self, all: bool) -> std::io::Result<()> {
+        let mut start = 0;
+        while start < self.pending.len() {
+            match std::str::from_utf8(&self.pending[start..]) {
+                Ok(text) => {
+                    self.inner.write_all(terminal_safe(text).as_bytes())?;
+                    start = self.pending.len();
+                }
+                Err(err) => {
+                    let valid = &self.pending[start..start + err.valid_up_to()];
+                    let valid = std::str::from_utf8(valid).expect("checked by valid_up_to");
+                    self.inner.write_all(terminal_safe(valid).as_bytes())?;
+                    start += err.valid_up_to();
+                    let bad = match err.error_len() {
+                        Some(n) => n,
+                        None if all => self.pending.len() - start,
+                        None => break,
+                    };
+                    for byte in &self.pending[start..start + bad] {
+                        write!(self.inner, "\\x{byte:02x}")?;
+                    }
+                    start += bad;
+                }
+            }
+        }
+        self.pending.drain(..start);
+        Ok(())
+    }
+}
+
+impl<W: Write> Write for TerminalSafe<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        self.drain(false)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.drain(true)?;
+        self.inner.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn controls_and_bidi_marks_are_escaped_visibly() {
+        assert_eq!(terminal_safe("plain\ttext\n"), "plain\ttext\n");
+        assert_eq!(
+            terminal_safe("a\u{1b}[2Jb\rc\u{7}\u{9b}d\u{202e}e"),
+            "a\\u001b[2Jb\\rc\\u0007\\u009bd\\u202ee"
+        );
+    }
+
+    #[test]
+    fn a_character_split_across_writes_is_kept_whole() {
+        let mut out = TerminalSafe::new(Vec::new());
+        let text = "é\u{202e}".as_bytes();
+        for byte in text {
+            out.write_all(std::slice::from_ref(byte)).unwrap();
+        }
+        out.write_all(b"\xff").unwrap();
+        out.flush().unwrap();
+        assert_eq!(String::from_utf8(out.inner).unwrap(), "é\\u202e\\xff");
+    }
+}

@@ -139,7 +139,7 @@ impl Conditions {
         for tag in &request.tags {
             let p = c.bind(Value::Text(tag.to_lowercase()));
             c.sql.push(format!(
-                "EXISTS (SELECT 1 FROM json_each(m.tags) WHERE lower(json_each.value) = {p})"
+                "EXISTS (SELECT 1 FROM json_each(m.tags) WHERE {UNICODE_LOWER}(json_each.value) = {p})"
             ));
         }
         if let Some(author) = &request.author {
@@ -446,6 +446,7 @@ impl Index {
              ORDER BY {order}",
             c.sql.join(" AND ")
         );
+        register_unicode_lower(&self.conn).map_err(self.sqlite())?;
         let mut statement = self.conn.prepare(&sql).map_err(self.sqlite())?;
         let rows = statement
             .query_map(rusqlite::params_from_iter(c.values), |row| {
@@ -491,6 +492,26 @@ impl Index {
             .map_err(self.sqlite())?;
         Ok(rows)
     }
+}
+
+/// The SQL function that lowercases text as Rust does, in every script
+/// (SQLite's `lower()` folds ASCII only): tags match `--tag` whatever their case.
+const UNICODE_LOWER: &str = "goldfish_lower";
+
+/// Defines [`UNICODE_LOWER`] on `conn` (again: defining it twice is harmless,
+/// and it keeps the function next to the only SQL that uses it).
+fn register_unicode_lower(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    use rusqlite::functions::FunctionFlags;
+    conn.create_scalar_function(
+        UNICODE_LOWER,
+        1,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            Ok(ctx
+                .get::<Option<String>>(0)?
+                .map(|text| text.to_lowercase()))
+        },
+    )
 }
 
 fn limit_value(limit: usize) -> i64 {

@@ -298,3 +298,77 @@ fn agent_hooks_print_the_briefing_and_store_a_checkpoint() {
     assert_eq!(outside.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&outside.stderr).contains("goldfish agent-hook"));
 }
+
+/// `.mcp.json` is the user's text: the goldfish entry is inserted into it,
+/// every other byte kept (no key sorting, `2.50` stays `2.50`, a big integer
+/// stays exact), in the layout the file already has.
+#[test]
+fn init_agent_keeps_every_byte_of_the_users_mcp_json() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let cases = [
+        (
+            "{\n    \"zeta\": 2.50,\n    \"mcpServers\": {\n        \"pg\": {\"command\": \"pg-mcp\", \"timeout\": 18446744073709551616}\n    },\n    \"alpha\": [1E3, \"\\u00e9\"]\n}\n",
+            "{\n    \"zeta\": 2.50,\n    \"mcpServers\": {\n        \"goldfish\": {\"command\": \"goldfish\", \"args\": [\"mcp\"]},\n        \"pg\": {\"command\": \"pg-mcp\", \"timeout\": 18446744073709551616}\n    },\n    \"alpha\": [1E3, \"\\u00e9\"]\n}\n",
+        ),
+        (
+            "{\"b\":1.10,\"a\":{\"mcpServers\":{}}}",
+            "{\"mcpServers\": {\"goldfish\": {\"command\": \"goldfish\", \"args\": [\"mcp\"]}}, \"b\":1.10,\"a\":{\"mcpServers\":{}}}",
+        ),
+        (
+            "{\n  \"mcpServers\": {}\n}",
+            "{\n  \"mcpServers\": {\"goldfish\": {\"command\": \"goldfish\", \"args\": [\"mcp\"]}}\n}",
+        ),
+        (
+            "{\n}\n",
+            "{\n  \"mcpServers\": {\"goldfish\": {\"command\": \"goldfish\", \"args\": [\"mcp\"]}}\n}\n",
+        ),
+    ];
+    for (user, expected) in cases {
+        fs::write(repo.join(".mcp.json"), user).unwrap();
+        let output = env.ok(&repo, &["init", "--agent", "claude"]);
+        assert!(
+            output.contains("registered the goldfish MCP server"),
+            "{output}"
+        );
+        assert_eq!(
+            fs::read_to_string(repo.join(".mcp.json")).unwrap(),
+            expected
+        );
+        // A second run finds the entry and changes nothing.
+        env.ok(&repo, &["init", "--agent", "claude"]);
+        assert_eq!(
+            fs::read_to_string(repo.join(".mcp.json")).unwrap(),
+            expected
+        );
+    }
+}
+
+/// A clone not set up yet, with a `.mcp.json` goldfish cannot merge: `init
+/// --agent` says nothing was changed, so it must change nothing (it used to
+/// declare the driver and install the hooks first, then exit 2 saying so).
+#[test]
+fn init_agent_with_a_broken_config_changes_nothing_in_a_new_clone() {
+    let env = TestEnv::new();
+    let repo = env.path().join("fresh");
+    fs::create_dir_all(&repo).unwrap();
+    env.git(&repo, &["init", "-q", "-b", "main"]);
+    for broken in [
+        "{ \"mcpServers\": [] }\n",
+        "[1, 2]\n",
+        "{ \"mcpServers\": {,} }\n",
+    ] {
+        fs::write(repo.join(".mcp.json"), broken).unwrap();
+        let output = env.goldfish(&repo, &["init", "--agent", "claude"]);
+        assert_eq!(output.status.code(), Some(2), "{broken}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("nothing was changed"), "{stderr}");
+        assert_eq!(fs::read_to_string(repo.join(".mcp.json")).unwrap(), broken);
+        let config = fs::read_to_string(repo.join(".git/config")).unwrap();
+        assert!(!config.contains("goldfish"), "driver declared: {config}");
+        assert!(!repo.join(".gitattributes").exists());
+        assert!(!repo.join(".goldfish").exists());
+        assert!(!repo.join(".git/hooks/post-merge").exists());
+        assert!(!repo.join("CLAUDE.md").exists());
+    }
+}

@@ -266,3 +266,94 @@ fn help() {
         render(&env.goldfish(env.path(), &["recall", "--help"]))
     );
 }
+
+/// Whether `text` holds a character a terminal would act on: a control
+/// other than newline and tab, or a bidi override, isolate or mark.
+fn acts_on_terminal(text: &str) -> bool {
+    text.chars().any(|c| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    })
+}
+
+/// A teammate's hand-written line whose content clears the screen, moves the
+/// cursor back over what was printed and reverses text: every human output
+/// shows it escaped, the JSON output keeps it exact.
+#[test]
+fn terminal_escapes_in_a_committed_memory_are_shown_escaped() {
+    let env = TestEnv::new();
+    let repo = env.repo("project", "Ada");
+    let content =
+        "Rotate keys\u{1b}[2J\u{1b}[31m now\rFAKE: all good\u{7} \u{9b}6n \u{202e}txt.exe";
+    let line = serde_json::json!({
+        "id": "01M808JSD5E063FV73QVNQJ5DD",
+        "timestamp": "2026-11-21T09:14:03.512Z",
+        "type": "decision",
+        "content": content,
+        "tags": ["ops\u{1b}]0;title\u{7}"],
+        "author": "Mallory\u{1b}[8m",
+        "files": ["src/\u{202e}sr.rs"],
+    });
+    std::fs::write(
+        repo.join(".goldfish/memories/2026-11-21.jsonl"),
+        format!("{line}\n"),
+    )
+    .unwrap();
+    env.commit_all(&repo, "a teammate's memory");
+
+    for args in [
+        &["recall"][..],
+        &["recall", "rotate", "--mode", "keyword"],
+        &["recall", "rotate", "--mode", "keyword", "--budget", "100"],
+        &["brief"],
+        &["agent-hook", "session-start"],
+    ] {
+        let output = env.goldfish(&repo, args);
+        let stdout = String::from_utf8(output.stdout).unwrap();
+        assert!(stdout.contains("Rotate keys"), "{args:?}: {stdout}");
+        assert!(
+            !acts_on_terminal(&stdout),
+            "{args:?} printed a raw control: {stdout:?}"
+        );
+        assert!(stdout.contains("\\u001b[2J"), "{args:?}: {stdout}");
+        assert!(!acts_on_terminal(&String::from_utf8_lossy(&output.stderr)));
+    }
+
+    let json = env.ok(&repo, &["recall", "rotate", "--mode", "keyword", "--json"]);
+    assert!(!acts_on_terminal(&json), "{json:?}");
+    let memories = json_lines(&json);
+    assert_eq!(memories[0]["content"], content);
+    assert_eq!(memories[0]["files"][0], "src/\u{202e}sr.rs");
+}
+
+/// `--tag` matches whatever the case, in any script: SQLite's `lower()`
+/// folds ASCII only.
+#[test]
+fn tags_match_without_regard_to_case_beyond_ascii() {
+    let env = TestEnv::new();
+    let repo = env.repo("project", "Ada");
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "--tags",
+            "ünïcode,Ωmega",
+            "Normalise names to NFC before hashing",
+        ],
+    );
+    env.ok(&repo, &["store", "--tags", "ascii", "Plain tag"]);
+    for tag in ["Ünïcode", "ÜNÏCODE", "ünïcode", "ωMEGA", "ΩMEGA"] {
+        let output = env.ok(&repo, &["recall", "--tag", tag, "--json"]);
+        let contents: Vec<_> = json_lines(&output)
+            .iter()
+            .map(|m| m["content"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(
+            contents,
+            ["Normalise names to NFC before hashing"],
+            "--tag {tag}"
+        );
+    }
+    let missing = env.goldfish(&repo, &["recall", "--tag", "Ünïcodes"]);
+    assert_eq!(missing.status.code(), Some(1));
+}

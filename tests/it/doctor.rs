@@ -104,6 +104,7 @@ fn doctor_on_a_healthy_clone_exits_0_and_changes_nothing() {
             "hooks",
             "goldfish-on-path",
             "memory-folder",
+            "memory-conflicts",
             "log",
             "index",
             "index-sync",

@@ -168,3 +168,63 @@ fn pull_succeeds_without_goldfish_on_path() {
     );
     assert_eq!(memory_lines(&bob).len(), 1);
 }
+
+/// When git cannot run the driver (`goldfish` not on its PATH), it records a
+/// conflict but leaves the memory file as ours, with no markers: the next
+/// goldfish command and doctor say so and how to merge it again, and
+/// `git checkout -m` with goldfish back on PATH does.
+#[test]
+fn a_merge_without_goldfish_on_path_is_reported_and_can_be_redone() {
+    let mut env = TestEnv::new();
+    let (_remote, alice, bob) = env.team();
+    env.ok(&alice, &["store", "Alice's memory"]);
+    env.commit_all(&alice, "alice");
+    env.git(&alice, &["push", "-q"]);
+    env.ok(&bob, &["store", "Bob's memory"]);
+    env.commit_all(&bob, "bob");
+
+    env.goldfish_on_path = false;
+    let pull = env
+        .command("git", &bob)
+        .args(["pull", "-q"])
+        .output()
+        .unwrap();
+    assert!(!pull.status.success(), "git records a conflict");
+    let file = ".goldfish/memories/2026-11-21.jsonl";
+    let text = std::fs::read_to_string(bob.join(file)).unwrap();
+    assert!(
+        text.contains("Bob's memory") && !text.contains("Alice's memory"),
+        "{text}"
+    );
+    assert!(!text.contains("<<<<<<<"), "no markers: {text}");
+    env.goldfish_on_path = true;
+
+    let status = env.goldfish(&bob, &["status"]);
+    let stderr = String::from_utf8_lossy(&status.stderr);
+    assert!(
+        stderr.contains(&format!("{file} is in conflict"))
+            && stderr.contains(&format!("git checkout -m -- {file}")),
+        "{stderr}"
+    );
+    let doctor = env.goldfish(&bob, &["doctor", "--json"]);
+    assert_eq!(doctor.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    let finding = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "memory-conflicts")
+        .unwrap_or_else(|| panic!("{report}"))
+        .clone();
+    assert_eq!(finding["status"], "problem", "{finding}");
+
+    env.git(&bob, &["checkout", "-m", "--", file]);
+    env.git(&bob, &["add", file]);
+    let text = std::fs::read_to_string(bob.join(file)).unwrap();
+    assert!(
+        text.contains("Bob's memory") && text.contains("Alice's memory"),
+        "{text}"
+    );
+    let status = env.goldfish(&bob, &["status"]);
+    assert!(!String::from_utf8_lossy(&status.stderr).contains("in conflict"));
+}

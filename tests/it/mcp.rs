@@ -252,6 +252,7 @@ fn malformed_lines_do_not_stop_the_server() {
     assert_eq!(receive()["result"]["serverInfo"]["name"], "goldfish");
     send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     send("this is not JSON");
+    assert_eq!(receive()["error"]["code"], -32700);
     send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"no-such-tool"}}"#);
     let error = receive();
     assert_eq!(error["id"], 2);
@@ -273,4 +274,89 @@ fn malformed_lines_do_not_stop_the_server() {
         log.contains("goldfish mcp: recall"),
         "logs go to stderr: {log}"
     );
+}
+
+/// Every line a client sends gets an answer it can match, or is a
+/// notification: garbage and truncated JSON get -32700 (id null), batches,
+/// a missing method and `"jsonrpc":"1.0"` get -32600 with the request's id.
+/// Before, the first were ignored and the others answered without an id:
+/// a client waiting for that id hung. `budget: 0` is refused as the CLI
+/// refuses it, naming `budget`.
+#[test]
+fn invalid_messages_get_json_rpc_errors_a_client_can_match() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let mut child = env
+        .command(env!("CARGO_BIN_EXE_goldfish"), &repo)
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut send = move |line: &str| writeln!(stdin, "{line}").unwrap();
+    let mut receive = || {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        serde_json::from_str::<serde_json::Value>(&line)
+            .unwrap_or_else(|err| panic!("stdout carries only JSON-RPC: {line:?}: {err}"))
+    };
+    send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
+    );
+    assert_eq!(receive()["result"]["serverInfo"]["name"], "goldfish");
+    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+
+    let cases = [
+        ("this is not JSON", -32700, serde_json::Value::Null),
+        (
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/li"#,
+            -32700,
+            serde_json::Value::Null,
+        ),
+        (
+            r#"{"jsonrpc":"1.0","id":3,"method":"tools/list"}"#,
+            -32600,
+            serde_json::json!(3),
+        ),
+        (r#"{"jsonrpc":"2.0","id":4}"#, -32600, serde_json::json!(4)),
+        (
+            r#"[{"jsonrpc":"2.0","id":5,"method":"tools/list"}]"#,
+            -32600,
+            serde_json::json!(5),
+        ),
+        ("[]", -32600, serde_json::Value::Null),
+        (
+            r#"{"jsonrpc":"2.0","id":"six","method":"tools/call","params":7}"#,
+            -32600,
+            serde_json::json!("six"),
+        ),
+    ];
+    for (line, code, id) in cases {
+        send(line);
+        let answer = receive();
+        assert_eq!(answer["jsonrpc"], "2.0", "{line}: {answer}");
+        assert_eq!(answer["error"]["code"], code, "{line}: {answer}");
+        assert_eq!(answer.get("id"), Some(&id), "{line}: {answer}");
+    }
+
+    send(
+        r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"recall","arguments":{"query":"anything","budget":0}}}"#,
+    );
+    let answer = receive();
+    assert_eq!(answer["id"], 8);
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("budget") && text.contains("at least 1"),
+        "{text}"
+    );
+
+    send(r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#);
+    assert_eq!(receive()["id"], 9, "the server still serves");
+    drop(send);
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "exits cleanly when stdin closes");
 }
