@@ -68,6 +68,7 @@ pub fn evaluate(
             until: question.until.as_deref().and_then(day_end),
             limit: 10,
             fusion,
+            floor: Some(crate::recall::FLOOR),
             ..Request::default()
         };
         let vector = vectors

@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import datetime as dt
+import fcntl
 import gzip
 import hashlib
 import json
@@ -109,8 +110,18 @@ def build_workspace(
     """A repository whose memory folder holds `files`, committed and synced."""
     digest = hashlib.blake2b(json.dumps(files, sort_keys=True).encode()).hexdigest()
     marker = path / ".git" / DONE
-    if marker.exists() and marker.read_text() == digest:
-        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Two runs at once (a full run in the background, a sample meanwhile)
+    # build a workspace one after the other.
+    with open(path.parent / f".{path.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if marker.exists() and marker.read_text() == digest:
+            return
+        build_locked(goldfish, home, path, files)
+        marker.write_text(digest)
+
+
+def build_locked(goldfish: str, home: Path, path: Path, files: dict[str, list[str]]) -> None:
     if path.exists():
         shutil.rmtree(path)
     path.mkdir(parents=True)
@@ -129,7 +140,6 @@ def build_workspace(
     # Embedding everything is `goldfish sync`'s job; without it recall embeds
     # a few texts and leaves the rest.
     run([goldfish, "sync", "--quiet"], path, env)
-    marker.write_text(digest)
 
 
 def memory_line(id_: str, at: dt.datetime, content: str, source: str | None) -> str:
@@ -144,19 +154,17 @@ def memory_line(id_: str, at: dt.datetime, content: str, source: str | None) -> 
 
 def longmemeval_questions(data: Path, sample: int | None) -> list[dict]:
     questions = [json.loads(line) for line in (data / "questions.jsonl").open()]
-    questions.sort(key=lambda q: q["question_id"])
-    if sample:
-        # Round-robin over the types, so a sample covers each of them.
-        by_type: dict[str, list[dict]] = defaultdict(list)
-        for q in questions:
-            by_type[q["question_type"]].append(q)
-        picked: list[dict] = []
-        while len(picked) < min(sample, len(questions)):
-            for kind in sorted(by_type):
-                if by_type[kind] and len(picked) < sample:
-                    picked.append(by_type[kind].pop(0))
-        questions = picked
-    return questions
+    # Round-robin over the types (by id within a type), so the first N cover
+    # every type: `--sample N` takes those, and a full run builds them first.
+    by_type: dict[str, list[dict]] = defaultdict(list)
+    for q in sorted(questions, key=lambda q: q["question_id"]):
+        by_type[q["question_type"]].append(q)
+    ordered: list[dict] = []
+    while len(ordered) < len(questions):
+        for kind in sorted(by_type):
+            if by_type[kind]:
+                ordered.append(by_type[kind].pop(0))
+    return ordered[:sample] if sample else ordered
 
 
 def load_sessions(data: Path, wanted: set[str]) -> dict[str, dict]:
@@ -224,7 +232,7 @@ def longmemeval_cases(args, home: Path) -> list[dict]:
 
 def fixture_cases(args, home: Path) -> list[dict]:
     fixtures = ROOT / "fixtures" / "eval"
-    lines = [line for line in (fixtures / "memories.jsonl").read_text().splitlines() if line.strip()]
+    lines = [line for line in (fixtures / "memories.jsonl").read_text().split("\n") if line.strip()]
     path = home / "workspaces" / "fixtures-eval"
     build_workspace(args.goldfish, home, path, {"eval.jsonl": lines})
     ids = [json.loads(line)["id"] for line in lines]
@@ -261,11 +269,11 @@ def ask(args, home: Path, case: dict, mode: str) -> list[dict]:
     env["GOLDFISH_NOW"] = case["now"]
     if mode == "no-vectors":
         env["GOLDFISH_MODEL"] = "no-such-model"
-    cmd = [args.goldfish, "recall", "--json", "--limit", "10", *MODES[mode], *case["extra"], "--", case["question"]]
+    cmd = [args.goldfish, "recall", "--json", "--limit", str(args.limit), *MODES[mode], *case["extra"], "--", case["question"]]
     done = run(cmd, case["path"], env, check=False)
     if done.returncode not in (0, 1):
         sys.exit(f"recall failed for {case['id']} ({mode}, exit {done.returncode}):\n{done.stderr}")
-    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    return [json.loads(line) for line in done.stdout.split("\n") if line.strip()]
 
 
 def score(case: dict, hits: list[dict]) -> dict:
@@ -303,6 +311,8 @@ def evaluate(args, home: Path, name: str, cases: list[dict]) -> dict:
         row["hits"] = [
             {
                 "score": hit.get("score"),
+                "similarity": hit.get("similarity"),
+                "keyword": hit.get("keyword"),
                 "evidence": case["label"].get(hit["id"]) in case["evidence"],
             }
             for hit in hits
@@ -358,6 +368,7 @@ def main() -> None:
     parser.add_argument("--sample", type=int, help="only N LongMemEval questions, spread over the types")
     parser.add_argument("--sets", default="longmemeval,fixtures", help="comma-separated: longmemeval, fixtures")
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated of: {', '.join(MODES)}")
+    parser.add_argument("--limit", type=int, default=10, help="memories each recall returns (metrics read the top 10)")
     parser.add_argument("--jobs", type=int, default=2, help="recall processes at once")
     parser.add_argument("--prepare-only", action="store_true", help="build and sync the workspaces, ask nothing")
     parser.add_argument("--json", type=Path, help="write the tables and per-question results here")
@@ -367,6 +378,7 @@ def main() -> None:
     unknown = [m for m in args.modes if m not in MODES]
     if unknown:
         sys.exit(f"--modes: unknown {', '.join(unknown)}; known: {', '.join(MODES)}")
+    args.goldfish = str(Path(args.goldfish).resolve())
     if not Path(args.goldfish).is_file():
         sys.exit(f"--goldfish: {args.goldfish} does not exist (cargo build --release)")
     home = args.home.expanduser().resolve()
