@@ -198,6 +198,39 @@ def haystack_files(question: dict, sessions: dict[str, dict]) -> tuple[dict[str,
     return dict(files), where
 
 
+def write_fixture(args, out: Path) -> None:
+    """A small LongMemEval sample for the tests: for each of `--sample`
+    questions, its answer sessions and the first `--distractors` other
+    sessions of its haystack, as memory lines, and the questions in
+    fixtures/eval/'s format (answers: memory ids; kind: question type)."""
+    questions = longmemeval_questions(args.data, args.sample)
+    wanted = {s for q in questions for s in q["haystack_session_ids"]}
+    sessions = load_sessions(args.data, wanted)
+    (out / "memories").mkdir(parents=True, exist_ok=True)
+    rows = []
+    for q in questions:
+        answers = set(q["answer_session_ids"])
+        others = [s for s in q["haystack_session_ids"] if s not in answers][: args.distractors]
+        kept = [s for s in q["haystack_session_ids"] if s in answers or s in others]
+        files, where = haystack_files(q | {"haystack_session_ids": kept}, sessions)
+        lines = [line for name in sorted(files) for line in files[name]]
+        (out / "memories" / f"{q['question_id']}.jsonl").write_text("".join(line + "\n" for line in lines))
+        evidence = set(q["evidence_turns"])
+        rows.append(
+            {
+                "id": q["question_id"],
+                "question": q["question"],
+                "answers": sorted(i for i, (s, t) in where.items() if f"{s}:{t}" in evidence),
+                "facts": [],
+                "kind": q["question_type"],
+                "now": stamp(parse_date(q["question_date"])),
+            }
+        )
+    (out / "questions.json").write_text(
+        "[\n" + ",\n".join(json.dumps(row, ensure_ascii=False) for row in rows) + "\n]\n"
+    )
+
+
 def longmemeval_cases(args, home: Path) -> list[dict]:
     questions = longmemeval_questions(args.data, args.sample)
     wanted = {s for q in questions for s in q["haystack_session_ids"]}
@@ -372,12 +405,17 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2, help="recall processes at once")
     parser.add_argument("--prepare-only", action="store_true", help="build and sync the workspaces, ask nothing")
     parser.add_argument("--json", type=Path, help="write the tables and per-question results here")
+    parser.add_argument("--write-fixture", type=Path, metavar="DIR", help="write a test fixture of --sample questions to DIR and exit")
+    parser.add_argument("--distractors", type=int, default=6, help="other sessions per question in --write-fixture")
     parser.add_argument("--quiet", dest="progress", action="store_false")
     args = parser.parse_args()
     args.modes = [m for m in args.modes.split(",") if m]
     unknown = [m for m in args.modes if m not in MODES]
     if unknown:
         sys.exit(f"--modes: unknown {', '.join(unknown)}; known: {', '.join(MODES)}")
+    if args.write_fixture:
+        write_fixture(args, args.write_fixture)
+        return
     args.goldfish = str(Path(args.goldfish).resolve())
     if not Path(args.goldfish).is_file():
         sys.exit(f"--goldfish: {args.goldfish} does not exist (cargo build --release)")

@@ -27,7 +27,7 @@ fn run(
 ) -> Vec<(usize, usize, usize, usize, usize)> {
     set.questions
         .iter()
-        .map(|q| {
+        .map(|(q, scope)| {
             let request = Request {
                 query: Some(q.question.clone()),
                 since: q
@@ -46,7 +46,7 @@ fn run(
                 .index
                 .recall(
                     &request,
-                    &set.scope,
+                    scope,
                     Mode::Hybrid,
                     Some(QueryVector {
                         model: &set.model,
