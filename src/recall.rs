@@ -39,12 +39,13 @@ pub struct Floor {
 }
 
 /// Calibrated with `scripts/eval/longmemeval.py` on LongMemEval_S's
-/// development split and on fixtures/eval/: unrelated questions ("nonexistent
-/// zebra quantum") stay below 0.2 against both, while few answers do, and
-/// those few matched the question's words (docs/BENCHMARKS.md has the share
-/// of answers it loses).
+/// development split and on fixtures/eval/ (docs/BENCHMARKS.md has the share
+/// of answers it loses): below 0.1 a memory that shares no word with the
+/// question is almost never its answer. Cosine similarity is not calibrated
+/// enough to go higher: "login problems" is 0.14 similar to the fix of an
+/// expired-token bug, a question about Kubernetes 0.17 to a note on CSS.
 pub const FLOOR: Floor = Floor {
-    similarity: 0.2,
+    similarity: 0.1,
     with_words: 0.05,
 };
 
@@ -151,7 +152,11 @@ impl TimeCue {
         let now_zoned = now.to_zoned(jiff::tz::TimeZone::UTC);
         let back = |span: jiff::Span| now_zoned.checked_sub(span).ok().map(|z| z.timestamp());
         for (i, word) in words.iter().enumerate() {
-            let before = |n: usize| i.checked_sub(n).and_then(|j| words.get(j)).map(String::as_str);
+            let before = |n: usize| {
+                i.checked_sub(n)
+                    .and_then(|j| words.get(j))
+                    .map(String::as_str)
+            };
             match word.as_str() {
                 "ago" => {
                     let Some(unit) = before(1).and_then(unit) else {
@@ -262,9 +267,9 @@ mod tests {
 
     #[test]
     fn the_floor_lets_word_matches_through_lower() {
-        assert!(FLOOR.keeps(Some(0.25), false));
-        assert!(!FLOOR.keeps(Some(0.15), false));
-        assert!(FLOOR.keeps(Some(0.15), true));
+        assert!(FLOOR.keeps(Some(0.15), false));
+        assert!(!FLOOR.keeps(Some(0.08), false));
+        assert!(FLOOR.keeps(Some(0.08), true));
         assert!(!FLOOR.keeps(Some(0.01), true));
         assert!(FLOOR.keeps(None, false));
     }
@@ -325,9 +330,8 @@ mod tests {
     #[test]
     fn time_cues() {
         let now: Timestamp = "2023-05-30T12:00:00Z".parse().unwrap();
-        let cue = |text: &str| {
-            TimeCue::find(text, now).map(|c| (c.start.to_string(), c.end.to_string()))
-        };
+        let cue =
+            |text: &str| TimeCue::find(text, now).map(|c| (c.start.to_string(), c.end.to_string()));
         let span = |a: &str, b: &str| Some((a.to_owned(), b.to_owned()));
         assert_eq!(
             cue("What did I buy two weeks ago?"),
@@ -362,7 +366,10 @@ mod tests {
             cue("during December"),
             span("2022-12-01T00:00:00Z", "2023-01-01T00:00:00Z")
         );
-        assert_eq!(cue("in may"), span("2023-05-01T00:00:00Z", "2023-06-01T00:00:00Z"));
+        assert_eq!(
+            cue("in may"),
+            span("2023-05-01T00:00:00Z", "2023-06-01T00:00:00Z")
+        );
         // Not cues: no unit, no count, no month.
         assert_eq!(cue("long ago"), None);
         assert_eq!(cue("many years ago"), None);

@@ -445,10 +445,7 @@ impl Index {
             }
             evidence.similarity = hit.similarity;
         }
-        let best_bm25 = candidates
-            .iter()
-            .map(|(e, _)| e.bm25)
-            .fold(0.0, f64::max);
+        let best_bm25 = candidates.iter().map(|(e, _)| e.bm25).fold(0.0, f64::max);
         let cue = request
             .query
             .as_deref()

@@ -32,7 +32,10 @@ pub fn eval_set() -> EvalSet {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/eval");
     let questions = eval::questions(&fs::read_to_string(fixtures.join("questions.json")).unwrap())
         .expect("questions.json parses");
-    let repos = vec![("invoicing".to_owned(), vec![fixtures.join("memories.jsonl")])];
+    let repos = vec![(
+        "invoicing".to_owned(),
+        vec![fixtures.join("memories.jsonl")],
+    )];
     let questions = questions
         .into_iter()
         .map(|q| (q, "invoicing".to_owned()))
@@ -63,7 +66,10 @@ pub fn longmemeval_sample() -> EvalSet {
     build(repos, questions)
 }
 
-fn build(repos: Vec<(String, Vec<std::path::PathBuf>)>, questions: Vec<(eval::Question, String)>) -> EvalSet {
+fn build(
+    repos: Vec<(String, Vec<std::path::PathBuf>)>,
+    questions: Vec<(eval::Question, String)>,
+) -> EvalSet {
     let env = TestEnv::new().with_model();
     let mut scopes = HashMap::new();
     let mut roots = Vec::new();
@@ -72,7 +78,8 @@ fn build(repos: Vec<(String, Vec<std::path::PathBuf>)>, questions: Vec<(eval::Qu
         for file in files {
             fs::copy(
                 file,
-                repo.join(".goldfish/memories").join(file.file_name().unwrap()),
+                repo.join(".goldfish/memories")
+                    .join(file.file_name().unwrap()),
             )
             .unwrap();
         }
