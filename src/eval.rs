@@ -25,6 +25,9 @@ pub struct Question {
     pub since: Option<String>,
     #[serde(default)]
     pub until: Option<String>,
+    /// When the question is asked (RFC 3339), for its time cues.
+    #[serde(default)]
+    pub now: Option<String>,
 }
 
 /// Parses `questions.json`.
@@ -68,6 +71,8 @@ pub fn evaluate(
             until: question.until.as_deref().and_then(day_end),
             limit: 10,
             fusion,
+            floor: Some(crate::recall::FLOOR),
+            now: question.now.as_deref().and_then(|now| now.parse().ok()),
             ..Request::default()
         };
         let vector = vectors

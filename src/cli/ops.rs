@@ -325,11 +325,14 @@ pub(crate) fn recall(ctx: &mut Ctx, cwd: &Path, input: RecallInput) -> Result<Re
         limit: input.limit,
         min_score: input.min_score,
         fusion: Default::default(),
+        floor: Some(crate::recall::FLOOR),
+        now: Some(now),
     };
+    // Without a model, the default is still hybrid ranking, of the words alone.
     let mode = match (input.mode, &ctx.model) {
-        (Some(Mode::Keyword), _) | (None, None) => Mode::Keyword,
+        (Some(Mode::Keyword), _) => Mode::Keyword,
         (Some(mode), Some(_)) => mode,
-        (None, Some(_)) => Mode::Hybrid,
+        (None, _) => Mode::Hybrid,
         (Some(mode), None) => {
             return Err(ctx.usage(
                 "--mode",

@@ -18,6 +18,10 @@ pub(super) fn memories_json(
         memory.score = round(memory.score);
         memory.keyword = memory.keyword.map(round);
         memory.similarity = memory.similarity.map(round);
+        if let Some(ranking) = &mut memory.ranking {
+            ranking.keyword = round(ranking.keyword);
+            ranking.time_cue = round(ranking.time_cue);
+        }
         let line = serde_json::to_string(&memory).context("serializing a memory")?;
         writeln!(out, "{line}").context("writing output")?;
     }

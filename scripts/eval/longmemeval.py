@@ -1,0 +1,444 @@
+#!/usr/bin/env python3
+"""Retrieval quality of `goldfish recall` on public data and on fixtures/eval/.
+
+LongMemEval_S (development split, ../shared/eval/longmemeval-s-dev/): for each
+question, a git repository holding that question's haystack as memories, the
+way users' data arrives: one memory per dialogue turn, `source` "user" or
+"agent" (the assistant), type `observation`, timestamp = the session's date +
+30 s per turn, in the daily files `goldfish store` would write, committed, then
+`goldfish init` and `goldfish sync`. The question is asked with `GOLDFISH_NOW`
+set to the question's date through `goldfish recall --json --limit 10`.
+Sessions carry no id of their own in the memories (users' memories have none):
+what ties a session's turns together is being close in time.
+
+fixtures/eval/ (303 memories, 71 questions written for this project): its
+memories in one repository, each question asked the same way (with its
+`since`/`until`). Its "types" are how the question is phrased.
+
+Every workspace shares one GOLDFISH_HOME (default
+~/.cache/goldfish/longmemeval/), so each text is embedded once by content
+hash. Rankings compared: keyword, semantic, hybrid (the default) and
+"no vectors" (the default ranking with no model: recall without --mode and
+GOLDFISH_MODEL naming no installed model).
+
+Metrics per question type and overall: turn-level Recall@5/@10 (share of the
+question's evidence turns in the top k, averaged over questions),
+session-level Recall@5/@10 (share of the answer sessions with a turn in the
+top k) and MRR@10 (reciprocal rank of the first evidence turn). fixtures/eval/
+has no sessions: its session columns repeat the memory-level ones.
+
+Python 3.11, standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import datetime as dt
+import fcntl
+import gzip
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+MODES = {
+    "keyword": ["--mode", "keyword"],
+    "semantic": ["--mode", "semantic"],
+    "hybrid": ["--mode", "hybrid"],
+    "no-vectors": [],
+}
+TURN_SPACING = dt.timedelta(seconds=30)
+# What marks a workspace as built and synced (its content's digest).
+DONE = ".longmemeval-done"
+
+
+def ulid(at: dt.datetime, key: str) -> str:
+    """A ULID of `at` whose random part is derived from `key` (reproducible)."""
+    millis = int(at.timestamp() * 1000)
+    rand = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=10).digest(), "big")
+    value = (millis << 80) | rand
+    return "".join(CROCKFORD[(value >> (5 * i)) & 31] for i in reversed(range(26)))
+
+
+def parse_date(text: str) -> dt.datetime:
+    """`2023/05/21 (Sun) 19:50` as UTC."""
+    day, _, clock = text.split(" ")
+    return dt.datetime.strptime(f"{day} {clock}", "%Y/%m/%d %H:%M").replace(tzinfo=dt.UTC)
+
+
+def stamp(at: dt.datetime) -> str:
+    return at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
+
+
+def git_env(home: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    for name in list(env):
+        if name.startswith("GIT_"):
+            del env[name]
+    env.update(
+        GIT_CONFIG_GLOBAL="/dev/null",
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_AUTHOR_NAME="Eval",
+        GIT_AUTHOR_EMAIL="eval@example.com",
+        GIT_COMMITTER_NAME="Eval",
+        GIT_COMMITTER_EMAIL="eval@example.com",
+        GIT_AUTHOR_DATE="2024-01-01T00:00:00Z",
+        GIT_COMMITTER_DATE="2024-01-01T00:00:00Z",
+        GOLDFISH_HOME=str(home),
+        GOLDFISH_HOOK_BACKGROUND_BYTES="1000000000000",
+    )
+    return env
+
+
+def run(cmd: list[str], cwd: Path, env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess:
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    if check and done.returncode != 0:
+        sys.exit(f"{' '.join(cmd[:3])} … in {cwd} failed ({done.returncode}):\n{done.stderr}")
+    return done
+
+
+def build_workspace(
+    goldfish: str, home: Path, path: Path, files: dict[str, list[str]]
+) -> None:
+    """A repository whose memory folder holds `files`, committed and synced."""
+    digest = hashlib.blake2b(json.dumps(files, sort_keys=True).encode()).hexdigest()
+    marker = path / ".git" / DONE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Two runs at once (a full run in the background, a sample meanwhile)
+    # build a workspace one after the other.
+    with open(path.parent / f".{path.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if marker.exists() and marker.read_text() == digest:
+            return
+        build_locked(goldfish, home, path, files)
+        marker.write_text(digest)
+
+
+def build_locked(goldfish: str, home: Path, path: Path, files: dict[str, list[str]]) -> None:
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+    env = git_env(home)
+    run(["git", "init", "-q", "-b", "main"], path, env)
+    (path / "README.md").write_text("# haystack\n")
+    run(["git", "add", "README.md"], path, env)
+    run(["git", "commit", "-q", "-m", "initial"], path, env)
+    run([goldfish, "init"], path, env)
+    memories = path / ".goldfish" / "memories"
+    memories.mkdir(parents=True, exist_ok=True)
+    for name, lines in files.items():
+        (memories / name).write_text("".join(line + "\n" for line in lines))
+    run(["git", "add", "-A"], path, env)
+    run(["git", "commit", "-q", "-m", "memories"], path, env)
+    # Embedding everything is `goldfish sync`'s job; without it recall embeds
+    # a few texts and leaves the rest.
+    run([goldfish, "sync", "--quiet"], path, env)
+
+
+def memory_line(id_: str, at: dt.datetime, content: str, source: str | None) -> str:
+    record = {"id": id_, "timestamp": stamp(at), "type": "observation", "content": content}
+    if source:
+        record["source"] = source
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+
+
+# --- the two sets -----------------------------------------------------------
+
+
+def longmemeval_questions(data: Path, sample: int | None) -> list[dict]:
+    questions = [json.loads(line) for line in (data / "questions.jsonl").open()]
+    # Round-robin over the types (by id within a type), so the first N cover
+    # every type: `--sample N` takes those, and a full run builds them first.
+    by_type: dict[str, list[dict]] = defaultdict(list)
+    for q in sorted(questions, key=lambda q: q["question_id"]):
+        by_type[q["question_type"]].append(q)
+    ordered: list[dict] = []
+    while len(ordered) < len(questions):
+        for kind in sorted(by_type):
+            if by_type[kind]:
+                ordered.append(by_type[kind].pop(0))
+    return ordered[:sample] if sample else ordered
+
+
+def load_sessions(data: Path, wanted: set[str]) -> dict[str, dict]:
+    sessions = {}
+    with gzip.open(data / "sessions.jsonl.gz", "rt") as f:
+        for line in f:
+            session = json.loads(line)
+            if session["session_id"] in wanted:
+                sessions[session["session_id"]] = session
+    return sessions
+
+
+def haystack_files(question: dict, sessions: dict[str, dict]) -> tuple[dict[str, list[str]], dict[str, tuple[str, int]]]:
+    """The memory files of a question's haystack, and memory id → (session, turn)."""
+    records: list[tuple[str, str, str]] = []  # (timestamp, id, line)
+    where: dict[str, tuple[str, int]] = {}
+    for session_id in question["haystack_session_ids"]:
+        session = sessions[session_id]
+        start = parse_date(session["date"])
+        for i, turn in enumerate(session["turns"]):
+            if not turn["content"].strip():
+                continue
+            at = start + i * TURN_SPACING
+            id_ = ulid(at, f"{session_id}:{i}")
+            source = "user" if turn["role"] == "user" else "agent"
+            records.append((stamp(at), id_, memory_line(id_, at, turn["content"].strip(), source)))
+            where[id_] = (session_id, i)
+    files: dict[str, list[str]] = defaultdict(list)
+    for ts, _, line in sorted(records):
+        files[ts[:10] + ".jsonl"].append(line)
+    return dict(files), where
+
+
+def write_fixture(args, out: Path) -> None:
+    """A small LongMemEval sample for the tests: for each of `--sample`
+    questions, its answer sessions and the first `--distractors` other
+    sessions of its haystack, as memory lines, and the questions in
+    fixtures/eval/'s format (answers: memory ids; kind: question type)."""
+    questions = longmemeval_questions(args.data, args.sample)
+    wanted = {s for q in questions for s in q["haystack_session_ids"]}
+    sessions = load_sessions(args.data, wanted)
+    (out / "memories").mkdir(parents=True, exist_ok=True)
+    rows = []
+    for q in questions:
+        answers = set(q["answer_session_ids"])
+        others = [s for s in q["haystack_session_ids"] if s not in answers][: args.distractors]
+        kept = [s for s in q["haystack_session_ids"] if s in answers or s in others]
+        files, where = haystack_files(q | {"haystack_session_ids": kept}, sessions)
+        lines = [line for name in sorted(files) for line in files[name]]
+        (out / "memories" / f"{q['question_id']}.jsonl").write_text("".join(line + "\n" for line in lines))
+        evidence = set(q["evidence_turns"])
+        rows.append(
+            {
+                "id": q["question_id"],
+                "question": q["question"],
+                "answers": sorted(i for i, (s, t) in where.items() if f"{s}:{t}" in evidence),
+                "facts": [],
+                "kind": q["question_type"],
+                "now": stamp(parse_date(q["question_date"])),
+            }
+        )
+    (out / "questions.json").write_text(
+        "[\n" + ",\n".join(json.dumps(row, ensure_ascii=False) for row in rows) + "\n]\n"
+    )
+
+
+def longmemeval_cases(args, home: Path) -> list[dict]:
+    questions = longmemeval_questions(args.data, args.sample)
+    wanted = {s for q in questions for s in q["haystack_session_ids"]}
+    sessions = load_sessions(args.data, wanted)
+    cases = []
+    for n, q in enumerate(questions, 1):
+        files, where = haystack_files(q, sessions)
+        path = home / "workspaces" / "longmemeval" / q["question_id"]
+        build_workspace(args.goldfish, home, path, files)
+        if args.progress:
+            print(f"\rworkspaces {n}/{len(questions)}", end="", file=sys.stderr, flush=True)
+        evidence = set(q["evidence_turns"])
+        cases.append(
+            {
+                "id": q["question_id"],
+                "type": q["question_type"],
+                "question": q["question"],
+                "now": stamp(parse_date(q["question_date"])),
+                "extra": [],
+                "path": path,
+                # Each memory's unit of evidence and its session.
+                "label": {i: f"{s}:{t}" for i, (s, t) in where.items()},
+                "session": {i: s for i, (s, _) in where.items()},
+                "evidence": evidence,
+                "sessions": set(q["answer_session_ids"]),
+            }
+        )
+    if args.progress:
+        print(file=sys.stderr)
+    return cases
+
+
+def fixture_cases(args, home: Path) -> list[dict]:
+    fixtures = ROOT / "fixtures" / "eval"
+    lines = [line for line in (fixtures / "memories.jsonl").read_text().split("\n") if line.strip()]
+    path = home / "workspaces" / "fixtures-eval"
+    build_workspace(args.goldfish, home, path, {"eval.jsonl": lines})
+    ids = [json.loads(line)["id"] for line in lines]
+    last = max(json.loads(line)["timestamp"] for line in lines)
+    cases = []
+    for q in json.loads((fixtures / "questions.json").read_text()):
+        extra = []
+        if q.get("since"):
+            extra += ["--since", q["since"]]
+        if q.get("until"):
+            extra += ["--until", q["until"] + "T23:59:59Z"]
+        cases.append(
+            {
+                "id": q["id"],
+                "type": q["kind"],
+                "question": q["question"],
+                "now": last,
+                "extra": extra,
+                "path": path,
+                "label": {i: i for i in ids},
+                "session": {i: i for i in ids},
+                "evidence": set(q["answers"]),
+                "sessions": set(q["answers"]),
+            }
+        )
+    return cases
+
+
+# --- asking and scoring -----------------------------------------------------
+
+
+def ask(args, home: Path, case: dict, mode: str) -> list[dict]:
+    env = git_env(home)
+    env["GOLDFISH_NOW"] = case["now"]
+    if mode == "no-vectors":
+        env["GOLDFISH_MODEL"] = "no-such-model"
+    cmd = [args.goldfish, "recall", "--json", "--limit", str(args.limit), *MODES[mode], *case["extra"], "--", case["question"]]
+    done = run(cmd, case["path"], env, check=False)
+    if done.returncode not in (0, 1):
+        sys.exit(f"recall failed for {case['id']} ({mode}, exit {done.returncode}):\n{done.stderr}")
+    return [json.loads(line) for line in done.stdout.split("\n") if line.strip()]
+
+
+def score(case: dict, hits: list[dict]) -> dict:
+    labels = [case["label"].get(hit["id"]) for hit in hits]
+    sessions = [case["session"].get(hit["id"]) for hit in hits]
+    evidence, answer_sessions = case["evidence"], case["sessions"]
+
+    def turn_recall(k: int) -> float:
+        return len(evidence & set(labels[:k])) / len(evidence)
+
+    def session_recall(k: int) -> float:
+        return len(answer_sessions & set(sessions[:k])) / len(answer_sessions)
+
+    first = next((rank for rank, label in enumerate(labels[:10]) if label in evidence), None)
+    return {
+        "turn_r5": turn_recall(5),
+        "turn_r10": turn_recall(10),
+        "session_r5": session_recall(5),
+        "session_r10": session_recall(10),
+        "mrr10": 0.0 if first is None else 1.0 / (first + 1),
+    }
+
+
+METRICS = ["turn_r5", "turn_r10", "session_r5", "session_r10", "mrr10"]
+
+
+def evaluate(args, home: Path, name: str, cases: list[dict]) -> dict:
+    per_question = []
+    jobs = [(case, mode) for case in cases for mode in args.modes]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        answers = list(pool.map(lambda job: ask(args, home, *job), jobs))
+    for (case, mode), hits in zip(jobs, answers):
+        row = {"set": name, "id": case["id"], "type": case["type"], "mode": mode, **score(case, hits)}
+        # What the floor is calibrated on: each hit's score and whether it is evidence.
+        row["hits"] = [
+            {
+                "score": hit.get("score"),
+                "similarity": hit.get("similarity"),
+                "keyword": hit.get("keyword"),
+                "evidence": case["label"].get(hit["id"]) in case["evidence"],
+            }
+            for hit in hits
+        ]
+        per_question.append(row)
+    table: dict[str, dict[str, dict]] = defaultdict(dict)
+    types = sorted({case["type"] for case in cases}) + ["overall"]
+    for mode in args.modes:
+        for kind in types:
+            rows = [r for r in per_question if r["mode"] == mode and (kind == "overall" or r["type"] == kind)]
+            table[kind][mode] = {"questions": len(rows)} | {
+                m: round(sum(r[m] for r in rows) / max(len(rows), 1), 4) for m in METRICS
+            }
+    return {"set": name, "questions": len(cases), "table": table, "per_question": per_question}
+
+
+def markdown(result: dict, modes: list[str]) -> str:
+    out = [
+        f"**{result['set']}** ({result['questions']} questions)",
+        "",
+        "| type | n | ranking | turn R@5 | turn R@10 | session R@5 | session R@10 | MRR@10 |",
+        "|---|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    for kind, by_mode in result["table"].items():
+        for mode in modes:
+            m = by_mode[mode]
+            name = "hybrid (default)" if mode == "hybrid" else mode
+            cells = " | ".join(f"{m[k]:.3f}" for k in METRICS)
+            label = f"**{kind}**" if kind == "overall" else kind
+            out.append(f"| {label} | {m['questions']} | {name} | {cells} |")
+    return "\n".join(out) + "\n"
+
+
+def prepare_home(home: Path, model_home: str | None) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    if (home / "models").exists():
+        return
+    if not model_home:
+        sys.exit(
+            f"no model in {home}/models: pass --model-home (or set GOLDFISH_TEST_MODEL_HOME) "
+            "to copy one from, or run `goldfish model install` with GOLDFISH_HOME set to it"
+        )
+    for part in ("models", "runtime"):
+        shutil.copytree(Path(model_home) / part, home / part)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "eval" / "longmemeval-s-dev")
+    parser.add_argument("--goldfish", default=str(ROOT / "target" / "release" / "goldfish"))
+    parser.add_argument("--home", type=Path, default=Path.home() / ".cache" / "goldfish" / "longmemeval")
+    parser.add_argument("--model-home", default=os.environ.get("GOLDFISH_TEST_MODEL_HOME"))
+    parser.add_argument("--sample", type=int, help="only N LongMemEval questions, spread over the types")
+    parser.add_argument("--sets", default="longmemeval,fixtures", help="comma-separated: longmemeval, fixtures")
+    parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated of: {', '.join(MODES)}")
+    parser.add_argument("--limit", type=int, default=10, help="memories each recall returns (metrics read the top 10)")
+    parser.add_argument("--jobs", type=int, default=2, help="recall processes at once")
+    parser.add_argument("--prepare-only", action="store_true", help="build and sync the workspaces, ask nothing")
+    parser.add_argument("--json", type=Path, help="write the tables and per-question results here")
+    parser.add_argument("--write-fixture", type=Path, metavar="DIR", help="write a test fixture of --sample questions to DIR and exit")
+    parser.add_argument("--distractors", type=int, default=6, help="other sessions per question in --write-fixture")
+    parser.add_argument("--quiet", dest="progress", action="store_false")
+    args = parser.parse_args()
+    args.modes = [m for m in args.modes.split(",") if m]
+    unknown = [m for m in args.modes if m not in MODES]
+    if unknown:
+        sys.exit(f"--modes: unknown {', '.join(unknown)}; known: {', '.join(MODES)}")
+    if args.write_fixture:
+        write_fixture(args, args.write_fixture)
+        return
+    args.goldfish = str(Path(args.goldfish).resolve())
+    if not Path(args.goldfish).is_file():
+        sys.exit(f"--goldfish: {args.goldfish} does not exist (cargo build --release)")
+    home = args.home.expanduser().resolve()
+    prepare_home(home, args.model_home)
+    results = []
+    for name in [s for s in args.sets.split(",") if s]:
+        if name == "longmemeval":
+            if not (args.data / "questions.jsonl").is_file():
+                sys.exit(f"--data: {args.data} has no questions.jsonl")
+            cases = longmemeval_cases(args, home)
+        elif name == "fixtures":
+            cases = fixture_cases(args, home)
+        else:
+            sys.exit(f"--sets: unknown set {name}; known: longmemeval, fixtures")
+        if args.prepare_only:
+            continue
+        result = evaluate(args, home, "LongMemEval_S dev" if name == "longmemeval" else "fixtures/eval", cases)
+        print(markdown(result, args.modes))
+        results.append(result)
+    if args.json and results:
+        args.json.write_text(json.dumps(results, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
