@@ -17,5 +17,6 @@ mod import;
 mod index;
 mod init;
 mod mcp;
+mod secrets;
 mod semantic;
 mod vectors;

