@@ -99,18 +99,7 @@ pub(crate) fn store(
     input: StoreInput,
 ) -> Result<Stored, CliError> {
     let content = memory::validate_content(&input.content, input.allow_secret)
-        .map_err(|err| {
-            let message = format!("{err:#}");
-            let message = match ctx.front {
-                Front::Cli => message,
-                // Tool calls cannot pass --allow-secret: only a person can.
-                Front::Mcp => message.replace(
-                    "remove it, or pass --allow-secret if it is not one",
-                    "remove it (if it is not one, a person can store it with `goldfish store --allow-secret`)",
-                ),
-            };
-            ctx.usage("CONTENT", message)
-        })?;
+        .map_err(|err| ctx.usage("CONTENT", refusal(ctx.front, err)))?;
     let config = repo_config(workspace)?;
     let kind = config
         .kinds
@@ -136,6 +125,24 @@ pub(crate) fn store(
         files: list(&input.files),
         extra: Default::default(),
     });
+    if !input.allow_secret
+        && let Entry::Memory(memory) = &entry
+        && let Some((field, found)) = memory::secret_in(memory)
+    {
+        // Content was checked above; the other fields the caller gave.
+        let arg = match field.as_str() {
+            "content" => "CONTENT",
+            "tags" => "--tags",
+            "files" => "--files",
+            "source" => "--source",
+            _ => "CONTENT",
+        };
+        let err = memory::ContentError::Secret {
+            rule: found.rule,
+            excerpt: found.redacted(),
+        };
+        return Err(ctx.usage(arg, refusal(ctx.front, err)));
+    }
     let file = MemoryDir::new(workspace.memory_dir())
         .append(&entry)
         .map_err(log_error)?;
@@ -155,6 +162,19 @@ pub(crate) fn store(
         similar,
         not_indexed,
     })
+}
+
+/// Why `store` refused content, as the front end should say it.
+fn refusal(front: Front, err: memory::ContentError) -> String {
+    let message = err.to_string();
+    match front {
+        Front::Cli => message,
+        // Tool calls cannot pass --allow-secret: only a person can.
+        Front::Mcp => message.replace(
+            "remove it, or pass --allow-secret if it is not one",
+            "remove it (if it is not one, a person can store it with `goldfish store --allow-secret`)",
+        ),
+    }
 }
 
 /// Indexes (and embeds) what `store` appended; returns the memories it

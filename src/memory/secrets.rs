@@ -193,7 +193,10 @@ pub fn redact(text: &str) -> String {
     let mut taken: Vec<(Range<usize>, Range<usize>)> = Vec::new();
     for finding in scan_all(text) {
         let whole = finding.secret.start - finding.shown.len()..finding.secret.end;
-        if !taken.iter().any(|(other, _)| whole.start < other.end && other.start < whole.end) {
+        if !taken
+            .iter()
+            .any(|(other, _)| whole.start < other.end && other.start < whole.end)
+        {
             taken.push((whole, finding.secret));
         }
     }
@@ -213,27 +216,29 @@ pub fn redact(text: &str) -> String {
 }
 
 fn matches<'r, 't>(rule: &'r Rule, text: &'t str) -> impl Iterator<Item = Finding> + use<'r, 't> {
-    rule.pattern.captures_iter(text).filter_map(move |captures| {
-        let whole = captures.get(0)?;
-        let secret = captures.name("s")?;
-        let value = secret.as_str();
-        if value.starts_with(MASK) {
-            // Already masked.
-            return None;
-        }
-        let fires = match rule.check {
-            Check::Shape => true,
-            Check::NotPlaceholder => !is_placeholder(value),
-            Check::Random => !is_placeholder(value) && looks_random(value),
-            Check::Token => !is_placeholder(value) && looks_like_token(value),
-            Check::Bare => !is_placeholder(value) && bare_token(text, secret.start(), value),
-        };
-        fires.then(|| Finding {
-            rule: rule.name,
-            shown: text[whole.start()..secret.start()].to_owned(),
-            secret: secret.range(),
+    rule.pattern
+        .captures_iter(text)
+        .filter_map(move |captures| {
+            let whole = captures.get(0)?;
+            let secret = captures.name("s")?;
+            let value = secret.as_str();
+            if value.starts_with(MASK) {
+                // Already masked.
+                return None;
+            }
+            let fires = match rule.check {
+                Check::Shape => true,
+                Check::NotPlaceholder => !is_placeholder(value),
+                Check::Random => !is_placeholder(value) && looks_random(value),
+                Check::Token => !is_placeholder(value) && looks_like_token(value),
+                Check::Bare => !is_placeholder(value) && bare_token(text, secret.start(), value),
+            };
+            fires.then(|| Finding {
+                rule: rule.name,
+                shown: text[whole.start()..secret.start()].to_owned(),
+                secret: secret.range(),
+            })
         })
-    })
 }
 
 /// A value written to be replaced: `<your-password>`, `${DB_PASSWORD}`,
@@ -243,9 +248,26 @@ fn is_placeholder(value: &str) -> bool {
     let lower = value.to_ascii_lowercase();
     let trimmed = lower.trim_matches(|c: char| "\"'`()[]".contains(c));
     const WORDS: &[&str] = &[
-        "changeme", "change_me", "change-me", "password", "passwd", "secret", "example",
-        "placeholder", "redacted", "your_", "your-", "dummy", "sample", "todo", "replace",
-        "insert", "hunter2", "letmein", "p@ssw0rd", "notasecret",
+        "changeme",
+        "change_me",
+        "change-me",
+        "password",
+        "passwd",
+        "secret",
+        "example",
+        "placeholder",
+        "redacted",
+        "your_",
+        "your-",
+        "dummy",
+        "sample",
+        "todo",
+        "replace",
+        "insert",
+        "hunter2",
+        "letmein",
+        "p@ssw0rd",
+        "notasecret",
     ];
     trimmed.is_empty()
         || trimmed.starts_with('<')
@@ -259,7 +281,9 @@ fn is_placeholder(value: &str) -> bool {
             // A placeholder word alone, or a value built around it; AWS's
             // examples end in EXAMPLE / EXAMPLEKEY.
             trimmed == *word
-                || (word.len() >= 6 && trimmed.contains(word) && !looks_random(&strip(trimmed, word)))
+                || (word.len() >= 6
+                    && trimmed.contains(word)
+                    && !looks_random(&strip(trimmed, word)))
                 || (*word == "example" && value.contains("EXAMPLE"))
         })
         || repeated_filler(trimmed)
@@ -477,8 +501,14 @@ mod tests {
 
     #[test]
     fn vendor_tokens() {
-        flagged("billing uses sk_live⁞_9naHVck6pbd4ZRj2SxphvDTw", "stripe-key");
-        flagged("publish with npm⁞_EjhRFyya1q79VfsecC5d8qk0FKE3FcGdE1fK", "npm-token");
+        flagged(
+            "billing uses sk_live⁞_9naHVck6pbd4ZRj2SxphvDTw",
+            "stripe-key",
+        );
+        flagged(
+            "publish with npm⁞_EjhRFyya1q79VfsecC5d8qk0FKE3FcGdE1fK",
+            "npm-token",
+        );
         flagged("sms: SK⁞e7e8201acdb19e90dc0bc0487faa7afa", "twilio-api-key");
         flagged(
             "maps: AIza⁞SyaTCRhwnZQqQmOR69pYamt7uzPVZDo7uR6",
@@ -508,9 +538,18 @@ mod tests {
 
     #[test]
     fn assignments_need_random_looking_values() {
-        flagged("db password=Xk9#mQ2v⁞Lp7!wR in staging", "secret-assignment");
-        flagged(r#"client_secret: "f3Ab9Kq2⁞7xZp0LmN4""#, "secret-assignment");
-        flagged("DB_PASSWORD=Xk9mQ2v⁞Lp7wR3 in the old .env", "secret-assignment");
+        flagged(
+            "db password=Xk9#mQ2v⁞Lp7!wR in staging",
+            "secret-assignment",
+        );
+        flagged(
+            r#"client_secret: "f3Ab9Kq2⁞7xZp0LmN4""#,
+            "secret-assignment",
+        );
+        flagged(
+            "DB_PASSWORD=Xk9mQ2v⁞Lp7wR3 in the old .env",
+            "secret-assignment",
+        );
         clean("set password=changeme in the dev fixture");
         clean("set password=<your-password> in .env");
         clean("DB_PASSWORD=${DB_PASSWORD} comes from the environment");
@@ -552,7 +591,9 @@ mod tests {
             "sk_live_…[redacted]",
             "{text}"
         );
-        let key = join("k:\n-----BEGIN RSA PRIVATE⁞ KEY-----\nMIIEow\n-----END RSA PRIVATE⁞ KEY-----\nafter");
+        let key = join(
+            "k:\n-----BEGIN RSA PRIVATE⁞ KEY-----\nMIIEow\n-----END RSA PRIVATE⁞ KEY-----\nafter",
+        );
         assert_eq!(
             redact(&key),
             join("k:\n-----BEGIN RSA PRIVATE⁞ KEY-----…[redacted]\nafter")

@@ -155,6 +155,28 @@ fn store_recall_forget_and_errors_in_one_session() {
             "{}",
             text_of(&secret)
         );
+        // Every field is checked, not only the content.
+        for (arguments, field) in [
+            (
+                serde_json::json!({ "content": "rotated the deploy token", "tags": ["ops", "npm_EjhRFyya1q79VfsecC5d8q⁞k0FKE3FcGdE1fK".replace('⁞', "")] }),
+                "tags: ",
+            ),
+            (
+                serde_json::json!({ "content": "moved the env file", "files": ["config/sk_live_9naHVck6pbd4⁞ZRj2SxphvDTw.env".replace('⁞', "")] }),
+                "files: ",
+            ),
+        ] {
+            let refused = call(&client, "store", arguments).await;
+            assert_eq!(refused.is_error, Some(true));
+            assert!(
+                text_of(&refused).contains(field)
+                    && text_of(&refused).contains("…[redacted]")
+                    && !text_of(&refused).contains("EjhRFyya")
+                    && !text_of(&refused).contains("9naHVck6"),
+                "{}",
+                text_of(&refused)
+            );
+        }
         let unknown = client
             .call_tool(CallToolRequestParams::new("remember"))
             .await;

@@ -6,10 +6,14 @@ use std::path::Path;
 
 use goldfish::memory::{ContentError, secrets, validate_content};
 
+use crate::common::{TestEnv, memory_lines};
+
 /// `(name, text)` of a fixture file: one case a line, `name<TAB>text`, `\n`
 /// for a line break, `⁞` splitting tokens (see fixtures/secrets/README.md).
 fn cases(file: &str) -> Vec<(String, String)> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/secrets").join(file);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/secrets")
+        .join(file);
     let text = std::fs::read_to_string(&path).unwrap();
     text.lines()
         .filter(|line| !line.trim().is_empty())
@@ -17,10 +21,7 @@ fn cases(file: &str) -> Vec<(String, String)> {
             let (name, text) = line
                 .split_once('\t')
                 .unwrap_or_else(|| panic!("{file}: `{line}` has no tab"));
-            (
-                name.to_owned(),
-                text.replace("\\n", "\n").replace('⁞', ""),
-            )
+            (name.to_owned(), text.replace("\\n", "\n").replace('⁞', ""))
         })
         .collect()
 }
@@ -57,7 +58,10 @@ fn store_catches_the_labelled_secrets_and_no_innocent_text() {
         refused.len(),
         innocent.len()
     );
-    assert!(secrets.len() >= 29 && innocent.len() >= 14, "the sets shrank");
+    assert!(
+        secrets.len() >= 29 && innocent.len() >= 14,
+        "the sets shrank"
+    );
     assert!(
         caught * 29 >= secrets.len() * 27,
         "caught {caught}/{}; missed {missed:?}",
@@ -76,4 +80,68 @@ fn store_catches_the_labelled_secrets_and_no_innocent_text() {
     for (name, text) in &innocent {
         assert_eq!(&secrets::redact(text), text, "{name}");
     }
+}
+
+/// A fake token, assembled here so that the source holds no token.
+fn token(parts: &[&str]) -> String {
+    parts.concat()
+}
+
+#[test]
+fn store_checks_every_field_it_writes() {
+    let env = TestEnv::new();
+    let repo = env.repo("project", "Ada");
+    let npm = token(&["npm_", "EjhRFyya1q79Vfsec", "C5d8qk0FKE3FcGdE1fK"]);
+    let stripe = token(&["sk_live_", "9naHVck6pbd4", "ZRj2SxphvDTw"]);
+    let url = token(&["postgres://app:", "Xq7vRt2pLm9sK", "@db.internal/app"]);
+    for (args, argument, secret) in [
+        (
+            vec![
+                "store",
+                "--tags",
+                &format!("ops,{npm}"),
+                "rotated the deploy token",
+            ],
+            "--tags",
+            "EjhRFyya",
+        ),
+        (
+            vec![
+                "store",
+                "--files",
+                &format!("config/{stripe}.env"),
+                "moved the env file",
+            ],
+            "--files",
+            "9naHVck6",
+        ),
+        (
+            vec!["store", "--source", &url, "the importer reconnects"],
+            "--source",
+            "Xq7vRt2",
+        ),
+    ] {
+        let output = env.goldfish(&repo, &args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.starts_with(&format!(
+                "error: {argument}: the memory looks like it contains a secret"
+            )) && stderr.contains("…[redacted]")
+                && !stderr.contains(secret),
+            "{stderr}"
+        );
+    }
+    assert!(memory_lines(&repo).is_empty(), "nothing refused is written");
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "--allow-secret",
+            "--tags",
+            &npm,
+            "a known false positive",
+        ],
+    );
+    assert_eq!(memory_lines(&repo).len(), 1);
 }
