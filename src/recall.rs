@@ -20,6 +20,8 @@ pub struct Request {
     pub min_score: Option<f64>,
     /// How hybrid mode combines keyword and vector evidence.
     pub fusion: Fusion,
+    /// Leave out memories the index flagged ([`crate::memory::trust`]).
+    pub unflagged_only: bool,
 }
 
 /// How hybrid recall combines the keyword and the vector ranking.

@@ -85,6 +85,7 @@ pub(super) fn sync_workspace(
 ) -> Result<Option<SyncReport>, CliError> {
     let options = SyncOptions {
         abort_before_commit: env::var(env::GOLDFISH_FAULT).as_deref() == Some("sync-abort"),
+        now: now().ok(),
     };
     let mut index = open_index(home)?;
     let Some(mut report) = index_sync::exclusive(&home.locks_dir(), workspace.root(), || {

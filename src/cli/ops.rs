@@ -328,6 +328,8 @@ pub(crate) fn recall(ctx: &mut Ctx, cwd: &Path, input: RecallInput) -> Result<Re
         limit: input.limit,
         min_score: input.min_score,
         fusion: Default::default(),
+        // Recall shows flagged memories, marked (and a secret masked).
+        unflagged_only: false,
     };
     let mode = match (input.mode, &ctx.model) {
         (Some(Mode::Keyword), _) | (None, None) => Mode::Keyword,
@@ -737,11 +739,17 @@ fn brief_sections(
     branch: Option<&str>,
     now: Timestamp,
 ) -> Result<Vec<Section>, CliError> {
+    // Flagged memories (a secret, a time far ahead or not a time, an
+    // unknown type) stay out: a hand-written line dated 9999 would
+    // otherwise open every briefing.
+    let until = now.checked_add(crate::memory::trust::FUTURE_SLACK).ok();
     let newest = |kinds: &[&str], limit: usize, since: Option<Timestamp>| {
         let request = Request {
             kinds: kinds.iter().map(|k| (*k).to_owned()).collect(),
             limit,
             since,
+            until,
+            unflagged_only: true,
             ..Request::default()
         };
         index

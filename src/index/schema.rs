@@ -3,7 +3,7 @@
 use rusqlite::Connection;
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 1;
+pub const VERSION: i64 = 2;
 
 /// Version 1.
 ///
@@ -153,6 +153,16 @@ CREATE TABLE meta (
 ) WITHOUT ROWID;
 "#;
 
+/// Version 2: `memories.flags`, what [`crate::memory::trust`] found suspect
+/// in the record (comma-separated flag names, empty when nothing), for
+/// `brief` to leave out and recall to mark. Rows written before were never
+/// checked, so every file is read again on its workspace's next sync.
+const V2: &str = r#"
+ALTER TABLE memories ADD COLUMN flags TEXT NOT NULL DEFAULT '';
+UPDATE memories SET record_hash = '';
+UPDATE files SET blob_id = '';
+"#;
+
 #[derive(Debug)]
 pub enum MigrateError {
     Sqlite(rusqlite::Error),
@@ -182,6 +192,9 @@ pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
     let found: i64 = tx.pragma_query_value(None, "user_version", |row| row.get(0))?;
     if found < 1 {
         tx.execute_batch(V1)?;
+    }
+    if found < 2 {
+        tx.execute_batch(V2)?;
     }
     tx.pragma_update(None, "user_version", VERSION)?;
     tx.commit()?;

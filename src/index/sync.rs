@@ -25,7 +25,9 @@ use serde::Serialize;
 
 use super::{Index, IndexError};
 use crate::git::{GitError, Workspace, blob_id};
-use crate::memory::{Entry, Memory};
+use crate::config::RepoConfig;
+use crate::memory::kinds::Kinds;
+use crate::memory::{Entry, Memory, trust};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
@@ -72,6 +74,30 @@ pub struct SyncReport {
 pub struct SyncOptions {
     /// Abort the process after writing, before committing (crash tests).
     pub abort_before_commit: bool,
+    /// "Now" for the future-timestamp check (`GOLDFISH_NOW`); the clock's
+    /// when `None`.
+    pub now: Option<jiff::Timestamp>,
+}
+
+/// What the records of a sync are checked against ([`trust::check`]).
+struct Trust {
+    now: jiff::Timestamp,
+    /// The repository's types; `None` when its config cannot be read.
+    kinds: Option<Kinds>,
+}
+
+impl Trust {
+    fn of(workspace: &Workspace, options: SyncOptions) -> Trust {
+        let kinds = match fs::read_to_string(workspace.repo_config_path()) {
+            Ok(text) => RepoConfig::parse(&text).ok().map(|config| config.kinds),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Some(Kinds::default()),
+            Err(_) => None,
+        };
+        Trust {
+            now: options.now.unwrap_or_else(jiff::Timestamp::now),
+            kinds,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,6 +149,7 @@ pub fn sync(
     };
 
     let known = known_files(&tx, workspace_id).map_err(sqlite)?;
+    let trust = Trust::of(workspace, options);
     let head = workspace.head_commit();
     report.head = head.map(|id| id.to_string());
     let memory_dir = workspace.memory_dir();
@@ -185,7 +212,7 @@ pub fn sync(
                 Some(bytes) => bytes,
                 None => workspace.read_blob(head_files[*name])?,
             };
-            apply_file(&tx, workspace_id, name, &bytes, &mut report).map_err(sqlite)?;
+            apply_file(&tx, workspace_id, name, &bytes, &trust, &mut report).map_err(sqlite)?;
             report.files_read += 1;
         }
         if !unchanged || known_file.is_some_and(|known| known.stat != stat) {
@@ -495,6 +522,7 @@ fn apply_file(
     workspace_id: i64,
     file: &str,
     bytes: &[u8],
+    trust: &Trust,
     report: &mut SyncReport,
 ) -> rusqlite::Result<()> {
     let mut existing: HashMap<String, (i64, String, i64)> = HashMap::new();
@@ -541,6 +569,16 @@ fn apply_file(
                 let Entry::Memory(memory) = entry else {
                     unreachable!()
                 };
+                // Reported at every read of the file, recorded in the row.
+                let suspicions = trust::check(&memory, trust.now, trust.kinds.as_ref());
+                for suspicion in &suspicions {
+                    report.problems.push(format!(
+                        "{file}:{number}: memory {}: {suspicion}; indexed, flagged `{}`",
+                        memory.id,
+                        suspicion.flag()
+                    ));
+                }
+                let flags = trust::flags(&suspicions);
                 match existing.get(&memory.id) {
                     Some((_, hash, old_line)) if *hash == record_hash && *old_line == number => {}
                     Some((rowid, hash, _)) if *hash == record_hash => {
@@ -548,11 +586,11 @@ fn apply_file(
                             .execute(params![rowid, number])?;
                     }
                     Some(_) => {
-                        write_memory(tx, workspace_id, file, &memory, number, &record_hash)?;
+                        write_memory(tx, workspace_id, file, &memory, number, &record_hash, &flags)?;
                         report.memories_updated += 1;
                     }
                     None => {
-                        if write_memory(tx, workspace_id, file, &memory, number, &record_hash)? {
+                        if write_memory(tx, workspace_id, file, &memory, number, &record_hash, &flags)? {
                             report.memories_added += 1;
                         } else {
                             report.problems.push(format!(
@@ -603,18 +641,19 @@ fn write_memory(
     m: &Memory,
     line: i64,
     record_hash: &str,
+    flags: &str,
 ) -> rusqlite::Result<bool> {
     let written = tx
         .prepare_cached(
             "INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, ts_ms,
-               type, content, source, tags, author, branch, commit_id, files)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+               type, content, source, tags, author, branch, commit_id, files, flags)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
              ON CONFLICT (workspace_id, id) DO UPDATE SET line = excluded.line,
                record_hash = excluded.record_hash, content_hash = excluded.content_hash,
                timestamp = excluded.timestamp, ts_ms = excluded.ts_ms, type = excluded.type,
                content = excluded.content, source = excluded.source, tags = excluded.tags,
                author = excluded.author, branch = excluded.branch, commit_id = excluded.commit_id,
-               files = excluded.files
+               files = excluded.files, flags = excluded.flags
              WHERE memories.file = excluded.file",
         )?
         .execute(params![
@@ -634,6 +673,7 @@ fn write_memory(
             m.branch,
             m.commit,
             json_list(&m.files),
+            flags,
         ])?;
     Ok(written == 1)
 }

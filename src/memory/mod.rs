@@ -4,6 +4,7 @@
 
 pub mod kinds;
 pub mod secrets;
+pub mod trust;
 pub mod view;
 
 pub use goldfish_merge::record::{Entry, LogLine, Memory, ParseError, TOMBSTONE_TYPE, Tombstone};
