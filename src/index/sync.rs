@@ -24,8 +24,8 @@ use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 use serde::Serialize;
 
 use super::{Index, IndexError};
-use crate::git::{GitError, Workspace, blob_id};
 use crate::config::RepoConfig;
+use crate::git::{GitError, Workspace, blob_id};
 use crate::memory::kinds::Kinds;
 use crate::memory::{Entry, Memory, trust};
 
@@ -88,11 +88,8 @@ struct Trust {
 
 impl Trust {
     fn of(workspace: &Workspace, options: SyncOptions) -> Trust {
-        let kinds = match fs::read_to_string(workspace.repo_config_path()) {
-            Ok(text) => RepoConfig::parse(&text).ok().map(|config| config.kinds),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Some(Kinds::default()),
-            Err(_) => None,
-        };
+        let kinds =
+            RepoConfig::kinds_for_readers(std::fs::read_to_string(workspace.repo_config_path()));
         Trust {
             now: options.now.unwrap_or_else(jiff::Timestamp::now),
             kinds,
@@ -586,11 +583,27 @@ fn apply_file(
                             .execute(params![rowid, number])?;
                     }
                     Some(_) => {
-                        write_memory(tx, workspace_id, file, &memory, number, &record_hash, &flags)?;
+                        write_memory(
+                            tx,
+                            workspace_id,
+                            file,
+                            &memory,
+                            number,
+                            &record_hash,
+                            &flags,
+                        )?;
                         report.memories_updated += 1;
                     }
                     None => {
-                        if write_memory(tx, workspace_id, file, &memory, number, &record_hash, &flags)? {
+                        if write_memory(
+                            tx,
+                            workspace_id,
+                            file,
+                            &memory,
+                            number,
+                            &record_hash,
+                            &flags,
+                        )? {
                             report.memories_added += 1;
                         } else {
                             report.problems.push(format!(

@@ -66,7 +66,10 @@ impl std::fmt::Display for Suspicion {
                 field,
                 rule,
                 excerpt,
-            } => write!(f, "`{field}` looks like it holds a secret ({rule}: {excerpt})"),
+            } => write!(
+                f,
+                "`{field}` looks like it holds a secret ({rule}: {excerpt})"
+            ),
             Suspicion::FutureTimestamp(at) => write!(
                 f,
                 "timestamp {at} is in the future; it would sort before every real memory"
@@ -91,7 +94,9 @@ pub fn check(memory: &Memory, now: Timestamp, kinds: Option<&Kinds>) -> Vec<Susp
     }
     match parse_timestamp(&memory.timestamp) {
         // Times past jiff's range (late 9999) are ahead all the same.
-        Err(_) if year_of(&memory.timestamp) > Some(now.to_zoned(jiff::tz::TimeZone::UTC).year()) => {
+        Err(_)
+            if year_of(&memory.timestamp) > Some(now.to_zoned(jiff::tz::TimeZone::UTC).year()) =>
+        {
             found.push(Suspicion::FutureTimestamp(memory.timestamp.clone()));
         }
         Err(why) => found.push(Suspicion::BadTimestamp(why)),
@@ -130,7 +135,9 @@ fn year_of(text: &str) -> Option<i16> {
 fn parse_timestamp(text: &str) -> Result<Timestamp, String> {
     let shown: String = text.chars().take(40).collect();
     if year_of(text).is_none() {
-        return Err(format!("`{shown}` is not an RFC 3339 time with a four-digit year"));
+        return Err(format!(
+            "`{shown}` is not an RFC 3339 time with a four-digit year"
+        ));
     }
     let at: Timestamp = text
         .parse()

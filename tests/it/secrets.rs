@@ -145,3 +145,98 @@ fn store_checks_every_field_it_writes() {
     );
     assert_eq!(memory_lines(&repo).len(), 1);
 }
+
+/// A teammate commits a memory line by hand with a token in its content and
+/// its tags; the other clone pulls it.
+#[test]
+fn a_pulled_secret_is_flagged_by_sync_and_doctor_and_masked_in_recall() {
+    let env = TestEnv::new();
+    let (_remote, alice, bob) = env.team();
+    let stripe = token(&["sk_live_", "9naHVck6pbd4", "ZRj2SxphvDTw"]);
+    let npm = token(&["npm_", "EjhRFyya1q79Vfsec", "C5d8qk0FKE3FcGdE1fK"]);
+    env.ok(
+        &alice,
+        &[
+            "store",
+            "-t",
+            "decision",
+            "Billing retries failed payments twice",
+        ],
+    );
+    let line = serde_json::json!({
+        "id": "01M808JSD5E063FV73QVNQJ5DD",
+        "timestamp": "2026-11-20T10:00:00.000Z",
+        "type": "bug-fix",
+        "content": format!("Billing webhooks failed: the key was {stripe}, now rotated"),
+        "tags": ["billing", npm],
+    });
+    let file = alice.join(".goldfish/memories/2026-11-20.jsonl");
+    std::fs::write(&file, format!("{line}\n")).unwrap();
+    env.commit_all(&alice, "billing notes");
+    env.git(&alice, &["push", "-q", "origin", "HEAD"]);
+    env.git(&bob, &["pull", "-q", "--no-edit", "origin", "main"]);
+
+    let secret_parts = ["9naHVck6", "EjhRFyya"];
+    let no_secret = |what: &str, text: &str| {
+        for part in secret_parts {
+            assert!(!text.contains(part), "{what} shows the secret: {text}");
+        }
+    };
+
+    // Sync names the file and line (the hook synced already: a reindex
+    // reads every file again).
+    let sync = env.goldfish(&bob, &["reindex", "--json"]);
+    let report = String::from_utf8_lossy(&sync.stdout);
+    assert!(
+        report.contains("2026-11-20.jsonl:1: memory 01M808JSD5E063FV73QVNQJ5DD: `content` looks like it holds a secret (stripe-key: sk_live_…[redacted])"),
+        "{report}"
+    );
+    no_secret("sync", &report);
+    no_secret("sync stderr", &String::from_utf8_lossy(&sync.stderr));
+
+    // Recall: text, JSON and the digest mask it; the memory is marked.
+    let text = env.ok(&bob, &["recall", "billing"]);
+    assert!(
+        text.contains("sk_live_…[redacted]") && text.contains("(flagged: secret)"),
+        "{text}"
+    );
+    no_secret("recall", &text);
+    let json = env.ok(&bob, &["recall", "billing", "--json"]);
+    let hit = crate::common::json_lines(&json)
+        .into_iter()
+        .find(|m| m["id"] == "01M808JSD5E063FV73QVNQJ5DD")
+        .unwrap();
+    assert_eq!(hit["flags"], serde_json::json!(["secret"]));
+    assert_eq!(
+        hit["tags"],
+        serde_json::json!(["billing", "npm_…[redacted]"])
+    );
+    no_secret("recall --json", &json);
+    let digest = env.ok(
+        &bob,
+        &[
+            "recall",
+            "billing webhooks key",
+            "--budget",
+            "200",
+            "--json",
+        ],
+    );
+    assert!(digest.contains("…[redacted]"), "{digest}");
+    no_secret("recall --budget", &digest);
+    let listed = env.ok(&bob, &["recall", "--since", "7d"]);
+    no_secret("recall --since", &listed);
+
+    // Doctor warns (exit 0: goldfish works), with file:line and the fix.
+    let doctor = env.goldfish(&bob, &["doctor"]);
+    let doctor_text = String::from_utf8_lossy(&doctor.stdout);
+    assert_eq!(doctor.status.code(), Some(0), "{doctor_text}");
+    assert!(
+        doctor_text.contains(".goldfish/memories/2026-11-20.jsonl:1: memory 01M808JSD5E063FV73QVNQJ5DD: `content` looks like it holds a secret")
+            && doctor_text.contains("rotate the credential"),
+        "{doctor_text}"
+    );
+    no_secret("doctor", &doctor_text);
+    // Nothing in the log changed.
+    assert_eq!(memory_lines(&bob).len(), 2);
+}
