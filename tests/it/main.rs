@@ -19,4 +19,5 @@ mod init;
 mod mcp;
 mod secrets;
 mod semantic;
+mod trust;
 mod vectors;
