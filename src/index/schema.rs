@@ -200,3 +200,38 @@ pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
     tx.commit()?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_2_adds_flags_and_has_every_file_read_again() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(V1).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        conn.execute_batch(
+            "INSERT INTO workspaces (id, root, name) VALUES (1, '/repo', 'repo');
+             INSERT INTO files (workspace_id, name, blob_id) VALUES (1, '2026-11-21.jsonl', 'abc');
+             INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, type, content)
+               VALUES (1, '01A', '2026-11-21.jsonl', 1, 'r', 'c', '2026-11-21T10:00:00.000Z', 'decision', 'x');",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let version: i64 = conn
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .unwrap();
+        assert_eq!(version, VERSION);
+        let (flags, record_hash): (String, String) = conn
+            .query_row("SELECT flags, record_hash FROM memories", [], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .unwrap();
+        assert_eq!((flags.as_str(), record_hash.as_str()), ("", ""));
+        let blob: String = conn
+            .query_row("SELECT blob_id FROM files", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(blob, "", "the next sync reads the file again");
+        migrate(&mut conn).unwrap();
+    }
+}

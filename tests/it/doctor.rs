@@ -105,6 +105,7 @@ fn doctor_on_a_healthy_clone_exits_0_and_changes_nothing() {
             "goldfish-on-path",
             "memory-folder",
             "log",
+            "suspect-memories",
             "index",
             "index-sync",
             "model"
