@@ -129,13 +129,14 @@ pub(crate) fn store(
         && let Entry::Memory(memory) = &entry
         && let Some((field, found)) = memory::secret_in(memory)
     {
-        // Content was checked above; the other fields the caller gave.
+        // Content was checked above: the options the caller gave, or what
+        // came from git (author, branch).
         let arg = match field.as_str() {
             "content" => "CONTENT",
             "tags" => "--tags",
             "files" => "--files",
             "source" => "--source",
-            _ => "CONTENT",
+            other => other,
         };
         let err = memory::ContentError::Secret {
             rule: found.rule,
