@@ -51,6 +51,17 @@ impl RepoConfig {
         let kinds = Kinds::with_extra(raw.memory.types.iter().map(String::as_str))?;
         Ok(RepoConfig { kinds })
     }
+
+    /// The types a reader checks records against, given the result of
+    /// reading `.goldfish/config`: the built-in ones when there is no file,
+    /// `None` when it cannot be read or parsed (types are then not checked).
+    pub fn kinds_for_readers(read: std::io::Result<String>) -> Option<Kinds> {
+        match read {
+            Ok(text) => RepoConfig::parse(&text).ok().map(|config| config.kinds),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Some(Kinds::default()),
+            Err(_) => None,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -10,10 +10,13 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::config::RepoConfig;
 use crate::git::{MEMORY_DIR, Workspace};
 use crate::index::{Index, Inspection, sync};
 use crate::init;
 use crate::log::{LogError, MemoryDir};
+use crate::memory::trust;
+use crate::memory::view::LogView;
 
 /// How many unreadable lines a finding lists by name.
 const LISTED_LINES: usize = 10;
@@ -33,7 +36,7 @@ pub enum Severity {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
     /// Stable name: `merge-driver`, `gitattributes`, `hooks`,
-    /// `goldfish-on-path`, `memory-folder`, `memory-conflicts`, `log`,
+    /// `goldfish-on-path`, `memory-folder`, `memory-conflicts`, `log`, `suspect-memories`,
     /// `index`, `index-sync`, `model`.
     pub check: &'static str,
     pub status: Severity,
@@ -85,6 +88,8 @@ pub struct Inputs<'a> {
     /// `PATH`, where git's hooks and merge driver look for `goldfish`.
     pub path_var: Option<&'a OsStr>,
     pub model: ModelState,
+    /// "Now", for timestamps too far ahead (`GOLDFISH_NOW` or the clock).
+    pub now: jiff::Timestamp,
 }
 
 /// Runs every check, in a fixed order.
@@ -110,7 +115,11 @@ pub fn diagnose(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
             remerge_fix(files),
         ),
     });
-    findings.push(log(&memory_dir));
+    let view = memory_dir.read();
+    findings.push(log(&view));
+    if let Ok(view) = &view {
+        findings.push(suspect(view, workspace, inputs.now));
+    }
     findings.extend(index(workspace, inputs));
     findings
 }
@@ -252,14 +261,14 @@ pub fn remerge_fix(files: &[String]) -> String {
 /// Lines of the log readers skip: not a misconfiguration of this clone, but
 /// worth a look (committed conflict markers come from a clone without the
 /// driver).
-fn log(dir: &MemoryDir) -> Finding {
-    let view = match dir.read() {
+fn log(view: &Result<LogView, LogError>) -> Finding {
+    let view = match view {
         Ok(view) => view,
         Err(err) => {
             return Finding::bad(
                 "log",
                 Severity::Problem,
-                chain(&err),
+                chain(err),
                 "check the permissions of the memory folder",
             );
         }
@@ -289,6 +298,49 @@ fn log(dir: &MemoryDir) -> Finding {
             listed.join("\n")
         ),
         "edit or remove those lines by hand; conflict markers mean a clone merged without the driver: run `goldfish init` there",
+    )
+}
+
+/// Memories not to take at face value ([`trust::check`]): readers index
+/// them, recall marks them, `brief` leaves them out. Each is listed with its
+/// file, line and fix.
+fn suspect(view: &LogView, workspace: &Workspace, now: jiff::Timestamp) -> Finding {
+    let kinds =
+        RepoConfig::kinds_for_readers(std::fs::read_to_string(workspace.repo_config_path()));
+    let mut listed = Vec::new();
+    let mut fixes: Vec<&'static str> = Vec::new();
+    let mut count = 0;
+    for located in &view.memories {
+        for suspicion in trust::check(&located.memory, now, kinds.as_ref()) {
+            count += 1;
+            if listed.len() < LISTED_LINES {
+                listed.push(format!(
+                    "{MEMORY_DIR}/{}:{}: memory {}: {suspicion}",
+                    located.file, located.line, located.memory.id
+                ));
+            }
+            if !fixes.contains(&suspicion.fix()) {
+                fixes.push(suspicion.fix());
+            }
+        }
+    }
+    if count == 0 {
+        return Finding::ok(
+            "suspect-memories",
+            "no memory holds a secret, an odd timestamp or an unknown type",
+        );
+    }
+    if count > listed.len() {
+        listed.push(format!("… and {} more", count - listed.len()));
+    }
+    Finding::bad(
+        "suspect-memories",
+        Severity::Warning,
+        format!(
+            "{count} findings in memories written by hand or by another tool (recall marks them and masks secrets; the briefing leaves them out):\n{}",
+            listed.join("\n")
+        ),
+        fixes.join("; "),
     )
 }
 

@@ -19,7 +19,7 @@
 //! file's path relative to the imported folder) and, for a split file,
 //! [`IMPORTED_PART`] (`"2/3"`). Frontmatter keys goldfish does not know are
 //! not imported (they are reported); they could hold anything, and the
-//! secret scan only covers the content.
+//! secret scan covers the content and every frontmatter field imported.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io;
@@ -924,7 +924,19 @@ fn plan_file(
     if !options.allow_secret {
         // The whole text at once, so no part boundary can cut a secret.
         let whole = format!("{}\n{}", note.title.as_deref().unwrap_or(""), note.body);
-        if let Some(found) = memory::secrets::scan(&whole) {
+        // And every frontmatter field that becomes part of a record.
+        let fields = [&note.source, &note.branch, &note.commit, &note.author]
+            .into_iter()
+            .flatten()
+            .chain(&note.tags)
+            .chain(&note.files)
+            .chain(std::iter::once(&note.path));
+        let found = memory::secrets::scan(&whole).or_else(|| {
+            fields
+                .into_iter()
+                .find_map(|field| memory::secrets::scan(field))
+        });
+        if let Some(found) = found {
             return Err(Skip::Content(ContentError::Secret {
                 rule: found.rule,
                 excerpt: found.redacted(),
@@ -1278,6 +1290,18 @@ mod tests {
         assert_eq!(secret.code(), "secret");
         assert!(secret.to_string().contains("github-token"), "{secret}");
         assert_eq!(first[4].result, Err(Skip::NotUtf8 { offset: 3 }));
+        // A token in the frontmatter alone is refused too.
+        for frontmatter in [
+            "tags: [deploy, npm_EjhRFyya1q79VfsecC5d8q⁞k0FKE3FcGdE1fK]",
+            "source: postgres://app:Xq7vRt2⁞pLm9sK@db.internal/app",
+            "files: [config/sk_live_9naHVck6pbd4⁞ZRj2SxphvDTw.env]",
+        ] {
+            let text = format!("---\ndate: 2026-10-14\n{frontmatter}\n---\nDeploy notes\n")
+                .replace('⁞', "");
+            let planned = plan(&[file("fm.md", &text)], &mut Known::default(), &options());
+            let skip = planned[0].result.as_ref().unwrap_err();
+            assert_eq!(skip.code(), "secret", "{frontmatter}");
+        }
         let empty = [file("2026-10-14/empty.md", "---\ntags: [x]\n---\n\n")];
         assert_eq!(
             plan(&empty, &mut Known::default(), &options())[0].result,

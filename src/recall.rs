@@ -26,6 +26,8 @@ pub struct Request {
     /// "Now", for the time cues of hybrid recall ("two weeks ago"); none
     /// without it.
     pub now: Option<Timestamp>,
+    /// Leave out memories the index flagged ([`crate::memory::trust`]).
+    pub unflagged_only: bool,
 }
 
 /// The relevance floor of semantic and hybrid recall: a memory less similar

@@ -98,6 +98,7 @@ pub(super) fn sync_workspace(
 ) -> Result<Option<SyncReport>, CliError> {
     let options = SyncOptions {
         abort_before_commit: env::var(env::GOLDFISH_FAULT).as_deref() == Some("sync-abort"),
+        now: now().ok(),
     };
     // What a store set aside while git was busy goes into the log first.
     MemoryDir::of(workspace)

@@ -27,6 +27,7 @@ pub(super) fn doctor(args: DoctorArgs, out: &mut dyn Write) -> Result<u8, CliErr
             index_path: &home.index_path(),
             path_var: path_var.as_deref(),
             model,
+            now: super::commands::now()?,
         },
     );
     let healthy = doctor::healthy(&findings);

@@ -101,18 +101,7 @@ pub(crate) fn store(
     input: StoreInput,
 ) -> Result<Stored, CliError> {
     let content = memory::validate_content(&input.content, input.allow_secret)
-        .map_err(|err| {
-            let message = format!("{err:#}");
-            let message = match ctx.front {
-                Front::Cli => message,
-                // Tool calls cannot pass --allow-secret: only a person can.
-                Front::Mcp => message.replace(
-                    "remove it, or pass --allow-secret if it is not one",
-                    "remove it (if it is not one, a person can store it with `goldfish store --allow-secret`)",
-                ),
-            };
-            ctx.usage("CONTENT", message)
-        })?;
+        .map_err(|err| ctx.usage("CONTENT", refusal(ctx.front, err)))?;
     let config = repo_config(workspace)?;
     let kind = config
         .kinds
@@ -138,6 +127,25 @@ pub(crate) fn store(
         files: list(&input.files),
         extra: Default::default(),
     });
+    if !input.allow_secret
+        && let Entry::Memory(memory) = &entry
+        && let Some((field, found)) = memory::secret_in(memory)
+    {
+        // Content was checked above: the options the caller gave, or what
+        // came from git (author, branch).
+        let arg = match field.as_str() {
+            "content" => "CONTENT",
+            "tags" => "--tags",
+            "files" => "--files",
+            "source" => "--source",
+            other => other,
+        };
+        let err = memory::ContentError::Secret {
+            rule: found.rule,
+            excerpt: found.redacted(),
+        };
+        return Err(ctx.usage(arg, refusal(ctx.front, err)));
+    }
     let appended = MemoryDir::of(workspace).append(&entry).map_err(log_error)?;
     let relative = |path: &Path| {
         path.strip_prefix(workspace.root())
@@ -168,6 +176,19 @@ pub(crate) fn store(
         similar,
         not_indexed,
     })
+}
+
+/// Why `store` refused content, as the front end should say it.
+fn refusal(front: Front, err: memory::ContentError) -> String {
+    let message = err.to_string();
+    match front {
+        Front::Cli => message,
+        // Tool calls cannot pass --allow-secret: only a person can.
+        Front::Mcp => message.replace(
+            "remove it, or pass --allow-secret if it is not one",
+            "remove it (if it is not one, a person can store it with `goldfish store --allow-secret`)",
+        ),
+    }
 }
 
 /// Indexes (and embeds) what `store` appended; returns the memories it
@@ -327,6 +348,8 @@ pub(crate) fn recall(ctx: &mut Ctx, cwd: &Path, input: RecallInput) -> Result<Re
         fusion: Default::default(),
         floor: Some(crate::recall::FLOOR),
         now: Some(now),
+        // Recall shows flagged memories, marked (and a secret masked).
+        unflagged_only: false,
     };
     // Without a model, the default is still hybrid ranking, of the words alone.
     let mode = match (input.mode, &ctx.model) {
@@ -732,11 +755,17 @@ fn brief_sections(
     branch: Option<&str>,
     now: Timestamp,
 ) -> Result<Vec<Section>, CliError> {
+    // Flagged memories (a secret, a time far ahead or not a time, an
+    // unknown type) stay out: a hand-written line dated 9999 would
+    // otherwise open every briefing.
+    let until = now.checked_add(crate::memory::trust::FUTURE_SLACK).ok();
     let newest = |kinds: &[&str], limit: usize, since: Option<Timestamp>| {
         let request = Request {
             kinds: kinds.iter().map(|k| (*k).to_owned()).collect(),
             limit,
             since,
+            until,
+            unflagged_only: true,
             ..Request::default()
         };
         index

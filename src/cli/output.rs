@@ -28,7 +28,8 @@ pub(super) fn memories_json(
     Ok(())
 }
 
-/// `ID  DATE TIME  TYPE  AUTHOR  [tags]` then the content, indented.
+/// `ID  DATE TIME  TYPE  AUTHOR  [tags]  (flagged: …)` then the content,
+/// indented.
 pub(super) fn memories_text(
     memories: &[IndexedMemory],
     show_workspace: bool,
@@ -52,6 +53,11 @@ pub(super) fn memories_text(
         }
         if !m.tags.is_empty() {
             header.push_str(&format!("  [{}]", m.tags.join(", ")));
+        }
+        if !m.flags.is_empty() {
+            // Marked, so a reader does not take it at face value: see
+            // `goldfish doctor`.
+            header.push_str(&format!("  (flagged: {})", m.flags.join(", ")));
         }
         writeln!(out, "{header}").context("writing output")?;
         for line in m.content.lines() {

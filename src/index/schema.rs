@@ -3,7 +3,7 @@
 use rusqlite::Connection;
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 2;
+pub const VERSION: i64 = 3;
 
 /// Version 1.
 ///
@@ -236,6 +236,16 @@ ALTER TABLE files ADD COLUMN racy INTEGER NOT NULL DEFAULT 0;
 UPDATE files SET blob_id = '', racy = 1;
 "#;
 
+/// Version 3, over version 2: `memories.flags`, what [`crate::memory::trust`] found suspect
+/// in the record (comma-separated flag names, empty when nothing), for
+/// `brief` to leave out and recall to mark. Rows written before were never
+/// checked, so every file is read again on its workspace's next sync.
+const V3: &str = r#"
+ALTER TABLE memories ADD COLUMN flags TEXT NOT NULL DEFAULT '';
+UPDATE memories SET record_hash = '';
+UPDATE files SET blob_id = '', racy = 1;
+"#;
+
 #[derive(Debug)]
 pub enum MigrateError {
     Sqlite(rusqlite::Error),
@@ -269,7 +279,45 @@ pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
     if found < 2 {
         tx.execute_batch(V2)?;
     }
+    if found < 3 {
+        tx.execute_batch(V3)?;
+    }
     tx.pragma_update(None, "user_version", VERSION)?;
     tx.commit()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_3_adds_flags_and_has_every_file_read_again() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(V1).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        conn.execute_batch(
+            "INSERT INTO workspaces (id, root, name) VALUES (1, '/repo', 'repo');
+             INSERT INTO files (workspace_id, name, blob_id) VALUES (1, '2026-11-21.jsonl', 'abc');
+             INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, type, content)
+               VALUES (1, '01A', '2026-11-21.jsonl', 1, 'r', 'c', '2026-11-21T10:00:00.000Z', 'decision', 'x');",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let version: i64 = conn
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .unwrap();
+        assert_eq!(version, VERSION);
+        let (flags, record_hash): (String, String) = conn
+            .query_row("SELECT flags, record_hash FROM memories", [], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .unwrap();
+        assert_eq!((flags.as_str(), record_hash.as_str()), ("", ""));
+        let blob: String = conn
+            .query_row("SELECT blob_id FROM files", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(blob, "", "the next sync reads the file again");
+        migrate(&mut conn).unwrap();
+    }
 }

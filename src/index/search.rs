@@ -57,9 +57,30 @@ pub struct IndexedMemory {
     /// What hybrid recall's `score` is made of; absent in the other modes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ranking: Option<Ranking>,
+    /// What is suspect about the record (`secret`, `future-timestamp`,
+    /// `bad-timestamp`, `unknown-type`); left out when nothing is. A
+    /// secret is masked in every field.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<String>,
     /// blake3 of the content: the key of its embedding.
     #[serde(skip)]
     pub content_hash: String,
+}
+
+impl IndexedMemory {
+    /// Masks every secret of every field (what a memory flagged `secret`
+    /// holds never leaves the index unmasked).
+    fn mask_secrets(&mut self) {
+        use crate::memory::secrets::redact;
+        self.content = redact(&self.content);
+        self.source = self.source.as_deref().map(redact);
+        for item in self.tags.iter_mut().chain(self.files.iter_mut()) {
+            *item = redact(item);
+        }
+        self.author = self.author.as_deref().map(redact);
+        self.branch = self.branch.as_deref().map(redact);
+        self.commit = self.commit.as_deref().map(redact);
+    }
 }
 
 impl From<&IndexedMemory> for crate::digest::Source {
@@ -163,6 +184,9 @@ impl Conditions {
             c.sql.push(format!(
                 "EXISTS (SELECT 1 FROM json_each(m.tags) WHERE {UNICODE_LOWER}(json_each.value) = {p})"
             ));
+        }
+        if request.unflagged_only {
+            c.sql.push("m.flags = ''".into());
         }
         if let Some(author) = &request.author {
             let p = c.bind(Value::Text(format!("%{}%", author.to_lowercase())));
@@ -489,7 +513,7 @@ impl Index {
         let sql = format!(
             "SELECT m.id, m.timestamp, m.type, m.content, m.source, m.tags, m.author, m.branch, m.commit_id,
                     m.files, w.name, m.file, m.line, p.commit_id, p.author, p.date, m.content_hash,
-                    {rank} AS rank_value
+                    {rank} AS rank_value, m.flags
              FROM {from}
              JOIN workspaces w ON w.id = m.workspace_id
              LEFT JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
@@ -518,7 +542,8 @@ impl Index {
                     let relevance = (-rank).max(0.0);
                     relevance / (1.0 + relevance)
                 });
-                Ok(IndexedMemory {
+                let flags: String = row.get(18)?;
+                let mut memory = IndexedMemory {
                     id: row.get(0)?,
                     timestamp: row.get(1)?,
                     kind: row.get(2)?,
@@ -537,8 +562,17 @@ impl Index {
                     keyword,
                     similarity: None,
                     ranking: None,
+                    flags: flags
+                        .split(',')
+                        .filter(|flag| !flag.is_empty())
+                        .map(str::to_owned)
+                        .collect(),
                     content_hash: row.get(16)?,
-                })
+                };
+                if memory.flags.iter().any(|flag| flag == "secret") {
+                    memory.mask_secrets();
+                }
+                Ok(memory)
             })
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
             .map_err(self.sqlite())?;

@@ -30,8 +30,10 @@ use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 use serde::Serialize;
 
 use super::{Index, IndexError};
+use crate::config::RepoConfig;
 use crate::git::{GitError, Workspace, blob_id};
-use crate::memory::{Entry, Memory};
+use crate::memory::kinds::Kinds;
+use crate::memory::{Entry, Memory, trust};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
@@ -78,6 +80,27 @@ pub struct SyncReport {
 pub struct SyncOptions {
     /// Abort the process after writing, before committing (crash tests).
     pub abort_before_commit: bool,
+    /// "Now" for the future-timestamp check (`GOLDFISH_NOW`); the clock's
+    /// when `None`.
+    pub now: Option<jiff::Timestamp>,
+}
+
+/// What the records of a sync are checked against ([`trust::check`]).
+struct Trust {
+    now: jiff::Timestamp,
+    /// The repository's types; `None` when its config cannot be read.
+    kinds: Option<Kinds>,
+}
+
+impl Trust {
+    fn of(workspace: &Workspace, options: SyncOptions) -> Trust {
+        let kinds =
+            RepoConfig::kinds_for_readers(std::fs::read_to_string(workspace.repo_config_path()));
+        Trust {
+            now: options.now.unwrap_or_else(jiff::Timestamp::now),
+            kinds,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,6 +172,7 @@ pub fn sync(
     };
 
     let known = known_files(&tx, workspace_id, true).map_err(sqlite)?;
+    let trust = Trust::of(workspace, options);
     let head = workspace.head_commit();
     report.head = head.map(|id| id.to_string());
     let memory_dir = workspace.memory_dir();
@@ -201,7 +225,7 @@ pub fn sync(
     for name in &gone {
         let ids = file_ids(&tx, workspace_id, name).map_err(sqlite)?;
         for (rowid, id) in ids {
-            remove_memory(&tx, workspace_id, rowid, &id).map_err(sqlite)?;
+            remove_memory(&tx, workspace_id, rowid, &id, &trust).map_err(sqlite)?;
             report.memories_removed += 1;
         }
     }
@@ -268,7 +292,7 @@ pub fn sync(
                     workspace.read_blob(*blob)?
                 }
             };
-            apply_file(&tx, workspace_id, name, &bytes, &mut report, &mut reread)
+            apply_file(&tx, workspace_id, name, &bytes, &trust, &mut report, &mut reread)
                 .map_err(sqlite)?;
             report.files_read += 1;
         }
@@ -583,6 +607,7 @@ fn apply_file(
     workspace_id: i64,
     file: &str,
     bytes: &[u8],
+    trust: &Trust,
     report: &mut SyncReport,
     reread: &mut BTreeSet<String>,
 ) -> rusqlite::Result<()> {
@@ -631,6 +656,16 @@ fn apply_file(
                 let Entry::Memory(memory) = entry else {
                     unreachable!()
                 };
+                // Reported at every read of the file, recorded in the row.
+                let suspicions = trust::check(&memory, trust.now, trust.kinds.as_ref());
+                for suspicion in &suspicions {
+                    report.problems.push(format!(
+                        "{file}:{number}: memory {}: {suspicion}; indexed, flagged `{}`",
+                        memory.id,
+                        suspicion.flag()
+                    ));
+                }
+                let flags = trust::flags(&suspicions);
                 match existing.get(&memory.id) {
                     Some((_, hash, old_line)) if *hash == record_hash && *old_line == number => {}
                     Some((rowid, hash, _)) if *hash == record_hash => {
@@ -638,12 +673,28 @@ fn apply_file(
                             .execute(params![rowid, number])?;
                     }
                     Some(_) => {
-                        write_memory(tx, workspace_id, file, &memory, number, &record_hash)?;
+                        write_memory(
+                            tx,
+                            workspace_id,
+                            file,
+                            &memory,
+                            number,
+                            &record_hash,
+                            &flags,
+                        )?;
                         report.memories_updated += 1;
                     }
                     None => match indexed_from(tx, workspace_id, &memory.id)? {
                         None => {
-                            write_memory(tx, workspace_id, file, &memory, number, &record_hash)?;
+                            write_memory(
+                                tx,
+                                workspace_id,
+                                file,
+                                &memory,
+                                number,
+                                &record_hash,
+                                &flags,
+                            )?;
                             report.memories_added += 1;
                         }
                         Some(other) if other.as_str() < file => {
@@ -658,7 +709,15 @@ fn apply_file(
                         }
                         Some(other) => {
                             // This file comes first: its record is the one.
-                            write_memory(tx, workspace_id, file, &memory, number, &record_hash)?;
+                            write_memory(
+                                tx,
+                                workspace_id,
+                                file,
+                                &memory,
+                                number,
+                                &record_hash,
+                                &flags,
+                            )?;
                             report.memories_updated += 1;
                             reread.insert(other);
                         }
@@ -673,7 +732,7 @@ fn apply_file(
     }
     for (id, (rowid, _, _)) in &existing {
         if !seen.contains(id) {
-            remove_memory(tx, workspace_id, *rowid, id)?;
+            remove_memory(tx, workspace_id, *rowid, id, trust)?;
             report.memories_removed += 1;
         }
     }
@@ -712,6 +771,7 @@ fn remove_memory(
     workspace_id: i64,
     rowid: i64,
     id: &str,
+    trust: &Trust,
 ) -> rusqlite::Result<()> {
     tx.prepare_cached("DELETE FROM memories WHERE rowid = ?1")?
         .execute(params![rowid])?;
@@ -731,7 +791,8 @@ fn remove_memory(
     // Stored canonical by this sync or an earlier one: it parses.
     if let Ok(Entry::Memory(memory)) = Entry::parse(record.as_bytes()) {
         let record_hash = blake3::hash(record.as_bytes()).to_hex().to_string();
-        write_memory(tx, workspace_id, &file, &memory, line, &record_hash)?;
+        let flags = trust::flags(&trust::check(&memory, trust.now, trust.kinds.as_ref()));
+        write_memory(tx, workspace_id, &file, &memory, line, &record_hash, &flags)?;
     }
     Ok(())
 }
@@ -761,18 +822,19 @@ fn write_memory(
     m: &Memory,
     line: i64,
     record_hash: &str,
+    flags: &str,
 ) -> rusqlite::Result<()> {
     tx
         .prepare_cached(
             "INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, ts_ms,
-               type, content, source, tags, author, branch, commit_id, files)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+               type, content, source, tags, author, branch, commit_id, files, flags)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
              ON CONFLICT (workspace_id, id) DO UPDATE SET line = excluded.line,
                record_hash = excluded.record_hash, content_hash = excluded.content_hash,
                timestamp = excluded.timestamp, ts_ms = excluded.ts_ms, type = excluded.type,
                content = excluded.content, source = excluded.source, tags = excluded.tags,
                author = excluded.author, branch = excluded.branch, commit_id = excluded.commit_id,
-               files = excluded.files, file = excluded.file",
+               files = excluded.files, flags = excluded.flags, file = excluded.file",
         )?
         .execute(params![
             workspace_id,
@@ -791,6 +853,7 @@ fn write_memory(
             m.branch,
             m.commit,
             json_list(&m.files),
+            flags,
         ])?;
     Ok(())
 }

@@ -4,6 +4,7 @@
 
 pub mod kinds;
 pub mod secrets;
+pub mod trust;
 pub mod view;
 
 pub use goldfish_merge::record::{Entry, LogLine, Memory, ParseError, TOMBSTONE_TYPE, Tombstone};
@@ -49,6 +50,44 @@ pub fn validate_content(raw: &[u8], allow_secret: bool) -> Result<String, Conten
         });
     }
     Ok(text.to_owned())
+}
+
+/// The first field of `memory` that holds what looks like a secret: the
+/// field's name in the record (`content`, `tags`, `files`, `source`, …, or
+/// an unknown key) and what was found there.
+pub fn secret_in(memory: &Memory) -> Option<(String, secrets::Finding)> {
+    fn optional<'m>(name: &str, value: &'m Option<String>) -> Option<(String, &'m str)> {
+        value.as_deref().map(|value| (name.to_owned(), value))
+    }
+    let fields = std::iter::once(("content".to_owned(), memory.content.as_str()))
+        .chain(optional("source", &memory.source))
+        .chain(
+            memory
+                .tags
+                .iter()
+                .map(|tag| ("tags".to_owned(), tag.as_str())),
+        )
+        .chain(
+            memory
+                .files
+                .iter()
+                .map(|file| ("files".to_owned(), file.as_str())),
+        )
+        .chain(optional("author", &memory.author))
+        .chain(optional("branch", &memory.branch))
+        .chain(optional("commit", &memory.commit))
+        .chain(
+            memory
+                .extra
+                .iter()
+                .filter_map(|(key, value)| Some((key.clone(), value.as_str()?))),
+        );
+    for (name, value) in fields {
+        if let Some(found) = secrets::scan(value) {
+            return Some((name, found));
+        }
+    }
+    None
 }
 
 /// The canonical timestamp format: RFC 3339, UTC, milliseconds.
@@ -114,6 +153,26 @@ mod tests {
         assert_eq!(file_name_for(early), "2026-11-21.jsonl");
         assert_eq!(file_name_for(late), "2026-11-22.jsonl");
         assert_eq!(format_timestamp(late), "2026-11-22T00:00:00.000Z");
+    }
+
+    #[test]
+    fn every_field_is_scanned_for_secrets() {
+        let token = "ghp_9fT2kLmQ8xR4vW1zY6bN3cH7jD0s⁞A5eG2uKp".replace('⁞', "");
+        let clean = Memory {
+            content: "rotated the deploy token".into(),
+            tags: vec!["ops".into()],
+            ..Memory::default()
+        };
+        assert_eq!(secret_in(&clean), None);
+        let mut in_tags = clean.clone();
+        in_tags.tags.push(token.clone());
+        let (field, found) = secret_in(&in_tags).unwrap();
+        assert_eq!((field.as_str(), found.rule), ("tags", "github-token"));
+        let mut in_extra = clean.clone();
+        in_extra
+            .extra
+            .insert("imported_from".into(), serde_json::Value::String(token));
+        assert_eq!(secret_in(&in_extra).unwrap().0, "imported_from");
     }
 
     #[test]

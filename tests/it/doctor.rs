@@ -106,6 +106,7 @@ fn doctor_on_a_healthy_clone_exits_0_and_changes_nothing() {
             "memory-folder",
             "memory-conflicts",
             "log",
+            "suspect-memories",
             "index",
             "index-sync",
             "model"

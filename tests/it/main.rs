@@ -17,6 +17,8 @@ mod import;
 mod index;
 mod init;
 mod mcp;
+mod secrets;
 mod semantic;
 mod sync_history;
+mod trust;
 mod vectors;

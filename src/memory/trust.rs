@@ -1,0 +1,213 @@
+//! What a reader should not take at face value in a memory that arrived
+//! through git: a secret in any field, a timestamp far in the future (it
+//! would sort first forever), one that is not a time or out of range, a
+//! type the repository does not know. `store` never writes such a line;
+//! a hand-edited or foreign one can. Sync reports them, doctor lists them,
+//! the index records their flags so `brief` leaves them out and recall
+//! marks them.
+
+use jiff::{SignedDuration, Timestamp};
+
+use super::Memory;
+use super::kinds::Kinds;
+
+/// How far ahead of now a timestamp may be (clocks differ) before it is
+/// suspect.
+pub const FUTURE_SLACK: SignedDuration = SignedDuration::from_hours(24);
+
+/// What is wrong with a memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Suspicion {
+    /// A field holds what looks like a secret.
+    Secret {
+        field: String,
+        rule: &'static str,
+        excerpt: String,
+    },
+    /// More than [`FUTURE_SLACK`] ahead of now.
+    FutureTimestamp(String),
+    /// Not an RFC 3339 time of years 1970–9999.
+    BadTimestamp(String),
+    /// Neither built in nor declared in `.goldfish/config`.
+    UnknownType(String),
+}
+
+impl Suspicion {
+    /// The flag's stable name, as the index and `recall --json` spell it.
+    pub fn flag(&self) -> &'static str {
+        match self {
+            Suspicion::Secret { .. } => "secret",
+            Suspicion::FutureTimestamp(_) => "future-timestamp",
+            Suspicion::BadTimestamp(_) => "bad-timestamp",
+            Suspicion::UnknownType(_) => "unknown-type",
+        }
+    }
+
+    /// What fixes it.
+    pub fn fix(&self) -> &'static str {
+        match self {
+            Suspicion::Secret { .. } => {
+                "rotate the credential, then forget the memory (`goldfish forget ID`) and store it again without the secret"
+            }
+            Suspicion::FutureTimestamp(_) | Suspicion::BadTimestamp(_) => {
+                "forget the memory (`goldfish forget ID`) and store it again: `store` stamps the current time"
+            }
+            Suspicion::UnknownType(_) => {
+                "add the type to `[memory] types` in .goldfish/config, or forget the memory and store it again with a known --type"
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Suspicion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Suspicion::Secret {
+                field,
+                rule,
+                excerpt,
+            } => write!(
+                f,
+                "`{field}` looks like it holds a secret ({rule}: {excerpt})"
+            ),
+            Suspicion::FutureTimestamp(at) => write!(
+                f,
+                "timestamp {at} is in the future; it would sort before every real memory"
+            ),
+            Suspicion::BadTimestamp(why) => write!(f, "timestamp {why}"),
+            Suspicion::UnknownType(kind) => write!(f, "type `{kind}` is not a known memory type"),
+        }
+    }
+}
+
+/// Everything suspect about `memory` at `now`. `kinds` is `None` when the
+/// repository's types are not known (an unreadable config): types are then
+/// not checked.
+pub fn check(memory: &Memory, now: Timestamp, kinds: Option<&Kinds>) -> Vec<Suspicion> {
+    let mut found = Vec::new();
+    if let Some((field, finding)) = super::secret_in(memory) {
+        found.push(Suspicion::Secret {
+            field,
+            rule: finding.rule,
+            excerpt: finding.redacted(),
+        });
+    }
+    match parse_timestamp(&memory.timestamp) {
+        // Times past jiff's range (late 9999) are ahead all the same.
+        Err(_)
+            if year_of(&memory.timestamp) > Some(now.to_zoned(jiff::tz::TimeZone::UTC).year()) =>
+        {
+            found.push(Suspicion::FutureTimestamp(memory.timestamp.clone()));
+        }
+        Err(why) => found.push(Suspicion::BadTimestamp(why)),
+        Ok(at) if at.duration_since(now) > FUTURE_SLACK => {
+            found.push(Suspicion::FutureTimestamp(memory.timestamp.clone()));
+        }
+        Ok(_) => {}
+    }
+    if let Some(kinds) = kinds
+        && kinds.resolve(&memory.kind).is_err()
+    {
+        found.push(Suspicion::UnknownType(memory.kind.clone()));
+    }
+    found
+}
+
+/// The flags of `suspicions`, comma-separated in a fixed order: what the
+/// index stores (empty when nothing is suspect).
+pub fn flags(suspicions: &[Suspicion]) -> String {
+    let mut names: Vec<&str> = suspicions.iter().map(Suspicion::flag).collect();
+    names.sort_unstable();
+    names.dedup();
+    names.join(",")
+}
+
+/// The four-digit year a timestamp starts with.
+fn year_of(text: &str) -> Option<i16> {
+    let year = text.get(..4)?;
+    (text.as_bytes().get(4) == Some(&b'-') && year.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| year.parse().ok())
+        .flatten()
+}
+
+/// A timestamp as `store` writes it: RFC 3339, a four-digit year from 1970
+/// (the earliest time an id can hold) on.
+fn parse_timestamp(text: &str) -> Result<Timestamp, String> {
+    let shown: String = text.chars().take(40).collect();
+    if year_of(text).is_none() {
+        return Err(format!(
+            "`{shown}` is not an RFC 3339 time with a four-digit year"
+        ));
+    }
+    let at: Timestamp = text
+        .parse()
+        .map_err(|_| format!("`{shown}` is not an RFC 3339 time"))?;
+    if at < Timestamp::UNIX_EPOCH {
+        return Err(format!("`{shown}` is before 1970"));
+    }
+    Ok(at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn memory(timestamp: &str, kind: &str, content: &str) -> Memory {
+        Memory {
+            id: "01M808JSD5E063FV73QVNQJ5DD".into(),
+            timestamp: timestamp.into(),
+            kind: kind.into(),
+            content: content.into(),
+            ..Memory::default()
+        }
+    }
+
+    fn flags_of(m: &Memory) -> String {
+        let now: Timestamp = "2026-11-21T09:30:00Z".parse().unwrap();
+        let kinds = Kinds::with_extra(["incident"]).unwrap();
+        flags(&check(m, now, Some(&kinds)))
+    }
+
+    #[test]
+    fn an_ordinary_memory_is_not_suspect() {
+        let m = memory("2026-11-21T09:14:03.512Z", "decision", "Chose SQLite");
+        assert_eq!(flags_of(&m), "");
+        // A clock a few hours ahead is fine; a repository's own type too.
+        let m = memory("2026-11-21T20:00:00.000Z", "incident", "x");
+        assert_eq!(flags_of(&m), "");
+    }
+
+    #[test]
+    fn timestamps_a_reader_cannot_trust() {
+        for (timestamp, flag) in [
+            ("9999-12-31T23:59:59.999Z", "future-timestamp"),
+            ("2026-11-23T09:30:00.000Z", "future-timestamp"),
+            ("yesterday at noon", "bad-timestamp"),
+            ("0001-01-01T00:00:00Z", "bad-timestamp"),
+            ("+010000-01-01T00:00:00Z", "bad-timestamp"),
+            ("-000001-01-01T00:00:00Z", "bad-timestamp"),
+            ("2026-11-21", "bad-timestamp"),
+            ("", "bad-timestamp"),
+        ] {
+            let m = memory(timestamp, "checkpoint", "x");
+            assert_eq!(flags_of(&m), flag, "{timestamp}");
+        }
+    }
+
+    #[test]
+    fn unknown_types_and_secrets() {
+        let m = memory("2026-11-21T09:00:00Z", "idea", "x");
+        let found = check(&m, "2026-11-21T09:30:00Z".parse().unwrap(), None);
+        assert!(found.is_empty(), "types are not checked without the config");
+        assert_eq!(flags_of(&m), "unknown-type");
+        let token = "sk_live_9naHVck6pbd4⁞ZRj2SxphvDTw".replace('⁞', "");
+        let m = memory("9999-01-01T00:00:00Z", "idea", &format!("key {token}"));
+        assert_eq!(flags_of(&m), "future-timestamp,secret,unknown-type");
+        let now = "2026-11-21T09:30:00Z".parse().unwrap();
+        let secret = &check(&m, now, None)[0];
+        assert_eq!(
+            secret.to_string(),
+            "`content` looks like it holds a secret (stripe-key: sk_live_…[redacted])"
+        );
+    }
+}

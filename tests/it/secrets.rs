@@ -1,0 +1,242 @@
+//! Secrets: the labelled fixture set (what `store` must refuse and what it
+//! must accept), every field `store` writes, and secrets that arrive through
+//! git: flagged by sync and doctor, masked in every recall output.
+
+use std::path::Path;
+
+use goldfish::memory::{ContentError, secrets, validate_content};
+
+use crate::common::{TestEnv, memory_lines};
+
+/// `(name, text)` of a fixture file: one case a line, `name<TAB>text`, `\n`
+/// for a line break, `⁞` splitting tokens (see fixtures/secrets/README.md).
+fn cases(file: &str) -> Vec<(String, String)> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/secrets")
+        .join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    text.lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            let (name, text) = line
+                .split_once('\t')
+                .unwrap_or_else(|| panic!("{file}: `{line}` has no tab"));
+            (name.to_owned(), text.replace("\\n", "\n").replace('⁞', ""))
+        })
+        .collect()
+}
+
+/// Goal: at least 27 of every 29 secrets refused, no innocent text refused.
+#[test]
+fn store_catches_the_labelled_secrets_and_no_innocent_text() {
+    let secrets = cases("secrets.txt");
+    let innocent = cases("innocent.txt");
+    let mut missed = Vec::new();
+    for (name, text) in &secrets {
+        match validate_content(text.as_bytes(), false) {
+            Err(ContentError::Secret { excerpt, .. }) => {
+                // The message never shows the secret itself.
+                assert!(excerpt.ends_with(secrets::MASK), "{name}: {excerpt}");
+                let secret = secrets::scan(text).unwrap();
+                assert!(
+                    !excerpt.contains(&text[secret.secret.clone()]),
+                    "{name}: {excerpt}"
+                );
+            }
+            _ => missed.push(name.as_str()),
+        }
+    }
+    let refused: Vec<&str> = innocent
+        .iter()
+        .filter(|(_, text)| validate_content(text.as_bytes(), false).is_err())
+        .map(|(name, _)| name.as_str())
+        .collect();
+    let caught = secrets.len() - missed.len();
+    println!(
+        "secrets caught: {caught}/{} (missed: {missed:?}); innocent texts refused: {}/{} ({refused:?})",
+        secrets.len(),
+        refused.len(),
+        innocent.len()
+    );
+    assert!(
+        secrets.len() >= 29 && innocent.len() >= 14,
+        "the sets shrank"
+    );
+    assert!(
+        caught * 29 >= secrets.len() * 27,
+        "caught {caught}/{}; missed {missed:?}",
+        secrets.len()
+    );
+    assert!(refused.is_empty(), "innocent texts refused: {refused:?}");
+    // Redaction hides every secret of the set and leaves innocent text alone.
+    for (name, text) in &secrets {
+        let masked = secrets::redact(text);
+        if missed.contains(&name.as_str()) {
+            continue;
+        }
+        assert!(masked.contains(secrets::MASK), "{name}: {masked}");
+        assert_eq!(secrets::scan(&masked), None, "{name}: {masked}");
+    }
+    for (name, text) in &innocent {
+        assert_eq!(&secrets::redact(text), text, "{name}");
+    }
+}
+
+/// A fake token, assembled here so that the source holds no token.
+fn token(parts: &[&str]) -> String {
+    parts.concat()
+}
+
+#[test]
+fn store_checks_every_field_it_writes() {
+    let env = TestEnv::new();
+    let repo = env.repo("project", "Ada");
+    let npm = token(&["npm_", "EjhRFyya1q79Vfsec", "C5d8qk0FKE3FcGdE1fK"]);
+    let stripe = token(&["sk_live_", "9naHVck6pbd4", "ZRj2SxphvDTw"]);
+    let url = token(&["postgres://app:", "Xq7vRt2pLm9sK", "@db.internal/app"]);
+    for (args, argument, secret) in [
+        (
+            vec![
+                "store",
+                "--tags",
+                &format!("ops,{npm}"),
+                "rotated the deploy token",
+            ],
+            "--tags",
+            "EjhRFyya",
+        ),
+        (
+            vec![
+                "store",
+                "--files",
+                &format!("config/{stripe}.env"),
+                "moved the env file",
+            ],
+            "--files",
+            "9naHVck6",
+        ),
+        (
+            vec!["store", "--source", &url, "the importer reconnects"],
+            "--source",
+            "Xq7vRt2",
+        ),
+    ] {
+        let output = env.goldfish(&repo, &args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.starts_with(&format!(
+                "error: {argument}: the memory looks like it contains a secret"
+            )) && stderr.contains("…[redacted]")
+                && !stderr.contains(secret),
+            "{stderr}"
+        );
+    }
+    assert!(memory_lines(&repo).is_empty(), "nothing refused is written");
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "--allow-secret",
+            "--tags",
+            &npm,
+            "a known false positive",
+        ],
+    );
+    assert_eq!(memory_lines(&repo).len(), 1);
+}
+
+/// A teammate commits a memory line by hand with a token in its content and
+/// its tags; the other clone pulls it.
+#[test]
+fn a_pulled_secret_is_flagged_by_sync_and_doctor_and_masked_in_recall() {
+    let env = TestEnv::new();
+    let (_remote, alice, bob) = env.team();
+    let stripe = token(&["sk_live_", "9naHVck6pbd4", "ZRj2SxphvDTw"]);
+    let npm = token(&["npm_", "EjhRFyya1q79Vfsec", "C5d8qk0FKE3FcGdE1fK"]);
+    env.ok(
+        &alice,
+        &[
+            "store",
+            "-t",
+            "decision",
+            "Billing retries failed payments twice",
+        ],
+    );
+    let line = serde_json::json!({
+        "id": "01M808JSD5E063FV73QVNQJ5DD",
+        "timestamp": "2026-11-20T10:00:00.000Z",
+        "type": "bug-fix",
+        "content": format!("Billing webhooks failed: the key was {stripe}, now rotated"),
+        "tags": ["billing", npm],
+    });
+    let file = alice.join(".goldfish/memories/2026-11-20.jsonl");
+    std::fs::write(&file, format!("{line}\n")).unwrap();
+    env.commit_all(&alice, "billing notes");
+    env.git(&alice, &["push", "-q", "origin", "HEAD"]);
+    env.git(&bob, &["pull", "-q", "--no-edit", "origin", "main"]);
+
+    let secret_parts = ["9naHVck6", "EjhRFyya"];
+    let no_secret = |what: &str, text: &str| {
+        for part in secret_parts {
+            assert!(!text.contains(part), "{what} shows the secret: {text}");
+        }
+    };
+
+    // Sync names the file and line (the hook synced already: a reindex
+    // reads every file again).
+    let sync = env.goldfish(&bob, &["reindex", "--json"]);
+    let report = String::from_utf8_lossy(&sync.stdout);
+    assert!(
+        report.contains("2026-11-20.jsonl:1: memory 01M808JSD5E063FV73QVNQJ5DD: `content` looks like it holds a secret (stripe-key: sk_live_…[redacted])"),
+        "{report}"
+    );
+    no_secret("sync", &report);
+    no_secret("sync stderr", &String::from_utf8_lossy(&sync.stderr));
+
+    // Recall: text, JSON and the digest mask it; the memory is marked.
+    let text = env.ok(&bob, &["recall", "billing"]);
+    assert!(
+        text.contains("sk_live_…[redacted]") && text.contains("(flagged: secret)"),
+        "{text}"
+    );
+    no_secret("recall", &text);
+    let json = env.ok(&bob, &["recall", "billing", "--json"]);
+    let hit = crate::common::json_lines(&json)
+        .into_iter()
+        .find(|m| m["id"] == "01M808JSD5E063FV73QVNQJ5DD")
+        .unwrap();
+    assert_eq!(hit["flags"], serde_json::json!(["secret"]));
+    assert_eq!(
+        hit["tags"],
+        serde_json::json!(["billing", "npm_…[redacted]"])
+    );
+    no_secret("recall --json", &json);
+    let digest = env.ok(
+        &bob,
+        &[
+            "recall",
+            "billing webhooks key",
+            "--budget",
+            "200",
+            "--json",
+        ],
+    );
+    assert!(digest.contains("…[redacted]"), "{digest}");
+    no_secret("recall --budget", &digest);
+    let listed = env.ok(&bob, &["recall", "--since", "7d"]);
+    no_secret("recall --since", &listed);
+
+    // Doctor warns (exit 0: goldfish works), with file:line and the fix.
+    let doctor = env.goldfish(&bob, &["doctor"]);
+    let doctor_text = String::from_utf8_lossy(&doctor.stdout);
+    assert_eq!(doctor.status.code(), Some(0), "{doctor_text}");
+    assert!(
+        doctor_text.contains(".goldfish/memories/2026-11-20.jsonl:1: memory 01M808JSD5E063FV73QVNQJ5DD: `content` looks like it holds a secret")
+            && doctor_text.contains("rotate the credential"),
+        "{doctor_text}"
+    );
+    no_secret("doctor", &doctor_text);
+    // Nothing in the log changed.
+    assert_eq!(memory_lines(&bob).len(), 2);
+}
