@@ -292,8 +292,16 @@ pub fn sync(
                     workspace.read_blob(*blob)?
                 }
             };
-            apply_file(&tx, workspace_id, name, &bytes, &trust, &mut report, &mut reread)
-                .map_err(sqlite)?;
+            apply_file(
+                &tx,
+                workspace_id,
+                name,
+                &bytes,
+                &trust,
+                &mut report,
+                &mut reread,
+            )
+            .map_err(sqlite)?;
             report.files_read += 1;
         }
         if !unchanged || known_file.is_some_and(|known| known.stat != stat || known.racy != racy) {
@@ -875,6 +883,11 @@ fn walk_provenance(
     known: Option<gix::ObjectId>,
     sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
 ) -> Result<usize, SyncError> {
+    if let Some(known) = known
+        && !workspace.is_ancestor(known, head)
+    {
+        forget_provenance_outside(tx, workspace, workspace_id, head, sqlite)?;
+    }
     let commits = workspace.new_commits(head, known)?;
     let mut files_at: HashMap<gix::ObjectId, BTreeMap<String, gix::ObjectId>> = HashMap::new();
     let mut ids_in: HashMap<gix::ObjectId, HashSet<String>> = HashMap::new();
@@ -964,6 +977,39 @@ fn walk_provenance(
             .map_err(sqlite)?;
     }
     Ok(commits.len())
+}
+
+/// HEAD left the history an earlier walk saw (a checkout of an older commit
+/// or of another branch): what commits outside HEAD's history introduced no
+/// longer counts, as a walk of HEAD's whole history would not see them.
+fn forget_provenance_outside(
+    tx: &Transaction<'_>,
+    workspace: &Workspace,
+    workspace_id: i64,
+    head: gix::ObjectId,
+    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+) -> Result<(), SyncError> {
+    let recorded: Vec<String> = tx
+        .prepare_cached("SELECT DISTINCT commit_id FROM provenance WHERE workspace_id = ?1")
+        .and_then(|mut statement| {
+            statement
+                .query_map(params![workspace_id], |row| row.get(0))?
+                .collect()
+        })
+        .map_err(sqlite)?;
+    let mut forget = tx
+        .prepare_cached("DELETE FROM provenance WHERE workspace_id = ?1 AND commit_id = ?2")
+        .map_err(sqlite)?;
+    for commit in recorded {
+        let in_history = gix::ObjectId::from_hex(commit.as_bytes())
+            .is_ok_and(|id| workspace.is_ancestor(id, head));
+        if !in_history {
+            forget
+                .execute(params![workspace_id, commit])
+                .map_err(sqlite)?;
+        }
+    }
+    Ok(())
 }
 
 fn ids_of<'a>(

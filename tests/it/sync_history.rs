@@ -82,13 +82,15 @@ pub fn memory_hashes(home: &Path) -> Vec<String> {
         .unwrap()
 }
 
-/// Turns the index at `path` into what goldfish wrote before schema 2 (its
-/// queue triggers, no `duplicates`, no `files.racy`), then runs `extra`.
+/// Turns the index at `path` into what goldfish wrote before schemas 2 and 3 (its
+/// queue triggers, no `duplicates`, no `files.racy`, no `memories.flags`),
+/// then runs `extra`.
 pub fn downgrade_to_schema_1(path: &Path, extra: &str) {
     let conn = rusqlite::Connection::open(path).unwrap();
     conn.execute_batch(&format!(
         "DROP TABLE duplicates;
          ALTER TABLE files DROP COLUMN racy;
+         ALTER TABLE memories DROP COLUMN flags;
          DROP TRIGGER memories_queue_insert;
          DROP TRIGGER memories_queue_update;
          DROP TRIGGER memories_queue_delete;
@@ -445,6 +447,26 @@ fn incremental_sync_equals_a_rebuild_for_any_history() {
             play.compare()
         })
         .unwrap_or_else(|err| panic!("{err}"));
+}
+
+/// A history the property found: HEAD moved back to before the commit that
+/// introduced a memory still in the work tree (as a copy in another file).
+/// A rebuild walks HEAD's history only, so the incremental sync must forget
+/// what commits outside it introduced.
+#[test]
+fn a_checkout_of_an_older_commit_forgets_provenance_outside_its_history() {
+    let mut play = Play::new();
+    for op in [
+        Op::Append { day: 1 },
+        Op::Commit,
+        Op::Copy { pick: 0, day: 0 },
+        Op::Branch { n: 0 },
+        Op::Append { day: 2 },
+        Op::Older { back: 1 },
+    ] {
+        play.step(&op).unwrap();
+    }
+    play.compare().unwrap();
 }
 
 /// The history of issue 6, written out: the same id in two files, the
