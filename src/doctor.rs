@@ -146,7 +146,7 @@ fn goldfish_on_path(path_var: Option<&OsStr>) -> Finding {
             "goldfish-on-path",
             Severity::Problem,
             "`goldfish` is not on PATH: git runs the hooks and the merge driver by that name, so the index would not follow pulls, and a merge of a memory file both sides changed stops with a conflict that leaves the file as your side, without markers",
-            "put the goldfish binary on PATH (`cargo install --locked --path .` in goldfish's source); re-merge a memory file left in conflict with `git checkout -m -- FILE`, then `git add FILE`",
+            "put the goldfish binary on PATH (`cargo install --locked --path .` in goldfish's source); then merge a memory file left in conflict again with `goldfish resolve`",
         ),
     }
 }
@@ -232,21 +232,16 @@ pub fn unmerged_memory_files(workspace: &Workspace) -> Vec<String> {
 /// What an unmerged memory file means, for doctor and the CLI's warning.
 pub fn conflict_message(files: &[String]) -> String {
     format!(
-        "{} {} in conflict: git could not run the merge driver (was `goldfish` on git's PATH?), so {} only your side of the merge, without conflict markers",
+        "{} {} in conflict: git merged without the goldfish merge driver (not declared in this clone, or `goldfish` not on git's PATH)",
         files.join(", "),
         if files.len() == 1 { "is" } else { "are" },
-        if files.len() == 1 {
-            "it holds"
-        } else {
-            "they hold"
-        },
     )
 }
 
-/// How to merge them again, once `goldfish` is on PATH.
-pub fn remerge_fix(files: &[String]) -> String {
-    let list = files.join(" ");
-    format!("with goldfish on PATH: git checkout -m -- {list} && git add {list}")
+/// How to merge them again: from git's index stages, never the file (which
+/// holds one side, or conflict markers).
+pub fn remerge_fix(_files: &[String]) -> String {
+    "goldfish resolve (merges them again from git's index with the driver, keeping both sides, and stages them)".to_owned()
 }
 
 /// Lines of the log readers skip: not a misconfiguration of this clone, but

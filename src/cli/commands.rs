@@ -255,6 +255,35 @@ pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> 
     Ok(EXIT_OK)
 }
 
+/// What `resolve` (or any command healing the clone) says of a file it merged.
+pub(super) fn resolved_line(file: &crate::heal::Resolved) -> String {
+    let mut line = format!(
+        "merged {} again with the goldfish merge driver (both sides kept) and staged it; finish with `git commit`",
+        file.path
+    );
+    for notice in &file.notices {
+        line.push_str(&format!("\n  {}: {notice}", file.path));
+    }
+    line
+}
+
+pub(super) fn resolve(out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let resolved = crate::heal::resolve(&workspace).map_err(|err| match err {
+        crate::heal::ResolveError::Refused { .. } | crate::heal::ResolveError::Unsafe(_) => {
+            CliError::usage(err)
+        }
+        other => anyhow::Error::new(other).into(),
+    })?;
+    if resolved.is_empty() {
+        writeln!(out, "no memory file is in conflict").context("writing output")?;
+    }
+    for file in &resolved {
+        writeln!(out, "{}", resolved_line(file)).context("writing output")?;
+    }
+    Ok(EXIT_OK)
+}
+
 pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let content = if args.content == ["-"] {
         let mut bytes = Vec::new();

@@ -13,6 +13,7 @@ mod embed;
 mod eval;
 mod faults;
 mod git_flow;
+mod heal;
 mod import;
 mod index;
 mod init;
