@@ -262,7 +262,10 @@ fn log(dir: &MemoryDir) -> Finding {
     if view.problems.is_empty() {
         return Finding::ok(
             "log",
-            format!("{} memories, every line readable", view.memories.len()),
+            format!(
+                "{}, every line readable",
+                crate::cli::output::memories(view.memories.len() as u64)
+            ),
         );
     }
     let mut listed: Vec<String> = view
@@ -278,9 +281,9 @@ fn log(dir: &MemoryDir) -> Finding {
         "log",
         Severity::Warning,
         format!(
-            "{} memories; {} lines are not readable records and are skipped (kept in the file):\n{}",
-            view.memories.len(),
-            view.problems.len(),
+            "{}; {} not readable records and skipped (kept in the file):\n{}",
+            crate::cli::output::memories(view.memories.len() as u64),
+            crate::cli::output::count(view.problems.len() as u64, "line is", "lines are"),
             listed.join("\n")
         ),
         "edit or remove those lines by hand; conflict markers mean a clone merged without the driver: run `goldfish init` there",
@@ -310,7 +313,8 @@ fn index(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
                     "model",
                     Severity::Warning,
                     format!(
-                        "{id}: {pending} memories are not embedded yet (found by keywords only)"
+                        "{id}: {} not embedded yet (found by keywords only)",
+                        crate::cli::output::memories(pending as u64)
                     ),
                     "goldfish sync",
                 ),
@@ -458,8 +462,11 @@ fn index_sync(workspace: &Workspace, index: &Index) -> Finding {
         Finding::ok(
             "index-sync",
             format!(
-                "up to date with HEAD {} (last sync {})",
-                short(head.as_deref()),
+                "up to date with {} (last sync {})",
+                match head.as_deref() {
+                    Some(_) => format!("HEAD {}", short(head.as_deref())),
+                    None => "the work tree (no commit yet)".to_owned(),
+                },
                 row.synced_at.as_deref().unwrap_or("never")
             ),
         )
@@ -472,7 +479,7 @@ fn index_sync(workspace: &Workspace, index: &Index) -> Finding {
 }
 
 fn short(commit: Option<&str>) -> &str {
-    commit.map_or("no commit", |id| id.get(..12).unwrap_or(id))
+    commit.map_or("no commit yet", |id| id.get(..12).unwrap_or(id))
 }
 
 /// An error and its causes, `: `-separated.

@@ -469,8 +469,8 @@ pub(super) fn forget(args: ForgetArgs, out: &mut dyn Write) -> Result<u8, CliErr
     let workspace = workspace()?;
     let mut ctx = Ctx::open(Front::Cli)?;
     match ops::forget(&mut ctx, &workspace, &args.id)? {
-        Forgot::Already => {
-            eprintln!("{} is already forgotten", args.id);
+        Forgot::Already { id, at } => {
+            writeln!(out, "{id} is already forgotten (since {at})").context("writing output")?;
         }
         Forgot::Done { target, tombstone } => {
             if args.json {
@@ -521,8 +521,10 @@ fn hook_sync(name: HookName) -> Result<String, CliError> {
         return Ok("another sync is running; it will pick this up".to_owned());
     };
     let synced = format!(
-        "synced {} ({} files read, {} memories)",
-        report.workspace, report.files_read, report.memories
+        "synced {} ({} read, {})",
+        report.workspace,
+        output::count(report.files_read as u64, "file", "files"),
+        output::memories(report.memories as u64)
     );
     let Some(mut model) = Model::find(&home)? else {
         return Ok(synced);
@@ -599,22 +601,22 @@ pub(super) fn sync(args: SyncArgs, out: &mut dyn Write) -> Result<u8, CliError> 
     } else if !args.quiet {
         writeln!(
             out,
-            "synced {}: {} memories ({} files read of {}, +{} ~{} -{}, {} commits walked)",
+            "synced {}: {} ({} read of {}, +{} ~{} -{}, {} walked)",
             report.workspace,
-            report.memories,
-            report.files_read,
+            output::memories(report.memories as u64),
+            output::count(report.files_read as u64, "file", "files"),
             report.files,
             report.memories_added,
             report.memories_updated,
             report.memories_removed,
-            report.commits_walked
+            output::count(report.commits_walked as u64, "commit", "commits")
         )
         .context("writing output")?;
         match report.pending_embeddings {
             Some(pending) => writeln!(
                 out,
-                "embedded {} memories ({pending} pending)",
-                report.embedded
+                "embedded {} ({pending} pending)",
+                output::memories(report.embedded as u64)
             ),
             None => writeln!(
                 out,
@@ -685,8 +687,9 @@ pub(super) fn reindex(args: ReindexArgs, out: &mut dyn Write) -> Result<u8, CliE
         } else {
             writeln!(
                 out,
-                "rebuilt {}: {} memories",
-                report.workspace, report.memories
+                "rebuilt {}: {}",
+                report.workspace,
+                output::memories(report.memories as u64)
             )
             .context("writing output")?;
         }

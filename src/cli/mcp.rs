@@ -366,7 +366,9 @@ impl Server {
             Ok(
                 match ops::forget(&mut shared.ctx, &workspace, &params.id)? {
                     Forgot::Done { target, .. } => format!("forgot {target}"),
-                    Forgot::Already => format!("{} is already forgotten", params.id),
+                    Forgot::Already { id, at } => {
+                        format!("{id} is already forgotten (since {at})")
+                    }
                 },
             )
         })
@@ -407,10 +409,10 @@ impl ServerHandler for Server {
 fn digest_answer(digested: &ops::Digested) -> String {
     let report = &digested.report;
     format!(
-        "{}({} tokens, distilled from {} memories of {} tokens)",
+        "{}({} tokens, distilled from {} of {} tokens)",
         report.text,
         report.tokens,
-        digested.hits.len(),
+        output::memories(digested.hits.len() as u64),
         report.tokens_of_sources
     )
 }

@@ -10,7 +10,7 @@ mod import;
 mod mcp;
 mod model;
 mod ops;
-mod output;
+pub(crate) mod output;
 mod status;
 
 use std::ffi::OsString;

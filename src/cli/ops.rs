@@ -540,16 +540,20 @@ pub(crate) enum Forgot {
         target: String,
         tombstone: Box<Entry>,
     },
-    Already,
+    /// The memory was forgotten before, at this time.
+    Already { id: String, at: String },
 }
 
 /// Appends a tombstone for the memory `id` (or a unique prefix) names.
 pub(crate) fn forget(ctx: &mut Ctx, workspace: &Workspace, id: &str) -> Result<Forgot, CliError> {
     let dir = MemoryDir::of(workspace);
     let view = dir.read().map_err(log_error)?;
-    let target = match find(ctx, &view, id)? {
-        Some(memory) => memory.id,
-        None => return Ok(Forgot::Already),
+    let target = match view.find(id) {
+        Lookup::Forgotten { id, at } => return Ok(Forgot::Already { id, at }),
+        _ => match find(ctx, &view, id)? {
+            Some(memory) => memory.id,
+            None => unreachable!("a forgotten memory is answered above"),
+        },
     };
     let at = now()?;
     let tombstone = Entry::Tombstone(Tombstone {
@@ -580,7 +584,7 @@ fn find(
 ) -> Result<Option<Memory>, CliError> {
     match view.find(id) {
         Lookup::Found(located) => Ok(Some(located.memory.clone())),
-        Lookup::Forgotten => Ok(None),
+        Lookup::Forgotten { .. } => Ok(None),
         Lookup::Missing => Err(ctx.usage(
             "ID",
             format!("no memory has the id `{id}` (see `goldfish recall`)"),

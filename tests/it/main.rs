@@ -12,6 +12,7 @@ mod driver;
 mod embed;
 mod eval;
 mod faults;
+mod first_hour;
 mod git_flow;
 mod heal;
 mod import;
