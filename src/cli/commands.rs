@@ -1,7 +1,7 @@
 //! One function per subcommand: validate arguments, call the library, print.
 
 use std::ffi::OsString;
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 
 use anyhow::Context;
 use jiff::Timestamp;
@@ -306,6 +306,9 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
             files: args.files.into_iter().collect(),
             source: args.source,
             allow_secret: args.allow_secret,
+            // A script keeps today's behaviour (write, then warn); a person
+            // at a terminal is asked first.
+            refuse_similar: !args.force && std::io::stdin().is_terminal(),
         },
     )?;
     if let Some(journaled) = &stored.journaled {
@@ -837,6 +840,7 @@ fn pre_compact(out: &mut dyn Write) -> Result<(), CliError> {
             files: Vec::new(),
             source: Some("agent-hook".to_owned()),
             allow_secret: false,
+            refuse_similar: false,
         },
     )?;
     writeln!(out, "stored checkpoint {}", stored.entry.id()).context("writing output")?;

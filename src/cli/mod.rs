@@ -126,6 +126,9 @@ struct StoreArgs {
     /// Store even though the content looks like it holds a secret
     #[arg(long)]
     allow_secret: bool,
+    /// Store even though the workspace has a memory saying nearly the same (asked only when stdin is a terminal)
+    #[arg(long)]
+    force: bool,
     /// Print the stored record as JSON
     #[arg(long)]
     json: bool,
@@ -247,7 +250,7 @@ struct SimilarArgs {
     #[arg(long)]
     scan: bool,
     /// Cosine similarity from which memories count as similar
-    #[arg(long, value_name = "X", default_value_t = 0.85)]
+    #[arg(long, value_name = "X", default_value_t = ops::SIMILAR)]
     threshold: f64,
     /// At most this many memories (per cluster with --scan)
     #[arg(long, short = 'n', value_name = "N", default_value_t = 10)]

@@ -20,5 +20,6 @@ mod index;
 mod init;
 mod mcp;
 mod semantic;
+mod similarity;
 mod sync_history;
 mod vectors;
