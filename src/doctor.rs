@@ -314,7 +314,7 @@ fn index(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
                     Severity::Warning,
                     format!(
                         "{id}: {} not embedded yet (found by keywords only)",
-                        crate::cli::output::memories(pending as u64)
+                        crate::cli::output::memories(pending)
                     ),
                     "goldfish sync",
                 ),

@@ -527,7 +527,7 @@ fn hook_sync(name: HookName) -> Result<String, CliError> {
         "synced {} ({} read, {})",
         report.workspace,
         output::count(report.files_read as u64, "file", "files"),
-        output::memories(report.memories as u64)
+        output::memories(report.memories)
     );
     let Some(mut model) = Model::find(&home)? else {
         return Ok(synced);
@@ -606,7 +606,7 @@ pub(super) fn sync(args: SyncArgs, out: &mut dyn Write) -> Result<u8, CliError> 
             out,
             "synced {}: {} ({} read of {}, +{} ~{} -{}, {} walked)",
             report.workspace,
-            output::memories(report.memories as u64),
+            output::memories(report.memories),
             output::count(report.files_read as u64, "file", "files"),
             report.files,
             report.memories_added,
@@ -692,7 +692,7 @@ pub(super) fn reindex(args: ReindexArgs, out: &mut dyn Write) -> Result<u8, CliE
                 out,
                 "rebuilt {}: {}",
                 report.workspace,
-                output::memories(report.memories as u64)
+                output::memories(report.memories)
             )
             .context("writing output")?;
         }

@@ -212,6 +212,17 @@ impl<W: Write> Write for TerminalSafe<W> {
     }
 }
 
+/// `n` and the noun in the number it takes: "1 memory", "2 memories".
+pub(crate) fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// [`count`] of memories.
+pub(crate) fn memories(n: impl Into<u64>) -> String {
+    count(n, "memory", "memories")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -236,15 +247,4 @@ mod tests {
         out.flush().unwrap();
         assert_eq!(String::from_utf8(out.inner).unwrap(), "é\\u202e\\xff");
     }
-}
-
-/// `n` and the noun in the number it takes: "1 memory", "2 memories".
-pub(crate) fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
-    let n = n.into();
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// [`count`] of memories.
-pub(crate) fn memories(n: impl Into<u64>) -> String {
-    count(n, "memory", "memories")
 }

@@ -179,7 +179,7 @@ fn store_at_a_terminal_asks_for_force_before_writing_a_near_duplicate() {
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert_eq!(refused.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains(&format!("not stored: this is 0."))
+        stderr.contains("not stored: this is 0.")
             && stderr.contains(&format!("similar to {id} (2026-11-21)"))
             && stderr.contains("pass --force"),
         "{stderr}"
