@@ -35,8 +35,10 @@ pub enum ConfigError {
     /// file may hold anything).
     #[error("line {line}: {message}")]
     Syntax { line: usize, message: String },
+    /// Not a `#[source]`: its text is already in this one's, and `{:#}`
+    /// would print it twice.
     #[error("memory.types: {0}")]
-    Kind(#[from] InvalidKindName),
+    Kind(InvalidKindName),
 }
 
 impl RepoConfig {
@@ -48,7 +50,8 @@ impl RepoConfig {
                 .map_or(1, |before| before.matches('\n').count() + 1),
             message: err.message().trim_end().to_owned(),
         })?;
-        let kinds = Kinds::with_extra(raw.memory.types.iter().map(String::as_str))?;
+        let kinds = Kinds::with_extra(raw.memory.types.iter().map(String::as_str))
+            .map_err(ConfigError::Kind)?;
         Ok(RepoConfig { kinds })
     }
 

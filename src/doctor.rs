@@ -155,7 +155,7 @@ fn goldfish_on_path(path_var: Option<&OsStr>) -> Finding {
             "goldfish-on-path",
             Severity::Problem,
             "`goldfish` is not on PATH: git runs the hooks and the merge driver by that name, so the index would not follow pulls, and a merge of a memory file both sides changed stops with a conflict that leaves the file as your side, without markers",
-            "put the goldfish binary on PATH (`cargo install --locked --path .` in goldfish's source); re-merge a memory file left in conflict with `git checkout -m -- FILE`, then `git add FILE`",
+            "put the goldfish binary on PATH (`cargo install --locked --path .` in goldfish's source); then merge a memory file left in conflict again with `goldfish resolve`",
         ),
     }
 }
@@ -241,21 +241,16 @@ pub fn unmerged_memory_files(workspace: &Workspace) -> Vec<String> {
 /// What an unmerged memory file means, for doctor and the CLI's warning.
 pub fn conflict_message(files: &[String]) -> String {
     format!(
-        "{} {} in conflict: git could not run the merge driver (was `goldfish` on git's PATH?), so {} only your side of the merge, without conflict markers",
+        "{} {} in conflict: git merged without the goldfish merge driver (not declared in this clone, or `goldfish` not on git's PATH)",
         files.join(", "),
         if files.len() == 1 { "is" } else { "are" },
-        if files.len() == 1 {
-            "it holds"
-        } else {
-            "they hold"
-        },
     )
 }
 
-/// How to merge them again, once `goldfish` is on PATH.
-pub fn remerge_fix(files: &[String]) -> String {
-    let list = files.join(" ");
-    format!("with goldfish on PATH: git checkout -m -- {list} && git add {list}")
+/// How to merge them again: from git's index stages, never the file (which
+/// holds one side, or conflict markers).
+pub fn remerge_fix(_files: &[String]) -> String {
+    "goldfish resolve (merges them again from git's index with the driver, keeping both sides, and stages them)".to_owned()
 }
 
 /// Lines of the log readers skip: not a misconfiguration of this clone, but
@@ -276,7 +271,10 @@ fn log(view: &Result<LogView, LogError>) -> Finding {
     if view.problems.is_empty() {
         return Finding::ok(
             "log",
-            format!("{} memories, every line readable", view.memories.len()),
+            format!(
+                "{}, every line readable",
+                crate::cli::output::memories(view.memories.len() as u64)
+            ),
         );
     }
     let mut listed: Vec<String> = view
@@ -292,9 +290,9 @@ fn log(view: &Result<LogView, LogError>) -> Finding {
         "log",
         Severity::Warning,
         format!(
-            "{} memories; {} lines are not readable records and are skipped (kept in the file):\n{}",
-            view.memories.len(),
-            view.problems.len(),
+            "{}; {} not readable records and skipped (kept in the file):\n{}",
+            crate::cli::output::memories(view.memories.len() as u64),
+            crate::cli::output::count(view.problems.len() as u64, "line is", "lines are"),
             listed.join("\n")
         ),
         "edit or remove those lines by hand; conflict markers mean a clone merged without the driver: run `goldfish init` there",
@@ -367,7 +365,8 @@ fn index(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
                     "model",
                     Severity::Warning,
                     format!(
-                        "{id}: {pending} memories are not embedded yet (found by keywords only)"
+                        "{id}: {} not embedded yet (found by keywords only)",
+                        crate::cli::output::memories(pending)
                     ),
                     "goldfish sync",
                 ),
@@ -515,8 +514,11 @@ fn index_sync(workspace: &Workspace, index: &Index) -> Finding {
         Finding::ok(
             "index-sync",
             format!(
-                "up to date with HEAD {} (last sync {})",
-                short(head.as_deref()),
+                "up to date with {} (last sync {})",
+                match head.as_deref() {
+                    Some(_) => format!("HEAD {}", short(head.as_deref())),
+                    None => "the work tree (no commit yet)".to_owned(),
+                },
                 row.synced_at.as_deref().unwrap_or("never")
             ),
         )
@@ -529,7 +531,7 @@ fn index_sync(workspace: &Workspace, index: &Index) -> Finding {
 }
 
 fn short(commit: Option<&str>) -> &str {
-    commit.map_or("no commit", |id| id.get(..12).unwrap_or(id))
+    commit.map_or("no commit yet", |id| id.get(..12).unwrap_or(id))
 }
 
 /// An error and its causes, `: `-separated.

@@ -15,8 +15,10 @@ pub enum GitError {
     #[error("not inside a git repository ({}): run goldfish in a clone, or `git init` first", .path.display())]
     NotARepository {
         path: PathBuf,
+        /// Why, when it is more than "no repository here" (which the
+        /// message already says).
         #[source]
-        source: Box<gix::Error>,
+        source: Option<Box<gix::Error>>,
     },
     #[error("{} is a bare repository: goldfish needs a work tree (run it in a clone)", .0.display())]
     Bare(PathBuf),
@@ -55,10 +57,14 @@ impl Workspace {
     /// Finds the repository containing `dir`, like git does (`GIT_DIR` and
     /// `GIT_WORK_TREE` win).
     pub fn discover(dir: &Path) -> Result<Workspace, GitError> {
+        // gix's "Could not find a git repository in …" says the same again.
         let repo = gix::discover_with_environment_overrides(dir).map_err(|source| {
+            let not_found = source
+                .to_string()
+                .starts_with("Could not find a git repository");
             GitError::NotARepository {
                 path: dir.to_owned(),
-                source: Box::new(source),
+                source: (!not_found).then(|| Box::new(source)),
             }
         })?;
         let Some(root) = repo.workdir().map(Path::to_path_buf) else {

@@ -132,7 +132,10 @@ pub fn attributes_ok(text: &str) -> bool {
     })
 }
 
-fn declare_driver(workspace: &Workspace, changes: &mut Vec<String>) -> Result<(), InitError> {
+pub(crate) fn declare_driver(
+    workspace: &Workspace,
+    changes: &mut Vec<String>,
+) -> Result<(), InitError> {
     let mut changed = false;
     for (key, value) in [(DRIVER_NAME_KEY, DRIVER_NAME), (DRIVER_KEY, DRIVER_COMMAND)] {
         let current = workspace.git(&["config", "--local", "--get", key]).ok();
@@ -301,7 +304,7 @@ fn hook_issue(path: &Path) -> Option<&'static str> {
     }
 }
 
-fn write_hook(path: &Path, script: &str) -> Result<(), InitError> {
+pub(crate) fn write_hook(path: &Path, script: &str) -> Result<(), InitError> {
     fs::write(path, script).map_err(io_error("write", path))?;
     fs::set_permissions(path, fs::Permissions::from_mode(0o755))
         .map_err(io_error("make executable", path))
@@ -309,7 +312,7 @@ fn write_hook(path: &Path, script: &str) -> Result<(), InitError> {
 
 /// Whether `path` is `base` or below it, after resolving symlinks where the
 /// paths exist and `..` where they do not.
-fn lexically_within(path: &Path, base: &Path) -> bool {
+pub(crate) fn lexically_within(path: &Path, base: &Path) -> bool {
     let normalize = |p: &Path| -> PathBuf {
         if let Ok(real) = p.canonicalize() {
             return real;

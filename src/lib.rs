@@ -16,6 +16,7 @@ pub mod embed;
 pub mod env;
 pub mod eval;
 pub mod git;
+pub mod heal;
 pub mod home;
 pub mod import;
 pub mod index;

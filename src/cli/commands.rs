@@ -1,7 +1,7 @@
 //! One function per subcommand: validate arguments, call the library, print.
 
 use std::ffi::OsString;
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 
 use anyhow::Context;
 use jiff::Timestamp;
@@ -256,6 +256,35 @@ pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> 
     Ok(EXIT_OK)
 }
 
+/// What `resolve` (or any command healing the clone) says of a file it merged.
+pub(super) fn resolved_line(file: &crate::heal::Resolved) -> String {
+    let mut line = format!(
+        "merged {} again with the goldfish merge driver (both sides kept) and staged it; finish with `git commit`",
+        file.path
+    );
+    for notice in &file.notices {
+        line.push_str(&format!("\n  {}: {notice}", file.path));
+    }
+    line
+}
+
+pub(super) fn resolve(out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let resolved = crate::heal::resolve(&workspace).map_err(|err| match err {
+        crate::heal::ResolveError::Refused { .. } | crate::heal::ResolveError::Unsafe(_) => {
+            CliError::usage(err)
+        }
+        other => anyhow::Error::new(other).into(),
+    })?;
+    if resolved.is_empty() {
+        writeln!(out, "no memory file is in conflict").context("writing output")?;
+    }
+    for file in &resolved {
+        writeln!(out, "{}", resolved_line(file)).context("writing output")?;
+    }
+    Ok(EXIT_OK)
+}
+
 pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let content = if args.content == ["-"] {
         let mut bytes = Vec::new();
@@ -278,6 +307,9 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
             files: args.files.into_iter().collect(),
             source: args.source,
             allow_secret: args.allow_secret,
+            // A script keeps today's behaviour (write, then warn); a person
+            // at a terminal is asked first.
+            refuse_similar: !args.force && std::io::stdin().is_terminal(),
         },
     )?;
     if let Some(journaled) = &stored.journaled {
@@ -441,8 +473,8 @@ pub(super) fn forget(args: ForgetArgs, out: &mut dyn Write) -> Result<u8, CliErr
     let workspace = workspace()?;
     let mut ctx = Ctx::open(Front::Cli)?;
     match ops::forget(&mut ctx, &workspace, &args.id)? {
-        Forgot::Already => {
-            eprintln!("{} is already forgotten", args.id);
+        Forgot::Already { id, at } => {
+            writeln!(out, "{id} is already forgotten (since {at})").context("writing output")?;
         }
         Forgot::Done { target, tombstone } => {
             if args.json {
@@ -493,8 +525,10 @@ fn hook_sync(name: HookName) -> Result<String, CliError> {
         return Ok("another sync is running; it will pick this up".to_owned());
     };
     let synced = format!(
-        "synced {} ({} files read, {} memories)",
-        report.workspace, report.files_read, report.memories
+        "synced {} ({} read, {})",
+        report.workspace,
+        output::count(report.files_read as u64, "file", "files"),
+        output::memories(report.memories)
     );
     let Some(mut model) = Model::find(&home)? else {
         return Ok(synced);
@@ -571,22 +605,22 @@ pub(super) fn sync(args: SyncArgs, out: &mut dyn Write) -> Result<u8, CliError> 
     } else if !args.quiet {
         writeln!(
             out,
-            "synced {}: {} memories ({} files read of {}, +{} ~{} -{}, {} commits walked)",
+            "synced {}: {} ({} read of {}, +{} ~{} -{}, {} walked)",
             report.workspace,
-            report.memories,
-            report.files_read,
+            output::memories(report.memories),
+            output::count(report.files_read as u64, "file", "files"),
             report.files,
             report.memories_added,
             report.memories_updated,
             report.memories_removed,
-            report.commits_walked
+            output::count(report.commits_walked as u64, "commit", "commits")
         )
         .context("writing output")?;
         match report.pending_embeddings {
             Some(pending) => writeln!(
                 out,
-                "embedded {} memories ({pending} pending)",
-                report.embedded
+                "embedded {} ({pending} pending)",
+                output::memories(report.embedded as u64)
             ),
             None => writeln!(
                 out,
@@ -657,8 +691,9 @@ pub(super) fn reindex(args: ReindexArgs, out: &mut dyn Write) -> Result<u8, CliE
         } else {
             writeln!(
                 out,
-                "rebuilt {}: {} memories",
-                report.workspace, report.memories
+                "rebuilt {}: {}",
+                report.workspace,
+                output::memories(report.memories)
             )
             .context("writing output")?;
         }
@@ -806,6 +841,7 @@ fn pre_compact(out: &mut dyn Write) -> Result<(), CliError> {
             files: Vec::new(),
             source: Some("agent-hook".to_owned()),
             allow_secret: false,
+            refuse_similar: false,
         },
     )?;
     writeln!(out, "stored checkpoint {}", stored.entry.id()).context("writing output")?;

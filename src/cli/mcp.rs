@@ -67,6 +67,9 @@ pub(crate) struct StoreParams {
     /// Paths (relative to the repository root) the memory is about.
     #[serde(default)]
     files: Vec<String>,
+    /// Store even though a nearly identical memory exists (it is refused otherwise): only when it really says something new.
+    #[serde(default)]
+    force: bool,
 }
 
 /// How recall ranks.
@@ -125,7 +128,7 @@ pub(crate) struct SimilarParams {
     id: Option<String>,
     /// A text to compare with, e.g. a memory you are about to store.
     text: Option<String>,
-    /// Cosine similarity from which memories count as similar (default 0.85).
+    /// Cosine similarity from which memories count as similar (default 0.8).
     threshold: Option<f64>,
     /// At most this many memories (default 10).
     limit: Option<usize>,
@@ -203,7 +206,7 @@ impl Server {
     /// Store a memory in the repository's team log (committed with the code, shared through git).
     #[tool(
         name = "store",
-        description = "Store a memory for the team: a decision and its reason, a non-obvious bug fix, an insight about the code, a checkpoint or plan. One fact per memory, a few sentences, identifiers exact. Returns the id, and warns when a nearly identical memory exists (then prefer not to store)."
+        description = "Store a memory for the team: a decision and its reason, a non-obvious bug fix, an insight about the code, a checkpoint or plan. One fact per memory, a few sentences, identifiers exact. Returns the id. A memory nearly identical to one the team has is refused, naming it; pass force: true only if it really says something new."
     )]
     async fn store(
         &self,
@@ -223,6 +226,7 @@ impl Server {
                     files: params.files,
                     source: Some("agent".to_owned()),
                     allow_secret: false,
+                    refuse_similar: !params.force,
                 },
             )?;
             let mut answer = format!("stored {} in {}", stored.entry.id(), stored.file.display());
@@ -331,7 +335,7 @@ impl Server {
                     )));
                 }
             };
-            let threshold = params.threshold.unwrap_or(0.85);
+            let threshold = params.threshold.unwrap_or(ops::SIMILAR);
             let workspace = super::commands::workspace()?;
             let hits = ops::similar(
                 &mut shared.ctx,
@@ -366,7 +370,9 @@ impl Server {
             Ok(
                 match ops::forget(&mut shared.ctx, &workspace, &params.id)? {
                     Forgot::Done { target, .. } => format!("forgot {target}"),
-                    Forgot::Already => format!("{} is already forgotten", params.id),
+                    Forgot::Already { id, at } => {
+                        format!("{id} is already forgotten (since {at})")
+                    }
                 },
             )
         })
@@ -407,10 +413,10 @@ impl ServerHandler for Server {
 fn digest_answer(digested: &ops::Digested) -> String {
     let report = &digested.report;
     format!(
-        "{}({} tokens, distilled from {} memories of {} tokens)",
+        "{}({} tokens, distilled from {} of {} tokens)",
         report.text,
         report.tokens,
-        digested.hits.len(),
+        output::memories(digested.hits.len() as u64),
         report.tokens_of_sources
     )
 }

@@ -10,7 +10,7 @@ mod import;
 mod mcp;
 mod model;
 mod ops;
-mod output;
+pub(crate) mod output;
 mod status;
 
 use std::ffi::OsString;
@@ -58,6 +58,13 @@ enum Command {
     Status(StatusArgs),
     /// Drop the index and rebuild it from git
     Reindex(ReindexArgs),
+    /// Merge again, with the merge driver, memory files a merge left in conflict, and stage them
+    ///
+    /// Reads the three versions from git's index (base, ours, theirs), never the
+    /// conflicted file, keeps every memory of both sides and `git add`s the result.
+    /// Any goldfish command a person runs does the same first.
+    #[command(verbatim_doc_comment)]
+    Resolve(ResolveArgs),
     /// Import old Goldfish notes (markdown with YAML frontmatter) into the log
     Import(ImportArgs),
     /// Check this clone's setup, the index and the model; print each problem with its fix
@@ -119,6 +126,9 @@ struct StoreArgs {
     /// Store even though the content looks like it holds a secret
     #[arg(long)]
     allow_secret: bool,
+    /// Store even though the workspace has a memory saying nearly the same (asked only when stdin is a terminal)
+    #[arg(long)]
+    force: bool,
     /// Print the stored record as JSON
     #[arg(long)]
     json: bool,
@@ -240,7 +250,7 @@ struct SimilarArgs {
     #[arg(long)]
     scan: bool,
     /// Cosine similarity from which memories count as similar
-    #[arg(long, value_name = "X", default_value_t = 0.85)]
+    #[arg(long, value_name = "X", default_value_t = ops::SIMILAR)]
     threshold: f64,
     /// At most this many memories (per cluster with --scan)
     #[arg(long, short = 'n', value_name = "N", default_value_t = 10)]
@@ -276,6 +286,10 @@ struct DoctorArgs {
     #[arg(long)]
     json: bool,
 }
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+struct ResolveArgs {}
 
 #[derive(Debug, clap::Args)]
 #[deny(missing_docs)]
@@ -435,10 +449,11 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> u8 {
     }
 }
 
-/// A memory file left in conflict by a merge that could not run the driver
-/// holds only one side, silently: the commands a person runs say so first.
-fn warn_unmerged_memory_files(command: &Command) {
-    let asks = matches!(
+/// Whether a person runs `command` (not git, an agent's hook or the MCP
+/// server): such commands set the clone up and merge conflicted memory
+/// files first, and say so.
+fn person_facing(command: &Command) -> bool {
+    matches!(
         command,
         Command::Init(_)
             | Command::Store(_)
@@ -448,14 +463,41 @@ fn warn_unmerged_memory_files(command: &Command) {
             | Command::Similar(_)
             | Command::Sync(_)
             | Command::Status(_)
-    );
-    let Some(workspace) = asks
-        .then(|| std::env::current_dir().ok())
-        .flatten()
+            | Command::Resolve(_)
+    )
+}
+
+/// A clone whose `.gitattributes` routes memory files to goldfish gets the
+/// driver declared and the missing hooks installed (init does it itself),
+/// and memory files a merge left in conflict are merged again from git's
+/// index stages. What could not be merged is warned about, with the fix.
+fn heal_clone(command: &Command) {
+    if !person_facing(command) || crate::env::disabled() {
+        return;
+    }
+    let Some(workspace) = std::env::current_dir()
+        .ok()
         .and_then(|cwd| crate::git::Workspace::discover(&cwd).ok())
     else {
         return;
     };
+    if !matches!(command, Command::Init(_)) {
+        // Best effort: status and doctor report a setup this could not fix.
+        for change in crate::heal::heal(&workspace).unwrap_or_default() {
+            eprintln!("goldfish: {change} (.gitattributes routes memory files to goldfish)");
+        }
+    }
+    if matches!(command, Command::Resolve(_)) {
+        return;
+    }
+    match crate::heal::resolve(&workspace) {
+        Ok(resolved) => {
+            for file in resolved {
+                eprintln!("{}", commands::resolved_line(&file));
+            }
+        }
+        Err(err) => eprintln!("warning: could not merge the memory files again: {err:#}"),
+    }
     let files = crate::doctor::unmerged_memory_files(&workspace);
     if !files.is_empty() {
         eprintln!(
@@ -467,7 +509,7 @@ fn warn_unmerged_memory_files(command: &Command) {
 }
 
 fn dispatch(command: Command, out: &mut dyn Write) -> Result<u8, CliError> {
-    warn_unmerged_memory_files(&command);
+    heal_clone(&command);
     match command {
         Command::Init(args) => commands::init(args, out),
         Command::Store(args) => commands::store(args, out),
@@ -478,6 +520,7 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<u8, CliError> {
         Command::Sync(args) => commands::sync(args, out),
         Command::Status(args) => commands::status(args, out),
         Command::Reindex(args) => commands::reindex(args, out),
+        Command::Resolve(ResolveArgs {}) => commands::resolve(out),
         Command::Import(args) => import::import(args, out),
         Command::Doctor(args) => doctor::doctor(args, out),
         Command::Model(ModelCommand::Install(args)) => commands::model_install(args, out),

@@ -222,6 +222,17 @@ impl<W: Write> Write for TerminalSafe<W> {
     }
 }
 
+/// `n` and the noun in the number it takes: "1 memory", "2 memories".
+pub(crate) fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// [`count`] of memories.
+pub(crate) fn memories(n: impl Into<u64>) -> String {
+    count(n, "memory", "memories")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

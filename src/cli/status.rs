@@ -23,7 +23,10 @@ pub(super) struct Status {
     /// Whether HEAD moved since the last sync (the next recall will sync).
     stale: bool,
     last_sync: Option<String>,
+    /// Live memories of HEAD's commit.
     memories_in_git: usize,
+    /// Live memories of the work tree that HEAD's commit does not have.
+    memories_uncommitted: usize,
     memories_in_index: u64,
     /// Lines of the log that are not readable records.
     bad_lines: usize,
@@ -61,7 +64,22 @@ pub(super) fn collect(
     let row = index
         .workspace_by_root(workspace.root())
         .map_err(|err| CliError::from(anyhow::Error::new(err)))?;
-    let head = workspace.head_commit().map(|id| id.to_string());
+    let head_id = workspace.head_commit();
+    let head = head_id.map(|id| id.to_string());
+    let committed = match head_id {
+        Some(commit) => committed_view(workspace, commit)?,
+        None => Default::default(),
+    };
+    let committed_ids: std::collections::HashSet<&str> = committed
+        .memories
+        .iter()
+        .map(|m| m.memory.id.as_str())
+        .collect();
+    let memories_uncommitted = view
+        .memories
+        .iter()
+        .filter(|m| !committed_ids.contains(m.memory.id.as_str()))
+        .count();
     let memories_in_index = match &row {
         Some(row) => index
             .live_count(row.id)
@@ -89,7 +107,8 @@ pub(super) fn collect(
         index_head: row.as_ref().and_then(|row| row.head_commit.clone()),
         last_sync: row.as_ref().and_then(|row| row.synced_at.clone()),
         head,
-        memories_in_git: view.memories.len(),
+        memories_in_git: committed.memories.len(),
+        memories_uncommitted,
         memories_in_index,
         bad_lines: view.problems.len(),
         model,
@@ -100,18 +119,43 @@ pub(super) fn collect(
     })
 }
 
+/// What HEAD's commit holds of the log.
+fn committed_view(
+    workspace: &Workspace,
+    commit: gix::ObjectId,
+) -> Result<crate::memory::view::LogView, CliError> {
+    let failed = |err: crate::git::GitError| CliError::from(anyhow::Error::new(err));
+    let mut files = Vec::new();
+    for (name, blob) in workspace.memory_files_at(commit).map_err(failed)? {
+        files.push((name, workspace.read_blob(blob).map_err(failed)?));
+    }
+    Ok(crate::memory::view::LogView::build(
+        files
+            .iter()
+            .map(|(name, bytes)| (name.as_str(), bytes.as_slice())),
+    ))
+}
+
 pub(super) fn print(status: &Status, out: &mut dyn Write) -> Result<(), CliError> {
     let mut text = String::new();
     let name = status.workspace.as_deref().unwrap_or("(not synced yet)");
     text.push_str(&format!("workspace  {name}  {}\n", status.root));
     text.push_str(&format!(
-        "memories   {} in git, {} in the index{}\n",
+        "memories   {} in git{}, {} in the index{}\n",
         status.memories_in_git,
+        match status.memories_uncommitted {
+            0 => String::new(),
+            n => format!(" (and {n} not committed yet)"),
+        },
         status.memories_in_index,
         if status.bad_lines > 0 {
             format!(
-                " ({} unreadable lines: see `goldfish doctor`)",
-                status.bad_lines
+                " ({}: see `goldfish doctor`)",
+                super::output::count(
+                    status.bad_lines as u64,
+                    "unreadable line",
+                    "unreadable lines"
+                )
             )
         } else {
             String::new()
@@ -129,9 +173,12 @@ pub(super) fn print(status: &Status, out: &mut dyn Write) -> Result<(), CliError
         None => text.push_str("last sync  never (run `goldfish sync`)\n"),
     }
     match (&status.model, status.pending_embeddings) {
-        (Some(model), Some(0)) => text.push_str(&format!("model      {model}: every memory embedded\n")),
+        (Some(model), Some(0)) => {
+            text.push_str(&format!("model      {model}: every memory embedded\n"))
+        }
         (Some(model), Some(pending)) => text.push_str(&format!(
-            "model      {model}: {pending} memories not embedded yet (`goldfish sync` embeds them)\n"
+            "model      {model}: {} not embedded yet (`goldfish sync` embeds them)\n",
+            super::output::memories(pending)
         )),
         _ => text.push_str(&format!(
             "model      none: recall matches keywords only; {}\n",
@@ -149,8 +196,10 @@ pub(super) fn print(status: &Status, out: &mut dyn Write) -> Result<(), CliError
     text.push_str(&format!("index      {}\n", status.index));
     for other in &status.workspaces {
         text.push_str(&format!(
-            "           {}: {} memories ({})\n",
-            other.name, other.memories, other.root
+            "           {}: {} ({})\n",
+            other.name,
+            super::output::memories(other.memories),
+            other.root
         ));
     }
     out.write_all(text.as_bytes()).context("writing output")?;

@@ -1,7 +1,7 @@
 //! What a reader sees of a log: every memory that no tombstone forgets, with
 //! the file and line it came from, and the lines that could not be read.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use goldfish_merge::record::parse_log;
 
@@ -46,8 +46,8 @@ impl std::fmt::Display for Problem {
 pub struct LogView {
     /// Sorted by (timestamp, id).
     pub memories: Vec<Located>,
-    /// Ids forgotten by a tombstone.
-    pub forgotten: HashSet<String>,
+    /// Ids forgotten by a tombstone, with the time of the first one.
+    pub forgotten: HashMap<String, String>,
     pub problems: Vec<Problem>,
 }
 
@@ -81,7 +81,10 @@ impl LogView {
                         });
                     }
                     Ok(Entry::Tombstone(tombstone)) => {
-                        view.forgotten.insert(tombstone.forgets);
+                        let at = view.forgotten.entry(tombstone.forgets).or_default();
+                        if at.is_empty() || tombstone.timestamp < *at {
+                            *at = tombstone.timestamp;
+                        }
                     }
                     Err(err) => view.problems.push(Problem {
                         file: file.to_owned(),
@@ -94,7 +97,7 @@ impl LogView {
                 }
             }
         }
-        memories.retain(|m| !view.forgotten.contains(&m.memory.id));
+        memories.retain(|m| !view.forgotten.contains_key(&m.memory.id));
         memories.sort_by(|a, b| {
             (&a.memory.timestamp, &a.memory.id).cmp(&(&b.memory.timestamp, &b.memory.id))
         });
@@ -114,10 +117,35 @@ impl LogView {
             .filter(|m| !needle.is_empty() && m.memory.id.starts_with(&needle))
             .collect();
         match matches.as_slice() {
-            [] if self.forgotten.contains(&needle) => Lookup::Forgotten,
-            [] => Lookup::Missing,
+            [] => self.find_forgotten(&needle),
             [one] => Lookup::Found(one),
             many => Lookup::Ambiguous(many.iter().map(|m| m.memory.id.clone()).collect()),
+        }
+    }
+}
+
+impl LogView {
+    /// The forgotten memory `needle` (an id or a prefix) names alone.
+    fn find_forgotten(&self, needle: &str) -> Lookup<'_> {
+        let mut matches: Vec<(&String, &String)> = self
+            .forgotten
+            .iter()
+            .filter(|(id, _)| !needle.is_empty() && id.starts_with(needle))
+            .collect();
+        if let Some(exact) = matches.iter().find(|(id, _)| id.as_str() == needle) {
+            matches = vec![*exact];
+        }
+        match matches.as_slice() {
+            [] => Lookup::Missing,
+            [(id, at)] => Lookup::Forgotten {
+                id: (*id).clone(),
+                at: (*at).clone(),
+            },
+            many => {
+                let mut ids: Vec<String> = many.iter().map(|(id, _)| (*id).clone()).collect();
+                ids.sort();
+                Lookup::Ambiguous(ids)
+            }
         }
     }
 }
@@ -126,7 +154,11 @@ impl LogView {
 #[derive(Debug, PartialEq)]
 pub enum Lookup<'a> {
     Found(&'a Located),
-    Forgotten,
+    /// Forgotten: the memory's id, and when (the first tombstone's time).
+    Forgotten {
+        id: String,
+        at: String,
+    },
     Missing,
     Ambiguous(Vec<String>),
 }
@@ -156,7 +188,12 @@ mod tests {
         assert_eq!(view.problems.len(), 1);
         assert_eq!(view.problems[0].file, "2026-11-21.jsonl");
         assert_eq!(view.problems[0].line, 2);
-        assert_eq!(view.find("01a"), Lookup::Forgotten);
+        let forgotten = Lookup::Forgotten {
+            id: "01A".into(),
+            at: "2026-11-22T10:00:00.000Z".into(),
+        };
+        assert_eq!(view.find("01a"), forgotten);
+        assert_eq!(view.find("01A"), forgotten);
     }
 
     #[test]

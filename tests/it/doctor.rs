@@ -402,7 +402,7 @@ fn doctor_reports_the_model() {
         model["message"]
             .as_str()
             .unwrap()
-            .contains("1 memories are not embedded yet"),
+            .contains("1 memory not embedded yet"),
         "{model}"
     );
     assert_eq!(model["fix"], "goldfish sync");

@@ -170,9 +170,9 @@ fn pull_succeeds_without_goldfish_on_path() {
 }
 
 /// When git cannot run the driver (`goldfish` not on its PATH), it records a
-/// conflict but leaves the memory file as ours, with no markers: the next
-/// goldfish command and doctor say so and how to merge it again, and
-/// `git checkout -m` with goldfish back on PATH does.
+/// conflict but leaves the memory file as ours, with no markers: doctor says
+/// so, with `goldfish resolve`, and the next goldfish command merges it again
+/// from git's index.
 #[test]
 fn a_merge_without_goldfish_on_path_is_reported_and_can_be_redone() {
     let mut env = TestEnv::new();
@@ -199,13 +199,6 @@ fn a_merge_without_goldfish_on_path_is_reported_and_can_be_redone() {
     assert!(!text.contains("<<<<<<<"), "no markers: {text}");
     env.goldfish_on_path = true;
 
-    let status = env.goldfish(&bob, &["status"]);
-    let stderr = String::from_utf8_lossy(&status.stderr);
-    assert!(
-        stderr.contains(&format!("{file} is in conflict"))
-            && stderr.contains(&format!("git checkout -m -- {file}")),
-        "{stderr}"
-    );
     let doctor = env.goldfish(&bob, &["doctor", "--json"]);
     assert_eq!(doctor.status.code(), Some(1));
     let report: serde_json::Value = serde_json::from_slice(&doctor.stdout).unwrap();
@@ -217,14 +210,22 @@ fn a_merge_without_goldfish_on_path_is_reported_and_can_be_redone() {
         .unwrap_or_else(|| panic!("{report}"))
         .clone();
     assert_eq!(finding["status"], "problem", "{finding}");
+    assert!(
+        finding["fix"]
+            .as_str()
+            .unwrap()
+            .starts_with("goldfish resolve"),
+        "{finding}"
+    );
 
-    env.git(&bob, &["checkout", "-m", "--", file]);
-    env.git(&bob, &["add", file]);
+    let status = env.goldfish(&bob, &["status"]);
+    let stderr = String::from_utf8_lossy(&status.stderr);
+    assert!(stderr.contains(&format!("merged {file} again")), "{stderr}");
+    assert!(!stderr.contains("in conflict"), "{stderr}");
     let text = std::fs::read_to_string(bob.join(file)).unwrap();
     assert!(
         text.contains("Bob's memory") && text.contains("Alice's memory"),
         "{text}"
     );
-    let status = env.goldfish(&bob, &["status"]);
-    assert!(!String::from_utf8_lossy(&status.stderr).contains("in conflict"));
+    assert_eq!(env.git(&bob, &["ls-files", "-u"]), "");
 }

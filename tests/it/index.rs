@@ -225,43 +225,43 @@ fn workspaces_are_isolated_unless_asked() {
     assert_eq!(unknown.status.code(), Some(2));
 }
 
+/// A clone whose committed `.gitattributes` routes memory files to goldfish
+/// is set up by status itself; a repository that never had goldfish is
+/// reported, with the fix.
 #[test]
-fn status_reports_a_clone_without_init_and_the_fix() {
+fn status_sets_up_a_clone_without_init_and_reports_a_repository_without_goldfish() {
     let env = TestEnv::new();
     let (remote, _alice, _bob) = env.team();
     let fresh = env.clone_of(&remote, "fresh");
-    let status = status(&env, &fresh);
-    let health = status["health"].as_array().unwrap();
-    let driver = health
-        .iter()
-        .find(|c| c["check"] == "merge-driver")
-        .unwrap();
-    assert_eq!(driver["ok"], false);
-    assert_eq!(driver["fix"], "goldfish init");
-    assert!(
-        driver["problem"]
-            .as_str()
-            .unwrap()
-            .contains("merge.goldfish.driver")
-    );
-    let hooks = health.iter().find(|c| c["check"] == "hooks").unwrap();
-    assert_eq!(hooks["ok"], false);
-    let attributes = health
-        .iter()
-        .find(|c| c["check"] == "gitattributes")
-        .unwrap();
-    assert_eq!(attributes["ok"], true, "committed by the team");
-    let text = env.ok(&fresh, &["status"]);
-    assert!(text.contains("fix: goldfish init"), "{text}");
-
-    env.ok(&fresh, &["init"]);
-    let healthy = crate::index::status(&env, &fresh);
+    let output = env.goldfish(&fresh, &["status", "--json"]);
+    assert!(output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("declared the merge driver"), "{stderr}");
+    let healthy: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert!(
         healthy["health"]
             .as_array()
             .unwrap()
             .iter()
-            .all(|c| c["ok"] == true)
+            .all(|c| c["ok"] == true),
+        "{healthy}"
+    );
+
+    let plain = env.path().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    env.git(&plain, &["init", "-q", "-b", "main"]);
+    let status = status(&env, &plain);
+    let health = status["health"].as_array().unwrap();
+    for check in ["merge-driver", "gitattributes", "hooks"] {
+        let found = health.iter().find(|c| c["check"] == check).unwrap();
+        assert_eq!(found["ok"], false, "{found}");
+        assert_eq!(found["fix"], "goldfish init", "{found}");
+    }
+    let text = env.ok(&plain, &["status"]);
+    assert!(text.contains("fix: goldfish init"), "{text}");
+    assert!(
+        !env.git(&plain, &["config", "--local", "--list"])
+            .contains("merge.goldfish")
     );
 }
 

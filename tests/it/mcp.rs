@@ -117,20 +117,29 @@ fn store_recall_forget_and_errors_in_one_session() {
         assert_eq!(lines[0]["source"], "agent");
         assert_eq!(lines[0]["files"][0], "src/billing/numbering.rs");
 
-        // The same fact again: stored, with a near-duplicate warning.
-        let again = call(
-            &client,
-            "store",
-            serde_json::json!({
-                "content": "Invoices are numbered per tenant with a Postgres sequence invoice_seq_<tenant>; a global counter caused gaps under concurrent checkout.",
-                "type": "decision",
-            }),
-        )
-        .await;
+        // The same fact in other words: refused, naming the memory, nothing
+        // written; with `force: true`, stored with a warning.
+        let paraphrase = serde_json::json!({
+            "content": "Invoice numbers come from a per-tenant Postgres sequence (invoice_seq_<tenant>) since one global counter left gaps when checkouts ran concurrently.",
+            "type": "decision",
+        });
+        let again = call(&client, "store", paraphrase.clone()).await;
+        assert_eq!(again.is_error, Some(true), "{}", text_of(&again));
         assert!(
-            text_of(&again).contains(&format!("similar to {id}")),
+            text_of(&again).contains(&format!("similar to {id}"))
+                && text_of(&again).contains("`force: true`"),
             "{}",
             text_of(&again)
+        );
+        assert_eq!(memory_lines(&alice).len(), 1, "nothing written");
+        let mut forced = paraphrase;
+        forced["force"] = serde_json::json!(true);
+        let forced = call(&client, "store", forced).await;
+        assert_eq!(forced.is_error, Some(false), "{}", text_of(&forced));
+        assert!(
+            text_of(&forced).contains(&format!("similar to {id}")),
+            "{}",
+            text_of(&forced)
         );
 
         // Bad input: a tool error naming the argument, and the server lives on.
