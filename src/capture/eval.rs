@@ -75,7 +75,10 @@ pub fn load(text: &str) -> Result<Vec<Labelled>, String> {
 fn secrets_in(value: &serde_json::Value, found: &mut Vec<String>) {
     match value {
         serde_json::Value::String(text) => {
-            found.extend(text.lines().filter_map(|line| secrets::scan(line).map(|f| f.matched)));
+            found.extend(
+                text.lines()
+                    .filter_map(|line| secrets::scan(line).map(|f| f.matched)),
+            );
         }
         serde_json::Value::Array(items) => items.iter().for_each(|v| secrets_in(v, found)),
         serde_json::Value::Object(map) => map.values().for_each(|v| secrets_in(v, found)),
@@ -84,7 +87,11 @@ fn secrets_in(value: &serde_json::Value, found: &mut Vec<String>) {
 }
 
 /// Replays the set: rules first, `generator` on what they cannot judge.
-pub fn evaluate(set: &[Labelled], root: &Path, mut generator: Option<&mut (dyn Generator + '_)>) -> Report {
+pub fn evaluate(
+    set: &[Labelled],
+    root: &Path,
+    mut generator: Option<&mut (dyn Generator + '_)>,
+) -> Report {
     let mut report = Report::default();
     let mut sessions: std::collections::BTreeMap<String, Session> = Default::default();
     for labelled in set {
@@ -94,7 +101,10 @@ pub fn evaluate(set: &[Labelled], root: &Path, mut generator: Option<&mut (dyn G
         event::sanitize(&mut payload);
         let started = Instant::now();
         let facts = event::facts(&payload, root);
-        let session_id = payload["session_id"].as_str().unwrap_or_default().to_owned();
+        let session_id = payload["session_id"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         let session = sessions.entry(session_id).or_default();
         let observation = match (session.apply(&facts), generator.as_deref_mut()) {
             (Verdict::Store(observation), _) => Some(observation),
@@ -123,7 +133,9 @@ pub fn evaluate(set: &[Labelled], root: &Path, mut generator: Option<&mut (dyn G
         };
         report.recorded += 1;
         if secrets::scan(&observation.content).is_some()
-            || planted.iter().any(|s| observation.content.contains(s.as_str()))
+            || planted
+                .iter()
+                .any(|s| observation.content.contains(s.as_str()))
         {
             report.secrets_leaked += 1;
         }

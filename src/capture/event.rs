@@ -117,7 +117,10 @@ pub fn facts(payload: &Value, root: &Path) -> Facts {
         "Edit" | "MultiEdit" | "Write" => {
             facts.modified.extend(path_of("file_path"));
             let mut change = String::new();
-            let edits = input["edits"].as_array().cloned().unwrap_or_else(|| vec![input.clone()]);
+            let edits = input["edits"]
+                .as_array()
+                .cloned()
+                .unwrap_or_else(|| vec![input.clone()]);
             for edit in &edits {
                 if let Some(old) = edit["old_string"].as_str() {
                     change.push_str(&format!("- {}\n", old.trim()));
@@ -127,7 +130,8 @@ pub fn facts(payload: &Value, root: &Path) -> Facts {
                 }
             }
             if !change.is_empty() {
-                let (change, secret) = redact::remove_secrets(&redact::clip_middle(&change, MAX_CHANGE_BYTES));
+                let (change, secret) =
+                    redact::remove_secrets(&redact::clip_middle(&change, MAX_CHANGE_BYTES));
                 facts.secret_removed |= secret;
                 facts.change = Some(change);
             }
@@ -221,7 +225,10 @@ fn bash_outcome(payload: &Value, output: &str) -> Outcome {
     let failed = output.lines().any(|line| {
         let line = line.trim();
         line.starts_with("Exit code ")
-            && line["Exit code ".len()..].trim().parse::<i64>().is_ok_and(|c| c != 0)
+            && line["Exit code ".len()..]
+                .trim()
+                .parse::<i64>()
+                .is_ok_and(|c| c != 0)
             || line.starts_with("test result: FAILED")
             || line.starts_with("error: could not compile")
             || line.starts_with("FAILED ")
@@ -298,8 +305,14 @@ mod tests {
     fn paths_outside_the_repository_are_left_out() {
         let root = Path::new("/work/repo");
         let cwd = Path::new("/work/repo/src");
-        assert_eq!(relative_path("/work/repo/src/a.rs", cwd, root).as_deref(), Some("src/a.rs"));
-        assert_eq!(relative_path("b.rs", cwd, root).as_deref(), Some("src/b.rs"));
+        assert_eq!(
+            relative_path("/work/repo/src/a.rs", cwd, root).as_deref(),
+            Some("src/a.rs")
+        );
+        assert_eq!(
+            relative_path("b.rs", cwd, root).as_deref(),
+            Some("src/b.rs")
+        );
         assert_eq!(relative_path("../../etc/passwd", cwd, root), None);
         assert_eq!(relative_path("/etc/passwd", cwd, root), None);
         assert_eq!(relative_path("/work/repo/.git/config", cwd, root), None);
@@ -310,7 +323,11 @@ mod tests {
         let output = "test sync::branch_switch ... FAILED\ntest ok_one ... ok\nFAILED tests/test_auth.py::test_expired - AssertionError\n--- FAIL: TestMerge (0.01s)\n";
         assert_eq!(
             failing_tests(output),
-            ["sync::branch_switch", "tests/test_auth.py::test_expired", "TestMerge"]
+            [
+                "sync::branch_switch",
+                "tests/test_auth.py::test_expired",
+                "TestMerge"
+            ]
         );
     }
 
@@ -326,6 +343,9 @@ mod tests {
         assert_eq!(facts.outcome, Some(Outcome::Failed));
         assert_eq!(facts.command.as_deref(), Some(redact::SECRET_REMOVED));
         assert!(facts.secret_removed);
-        assert_eq!(facts.errors[0], "error[E0599]: no method named `journal` found");
+        assert_eq!(
+            facts.errors[0],
+            "error[E0599]: no method named `journal` found"
+        );
     }
 }

@@ -32,7 +32,8 @@ pub fn install_default(models_dir: &Path) -> Result<PathBuf, InstallError> {
             source,
         }
     };
-    let scripts = tempfile::tempdir().map_err(io("create a temporary folder in", &std::env::temp_dir()))?;
+    let scripts =
+        tempfile::tempdir().map_err(io("create a temporary folder in", &std::env::temp_dir()))?;
     let script = scripts.path().join("install_capture.sh");
     std::fs::write(&script, INSTALL_SH).map_err(io("write", &script))?;
     let dir = capture_models_dir(models_dir);
@@ -50,7 +51,9 @@ pub fn install_default(models_dir: &Path) -> Result<PathBuf, InstallError> {
     }
     let path = dir.join(DEFAULT_GGUF);
     if !path.is_file() {
-        return Err(InstallError::Output(String::from_utf8_lossy(&output.stdout).into_owned()));
+        return Err(InstallError::Output(
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+        ));
     }
     Ok(path)
 }

@@ -14,8 +14,8 @@ pub mod eval;
 pub mod event;
 pub mod install;
 pub mod model;
-pub mod redact;
 pub mod queue;
+pub mod redact;
 pub mod rules;
 pub mod runtime;
 
@@ -31,7 +31,10 @@ pub use runtime::Generator;
 /// Asks the model about one event: `Ok(None)` when it calls no tool, `Err`
 /// (the reason to count it dropped) when it fails or answers outside the
 /// schema.
-pub fn judge(generator: &mut dyn Generator, facts: &event::Facts) -> Result<Option<Observation>, String> {
+pub fn judge(
+    generator: &mut dyn Generator,
+    facts: &event::Facts,
+) -> Result<Option<Observation>, String> {
     let prompt = model::prompt(&model::describe(facts));
     let output = generator
         .generate(&prompt)
@@ -93,7 +96,12 @@ pub struct Enqueued {
 
 /// Queues one hook payload (`kind` is `tool` or `stop`) of the repository
 /// holding the payload's `cwd` (else `cwd`).
-pub fn enqueue(home: &Path, cwd: &Path, kind: &str, payload: &[u8]) -> Result<Enqueued, CaptureError> {
+pub fn enqueue(
+    home: &Path,
+    cwd: &Path,
+    kind: &str,
+    payload: &[u8],
+) -> Result<Enqueued, CaptureError> {
     let mut value: Value =
         serde_json::from_slice(payload).map_err(|e| CaptureError::Payload(e.to_string()))?;
     if !value.is_object() {
@@ -117,7 +125,12 @@ pub fn enqueue(home: &Path, cwd: &Path, kind: &str, payload: &[u8]) -> Result<En
 pub trait Sink {
     /// Stores an observation of `session`; returns the memory's id, or why
     /// it was refused.
-    fn store(&mut self, root: &Path, session: &str, observation: &Observation) -> Result<String, String>;
+    fn store(
+        &mut self,
+        root: &Path,
+        session: &str,
+        observation: &Observation,
+    ) -> Result<String, String>;
 }
 
 /// What a drain did, by verdict.
@@ -207,7 +220,10 @@ fn process(
     let Ok(payload) = serde_json::from_str::<Value>(line) else {
         return Ok(serde_json::json!({"verdict": "dropped", "reason": "unreadable queue line"}));
     };
-    let session_id = payload["session_id"].as_str().unwrap_or("unknown").to_owned();
+    let session_id = payload["session_id"]
+        .as_str()
+        .unwrap_or("unknown")
+        .to_owned();
     let mut session: Session = queue.load_session(&session_id);
     let mut status = serde_json::json!({
         "session": session_id,
@@ -226,7 +242,9 @@ fn process(
     } else {
         let facts = event::facts(&payload, root);
         match (session.apply(&facts), generator) {
-            (Verdict::Consult(_), Some(generator)) if session.stored < rules::MAX_STORED_PER_SESSION => {
+            (Verdict::Consult(_), Some(generator))
+                if session.stored < rules::MAX_STORED_PER_SESSION =>
+            {
                 match judge(generator, &facts) {
                     Ok(Some(observation)) => {
                         session.stored += 1;

@@ -11,7 +11,14 @@ use serde_json::Value;
 use super::event::Facts;
 
 /// The memory types a model may choose.
-pub const TYPES: &[&str] = &["bug-fix", "feature", "refactor", "decision", "insight", "observation"];
+pub const TYPES: &[&str] = &[
+    "bug-fix",
+    "feature",
+    "refactor",
+    "decision",
+    "insight",
+    "observation",
+];
 
 /// Bytes of a model's observation text at most.
 pub const MAX_TEXT_BYTES: usize = 1000;
@@ -57,7 +64,10 @@ pub fn describe(facts: &Facts) -> String {
         text.push_str(&format!("\nRead: {}", facts.read.join(", ")));
     }
     if !facts.failing_tests.is_empty() {
-        text.push_str(&format!("\nFailing tests: {}", facts.failing_tests.join(", ")));
+        text.push_str(&format!(
+            "\nFailing tests: {}",
+            facts.failing_tests.join(", ")
+        ));
     }
     for error in &facts.errors {
         text.push_str(&format!("\nError: {error}"));
@@ -114,14 +124,21 @@ pub fn parse(output: &str) -> Answer {
     if let Some(extra) = fields.keys().find(|k| *k != "type" && *k != "text") {
         return Answer::Invalid(format!("unexpected argument `{extra}`"));
     }
-    let Some(kind) = fields.get("type").and_then(Value::as_str).filter(|k| TYPES.contains(k)) else {
+    let Some(kind) = fields
+        .get("type")
+        .and_then(Value::as_str)
+        .filter(|k| TYPES.contains(k))
+    else {
         return Answer::Invalid("`type` missing or not one of the memory types".to_owned());
     };
     let Some(text) = fields.get("text").and_then(Value::as_str).map(str::trim) else {
         return Answer::Invalid("`text` missing".to_owned());
     };
     if text.chars().count() < 20 || text.len() > MAX_TEXT_BYTES {
-        return Answer::Invalid(format!("`text` of {} bytes (20 to {MAX_TEXT_BYTES})", text.len()));
+        return Answer::Invalid(format!(
+            "`text` of {} bytes (20 to {MAX_TEXT_BYTES})",
+            text.len()
+        ));
     }
     Answer::Observation {
         kind: kind.to_owned(),

@@ -85,7 +85,9 @@ impl Queue {
     }
 
     fn session_path(&self, session: &str) -> PathBuf {
-        self.dir.join("sessions").join(format!("{}.json", file_safe(session)))
+        self.dir
+            .join("sessions")
+            .join(format!("{}.json", file_safe(session)))
     }
 
     /// Appends one line to the queue (owner-only file, under a lock, one
@@ -116,7 +118,8 @@ impl Queue {
         let mut bytes = Vec::with_capacity(line.len() + 1);
         bytes.extend_from_slice(line.as_bytes());
         bytes.push(b'\n');
-        file.write_all(&bytes).map_err(io_error("append to", &path))?;
+        file.write_all(&bytes)
+            .map_err(io_error("append to", &path))?;
         Ok(true)
     }
 
@@ -168,7 +171,11 @@ impl Queue {
             .unwrap_or_default()
     }
 
-    pub fn save_session<T: serde::Serialize>(&self, session: &str, state: &T) -> Result<(), CaptureError> {
+    pub fn save_session<T: serde::Serialize>(
+        &self,
+        session: &str,
+        state: &T,
+    ) -> Result<(), CaptureError> {
         let path = self.session_path(session);
         create_private_dir(path.parent().unwrap_or(&self.dir))?;
         let bytes = serde_json::to_vec(state).map_err(|e| CaptureError::Io {
@@ -187,7 +194,8 @@ impl Queue {
         let mut file = open_private(&path, true)?;
         let mut line = record.to_string();
         line.push('\n');
-        file.write_all(line.as_bytes()).map_err(io_error("append to", &path))
+        file.write_all(line.as_bytes())
+            .map_err(io_error("append to", &path))
     }
 
     /// The status log's records.

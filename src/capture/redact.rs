@@ -90,7 +90,10 @@ mod tests {
         let text = "error: auth failed\nexport GITHUB_TOKEN=ghp_aaaaBBBBccccDDDDeeeeFFFFgggg0123456789\nat line 3";
         let (cleaned, found) = remove_secrets(text);
         assert!(found);
-        assert_eq!(cleaned, format!("error: auth failed\n{SECRET_REMOVED}\nat line 3"));
+        assert_eq!(
+            cleaned,
+            format!("error: auth failed\n{SECRET_REMOVED}\nat line 3")
+        );
         assert_eq!(remove_secrets("plain"), ("plain".to_owned(), false));
     }
 

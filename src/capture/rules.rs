@@ -172,7 +172,10 @@ impl Session {
             content.push_str(&format!("\nPassing: {}.", list(&self.passed, 4)));
         }
         for failure in self.failing.iter().take(3) {
-            content.push_str(&format!("\nStill failing: `{}`", clip(&failure.command, 200)));
+            content.push_str(&format!(
+                "\nStill failing: `{}`",
+                clip(&failure.command, 200)
+            ));
         }
         if let Some(answer) = last_answer {
             content.push_str(&format!("\nLast answer: {}", clip(answer, 1200)));
@@ -202,13 +205,44 @@ fn normalize(command: &str) -> String {
 /// tests, builds, type checks and linters.
 pub fn is_check(command: &str) -> bool {
     const CHECKS: &[&str] = &[
-        "cargo test", "cargo nextest", "cargo build", "cargo check", "cargo clippy",
-        "cargo run", "pytest", "python -m pytest", "python3 -m pytest", "npm test",
-        "npm run test", "npm run build", "npm run lint", "yarn test", "pnpm test",
-        "npx jest", "npx vitest", "jest", "vitest", "go test", "go build", "go vet",
-        "make", "mvn test", "mvn verify", "gradle test", "./gradlew test", "tsc",
-        "npx tsc", "mypy", "ruff", "rspec", "bundle exec rspec", "dotnet test",
-        "dotnet build", "ctest", "bash scripts/test.sh", "scripts/test.sh",
+        "cargo test",
+        "cargo nextest",
+        "cargo build",
+        "cargo check",
+        "cargo clippy",
+        "cargo run",
+        "pytest",
+        "python -m pytest",
+        "python3 -m pytest",
+        "npm test",
+        "npm run test",
+        "npm run build",
+        "npm run lint",
+        "yarn test",
+        "pnpm test",
+        "npx jest",
+        "npx vitest",
+        "jest",
+        "vitest",
+        "go test",
+        "go build",
+        "go vet",
+        "make",
+        "mvn test",
+        "mvn verify",
+        "gradle test",
+        "./gradlew test",
+        "tsc",
+        "npx tsc",
+        "mypy",
+        "ruff",
+        "rspec",
+        "bundle exec rspec",
+        "dotnet test",
+        "dotnet build",
+        "ctest",
+        "bash scripts/test.sh",
+        "scripts/test.sh",
     ];
     // The last command of a `cd x && …` chain is the one that counts.
     let last = command.rsplit("&&").next().unwrap_or(command).trim();
@@ -243,9 +277,34 @@ fn same_check(failed: &str, passed: &str) -> bool {
 
 fn is_trivial(command: &str) -> bool {
     const TRIVIAL: &[&str] = &[
-        "ls", "cd", "pwd", "cat", "head", "tail", "echo", "which", "find", "grep", "rg", "wc",
-        "tree", "less", "file", "stat", "du", "df", "env", "date", "whoami", "sed -n",
-        "git status", "git log", "git diff", "git show", "git branch", "git remote",
+        "ls",
+        "cd",
+        "pwd",
+        "cat",
+        "head",
+        "tail",
+        "echo",
+        "which",
+        "find",
+        "grep",
+        "rg",
+        "wc",
+        "tree",
+        "less",
+        "file",
+        "stat",
+        "du",
+        "df",
+        "env",
+        "date",
+        "whoami",
+        "sed -n",
+        "git status",
+        "git log",
+        "git diff",
+        "git show",
+        "git branch",
+        "git remote",
     ];
     let last = strip_env(command.rsplit("&&").next().unwrap_or(command).trim());
     TRIVIAL
@@ -303,22 +362,40 @@ mod tests {
         let mut failed = bash("cargo test --test it sync", Outcome::Failed);
         failed.failing_tests = vec!["sync::branch_switch".to_owned()];
         assert!(matches!(session.apply(&failed), Verdict::Skip(_)));
-        assert!(matches!(session.apply(&edit("src/git.rs")), Verdict::Consult(_)));
-        let Verdict::Store(observation) = session.apply(&bash("cargo test --test it", Outcome::Succeeded)) else {
+        assert!(matches!(
+            session.apply(&edit("src/git.rs")),
+            Verdict::Consult(_)
+        ));
+        let Verdict::Store(observation) =
+            session.apply(&bash("cargo test --test it", Outcome::Succeeded))
+        else {
             panic!("a fix is stored");
         };
         assert_eq!(observation.kind, "bug-fix");
         assert_eq!(observation.files, ["src/git.rs"]);
-        assert!(observation.content.contains("sync::branch_switch"), "{}", observation.content);
+        assert!(
+            observation.content.contains("sync::branch_switch"),
+            "{}",
+            observation.content
+        );
     }
 
     #[test]
     fn trivial_commands_dead_ends_and_flaky_passes_are_not_stored() {
         let mut session = Session::default();
-        assert_eq!(session.apply(&bash("ls -la", Outcome::Succeeded)), Verdict::Skip("trivial command"));
-        assert!(matches!(session.apply(&bash("curl http://x", Outcome::Failed)), Verdict::Skip(_)));
+        assert_eq!(
+            session.apply(&bash("ls -la", Outcome::Succeeded)),
+            Verdict::Skip("trivial command")
+        );
+        assert!(matches!(
+            session.apply(&bash("curl http://x", Outcome::Failed)),
+            Verdict::Skip(_)
+        ));
         session.apply(&bash("pytest tests", Outcome::Failed));
-        assert!(matches!(session.apply(&bash("pytest tests", Outcome::Succeeded)), Verdict::Skip(_)));
+        assert!(matches!(
+            session.apply(&bash("pytest tests", Outcome::Succeeded)),
+            Verdict::Skip(_)
+        ));
         assert!(session.summary(None, None).is_none(), "nothing changed");
     }
 

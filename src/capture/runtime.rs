@@ -70,9 +70,14 @@ impl GgufModel {
             message,
         };
         let mut file = std::fs::File::open(path).map_err(|e| model_error(e.to_string()))?;
-        let content = gguf_file::Content::read(&mut file).map_err(|e| model_error(e.to_string()))?;
+        let content =
+            gguf_file::Content::read(&mut file).map_err(|e| model_error(e.to_string()))?;
         let text = |key: &str| -> Option<String> {
-            content.metadata.get(key).and_then(|v| v.to_string().ok()).cloned()
+            content
+                .metadata
+                .get(key)
+                .and_then(|v| v.to_string().ok())
+                .cloned()
         };
         let architecture = text("general.architecture").unwrap_or_default();
         let name = text("general.name")
@@ -105,7 +110,13 @@ impl GgufModel {
         };
         let id = name
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '-' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                    c
+                } else {
+                    '-'
+                }
+            })
             .collect::<String>()
             .to_lowercase();
         Ok(GgufModel {
@@ -162,7 +173,9 @@ impl Generator for GgufModel {
                 .and_then(|l| l.to_dtype(candle_core::DType::F32))
                 .map_err(inference)?;
             let logits = if logits.rank() == 2 {
-                logits.get(logits.dim(0).map_err(inference)? - 1).map_err(inference)?
+                logits
+                    .get(logits.dim(0).map_err(inference)? - 1)
+                    .map_err(inference)?
             } else {
                 logits
             };
@@ -301,7 +314,10 @@ impl Generator for CommandGenerator {
             if started.elapsed() > self.timeout {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(failed(format!("no answer within {} s", self.timeout.as_secs())));
+                return Err(failed(format!(
+                    "no answer within {} s",
+                    self.timeout.as_secs()
+                )));
             }
             std::thread::sleep(Duration::from_millis(20));
         };

@@ -63,7 +63,10 @@ fn open_lock(home: &Home) -> anyhow::Result<std::fs::File> {
 
 fn worker_running(home: &Home) -> anyhow::Result<bool> {
     let lock = open_lock(home)?;
-    Ok(matches!(lock.try_lock(), Err(std::fs::TryLockError::WouldBlock)))
+    Ok(matches!(
+        lock.try_lock(),
+        Err(std::fs::TryLockError::WouldBlock)
+    ))
 }
 
 /// Starts `goldfish capture work` detached, logging to
@@ -98,7 +101,12 @@ struct StoreSink {
 }
 
 impl Sink for StoreSink {
-    fn store(&mut self, root: &Path, _session: &str, observation: &Observation) -> Result<String, String> {
+    fn store(
+        &mut self,
+        root: &Path,
+        _session: &str,
+        observation: &Observation,
+    ) -> Result<String, String> {
         let workspace = Workspace::discover(root).map_err(|e| format!("{e:#}"))?;
         let stored = ops::store(
             &mut self.ctx,
@@ -172,7 +180,9 @@ pub(super) fn status(json: bool, out: &mut dyn Write) -> Result<u8, CliError> {
     for s in &statuses {
         if s["verdict"] != "stored" {
             let reason = s["reason"].as_str().unwrap_or("unknown").to_owned();
-            *reasons.entry(format!("{} {reason}", s["verdict"].as_str().unwrap_or(""))).or_default() += 1;
+            *reasons
+                .entry(format!("{} {reason}", s["verdict"].as_str().unwrap_or("")))
+                .or_default() += 1;
         }
     }
     let stored: Vec<&str> = statuses
@@ -234,7 +244,9 @@ fn generator(home: &Home) -> Option<Box<dyn Generator>> {
     let path = env::var(env::GOLDFISH_CAPTURE_MODEL)
         .map(std::path::PathBuf::from)
         .or_else(|| capture::install::default_model(&home.models_dir()))?;
-    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(u64::MAX);
+    let size = std::fs::metadata(&path)
+        .map(|m| m.len())
+        .unwrap_or(u64::MAX);
     if size < DEQUANTIZE_BELOW_BYTES && env::var("CANDLE_DEQUANTIZE_ALL").is_none() {
         // SAFETY: the worker sets this before it loads the model, on its only
         // thread; candle reads it when the model's layers are built.

@@ -520,9 +520,7 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<u8, CliError> {
         Command::Model(ModelCommand::Install(args)) => commands::model_install(args, out),
         Command::Mcp(McpArgs {}) => unreachable!("served by `run` without stdout's lock"),
         Command::AgentHook(args) => match args.event {
-            AgentEvent::PostToolUse | AgentEvent::PostToolUseFailure => {
-                Ok(capture::hook("tool"))
-            }
+            AgentEvent::PostToolUse | AgentEvent::PostToolUseFailure => Ok(capture::hook("tool")),
             AgentEvent::Stop => Ok(capture::hook("stop")),
             _ => commands::agent_hook(args, out),
         },

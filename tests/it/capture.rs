@@ -11,15 +11,16 @@ use crate::common::{TestEnv, json_lines, memory_lines};
 const SECRET: &str = "Zx9fQ2mR7tL4vB8nK3wPq";
 
 fn hook(env: &TestEnv, repo: &Path, event: &str, payload: &serde_json::Value) {
-    let output = env.goldfish_stdin(
-        repo,
-        &["agent-hook", event],
-        payload.to_string().as_bytes(),
-    );
+    let output = env.goldfish_stdin(repo, &["agent-hook", event], payload.to_string().as_bytes());
     assert_eq!(output.status.code(), Some(0), "{output:?}");
 }
 
-fn tool(repo: &Path, name: &str, input: serde_json::Value, response: serde_json::Value) -> serde_json::Value {
+fn tool(
+    repo: &Path,
+    name: &str,
+    input: serde_json::Value,
+    response: serde_json::Value,
+) -> serde_json::Value {
     json!({
         "session_id": "sess-1",
         "transcript_path": repo.join("../transcript.jsonl"),
@@ -47,7 +48,17 @@ fn session(env: &TestEnv, repo: &Path) {
     )
     .unwrap();
     let src = repo.join("src");
-    hook(env, repo, "post-tool-use", &tool(repo, "Read", json!({"file_path": src.join("git.rs")}), json!({"type": "text"})));
+    hook(
+        env,
+        repo,
+        "post-tool-use",
+        &tool(
+            repo,
+            "Read",
+            json!({"file_path": src.join("git.rs")}),
+            json!({"type": "text"}),
+        ),
+    );
     hook(
         env,
         repo,
@@ -67,15 +78,35 @@ fn session(env: &TestEnv, repo: &Path) {
         env,
         repo,
         "post-tool-use",
-        &tool(repo, "Edit", json!({"file_path": src.join("git.rs"), "old_string": "a", "new_string": "b"}), json!({})),
+        &tool(
+            repo,
+            "Edit",
+            json!({"file_path": src.join("git.rs"), "old_string": "a", "new_string": "b"}),
+            json!({}),
+        ),
     );
     hook(
         env,
         repo,
         "post-tool-use",
-        &tool(repo, "Bash", json!({"command": "cargo test --test it sync::branch_switch"}), json!({"stdout": "test result: ok. 1 passed", "stderr": "", "interrupted": false})),
+        &tool(
+            repo,
+            "Bash",
+            json!({"command": "cargo test --test it sync::branch_switch"}),
+            json!({"stdout": "test result: ok. 1 passed", "stderr": "", "interrupted": false}),
+        ),
     );
-    hook(env, repo, "post-tool-use", &tool(repo, "Bash", json!({"command": "ls -la"}), json!({"stdout": "src", "stderr": ""})));
+    hook(
+        env,
+        repo,
+        "post-tool-use",
+        &tool(
+            repo,
+            "Bash",
+            json!({"command": "ls -la"}),
+            json!({"stdout": "src", "stderr": ""}),
+        ),
+    );
     hook(
         env,
         repo,
@@ -95,35 +126,60 @@ fn capture_turns_a_failing_then_passing_test_into_a_bug_fix_and_a_session_summar
     let lines = memory_lines(&alice);
     let text = serde_json::to_string(&lines).unwrap();
     assert!(!text.contains(SECRET), "no secret reaches the log: {text}");
-    assert!(!text.contains("acme-corp"), "private spans never reach the log: {text}");
+    assert!(
+        !text.contains("acme-corp"),
+        "private spans never reach the log: {text}"
+    );
     assert_eq!(lines.len(), 2, "{lines:#?}");
-    let fix = &lines.iter().find(|l| l["type"] == "bug-fix").expect("a bug fix");
+    let fix = &lines
+        .iter()
+        .find(|l| l["type"] == "bug-fix")
+        .expect("a bug fix");
     assert_eq!(fix["source"], "capture:rules");
     assert_eq!(fix["files"], json!(["src/git.rs"]));
     let content = fix["content"].as_str().unwrap();
     assert!(content.contains("`cargo test --test it sync::branch_switch` failed, then passed after changes to src/git.rs"), "{content}");
-    assert!(content.contains("Failing before: sync::branch_switch"), "{content}");
+    assert!(
+        content.contains("Failing before: sync::branch_switch"),
+        "{content}"
+    );
     assert!(content.contains("journal not drained"), "{content}");
-    let summary = lines.iter().find(|l| l["type"] == "checkpoint").expect("a session summary");
+    let summary = lines
+        .iter()
+        .find(|l| l["type"] == "checkpoint")
+        .expect("a session summary");
     let summary = summary["content"].as_str().unwrap();
-    assert!(summary.contains("Asked: Fix the failing sync test on branch switch"), "{summary}");
+    assert!(
+        summary.contains("Asked: Fix the failing sync test on branch switch"),
+        "{summary}"
+    );
     assert!(summary.contains("Done: changed src/git.rs."), "{summary}");
-    assert!(summary.contains("Next: add a test for rebases"), "{summary}");
+    assert!(
+        summary.contains("Next: add a test for rebases"),
+        "{summary}"
+    );
 
-    let status: serde_json::Value = serde_json::from_str(&env.ok(&alice, &["capture", "status", "--json"])).unwrap();
+    let status: serde_json::Value =
+        serde_json::from_str(&env.ok(&alice, &["capture", "status", "--json"])).unwrap();
     assert_eq!(status["queued"], 0);
     assert_eq!(status["stored"], 2);
     assert_eq!(status["skipped"], 4, "{status}");
     assert_eq!(status["reasons"]["skipped trivial command"], 1, "{status}");
     let home = env.path().join("home/.goldfish");
     assert!(home.join("capture").is_dir());
-    assert!(!alice.join(".goldfish/capture").exists(), "the queue is never in the repository");
+    assert!(
+        !alice.join(".goldfish/capture").exists(),
+        "the queue is never in the repository"
+    );
 
     // Shared like any memory: a teammate recalls it after a pull.
     env.commit_all(&alice, "fix sync");
     env.git(&alice, &["push", "-q", "origin", "main"]);
     env.git(&bob, &["pull", "-q"]);
-    let hits = json_lines(&env.ok(&bob, &["recall", "branch_switch", "--mode", "keyword", "--json"]));
+    let hits = json_lines(&env.ok(
+        &bob,
+        &["recall", "branch_switch", "--mode", "keyword", "--json"],
+    ));
     assert!(hits.iter().any(|h| h["id"] == fix["id"]), "{hits:#?}");
 }
 
@@ -134,16 +190,32 @@ fn capture_hook_exits_zero_on_bad_input_and_outside_a_repository() {
     for payload in [&b"not json"[..], b"[1,2]", b""] {
         let output = env.goldfish_stdin(&repo, &["agent-hook", "post-tool-use"], payload);
         assert_eq!(output.status.code(), Some(0));
-        assert!(String::from_utf8_lossy(&output.stderr).contains("payload is not a JSON object"), "{output:?}");
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains("payload is not a JSON object"),
+            "{output:?}"
+        );
     }
-    let outside = env.goldfish_stdin(env.path(), &["agent-hook", "post-tool-use"], b"{\"tool_name\":\"Read\"}");
+    let outside = env.goldfish_stdin(
+        env.path(),
+        &["agent-hook", "post-tool-use"],
+        b"{\"tool_name\":\"Read\"}",
+    );
     assert_eq!(outside.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&outside.stderr).contains("is not inside a git repository"), "{outside:?}");
+    assert!(
+        String::from_utf8_lossy(&outside.stderr).contains("is not inside a git repository"),
+        "{outside:?}"
+    );
     assert!(memory_lines(&repo).is_empty());
 }
 
 /// Runs goldfish with extra environment variables.
-fn goldfish_with(env: &TestEnv, repo: &Path, vars: &[(&str, &str)], args: &[&str], stdin: &[u8]) -> std::process::Output {
+fn goldfish_with(
+    env: &TestEnv,
+    repo: &Path,
+    vars: &[(&str, &str)],
+    args: &[&str],
+    stdin: &[u8],
+) -> std::process::Output {
     use std::io::Write;
     let mut command = env.command(env!("CARGO_BIN_EXE_goldfish"), repo);
     command
@@ -197,7 +269,13 @@ fn capture_command_judges_what_the_rules_cannot_and_invalid_calls_are_dropped() 
     for script in [&valid, &invalid] {
         // The hook's worker and this one run with the same command.
         let vars = [("GOLDFISH_CAPTURE_COMMAND", script.to_str().unwrap())];
-        let out = goldfish_with(&env, &repo, &vars, &["agent-hook", "post-tool-use"], payload.as_bytes());
+        let out = goldfish_with(
+            &env,
+            &repo,
+            &vars,
+            &["agent-hook", "post-tool-use"],
+            payload.as_bytes(),
+        );
         assert_eq!(out.status.code(), Some(0), "{out:?}");
         let out = goldfish_with(&env, &repo, &vars, &["capture", "work", "--wait"], b"");
         assert!(out.status.success(), "{out:?}");
@@ -208,28 +286,54 @@ fn capture_command_judges_what_the_rules_cannot_and_invalid_calls_are_dropped() 
     let memory = &lines[0];
     assert_eq!(memory["type"], "decision");
     assert_eq!(memory["source"], "capture:command-mock-llm.sh");
-    assert_eq!(memory["files"], json!(["src/config.rs"]), "paths come from the tool input, not the model");
-    assert_eq!(memory["content"], "Raised POOL_SIZE from 4 to 16 so sync and recall stop starving each other.");
+    assert_eq!(
+        memory["files"],
+        json!(["src/config.rs"]),
+        "paths come from the tool input, not the model"
+    );
+    assert_eq!(
+        memory["content"],
+        "Raised POOL_SIZE from 4 to 16 so sync and recall stop starving each other."
+    );
     let prompt = fs::read_to_string(&prompt_copy).unwrap();
-    assert!(prompt.contains("create_observation") && prompt.contains("Modified: src/config.rs"), "{prompt}");
+    assert!(
+        prompt.contains("create_observation") && prompt.contains("Modified: src/config.rs"),
+        "{prompt}"
+    );
     assert!(prompt.contains("POOL_SIZE"), "{prompt}");
-    assert!(!prompt.contains(SECRET), "secrets never reach a model: {prompt}");
+    assert!(
+        !prompt.contains(SECRET),
+        "secrets never reach a model: {prompt}"
+    );
 
-    let status: serde_json::Value = serde_json::from_str(&env.ok(&repo, &["capture", "status", "--json"])).unwrap();
+    let status: serde_json::Value =
+        serde_json::from_str(&env.ok(&repo, &["capture", "status", "--json"])).unwrap();
     assert_eq!(status["stored"], 1, "{status}");
     assert_eq!(status["dropped"], 1, "{status}");
-    assert_eq!(status["reasons"]["dropped invalid tool call: unexpected argument `files`"], 1, "{status}");
+    assert_eq!(
+        status["reasons"]["dropped invalid tool call: unexpected argument `files`"], 1,
+        "{status}"
+    );
 }
 
 #[test]
 fn labelled_set_with_rules_only_records_no_junk_and_no_secret() {
-    let set = goldfish::capture::eval::load(include_str!("../../fixtures/capture/events.jsonl")).unwrap();
+    let set =
+        goldfish::capture::eval::load(include_str!("../../fixtures/capture/events.jsonl")).unwrap();
     assert!(set.len() >= 40);
     let report = goldfish::capture::eval::evaluate(&set, Path::new("/repo"), None);
-    eprintln!("{report:#?}\nprecision {:.2} recall {:.2} type accuracy {:.2}", report.precision(), report.recall(), report.type_accuracy());
+    eprintln!(
+        "{report:#?}\nprecision {:.2} recall {:.2} type accuracy {:.2}",
+        report.precision(),
+        report.recall(),
+        report.type_accuracy()
+    );
     assert_eq!(report.secrets_leaked, 0);
     assert!(report.false_positives.is_empty(), "{report:#?}");
-    assert!(report.precision() >= 0.9 && report.recall() >= 0.5, "{report:#?}");
+    assert!(
+        report.precision() >= 0.9 && report.recall() >= 0.5,
+        "{report:#?}"
+    );
     assert_eq!(report.type_accuracy(), 1.0, "{report:#?}");
 }
 
@@ -238,7 +342,9 @@ fn labelled_set_with_rules_only_records_no_junk_and_no_secret() {
 fn capture_model() -> std::path::PathBuf {
     let path = std::env::var_os("GOLDFISH_TEST_CAPTURE_MODEL")
         .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| crate::common::model_home().join("models/capture/SmolLM2-135M-Instruct.Q4_1.gguf"));
+        .unwrap_or_else(|| {
+            crate::common::model_home().join("models/capture/SmolLM2-135M-Instruct.Q4_1.gguf")
+        });
     assert!(
         path.is_file(),
         "the capture model is not installed at {}: run `bash scripts/test.sh`, which installs it",
@@ -255,10 +361,21 @@ fn capture_with_the_default_model_in_process_judges_edits_and_stores_only_valid_
     let vars = [("GOLDFISH_CAPTURE_MODEL", model.to_str().unwrap())];
     let events = [
         edit_event(&repo),
-        tool(&repo, "Bash", json!({"command": "npm install"}), json!({"stdout": "added 214 packages in 6s", "stderr": ""})),
+        tool(
+            &repo,
+            "Bash",
+            json!({"command": "npm install"}),
+            json!({"stdout": "added 214 packages in 6s", "stderr": ""}),
+        ),
     ];
     for event in &events {
-        let out = goldfish_with(&env, &repo, &vars, &["agent-hook", "post-tool-use"], event.to_string().as_bytes());
+        let out = goldfish_with(
+            &env,
+            &repo,
+            &vars,
+            &["agent-hook", "post-tool-use"],
+            event.to_string().as_bytes(),
+        );
         assert_eq!(out.status.code(), Some(0), "{out:?}");
     }
     let out = goldfish_with(&env, &repo, &vars, &["capture", "work", "--wait"], b"");
@@ -277,13 +394,31 @@ fn capture_with_the_default_model_in_process_judges_edits_and_stores_only_valid_
     for status in &statuses {
         let by_model = status["verdict"] == "stored"
             || status["reason"] == "the model found nothing worth recording"
-            || status["reason"].as_str().is_some_and(|r| r.starts_with("invalid tool call"));
+            || status["reason"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("invalid tool call"));
         assert!(by_model, "{status}");
     }
     let lines = memory_lines(&repo);
     for memory in &lines {
-        assert!(memory["source"].as_str().unwrap().starts_with("capture:smollm2"), "{memory}");
-        assert!(["bug-fix", "feature", "refactor", "decision", "insight", "observation"].contains(&memory["type"].as_str().unwrap()));
+        assert!(
+            memory["source"]
+                .as_str()
+                .unwrap()
+                .starts_with("capture:smollm2"),
+            "{memory}"
+        );
+        assert!(
+            [
+                "bug-fix",
+                "feature",
+                "refactor",
+                "decision",
+                "insight",
+                "observation"
+            ]
+            .contains(&memory["type"].as_str().unwrap())
+        );
         assert!(!memory.to_string().contains(SECRET));
     }
     let stored = statuses.iter().filter(|s| s["verdict"] == "stored").count();
@@ -296,7 +431,8 @@ fn capture_with_the_default_model_in_process_judges_edits_and_stores_only_valid_
 #[test]
 #[ignore = "slow: runs the model on every event the rules cannot judge"]
 fn labelled_set_with_a_model() {
-    let set = goldfish::capture::eval::load(include_str!("../../fixtures/capture/events.jsonl")).unwrap();
+    let set =
+        goldfish::capture::eval::load(include_str!("../../fixtures/capture/events.jsonl")).unwrap();
     let started = std::time::Instant::now();
     let mut model = goldfish::capture::runtime::GgufModel::load(&capture_model()).unwrap();
     let load = started.elapsed();
