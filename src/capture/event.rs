@@ -156,9 +156,9 @@ pub fn facts(payload: &Value, root: &Path) -> Facts {
         }
         _ => {}
     }
-    if payload["hook_event_name"].as_str() == Some("PostToolUseFailure") {
-        facts.outcome = Some(Outcome::Failed);
-    } else if facts.outcome.is_none() && response.get("success") == Some(&Value::Bool(false)) {
+    let failure = payload["hook_event_name"].as_str() == Some("PostToolUseFailure")
+        || facts.outcome.is_none() && response.get("success") == Some(&Value::Bool(false));
+    if failure {
         facts.outcome = Some(Outcome::Failed);
     }
     facts
