@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite on a fresh machine: unit tests, merge fixtures and
 # property tests, and the integration tests (real git repositories in tempdirs,
-# the real embedding model). Needs a Rust toolchain, git and python3; the model
+# the real embedding model and the capture model). Needs a Rust toolchain, git and python3; the model
 # and ONNX Runtime come from PyPI through `goldfish model install` (cached).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,5 +13,6 @@ export PROPTEST_CASES="${PROPTEST_CASES:-1000}"
 export GOLDFISH_TEST_MODEL_HOME="${GOLDFISH_TEST_MODEL_HOME:-$PWD/target/model-home}"
 cargo build --locked --quiet --bin goldfish
 GOLDFISH_HOME="$GOLDFISH_TEST_MODEL_HOME" target/debug/goldfish model install
+GOLDFISH_HOME="$GOLDFISH_TEST_MODEL_HOME" target/debug/goldfish model install --capture
 
 cargo test --workspace --locked "$@"

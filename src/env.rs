@@ -26,6 +26,22 @@ pub const GOLDFISH_DISTILL_COMMAND: &str = "GOLDFISH_DISTILL_COMMAND";
 /// `distill.timeout_secs`.
 pub const GOLDFISH_DISTILL_TIMEOUT: &str = "GOLDFISH_DISTILL_TIMEOUT";
 
+/// A GGUF model (llama, qwen2 or qwen3 architecture) for capture, instead
+/// of the one `goldfish model install --capture` installs.
+pub const GOLDFISH_CAPTURE_MODEL: &str = "GOLDFISH_CAPTURE_MODEL";
+
+/// A command that judges capture events instead of a model in process (e.g.
+/// `ollama run qwen3:0.6b`): the prompt on its stdin, the answer (a
+/// `<tool_call>` or not) on its stdout.
+pub const GOLDFISH_CAPTURE_COMMAND: &str = "GOLDFISH_CAPTURE_COMMAND";
+
+/// Seconds the capture command may take per event (default 60).
+pub const GOLDFISH_CAPTURE_TIMEOUT: &str = "GOLDFISH_CAPTURE_TIMEOUT";
+
+/// `rules` makes the capture worker use its rules only, even with a model
+/// installed.
+pub const GOLDFISH_CAPTURE: &str = "GOLDFISH_CAPTURE";
+
 /// Fault injection for the crash-safety tests: `sync-abort` makes a sync abort
 /// the process after writing its changes but before committing them.
 pub const GOLDFISH_FAULT: &str = "GOLDFISH_FAULT";

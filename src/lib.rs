@@ -6,6 +6,7 @@
 //! ([`cli`], [`driver`], [`init`], [`doctor`]) stay thin. See docs/ARCHITECTURE.md.
 
 pub mod agent;
+pub mod capture;
 pub mod cli;
 pub mod config;
 pub mod digest;

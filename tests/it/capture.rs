@@ -1,0 +1,454 @@
+//! Capture: Claude Code's PostToolUse and Stop payloads through
+//! `agent-hook`, the queue under the home and the worker, into the log.
+
+use std::fs;
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::common::{TestEnv, json_lines, memory_lines};
+
+const SECRET: &str = "Zx9fQ2mR7tL4vB8nK3wPq";
+
+fn hook(env: &TestEnv, repo: &Path, event: &str, payload: &serde_json::Value) {
+    let output = env.goldfish_stdin(repo, &["agent-hook", event], payload.to_string().as_bytes());
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+}
+
+fn tool(
+    repo: &Path,
+    name: &str,
+    input: serde_json::Value,
+    response: serde_json::Value,
+) -> serde_json::Value {
+    json!({
+        "session_id": "sess-1",
+        "transcript_path": repo.join("../transcript.jsonl"),
+        "cwd": repo,
+        "hook_event_name": "PostToolUse",
+        "tool_name": name,
+        "tool_input": input,
+        "tool_response": response,
+    })
+}
+
+/// A session as Claude Code reports it: a read, a failing test run (with a
+/// secret and a private span in its output), an edit, the run passing, a
+/// trivial command, then Stop.
+fn session(env: &TestEnv, repo: &Path) {
+    let transcript = repo.join("../transcript.jsonl");
+    fs::write(
+        &transcript,
+        [
+            json!({"type": "user", "message": {"role": "user", "content": "Fix the failing sync test on branch switch"}}),
+            json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Fixed: the journal is drained before the sync. Next: add a test for rebases."}]}}),
+        ]
+        .map(|l| l.to_string())
+        .join("\n"),
+    )
+    .unwrap();
+    let src = repo.join("src");
+    hook(
+        env,
+        repo,
+        "post-tool-use",
+        &tool(
+            repo,
+            "Read",
+            json!({"file_path": src.join("git.rs")}),
+            json!({"type": "text"}),
+        ),
+    );
+    hook(
+        env,
+        repo,
+        "post-tool-use",
+        &tool(
+            repo,
+            "Bash",
+            json!({"command": "cargo test --test it sync::branch_switch"}),
+            json!({
+                "stdout": "running 1 test\ntest sync::branch_switch ... FAILED\n\nfailures:\n<private>customer acme-corp data</private>\n",
+                "stderr": format!("thread 'sync::branch_switch' panicked at src/git.rs:41: journal not drained\nerror: cannot reach the fixture db password={SECRET}\nerror: test failed, to rerun pass `--test it`\nExit code 101"),
+                "interrupted": false,
+            }),
+        ),
+    );
+    hook(
+        env,
+        repo,
+        "post-tool-use",
+        &tool(
+            repo,
+            "Edit",
+            json!({"file_path": src.join("git.rs"), "old_string": "a", "new_string": "b"}),
+            json!({}),
+        ),
+    );
+    hook(
+        env,
+        repo,
+        "post-tool-use",
+        &tool(
+            repo,
+            "Bash",
+            json!({"command": "cargo test --test it sync::branch_switch"}),
+            json!({"stdout": "test result: ok. 1 passed", "stderr": "", "interrupted": false}),
+        ),
+    );
+    hook(
+        env,
+        repo,
+        "post-tool-use",
+        &tool(
+            repo,
+            "Bash",
+            json!({"command": "ls -la"}),
+            json!({"stdout": "src", "stderr": ""}),
+        ),
+    );
+    hook(
+        env,
+        repo,
+        "stop",
+        &json!({"session_id": "sess-1", "transcript_path": transcript, "cwd": repo, "hook_event_name": "Stop", "stop_hook_active": false}),
+    );
+    // The hooks started a worker; this one waits for it, then drains the rest.
+    env.ok(repo, &["capture", "work", "--wait"]);
+}
+
+#[test]
+fn capture_turns_a_failing_then_passing_test_into_a_bug_fix_and_a_session_summary() {
+    let env = TestEnv::new();
+    let (_remote, alice, bob) = env.team();
+    session(&env, &alice);
+
+    let lines = memory_lines(&alice);
+    let text = serde_json::to_string(&lines).unwrap();
+    assert!(!text.contains(SECRET), "no secret reaches the log: {text}");
+    assert!(
+        !text.contains("acme-corp"),
+        "private spans never reach the log: {text}"
+    );
+    assert_eq!(lines.len(), 2, "{lines:#?}");
+    let fix = &lines
+        .iter()
+        .find(|l| l["type"] == "bug-fix")
+        .expect("a bug fix");
+    assert_eq!(fix["source"], "capture:rules");
+    assert_eq!(fix["files"], json!(["src/git.rs"]));
+    let content = fix["content"].as_str().unwrap();
+    assert!(content.contains("`cargo test --test it sync::branch_switch` failed, then passed after changes to src/git.rs"), "{content}");
+    assert!(
+        content.contains("Failing before: sync::branch_switch"),
+        "{content}"
+    );
+    assert!(content.contains("journal not drained"), "{content}");
+    let summary = lines
+        .iter()
+        .find(|l| l["type"] == "checkpoint")
+        .expect("a session summary");
+    let summary = summary["content"].as_str().unwrap();
+    assert!(
+        summary.contains("Asked: Fix the failing sync test on branch switch"),
+        "{summary}"
+    );
+    assert!(summary.contains("Done: changed src/git.rs."), "{summary}");
+    assert!(
+        summary.contains("Next: add a test for rebases"),
+        "{summary}"
+    );
+
+    let status: serde_json::Value =
+        serde_json::from_str(&env.ok(&alice, &["capture", "status", "--json"])).unwrap();
+    assert_eq!(status["queued"], 0);
+    assert_eq!(status["stored"], 2);
+    assert_eq!(status["skipped"], 4, "{status}");
+    assert_eq!(status["reasons"]["skipped trivial command"], 1, "{status}");
+    let home = env.path().join("home/.goldfish");
+    assert!(home.join("capture").is_dir());
+    assert!(
+        !alice.join(".goldfish/capture").exists(),
+        "the queue is never in the repository"
+    );
+
+    // Shared like any memory: a teammate recalls it after a pull.
+    env.commit_all(&alice, "fix sync");
+    env.git(&alice, &["push", "-q", "origin", "main"]);
+    env.git(&bob, &["pull", "-q"]);
+    let hits = json_lines(&env.ok(
+        &bob,
+        &["recall", "branch_switch", "--mode", "keyword", "--json"],
+    ));
+    assert!(hits.iter().any(|h| h["id"] == fix["id"]), "{hits:#?}");
+}
+
+#[test]
+fn capture_hook_exits_zero_on_bad_input_and_outside_a_repository() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    for payload in [&b"not json"[..], b"[1,2]", b""] {
+        let output = env.goldfish_stdin(&repo, &["agent-hook", "post-tool-use"], payload);
+        assert_eq!(output.status.code(), Some(0));
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains("payload is not a JSON object"),
+            "{output:?}"
+        );
+    }
+    let outside = env.goldfish_stdin(
+        env.path(),
+        &["agent-hook", "post-tool-use"],
+        b"{\"tool_name\":\"Read\"}",
+    );
+    assert_eq!(outside.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&outside.stderr).contains("is not inside a git repository"),
+        "{outside:?}"
+    );
+    assert!(memory_lines(&repo).is_empty());
+}
+
+/// Runs goldfish with extra environment variables.
+fn goldfish_with(
+    env: &TestEnv,
+    repo: &Path,
+    vars: &[(&str, &str)],
+    args: &[&str],
+    stdin: &[u8],
+) -> std::process::Output {
+    use std::io::Write;
+    let mut command = env.command(env!("CARGO_BIN_EXE_goldfish"), repo);
+    command
+        .args(args)
+        .envs(vars.iter().copied())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// An edit the rules cannot judge, through a capture command and the worker.
+fn edit_event(repo: &Path) -> serde_json::Value {
+    tool(
+        repo,
+        "Edit",
+        json!({"file_path": repo.join("src/config.rs"), "old_string": "POOL_SIZE: usize = 4", "new_string": format!("POOL_SIZE: usize = 16 // token={SECRET}")}),
+        json!({}),
+    )
+}
+
+#[test]
+fn capture_command_judges_what_the_rules_cannot_and_invalid_calls_are_dropped() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    // A mock of an external LLM CLI (`GOLDFISH_CAPTURE_COMMAND`): it keeps
+    // the prompt it got and answers with a tool call.
+    let prompt_copy = env.path().join("prompt.txt");
+    let valid = env.path().join("mock-llm.sh");
+    fs::write(
+        &valid,
+        format!(
+            "#!/bin/sh\ncat > {}\necho '<tool_call>{{\"name\": \"create_observation\", \"arguments\": {{\"type\": \"decision\", \"text\": \"Raised POOL_SIZE from 4 to 16 so sync and recall stop starving each other.\"}}}}</tool_call>'\n",
+            prompt_copy.display()
+        ),
+    )
+    .unwrap();
+    let invalid = env.path().join("mock-bad-llm.sh");
+    fs::write(
+        &invalid,
+        "#!/bin/sh\ncat > /dev/null\necho '<tool_call>{\"name\": \"create_observation\", \"arguments\": {\"type\": \"decision\", \"text\": \"Raised the pool size for good reasons.\", \"files\": [\"/etc/passwd\"]}}</tool_call>'\n",
+    )
+    .unwrap();
+    for script in [&valid, &invalid] {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(script, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let payload = edit_event(&repo).to_string();
+    for script in [&valid, &invalid] {
+        // The hook's worker and this one run with the same command.
+        let vars = [("GOLDFISH_CAPTURE_COMMAND", script.to_str().unwrap())];
+        let out = goldfish_with(
+            &env,
+            &repo,
+            &vars,
+            &["agent-hook", "post-tool-use"],
+            payload.as_bytes(),
+        );
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let out = goldfish_with(&env, &repo, &vars, &["capture", "work", "--wait"], b"");
+        assert!(out.status.success(), "{out:?}");
+    }
+
+    let lines = memory_lines(&repo);
+    assert_eq!(lines.len(), 1, "only the valid call is stored: {lines:#?}");
+    let memory = &lines[0];
+    assert_eq!(memory["type"], "decision");
+    assert_eq!(memory["source"], "capture:command-mock-llm.sh");
+    assert_eq!(
+        memory["files"],
+        json!(["src/config.rs"]),
+        "paths come from the tool input, not the model"
+    );
+    assert_eq!(
+        memory["content"],
+        "Raised POOL_SIZE from 4 to 16 so sync and recall stop starving each other."
+    );
+    let prompt = fs::read_to_string(&prompt_copy).unwrap();
+    assert!(
+        prompt.contains("create_observation") && prompt.contains("Modified: src/config.rs"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("POOL_SIZE"), "{prompt}");
+    assert!(
+        !prompt.contains(SECRET),
+        "secrets never reach a model: {prompt}"
+    );
+
+    let status: serde_json::Value =
+        serde_json::from_str(&env.ok(&repo, &["capture", "status", "--json"])).unwrap();
+    assert_eq!(status["stored"], 1, "{status}");
+    assert_eq!(status["dropped"], 1, "{status}");
+    assert_eq!(
+        status["reasons"]["dropped invalid tool call: unexpected argument `files`"], 1,
+        "{status}"
+    );
+}
+
+#[test]
+fn labelled_set_with_rules_only_records_no_junk_and_no_secret() {
+    let set =
+        goldfish::capture::eval::load(include_str!("../../fixtures/capture/events.jsonl")).unwrap();
+    assert!(set.len() >= 40);
+    let report = goldfish::capture::eval::evaluate(&set, Path::new("/repo"), None);
+    eprintln!(
+        "{report:#?}\nprecision {:.2} recall {:.2} type accuracy {:.2}",
+        report.precision(),
+        report.recall(),
+        report.type_accuracy()
+    );
+    assert_eq!(report.secrets_leaked, 0);
+    assert!(report.false_positives.is_empty(), "{report:#?}");
+    assert!(
+        report.precision() >= 0.9 && report.recall() >= 0.5,
+        "{report:#?}"
+    );
+    assert_eq!(report.type_accuracy(), 1.0, "{report:#?}");
+}
+
+/// The capture model: `GOLDFISH_TEST_CAPTURE_MODEL`, else the default one
+/// in the test model home (`scripts/test.sh` installs it there).
+fn capture_model() -> std::path::PathBuf {
+    let path = std::env::var_os("GOLDFISH_TEST_CAPTURE_MODEL")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            crate::common::model_home().join("models/capture/SmolLM2-135M-Instruct.Q4_1.gguf")
+        });
+    assert!(
+        path.is_file(),
+        "the capture model is not installed at {}: run `bash scripts/test.sh`, which installs it",
+        path.display()
+    );
+    path
+}
+
+#[test]
+fn capture_with_the_default_model_in_process_judges_edits_and_stores_only_valid_calls() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let model = capture_model();
+    let vars = [("GOLDFISH_CAPTURE_MODEL", model.to_str().unwrap())];
+    let events = [
+        edit_event(&repo),
+        tool(
+            &repo,
+            "Bash",
+            json!({"command": "npm install"}),
+            json!({"stdout": "added 214 packages in 6s", "stderr": ""}),
+        ),
+    ];
+    for event in &events {
+        let out = goldfish_with(
+            &env,
+            &repo,
+            &vars,
+            &["agent-hook", "post-tool-use"],
+            event.to_string().as_bytes(),
+        );
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+    }
+    let out = goldfish_with(&env, &repo, &vars, &["capture", "work", "--wait"], b"");
+    assert!(out.status.success(), "{out:?}");
+
+    // Each event was put to the model: stored under its id, found not worth
+    // it, or dropped as an invalid call; never the rules-only verdict.
+    let home = env.path().join("home/.goldfish/capture");
+    let queue = fs::read_dir(&home).unwrap().next().unwrap().unwrap().path();
+    let statuses: Vec<serde_json::Value> = fs::read_to_string(queue.join("status.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(statuses.len(), 2, "{statuses:#?}");
+    for status in &statuses {
+        let by_model = status["verdict"] == "stored"
+            || status["reason"] == "the model found nothing worth recording"
+            || status["reason"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("invalid tool call"));
+        assert!(by_model, "{status}");
+    }
+    let lines = memory_lines(&repo);
+    for memory in &lines {
+        assert!(
+            memory["source"]
+                .as_str()
+                .unwrap()
+                .starts_with("capture:smollm2"),
+            "{memory}"
+        );
+        assert!(
+            [
+                "bug-fix",
+                "feature",
+                "refactor",
+                "decision",
+                "insight",
+                "observation"
+            ]
+            .contains(&memory["type"].as_str().unwrap())
+        );
+        assert!(!memory.to_string().contains(SECRET));
+    }
+    let stored = statuses.iter().filter(|s| s["verdict"] == "stored").count();
+    assert_eq!(lines.len(), stored);
+}
+
+/// The labelled set through the rules and a GGUF model (the default one, or
+/// `GOLDFISH_TEST_CAPTURE_MODEL`): prints the scores for docs/BENCHMARKS.md.
+/// Run: `CANDLE_DEQUANTIZE_ALL=1 cargo test --release --test it capture::labelled_set_with_a_model -- --ignored --nocapture`.
+#[test]
+#[ignore = "slow: runs the model on every event the rules cannot judge"]
+fn labelled_set_with_a_model() {
+    let set =
+        goldfish::capture::eval::load(include_str!("../../fixtures/capture/events.jsonl")).unwrap();
+    let started = std::time::Instant::now();
+    let mut model = goldfish::capture::runtime::GgufModel::load(&capture_model()).unwrap();
+    let load = started.elapsed();
+    let report = goldfish::capture::eval::evaluate(&set, Path::new("/repo"), Some(&mut model));
+    eprintln!("{report:#?}");
+    eprintln!(
+        "| {} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {:.0} ms | {:.0} ms | load {:.1} s |",
+        goldfish::capture::Generator::id(&model),
+        report.valid_call_rate(),
+        report.precision(),
+        report.recall(),
+        report.type_accuracy(),
+        report.secrets_leaked,
+        report.latency_total.as_secs_f64() * 1000.0 / report.model_calls.max(1) as f64,
+        report.latency_max.as_secs_f64() * 1000.0,
+        load.as_secs_f64()
+    );
+    assert_eq!(report.secrets_leaked, 0);
+}
