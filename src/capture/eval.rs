@@ -83,7 +83,7 @@ fn secrets_in(value: &serde_json::Value, found: &mut Vec<String>) {
         serde_json::Value::String(text) => {
             found.extend(
                 text.lines()
-                    .filter_map(|line| secrets::scan(line).map(|f| f.matched)),
+                    .filter_map(|line| secrets::scan(line).map(|f| line[f.secret].to_owned())),
             );
         }
         serde_json::Value::Array(items) => items.iter().for_each(|v| secrets_in(v, found)),

@@ -72,24 +72,7 @@ fn worker_running(home: &Home) -> anyhow::Result<bool> {
 /// Starts `goldfish capture work` detached, logging to
 /// `$GOLDFISH_HOME/logs/capture.log`.
 fn start_worker(home: &Home) -> anyhow::Result<()> {
-    use std::os::unix::process::CommandExt;
-    let logs = home.logs_dir();
-    std::fs::create_dir_all(&logs).with_context(|| format!("cannot create {}", logs.display()))?;
-    let log_path = logs.join("capture.log");
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log_path)
-        .with_context(|| format!("cannot open {}", log_path.display()))?;
-    let exe = std::env::current_exe().context("cannot find the goldfish executable")?;
-    std::process::Command::new(exe)
-        .args(["capture", "work"])
-        .current_dir(home.root())
-        .stdin(std::process::Stdio::null())
-        .stdout(log.try_clone().context("cannot share the log file")?)
-        .stderr(log)
-        .process_group(0)
-        .spawn()
+    super::commands::spawn_detached(home, "capture.log", &["capture", "work"], home.root())
         .context("cannot start the capture worker")?;
     Ok(())
 }
@@ -118,6 +101,8 @@ impl Sink for StoreSink {
                 files: observation.files.clone(),
                 source: Some(observation.source.clone()),
                 allow_secret: false,
+                // Like a script: written, with a near-duplicate warning.
+                refuse_similar: false,
             },
         )
         .map_err(|e| format!("{:#}", e.error))?;

@@ -560,10 +560,25 @@ const HOOK_FOREGROUND_EMBEDDINGS: u64 = 16;
 /// Starts `goldfish sync` detached from the git command, appending
 /// its output to `$GOLDFISH_HOME/logs/sync.log`.
 fn background_sync(home: &Home, workspace: &Workspace) -> Result<std::path::PathBuf, CliError> {
+    Ok(
+        spawn_detached(home, "sync.log", &["sync"], workspace.root())
+            .context("cannot start the background sync")?,
+    )
+}
+
+/// Starts `goldfish ARGS` in `dir`, detached (its own process group, stdin
+/// closed), appending its output to `$GOLDFISH_HOME/logs/LOG`; returns the
+/// log's path.
+pub(super) fn spawn_detached(
+    home: &Home,
+    log: &str,
+    args: &[&str],
+    dir: &std::path::Path,
+) -> anyhow::Result<std::path::PathBuf> {
     use std::os::unix::process::CommandExt;
     let logs = home.logs_dir();
     std::fs::create_dir_all(&logs).with_context(|| format!("cannot create {}", logs.display()))?;
-    let log_path = logs.join("sync.log");
+    let log_path = logs.join(log);
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -571,14 +586,13 @@ fn background_sync(home: &Home, workspace: &Workspace) -> Result<std::path::Path
         .with_context(|| format!("cannot open {}", log_path.display()))?;
     let exe = std::env::current_exe().context("cannot find the goldfish executable")?;
     std::process::Command::new(exe)
-        .arg("sync")
-        .current_dir(workspace.root())
+        .args(args)
+        .current_dir(dir)
         .stdin(std::process::Stdio::null())
         .stdout(log.try_clone().context("cannot share the log file")?)
         .stderr(log)
         .process_group(0)
-        .spawn()
-        .context("cannot start the background sync")?;
+        .spawn()?;
     Ok(log_path)
 }
 

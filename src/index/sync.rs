@@ -674,6 +674,17 @@ fn apply_file(
                     ));
                 }
                 let flags = trust::flags(&suspicions);
+                let write = || {
+                    write_memory(
+                        tx,
+                        workspace_id,
+                        file,
+                        &memory,
+                        number,
+                        &record_hash,
+                        &flags,
+                    )
+                };
                 match existing.get(&memory.id) {
                     Some((_, hash, old_line)) if *hash == record_hash && *old_line == number => {}
                     Some((rowid, hash, _)) if *hash == record_hash => {
@@ -681,28 +692,12 @@ fn apply_file(
                             .execute(params![rowid, number])?;
                     }
                     Some(_) => {
-                        write_memory(
-                            tx,
-                            workspace_id,
-                            file,
-                            &memory,
-                            number,
-                            &record_hash,
-                            &flags,
-                        )?;
+                        write()?;
                         report.memories_updated += 1;
                     }
                     None => match indexed_from(tx, workspace_id, &memory.id)? {
                         None => {
-                            write_memory(
-                                tx,
-                                workspace_id,
-                                file,
-                                &memory,
-                                number,
-                                &record_hash,
-                                &flags,
-                            )?;
+                            write()?;
                             report.memories_added += 1;
                         }
                         Some(other) if other.as_str() < file => {
@@ -717,15 +712,7 @@ fn apply_file(
                         }
                         Some(other) => {
                             // This file comes first: its record is the one.
-                            write_memory(
-                                tx,
-                                workspace_id,
-                                file,
-                                &memory,
-                                number,
-                                &record_hash,
-                                &flags,
-                            )?;
+                            write()?;
                             report.memories_updated += 1;
                             reread.insert(other);
                         }
