@@ -256,49 +256,79 @@ fn recall_without_budget_is_capped() {
     });
 }
 
+/// A `goldfish mcp` spoken to line by line, as a client with its own
+/// JSON-RPC code would: initialized, then raw lines in and JSON out.
+struct Raw {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl Raw {
+    fn initialized(env: &TestEnv, repo: &std::path::Path) -> Raw {
+        let mut child = env
+            .command(env!("CARGO_BIN_EXE_goldfish"), repo)
+            .arg("mcp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut raw = Raw {
+            child,
+            stdin,
+            stdout,
+        };
+        raw.send(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
+        );
+        assert_eq!(raw.receive()["result"]["serverInfo"]["name"], "goldfish");
+        raw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        raw
+    }
+
+    fn send(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").unwrap();
+    }
+
+    /// The next line of stdout, which must be JSON.
+    fn receive(&mut self) -> serde_json::Value {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line)
+            .unwrap_or_else(|err| panic!("stdout carries only JSON-RPC: {line:?}: {err}"))
+    }
+
+    /// Closes stdin and waits for the server to exit.
+    fn finish(self) -> std::process::Output {
+        drop(self.stdin);
+        self.child.wait_with_output().unwrap()
+    }
+}
+
 #[test]
 fn malformed_lines_do_not_stop_the_server() {
     let env = TestEnv::new();
     let repo = env.repo("repo", "Alice");
-    let mut child = env
-        .command(env!("CARGO_BIN_EXE_goldfish"), &repo)
-        .arg("mcp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut send = move |line: &str| writeln!(stdin, "{line}").unwrap();
-    let mut receive = || {
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        serde_json::from_str::<serde_json::Value>(&line)
-            .unwrap_or_else(|err| panic!("stdout carries only JSON-RPC: {line:?}: {err}"))
-    };
-    send(
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
-    );
-    assert_eq!(receive()["result"]["serverInfo"]["name"], "goldfish");
-    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    send("this is not JSON");
-    assert_eq!(receive()["error"]["code"], -32700);
-    send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"no-such-tool"}}"#);
-    let error = receive();
+    let mut raw = Raw::initialized(&env, &repo);
+    raw.send("this is not JSON");
+    assert_eq!(raw.receive()["error"]["code"], -32700);
+    raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"no-such-tool"}}"#);
+    let error = raw.receive();
     assert_eq!(error["id"], 2);
     assert!(error["error"]["code"].is_i64(), "{error}");
-    send(
+    raw.send(
         r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"recall","arguments":{"query":"anything"}}}"#,
     );
-    let answer = receive();
+    let answer = raw.receive();
     assert_eq!(answer["id"], 3);
     assert_eq!(
         answer["result"]["content"][0]["text"], "no memories match",
         "{answer}"
     );
-    drop(send);
-    let output = child.wait_with_output().unwrap();
+    let output = raw.finish();
     assert!(output.status.success(), "exits cleanly when stdin closes");
     let log = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -317,28 +347,7 @@ fn malformed_lines_do_not_stop_the_server() {
 fn invalid_messages_get_json_rpc_errors_a_client_can_match() {
     let env = TestEnv::new();
     let repo = env.repo("repo", "Alice");
-    let mut child = env
-        .command(env!("CARGO_BIN_EXE_goldfish"), &repo)
-        .arg("mcp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut send = move |line: &str| writeln!(stdin, "{line}").unwrap();
-    let mut receive = || {
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        serde_json::from_str::<serde_json::Value>(&line)
-            .unwrap_or_else(|err| panic!("stdout carries only JSON-RPC: {line:?}: {err}"))
-    };
-    send(
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
-    );
-    assert_eq!(receive()["result"]["serverInfo"]["name"], "goldfish");
-    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let mut raw = Raw::initialized(&env, &repo);
 
     let cases = [
         ("this is not JSON", -32700, serde_json::Value::Null),
@@ -366,17 +375,17 @@ fn invalid_messages_get_json_rpc_errors_a_client_can_match() {
         ),
     ];
     for (line, code, id) in cases {
-        send(line);
-        let answer = receive();
+        raw.send(line);
+        let answer = raw.receive();
         assert_eq!(answer["jsonrpc"], "2.0", "{line}: {answer}");
         assert_eq!(answer["error"]["code"], code, "{line}: {answer}");
         assert_eq!(answer.get("id"), Some(&id), "{line}: {answer}");
     }
 
-    send(
+    raw.send(
         r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"recall","arguments":{"query":"anything","budget":0}}}"#,
     );
-    let answer = receive();
+    let answer = raw.receive();
     assert_eq!(answer["id"], 8);
     assert_eq!(answer["result"]["isError"], true, "{answer}");
     let text = answer["result"]["content"][0]["text"].as_str().unwrap();
@@ -385,10 +394,9 @@ fn invalid_messages_get_json_rpc_errors_a_client_can_match() {
         "{text}"
     );
 
-    send(r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#);
-    assert_eq!(receive()["id"], 9, "the server still serves");
-    drop(send);
-    let output = child.wait_with_output().unwrap();
+    raw.send(r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#);
+    assert_eq!(raw.receive()["id"], 9, "the server still serves");
+    let output = raw.finish();
     assert!(output.status.success(), "exits cleanly when stdin closes");
 }
 
