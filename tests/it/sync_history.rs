@@ -56,12 +56,10 @@ fn rows<T: rusqlite::types::FromSql>(
         .unwrap()
 }
 
-/// The content hashes in the embedding queue of the index in `home`.
-pub fn queued_hashes(home: &Path) -> Vec<String> {
+/// The first column of every row `sql` gives, on the index in `home`.
+fn strings(home: &Path, sql: &str) -> Vec<String> {
     let conn = open(home);
-    let mut statement = conn
-        .prepare("SELECT content_hash FROM embed_queue ORDER BY content_hash")
-        .unwrap();
+    let mut statement = conn.prepare(sql).unwrap();
     statement
         .query_map([], |row| row.get(0))
         .unwrap()
@@ -69,17 +67,20 @@ pub fn queued_hashes(home: &Path) -> Vec<String> {
         .unwrap()
 }
 
+/// The content hashes in the embedding queue of the index in `home`.
+pub fn queued_hashes(home: &Path) -> Vec<String> {
+    strings(
+        home,
+        "SELECT content_hash FROM embed_queue ORDER BY content_hash",
+    )
+}
+
 /// The distinct content hashes of every memory row of the index in `home`.
 pub fn memory_hashes(home: &Path) -> Vec<String> {
-    let conn = open(home);
-    let mut statement = conn
-        .prepare("SELECT DISTINCT content_hash FROM memories ORDER BY content_hash")
-        .unwrap();
-    statement
-        .query_map([], |row| row.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap()
+    strings(
+        home,
+        "SELECT DISTINCT content_hash FROM memories ORDER BY content_hash",
+    )
 }
 
 /// Turns the index at `path` into what goldfish wrote before schemas 2 and 3 (its
