@@ -4,7 +4,7 @@ use rusqlite::types::Value;
 use serde::Serialize;
 
 use super::{Index, IndexError};
-use crate::recall::{Evidence, Request, TIME_CUE_BOOST, TimeCue, relative_keyword};
+use crate::recall::{Evidence, Request, Spread, TIME_CUE_BOOST, TimeCue};
 
 /// Which workspaces a recall searches.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,9 +99,8 @@ impl From<&IndexedMemory> for crate::digest::Source {
 }
 
 /// The parts of a hybrid recall's score (`recall --json`), so a rank can be
-/// read off: with the default fusion, `score` = 0.7 × `keyword` + 0.3 ×
-/// `similarity` (the memory's cosine similarity, 0 without a vector) +
-/// `time_cue`; see [`crate::recall::DEFAULT_FUSION`].
+/// read off: with the default fusion, `score` = 0.5 × `keyword` + 0.5 ×
+/// `semantic` + `time_cue`; see [`crate::recall::DEFAULT_FUSION`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Ranking {
     /// 1-based rank in the keyword (BM25) list; `null` when not in it.
@@ -111,6 +110,9 @@ pub struct Ranking {
     /// BM25 relative to the query's best keyword match among the
     /// candidates, in [0, 1]; 0 without a word match.
     pub keyword: f64,
+    /// The similarity rescaled over the candidates, in [0, 1]: 0 for the
+    /// least similar candidate, 1 for the most; 0 without a vector.
+    pub semantic: f64,
     /// What the memory's time adds: it lies in the span the question points
     /// at ("two weeks ago", "in March"); 0 otherwise.
     pub time_cue: f64,
@@ -469,7 +471,7 @@ impl Index {
             }
             evidence.similarity = hit.similarity;
         }
-        let best_bm25 = candidates.iter().map(|(e, _)| e.bm25).fold(0.0, f64::max);
+        let spread = Spread::of(candidates.iter().map(|(evidence, _)| evidence));
         let cue = request
             .query
             .as_deref()
@@ -484,11 +486,12 @@ impl Index {
                         .is_ok_and(|at: jiff::Timestamp| cue.contains(at))
                 });
                 let time_cue = if in_cue { TIME_CUE_BOOST } else { 0.0 };
-                hit.score = request.fusion.score(&evidence, best_bm25) + time_cue;
+                hit.score = request.fusion.score(&evidence, &spread) + time_cue;
                 hit.ranking = Some(Ranking {
                     keyword_rank: evidence.keyword_rank.map(|r| r + 1),
                     semantic_rank: evidence.semantic_rank.map(|r| r + 1),
-                    keyword: relative_keyword(&evidence, best_bm25),
+                    keyword: spread.keyword(&evidence),
+                    semantic: request.fusion.semantic_part(&evidence, &spread),
                     time_cue,
                 });
                 hit
