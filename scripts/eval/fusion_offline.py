@@ -22,10 +22,17 @@ workspace of its home (in the harness, every question's haystack). A user's
 index holds their own repositories, so neither is "the" number; rankings are
 compared within one run.
 
-Rankings: keyword, semantic, `mix` (0.7 × relative BM25 + 0.3 × cosine, the
-previous default), `scaled` (0.5 × relative BM25 + 0.5 × similarity rescaled
-over the candidates: the default), `rrf` (reciprocal rank fusion, k = 60) and
-`scaled-no-cue` (the default without time cues).
+Rankings: keyword, semantic, `mix` (0.7 × relative BM25 + 0.3 × cosine:
+the default), `mix-no-cue` (the default without time cues), `no-vectors`
+(the default without a model: the words alone, with time cues), `scaled`
+(0.7 × relative BM25 + 0.3 × similarity rescaled over the candidates),
+`scaled-equal` (the same with equal weights) and `rrf` (reciprocal rank
+fusion, k = 60).
+
+Sets: the LongMemEval_S dev split (full haystacks), fixtures/eval/, and
+fixtures/longmemeval-sample/ (what `longmemeval.py --write-fixture` writes:
+each question's answer sessions and a few others, so most candidates are on
+the question's topic; `--sample-set DIR` adds another such folder).
 
 Needs numpy, onnxruntime and tokenizers: the model build's private Python,
     ~/.cache/goldfish/model-build/venv/bin/python scripts/eval/fusion_offline.py \\
@@ -119,6 +126,20 @@ def fixture_cases() -> list[Case]:
         until = dt.datetime.fromisoformat(q["until"] + "T23:59:59+00:00") if q.get("until") else None
         kept = [d for d in docs if (since is None or d["ts"] >= since) and (until is None or d["ts"] <= until)]
         cases.append(Case("fixtures/eval", q["id"], q["kind"], q["question"], now, kept, set(q["answers"]), set(q["answers"])))
+    return cases
+
+
+def sample_cases(folder: Path) -> list[Case]:
+    """A folder `longmemeval.py --write-fixture` wrote: memories per question."""
+    cases = []
+    for q in json.loads((folder / "questions.json").read_text()):
+        docs = []
+        for line in (folder / "memories" / f"{q['id']}.jsonl").read_text().split("\n"):
+            if line.strip():
+                r = json.loads(line)
+                docs.append(dict(id=r["id"], ts=dt.datetime.fromisoformat(r["timestamp"].replace("Z", "+00:00")), text=r["content"], tags="[]", files="[]", label=r["id"], session=r["id"]))
+        now = dt.datetime.fromisoformat(q["now"].replace("Z", "+00:00"))
+        cases.append(Case(str(folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder), q["id"], q["kind"], q["question"], now, docs, set(q["answers"]), set(q["answers"])))
     return cases
 
 
@@ -278,17 +299,28 @@ def hybrid(fusion: str, cues: bool = True):
         kw = ordered(case, case.bm25, case.bm25 > 0)[:DEPTH]
         se = ordered(case, case.cos, np.ones(len(case.docs), bool))[:DEPTH]
         cand = np.zeros(len(case.docs), bool)
-        cand[kw] = True
         cand[se] = True
-        floor = (case.cos >= FLOOR_SIMILARITY) | ((case.bm25 > 0) & (case.cos >= FLOOR_WITH_WORDS))
-        best = case.bm25[cand].max() if cand.any() else 0.0
-        relative = case.bm25 / best if best > 0 else np.zeros(len(case.docs))
+        # What the keyword list holds has words evidence; a vector candidate
+        # outside it has none (goldfish knows only the lists' memories' BM25).
+        words = np.zeros(len(case.docs))
+        words[kw] = case.bm25[kw]
+        cand[kw] = True
+        floor = (case.cos >= FLOOR_SIMILARITY) | ((words > 0) & (case.cos >= FLOOR_WITH_WORDS))
+        best = words.max() if cand.any() else 0.0
+        relative = words / best if best > 0 else np.zeros(len(case.docs))
         if fusion == "mix":
             score = 0.7 * relative + 0.3 * np.maximum(case.cos, 0)
-        elif fusion == "scaled":
+        elif fusion in ("scaled", "scaled-equal"):
             low, high = case.cos[cand].min(), case.cos[cand].max()
             scaled = (case.cos - low) / (high - low) if high > low else np.ones(len(case.docs))
-            score = 0.5 * relative + 0.5 * scaled
+            weight = 0.5 if fusion == "scaled-equal" else 0.7
+            score = weight * relative + (1 - weight) * scaled
+        elif fusion == "no-vectors":
+            # The default without a model: the words alone (and time cues).
+            cand = np.zeros(len(case.docs), bool)
+            cand[kw] = True
+            floor = cand
+            score = 0.7 * relative
         elif fusion == "rrf":
             score = np.zeros(len(case.docs))
             for lst in (kw, se):
@@ -310,7 +342,9 @@ RANKINGS = {
     "mix": hybrid("mix"),
     "rrf": hybrid("rrf"),
     "scaled": hybrid("scaled"),
-    "scaled-no-cue": hybrid("scaled", cues=False),
+    "mix-no-cue": hybrid("mix", cues=False),
+    "scaled-equal": hybrid("scaled-equal"),
+    "no-vectors": hybrid("no-vectors"),
 }
 METRICS = ["turn_r5", "turn_r10", "session_r5", "session_r10", "mrr10"]
 
@@ -357,6 +391,7 @@ def main() -> None:
     parser.add_argument("--sample", type=int, help="only the first N LongMemEval questions (round robin over the types)")
     parser.add_argument("--available", action="store_true", help="embed nothing: rank the questions whose texts are cached")
     parser.add_argument("--threads", type=int, default=1, help="onnxruntime threads (1 is faster on a shared machine)")
+    parser.add_argument("--sample-set", type=Path, action="append", default=[ROOT / "fixtures" / "longmemeval-sample"], help="a folder written by longmemeval.py --write-fixture")
     parser.add_argument("--rankings", default=",".join(RANKINGS))
     parser.add_argument("--metrics", default="turn_r10,turn_r5,mrr10")
     args = parser.parse_args()
@@ -368,7 +403,10 @@ def main() -> None:
     for start in range(0, len(lme_cases), GROUP):
         groups.append(sorted({d["text"] for c in lme_cases[start : start + GROUP] for d in c.docs}))
     vectors = embed_all(groups, args.cache, model, sys.stderr.isatty(), args.available)
-    cases = [c for c in lme_cases if all(d["text"] in vectors for d in c.docs)] + fixtures
+    samples = [c for folder in args.sample_set for c in sample_cases(folder.resolve())]
+    groups.append(sorted({d["text"] for c in samples for d in c.docs}))
+    vectors = vectors | embed_all(groups[-1:], args.cache, model, False, False)
+    cases = [c for c in lme_cases if all(d["text"] in vectors for d in c.docs)] + fixtures + samples
     queries = model.embed([c.question for c in cases])
     for case, query in zip(cases, queries):
         prepare(case, vectors, query)

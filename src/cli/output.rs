@@ -20,6 +20,7 @@ pub(super) fn memories_json(
         memory.similarity = memory.similarity.map(round);
         if let Some(ranking) = &mut memory.ranking {
             ranking.keyword = round(ranking.keyword);
+            ranking.semantic = round(ranking.semantic);
             ranking.time_cue = round(ranking.time_cue);
         }
         let line = serde_json::to_string(&memory).context("serializing a memory")?;

@@ -99,8 +99,9 @@ impl From<&IndexedMemory> for crate::digest::Source {
 }
 
 /// The parts of a hybrid recall's score (`recall --json`), so a rank can be
-/// read off: with the default fusion, `score` = 0.5 × `keyword` + 0.5 ×
-/// `semantic` + `time_cue`; see [`crate::recall::DEFAULT_FUSION`].
+/// read off: with the default fusion, `score` = 0.7 × `keyword` + 0.3 ×
+/// `semantic` (the cosine similarity, 0 below zero or without a vector) +
+/// `time_cue`; see [`crate::recall::DEFAULT_FUSION`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Ranking {
     /// 1-based rank in the keyword (BM25) list; `null` when not in it.
@@ -110,8 +111,9 @@ pub struct Ranking {
     /// BM25 relative to the query's best keyword match among the
     /// candidates, in [0, 1]; 0 without a word match.
     pub keyword: f64,
-    /// The similarity rescaled over the candidates, in [0, 1]: 0 for the
-    /// least similar candidate, 1 for the most; 0 without a vector.
+    /// What the similarity adds before its weight: the cosine similarity
+    /// (0 below zero or without a vector) with the default fusion; rescaled
+    /// over the candidates, in [0, 1], with [`crate::recall::Fusion::Scaled`].
     pub semantic: f64,
     /// What the memory's time adds: it lies in the span the question points
     /// at ("two weeks ago", "in March"); 0 otherwise.

@@ -105,17 +105,29 @@ fn concepts_find_memories_keywords_miss() {
             .unwrap()
             .starts_with("Transaction rollback")
     );
+    let mut similarities = Vec::new();
     for hit in &default {
         let score = hit["score"].as_f64().unwrap();
         let similarity = hit["similarity"].as_f64().unwrap();
         let ranking = &hit["ranking"];
         let keyword = ranking["keyword"].as_f64().unwrap();
+        let semantic = ranking["semantic"].as_f64().unwrap();
         assert_eq!(ranking["time_cue"].as_f64(), Some(0.0), "{hit}");
         assert!(
-            (score - (0.7 * keyword + 0.3 * similarity.max(0.0))).abs() < 1e-3,
+            (score - (0.7 * keyword + 0.3 * semantic)).abs() < 1e-3,
             "{hit}"
         );
+        assert!((semantic - similarity.max(0.0)).abs() < 1e-3, "{hit}");
+        similarities.push((similarity, semantic));
         assert_eq!(keyword > 0.0, ranking["keyword_rank"].is_u64(), "{hit}");
+    }
+    // The semantic part keeps the similarities' order.
+    for (a, rescaled_a) in &similarities {
+        for (b, rescaled_b) in &similarities {
+            if a > b {
+                assert!(rescaled_a >= rescaled_b, "{similarities:?}");
+            }
+        }
     }
     // --min-score keeps only what scores that high.
     let threshold = default[0]["score"].as_f64().unwrap() - 1e-4;
