@@ -16,11 +16,11 @@ fixtures/eval/ in one run, without a build:
   one stopped and a second run embeds nothing;
 - the candidates, floor, time cues and fusions of `src/recall.rs`.
 
-One difference from goldfish: BM25's statistics (IDF, average length) are
-the question's own haystack's here, while goldfish's FTS5 table holds every
-workspace of its home (in the harness, every question's haystack). A user's
-index holds their own repositories, so neither is "the" number; rankings are
-compared within one run.
+BM25's statistics (IDF, average length) are those of every haystack of the
+set, as in the harness's and the tests' goldfish home, which holds every
+workspace (`--per-question-stats`: each haystack's own). They change
+rankings: the sample's multi-session question that the rescaled fusion
+loses keeps its evidence with per-question statistics.
 
 Rankings: keyword, semantic, `mix` (0.7 × relative BM25 + 0.3 × cosine:
 the default), `mix-no-cue` (the default without time cues), `no-vectors`
@@ -259,17 +259,30 @@ def time_cue(text: str, now: dt.datetime) -> tuple[dt.datetime, dt.datetime] | N
     return None
 
 
-def prepare(case: Case, vectors: dict[str, np.ndarray], query: np.ndarray) -> None:
+def full_text(cases: list[Case]) -> sqlite3.Connection:
+    """One FTS5 table of the cases' memories (each case's rows from `case.base`):
+    BM25's statistics over all of them, as in a goldfish home that holds every
+    workspace of a set."""
     con = sqlite3.connect(":memory:")
     con.execute("CREATE VIRTUAL TABLE f USING fts5(content, tags, files, tokenize = 'porter unicode61 remove_diacritics 2')")
-    con.executemany("INSERT INTO f (rowid, content, tags, files) VALUES (?, ?, ?, ?)", [(i, d["text"], d["tags"], d["files"]) for i, d in enumerate(case.docs)])
+    base = 0
+    for case in cases:
+        case.base = base
+        con.executemany("INSERT INTO f (rowid, content, tags, files) VALUES (?, ?, ?, ?)", [(base + i, d["text"], d["tags"], d["files"]) for i, d in enumerate(case.docs)])
+        base += len(case.docs)
+    return con
+
+
+def prepare(case: Case, vectors: dict[str, np.ndarray], query: np.ndarray, con: sqlite3.Connection | None = None) -> None:
+    if con is None:
+        con = full_text([case])
     case.bm25 = np.zeros(len(case.docs))
     words = content_words(case.question)
     if words:
         match = " OR ".join(f'"{w}"' for w in words)
         for rowid, rank in con.execute("SELECT rowid, bm25(f, 1.0, 2.0, 0.5) FROM f WHERE f MATCH ?", (match,)):
-            case.bm25[rowid] = max(-rank, 0.0) + 1e-12  # a match, even a worthless one
-    con.close()
+            if case.base <= rowid < case.base + len(case.docs):
+                case.bm25[rowid - case.base] = max(-rank, 0.0) + 1e-12  # a match, even a worthless one
     case.cos = np.array([float(vectors[d["text"]] @ query) for d in case.docs])
     case.ts = np.array([d["ts"].timestamp() for d in case.docs])
     cue = time_cue(case.question, case.now)
@@ -392,6 +405,7 @@ def main() -> None:
     parser.add_argument("--available", action="store_true", help="embed nothing: rank the questions whose texts are cached")
     parser.add_argument("--threads", type=int, default=1, help="onnxruntime threads (1 is faster on a shared machine)")
     parser.add_argument("--sample-set", type=Path, action="append", default=[ROOT / "fixtures" / "longmemeval-sample"], help="a folder written by longmemeval.py --write-fixture")
+    parser.add_argument("--per-question-stats", action="store_true", help="BM25 statistics of each question's haystack alone (default: of its set's, as one goldfish home holding every workspace)")
     parser.add_argument("--rankings", default=",".join(RANKINGS))
     parser.add_argument("--metrics", default="turn_r10,turn_r5,mrr10")
     args = parser.parse_args()
@@ -408,8 +422,13 @@ def main() -> None:
     vectors = vectors | embed_all(groups[-1:], args.cache, model, False, False)
     cases = [c for c in lme_cases if all(d["text"] in vectors for d in c.docs)] + fixtures + samples
     queries = model.embed([c.question for c in cases])
+    tables = {}
+    if not args.per_question_stats:
+        for set_ in dict.fromkeys(c.set for c in cases):
+            if set_ != "fixtures/eval":  # its questions filter one workspace's memories
+                tables[set_] = full_text([c for c in cases if c.set == set_])
     for case, query in zip(cases, queries):
-        prepare(case, vectors, query)
+        prepare(case, vectors, query, tables.get(case.set))
     print(report(cases, rankings, args.metrics.split(",")))
 
 
