@@ -15,4 +15,5 @@ cargo build --locked --quiet --bin goldfish
 GOLDFISH_HOME="$GOLDFISH_TEST_MODEL_HOME" target/debug/goldfish model install
 GOLDFISH_HOME="$GOLDFISH_TEST_MODEL_HOME" target/debug/goldfish model install --capture
 
-cargo test --workspace --locked "$@"
+# `real-model`: the tests that need the models (ignored by a plain `cargo test`).
+cargo test --workspace --locked --features goldfish/real-model "$@"

@@ -8,7 +8,7 @@ use std::io::{self, BufRead};
 use std::path::{Path, PathBuf};
 
 /// The agents `init --agent` sets up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Agent {
     /// Claude Code: `.mcp.json`, `.claude/commands/recall.md`, `CLAUDE.md`.
     Claude,

@@ -64,6 +64,13 @@ impl TokenCounter for CharEstimate {
     }
 }
 
+/// The model's own tokenizer: exact counts.
+impl TokenCounter for crate::embed::onnx::ModelTokenizer {
+    fn count(&mut self, text: &str) -> usize {
+        self.count_tokens(text)
+    }
+}
+
 /// A sentence's relevance: its similarity to the query (relative to the best
 /// sentence's), the share of the query's words it has, and its memory's
 /// recall rank.

@@ -273,7 +273,7 @@ fn log(view: &Result<LogView, LogError>) -> Finding {
             "log",
             format!(
                 "{}, every line readable",
-                crate::cli::output::memories(view.memories.len() as u64)
+                crate::app::text::memories(view.memories.len() as u64)
             ),
         );
     }
@@ -291,8 +291,8 @@ fn log(view: &Result<LogView, LogError>) -> Finding {
         Severity::Warning,
         format!(
             "{}; {} not readable records and skipped (kept in the file):\n{}",
-            crate::cli::output::memories(view.memories.len() as u64),
-            crate::cli::output::count(view.problems.len() as u64, "line is", "lines are"),
+            crate::app::text::memories(view.memories.len() as u64),
+            crate::app::text::count(view.problems.len() as u64, "line is", "lines are"),
             listed.join("\n")
         ),
         "edit or remove those lines by hand; conflict markers mean a clone merged without the driver: run `goldfish init` there",
@@ -366,7 +366,7 @@ fn index(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
                     Severity::Warning,
                     format!(
                         "{id}: {} not embedded yet (found by keywords only)",
-                        crate::cli::output::memories(pending)
+                        crate::app::text::memories(pending)
                     ),
                     "goldfish sync",
                 ),

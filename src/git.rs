@@ -1,6 +1,6 @@
 //! The git adapter: finds the repository (with gix, honouring `GIT_DIR` and
 //! linked worktrees), reads identity and HEAD, and runs the `git` CLI for the
-//! few things gix does not write (config, `merge-file`).
+//! few things gix does not do (writing config, `rev-parse --git-path hooks`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,5 +1,5 @@
 //! `$GOLDFISH_HOME` (default `~/.goldfish`): the personal, per-user state —
-//! the index, locks, logs and (later) models. Everything in it is derived from
+//! the index, locks, logs, models and the ONNX Runtime. Everything in it is derived from
 //! git and can be deleted.
 
 use std::path::{Path, PathBuf};

@@ -2,10 +2,14 @@
 //!
 //! The core ([`memory`], [`recall`], [`timespec`], [`config`] and the
 //! `goldfish-merge` crate) is pure: no I/O, no environment, no printing.
-//! Adapters ([`git`], [`log`], [`index`], [`home`]) touch the outside world; entry points
-//! ([`cli`], [`driver`], [`init`], [`doctor`]) stay thin. See docs/ARCHITECTURE.md.
+//! Adapters ([`git`], [`log`], [`index`], [`home`]) touch the outside world.
+//! The application layer ([`app`]) holds the operations both front ends run
+//! (the command line, [`cli`], and the MCP server, [`mcp`]); it never prints.
+//! Other entry points ([`driver`], [`init`], [`doctor`]) stay thin. See
+//! docs/ARCHITECTURE.md.
 
 pub mod agent;
+pub mod app;
 pub mod capture;
 pub mod cli;
 pub mod config;
@@ -23,6 +27,7 @@ pub mod import;
 pub mod index;
 pub mod init;
 pub mod log;
+pub mod mcp;
 pub mod memory;
 pub mod recall;
 pub mod timespec;

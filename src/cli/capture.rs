@@ -6,9 +6,9 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use super::commands::{home, now};
-use super::ops::{self, Ctx, Front, StoreInput};
 use super::{CliError, EXIT_OK};
+use crate::app::Session;
+use crate::app::ops::{self, StoreInput};
 use crate::capture::runtime::{CommandGenerator, GgufModel};
 use crate::capture::{self, Generator, Observation, Queue, Sink};
 use crate::env;
@@ -30,7 +30,7 @@ fn queue_event(kind: &str) -> anyhow::Result<()> {
         .take(4 << 20)
         .read_to_end(&mut payload)
         .context("cannot read stdin")?;
-    let home = home().map_err(|e| e.error)?;
+    let home = Home::from_env()?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let enqueued = capture::enqueue(home.root(), &cwd, kind, &payload)?;
     if !enqueued.queued {
@@ -80,7 +80,7 @@ fn start_worker(home: &Home) -> anyhow::Result<()> {
 /// Stores observations like `store` does (its checks run again), with the
 /// observation's source (`capture:rules` or `capture:<model>`).
 struct StoreSink {
-    ctx: Ctx,
+    session: Session,
 }
 
 impl Sink for StoreSink {
@@ -92,7 +92,7 @@ impl Sink for StoreSink {
     ) -> Result<String, String> {
         let workspace = Workspace::discover(root).map_err(|e| format!("{e:#}"))?;
         let stored = ops::store(
-            &mut self.ctx,
+            &mut self.session,
             &workspace,
             StoreInput {
                 content: observation.content.clone().into_bytes(),
@@ -105,20 +105,23 @@ impl Sink for StoreSink {
                 refuse_similar: false,
             },
         )
-        .map_err(|e| format!("{:#}", e.error))?;
-        Ok(stored.entry.id().to_owned())
+        .map_err(|e| format!("{:#}", e.error));
+        // The worker's log.
+        for notice in self.session.take_notices() {
+            eprintln!("{notice}");
+        }
+        Ok(stored?.entry.id().to_owned())
     }
 }
 
 /// The worker: drains every queue of the home until they stay empty. One at
 /// a time per home; `wait` waits for a running one, else this one leaves.
 pub(super) fn work(wait: bool, out: &mut dyn Write) -> Result<u8, CliError> {
-    let home = home()?;
+    let session = Session::open()?;
+    let home = session.home.clone();
     let root = capture::capture_root(home.root());
     let mut generator = generator(&home);
-    let mut sink = StoreSink {
-        ctx: Ctx::open(Front::Cli)?,
-    };
+    let mut sink = StoreSink { session };
     let mut total = capture::Drained::default();
     loop {
         let lock = open_lock(&home)?;
@@ -144,7 +147,7 @@ pub(super) fn work(wait: bool, out: &mut dyn Write) -> Result<u8, CliError> {
             break;
         }
     }
-    let at = now()?;
+    let at = sink.session.now()?;
     writeln!(
         out,
         "{at}: {} events, {} stored, {} skipped, {} dropped",
@@ -156,7 +159,7 @@ pub(super) fn work(wait: bool, out: &mut dyn Write) -> Result<u8, CliError> {
 
 /// `capture status`: this repository's queue and the status log's counts.
 pub(super) fn status(json: bool, out: &mut dyn Write) -> Result<u8, CliError> {
-    let home = home()?;
+    let home = Home::from_env().map_err(CliError::usage)?;
     let workspace = super::commands::workspace()?;
     let queue = Queue::for_root(&capture::capture_root(home.root()), workspace.root());
     let statuses = queue.statuses();
@@ -248,7 +251,7 @@ fn generator(home: &Home) -> Option<Box<dyn Generator>> {
 
 /// `model install --capture`.
 pub(super) fn model_install(out: &mut dyn Write) -> Result<u8, CliError> {
-    let home = home()?;
+    let home = Home::from_env().map_err(CliError::usage)?;
     let path = capture::install::install_default(&home.models_dir())
         .map_err(|err| CliError::from(anyhow::Error::new(err)))?;
     writeln!(out, "installed the capture model {}", path.display()).context("writing output")?;

@@ -4,203 +4,69 @@ use std::ffi::OsString;
 use std::io::{IsTerminal, Read, Write};
 
 use anyhow::Context;
-use jiff::Timestamp;
 
-use super::model::{self, Model};
-use super::ops::{self, Ctx, Forgot, Front, RecallInput, Recalled, StoreInput, Target};
 use super::output;
 use super::{
     AgentEvent, AgentHookArgs, BriefArgs, CliError, EXIT_NO_RESULT, EXIT_OK, ForgetArgs, HookName,
     InitArgs, ModelInstallArgs, RecallArgs, ReindexArgs, SimilarArgs, StatusArgs, StoreArgs,
     SyncArgs,
 };
-use crate::config::RepoConfig;
+use crate::app::model;
+use crate::app::ops::{self, Forgot, RecallInput, Recalled, StoreInput, Target};
+use crate::app::session::Progress;
+use crate::app::sync::{Embed, current_workspace, open_index, problems, sync_workspace};
+use crate::app::text::{count, memories, near_duplicate, similar_line};
+use crate::app::{AppError, Session};
 use crate::env;
-use crate::git::{REPO_CONFIG, Workspace};
+use crate::git::Workspace;
 use crate::home::Home;
-use crate::index::search::Scope;
-use crate::index::sync::{self as index_sync, SyncError, SyncOptions, SyncReport};
-use crate::index::{Index, IndexError};
-use crate::log::{LogError, MemoryDir};
-
-/// "Now", or the fixed time in `GOLDFISH_NOW`.
-pub(super) fn now() -> Result<Timestamp, CliError> {
-    match env::var(env::GOLDFISH_NOW) {
-        Some(fixed) => {
-            let at: Timestamp = fixed
-                .parse()
-                .with_context(|| {
-                    format!("{}={fixed} is not an RFC 3339 timestamp", env::GOLDFISH_NOW)
-                })
-                .map_err(CliError::usage)?;
-            // Ids count milliseconds since 1970; day files have 4-digit years.
-            let year = at.to_zoned(jiff::tz::TimeZone::UTC).year();
-            if !(1970..=9999).contains(&year) {
-                return Err(CliError::usage(anyhow::anyhow!(
-                    "{}={fixed} is outside the years 1970 to 9999",
-                    env::GOLDFISH_NOW
-                )));
-            }
-            Ok(at)
-        }
-        None => Ok(Timestamp::now()),
-    }
-}
+use crate::index::sync as index_sync;
+use crate::log::MemoryDir;
 
 pub(super) fn workspace() -> Result<Workspace, CliError> {
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    Workspace::discover(&cwd).map_err(CliError::usage)
+    Ok(current_workspace()?)
 }
 
-pub(super) fn home() -> Result<Home, CliError> {
-    Home::from_env().map_err(CliError::usage)
-}
-
-pub(super) fn open_index(home: &Home) -> Result<Index, CliError> {
-    Index::open(&home.index_path()).map_err(index_error)
-}
-
-impl From<IndexError> for CliError {
-    fn from(err: IndexError) -> CliError {
-        index_error(err)
-    }
-}
-
-pub(super) fn index_error(err: IndexError) -> CliError {
-    anyhow::Error::new(err).into()
-}
-
-fn sync_error(err: SyncError) -> CliError {
-    anyhow::Error::new(err).context("sync failed").into()
-}
-
-/// How much embedding a sync does after its keyword part.
-pub(super) enum Embedding<'m> {
-    /// Keywords only.
-    Skip,
-    /// At most this many texts (the rest waits for the next sync).
-    UpTo(&'m mut Model, usize),
-    /// Everything pending, with a progress bar on a terminal when `progress`.
-    All(&'m mut Model, bool),
-}
-
-/// Syncs `workspace` under its sync lock, then embeds as `embedding` says
-/// under the home's embedding lock. `None` when another sync holds the
-/// workspace's lock: it will pick up whatever this one would have seen.
-///
-/// Embedding runs after the workspace's lock is released, so a reader
-/// waiting for a running sync ([`index_sync::wait_for_running`]) waits for
-/// the keyword part (milliseconds), never for the model (seconds).
-pub(super) fn sync_workspace(
-    home: &Home,
-    workspace: &Workspace,
-    embedding: Embedding<'_>,
-) -> Result<Option<SyncReport>, CliError> {
-    let options = SyncOptions {
-        abort_before_commit: env::var(env::GOLDFISH_FAULT).as_deref() == Some("sync-abort"),
-        now: now().ok(),
-    };
-    // What a store set aside while git was busy goes into the log first.
-    MemoryDir::of(workspace)
-        .drain_journal(false)
-        .map_err(log_error)?;
-    let mut index = open_index(home)?;
-    let Some(mut report) = index_sync::exclusive(&home.locks_dir(), workspace.root(), || {
-        index_sync::sync(&mut index, workspace, options).map_err(sync_error)
-    })?
-    else {
-        return Ok(None);
-    };
-    let (model, limit, progress) = match embedding {
-        Embedding::Skip => return Ok(Some(report)),
-        Embedding::UpTo(model, limit) => (model, Some(limit), false),
-        Embedding::All(model, progress) => (model, None, progress),
-    };
-    // Embeddings are shared by every workspace of the home. Who asked for
-    // everything waits for another embedder; who asked for a few leaves the
-    // queue to it.
-    let embedded = index_sync::embedding(&home.locks_dir(), limit.is_none(), || {
-        // A new model queues everything again: vector spaces never mix.
-        index.use_model(&model.id()).map_err(index_error)?;
-        let pending = index.pending_embeddings().map_err(index_error)?;
-        if pending == 0 {
-            return Ok::<usize, CliError>(0);
-        }
-        let bar = progress_bar(progress, pending);
-        let embedder = model.embedder()?;
-        let embedded = index
-            .embed_pending(embedder, limit, &mut |done, _| {
-                bar.set_position(done as u64)
-            })
-            .context("embedding memories")?;
-        bar.finish_and_clear();
-        Ok(embedded.embedded)
-    })?;
-    report.embedded = embedded.unwrap_or(0);
-    report.pending_embeddings = Some(index.pending_embeddings().map_err(index_error)?);
-    Ok(Some(report))
+pub(super) fn session() -> Result<Session, CliError> {
+    Ok(Session::open()?)
 }
 
 /// A progress bar on stderr when it is a terminal and the work is long
 /// enough to watch; hidden otherwise (hooks, pipes, small jobs).
-fn progress_bar(wanted: bool, total: u64) -> indicatif::ProgressBar {
-    use std::io::IsTerminal;
-    if !wanted || total < 64 || !std::io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(total);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "embedding {bar:30} {pos}/{len} memories ({per_sec}, {eta} left)",
-        )
-        .expect("a valid progress template"),
-    );
-    bar
-}
+pub(super) struct Bar(Option<indicatif::ProgressBar>);
 
-impl From<SyncError> for CliError {
-    fn from(err: SyncError) -> CliError {
-        sync_error(err)
+impl Bar {
+    /// Progress for `session`'s long embeddings, when `wanted`.
+    pub(super) fn install(session: &mut Session, wanted: bool) {
+        session.progress = wanted.then(|| Box::new(Bar(None)) as Box<dyn Progress + Send>);
     }
 }
 
-pub(super) fn repo_config(workspace: &Workspace) -> Result<RepoConfig, CliError> {
-    use crate::log::OpenError;
-    let path = workspace.repo_config_path();
-    // `.goldfish` itself a link: the config would come from outside.
-    if let Err(err @ LogError::Unsafe { .. }) = MemoryDir::of(workspace).check_folder() {
-        return Err(CliError::usage(err));
-    }
-    match crate::log::read_regular(&path) {
-        Ok(bytes) => {
-            let text = String::from_utf8(bytes)
-                .map_err(|_| anyhow::anyhow!("{REPO_CONFIG} is not UTF-8 text"))
-                .map_err(CliError::usage)?;
-            RepoConfig::parse(&text)
-                .with_context(|| format!("{REPO_CONFIG} is invalid"))
-                .map_err(CliError::usage)
+impl Progress for Bar {
+    fn start(&mut self, total: u64) {
+        if total < 64 || !std::io::stderr().is_terminal() {
+            return;
         }
-        Err(OpenError::Io(err)) if err.kind() == std::io::ErrorKind::NotFound => {
-            Ok(RepoConfig::default())
-        }
-        Err(OpenError::Io(err)) => Err(anyhow::Error::new(err)
-            .context(format!("cannot read {}", path.display()))
-            .into()),
-        Err(OpenError::Link) => Err(CliError::usage(anyhow::anyhow!(
-            "{REPO_CONFIG} is a symbolic link, not followed (it could point out of the repository); replace it with a regular file"
-        ))),
-        Err(OpenError::NotRegular(kind)) => Err(CliError::usage(anyhow::anyhow!(
-            "{REPO_CONFIG} is {kind}, not a regular file; replace it with one"
-        ))),
+        let bar = indicatif::ProgressBar::new(total);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "embedding {bar:30} {pos}/{len} memories ({per_sec}, {eta} left)",
+            )
+            .expect("a valid progress template"),
+        );
+        self.0 = Some(bar);
     }
-}
 
-pub(super) fn log_error(err: LogError) -> CliError {
-    match err {
-        LogError::NotInitialized(_) | LogError::Unsafe { .. } | LogError::Timestamp(_) => {
-            CliError::usage(err)
+    fn set(&mut self, done: u64) {
+        if let Some(bar) = &self.0 {
+            bar.set_position(done);
         }
-        LogError::Io { .. } => anyhow::Error::new(err).into(),
+    }
+
+    fn finish(&mut self) {
+        if let Some(bar) = self.0.take() {
+            bar.finish_and_clear();
+        }
     }
 }
 
@@ -213,7 +79,7 @@ pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> 
     // An agent file that cannot be merged stops init before it changes
     // anything (its error says "nothing was changed").
     for agent in &args.agent {
-        crate::agent::check(workspace.root(), *agent).map_err(agent_error)?;
+        crate::agent::check(workspace.root(), (*agent).into()).map_err(agent_error)?;
     }
     let changes = crate::init::init(&workspace, args.force).map_err(|err| match err {
         crate::init::InitError::HooksOutside(_)
@@ -224,7 +90,8 @@ pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> 
     })?;
     let mut agent_changes = Vec::new();
     for agent in args.agent {
-        agent_changes.extend(crate::agent::setup(workspace.root(), agent).map_err(agent_error)?);
+        agent_changes
+            .extend(crate::agent::setup(workspace.root(), agent.into()).map_err(agent_error)?);
     }
     if changes.is_empty() && agent_changes.is_empty() {
         writeln!(
@@ -296,9 +163,9 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
         args.content.join(" ").into_bytes()
     };
     let workspace = workspace()?;
-    let mut ctx = Ctx::open(Front::Cli)?;
+    let mut session = session()?;
     let stored = ops::store(
-        &mut ctx,
+        &mut session,
         &workspace,
         StoreInput {
             content,
@@ -311,7 +178,9 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
             // at a terminal is asked first.
             refuse_similar: !args.force && std::io::stdin().is_terminal(),
         },
-    )?;
+    );
+    output::notices(&mut session);
+    let stored = stored?;
     if let Some(journaled) = &stored.journaled {
         eprintln!("note: {journaled}");
     }
@@ -335,86 +204,9 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
     Ok(EXIT_OK)
 }
 
-/// The distill command and its timeout: `GOLDFISH_DISTILL_COMMAND` /
-/// `GOLDFISH_DISTILL_TIMEOUT`, else `[distill]` in `$GOLDFISH_HOME/config.toml`.
-pub(super) fn distill_command(
-    home: &Home,
-) -> Result<Option<(String, std::time::Duration)>, CliError> {
-    let path = home.config_path();
-    let config = match std::fs::read_to_string(&path) {
-        Ok(text) => crate::config::HomeConfig::parse(&text)
-            .with_context(|| format!("{} is invalid", path.display()))
-            .map_err(CliError::usage)?,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Default::default(),
-        Err(err) => {
-            return Err(anyhow::Error::new(err)
-                .context(format!("cannot read {}", path.display()))
-                .into());
-        }
-    };
-    let command = env::var(env::GOLDFISH_DISTILL_COMMAND).or(config.distill.command);
-    let timeout = match env::var(env::GOLDFISH_DISTILL_TIMEOUT) {
-        Some(secs) => secs
-            .parse::<u64>()
-            .with_context(|| {
-                format!(
-                    "{}={secs} is not a number of seconds",
-                    env::GOLDFISH_DISTILL_TIMEOUT
-                )
-            })
-            .map_err(CliError::usage)?,
-        None => config.distill.timeout_secs.unwrap_or(30),
-    };
-    Ok(command.map(|command| (command, std::time::Duration::from_secs(timeout))))
-}
-
-/// `SIMILARITY  ID  DATE  excerpt` for `similar`.
-/// `0.97 similar to ID (DATE): excerpt`: a near-duplicate `store` found.
-pub(super) fn near_duplicate(m: &crate::index::search::IndexedMemory, width: usize) -> String {
-    format!(
-        "{:.2} similar to {} ({}): {}",
-        m.similarity.unwrap_or(0.0),
-        m.id,
-        m.timestamp.get(..10).unwrap_or(&m.timestamp),
-        excerpt(&m.content, width)
-    )
-}
-
-pub(super) fn similar_line(m: &crate::index::search::IndexedMemory, width: usize) -> String {
-    format!(
-        "{:.2}  {}  {}  {}",
-        m.similarity.unwrap_or(0.0),
-        m.id,
-        m.timestamp.get(..10).unwrap_or(&m.timestamp),
-        excerpt(&m.content, width)
-    )
-}
-
-/// The first `max` characters of `text`, on one line.
-fn excerpt(text: &str, max: usize) -> String {
-    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    // Printed on stderr too (a near duplicate at store): never raw controls.
-    let flat = super::output::terminal_safe(&flat).into_owned();
-    if flat.chars().count() <= max {
-        return flat;
-    }
-    let cut: String = flat.chars().take(max).collect();
-    format!("{cut}…")
-}
-
-/// The current workspace as a recall scope (empty when never synced).
-pub(super) fn scope_of(index: &Index, workspace: &Workspace) -> Result<Scope, CliError> {
-    let row = index
-        .workspace_by_root(workspace.root())
-        .map_err(index_error)?;
-    Ok(Scope::Workspaces(
-        row.map(|row| vec![row.id]).unwrap_or_default(),
-    ))
-}
-
 pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let mut ctx = Ctx::open(Front::Cli)?;
+    let mut session = session()?;
     let query = args.query.join(" ");
     let input = RecallInput {
         query: Some(query),
@@ -423,15 +215,17 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
         kinds: args.kinds,
         tags: args.tags,
         author: args.author,
-        mode: args.mode,
+        mode: args.mode.map(Into::into),
         min_score: args.min_score,
         workspace: args.workspace,
         limit: args.limit,
         budget: args.budget,
-        distill: args.distill,
+        distill: args.distill.into(),
         no_cache: args.no_cache,
     };
-    match ops::recall(&mut ctx, &cwd, input)? {
+    let recalled = ops::recall(&mut session, &cwd, input);
+    output::notices(&mut session);
+    match recalled? {
         Recalled::Nothing => {
             eprintln!("no memories match");
             Ok(EXIT_NO_RESULT)
@@ -456,8 +250,10 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
 
 pub(super) fn brief(args: BriefArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = workspace()?;
-    let mut ctx = Ctx::open(Front::Cli)?;
-    match ops::brief(&mut ctx, &workspace, args.budget)? {
+    let mut session = session()?;
+    let briefed = ops::brief(&mut session, &workspace, args.budget);
+    output::notices(&mut session);
+    match briefed? {
         Some(digested) => {
             output::digest(&digested, args.json, out)?;
             Ok(EXIT_OK)
@@ -471,8 +267,10 @@ pub(super) fn brief(args: BriefArgs, out: &mut dyn Write) -> Result<u8, CliError
 
 pub(super) fn forget(args: ForgetArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = workspace()?;
-    let mut ctx = Ctx::open(Front::Cli)?;
-    match ops::forget(&mut ctx, &workspace, &args.id)? {
+    let mut session = session()?;
+    let forgot = ops::forget(&mut session, &workspace, &args.id);
+    output::notices(&mut session);
+    match forgot? {
         Forgot::Already { id, at } => {
             writeln!(out, "{id} is already forgotten (since {at})").context("writing output")?;
         }
@@ -506,12 +304,14 @@ fn hook_sync(name: HookName) -> Result<String, CliError> {
     // with the work tree then.
     MemoryDir::of(&workspace)
         .drain_journal(matches!(name, HookName::PostRewrite))
-        .map_err(log_error)?;
-    let home = home()?;
+        .map_err(AppError::from)?;
+    let mut session = session()?;
+    let home = session.home.clone();
     let threshold = env::var(env::GOLDFISH_HOOK_BACKGROUND_BYTES)
         .and_then(|v| v.parse().ok())
         .unwrap_or(DEFAULT_BACKGROUND_BYTES);
-    let pending = index_sync::pending_bytes(&open_index(&home)?, &workspace)?;
+    let pending =
+        index_sync::pending_bytes(&open_index(&home)?, &workspace).map_err(AppError::from)?;
     if pending >= threshold {
         let log = background_sync(&home, &workspace)?;
         return Ok(format!(
@@ -521,21 +321,21 @@ fn hook_sync(name: HookName) -> Result<String, CliError> {
     }
     // The keyword index now, so the pull's memories are found at once;
     // embedding a handful now, many in the background.
-    let Some(report) = sync_workspace(&home, &workspace, Embedding::Skip)? else {
+    let Some(report) = sync_workspace(&mut session, &workspace, Embed::Keywords)? else {
         return Ok("another sync is running; it will pick this up".to_owned());
     };
     let synced = format!(
         "synced {} ({} read, {})",
         report.workspace,
-        output::count(report.files_read as u64, "file", "files"),
-        output::memories(report.memories)
+        count(report.files_read as u64, "file", "files"),
+        memories(report.memories)
     );
-    let Some(mut model) = Model::find(&home)? else {
+    if session.usable_model()?.is_none() {
         return Ok(synced);
-    };
+    }
     let pending = open_index(&home)?
         .pending_embeddings()
-        .map_err(index_error)?;
+        .map_err(AppError::from)?;
     if pending > HOOK_FOREGROUND_EMBEDDINGS {
         let log = background_sync(&home, &workspace)?;
         return Ok(format!(
@@ -545,9 +345,9 @@ fn hook_sync(name: HookName) -> Result<String, CliError> {
     }
     if pending > 0 {
         sync_workspace(
-            &home,
+            &mut session,
             &workspace,
-            Embedding::UpTo(&mut model, HOOK_FOREGROUND_EMBEDDINGS as usize),
+            Embed::UpTo(HOOK_FOREGROUND_EMBEDDINGS as usize),
         )?;
     }
     Ok(synced)
@@ -598,21 +398,20 @@ pub(super) fn spawn_detached(
 
 pub(super) fn sync(args: SyncArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = workspace()?;
-    let home = home()?;
-    let mut model = Model::find(&home)?;
-    let embedding = match model.as_mut() {
-        Some(model) => Embedding::All(model, !args.quiet && !args.json),
-        None => Embedding::Skip,
-    };
-    let Some(report) = sync_workspace(&home, &workspace, embedding)? else {
+    let mut session = session()?;
+    // An installed model that cannot be used stops a sync: it says why.
+    session.usable_model()?;
+    Bar::install(&mut session, !args.quiet && !args.json);
+    let Some(report) = sync_workspace(&mut session, &workspace, Embed::All)? else {
         if !args.quiet {
             eprintln!("another sync of this workspace is running; it will include your changes");
         }
         return Ok(EXIT_OK);
     };
     if !args.quiet || args.json {
-        output::warn_problems(&report.problems, crate::git::MEMORY_DIR);
+        problems(&mut session, &report.problems);
     }
+    output::notices(&mut session);
     if args.json {
         let line = serde_json::to_string(&report).context("serializing the report")?;
         writeln!(out, "{line}").context("writing output")?;
@@ -621,20 +420,20 @@ pub(super) fn sync(args: SyncArgs, out: &mut dyn Write) -> Result<u8, CliError> 
             out,
             "synced {}: {} ({} read of {}, +{} ~{} -{}, {} walked)",
             report.workspace,
-            output::memories(report.memories),
-            output::count(report.files_read as u64, "file", "files"),
+            memories(report.memories),
+            count(report.files_read as u64, "file", "files"),
             report.files,
             report.memories_added,
             report.memories_updated,
             report.memories_removed,
-            output::count(report.commits_walked as u64, "commit", "commits")
+            count(report.commits_walked as u64, "commit", "commits")
         )
         .context("writing output")?;
         match report.pending_embeddings {
             Some(pending) => writeln!(
                 out,
                 "embedded {} ({pending} pending)",
-                output::memories(report.embedded as u64)
+                memories(report.embedded as u64)
             ),
             None => writeln!(
                 out,
@@ -649,30 +448,31 @@ pub(super) fn sync(args: SyncArgs, out: &mut dyn Write) -> Result<u8, CliError> 
 
 pub(super) fn status(args: StatusArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = workspace()?;
-    let home = home()?;
-    let index = open_index(&home)?;
-    let model = Model::find(&home)?.map(|model| model.id());
-    let status = super::status::collect(&workspace, &index, model)?;
+    let mut session = session()?;
+    let index = open_index(&session.home)?;
+    let model = session.usable_model()?.map(|model| model.id());
+    let status = crate::app::status::collect(&workspace, &index, model)?;
     if args.json {
         let line = serde_json::to_string(&status).context("serializing the status")?;
         writeln!(out, "{line}").context("writing output")?;
     } else {
-        super::status::print(&status, out)?;
+        crate::app::status::print(&status, out)?;
     }
     Ok(EXIT_OK)
 }
 
 pub(super) fn reindex(args: ReindexArgs, out: &mut dyn Write) -> Result<u8, CliError> {
-    let home = home()?;
+    let mut session = session()?;
+    Bar::install(&mut session, !args.json);
     let current = workspace().ok();
-    let mut index = open_index(&home)?;
+    let mut index = open_index(&session.home)?;
     let mut roots: Vec<std::path::PathBuf> = index
         .workspaces()
-        .map_err(index_error)?
+        .map_err(AppError::from)?
         .into_iter()
         .map(|row| std::path::PathBuf::from(row.root))
         .collect();
-    index.clear().map_err(index_error)?;
+    index.clear().map_err(AppError::from)?;
     drop(index);
     if let Some(current) = &current
         && !roots.iter().any(|root| root == current.root())
@@ -691,12 +491,11 @@ pub(super) fn reindex(args: ReindexArgs, out: &mut dyn Write) -> Result<u8, CliE
         if workspace.root() != root {
             continue;
         }
-        let mut model = Model::find(&home)?;
-        let embedding = match model.as_mut() {
-            Some(model) => Embedding::All(model, !args.json),
-            None => Embedding::Skip,
-        };
-        let Some(report) = sync_workspace(&home, &workspace, embedding)? else {
+        // An installed model that cannot be used stops a rebuild: it says why.
+        session.usable_model()?;
+        let report = sync_workspace(&mut session, &workspace, Embed::All);
+        output::notices(&mut session);
+        let Some(report) = report? else {
             continue;
         };
         if args.json {
@@ -707,7 +506,7 @@ pub(super) fn reindex(args: ReindexArgs, out: &mut dyn Write) -> Result<u8, CliE
                 out,
                 "rebuilt {}: {}",
                 report.workspace,
-                output::memories(report.memories)
+                memories(report.memories)
             )
             .context("writing output")?;
         }
@@ -716,7 +515,7 @@ pub(super) fn reindex(args: ReindexArgs, out: &mut dyn Write) -> Result<u8, CliE
 }
 
 pub(super) fn model_install(args: ModelInstallArgs, out: &mut dyn Write) -> Result<u8, CliError> {
-    let home = home()?;
+    let home = Home::from_env().map_err(AppError::input)?;
     let installed = match &args.from {
         Some(dir) => {
             crate::embed::install::install_from(dir, &home.models_dir(), &home.runtime_dir())
@@ -739,16 +538,13 @@ pub(super) fn model_install(args: ModelInstallArgs, out: &mut dyn Write) -> Resu
 
 pub(super) fn similar(args: SimilarArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = workspace()?;
-    let mut ctx = Ctx::open(Front::Cli)?;
+    let mut session = session()?;
+    Bar::install(&mut session, !args.json);
     if args.scan {
-        let model = ops::require_model(&mut ctx.model, "similar")?;
-        sync_workspace(&ctx.home, &workspace, Embedding::All(model, !args.json))?;
-        let model_id = ctx.model.as_ref().expect("required above").id();
-        let index = open_index(&ctx.home)?;
-        let scope = scope_of(&index, &workspace)?;
-        let clusters = index
-            .duplicate_clusters(&model_id, &scope, args.threshold, args.limit)
-            .map_err(index_error)?;
+        let clusters =
+            ops::duplicate_clusters(&mut session, &workspace, args.threshold, args.limit);
+        output::notices(&mut session);
+        let clusters = clusters?;
         if clusters.is_empty() {
             eprintln!(
                 "no near-duplicates at similarity {} or more",
@@ -777,14 +573,9 @@ pub(super) fn similar(args: SimilarArgs, out: &mut dyn Write) -> Result<u8, CliE
         (None, Some(text)) => Target::Text(text),
         (None, None) => unreachable!("clap requires an id, --text or --scan"),
     };
-    let hits = ops::similar(
-        &mut ctx,
-        &workspace,
-        target,
-        args.threshold,
-        args.limit,
-        !args.json,
-    )?;
+    let hits = ops::similar(&mut session, &workspace, target, args.threshold, args.limit);
+    output::notices(&mut session);
+    let hits = hits?;
     if hits.is_empty() {
         eprintln!("nothing at similarity {} or more", args.threshold);
         return Ok(EXIT_NO_RESULT);
@@ -818,8 +609,10 @@ pub(super) fn agent_hook(args: AgentHookArgs, out: &mut dyn Write) -> Result<u8,
 /// Prints the briefing (nothing when there is nothing to brief on).
 fn session_start(budget: usize, out: &mut dyn Write) -> Result<(), CliError> {
     let workspace = workspace()?;
-    let mut ctx = Ctx::open(Front::Cli)?;
-    if let Some(digested) = ops::brief(&mut ctx, &workspace, budget)? {
+    let mut session = session()?;
+    let briefed = ops::brief(&mut session, &workspace, budget);
+    output::notices(&mut session);
+    if let Some(digested) = briefed? {
         writeln!(out, "Team memory (goldfish) for this repository:").context("writing output")?;
         output::digest(&digested, false, out)?;
     }
@@ -847,9 +640,9 @@ fn pre_compact(out: &mut dyn Write) -> Result<(), CliError> {
         return Ok(());
     };
     let workspace = workspace()?;
-    let mut ctx = Ctx::open(Front::Cli)?;
+    let mut session = session()?;
     let stored = ops::store(
-        &mut ctx,
+        &mut session,
         &workspace,
         StoreInput {
             content: content.into_bytes(),
@@ -860,7 +653,9 @@ fn pre_compact(out: &mut dyn Write) -> Result<(), CliError> {
             allow_secret: false,
             refuse_similar: false,
         },
-    )?;
+    );
+    output::notices(&mut session);
+    let stored = stored?;
     writeln!(out, "stored checkpoint {}", stored.entry.id()).context("writing output")?;
     Ok(())
 }

@@ -5,7 +5,6 @@ use std::io::Write;
 
 use anyhow::Context;
 
-use super::model::Model;
 use super::{CliError, DoctorArgs, EXIT_OK};
 use crate::doctor::{self, Finding, Inputs, ModelState, Severity};
 
@@ -14,11 +13,12 @@ const EXIT_PROBLEM: u8 = 1;
 
 pub(super) fn doctor(args: DoctorArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = super::commands::workspace()?;
-    let home = super::commands::home()?;
-    let model = match Model::find(&home) {
-        Ok(Some(model)) => ModelState::Installed(model.id()),
-        Ok(None) => ModelState::Missing,
-        Err(err) => ModelState::Unusable(format!("{:#}", err.error)),
+    let session = super::commands::session()?;
+    let home = session.home.clone();
+    let model = match (session.model_id(), session.unusable_model()) {
+        (Some(id), _) => ModelState::Installed(id),
+        (None, Some(why)) => ModelState::Unusable(why.to_owned()),
+        (None, None) => ModelState::Missing,
     };
     let path_var = std::env::var_os("PATH");
     let findings = doctor::diagnose(
@@ -27,7 +27,7 @@ pub(super) fn doctor(args: DoctorArgs, out: &mut dyn Write) -> Result<u8, CliErr
             index_path: &home.index_path(),
             path_var: path_var.as_deref(),
             model,
-            now: super::commands::now()?,
+            now: session.now()?,
         },
     );
     let healthy = doctor::healthy(&findings);

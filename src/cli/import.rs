@@ -6,9 +6,10 @@ use std::io::Write;
 use anyhow::Context;
 use serde_json::{Value, json};
 
-use super::commands::{self, Embedding};
-use super::model::Model;
+use super::commands::{self, Bar};
 use super::{CliError, EXIT_OK, ImportArgs};
+use crate::app::AppError;
+use crate::app::sync::{Embed, repo_config, sync_workspace};
 use crate::git::MEMORY_DIR;
 use crate::import::{self, FileOutcome, Known, Options};
 use crate::log::{LogError, MemoryDir};
@@ -18,11 +19,9 @@ pub(super) fn import(args: ImportArgs, out: &mut dyn Write) -> Result<u8, CliErr
     let workspace = commands::workspace()?;
     let log = MemoryDir::of(&workspace);
     if !log.path().is_dir() {
-        return Err(commands::log_error(LogError::NotInitialized(
-            log.path().to_owned(),
-        )));
+        return Err(AppError::from(LogError::NotInitialized(log.path().to_owned())).into());
     }
-    let config = commands::repo_config(&workspace)?;
+    let config = repo_config(&workspace)?;
     let files = import::find_notes(&args.dir)
         .context("DIR")
         .map_err(CliError::usage)?;
@@ -50,7 +49,7 @@ pub(super) fn import(args: ImportArgs, out: &mut dyn Write) -> Result<u8, CliErr
     if !args.dry_run {
         for memory in &records {
             log.append(&Entry::Memory((*memory).clone()))
-                .map_err(commands::log_error)?;
+                .map_err(AppError::from)?;
         }
         // The memories are safely in the log; indexing them is best effort
         // (the next sync catches up).
@@ -84,7 +83,7 @@ pub(super) fn import(args: ImportArgs, out: &mut dyn Write) -> Result<u8, CliErr
 /// then forgotten must not come back.
 fn every_memory(log: &MemoryDir) -> Result<Vec<Memory>, CliError> {
     let mut memories = Vec::new();
-    for file in log.read_files().map_err(commands::log_error)? {
+    for file in log.read_files().map_err(AppError::from)? {
         let Ok(bytes) = file.content else { continue };
         for line in goldfish_merge::record::parse_log(&bytes) {
             if let Ok(Entry::Memory(memory)) = line.parsed {
@@ -96,13 +95,12 @@ fn every_memory(log: &MemoryDir) -> Result<Vec<Memory>, CliError> {
 }
 
 fn index_imported(workspace: &crate::git::Workspace, progress: bool) -> Result<(), CliError> {
-    let home = commands::home()?;
-    let mut model = Model::find(&home)?;
-    let embedding = match model.as_mut() {
-        Some(model) => Embedding::All(model, progress),
-        None => Embedding::Skip,
-    };
-    commands::sync_workspace(&home, workspace, embedding)?;
+    let mut session = commands::session()?;
+    session.usable_model()?;
+    Bar::install(&mut session, progress);
+    let synced = sync_workspace(&mut session, workspace, Embed::All);
+    super::output::notices(&mut session);
+    synced?;
     Ok(())
 }
 

@@ -8,17 +8,15 @@ mod capture;
 mod commands;
 mod doctor;
 mod import;
-mod mcp;
-mod model;
-mod ops;
-pub(crate) mod output;
-mod status;
+mod output;
 
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
+
+use crate::app::{AppError, Arg, Hint, Kind};
 
 /// Exit code: success.
 pub const EXIT_OK: u8 = 0;
@@ -106,7 +104,7 @@ struct InitArgs {
     force: bool,
     /// Also connect an agent to goldfish: claude (.mcp.json, /recall, CLAUDE.md) or gemini (.gemini/settings.json, GEMINI.md); repeatable
     #[arg(long, value_enum, value_name = "AGENT", hide_possible_values = true)]
-    agent: Vec<crate::agent::Agent>,
+    agent: Vec<AgentArg>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -161,7 +159,7 @@ struct RecallArgs {
     author: Option<String>,
     /// Ranking: hybrid (default with a model), semantic, or keyword (default without)
     #[arg(long, value_enum, value_name = "MODE", hide_possible_values = true)]
-    mode: Option<crate::index::search::Mode>,
+    mode: Option<ModeArg>,
     /// Drop results scoring below this: cosine similarity in [0, 1] (semantic, hybrid) or keyword relevance
     #[arg(long, value_name = "X")]
     min_score: Option<f64>,
@@ -283,7 +281,7 @@ struct SimilarArgs {
     #[arg(long)]
     scan: bool,
     /// Cosine similarity from which memories count as similar
-    #[arg(long, value_name = "X", default_value_t = ops::SIMILAR)]
+    #[arg(long, value_name = "X", default_value_t = crate::app::ops::SIMILAR)]
     threshold: f64,
     /// At most this many memories (per cluster with --scan)
     #[arg(long, short = 'n', value_name = "N", default_value_t = 10)]
@@ -403,10 +401,54 @@ impl HookName {
 
 /// How `--budget` distils.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum DistillMode {
+enum DistillMode {
     Llm,
     Extractive,
     Auto,
+}
+
+impl From<DistillMode> for crate::app::ops::Distill {
+    fn from(mode: DistillMode) -> Self {
+        match mode {
+            DistillMode::Llm => Self::Llm,
+            DistillMode::Extractive => Self::Extractive,
+            DistillMode::Auto => Self::Auto,
+        }
+    }
+}
+
+/// `--mode`: how recall ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ModeArg {
+    Keyword,
+    Semantic,
+    Hybrid,
+}
+
+impl From<ModeArg> for crate::index::search::Mode {
+    fn from(mode: ModeArg) -> Self {
+        match mode {
+            ModeArg::Keyword => Self::Keyword,
+            ModeArg::Semantic => Self::Semantic,
+            ModeArg::Hybrid => Self::Hybrid,
+        }
+    }
+}
+
+/// `init --agent`: the agents goldfish sets up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum AgentArg {
+    Claude,
+    Gemini,
+}
+
+impl From<AgentArg> for crate::agent::Agent {
+    fn from(agent: AgentArg) -> Self {
+        match agent {
+            AgentArg::Claude => Self::Claude,
+            AgentArg::Gemini => Self::Gemini,
+        }
+    }
 }
 
 /// The git hooks goldfish handles.
@@ -418,11 +460,13 @@ enum HookName {
     PostRewrite,
 }
 
-/// An error with the exit code it should end the process with.
+/// An error with the exit code it should end the process with, and what to
+/// do about it.
 #[derive(Debug)]
 pub struct CliError {
     pub code: u8,
     pub error: anyhow::Error,
+    pub hint: Option<String>,
 }
 
 impl CliError {
@@ -430,6 +474,7 @@ impl CliError {
         CliError {
             code: EXIT_USAGE,
             error: error.into(),
+            hint: None,
         }
     }
 }
@@ -439,6 +484,58 @@ impl From<anyhow::Error> for CliError {
         CliError {
             code: EXIT_FAILURE,
             error,
+            hint: None,
+        }
+    }
+}
+
+/// An argument as the command line spells it.
+fn arg_name(arg: Arg) -> &'static str {
+    match arg {
+        Arg::Content => "CONTENT",
+        Arg::Id => "ID",
+        Arg::Type => "--type",
+        Arg::Tags => "--tags",
+        Arg::Files => "--files",
+        Arg::Source => "--source",
+        Arg::Since => "--since",
+        Arg::Until => "--until",
+        Arg::Limit => "--limit",
+        Arg::Budget => "--budget",
+        Arg::Mode => "--mode",
+        Arg::Workspace => "--workspace",
+        Arg::Distill => "--distill",
+        Arg::Field(field) => field,
+    }
+}
+
+/// What a person at the command line can do about an error.
+fn hint_text(hint: Hint) -> &'static str {
+    match hint {
+        Hint::Force => "pass --force to store it anyway",
+        Hint::AllowSecret => "remove it, or pass --allow-secret if it is not one",
+    }
+}
+
+impl From<AppError> for CliError {
+    fn from(err: AppError) -> CliError {
+        let AppError {
+            kind,
+            arg,
+            error,
+            hint,
+        } = err;
+        CliError {
+            code: match kind {
+                Kind::Input => EXIT_USAGE,
+                Kind::Failure => EXIT_FAILURE,
+            },
+            // The chain is kept (a broken pipe is found in it).
+            error: match arg {
+                Some(arg) => error.context(arg_name(arg)),
+                None => error,
+            },
+            hint: hint.map(|hint| hint_text(hint).to_owned()),
         }
     }
 }
@@ -464,7 +561,9 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> u8 {
     // The MCP server writes its protocol to stdout from the async runtime:
     // this thread must not hold stdout's lock meanwhile.
     let result = if let Command::Mcp(McpArgs {}) = cli.command {
-        mcp::serve()
+        crate::mcp::serve()
+            .map(|()| EXIT_OK)
+            .map_err(CliError::from)
     } else {
         // Nothing a memory holds may act on the terminal: control characters
         // and bidi marks reach stdout escaped (JSON stays valid and equal).
@@ -480,6 +579,9 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> u8 {
         Err(err) if is_broken_pipe(&err.error) => EXIT_OK,
         Err(err) => {
             eprintln!("error: {:#}", err.error);
+            if let Some(hint) = &err.hint {
+                eprintln!("hint: {hint}");
+            }
             err.code
         }
     }

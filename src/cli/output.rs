@@ -5,6 +5,9 @@ use std::io::Write;
 use anyhow::Context;
 
 use super::CliError;
+use crate::app::Session;
+use crate::app::ops::Digested;
+use crate::app::text::{memory_text, terminal_safe};
 use crate::index::search::IndexedMemory;
 
 /// One memory per line; field names are those of [`IndexedMemory`].
@@ -29,8 +32,7 @@ pub(super) fn memories_json(
     Ok(())
 }
 
-/// `ID  DATE TIME  TYPE  AUTHOR  [tags]  (flagged: …)` then the content,
-/// indented.
+/// Memories as text, a blank line between two.
 pub(super) fn memories_text(
     memories: &[IndexedMemory],
     show_workspace: bool,
@@ -40,66 +42,22 @@ pub(super) fn memories_text(
         if index > 0 {
             writeln!(out).context("writing output")?;
         }
-        let when = m
-            .timestamp
-            .get(..16)
-            .unwrap_or(&m.timestamp)
-            .replace('T', " ");
-        let mut header = format!("{}  {when}  {}", m.id, m.kind);
-        if show_workspace {
-            header.push_str(&format!("  @{}", m.workspace));
-        }
-        if let Some(author) = &m.author {
-            header.push_str(&format!("  {author}"));
-        }
-        if !m.tags.is_empty() {
-            header.push_str(&format!("  [{}]", m.tags.join(", ")));
-        }
-        if !m.flags.is_empty() {
-            // Marked, so a reader does not take it at face value: see
-            // `goldfish doctor`.
-            header.push_str(&format!("  (flagged: {})", m.flags.join(", ")));
-        }
-        writeln!(out, "{header}").context("writing output")?;
-        for line in m.content.lines() {
-            writeln!(out, "    {line}").context("writing output")?;
-        }
-        if !m.files.is_empty() {
-            writeln!(out, "    files: {}", m.files.join(", ")).context("writing output")?;
-        }
+        out.write_all(memory_text(m, show_workspace).as_bytes())
+            .context("writing output")?;
     }
     Ok(())
 }
 
-/// Reports lines readers skipped, on stderr.
-pub(super) fn warn_problems(problems: &[impl std::fmt::Display], dir: &str) {
-    for problem in problems {
-        eprintln!("warning: {dir}/{problem}");
+/// Notes and warnings an operation left, on stderr.
+pub(super) fn notices(session: &mut Session) {
+    for notice in session.take_notices() {
+        eprintln!("{notice}");
     }
 }
 
-/// A digest as recall reports it.
-pub(super) struct DigestReport {
-    pub text: String,
-    pub tokens: usize,
-    pub tokens_of_sources: usize,
-    /// Extractive digests: each sentence with its memory.
-    pub sentences: Vec<crate::digest::Picked>,
-    /// `llm` or `extractive`.
-    pub distill: &'static str,
-    /// Why the LLM's answer was not used, when it was asked.
-    pub fallback_reason: Option<String>,
-    /// Whether the LLM digest came from the cache.
-    pub cached: bool,
-}
-
 /// A digest: its text, or one JSON object with the token accounting.
-pub(super) fn digest(
-    digested: &super::ops::Digested,
-    json: bool,
-    out: &mut dyn Write,
-) -> Result<(), CliError> {
-    let super::ops::Digested {
+pub(super) fn digest(digested: &Digested, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
+    let Digested {
         report: digest,
         hits: sources,
         budget,
@@ -133,32 +91,6 @@ pub(super) fn digest(
     });
     writeln!(out, "{value}").context("writing output")?;
     Ok(())
-}
-
-/// Whether a character would act on a terminal instead of showing: C0
-/// controls other than newline and tab, DEL, C1 controls, and the marks that
-/// reorder text (bidi overrides, isolates and marks).
-fn acts_on_terminal(c: char) -> bool {
-    (c.is_control() && c != '\n' && c != '\t')
-        || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
-
-/// `text` with every character that would act on a terminal written as a
-/// visible escape: `\r`, or `\uXXXX` (as JSON writes it, so a JSON line stays
-/// valid and means the same).
-pub(super) fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(acts_on_terminal) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        match c {
-            '\r' => out.push_str("\\r"),
-            c if acts_on_terminal(c) => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    std::borrow::Cow::Owned(out)
 }
 
 /// A writer that passes text through [`terminal_safe`]: what a memory holds
@@ -223,29 +155,9 @@ impl<W: Write> Write for TerminalSafe<W> {
     }
 }
 
-/// `n` and the noun in the number it takes: "1 memory", "2 memories".
-pub(crate) fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
-    let n = n.into();
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// [`count`] of memories.
-pub(crate) fn memories(n: impl Into<u64>) -> String {
-    count(n, "memory", "memories")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn controls_and_bidi_marks_are_escaped_visibly() {
-        assert_eq!(terminal_safe("plain\ttext\n"), "plain\ttext\n");
-        assert_eq!(
-            terminal_safe("a\u{1b}[2Jb\rc\u{7}\u{9b}d\u{202e}e"),
-            "a\\u001b[2Jb\\rc\\u0007\\u009bd\\u202ee"
-        );
-    }
 
     #[test]
     fn a_character_split_across_writes_is_kept_whole() {

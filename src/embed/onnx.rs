@@ -228,8 +228,10 @@ impl ModelTokenizer {
     }
 }
 
-impl crate::digest::TokenCounter for ModelTokenizer {
-    fn count(&mut self, text: &str) -> usize {
+impl ModelTokenizer {
+    /// The tokens of `text` (about four characters a token if it cannot be
+    /// encoded).
+    pub fn count_tokens(&self, text: &str) -> usize {
         self.0.encode(text, false).map_or_else(
             |_| text.chars().count().div_ceil(4),
             |encoding| encoding.get_ids().len(),

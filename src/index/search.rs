@@ -121,7 +121,7 @@ pub struct Ranking {
 }
 
 /// How recall ranks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// BM25 over content, tags and files.

@@ -1,10 +1,12 @@
 //! Embeddings in the index and the vector stage of recall.
 //!
-//! Vector search runs in two stages: every stored vector's sign bits (one bit
-//! per dimension, 48 bytes for 384 dimensions) are held in memory and
-//! compared with the query's by Hamming distance; the closest few hundred are
-//! re-ranked by exact cosine on their float vectors, read from SQLite by
-//! rowid. The bits of a million vectors take 48 MB and scan in milliseconds.
+//! Vector search runs in three stages: every stored vector's sign bits (one
+//! bit per dimension, 48 bytes for 384 dimensions) are held in memory and
+//! compared with the query's by Hamming distance, keeping 8 × the candidates
+//! (at least 16,384); an estimate of the cosine from the query's values and
+//! those signs keeps the candidates (2,000 for recall); they are re-ranked by
+//! exact cosine on their float vectors, read from SQLite by rowid. The bits
+//! of a million vectors take 48 MB and scan in milliseconds.
 
 use std::cell::RefCell;
 

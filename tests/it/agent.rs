@@ -175,6 +175,10 @@ fn history(env: &TestEnv, repo: &std::path::Path) {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "real-model"),
+    ignore = "needs the real model: bash scripts/test.sh"
+)]
 fn brief_sums_up_where_work_stopped_within_budget() {
     let env = TestEnv::new().with_model();
     let repo = env.repo("repo", "Alice");

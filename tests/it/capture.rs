@@ -354,6 +354,10 @@ fn capture_model() -> std::path::PathBuf {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "real-model"),
+    ignore = "needs the real model: bash scripts/test.sh"
+)]
 fn capture_with_the_default_model_in_process_judges_edits_and_stores_only_valid_calls() {
     let env = TestEnv::new();
     let repo = env.repo("repo", "Alice");

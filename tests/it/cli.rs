@@ -357,3 +357,35 @@ fn tags_match_without_regard_to_case_beyond_ascii() {
     let missing = env.goldfish(&repo, &["recall", "--tag", "Ünïcodes"]);
     assert_eq!(missing.status.code(), Some(1));
 }
+
+/// Issue 14: a model whose manifest cannot be read stopped every command
+/// with exit 3, `--mode keyword` too; keywords must always work.
+#[test]
+fn issue_14_keywords_work_when_the_installed_model_is_unusable() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    let model_dir = env.path().join("home/.goldfish/models/all-MiniLM-L6-v2");
+    std::fs::create_dir_all(&model_dir).unwrap();
+    std::fs::write(model_dir.join("manifest.json"), "{ not json").unwrap();
+
+    let stored = env.goldfish(&repo, &["store", "The cache evicts with LRU"]);
+    assert_eq!(stored.status.code(), Some(0), "{}", render(&stored));
+
+    let keyword = env.goldfish(&repo, &["recall", "cache", "--mode", "keyword"]);
+    assert_eq!(keyword.status.code(), Some(0), "{}", render(&keyword));
+    assert!(String::from_utf8_lossy(&keyword.stdout).contains("evicts with LRU"));
+
+    // The default ranking falls back to keywords and says why.
+    let default = env.goldfish(&repo, &["recall", "cache"]);
+    assert_eq!(default.status.code(), Some(0), "{}", render(&default));
+    let stderr = String::from_utf8_lossy(&default.stderr);
+    assert!(
+        stderr.contains("installed but unusable") && stderr.contains("keywords only"),
+        "{stderr}"
+    );
+
+    // Semantic ranking asked for by name cannot fall back: it says why.
+    let semantic = env.goldfish(&repo, &["recall", "cache", "--mode", "semantic"]);
+    assert_eq!(semantic.status.code(), Some(3), "{}", render(&semantic));
+    assert!(String::from_utf8_lossy(&semantic.stderr).contains("installed but unusable"));
+}

@@ -123,6 +123,10 @@ fn summary(rows: &[(usize, usize, usize, usize, usize)]) -> (f64, f64, f64, f64)
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "real-model"),
+    ignore = "needs the real model: bash scripts/test.sh"
+)]
 fn digests_at_500_tokens_keep_most_gold_facts() {
     let set = eval_set();
     let rows = run(&set, 500, &mut tokenizer());
@@ -162,6 +166,10 @@ fn digest_table() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "real-model"),
+    ignore = "needs the real model: bash scripts/test.sh"
+)]
 fn recall_budget_from_the_command_line() {
     let env = TestEnv::new().with_model();
     let repo = env.repo("r", "Ada");

@@ -371,6 +371,10 @@ fn doctor_reports_a_corrupt_index_and_leaves_it_alone() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "real-model"),
+    ignore = "needs the real model: bash scripts/test.sh"
+)]
 fn doctor_reports_the_model() {
     // Installed: ok, and memories indexed by keyword only are waiting.
     let env = TestEnv::new().with_model();

@@ -6,6 +6,10 @@ use serde_json::Value;
 use crate::common::with_embedder;
 
 #[test]
+#[cfg_attr(
+    not(feature = "real-model"),
+    ignore = "needs the real model: bash scripts/test.sh"
+)]
 fn embeddings_match_the_python_reference() {
     let reference: Value =
         serde_json::from_str(include_str!("../../fixtures/embeddings/reference.json")).unwrap();
@@ -62,6 +66,10 @@ fn embeddings_match_the_python_reference() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "real-model"),
+    ignore = "needs the real model: bash scripts/test.sh"
+)]
 fn the_model_id_names_the_vector_space() {
     let id = with_embedder(|e| e.model_id().to_owned());
     assert!(id.starts_with("all-MiniLM-L6-v2@"), "{id}");

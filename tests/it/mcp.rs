@@ -86,6 +86,10 @@ fn tools_are_listed_with_their_schemas() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "real-model"),
+    ignore = "needs the real model: bash scripts/test.sh"
+)]
 fn store_recall_forget_and_errors_in_one_session() {
     let env = TestEnv::new().with_model();
     let (_remote, alice, bob) = env.team();
@@ -401,6 +405,10 @@ fn invalid_messages_get_json_rpc_errors_a_client_can_match() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "real-model"),
+    ignore = "needs the real model: bash scripts/test.sh"
+)]
 fn recall_of_something_unrelated_says_nothing_matches() {
     let env = TestEnv::new().with_model();
     let repo = env.repo("repo", "Alice");

@@ -62,6 +62,10 @@ fn first(env: &TestEnv, repo: &Path, query: &str, mode: &str) -> Option<String> 
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "real-model"),
+    ignore = "needs the real model: bash scripts/test.sh"
+)]
 fn concepts_find_memories_keywords_miss() {
     let env = TestEnv::new().with_model();
     let repo = project(&env);
@@ -145,6 +149,10 @@ fn concepts_find_memories_keywords_miss() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "real-model"),
+    ignore = "needs the real model: bash scripts/test.sh"
+)]
 fn sync_embeds_only_new_content_and_once_per_text() {
     let env = TestEnv::new().with_model();
     let (_remote, alice, bob) = env.team();
@@ -187,6 +195,10 @@ fn sync_embeds_only_new_content_and_once_per_text() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "real-model"),
+    ignore = "needs the real model: bash scripts/test.sh"
+)]
 fn a_model_change_re_embeds_everything() {
     let env = TestEnv::new().with_model();
     let repo = project(&env);
@@ -242,6 +254,10 @@ fn a_model_change_re_embeds_everything() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "real-model"),
+    ignore = "needs the real model: bash scripts/test.sh"
+)]
 fn a_tampered_model_file_is_refused() {
     let env = TestEnv::new();
     let source = env.path().join("bad-model");
@@ -293,6 +309,10 @@ fn without_a_model_recall_uses_keywords_and_says_so_once() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "real-model"),
+    ignore = "needs the real model: bash scripts/test.sh"
+)]
 fn similar_finds_near_duplicates_and_store_warns() {
     let env = TestEnv::new().with_model();
     let repo = project(&env);
@@ -335,6 +355,10 @@ fn similar_finds_near_duplicates_and_store_warns() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "real-model"),
+    ignore = "needs the real model: bash scripts/test.sh"
+)]
 fn unrelated_questions_find_nothing() {
     let env = TestEnv::new().with_model();
     let repo = project(&env);

@@ -7,14 +7,14 @@ use std::io::Write;
 use anyhow::Context;
 use serde::Serialize;
 
-use super::CliError;
+use super::AppError;
 use crate::git::Workspace;
 use crate::index::Index;
 use crate::init::{self, Check};
 use crate::log::MemoryDir;
 
 #[derive(Debug, Serialize)]
-pub(super) struct Status {
+pub struct Status {
     workspace: Option<String>,
     root: String,
     head: Option<String>,
@@ -45,25 +45,25 @@ struct WorkspaceSummary {
     last_sync: Option<String>,
 }
 
-pub(super) fn collect(
+pub fn collect(
     workspace: &Workspace,
     index: &Index,
     model: Option<String>,
-) -> Result<Status, CliError> {
+) -> Result<Status, AppError> {
     let pending_embeddings = match &model {
         Some(_) => Some(
             index
                 .pending_embeddings()
-                .map_err(|err| CliError::from(anyhow::Error::new(err)))?,
+                .map_err(|err| AppError::from(anyhow::Error::new(err)))?,
         ),
         None => None,
     };
     let view = MemoryDir::of(workspace)
         .read()
-        .map_err(|err| CliError::from(anyhow::Error::new(err)))?;
+        .map_err(|err| AppError::from(anyhow::Error::new(err)))?;
     let row = index
         .workspace_by_root(workspace.root())
-        .map_err(|err| CliError::from(anyhow::Error::new(err)))?;
+        .map_err(|err| AppError::from(anyhow::Error::new(err)))?;
     let head_id = workspace.head_commit();
     let head = head_id.map(|id| id.to_string());
     let committed = match head_id {
@@ -83,18 +83,18 @@ pub(super) fn collect(
     let memories_in_index = match &row {
         Some(row) => index
             .live_count(row.id)
-            .map_err(|err| CliError::from(anyhow::Error::new(err)))?,
+            .map_err(|err| AppError::from(anyhow::Error::new(err)))?,
         None => 0,
     };
     let mut workspaces = Vec::new();
     for other in index
         .workspaces()
-        .map_err(|err| CliError::from(anyhow::Error::new(err)))?
+        .map_err(|err| AppError::from(anyhow::Error::new(err)))?
     {
         workspaces.push(WorkspaceSummary {
             memories: index
                 .live_count(other.id)
-                .map_err(|err| CliError::from(anyhow::Error::new(err)))?,
+                .map_err(|err| AppError::from(anyhow::Error::new(err)))?,
             name: other.name,
             root: other.root,
             last_sync: other.synced_at,
@@ -123,8 +123,8 @@ pub(super) fn collect(
 fn committed_view(
     workspace: &Workspace,
     commit: gix::ObjectId,
-) -> Result<crate::memory::view::LogView, CliError> {
-    let failed = |err: crate::git::GitError| CliError::from(anyhow::Error::new(err));
+) -> Result<crate::memory::view::LogView, AppError> {
+    let failed = |err: crate::git::GitError| AppError::from(anyhow::Error::new(err));
     let mut files = Vec::new();
     for (name, blob) in workspace.memory_files_at(commit).map_err(failed)? {
         files.push((name, workspace.read_blob(blob).map_err(failed)?));
@@ -136,7 +136,7 @@ fn committed_view(
     ))
 }
 
-pub(super) fn print(status: &Status, out: &mut dyn Write) -> Result<(), CliError> {
+pub fn print(status: &Status, out: &mut dyn Write) -> Result<(), AppError> {
     let mut text = String::new();
     let name = status.workspace.as_deref().unwrap_or("(not synced yet)");
     text.push_str(&format!("workspace  {name}  {}\n", status.root));
@@ -151,7 +151,7 @@ pub(super) fn print(status: &Status, out: &mut dyn Write) -> Result<(), CliError
         if status.bad_lines > 0 {
             format!(
                 " ({}: see `goldfish doctor`)",
-                super::output::count(
+                super::text::count(
                     status.bad_lines as u64,
                     "unreadable line",
                     "unreadable lines"
@@ -178,7 +178,7 @@ pub(super) fn print(status: &Status, out: &mut dyn Write) -> Result<(), CliError
         }
         (Some(model), Some(pending)) => text.push_str(&format!(
             "model      {model}: {} not embedded yet (`goldfish sync` embeds them)\n",
-            super::output::memories(pending)
+            super::text::memories(pending)
         )),
         _ => text.push_str(&format!(
             "model      none: recall matches keywords only; {}\n",
@@ -198,7 +198,7 @@ pub(super) fn print(status: &Status, out: &mut dyn Write) -> Result<(), CliError
         text.push_str(&format!(
             "           {}: {} ({})\n",
             other.name,
-            super::output::memories(other.memories),
+            super::text::memories(other.memories),
             other.root
         ));
     }

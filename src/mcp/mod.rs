@@ -1,17 +1,14 @@
 //! `goldfish mcp`: the MCP server an agent's client starts in a repository.
 //!
 //! Stdio transport: stdout carries the protocol only, logs go to stderr. The
-//! tools run the same operations as the command line ([`super::ops`]) on one
-//! long-lived [`Ctx`], so the embedding model and tokenizer are loaded once,
+//! tools run the same operations as the command line ([`crate::app::ops`]) on one
+//! long-lived [`Session`], so the embedding model and tokenizer are loaded once,
 //! in a background thread that does not delay the `initialize` handshake.
 //! Every recall first runs the incremental sync, which is what picks up a
 //! pull (a HEAD change) made while the server runs.
 //!
-//! A thin line filter stands between stdin and rmcp: rmcp ignores a line
-//! that is not JSON and answers a malformed message without its id, so a
-//! client waiting for that id would hang. The filter answers such lines
-//! itself (JSON-RPC -32700 parse error, -32600 invalid request, with the id
-//! when the line has one) and passes every valid message on.
+//! A line filter ([`filter`]) stands between stdin and rmcp, so every
+//! request gets an answer its client can match.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
@@ -24,8 +21,11 @@ use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::ops::{self, Ctx, Forgot, Front, RecallInput, Recalled, StoreInput, Target};
-use super::{CliError, DistillMode, EXIT_OK, output};
+mod filter;
+
+use crate::app::ops::{self, Distill, Forgot, RecallInput, Recalled, StoreInput, Target};
+use crate::app::sync::{current_workspace, open_index};
+use crate::app::{AppError, Arg, Hint, Session, text as plain};
 use crate::index::search::{IndexedMemory, Mode};
 
 /// What a recall without a budget returns at most, in tokens: MCP clients
@@ -43,7 +43,7 @@ Cite memory ids when you rely on them.";
 
 /// The server's state, shared by the tool calls.
 struct Shared {
-    ctx: Ctx,
+    session: Session,
 }
 
 #[derive(Clone)]
@@ -151,15 +151,56 @@ fn text(text: impl Into<String>) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(text.into())])
 }
 
+/// An argument as a tool call names it.
+fn arg_name(arg: Arg) -> String {
+    match arg {
+        Arg::Content => "content",
+        Arg::Id => "id",
+        Arg::Type => "type",
+        Arg::Tags => "tags",
+        Arg::Files => "files",
+        Arg::Source => "source",
+        Arg::Since => "since",
+        Arg::Until => "until",
+        Arg::Limit => "limit",
+        Arg::Budget => "budget",
+        Arg::Mode => "mode",
+        Arg::Workspace => "workspace",
+        Arg::Distill => "distill",
+        Arg::Field(field) => field,
+    }
+    .to_owned()
+}
+
+/// What an agent can do about an error: it cannot pass `--allow-secret`,
+/// only a person can.
+fn hint_text(hint: Hint) -> &'static str {
+    match hint {
+        Hint::Force => "if it really says something new, call store again with `force: true`",
+        Hint::AllowSecret => {
+            "remove it (if it is not one, a person can store it with `goldfish store --allow-secret`)"
+        }
+    }
+}
+
+/// `error: …` and, when there is one, `hint: …`.
+fn error_text(err: &AppError) -> String {
+    let mut text = format!("error: {}", err.message(arg_name));
+    if let Some(hint) = err.hint {
+        text.push_str(&format!("\nhint: {}", hint_text(hint)));
+    }
+    text
+}
+
 /// A failed operation as the agent sees it: the message, marked as an error.
-fn failure(err: CliError) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(format!("error: {:#}", err.error))])
+fn failure(err: AppError) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(error_text(&err))])
 }
 
 impl Server {
-    fn new(ctx: Ctx) -> Server {
+    fn new(session: Session) -> Server {
         Server {
-            shared: Arc::new(Mutex::new(Shared { ctx })),
+            shared: Arc::new(Mutex::new(Shared { session })),
             tool_router: Self::tool_router(),
         }
     }
@@ -168,16 +209,20 @@ impl Server {
     /// outcome into a tool result.
     async fn run<F>(&self, tool: &'static str, op: F) -> Result<CallToolResult, ErrorData>
     where
-        F: FnOnce(&mut Shared) -> Result<String, CliError> + Send + 'static,
+        F: FnOnce(&mut Shared) -> Result<String, AppError> + Send + 'static,
     {
         let shared = Arc::clone(&self.shared);
         let outcome = tokio::task::spawn_blocking(move || {
             let started = Instant::now();
             let mut shared = lock(&shared);
             let outcome = op(&mut shared);
+            // Logs: stdout is the protocol.
+            for notice in shared.session.take_notices() {
+                eprintln!("{notice}");
+            }
             let status = match &outcome {
                 Ok(_) => "ok".to_owned(),
-                Err(err) => format!("error: {:#}", err.error),
+                Err(err) => error_text(err),
             };
             eprintln!(
                 "goldfish mcp: {tool} {} ms, {status}",
@@ -213,9 +258,9 @@ impl Server {
         Parameters(params): Parameters<StoreParams>,
     ) -> Result<CallToolResult, ErrorData> {
         self.run("store", move |shared| {
-            let workspace = super::commands::workspace()?;
+            let workspace = current_workspace()?;
             let stored = ops::store(
-                &mut shared.ctx,
+                &mut shared.session,
                 &workspace,
                 StoreInput {
                     content: params.content.into_bytes(),
@@ -236,7 +281,7 @@ impl Server {
             for similar in &stored.similar {
                 answer.push_str(&format!(
                     "\nwarning: {}",
-                    super::commands::near_duplicate(similar, 120)
+                    plain::near_duplicate(similar, 120)
                 ));
             }
             if let Some(reason) = stored.not_indexed {
@@ -259,9 +304,12 @@ impl Server {
             let cwd = std::env::current_dir().context("cannot read the current directory")?;
             let limit = params.limit.unwrap_or(10);
             if limit > MAX_LIMIT {
-                return Err(CliError::usage(anyhow::anyhow!(
-                    "limit: at most {MAX_LIMIT} memories per recall (ask with a budget for a digest)"
-                )));
+                return Err(AppError::arg(
+                    Arg::Limit,
+                    format!(
+                        "at most {MAX_LIMIT} memories per recall (ask with a budget for a digest)"
+                    ),
+                ));
             }
             let input = RecallInput {
                 query: params.query,
@@ -279,16 +327,16 @@ impl Server {
                 workspace: params.workspace.unwrap_or_else(|| "current".to_owned()),
                 limit,
                 budget: params.budget,
-                distill: DistillMode::Extractive,
+                distill: Distill::Extractive,
                 no_cache: false,
             };
-            match ops::recall(&mut shared.ctx, &cwd, input)? {
+            match ops::recall(&mut shared.session, &cwd, input)? {
                 Recalled::Nothing => Ok("no memories match".to_owned()),
                 Recalled::Digest(digested) => Ok(digest_answer(&digested)),
                 Recalled::Memories {
                     hits,
                     all_workspaces,
-                } => capped(&mut shared.ctx, &hits, all_workspaces, DEFAULT_CAP),
+                } => capped(&mut shared.session, &hits, all_workspaces, DEFAULT_CAP),
             }
         })
         .await
@@ -303,9 +351,13 @@ impl Server {
         Parameters(params): Parameters<BriefParams>,
     ) -> Result<CallToolResult, ErrorData> {
         self.run("brief", move |shared| {
-            let workspace = super::commands::workspace()?;
+            let workspace = current_workspace()?;
             Ok(
-                match ops::brief(&mut shared.ctx, &workspace, params.budget.unwrap_or(300))? {
+                match ops::brief(
+                    &mut shared.session,
+                    &workspace,
+                    params.budget.unwrap_or(300),
+                )? {
                     Some(digested) => digest_answer(&digested),
                     None => {
                         "nothing to brief on yet: no checkpoints, plans, decisions or recent fixes"
@@ -330,27 +382,26 @@ impl Server {
                 (Some(id), None) => Target::Id(id),
                 (None, Some(text)) => Target::Text(text),
                 _ => {
-                    return Err(CliError::usage(anyhow::anyhow!(
+                    return Err(AppError::input(anyhow::anyhow!(
                         "give either id or text (exactly one)"
                     )));
                 }
             };
             let threshold = params.threshold.unwrap_or(ops::SIMILAR);
-            let workspace = super::commands::workspace()?;
+            let workspace = current_workspace()?;
             let hits = ops::similar(
-                &mut shared.ctx,
+                &mut shared.session,
                 &workspace,
                 target,
                 threshold,
                 params.limit.unwrap_or(10).min(MAX_LIMIT),
-                false,
             )?;
             if hits.is_empty() {
                 return Ok(format!("nothing at similarity {threshold} or more"));
             }
             Ok(hits
                 .iter()
-                .map(|m| super::commands::similar_line(m, 160))
+                .map(|m| plain::similar_line(m, 160))
                 .collect::<Vec<_>>()
                 .join("\n"))
         })
@@ -366,9 +417,9 @@ impl Server {
         Parameters(params): Parameters<ForgetParams>,
     ) -> Result<CallToolResult, ErrorData> {
         self.run("forget", move |shared| {
-            let workspace = super::commands::workspace()?;
+            let workspace = current_workspace()?;
             Ok(
-                match ops::forget(&mut shared.ctx, &workspace, &params.id)? {
+                match ops::forget(&mut shared.session, &workspace, &params.id)? {
                     Forgot::Done { target, .. } => format!("forgot {target}"),
                     Forgot::Already { id, at } => {
                         format!("{id} is already forgotten (since {at})")
@@ -388,12 +439,12 @@ impl Server {
         Parameters(_): Parameters<StatusParams>,
     ) -> Result<CallToolResult, ErrorData> {
         self.run("status", move |shared| {
-            let workspace = super::commands::workspace()?;
-            let index = super::commands::open_index(&shared.ctx.home)?;
-            let model = shared.ctx.model.as_ref().map(|model| model.id());
-            let status = super::status::collect(&workspace, &index, model)?;
+            let workspace = current_workspace()?;
+            let index = open_index(&shared.session.home)?;
+            let model = shared.session.model_id();
+            let status = crate::app::status::collect(&workspace, &index, model)?;
             let mut out = Vec::new();
-            super::status::print(&status, &mut out)?;
+            crate::app::status::print(&status, &mut out)?;
             Ok(String::from_utf8_lossy(&out).into_owned())
         })
         .await
@@ -416,25 +467,23 @@ fn digest_answer(digested: &ops::Digested) -> String {
         "{}({} tokens, distilled from {} of {} tokens)",
         report.text,
         report.tokens,
-        output::memories(digested.hits.len() as u64),
+        plain::memories(digested.hits.len() as u64),
         report.tokens_of_sources
     )
 }
 
 /// Whole memories, as many as fit in `cap` tokens.
 fn capped(
-    ctx: &mut Ctx,
+    session: &mut Session,
     hits: &[IndexedMemory],
     all_workspaces: bool,
     cap: usize,
-) -> Result<String, CliError> {
-    let (mut counter, _) = ops::token_counter(ctx)?;
+) -> Result<String, AppError> {
+    let (mut counter, _) = ops::token_counter(session)?;
     let mut answer = String::new();
     let mut used = 0;
     for (shown, memory) in hits.iter().enumerate() {
-        let mut one = Vec::new();
-        output::memories_text(std::slice::from_ref(memory), all_workspaces, &mut one)?;
-        let one = String::from_utf8_lossy(&one).into_owned();
+        let one = plain::memory_text(memory, all_workspaces);
         let tokens = counter.count(&one);
         if shown > 0 && used + tokens > cap {
             answer.push_str(&format!(
@@ -453,20 +502,23 @@ fn capped(
 }
 
 /// Serves MCP on stdin/stdout until the client closes the connection.
-pub(super) fn serve() -> Result<u8, CliError> {
-    let ctx = Ctx::open(Front::Mcp)?;
-    let root = super::commands::workspace()
+pub fn serve() -> Result<(), AppError> {
+    let session = Session::open()?;
+    let root = current_workspace()
         .map(|workspace| workspace.root().display().to_string())
         .unwrap_or_else(|err| format!("no repository here ({:#})", err.error));
     eprintln!("goldfish mcp: serving {root}");
-    let server = Server::new(ctx);
+    if let Some(why) = session.unusable_model() {
+        eprintln!("goldfish mcp: {why}; recall uses keywords only");
+    }
+    let server = Server::new(session);
     // Warm the model while the client initializes: the first recall should
     // not pay for it, and the handshake must not wait for it.
     let warm = Arc::clone(&server.shared);
     std::thread::spawn(move || {
         let started = Instant::now();
         let mut shared = lock(&warm);
-        if let Some(model) = shared.ctx.model.as_mut() {
+        if let Some(model) = shared.session.model() {
             let loaded = model
                 .embedder()
                 .map(|_| ())
@@ -487,7 +539,7 @@ pub(super) fn serve() -> Result<u8, CliError> {
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
-        let (transport, filter) = filtered_stdio();
+        let (transport, filter) = filter::filtered_stdio();
         let service = server
             .serve(transport)
             .await
@@ -497,186 +549,5 @@ pub(super) fn serve() -> Result<u8, CliError> {
         Ok::<(), anyhow::Error>(())
     })?;
     eprintln!("goldfish mcp: client closed the connection");
-    Ok(EXIT_OK)
-}
-
-/// The tasks of [`filtered_stdio`], to wind down once the server stops.
-struct Filter {
-    reader: tokio::task::JoinHandle<()>,
-    writer: tokio::task::JoinHandle<()>,
-}
-
-impl Filter {
-    /// Stops reading stdin and waits until every answer is on stdout.
-    async fn finish(self) {
-        self.reader.abort();
-        let _ = self.reader.await;
-        let _ = self.writer.await;
-    }
-}
-
-/// The server's stdio transport behind the line filter: stdin lines go
-/// through [`reject`]; rmcp's output and the filter's answers reach stdout a
-/// whole line at a time, never interleaved.
-fn filtered_stdio() -> ((tokio::io::DuplexStream, tokio::io::DuplexStream), Filter) {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    const PIPE: usize = 1 << 16;
-    let (server_in, mut to_server) = tokio::io::duplex(PIPE);
-    let (server_out, from_server) = tokio::io::duplex(PIPE);
-    let (lines, mut outgoing) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
-
-    let answers = lines.clone();
-    let reader = tokio::spawn(async move {
-        let mut stdin = BufReader::new(tokio::io::stdin());
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            match stdin.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
-            }
-            let rejected = reject(&line);
-            if !rejected.is_empty() {
-                for answer in rejected {
-                    let _ = answers.send(answer.to_string().into_bytes());
-                }
-                continue;
-            }
-            if !line.ends_with(b"\n") {
-                line.push(b'\n');
-            }
-            if to_server.write_all(&line).await.is_err() {
-                break;
-            }
-        }
-        // Dropping `to_server` is the server's end of input.
-    });
-    let relay = tokio::spawn(async move {
-        let mut from_server = BufReader::new(from_server);
-        let mut line = Vec::new();
-        while matches!(from_server.read_until(b'\n', &mut line).await, Ok(n) if n > 0) {
-            if lines.send(std::mem::take(&mut line)).is_err() {
-                break;
-            }
-        }
-    });
-    let writer = tokio::spawn(async move {
-        let mut stdout = tokio::io::stdout();
-        while let Some(mut line) = outgoing.recv().await {
-            if !line.ends_with(b"\n") {
-                line.push(b'\n');
-            }
-            if stdout.write_all(&line).await.is_err() || stdout.flush().await.is_err() {
-                break;
-            }
-        }
-        let _ = relay.await;
-    });
-    ((server_in, server_out), Filter { reader, writer })
-}
-
-/// The JSON-RPC error answers to a line of stdin that is not a valid
-/// message (one per request of a batch), or none for a line to pass on
-/// (blank lines included: the transport skips them).
-fn reject(line: &[u8]) -> Vec<serde_json::Value> {
-    use serde_json::{Value, json};
-    let answer = |id: Value, code: i64, message: String| {
-        vec![json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })]
-    };
-    let text = line
-        .strip_prefix(b"\xef\xbb\xbf".as_slice())
-        .unwrap_or(line);
-    if text.iter().all(u8::is_ascii_whitespace) {
-        return Vec::new();
-    }
-    let value: Value = match serde_json::from_slice(text) {
-        Ok(value) => value,
-        Err(err) => return answer(Value::Null, -32700, format!("Parse error: {err}")),
-    };
-    let invalid = |id: Value, why: &str| answer(id, -32600, format!("Invalid Request: {why}"));
-    let object = match value {
-        Value::Object(object) => object,
-        Value::Array(items) => {
-            // Batches are not part of MCP (2025-06-18): answer every request
-            // in it, by id, so no client waits for one.
-            let ids: Vec<Value> = items
-                .iter()
-                .filter_map(|item| item.get("id").filter(|id| id.is_string() || id.is_number()))
-                .cloned()
-                .collect();
-            if ids.is_empty() {
-                return invalid(Value::Null, "batches are not supported");
-            }
-            return ids
-                .into_iter()
-                .flat_map(|id| invalid(id, "batches are not supported"))
-                .collect();
-        }
-        _ => return invalid(Value::Null, "not a JSON object"),
-    };
-    let id = object
-        .get("id")
-        .filter(|id| id.is_string() || id.is_number())
-        .cloned();
-    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return invalid(id.unwrap_or(Value::Null), "`jsonrpc` must be \"2.0\"");
-    }
-    let is_response =
-        id.is_some() && (object.contains_key("result") || object.contains_key("error"));
-    if !is_response && !object.get("method").is_some_and(Value::is_string) {
-        return invalid(id.unwrap_or(Value::Null), "missing `method`");
-    }
-    // Well formed, but not a message rmcp reads (params of the wrong shape):
-    // rmcp's own answer would carry no id. A notification rmcp does not know
-    // is passed on: it ignores those, and notifications get no answer.
-    match (
-        serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(Value::Object(object)),
-        id,
-    ) {
-        (Err(err), Some(id)) => invalid(id, &err.to_string()),
-        _ => Vec::new(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::reject;
-
-    #[test]
-    fn invalid_lines_get_json_rpc_errors_with_their_id() {
-        use serde_json::{Value, json};
-        let answers = |line: &str| -> Vec<(Value, Value)> {
-            reject(line.as_bytes())
-                .into_iter()
-                .map(|a| (a["error"]["code"].clone(), a["id"].clone()))
-                .collect()
-        };
-        assert_eq!(answers("not json"), [(json!(-32700), Value::Null)]);
-        assert_eq!(answers(r#"{"jsonrpc":"2.0","id":1,"method":"#)[0].0, -32700);
-        assert_eq!(
-            answers(r#"{"jsonrpc":"1.0","id":8,"method":"ping"}"#),
-            [(json!(-32600), json!(8))]
-        );
-        assert_eq!(
-            answers(r#"{"jsonrpc":"2.0","id":"a"}"#),
-            [(json!(-32600), json!("a"))]
-        );
-        assert_eq!(
-            answers(
-                r#"[{"jsonrpc":"2.0","id":6,"method":"ping"},{"jsonrpc":"2.0","id":7,"method":"ping"}]"#
-            ),
-            [(json!(-32600), json!(6)), (json!(-32600), json!(7))]
-        );
-        assert_eq!(answers("[]"), [(json!(-32600), Value::Null)]);
-        assert_eq!(answers("42"), [(json!(-32600), Value::Null)]);
-        assert_eq!(
-            answers(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":5}"#)[0].1,
-            3
-        );
-        assert!(answers(r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#).is_empty());
-        assert!(answers(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).is_empty());
-        assert!(answers(r#"{"jsonrpc":"2.0","method":"notifications/whatever"}"#).is_empty());
-        assert!(answers(r#"{"jsonrpc":"2.0","id":9,"result":{}}"#).is_empty());
-        assert!(answers("  \r\n").is_empty());
-    }
+    Ok(())
 }

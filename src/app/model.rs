@@ -3,17 +3,18 @@
 
 use anyhow::Context;
 
-use super::CliError;
+use super::AppError;
+use super::notice::Notice;
 use crate::embed::onnx::{ModelTokenizer, OnnxEmbedder};
 use crate::embed::{DEFAULT_MODEL, InstalledModel, Remembering, TextVectors};
 use crate::env;
 use crate::home::Home;
 
 /// The hint every "no model" message ends with.
-pub(super) const INSTALL_HINT: &str = "run `goldfish model install` for semantic recall";
+pub const INSTALL_HINT: &str = "run `goldfish model install` for semantic recall";
 
 /// An installed model, loaded lazily.
-pub(crate) struct Model {
+pub struct Model {
     installed: InstalledModel,
     embedder: Option<OnnxEmbedder>,
     tokenizer: Option<ModelTokenizer>,
@@ -23,7 +24,7 @@ pub(crate) struct Model {
 
 impl Model {
     /// The model named by `GOLDFISH_MODEL` (default all-MiniLM-L6-v2), if installed.
-    pub(super) fn find(home: &Home) -> Result<Option<Model>, CliError> {
+    pub fn find(home: &Home) -> Result<Option<Model>, AppError> {
         let name = env::var(env::GOLDFISH_MODEL).unwrap_or_else(|| DEFAULT_MODEL.to_owned());
         let installed = InstalledModel::find(&home.models_dir(), &home.runtime_dir(), &name)
             .with_context(|| format!("the model `{name}` is installed but unusable"))?;
@@ -35,12 +36,12 @@ impl Model {
         }))
     }
 
-    pub(super) fn id(&self) -> String {
+    pub fn id(&self) -> String {
         self.installed.model_id()
     }
 
     /// The model's tokenizer, for counting tokens (loaded once).
-    pub(super) fn tokenizer(&mut self) -> Result<ModelTokenizer, CliError> {
+    pub fn tokenizer(&mut self) -> Result<ModelTokenizer, AppError> {
         if self.tokenizer.is_none() {
             let tokenizer = ModelTokenizer::load(&self.installed).with_context(|| {
                 format!(
@@ -54,7 +55,7 @@ impl Model {
     }
 
     /// The embedder, loading the model on first use.
-    pub(super) fn embedder(&mut self) -> Result<&mut OnnxEmbedder, CliError> {
+    pub fn embedder(&mut self) -> Result<&mut OnnxEmbedder, AppError> {
         if self.embedder.is_none() {
             let threads = env::var(env::GOLDFISH_THREADS)
                 .and_then(|t| t.parse().ok())
@@ -72,7 +73,7 @@ impl Model {
 
     /// The embedder for a digest's sentences: what this process embedded
     /// before is not embedded again.
-    pub(super) fn sentence_embedder(&mut self) -> Result<Remembering<'_>, CliError> {
+    pub fn sentence_embedder(&mut self) -> Result<Remembering<'_>, AppError> {
         self.embedder()?;
         Ok(Remembering {
             inner: self.embedder.as_mut().expect("loaded above"),
@@ -81,17 +82,18 @@ impl Model {
     }
 }
 
-/// Says, once per `$GOLDFISH_HOME`, that recall runs on keywords only.
-pub(super) fn notice_no_model(home: &Home) {
+/// Says, once per `$GOLDFISH_HOME`, that recall runs on keywords only: the
+/// notice the first time, `None` after.
+pub fn notice_no_model(home: &Home) -> Option<Notice> {
     let marker = home.root().join("notices").join("no-model");
     if marker.exists() {
-        return;
+        return None;
     }
-    eprintln!(
-        "note: no embedding model is installed, so recall matches keywords only; {INSTALL_HINT}"
-    );
     if let Some(dir) = marker.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
     let _ = std::fs::write(&marker, b"");
+    Some(Notice::note(format!(
+        "no embedding model is installed, so recall matches keywords only; {INSTALL_HINT}"
+    )))
 }

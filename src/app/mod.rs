@@ -1,0 +1,26 @@
+//! The application layer: the operations the two front ends share — the
+//! command line ([`crate::cli`]) and the MCP server ([`crate::mcp`]).
+//!
+//! - [`session`]: what a process reads from its environment once (home,
+//!   model, clock), and the notices operations leave for the front end.
+//! - [`sync`]: the one path to the index (keyword sync, then embedding as
+//!   an [`sync::Embed`] policy says).
+//! - [`ops`]: store, recall, brief, forget, similar.
+//! - [`error`]: [`AppError`], with the argument at fault as an [`Arg`].
+//!
+//! Nothing here prints or knows which front end calls it: each front end
+//! spells the arguments (`--type`, `type`), words the hints, renders results
+//! and notices, and picks exit codes or tool errors.
+
+pub mod error;
+pub mod model;
+pub mod notice;
+pub mod ops;
+pub mod session;
+pub mod status;
+pub mod sync;
+pub mod text;
+
+pub use error::{AppError, Arg, Hint, Kind};
+pub use notice::Notice;
+pub use session::Session;

@@ -1,0 +1,1123 @@
+//! The operations behind `store`, `recall`, `forget`, `similar` and `brief`,
+//! shared by the command line and the MCP server: inputs in, data out. They
+//! never print: notes and warnings are left on the [`Session`] for the front
+//! end to show, and errors name the argument at fault as an [`Arg`].
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use jiff::Timestamp;
+
+use super::notice::Notice;
+use super::session::Session;
+use super::sync::{
+    Embed, READ_EMBEDS, open_index, problems, repo_config, scope_of, sync_for_reading,
+    sync_workspace,
+};
+use super::{AppError, Arg, Hint, model, text};
+use crate::config::RepoConfig;
+use crate::digest::{Source, TokenCounter};
+use crate::embed::Embedder;
+use crate::git::Workspace;
+use crate::index::Index;
+use crate::index::search::{IndexedMemory, Mode, QueryVector, Scope};
+use crate::index::sync as index_sync;
+use crate::log::{Appended, MemoryDir};
+use crate::memory::view::Lookup;
+use crate::memory::{self, Entry, Memory, Tombstone};
+use crate::recall::Request;
+use crate::{env, timespec};
+
+/// What to store.
+pub struct StoreInput {
+    pub content: Vec<u8>,
+    pub kind: String,
+    pub tags: Vec<String>,
+    pub files: Vec<String>,
+    pub source: Option<String>,
+    pub allow_secret: bool,
+    /// Refuse, before writing, a text this similar to a memory the
+    /// workspace has (a person at a terminal, an agent): `--force` not given.
+    pub refuse_similar: bool,
+}
+
+/// A stored memory.
+pub struct Stored {
+    pub entry: Entry,
+    /// The log file it went to, relative to the repository root.
+    pub file: PathBuf,
+    /// Why it waits in the journal instead (git was busy), when it does.
+    pub journaled: Option<String>,
+    /// Memories the workspace already has that say nearly the same.
+    pub similar: Vec<IndexedMemory>,
+    /// Why it is not indexed yet (the next sync catches up).
+    pub not_indexed: Option<String>,
+}
+
+/// Similarity from which a new memory counts as a near-duplicate: `store`
+/// refuses it (at a terminal, over MCP) or warns. No pair of the labelled
+/// set in `fixtures/similar/` that states another fact reaches it (the
+/// closest is 0.78), and it finds about half of the paraphrases, the
+/// closest ones (`tests/it/similarity.rs`).
+pub const DUPLICATE: f64 = 0.85;
+
+/// `similar`'s default threshold: on the labelled set, it finds 88% of
+/// the paraphrases, and everything it finds is one.
+pub const SIMILAR: f64 = 0.80;
+
+/// Appends a memory to the log, then indexes and embeds it.
+pub fn store(
+    session: &mut Session,
+    workspace: &Workspace,
+    input: StoreInput,
+) -> Result<Stored, AppError> {
+    let content = memory::validate_content(&input.content, input.allow_secret)
+        .map_err(|err| refusal(Arg::Content, err))?;
+    let config = repo_config(workspace)?;
+    let kind = config
+        .kinds
+        .resolve(&input.kind)
+        .map_err(|err| AppError::arg(Arg::Type, err))?
+        .to_owned();
+    if input.refuse_similar {
+        // Best effort: an index or model that fails here never stops a store.
+        let similar = near_duplicates(session, workspace, &content).unwrap_or_default();
+        if !similar.is_empty() {
+            let listed: Vec<String> = similar
+                .iter()
+                .map(|m| text::near_duplicate(m, 100))
+                .collect();
+            return Err(AppError::input(anyhow::anyhow!(
+                "not stored: this is {}",
+                listed.join("; and ")
+            ))
+            .with_hint(Hint::Force));
+        }
+    }
+    let at = session.now()?;
+    let head = workspace.head();
+    let list = |items: &[String]| -> Vec<String> { memory::split_list(&items.join(",")) };
+    let entry = Entry::Memory(Memory {
+        id: memory::new_id(at),
+        timestamp: memory::format_timestamp(at),
+        kind,
+        content,
+        source: input
+            .source
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty()),
+        tags: list(&input.tags),
+        author: workspace.author(),
+        branch: head.branch,
+        commit: head.commit,
+        files: list(&input.files),
+        extra: Default::default(),
+    });
+    if !input.allow_secret
+        && let Entry::Memory(memory) = &entry
+        && let Some((field, found)) = memory::secret_in(memory)
+    {
+        // Content was checked above: the options the caller gave, or what
+        // came from git (author, branch).
+        let arg = match field.as_str() {
+            "content" => Arg::Content,
+            "tags" => Arg::Tags,
+            "files" => Arg::Files,
+            "source" => Arg::Source,
+            "author" => Arg::Field("author"),
+            "branch" => Arg::Field("branch"),
+            "commit" => Arg::Field("commit"),
+            _ => Arg::Field("field"),
+        };
+        let err = memory::ContentError::Secret {
+            rule: found.rule,
+            excerpt: found.redacted(),
+        };
+        return Err(refusal(arg, err));
+    }
+    let appended = MemoryDir::of(workspace).append(&entry)?;
+    let relative = |path: &Path| {
+        path.strip_prefix(workspace.root())
+            .map(Path::to_owned)
+            .unwrap_or_else(|_| path.to_owned())
+    };
+    let file = relative(appended.file());
+    let journaled = match &appended {
+        Appended::File(_) => None,
+        Appended::Journaled {
+            journal, operation, ..
+        } => Some(format!(
+            "git is in the middle of {operation}: the memory waits in {} and goes into {} at the next goldfish command after it",
+            journal.display(),
+            file.display()
+        )),
+    };
+    // The memory is safely in the log; indexing it is best effort (the next
+    // sync catches up), so a broken index or model never loses a store.
+    let (similar, not_indexed) = match index_stored(session, workspace, &entry) {
+        Ok(similar) => (similar, None),
+        Err(err) => (Vec::new(), Some(format!("{:#}", err.error))),
+    };
+    Ok(Stored {
+        entry,
+        file,
+        journaled,
+        similar,
+        not_indexed,
+    })
+}
+
+/// Why `store` refused content: a secret comes with the hint the front end
+/// words (only a person can pass `--allow-secret`).
+fn refusal(arg: Arg, err: memory::ContentError) -> AppError {
+    match err {
+        memory::ContentError::Secret { rule, excerpt } => AppError::arg(
+            arg,
+            format!("the memory looks like it contains a secret ({rule}: {excerpt})"),
+        )
+        .with_hint(Hint::AllowSecret),
+        other => AppError::arg(arg, other),
+    }
+}
+
+/// Memories of the workspace at least [`DUPLICATE`] similar to `content`,
+/// before it is written (none without a model).
+fn near_duplicates(
+    session: &mut Session,
+    workspace: &Workspace,
+    content: &str,
+) -> Result<Vec<IndexedMemory>, AppError> {
+    if session.model().is_none() {
+        return Ok(Vec::new());
+    }
+    sync_workspace(session, workspace, READ_EMBEDS)?;
+    let index = open_index(&session.home)?;
+    let scope = scope_of(&index, workspace)?;
+    let model = session.model().expect("checked above");
+    let vector = model
+        .embedder()?
+        .embed(&[content], crate::embed::TextKind::Document)
+        .context("embedding the memory")?
+        .remove(0);
+    Ok(index.similar(&model.id(), &vector, &scope, DUPLICATE, 3)?)
+}
+
+/// Indexes (and embeds) what `store` appended; returns the memories it
+/// nearly repeats.
+fn index_stored(
+    session: &mut Session,
+    workspace: &Workspace,
+    entry: &Entry,
+) -> Result<Vec<IndexedMemory>, AppError> {
+    sync_workspace(session, workspace, READ_EMBEDS)?;
+    let (Some(model_id), Entry::Memory(memory)) = (session.model_id(), entry) else {
+        return Ok(Vec::new());
+    };
+    let index = open_index(&session.home)?;
+    let Some(vector) = index.vector_of(&model_id, &index_sync::content_hash(&memory.content))?
+    else {
+        return Ok(Vec::new());
+    };
+    let scope = scope_of(&index, workspace)?;
+    let mut similar = index.similar(&model_id, &vector, &scope, DUPLICATE, 4)?;
+    similar.retain(|m| m.id != memory.id);
+    similar.truncate(3);
+    Ok(similar)
+}
+
+/// How `--budget` distils.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Distill {
+    /// The configured LLM command (an error without one).
+    Llm,
+    /// The extractive digest.
+    Extractive,
+    /// The LLM when a command is configured, else extractive.
+    Auto,
+}
+
+/// What to recall.
+#[derive(Debug, Clone)]
+pub struct RecallInput {
+    pub query: Option<String>,
+    pub since: Option<String>,
+    pub until: Option<String>,
+    pub kinds: Vec<String>,
+    pub tags: Vec<String>,
+    pub author: Option<String>,
+    pub mode: Option<Mode>,
+    pub min_score: Option<f64>,
+    /// `current`, `all`, or a workspace's name.
+    pub workspace: String,
+    pub limit: usize,
+    pub budget: Option<usize>,
+    pub distill: Distill,
+    pub no_cache: bool,
+}
+
+/// What recall found.
+pub enum Recalled {
+    Nothing,
+    Memories {
+        hits: Vec<IndexedMemory>,
+        all_workspaces: bool,
+    },
+    Digest(Digested),
+}
+
+/// A digest and what it was made from.
+pub struct Digested {
+    pub report: DigestReport,
+    pub hits: Vec<IndexedMemory>,
+    pub budget: usize,
+    /// The tokenizer the budget was counted with.
+    pub tokenizer: String,
+}
+
+/// A digest as recall reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DigestReport {
+    pub text: String,
+    pub tokens: usize,
+    pub tokens_of_sources: usize,
+    /// Extractive digests: each sentence with its memory.
+    pub sentences: Vec<crate::digest::Picked>,
+    /// `llm` or `extractive`.
+    pub distill: &'static str,
+    /// Why the LLM's answer was not used, when it was asked.
+    pub fallback_reason: Option<String>,
+    /// Whether the LLM digest came from the cache.
+    pub cached: bool,
+}
+
+/// Filters, ranks and (with a budget) distils, step by step: the request
+/// ([`request`]), the mode ([`mode`]), a sync, the scope ([`scope`]), the
+/// query's vector, the search, the digest ([`llm_digest`], else
+/// [`extractive_digest`]).
+pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<Recalled, AppError> {
+    // `--workspace all` or NAME also works outside a repository.
+    let workspace = match Workspace::discover(cwd) {
+        Ok(workspace) => Some(workspace),
+        Err(err) if input.workspace == "current" => return Err(AppError::input(err)),
+        Err(_) => None,
+    };
+    let config = match &workspace {
+        Some(workspace) => repo_config(workspace)?,
+        None => RepoConfig::default(),
+    };
+    let request = request(&input, &config, session.now()?)?;
+    if matches!(input.mode, Some(Mode::Semantic | Mode::Hybrid)) {
+        // Asked for by name: an unusable model is an error, not a fallback.
+        session.usable_model()?;
+    }
+    let mode = mode(input.mode, session.has_model())?;
+    if session.unusable_model().is_some() {
+        session.model();
+    } else if !session.has_model()
+        && let Some(notice) = model::notice_no_model(&session.home)
+    {
+        session.notice(notice);
+    }
+    // Recall never trusts a stale index: the sync is incremental, so when
+    // nothing changed it only compares HEAD and file stats. A few new
+    // memories are embedded on the way; many are left to `goldfish sync`.
+    if let Some(workspace) = &workspace {
+        let embed = match mode {
+            Mode::Keyword => Embed::Keywords,
+            Mode::Semantic | Mode::Hybrid => READ_EMBEDS,
+        };
+        if let Some(report) = sync_for_reading(session, workspace, embed)? {
+            problems(session, &report.problems);
+            if let Some(pending) = report.pending_embeddings.filter(|&n| n > 0) {
+                session.notice(Notice::note(format!(
+                    "{pending} memories are not embedded yet (run `goldfish sync`); they are found by keywords only"
+                )));
+            }
+        }
+    }
+    let mut index = open_index(&session.home)?;
+    let scope = scope(&index, workspace.as_ref(), &input.workspace)?;
+    let query_vector = match (&request.query, mode, session.model()) {
+        (Some(query), Mode::Semantic | Mode::Hybrid, Some(model)) => {
+            let id = model.id();
+            let vector = index.query_vector(&id, query, || -> Result<Vec<f32>, AppError> {
+                let vector = model
+                    .embedder()?
+                    .embed(&[query.as_str()], crate::embed::TextKind::Query)
+                    .context("embedding the query")?;
+                Ok(vector.into_iter().next().unwrap_or_default())
+            })?;
+            Some((id, vector))
+        }
+        _ => None,
+    };
+    let hits = index.recall(
+        &request,
+        &scope,
+        mode,
+        query_vector
+            .as_ref()
+            .map(|(model, vector)| QueryVector { model, vector }),
+    )?;
+    if hits.is_empty() {
+        return Ok(Recalled::Nothing);
+    }
+    let Some(budget) = input.budget else {
+        return Ok(Recalled::Memories {
+            hits,
+            all_workspaces: matches!(scope, Scope::All),
+        });
+    };
+    let (mut counter, tokenizer) = token_counter(session)?;
+    let command = session.distill_command()?;
+    let llm = llm_command(input.distill, command.as_ref(), session)?;
+    let job = DigestJob {
+        query: request.query.as_deref(),
+        hits: &hits,
+        budget,
+        query_vector: query_vector.as_ref().map(|(_, vector)| vector.as_slice()),
+        no_cache: input.no_cache,
+    };
+    let mut fallback_reason = None;
+    if let Some(command) = llm {
+        match llm_digest(&mut index, &job, command, counter.as_mut())? {
+            Ok(report) => {
+                return Ok(Recalled::Digest(Digested {
+                    report,
+                    hits,
+                    budget,
+                    tokenizer,
+                }));
+            }
+            Err(failure) => {
+                session.notice(Notice::note(format!(
+                    "{failure}; using the extractive digest"
+                )));
+                fallback_reason = Some(failure.to_string());
+            }
+        }
+    }
+    let mut sentence_embedder = match (mode, session.model()) {
+        (Mode::Keyword, _) | (_, None) => None,
+        (_, Some(model)) => Some(model.sentence_embedder()?),
+    };
+    let mut report = extractive_digest(
+        &job,
+        sentence_embedder
+            .as_mut()
+            .map(|embedder| embedder as &mut dyn Embedder),
+        counter.as_mut(),
+    )?;
+    report.fallback_reason = fallback_reason;
+    Ok(Recalled::Digest(Digested {
+        report,
+        hits,
+        budget,
+        tokenizer,
+    }))
+}
+
+/// The checked arguments of a recall as a [`Request`] (no I/O): types
+/// resolved with the repository's config, times read relative to `now`.
+pub fn request(
+    input: &RecallInput,
+    config: &RepoConfig,
+    now: Timestamp,
+) -> Result<Request, AppError> {
+    let when = |spec: &Option<String>, arg: Arg| -> Result<Option<Timestamp>, AppError> {
+        spec.as_deref()
+            .map(|spec| timespec::parse(spec, now))
+            .transpose()
+            .map_err(|err| AppError::arg(arg, format!("{err:#}")))
+    };
+    let kinds = input
+        .kinds
+        .iter()
+        .map(|kind| config.kinds.resolve(kind).map(str::to_owned))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|err| AppError::arg(Arg::Type, err))?;
+    if input.limit == 0 {
+        return Err(AppError::arg(Arg::Limit, "must be at least 1"));
+    }
+    // Before the search: a bad budget is refused even when nothing matches.
+    if input.budget == Some(0) {
+        return Err(AppError::arg(Arg::Budget, "must be at least 1 token"));
+    }
+    Ok(Request {
+        query: input.query.clone().filter(|q| !q.trim().is_empty()),
+        since: when(&input.since, Arg::Since)?,
+        until: when(&input.until, Arg::Until)?,
+        kinds,
+        tags: input.tags.clone(),
+        author: input.author.clone(),
+        limit: input.limit,
+        min_score: input.min_score,
+        fusion: Default::default(),
+        floor: Some(crate::recall::FLOOR),
+        now: Some(now),
+        // Recall shows flagged memories, marked (and a secret masked).
+        unflagged_only: false,
+    })
+}
+
+/// The ranking a recall uses: hybrid by default, of the words alone without
+/// a model; semantic or hybrid asked for without a model is an error;
+/// keywords always work.
+pub fn mode(asked: Option<Mode>, has_model: bool) -> Result<Mode, AppError> {
+    match (asked, has_model) {
+        (Some(Mode::Keyword), _) => Ok(Mode::Keyword),
+        (Some(mode), true) => Ok(mode),
+        (None, _) => Ok(Mode::Hybrid),
+        (Some(mode), false) => Err(AppError::arg(
+            Arg::Mode,
+            format!(
+                "{}: no embedding model is installed; {}",
+                if mode == Mode::Semantic {
+                    "semantic"
+                } else {
+                    "hybrid"
+                },
+                model::INSTALL_HINT
+            ),
+        )),
+    }
+}
+
+/// Which workspaces `wanted` (`current`, `all`, a name or a root) means.
+pub fn scope(index: &Index, current: Option<&Workspace>, wanted: &str) -> Result<Scope, AppError> {
+    match (wanted, current) {
+        ("all", _) => Ok(Scope::All),
+        ("current", Some(workspace)) => scope_of(index, workspace),
+        ("current", None) => Err(AppError::input(anyhow::anyhow!(
+            "not inside a repository: the current workspace is unknown"
+        ))),
+        (name, _) => {
+            let rows = index.workspaces()?;
+            let Some(row) = rows.iter().find(|row| row.name == name || row.root == name) else {
+                let known: Vec<&str> = rows.iter().map(|row| row.name.as_str()).collect();
+                return Err(AppError::arg(
+                    Arg::Workspace,
+                    format!(
+                        "no workspace named `{name}`; known: current, all, {}",
+                        known.join(", ")
+                    ),
+                ));
+            };
+            Ok(Scope::Workspaces(vec![row.id]))
+        }
+    }
+}
+
+/// The LLM command to distil with, if `distill` wants one and it is set.
+fn llm_command<'c>(
+    distill: Distill,
+    command: Option<&'c (String, std::time::Duration)>,
+    session: &Session,
+) -> Result<Option<&'c (String, std::time::Duration)>, AppError> {
+    match (distill, command) {
+        (Distill::Extractive, _) | (Distill::Auto, None) => Ok(None),
+        (Distill::Llm | Distill::Auto, Some(command)) => Ok(Some(command)),
+        (Distill::Llm, None) => Err(AppError::arg(
+            Arg::Distill,
+            format!(
+                "llm: no distill command is configured; set {} (e.g. `claude -p`) or `[distill] command` in {}",
+                env::GOLDFISH_DISTILL_COMMAND,
+                session.home.config_path().display()
+            ),
+        )),
+    }
+}
+
+/// What a digest is made of.
+pub struct DigestJob<'a> {
+    pub query: Option<&'a str>,
+    pub hits: &'a [IndexedMemory],
+    pub budget: usize,
+    pub query_vector: Option<&'a [f32]>,
+    /// Neither read nor fill the cache of LLM digests.
+    pub no_cache: bool,
+}
+
+impl DigestJob<'_> {
+    fn sources(&self) -> Vec<Source> {
+        self.hits.iter().map(Into::into).collect()
+    }
+}
+
+/// The LLM's digest: from the cache (keyed by the question, the memories'
+/// contents, the command and the budget), else from the command, cached when
+/// it fits the budget; why not, when it fails.
+pub fn llm_digest(
+    index: &mut Index,
+    job: &DigestJob,
+    (command, timeout): &(String, std::time::Duration),
+    counter: &mut dyn TokenCounter,
+) -> Result<Result<DigestReport, crate::distill::Failure>, AppError> {
+    let sources = job.sources();
+    let tokens_of_sources = crate::digest::source_tokens(&sources, counter);
+    let hashes: Vec<String> = job.hits.iter().map(|m| m.content_hash.clone()).collect();
+    let key = crate::distill::cache_key(job.query, &hashes, command, job.budget);
+    let cached = if job.no_cache {
+        None
+    } else {
+        index.cached_digest(&key)?
+    };
+    let answer = match cached {
+        Some((text, tokens)) => Ok((text, tokens, true)),
+        None => {
+            let prompt = crate::distill::prompt(job.query, &sources, job.budget);
+            crate::distill::run(command, &prompt, *timeout).and_then(|text| {
+                let tokens = counter.count(&text);
+                if tokens > job.budget {
+                    Err(crate::distill::Failure::OverBudget {
+                        tokens,
+                        budget: job.budget,
+                    })
+                } else {
+                    Ok((text, tokens, false))
+                }
+            })
+        }
+    };
+    let (text, tokens, cached) = match answer {
+        Ok(answer) => answer,
+        Err(failure) => return Ok(Err(failure)),
+    };
+    if !cached && !job.no_cache {
+        index.cache_digest(&key, &text, tokens)?;
+    }
+    Ok(Ok(DigestReport {
+        text: format!("{text}\n"),
+        tokens,
+        tokens_of_sources,
+        sentences: Vec::new(),
+        distill: "llm",
+        fallback_reason: None,
+        cached,
+    }))
+}
+
+/// The extractive digest (sentences of the memories, never invented text).
+pub fn extractive_digest(
+    job: &DigestJob,
+    sentence_embedder: Option<&mut dyn Embedder>,
+    counter: &mut dyn TokenCounter,
+) -> Result<DigestReport, AppError> {
+    let sources = job.sources();
+    let tokens_of_sources = crate::digest::source_tokens(&sources, counter);
+    let words = job
+        .query
+        .map(crate::index::search::content_words)
+        .unwrap_or_default();
+    let digest = crate::digest::distill(
+        &sources,
+        &words,
+        job.query_vector,
+        sentence_embedder,
+        counter,
+        job.budget,
+    )
+    .context("distilling the digest")?;
+    Ok(DigestReport {
+        text: digest.text,
+        tokens: digest.tokens,
+        tokens_of_sources,
+        sentences: digest.sentences,
+        distill: "extractive",
+        fallback_reason: None,
+        cached: false,
+    })
+}
+
+/// The model's tokenizer (cached on the model), or an estimate without one.
+pub fn token_counter(session: &mut Session) -> Result<(Box<dyn TokenCounter>, String), AppError> {
+    Ok(match session.model() {
+        Some(model) => (Box::new(model.tokenizer()?), model.id()),
+        None => (
+            Box::new(crate::digest::CharEstimate),
+            "estimate (4 characters a token)".to_owned(),
+        ),
+    })
+}
+
+/// What `forget` did.
+pub enum Forgot {
+    Done {
+        target: String,
+        tombstone: Box<Entry>,
+    },
+    /// The memory was forgotten before, at this time.
+    Already { id: String, at: String },
+}
+
+/// Appends a tombstone for the memory `id` (or a unique prefix) names.
+pub fn forget(session: &mut Session, workspace: &Workspace, id: &str) -> Result<Forgot, AppError> {
+    let dir = MemoryDir::of(workspace);
+    let view = dir.read()?;
+    let target = match view.find(id) {
+        Lookup::Forgotten { id, at } => return Ok(Forgot::Already { id, at }),
+        _ => match find(&view, id)? {
+            Some(memory) => memory.id,
+            None => unreachable!("a forgotten memory is answered above"),
+        },
+    };
+    let at = session.now()?;
+    let tombstone = Entry::Tombstone(Tombstone {
+        id: memory::new_id(at),
+        timestamp: memory::format_timestamp(at),
+        forgets: target.clone(),
+        author: workspace.author(),
+        extra: Default::default(),
+    });
+    dir.append(&tombstone)?;
+    if let Err(err) = sync_workspace(session, workspace, Embed::Keywords) {
+        session.notice(Notice::warning(format!(
+            "forgotten, but the index still has it until the next sync: {:#}",
+            err.error
+        )));
+    }
+    Ok(Forgot::Done {
+        target,
+        tombstone: Box::new(tombstone),
+    })
+}
+
+/// The live memory `id` names; `None` when it is forgotten.
+fn find(view: &crate::memory::view::LogView, id: &str) -> Result<Option<Memory>, AppError> {
+    match view.find(id) {
+        Lookup::Found(located) => Ok(Some(located.memory.clone())),
+        Lookup::Forgotten { .. } => Ok(None),
+        Lookup::Missing => Err(AppError::arg(
+            Arg::Id,
+            format!("no memory has the id `{id}` (see `goldfish recall`)"),
+        )),
+        Lookup::Ambiguous(ids) => Err(AppError::arg(
+            Arg::Id,
+            format!(
+                "`{id}` matches several memories ({}); give more of the id",
+                ids.join(", ")
+            ),
+        )),
+    }
+}
+
+/// What `similar` compares with.
+pub enum Target {
+    Id(String),
+    Text(String),
+}
+
+/// Memories of the workspace at `threshold` similarity or more to `target`.
+pub fn similar(
+    session: &mut Session,
+    workspace: &Workspace,
+    target: Target,
+    threshold: f64,
+    limit: usize,
+) -> Result<Vec<IndexedMemory>, AppError> {
+    session.require_model("similar")?;
+    sync_for_reading(session, workspace, Embed::All)?;
+    let index = open_index(&session.home)?;
+    let scope = scope_of(&index, workspace)?;
+    let model = session.require_model("similar")?;
+    let model_id = model.id();
+    let (vector, own_id) = match target {
+        Target::Id(id) => {
+            let view = MemoryDir::of(workspace).read()?;
+            let Some(memory) = find(&view, &id)? else {
+                return Err(AppError::arg(Arg::Id, format!("{id} is forgotten")));
+            };
+            let vector = index
+                .vector_of(&model_id, &index_sync::content_hash(&memory.content))?
+                .ok_or_else(|| {
+                    anyhow::anyhow!("{} has no embedding yet: run `goldfish sync`", memory.id)
+                })?;
+            (vector, Some(memory.id))
+        }
+        Target::Text(text) => {
+            let vector = model
+                .embedder()?
+                .embed(&[text.as_str()], crate::embed::TextKind::Document)
+                .context("embedding the text")?
+                .remove(0);
+            (vector, None)
+        }
+    };
+    let mut hits = index.similar(&model_id, &vector, &scope, threshold, limit + 1)?;
+    hits.retain(|hit| Some(&hit.id) != own_id.as_ref());
+    hits.truncate(limit);
+    Ok(hits)
+}
+
+/// Every cluster of near-duplicates of the workspace (`similar --scan`).
+pub fn duplicate_clusters(
+    session: &mut Session,
+    workspace: &Workspace,
+    threshold: f64,
+    limit: usize,
+) -> Result<Vec<Vec<IndexedMemory>>, AppError> {
+    session.require_model("similar")?;
+    sync_workspace(session, workspace, Embed::All)?;
+    let model_id = session.require_model("similar")?.id();
+    let index = open_index(&session.home)?;
+    let scope = scope_of(&index, workspace)?;
+    Ok(index.duplicate_clusters(&model_id, &scope, threshold, limit)?)
+}
+
+/// The session-start briefing: where work stopped, what was decided, what
+/// was fixed on this branch, distilled into `budget` tokens.
+pub fn brief(
+    session: &mut Session,
+    workspace: &Workspace,
+    budget: usize,
+) -> Result<Option<Digested>, AppError> {
+    if budget == 0 {
+        return Err(AppError::arg(Arg::Budget, "must be at least 1 token"));
+    }
+    if let Some(report) = sync_for_reading(session, workspace, Embed::Keywords)? {
+        problems(session, &report.problems);
+    }
+    let index = open_index(&session.home)?;
+    let scope = scope_of(&index, workspace)?;
+    let branch = workspace.head().branch;
+    let sections = brief_sections(&index, &scope, branch.as_deref(), session.now()?)?;
+    if sections.iter().all(|section| section.memories.is_empty()) {
+        return Ok(None);
+    }
+    let (mut counter, tokenizer) = token_counter(session)?;
+    let parts: Vec<(String, Vec<Source>)> = sections
+        .iter()
+        .map(|section| {
+            (
+                section.title.clone(),
+                section.memories.iter().map(Into::into).collect(),
+            )
+        })
+        .collect();
+    let digest = crate::digest::sections(&parts, counter.as_mut(), budget)
+        .context("distilling the briefing")?;
+    let hits: Vec<IndexedMemory> = sections
+        .into_iter()
+        .flat_map(|section| section.memories)
+        .collect();
+    let report = DigestReport {
+        text: digest.text,
+        tokens: digest.tokens,
+        tokens_of_sources: digest.tokens_of_sources,
+        sentences: digest.sentences,
+        distill: "extractive",
+        fallback_reason: None,
+        cached: false,
+    };
+    Ok(Some(Digested {
+        report,
+        hits,
+        budget,
+        tokenizer,
+    }))
+}
+
+/// One part of the briefing.
+struct Section {
+    title: String,
+    memories: Vec<IndexedMemory>,
+}
+
+/// How far back the briefing looks for decisions and fixes.
+const BRIEF_WINDOW_DAYS: i64 = 14;
+
+fn brief_sections(
+    index: &Index,
+    scope: &Scope,
+    branch: Option<&str>,
+    now: Timestamp,
+) -> Result<Vec<Section>, AppError> {
+    // Flagged memories (a secret, a time far ahead or not a time, an
+    // unknown type) stay out: a hand-written line dated 9999 would
+    // otherwise open every briefing.
+    let until = now.checked_add(crate::memory::trust::FUTURE_SLACK).ok();
+    let newest = |kinds: &[&str], limit: usize, since: Option<Timestamp>| {
+        let request = Request {
+            kinds: kinds.iter().map(|k| (*k).to_owned()).collect(),
+            limit,
+            since,
+            until,
+            unflagged_only: true,
+            ..Request::default()
+        };
+        index.recall(&request, scope, Mode::Keyword, None)
+    };
+    let window = now
+        .checked_sub(jiff::SignedDuration::from_hours(24 * BRIEF_WINDOW_DAYS))
+        .ok();
+    // Where work stopped: the newest checkpoint and the newest plan, newer
+    // first.
+    let mut state = newest(&["checkpoint"], 1, None)?;
+    state.extend(newest(&["plan"], 1, None)?);
+    state.sort_by(|a, b| b.timestamp.cmp(&a.timestamp));
+    let decisions = newest(&["decision"], 3, window)?;
+    let mut fixes = newest(&["bug-fix"], 20, window)?;
+    if let Some(branch) = branch {
+        fixes.retain(|m| m.branch.as_deref() == Some(branch));
+    }
+    fixes.truncate(3);
+    Ok(vec![
+        Section {
+            title: "Where work stopped".to_owned(),
+            memories: state,
+        },
+        Section {
+            title: "Recent decisions".to_owned(),
+            memories: decisions,
+        },
+        Section {
+            title: match branch {
+                Some(branch) => format!("Recent fixes on {branch}"),
+                None => "Recent fixes".to_owned(),
+            },
+            memories: fixes,
+        },
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::Kind;
+
+    fn input() -> RecallInput {
+        RecallInput {
+            query: Some("cache eviction".to_owned()),
+            since: None,
+            until: None,
+            kinds: Vec::new(),
+            tags: Vec::new(),
+            author: None,
+            mode: None,
+            min_score: None,
+            workspace: "current".to_owned(),
+            limit: 10,
+            budget: None,
+            distill: Distill::Auto,
+            no_cache: false,
+        }
+    }
+
+    fn now() -> Timestamp {
+        "2026-11-21T09:30:00Z".parse().unwrap()
+    }
+
+    fn arg_of(result: Result<Request, AppError>) -> Option<Arg> {
+        result.err().and_then(|err| err.arg)
+    }
+
+    #[test]
+    fn a_recall_input_becomes_a_request() {
+        let config = RepoConfig::default();
+        let request = request(
+            &RecallInput {
+                since: Some("3d".to_owned()),
+                kinds: vec!["decision".to_owned()],
+                ..input()
+            },
+            &config,
+            now(),
+        )
+        .unwrap();
+        assert_eq!(request.query.as_deref(), Some("cache eviction"));
+        assert_eq!(request.kinds, ["decision"]);
+        assert_eq!(request.since, Some("2026-11-18T09:30:00Z".parse().unwrap()));
+        assert_eq!(request.now, Some(now()));
+        assert!(!request.unflagged_only);
+
+        // A blank query lists the newest memories.
+        let blank = RecallInput {
+            query: Some("  ".to_owned()),
+            ..input()
+        };
+        assert_eq!(request_query(&blank), None);
+
+        // Each bad argument is named, in the order the checks run.
+        let bad = |input: RecallInput| arg_of(super::request(&input, &config, now()));
+        assert_eq!(
+            bad(RecallInput {
+                kinds: vec!["no-such-type".to_owned()],
+                limit: 0,
+                ..input()
+            }),
+            Some(Arg::Type)
+        );
+        assert_eq!(
+            bad(RecallInput {
+                limit: 0,
+                ..input()
+            }),
+            Some(Arg::Limit)
+        );
+        assert_eq!(
+            bad(RecallInput {
+                budget: Some(0),
+                ..input()
+            }),
+            Some(Arg::Budget)
+        );
+        assert_eq!(
+            bad(RecallInput {
+                since: Some("soon".to_owned()),
+                ..input()
+            }),
+            Some(Arg::Since)
+        );
+        assert_eq!(
+            bad(RecallInput {
+                until: Some("later".to_owned()),
+                ..input()
+            }),
+            Some(Arg::Until)
+        );
+    }
+
+    fn request_query(input: &RecallInput) -> Option<String> {
+        request(input, &RepoConfig::default(), now()).unwrap().query
+    }
+
+    #[test]
+    fn keywords_always_work_and_other_modes_need_a_model() {
+        assert_eq!(mode(Some(Mode::Keyword), false).unwrap(), Mode::Keyword);
+        assert_eq!(mode(None, false).unwrap(), Mode::Hybrid);
+        assert_eq!(mode(None, true).unwrap(), Mode::Hybrid);
+        assert_eq!(mode(Some(Mode::Semantic), true).unwrap(), Mode::Semantic);
+        let err = mode(Some(Mode::Semantic), false).unwrap_err();
+        assert_eq!((err.kind, err.arg), (Kind::Input, Some(Arg::Mode)));
+        assert!(
+            err.error
+                .to_string()
+                .starts_with("semantic: no embedding model")
+        );
+    }
+
+    fn index() -> (tempfile::TempDir, Index) {
+        let dir = tempfile::tempdir().unwrap();
+        let index = Index::open(&dir.path().join("index.db")).unwrap();
+        (dir, index)
+    }
+
+    #[test]
+    fn the_scope_is_all_a_named_workspace_or_an_error_naming_the_known_ones() {
+        let (_dir, index) = index();
+        assert_eq!(scope(&index, None, "all").unwrap(), Scope::All);
+        let err = scope(&index, None, "elsewhere").unwrap_err();
+        assert_eq!(err.arg, Some(Arg::Workspace));
+        assert_eq!(
+            err.error.to_string(),
+            "no workspace named `elsewhere`; known: current, all, "
+        );
+        assert_eq!(
+            scope(&index, None, "current").unwrap_err().kind,
+            Kind::Input
+        );
+    }
+
+    fn memory(id: &str, content: &str) -> IndexedMemory {
+        IndexedMemory {
+            id: id.to_owned(),
+            timestamp: "2026-11-20T10:00:00Z".to_owned(),
+            kind: "decision".to_owned(),
+            content: content.to_owned(),
+            source: None,
+            tags: Vec::new(),
+            author: None,
+            branch: None,
+            commit: None,
+            files: Vec::new(),
+            workspace: "r".to_owned(),
+            file: "2026-11-20.jsonl".to_owned(),
+            line: 1,
+            introduced: None,
+            score: 1.0,
+            keyword: None,
+            similarity: None,
+            ranking: None,
+            flags: Vec::new(),
+            content_hash: index_sync::content_hash(content),
+        }
+    }
+
+    fn job<'a>(hits: &'a [IndexedMemory], no_cache: bool) -> DigestJob<'a> {
+        DigestJob {
+            query: Some("cache eviction"),
+            hits,
+            budget: 40,
+            query_vector: None,
+            no_cache,
+        }
+    }
+
+    fn command(script: &str) -> (String, std::time::Duration) {
+        (script.to_owned(), std::time::Duration::from_secs(10))
+    }
+
+    #[test]
+    fn the_llm_digest_is_cached_and_its_failures_say_why() {
+        let (_dir, mut index) = index();
+        let hits = [
+            memory("A", "The cache evicts with LRU. Entries live an hour."),
+            memory("B", "Sessions are stored in Redis."),
+        ];
+        let mut counter = crate::digest::CharEstimate;
+        let llm = command("cat >/dev/null; echo 'The cache uses LRU [A].'");
+        let first = llm_digest(&mut index, &job(&hits, false), &llm, &mut counter)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (first.text.as_str(), first.distill, first.cached),
+            ("The cache uses LRU [A].\n", "llm", false)
+        );
+        let again = llm_digest(&mut index, &job(&hits, false), &llm, &mut counter)
+            .unwrap()
+            .unwrap();
+        assert!(again.cached, "the second answer comes from the cache");
+        let uncached = llm_digest(&mut index, &job(&hits, true), &llm, &mut counter)
+            .unwrap()
+            .unwrap();
+        assert!(!uncached.cached);
+
+        let failing = command("cat >/dev/null; exit 4");
+        let failure = llm_digest(&mut index, &job(&hits, false), &failing, &mut counter)
+            .unwrap()
+            .unwrap_err();
+        assert!(
+            matches!(failure, crate::distill::Failure::Exit(_)),
+            "{failure}"
+        );
+        let long = command("cat >/dev/null; printf '%0400d' 0");
+        let failure = llm_digest(&mut index, &job(&hits, false), &long, &mut counter)
+            .unwrap()
+            .unwrap_err();
+        assert!(
+            matches!(
+                failure,
+                crate::distill::Failure::OverBudget { budget: 40, .. }
+            ),
+            "{failure}"
+        );
+    }
+
+    #[test]
+    fn the_extractive_digest_keeps_sentences_of_the_memories() {
+        let hits = [
+            memory("A", "The cache evicts with LRU. Entries live an hour."),
+            memory("B", "Sessions are stored in Redis."),
+        ];
+        let report =
+            extractive_digest(&job(&hits, false), None, &mut crate::digest::CharEstimate).unwrap();
+        assert_eq!(report.distill, "extractive");
+        assert!(
+            report.text.contains("The cache evicts with LRU."),
+            "{}",
+            report.text
+        );
+        assert!(report.tokens <= 40);
+        assert!(report.tokens_of_sources > 0);
+    }
+}

@@ -1,0 +1,212 @@
+//! What one process reads from its environment once: the home, the model,
+//! the clock. The command line opens a session per command; the MCP server
+//! keeps one for its whole life.
+
+use jiff::Timestamp;
+
+use super::AppError;
+use super::model::{self, Model};
+use super::notice::Notice;
+use crate::env;
+use crate::home::Home;
+
+/// "Now": the system clock, or the fixed time of `GOLDFISH_NOW`.
+#[derive(Debug, Clone)]
+pub enum Clock {
+    System,
+    Fixed(Timestamp),
+    /// `GOLDFISH_NOW` is set but unusable: every reading says why.
+    Invalid(String),
+}
+
+impl Clock {
+    pub fn from_env() -> Clock {
+        let Some(fixed) = env::var(env::GOLDFISH_NOW) else {
+            return Clock::System;
+        };
+        let Ok(at) = fixed.parse::<Timestamp>() else {
+            return Clock::Invalid(format!(
+                "{}={fixed} is not an RFC 3339 timestamp",
+                env::GOLDFISH_NOW
+            ));
+        };
+        // Ids count milliseconds since 1970; day files have 4-digit years.
+        let year = at.to_zoned(jiff::tz::TimeZone::UTC).year();
+        if !(1970..=9999).contains(&year) {
+            return Clock::Invalid(format!(
+                "{}={fixed} is outside the years 1970 to 9999",
+                env::GOLDFISH_NOW
+            ));
+        }
+        Clock::Fixed(at)
+    }
+
+    pub fn now(&self) -> Result<Timestamp, AppError> {
+        match self {
+            Clock::System => Ok(Timestamp::now()),
+            Clock::Fixed(at) => Ok(*at),
+            Clock::Invalid(why) => Err(AppError::input(anyhow::anyhow!("{why}"))),
+        }
+    }
+}
+
+/// The model as a session found it.
+enum Found {
+    Missing,
+    Installed(Box<Model>),
+    /// Installed, but its files cannot be read: why.
+    Unusable(String),
+}
+
+/// The home, the model and the clock, read once; and the notices the
+/// operations left for the front end.
+pub struct Session {
+    pub home: Home,
+    pub clock: Clock,
+    model: Found,
+    /// The unusable model was reported (once per session).
+    told_unusable: bool,
+    notices: Vec<Notice>,
+    /// Shows embedding progress (the command line, on a terminal).
+    pub progress: Option<Box<dyn Progress + Send>>,
+}
+
+/// How long work reports its progress.
+pub trait Progress {
+    fn start(&mut self, total: u64);
+    fn set(&mut self, done: u64);
+    fn finish(&mut self);
+}
+
+impl Session {
+    /// Reads the environment. A model that is installed but unusable does not
+    /// stop a session: keyword recall works without it, and the operations
+    /// that need it say why it is unusable.
+    pub fn open() -> Result<Session, AppError> {
+        let home = Home::from_env().map_err(AppError::input)?;
+        Ok(Session::at(home, Clock::from_env()))
+    }
+
+    pub fn at(home: Home, clock: Clock) -> Session {
+        let model = match Model::find(&home) {
+            Ok(Some(model)) => Found::Installed(Box::new(model)),
+            Ok(None) => Found::Missing,
+            Err(err) => Found::Unusable(format!("{:#}", err.error)),
+        };
+        Session {
+            home,
+            clock,
+            model,
+            told_unusable: false,
+            notices: Vec::new(),
+            progress: None,
+        }
+    }
+
+    pub fn now(&self) -> Result<Timestamp, AppError> {
+        self.clock.now()
+    }
+
+    /// The model to use if there is one: an unusable one counts as none,
+    /// with a warning (once).
+    pub fn model(&mut self) -> Option<&mut Model> {
+        if let Found::Unusable(why) = &self.model
+            && !self.told_unusable
+        {
+            self.told_unusable = true;
+            let text = format!("{why}; using keywords only (see `goldfish doctor`)");
+            self.notices.push(Notice::warning(text));
+        }
+        match &mut self.model {
+            Found::Installed(model) => Some(model),
+            _ => None,
+        }
+    }
+
+    /// Whether a usable model is installed.
+    pub fn has_model(&self) -> bool {
+        matches!(self.model, Found::Installed(_))
+    }
+
+    /// The usable model, `None` when none is installed; an error when the
+    /// installed one is unusable.
+    pub fn usable_model(&mut self) -> Result<Option<&mut Model>, AppError> {
+        match &mut self.model {
+            Found::Installed(model) => Ok(Some(model)),
+            Found::Missing => Ok(None),
+            Found::Unusable(why) => Err(anyhow::anyhow!("{why}").into()),
+        }
+    }
+
+    /// The model, or an error saying how to install it (or why it is
+    /// unusable): `what` compares embeddings.
+    pub fn require_model(&mut self, what: &str) -> Result<&mut Model, AppError> {
+        match self.usable_model()? {
+            Some(model) => Ok(model),
+            None => Err(AppError::input(anyhow::anyhow!(
+                "{what} compares embeddings, and no embedding model is installed; {}",
+                model::INSTALL_HINT
+            ))),
+        }
+    }
+
+    /// The model's id, if a usable one is installed.
+    pub fn model_id(&self) -> Option<String> {
+        match &self.model {
+            Found::Installed(model) => Some(model.id()),
+            _ => None,
+        }
+    }
+
+    /// Why the installed model is unusable, if it is.
+    pub fn unusable_model(&self) -> Option<&str> {
+        match &self.model {
+            Found::Unusable(why) => Some(why),
+            _ => None,
+        }
+    }
+
+    /// Keeps a notice for the front end.
+    pub fn notice(&mut self, notice: Notice) {
+        self.notices.push(notice);
+    }
+
+    /// The notices left since the last call, oldest first.
+    pub fn take_notices(&mut self) -> Vec<Notice> {
+        std::mem::take(&mut self.notices)
+    }
+
+    /// The distill command and its timeout: `GOLDFISH_DISTILL_COMMAND` /
+    /// `GOLDFISH_DISTILL_TIMEOUT`, else `[distill]` in
+    /// `$GOLDFISH_HOME/config.toml` (read when asked: a broken file only
+    /// stops what needs it).
+    pub fn distill_command(&self) -> Result<Option<(String, std::time::Duration)>, AppError> {
+        use anyhow::Context;
+        let path = self.home.config_path();
+        let config = match std::fs::read_to_string(&path) {
+            Ok(text) => crate::config::HomeConfig::parse(&text)
+                .with_context(|| format!("{} is invalid", path.display()))
+                .map_err(AppError::input)?,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Default::default(),
+            Err(err) => {
+                return Err(anyhow::Error::new(err)
+                    .context(format!("cannot read {}", path.display()))
+                    .into());
+            }
+        };
+        let command = env::var(env::GOLDFISH_DISTILL_COMMAND).or(config.distill.command);
+        let timeout = match env::var(env::GOLDFISH_DISTILL_TIMEOUT) {
+            Some(secs) => secs
+                .parse::<u64>()
+                .with_context(|| {
+                    format!(
+                        "{}={secs} is not a number of seconds",
+                        env::GOLDFISH_DISTILL_TIMEOUT
+                    )
+                })
+                .map_err(AppError::input)?,
+            None => config.distill.timeout_secs.unwrap_or(30),
+        };
+        Ok(command.map(|command| (command, std::time::Duration::from_secs(timeout))))
+    }
+}

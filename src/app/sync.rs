@@ -1,0 +1,194 @@
+//! The one path to the index: a keyword sync under the workspace's lock,
+//! then as much embedding as the caller's [`Embed`] policy asks for, under
+//! the home's embedding lock.
+
+use anyhow::Context;
+
+use super::AppError;
+use super::notice::Notice;
+use super::session::Session;
+use crate::config::RepoConfig;
+use crate::env;
+use crate::git::{REPO_CONFIG, Workspace};
+use crate::home::Home;
+use crate::index::Index;
+use crate::index::search::Scope;
+use crate::index::sync::{self as index_sync, SyncOptions, SyncReport};
+use crate::log::{LogError, MemoryDir};
+
+/// How much a sync embeds after its keyword part (nothing without a model).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Embed {
+    /// Keywords only.
+    Keywords,
+    /// At most this many texts; the rest waits for `goldfish sync`, and is
+    /// left to another process that is embedding.
+    UpTo(usize),
+    /// Everything pending, waiting for another embedder (with the
+    /// session's progress, if it has one).
+    All,
+}
+
+/// What a read (`store`, `recall`) embeds on its way.
+pub const READ_EMBEDS: Embed = Embed::UpTo(64);
+
+/// How long a read waits for another sync of its workspace to finish.
+const READS_WAIT_FOR_SYNC: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The workspace the process runs in.
+pub fn current_workspace() -> Result<Workspace, AppError> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    Workspace::discover(&cwd).map_err(AppError::input)
+}
+
+pub fn open_index(home: &Home) -> Result<Index, AppError> {
+    Ok(Index::open(&home.index_path())?)
+}
+
+/// The current workspace as a recall scope (empty when never synced).
+pub fn scope_of(index: &Index, workspace: &Workspace) -> Result<Scope, AppError> {
+    let row = index.workspace_by_root(workspace.root())?;
+    Ok(Scope::Workspaces(
+        row.map(|row| vec![row.id]).unwrap_or_default(),
+    ))
+}
+
+/// Syncs `workspace` under its sync lock, then embeds as `embed` says
+/// under the home's embedding lock. `None` when another sync holds the
+/// workspace's lock: it will pick up whatever this one would have seen.
+///
+/// Embedding runs after the workspace's lock is released, so a reader
+/// waiting for a running sync ([`index_sync::wait_for_running`]) waits for
+/// the keyword part (milliseconds), never for the model (seconds).
+pub fn sync_workspace(
+    session: &mut Session,
+    workspace: &Workspace,
+    embed: Embed,
+) -> Result<Option<SyncReport>, AppError> {
+    let options = SyncOptions {
+        abort_before_commit: env::var(env::GOLDFISH_FAULT).as_deref() == Some("sync-abort"),
+        now: session.now().ok(),
+    };
+    // What a store set aside while git was busy goes into the log first.
+    MemoryDir::of(workspace).drain_journal(false)?;
+    let mut index = open_index(&session.home)?;
+    let locks = session.home.locks_dir();
+    let Some(mut report) = index_sync::exclusive(&locks, workspace.root(), || {
+        index_sync::sync(&mut index, workspace, options).map_err(AppError::from)
+    })?
+    else {
+        return Ok(None);
+    };
+    let limit = match embed {
+        Embed::Keywords => return Ok(Some(report)),
+        Embed::UpTo(limit) => Some(limit),
+        Embed::All => None,
+    };
+    let mut progress = match embed {
+        Embed::All => session.progress.take(),
+        _ => None,
+    };
+    let Some(model) = session.model() else {
+        session.progress = progress;
+        return Ok(Some(report));
+    };
+    // Embeddings are shared by every workspace of the home. Who asked for
+    // everything waits for another embedder; who asked for a few leaves the
+    // queue to it.
+    let embedded = index_sync::embedding(&locks, limit.is_none(), || {
+        // A new model queues everything again: vector spaces never mix.
+        index.use_model(&model.id())?;
+        let pending = index.pending_embeddings()?;
+        if pending == 0 {
+            return Ok::<usize, AppError>(0);
+        }
+        if let Some(progress) = progress.as_mut() {
+            progress.start(pending);
+        }
+        let embedder = model.embedder()?;
+        let embedded = index
+            .embed_pending(embedder, limit, &mut |done, _| {
+                if let Some(progress) = progress.as_mut() {
+                    progress.set(done as u64);
+                }
+            })
+            .context("embedding memories")?;
+        if let Some(progress) = progress.as_mut() {
+            progress.finish();
+        }
+        Ok(embedded.embedded)
+    });
+    session.progress = progress;
+    report.embedded = embedded?.unwrap_or(0);
+    report.pending_embeddings = Some(index.pending_embeddings()?);
+    Ok(Some(report))
+}
+
+/// Syncs `workspace` before a read. A sync that finds another running hands
+/// it its request and returns at once: this waits for that one (a while), so
+/// a read sees what was just stored.
+pub fn sync_for_reading(
+    session: &mut Session,
+    workspace: &Workspace,
+    embed: Embed,
+) -> Result<Option<SyncReport>, AppError> {
+    let deadline = std::time::Instant::now() + READS_WAIT_FOR_SYNC;
+    loop {
+        if let Some(report) = sync_workspace(session, workspace, embed)? {
+            return Ok(Some(report));
+        }
+        let locks = session.home.locks_dir();
+        match index_sync::wait_for_running(&locks, workspace.root(), deadline)? {
+            index_sync::Waited::Synced => return Ok(None),
+            index_sync::Waited::SyncAgain => {}
+            index_sync::Waited::TimedOut => {
+                session.notice(Notice::note(
+                    "another sync of this workspace is still running; results may miss what it has not indexed yet",
+                ));
+                return Ok(None);
+            }
+        }
+    }
+}
+
+/// Lines readers skipped, as warnings.
+pub fn problems(session: &mut Session, problems: &[impl std::fmt::Display]) {
+    for problem in problems {
+        session.notice(Notice::warning(format!(
+            "{}/{problem}",
+            crate::git::MEMORY_DIR
+        )));
+    }
+}
+
+/// The repository's `.goldfish/config` (the default when there is none).
+pub fn repo_config(workspace: &Workspace) -> Result<RepoConfig, AppError> {
+    use crate::log::OpenError;
+    let path = workspace.repo_config_path();
+    // `.goldfish` itself a link: the config would come from outside.
+    if let Err(err @ LogError::Unsafe { .. }) = MemoryDir::of(workspace).check_folder() {
+        return Err(AppError::input(err));
+    }
+    match crate::log::read_regular(&path) {
+        Ok(bytes) => {
+            let text = String::from_utf8(bytes)
+                .map_err(|_| anyhow::anyhow!("{REPO_CONFIG} is not UTF-8 text"))
+                .map_err(AppError::input)?;
+            RepoConfig::parse(&text)
+                .with_context(|| format!("{REPO_CONFIG} is invalid"))
+                .map_err(AppError::input)
+        }
+        Err(OpenError::Io(err)) if err.kind() == std::io::ErrorKind::NotFound => {
+            Ok(RepoConfig::default())
+        }
+        Err(OpenError::Io(err)) => Err(anyhow::Error::new(err)
+            .context(format!("cannot read {}", path.display()))
+            .into()),
+        Err(OpenError::Link) => Err(AppError::input(anyhow::anyhow!(
+            "{REPO_CONFIG} is a symbolic link, not followed (it could point out of the repository); replace it with a regular file"
+        ))),
+        Err(OpenError::NotRegular(kind)) => Err(AppError::input(anyhow::anyhow!(
+            "{REPO_CONFIG} is {kind}, not a regular file; replace it with one"
+        ))),
+    }
+}

@@ -1,0 +1,186 @@
+//! A thin line filter between stdin and rmcp: rmcp ignores a line that is
+//! not JSON and answers a malformed message without its id, so a client
+//! waiting for that id would hang. The filter answers such lines itself
+//! (JSON-RPC -32700 parse error, -32600 invalid request, with the id when
+//! the line has one) and passes every valid message on.
+
+/// The tasks of [`filtered_stdio`], to wind down once the server stops.
+pub(super) struct Filter {
+    reader: tokio::task::JoinHandle<()>,
+    writer: tokio::task::JoinHandle<()>,
+}
+
+impl Filter {
+    /// Stops reading stdin and waits until every answer is on stdout.
+    pub(super) async fn finish(self) {
+        self.reader.abort();
+        let _ = self.reader.await;
+        let _ = self.writer.await;
+    }
+}
+
+/// The server's stdio transport behind the line filter: stdin lines go
+/// through [`reject`]; rmcp's output and the filter's answers reach stdout a
+/// whole line at a time, never interleaved.
+pub(super) fn filtered_stdio() -> ((tokio::io::DuplexStream, tokio::io::DuplexStream), Filter) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    const PIPE: usize = 1 << 16;
+    let (server_in, mut to_server) = tokio::io::duplex(PIPE);
+    let (server_out, from_server) = tokio::io::duplex(PIPE);
+    let (lines, mut outgoing) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+
+    let answers = lines.clone();
+    let reader = tokio::spawn(async move {
+        let mut stdin = BufReader::new(tokio::io::stdin());
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match stdin.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            let rejected = reject(&line);
+            if !rejected.is_empty() {
+                for answer in rejected {
+                    let _ = answers.send(answer.to_string().into_bytes());
+                }
+                continue;
+            }
+            if !line.ends_with(b"\n") {
+                line.push(b'\n');
+            }
+            if to_server.write_all(&line).await.is_err() {
+                break;
+            }
+        }
+        // Dropping `to_server` is the server's end of input.
+    });
+    let relay = tokio::spawn(async move {
+        let mut from_server = BufReader::new(from_server);
+        let mut line = Vec::new();
+        while matches!(from_server.read_until(b'\n', &mut line).await, Ok(n) if n > 0) {
+            if lines.send(std::mem::take(&mut line)).is_err() {
+                break;
+            }
+        }
+    });
+    let writer = tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        while let Some(mut line) = outgoing.recv().await {
+            if !line.ends_with(b"\n") {
+                line.push(b'\n');
+            }
+            if stdout.write_all(&line).await.is_err() || stdout.flush().await.is_err() {
+                break;
+            }
+        }
+        let _ = relay.await;
+    });
+    ((server_in, server_out), Filter { reader, writer })
+}
+
+/// The JSON-RPC error answers to a line of stdin that is not a valid
+/// message (one per request of a batch), or none for a line to pass on
+/// (blank lines included: the transport skips them).
+fn reject(line: &[u8]) -> Vec<serde_json::Value> {
+    use serde_json::{Value, json};
+    let answer = |id: Value, code: i64, message: String| {
+        vec![json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })]
+    };
+    let text = line
+        .strip_prefix(b"\xef\xbb\xbf".as_slice())
+        .unwrap_or(line);
+    if text.iter().all(u8::is_ascii_whitespace) {
+        return Vec::new();
+    }
+    let value: Value = match serde_json::from_slice(text) {
+        Ok(value) => value,
+        Err(err) => return answer(Value::Null, -32700, format!("Parse error: {err}")),
+    };
+    let invalid = |id: Value, why: &str| answer(id, -32600, format!("Invalid Request: {why}"));
+    let object = match value {
+        Value::Object(object) => object,
+        Value::Array(items) => {
+            // Batches are not part of MCP (2025-06-18): answer every request
+            // in it, by id, so no client waits for one.
+            let ids: Vec<Value> = items
+                .iter()
+                .filter_map(|item| item.get("id").filter(|id| id.is_string() || id.is_number()))
+                .cloned()
+                .collect();
+            if ids.is_empty() {
+                return invalid(Value::Null, "batches are not supported");
+            }
+            return ids
+                .into_iter()
+                .flat_map(|id| invalid(id, "batches are not supported"))
+                .collect();
+        }
+        _ => return invalid(Value::Null, "not a JSON object"),
+    };
+    let id = object
+        .get("id")
+        .filter(|id| id.is_string() || id.is_number())
+        .cloned();
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return invalid(id.unwrap_or(Value::Null), "`jsonrpc` must be \"2.0\"");
+    }
+    let is_response =
+        id.is_some() && (object.contains_key("result") || object.contains_key("error"));
+    if !is_response && !object.get("method").is_some_and(Value::is_string) {
+        return invalid(id.unwrap_or(Value::Null), "missing `method`");
+    }
+    // Well formed, but not a message rmcp reads (params of the wrong shape):
+    // rmcp's own answer would carry no id. A notification rmcp does not know
+    // is passed on: it ignores those, and notifications get no answer.
+    match (
+        serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(Value::Object(object)),
+        id,
+    ) {
+        (Err(err), Some(id)) => invalid(id, &err.to_string()),
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reject;
+
+    #[test]
+    fn invalid_lines_get_json_rpc_errors_with_their_id() {
+        use serde_json::{Value, json};
+        let answers = |line: &str| -> Vec<(Value, Value)> {
+            reject(line.as_bytes())
+                .into_iter()
+                .map(|a| (a["error"]["code"].clone(), a["id"].clone()))
+                .collect()
+        };
+        assert_eq!(answers("not json"), [(json!(-32700), Value::Null)]);
+        assert_eq!(answers(r#"{"jsonrpc":"2.0","id":1,"method":"#)[0].0, -32700);
+        assert_eq!(
+            answers(r#"{"jsonrpc":"1.0","id":8,"method":"ping"}"#),
+            [(json!(-32600), json!(8))]
+        );
+        assert_eq!(
+            answers(r#"{"jsonrpc":"2.0","id":"a"}"#),
+            [(json!(-32600), json!("a"))]
+        );
+        assert_eq!(
+            answers(
+                r#"[{"jsonrpc":"2.0","id":6,"method":"ping"},{"jsonrpc":"2.0","id":7,"method":"ping"}]"#
+            ),
+            [(json!(-32600), json!(6)), (json!(-32600), json!(7))]
+        );
+        assert_eq!(answers("[]"), [(json!(-32600), Value::Null)]);
+        assert_eq!(answers("42"), [(json!(-32600), Value::Null)]);
+        assert_eq!(
+            answers(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":5}"#)[0].1,
+            3
+        );
+        assert!(answers(r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#).is_empty());
+        assert!(answers(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).is_empty());
+        assert!(answers(r#"{"jsonrpc":"2.0","method":"notifications/whatever"}"#).is_empty());
+        assert!(answers(r#"{"jsonrpc":"2.0","id":9,"result":{}}"#).is_empty());
+        assert!(answers("  \r\n").is_empty());
+    }
+}
