@@ -57,23 +57,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import longmemeval as lme  # noqa: E402
-from chunks_offline import Model  # noqa: E402
+from chunks_offline import STOPWORDS, Model  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPTH = 50  # each list's candidates, as recall with --limit 10
 TIME_CUE_BOOST = 0.1
-FLOOR_SIMILARITY, FLOOR_WITH_WORDS = 0.1, 0.05
+FLOOR_SIMILARITY, FLOOR_WITH_WORDS = 0.1, 0.05  # src/recall.rs FLOOR
 GROUP = 5  # questions per cache file
-
-# src/index/search.rs STOPWORDS
-STOPWORDS = set(
-    """a about after all an and any are as at be been before but by can could did do does for
-    from get got had has have how i if in into is it its last made make me more my no not now
-    of on or our out over should so some than that the their them then there these they this
-    to up us use used was we were what when where which while who why will with would you
-    your""".split()
-)
-
 
 # --- the two sets ------------------------------------------------------------
 
