@@ -701,6 +701,60 @@ fn find(view: &crate::memory::view::LogView, id: &str) -> Result<Option<Memory>,
     }
 }
 
+/// Whole memories of the current workspace by id or unique prefix (what
+/// `recall --index` lists), from the index after a sync, in the order
+/// asked; a secret is masked as in recall. An id no live memory has, or a
+/// prefix several have, is an error naming it.
+pub fn show(
+    session: &mut Session,
+    cwd: &Path,
+    ids: &[String],
+) -> Result<Vec<IndexedMemory>, AppError> {
+    let workspace = Workspace::discover(cwd).map_err(AppError::input)?;
+    if let Some(report) = sync_for_reading(session, &workspace, Embed::Keywords)? {
+        problems(session, &report.problems);
+    }
+    let index = open_index(&session.home)?;
+    let scope = scope(&index, Some(&workspace), "current")?;
+    let mut shown = Vec::with_capacity(ids.len());
+    for id in ids {
+        let id = id.trim();
+        if id.is_empty() {
+            return Err(AppError::arg(Arg::Id, "an id is empty"));
+        }
+        let mut found = index.by_id_prefix(&scope, id, 6)?;
+        // An id that is whole names its memory even when it is also the
+        // prefix of a longer one.
+        if let Some(exact) = found.iter().position(|m| m.id.eq_ignore_ascii_case(id)) {
+            shown.push(found.swap_remove(exact));
+            continue;
+        }
+        match found.len() {
+            0 => {
+                return Err(AppError::arg(
+                    Arg::Id,
+                    format!(
+                        "no memory of this workspace has the id `{id}` (see `goldfish recall`)"
+                    ),
+                ));
+            }
+            1 => shown.extend(found),
+            _ => {
+                let some: Vec<&str> = found.iter().take(5).map(|m| m.id.as_str()).collect();
+                return Err(AppError::arg(
+                    Arg::Id,
+                    format!(
+                        "`{id}` matches several memories ({}{}); give more of the id",
+                        some.join(", "),
+                        if found.len() > 5 { ", …" } else { "" }
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(shown)
+}
+
 /// What `similar` compares with.
 pub enum Target {
     Id(String),

@@ -8,8 +8,8 @@ use anyhow::Context;
 use super::output;
 use super::{
     AgentEvent, AgentHookArgs, BriefArgs, CliError, EXIT_NO_RESULT, EXIT_OK, ForgetArgs, HookName,
-    InitArgs, ModelInstallArgs, RecallArgs, ReindexArgs, SimilarArgs, StatusArgs, StoreArgs,
-    SyncArgs,
+    InitArgs, ModelInstallArgs, RecallArgs, ReindexArgs, ShowArgs, SimilarArgs, StatusArgs,
+    StoreArgs, SyncArgs,
 };
 use crate::app::model;
 use crate::app::ops::{self, Forgot, RecallInput, Recalled, StoreInput, Target};
@@ -263,6 +263,20 @@ pub(super) fn brief(args: BriefArgs, out: &mut dyn Write) -> Result<u8, CliError
             Ok(EXIT_NO_RESULT)
         }
     }
+}
+
+pub(super) fn show(args: ShowArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let mut session = session()?;
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let shown = ops::show(&mut session, &cwd, &args.ids);
+    output::notices(&mut session);
+    let memories = shown?;
+    if args.json {
+        output::memories_json(&memories, out)?;
+    } else {
+        output::memories_text(&memories, false, out)?;
+    }
+    Ok(EXIT_OK)
 }
 
 pub(super) fn forget(args: ForgetArgs, out: &mut dyn Write) -> Result<u8, CliError> {

@@ -47,6 +47,8 @@ enum Command {
     Recall(RecallArgs),
     /// A short briefing for an agent starting work: where work stopped, recent decisions and fixes
     Brief(BriefArgs),
+    /// Whole memories by id or unique prefix (the ids recall lists)
+    Show(ShowArgs),
     /// Forget a memory: appends a tombstone, history is never rewritten
     Forget(ForgetArgs),
     /// Near-duplicates of a memory or a text, or every duplicate cluster (--scan)
@@ -81,7 +83,7 @@ enum Command {
     /// Manage the local embedding model
     #[command(subcommand)]
     Model(ModelCommand),
-    /// Serve brief, recall, store, similar, forget and status to an agent over MCP (stdio)
+    /// Serve brief, recall, get, store, similar, forget and status to an agent over MCP (stdio)
     Mcp(McpArgs),
     /// Entry points for an agent's own hooks: session-start prints the briefing, pre-compact stores a checkpoint, post-tool-use and stop queue events for capture
     AgentHook(AgentHookArgs),
@@ -254,6 +256,17 @@ struct CaptureWorkArgs {
     /// Wait for a running worker to finish instead of leaving the queues to it
     #[arg(long)]
     wait: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+struct ShowArgs {
+    /// Memory ids (or unique prefixes of them)
+    #[arg(value_name = "ID", required = true)]
+    ids: Vec<String>,
+    /// One JSON object per memory (the fields of `recall --json`)
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -597,6 +610,7 @@ fn person_facing(command: &Command) -> bool {
             | Command::Store(_)
             | Command::Recall(_)
             | Command::Brief(_)
+            | Command::Show(_)
             | Command::Forget(_)
             | Command::Similar(_)
             | Command::Sync(_)
@@ -653,6 +667,7 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<u8, CliError> {
         Command::Store(args) => commands::store(args, out),
         Command::Recall(args) => commands::recall(args, out),
         Command::Brief(args) => commands::brief(args, out),
+        Command::Show(args) => commands::show(args, out),
         Command::Forget(args) => commands::forget(args, out),
         Command::Similar(args) => commands::similar(args, out),
         Command::Sync(args) => commands::sync(args, out),

@@ -334,6 +334,22 @@ impl Index {
         Ok(clusters)
     }
 
+    /// The live memories of `scope` whose id starts with `prefix` (ASCII
+    /// case ignored), at most `limit`, by id.
+    pub fn by_id_prefix(
+        &self,
+        scope: &Scope,
+        prefix: &str,
+        limit: usize,
+    ) -> Result<Vec<IndexedMemory>, IndexError> {
+        let mut c = Conditions::filters(&Request::default(), scope);
+        let p = c.bind(Value::Text(prefix.to_ascii_uppercase()));
+        c.sql
+            .push(format!("upper(substr(m.id, 1, length({p}))) = {p}"));
+        let limit = c.bind(Value::Integer(limit_value(limit)));
+        self.select(c, "memories m", "NULL", &format!("m.id LIMIT {limit}"))
+    }
+
     /// Newest first, filters only.
     fn newest(&self, request: &Request, scope: &Scope) -> Result<Vec<IndexedMemory>, IndexError> {
         let mut c = Conditions::filters(request, scope);

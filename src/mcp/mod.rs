@@ -134,6 +134,14 @@ pub(crate) struct SimilarParams {
     limit: Option<usize>,
 }
 
+/// Parameters of `get`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GetParams {
+    /// Memory ids, or unique prefixes of them, as recall lists them (at most 20).
+    ids: Vec<String>,
+}
+
 /// Parameters of `forget`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -402,6 +410,31 @@ impl Server {
             Ok(hits
                 .iter()
                 .map(|m| plain::similar_line(m, 160))
+                .collect::<Vec<_>>()
+                .join("\n"))
+        })
+        .await
+    }
+
+    #[tool(
+        name = "get",
+        description = "Open whole memories by id (or a unique prefix) once recall has shown you which ones matter: list first, then open only what you need."
+    )]
+    async fn get(
+        &self,
+        Parameters(params): Parameters<GetParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.run("get", move |shared| {
+            if params.ids.is_empty() || params.ids.len() > 20 {
+                return Err(AppError::arg(Arg::Id, "give 1 to 20 ids"));
+            }
+            let cwd = std::env::current_dir().map_err(|err| {
+                AppError::input(anyhow::anyhow!("cannot read the current directory: {err}"))
+            })?;
+            let memories = ops::show(&mut shared.session, &cwd, &params.ids)?;
+            Ok(memories
+                .iter()
+                .map(|memory| plain::memory_text(memory, false))
                 .collect::<Vec<_>>()
                 .join("\n"))
         })

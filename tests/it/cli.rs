@@ -216,6 +216,63 @@ fn forget_appends_a_tombstone() {
 }
 
 #[test]
+fn show_opens_whole_memories_by_id_or_unique_prefix() {
+    let env = TestEnv::new();
+    let repo = env.repo("project", "Ada");
+    let long = "The export job streams ledger rows in batches of 500. It retries a batch three times before it gives up. See src/export/batch.rs.";
+    let first = json_lines(&env.ok(&repo, &["store", "--json", "-t", "decision", long]))[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let second = json_lines(&env.ok(&repo, &["store", "--json", "Another note"]))[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    // The whole memory, by id and by a unique prefix (any ASCII case).
+    let text = env.ok(&repo, &["show", &first]);
+    assert!(text.contains(&first), "{text}");
+    assert!(text.contains("src/export/batch.rs."), "{text}");
+    let shown = json_lines(&env.ok(
+        &repo,
+        &["show", "--json", &second, &first[..20].to_lowercase()],
+    ));
+    assert_eq!(shown.len(), 2);
+    assert_eq!(shown[0]["id"], second, "in the order asked");
+    assert_eq!(shown[1]["id"], first);
+    assert_eq!(shown[1]["content"], long);
+    assert_eq!(shown[1]["type"], "decision");
+
+    // Unknown and ambiguous ids: a clear error naming them, exit 2.
+    let unknown = env.goldfish(&repo, &["show", "01ZZZZZZ"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&unknown.stderr);
+    assert!(
+        err.contains("01ZZZZZZ") && err.contains("no memory"),
+        "{err}"
+    );
+    let common: String = first
+        .chars()
+        .zip(second.chars())
+        .take_while(|(a, b)| a == b)
+        .map(|(a, _)| a)
+        .collect();
+    assert!(!common.is_empty(), "both ids start with their time");
+    let ambiguous = env.goldfish(&repo, &["show", &common]);
+    assert_eq!(ambiguous.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&ambiguous.stderr);
+    assert!(
+        err.contains("matches several memories") && err.contains(&first) && err.contains(&second),
+        "{err}"
+    );
+
+    // A forgotten memory is not shown.
+    env.ok(&repo, &["forget", &second]);
+    let gone = env.goldfish(&repo, &["show", &second]);
+    assert_eq!(gone.status.code(), Some(2));
+}
+
+#[test]
 fn repository_types_from_config() {
     let env = TestEnv::new();
     let repo = env.repo("project", "Ada");

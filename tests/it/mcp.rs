@@ -232,6 +232,17 @@ fn store_recall_forget_and_errors_in_one_session() {
         .await;
         assert!(text_of(&memories).contains("invoice_seq_<tenant>"));
 
+        // Opened whole by id, or by a unique prefix; an unknown id is a
+        // tool error naming it.
+        let opened = call(&client, "get", serde_json::json!({ "ids": [id] })).await;
+        assert_eq!(opened.is_error, Some(false), "{}", text_of(&opened));
+        assert!(text_of(&opened).contains("invoice_seq_<tenant>"), "{}", text_of(&opened));
+        let by_prefix = call(&client, "get", serde_json::json!({ "ids": [&id[..20]] })).await;
+        assert_eq!(text_of(&by_prefix), text_of(&opened));
+        let unknown = call(&client, "get", serde_json::json!({ "ids": ["01ZZZZZZ"] })).await;
+        assert_eq!(unknown.is_error, Some(true));
+        assert!(text_of(&unknown).contains("01ZZZZZZ"), "{}", text_of(&unknown));
+
         let forgot = call(&client, "forget", serde_json::json!({ "id": id })).await;
         assert_eq!(text_of(&forgot), format!("forgot {id}"));
         let status = call(&client, "status", serde_json::json!({})).await;
