@@ -37,6 +37,57 @@ pub fn memory_text(m: &IndexedMemory, show_workspace: bool) -> String {
     text
 }
 
+/// Characters of a memory's id that `recall --index` shows: its time (10)
+/// and two of its random part; `goldfish show` and MCP `get` open it by that
+/// prefix.
+pub const SHORT_ID: usize = 12;
+
+/// Words of a title at most.
+const TITLE_WORDS: usize = 8;
+
+/// The title `recall --index` shows of a memory: its first clause (up to the
+/// first sentence end, semicolon or line break), at most eight words, `…`
+/// where it was cut, on one line and safe for a terminal.
+pub fn title(content: &str) -> String {
+    let flat = content.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut end = flat.len();
+    for (i, c) in flat.char_indices() {
+        let next = flat[i + c.len_utf8()..].chars().next();
+        if c == ';' || (matches!(c, '.' | '?' | '!') && next.is_none_or(|n| n == ' ')) {
+            end = i;
+            break;
+        }
+    }
+    let words: Vec<&str> = flat[..end].split_whitespace().collect();
+    let mut title = words[..words.len().min(TITLE_WORDS)].join(" ");
+    let rest = flat[end..].trim_start_matches(['.', '?', '!', ';', ' ']);
+    if words.len() > TITLE_WORDS || !rest.is_empty() {
+        title.push_str(" …");
+    }
+    terminal_safe(&title).into_owned()
+}
+
+/// `SHORTID  DATE  TYPE  AUTHOR  title`: one memory on one line, the same
+/// bytes for the same memory (no time relative to now).
+pub fn index_line(m: &IndexedMemory) -> String {
+    let short: String = m.id.chars().take(SHORT_ID).collect();
+    let date = m.timestamp.get(..10).unwrap_or(&m.timestamp);
+    let author = m
+        .author
+        .as_deref()
+        .or(m.introduced.as_ref().map(|p| p.author.as_str()))
+        .unwrap_or("-");
+    let mut line = format!(
+        "{short}  {date}  {}  {author}  {}",
+        m.kind,
+        title(&m.content)
+    );
+    if !m.flags.is_empty() {
+        line.push_str(&format!("  (flagged: {})", m.flags.join(", ")));
+    }
+    terminal_safe(&line).into_owned()
+}
+
 /// `0.97 similar to ID (DATE): excerpt`: a near-duplicate `store` found.
 pub fn near_duplicate(m: &IndexedMemory, width: usize) -> String {
     format!(
@@ -111,6 +162,65 @@ pub fn memories(n: impl Into<u64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_title_is_the_first_clause_at_most_eight_words() {
+        assert_eq!(
+            title("Fixed the auth bug: JWTs lacked an issuer. TokenService.validate checks it."),
+            "Fixed the auth bug: JWTs lacked an issuer …"
+        );
+        // A dot inside a word (a path, a symbol) does not end the clause.
+        assert_eq!(
+            title("TokenService.validate now checks iss against AUTH_ISSUER_URL"),
+            "TokenService.validate now checks iss against AUTH_ISSUER_URL"
+        );
+        assert_eq!(
+            title("Use WAL mode; readers never block."),
+            "Use WAL mode …"
+        );
+        assert_eq!(title("One sentence only."), "One sentence only");
+        assert_eq!(
+            title("one two three four five six seven eight nine ten"),
+            "one two three four five six seven eight …"
+        );
+        assert_eq!(
+            title("Fixed the stall\nin src/sync.rs (issue #42)."),
+            "Fixed the stall in src/sync.rs (issue #42)"
+        );
+        assert_eq!(title("bell\u{7} here"), "bell\\u0007 here");
+        assert_eq!(title(""), "");
+    }
+
+    #[test]
+    fn an_index_line_has_short_id_date_type_author_and_title() {
+        let memory = IndexedMemory {
+            id: "01M841X0X359ABCDEFGHJKMNPQ".into(),
+            timestamp: "2026-11-23T10:00:00.000Z".into(),
+            kind: "insight".into(),
+            content: "The auth bug first showed as 401s only in staging. Because of a slash."
+                .into(),
+            source: None,
+            tags: vec![],
+            author: Some("Ada".into()),
+            branch: None,
+            commit: None,
+            files: vec![],
+            workspace: "w".into(),
+            file: "2026-11-23.jsonl".into(),
+            line: 1,
+            introduced: None,
+            score: 1.0,
+            keyword: None,
+            similarity: None,
+            ranking: None,
+            flags: vec![],
+            content_hash: String::new(),
+        };
+        assert_eq!(
+            index_line(&memory),
+            "01M841X0X359  2026-11-23  insight  Ada  The auth bug first showed as 401s only …"
+        );
+    }
 
     #[test]
     fn controls_and_bidi_marks_are_escaped_visibly() {

@@ -15,7 +15,7 @@ use crate::app::model;
 use crate::app::ops::{self, Forgot, RecallInput, Recalled, StoreInput, Target};
 use crate::app::session::Progress;
 use crate::app::sync::{Embed, current_workspace, open_index, problems, sync_workspace};
-use crate::app::text::{count, memories, near_duplicate, similar_line};
+use crate::app::text::{count, index_line, memories, near_duplicate, similar_line};
 use crate::app::{AppError, Session};
 use crate::env;
 use crate::git::Workspace;
@@ -229,6 +229,12 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
         Recalled::Nothing => {
             eprintln!("no memories match");
             Ok(EXIT_NO_RESULT)
+        }
+        Recalled::Memories { hits, .. } if args.index => {
+            for memory in &hits {
+                writeln!(out, "{}", index_line(memory)).context("writing output")?;
+            }
+            Ok(EXIT_OK)
         }
         Recalled::Memories {
             hits,

@@ -194,6 +194,9 @@ struct RecallArgs {
     /// JSON Lines: one memory per line (with --budget, one digest object)
     #[arg(long)]
     json: bool,
+    /// One line per memory: short id, date, type, author and title (open one with `goldfish show ID`)
+    #[arg(long, conflicts_with_all = ["budget", "json"])]
+    index: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -110,6 +110,9 @@ pub(crate) struct RecallParams {
     mode: Option<RankMode>,
     /// Return a digest of the recalled memories in at most this many tokens instead of whole memories. 200-500 is a good size. Without it, whole memories up to about 2000 tokens.
     budget: Option<usize>,
+    /// List one line per memory (short id, date, type, author, title) instead of whole memories; then open what you need with get.
+    #[serde(default)]
+    index: bool,
 }
 
 /// Parameters of `brief`.
@@ -302,7 +305,7 @@ impl Server {
 
     #[tool(
         name = "recall",
-        description = "Search the team's memories of this repository (decisions, bug fixes, insights, checkpoints) by meaning and keywords, with filters. Use it before designing, debugging or deciding. Pass budget (e.g. 300) for a compact digest whose sentences cite memory ids; without a query, the newest memories (e.g. since: \"1d\" for a standup)."
+        description = "Search the team's memories of this repository (decisions, bug fixes, insights, checkpoints) by meaning and keywords, with filters. Use it before designing, debugging or deciding. Best: index: true lists one line per memory, then get opens the few you need; or pass budget (e.g. 300) for a compact digest whose sentences cite memory ids; without a query, the newest memories (e.g. since: \"1d\" for a standup)."
     )]
     async fn recall(
         &self,
@@ -311,6 +314,12 @@ impl Server {
         self.run("recall", move |shared| {
             let cwd = std::env::current_dir().context("cannot read the current directory")?;
             let limit = params.limit.unwrap_or(10);
+            if params.index && params.budget.is_some() {
+                return Err(AppError::arg(
+                    Arg::Budget,
+                    "index lists memories, budget digests them: give one of the two",
+                ));
+            }
             if limit > MAX_LIMIT {
                 return Err(AppError::arg(
                     Arg::Limit,
@@ -341,6 +350,10 @@ impl Server {
             match ops::recall(&mut shared.session, &cwd, input)? {
                 Recalled::Nothing => Ok("no memories match".to_owned()),
                 Recalled::Digest(digested) => Ok(digest_answer(&digested)),
+                Recalled::Memories { hits, .. } if params.index => Ok(hits
+                    .iter()
+                    .map(|memory| plain::index_line(memory) + "\n")
+                    .collect()),
                 Recalled::Memories {
                     hits,
                     all_workspaces,

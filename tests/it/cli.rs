@@ -243,6 +243,26 @@ fn show_opens_whole_memories_by_id_or_unique_prefix() {
     assert_eq!(shown[1]["content"], long);
     assert_eq!(shown[1]["type"], "decision");
 
+    // recall --index lists one line per memory, the same bytes each time,
+    // and show opens a listed short id.
+    let listed = env.ok(&repo, &["recall", "--index", "export batches"]);
+    assert_eq!(
+        listed,
+        env.ok(&repo, &["recall", "--index", "export batches"])
+    );
+    let line = listed.lines().next().unwrap();
+    assert_eq!(
+        line,
+        format!(
+            "{}  2026-11-21  decision  Ada  The export job streams ledger rows in batches …",
+            &first[..12]
+        )
+    );
+    let opened = json_lines(&env.ok(&repo, &["show", "--json", &first[..12]]));
+    assert_eq!(opened[0]["id"], first);
+    let both = env.goldfish(&repo, &["recall", "--index", "--budget", "50", "export"]);
+    assert_eq!(both.status.code(), Some(2));
+
     // Unknown and ambiguous ids: a clear error naming them, exit 2.
     let unknown = env.goldfish(&repo, &["show", "01ZZZZZZ"]);
     assert_eq!(unknown.status.code(), Some(2));

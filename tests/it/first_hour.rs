@@ -157,8 +157,8 @@ fn readme_setup_lines() -> Vec<String> {
 /// PATH, end with recall finding what the README says it finds. Three
 /// stand-ins, each checked: `cargo install` is the test build already on
 /// PATH, `goldfish model install` gets `--from` the test model (no network),
-/// and the placeholder id of `forget` becomes the id of the first memory
-/// stored. `your-repo` is a repository with one commit, as a user's is.
+/// and the placeholder id of `show` and `forget` becomes the id of the first
+/// memory stored. `your-repo` is a repository with one commit, as a user's is.
 #[test]
 #[cfg_attr(
     not(feature = "real-model"),
@@ -210,10 +210,13 @@ fn readme_setup_steps_run_as_written_end_with_recall_finding_the_memory() {
         if command == "goldfish model install" {
             command = format!("goldfish model install --from {}", from.display());
         }
-        if let Some(placeholder) = command.strip_prefix("goldfish forget ") {
+        if let Some(placeholder) = command
+            .strip_prefix("goldfish forget ")
+            .or_else(|| command.strip_prefix("goldfish show "))
+        {
             let id = first_id
                 .as_deref()
-                .expect("a memory was stored before forget");
+                .expect("a memory was stored before show and forget");
             command = command.replace(placeholder.split_whitespace().next().unwrap(), &id[..12]);
         }
         let output = env

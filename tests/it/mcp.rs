@@ -237,7 +237,20 @@ fn store_recall_forget_and_errors_in_one_session() {
         let opened = call(&client, "get", serde_json::json!({ "ids": [id] })).await;
         assert_eq!(opened.is_error, Some(false), "{}", text_of(&opened));
         assert!(text_of(&opened).contains("invoice_seq_<tenant>"), "{}", text_of(&opened));
-        let by_prefix = call(&client, "get", serde_json::json!({ "ids": [&id[..20]] })).await;
+        let listed = call(
+            &client,
+            "recall",
+            serde_json::json!({ "query": "invoice numbering", "mode": "keyword", "index": true }),
+        )
+        .await;
+        assert!(
+            text_of(&listed)
+                .lines()
+                .any(|line| line.starts_with(&id[..12]) && line.contains("  decision  ")),
+            "{}",
+            text_of(&listed)
+        );
+        let by_prefix = call(&client, "get", serde_json::json!({ "ids": [&id[..12]] })).await;
         assert_eq!(text_of(&by_prefix), text_of(&opened));
         let unknown = call(&client, "get", serde_json::json!({ "ids": ["01ZZZZZZ"] })).await;
         assert_eq!(unknown.is_error, Some(true));
