@@ -687,18 +687,30 @@ fn find(view: &crate::memory::view::LogView, id: &str) -> Result<Option<Memory>,
     match view.find(id) {
         Lookup::Found(located) => Ok(Some(located.memory.clone())),
         Lookup::Forgotten { .. } => Ok(None),
-        Lookup::Missing => Err(AppError::arg(
-            Arg::Id,
-            format!("no memory has the id `{id}` (see `goldfish recall`)"),
-        )),
-        Lookup::Ambiguous(ids) => Err(AppError::arg(
-            Arg::Id,
-            format!(
-                "`{id}` matches several memories ({}); give more of the id",
-                ids.join(", ")
-            ),
-        )),
+        Lookup::Missing => Err(no_memory_has(id)),
+        Lookup::Ambiguous(ids) => Err(several_memories_match(id, &ids, false)),
     }
+}
+
+/// The error for an id no live memory has.
+fn no_memory_has(id: &str) -> AppError {
+    AppError::arg(
+        Arg::Id,
+        format!("no memory has the id `{id}` (see `goldfish recall`)"),
+    )
+}
+
+/// The error for a prefix that `ids` (and more, if `more`) start with.
+fn several_memories_match(id: &str, ids: &[impl AsRef<str>], more: bool) -> AppError {
+    let ids: Vec<&str> = ids.iter().map(AsRef::as_ref).collect();
+    AppError::arg(
+        Arg::Id,
+        format!(
+            "`{id}` matches several memories ({}{}); give more of the id",
+            ids.join(", "),
+            if more { ", …" } else { "" }
+        ),
+    )
 }
 
 /// Whole memories of the current workspace by id or unique prefix (what
@@ -730,25 +742,11 @@ pub fn show(
             continue;
         }
         match found.len() {
-            0 => {
-                return Err(AppError::arg(
-                    Arg::Id,
-                    format!(
-                        "no memory of this workspace has the id `{id}` (see `goldfish recall`)"
-                    ),
-                ));
-            }
+            0 => return Err(no_memory_has(id)),
             1 => shown.extend(found),
             _ => {
                 let some: Vec<&str> = found.iter().take(5).map(|m| m.id.as_str()).collect();
-                return Err(AppError::arg(
-                    Arg::Id,
-                    format!(
-                        "`{id}` matches several memories ({}{}); give more of the id",
-                        some.join(", "),
-                        if found.len() > 5 { ", …" } else { "" }
-                    ),
-                ));
+                return Err(several_memories_match(id, &some, found.len() > 5));
             }
         }
     }
