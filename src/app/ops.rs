@@ -1071,28 +1071,7 @@ mod tests {
     }
 
     fn memory(id: &str, content: &str) -> IndexedMemory {
-        IndexedMemory {
-            id: id.to_owned(),
-            timestamp: "2026-11-20T10:00:00Z".to_owned(),
-            kind: "decision".to_owned(),
-            content: content.to_owned(),
-            source: None,
-            tags: Vec::new(),
-            author: None,
-            branch: None,
-            commit: None,
-            files: Vec::new(),
-            workspace: "r".to_owned(),
-            file: "2026-11-20.jsonl".to_owned(),
-            line: 1,
-            introduced: None,
-            score: 1.0,
-            keyword: None,
-            similarity: None,
-            ranking: None,
-            flags: Vec::new(),
-            content_hash: index_sync::content_hash(content),
-        }
+        IndexedMemory::sample(id, content)
     }
 
     fn job<'a>(hits: &'a [IndexedMemory], no_cache: bool) -> DigestJob<'a> {

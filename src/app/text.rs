@@ -194,27 +194,13 @@ mod tests {
     #[test]
     fn an_index_line_has_short_id_date_type_author_and_title() {
         let memory = IndexedMemory {
-            id: "01M841X0X359ABCDEFGHJKMNPQ".into(),
             timestamp: "2026-11-23T10:00:00.000Z".into(),
             kind: "insight".into(),
-            content: "The auth bug first showed as 401s only in staging. Because of a slash."
-                .into(),
-            source: None,
-            tags: vec![],
             author: Some("Ada".into()),
-            branch: None,
-            commit: None,
-            files: vec![],
-            workspace: "w".into(),
-            file: "2026-11-23.jsonl".into(),
-            line: 1,
-            introduced: None,
-            score: 1.0,
-            keyword: None,
-            similarity: None,
-            ranking: None,
-            flags: vec![],
-            content_hash: String::new(),
+            ..IndexedMemory::sample(
+                "01M841X0X359ABCDEFGHJKMNPQ",
+                "The auth bug first showed as 401s only in staging. Because of a slash.",
+            )
         };
         assert_eq!(
             index_line(&memory),

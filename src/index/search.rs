@@ -83,6 +83,35 @@ impl IndexedMemory {
     }
 }
 
+#[cfg(test)]
+impl IndexedMemory {
+    /// A decision of 2026-11-20 with this id and content, for unit tests.
+    pub(crate) fn sample(id: &str, content: &str) -> IndexedMemory {
+        IndexedMemory {
+            id: id.to_owned(),
+            timestamp: "2026-11-20T10:00:00Z".to_owned(),
+            kind: "decision".to_owned(),
+            content: content.to_owned(),
+            source: None,
+            tags: Vec::new(),
+            author: None,
+            branch: None,
+            commit: None,
+            files: Vec::new(),
+            workspace: "r".to_owned(),
+            file: "2026-11-20.jsonl".to_owned(),
+            line: 1,
+            introduced: None,
+            score: 1.0,
+            keyword: None,
+            similarity: None,
+            ranking: None,
+            flags: Vec::new(),
+            content_hash: crate::index::sync::content_hash(content),
+        }
+    }
+}
+
 impl From<&IndexedMemory> for crate::digest::Source {
     fn from(memory: &IndexedMemory) -> Self {
         crate::digest::Source {
