@@ -13,7 +13,7 @@ use crate::git::{REPO_CONFIG, Workspace};
 use crate::home::Home;
 use crate::index::Index;
 use crate::index::search::Scope;
-use crate::index::sync::{self as index_sync, SyncOptions, SyncReport};
+use crate::index::sync::{self as index_sync, Exclusive, SyncOptions, SyncReport};
 use crate::log::{LogError, MemoryDir};
 
 /// How much a sync embeds after its keyword part (nothing without a model).
@@ -65,6 +65,16 @@ pub fn sync_workspace(
     workspace: &Workspace,
     embed: Embed,
 ) -> Result<Option<SyncReport>, AppError> {
+    Ok(sync_or_hand(session, workspace, embed)?.ran())
+}
+
+/// [`sync_workspace`], with the ticket of a request handed to a running
+/// sync.
+fn sync_or_hand(
+    session: &mut Session,
+    workspace: &Workspace,
+    embed: Embed,
+) -> Result<Exclusive<SyncReport>, AppError> {
     let options = SyncOptions {
         abort_before_commit: env::var(env::GOLDFISH_FAULT).as_deref() == Some("sync-abort"),
         now: session.now().ok(),
@@ -73,14 +83,14 @@ pub fn sync_workspace(
     MemoryDir::of(workspace).drain_journal(false)?;
     let mut index = open_index(&session.home)?;
     let locks = session.home.locks_dir();
-    let Some(mut report) = index_sync::exclusive(&locks, workspace.root(), || {
+    let mut report = match index_sync::exclusive(&locks, workspace.root(), || {
         index_sync::sync(&mut index, workspace, options).map_err(AppError::from)
-    })?
-    else {
-        return Ok(None);
+    })? {
+        Exclusive::Ran(report) => report,
+        handed @ Exclusive::Handed(_) => return Ok(handed),
     };
     let limit = match embed {
-        Embed::Keywords => return Ok(Some(report)),
+        Embed::Keywords => return Ok(Exclusive::Ran(report)),
         Embed::UpTo(limit) => Some(limit),
         Embed::All => None,
     };
@@ -90,7 +100,7 @@ pub fn sync_workspace(
     };
     let Some(model) = session.model() else {
         session.progress = progress;
-        return Ok(Some(report));
+        return Ok(Exclusive::Ran(report));
     };
     // Embeddings are shared by every workspace of the home. Who asked for
     // everything waits for another embedder; who asked for a few leaves the
@@ -121,12 +131,12 @@ pub fn sync_workspace(
     session.progress = progress;
     report.embedded = embedded?.unwrap_or(0);
     report.pending_embeddings = Some(index.pending_embeddings()?);
-    Ok(Some(report))
+    Ok(Exclusive::Ran(report))
 }
 
 /// Syncs `workspace` before a read. A sync that finds another running hands
-/// it its request and returns at once: this waits for that one (a while), so
-/// a read sees what was just stored.
+/// it its request and returns at once: this waits (a while) for the holder's
+/// first pass after the request, so a read sees what was just stored.
 pub fn sync_for_reading(
     session: &mut Session,
     workspace: &Workspace,
@@ -134,11 +144,12 @@ pub fn sync_for_reading(
 ) -> Result<Option<SyncReport>, AppError> {
     let deadline = std::time::Instant::now() + READS_WAIT_FOR_SYNC;
     loop {
-        if let Some(report) = sync_workspace(session, workspace, embed)? {
-            return Ok(Some(report));
-        }
+        let ticket = match sync_or_hand(session, workspace, embed)? {
+            Exclusive::Ran(report) => return Ok(Some(report)),
+            Exclusive::Handed(ticket) => ticket,
+        };
         let locks = session.home.locks_dir();
-        match index_sync::wait_for_running(&locks, workspace.root(), deadline)? {
+        match index_sync::wait_for_running(&locks, workspace.root(), ticket, deadline)? {
             index_sync::Waited::Synced => return Ok(None),
             index_sync::Waited::SyncAgain => {}
             index_sync::Waited::TimedOut => {
