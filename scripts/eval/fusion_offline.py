@@ -75,6 +75,8 @@ class Case:
         self.set, self.id, self.type, self.question, self.now = set_, id_, kind, question, now
         self.docs = sorted(docs, key=lambda d: (d["ts"], d["id"]))
         self.evidence, self.sessions = evidence, sessions
+        self.answer: str | None = None  # LongMemEval's gold answer
+        self.facts: list[str] = []  # fixtures/eval's gold facts
 
 
 def longmemeval_cases(data: Path, sample: int | None) -> list[Case]:
@@ -89,8 +91,9 @@ def longmemeval_cases(data: Path, sample: int | None) -> list[Case]:
                 if not turn["content"].strip():
                     continue
                 at = start + i * lme.TURN_SPACING
-                docs.append(dict(id=lme.ulid(at, f"{sid}:{i}"), ts=at, text=turn["content"].strip(), tags="[]", files="[]", label=f"{sid}:{i}", session=sid))
+                docs.append(dict(id=lme.ulid(at, f"{sid}:{i}"), ts=at, text=turn["content"].strip(), tags="[]", files="[]", label=f"{sid}:{i}", session=sid, kind="observation"))
         cases.append(Case("LongMemEval_S dev", q["question_id"], q["question_type"], q["question"], lme.parse_date(q["question_date"]), docs, set(q["evidence_turns"]), set(q["answer_session_ids"])))
+        cases[-1].answer = str(q["answer"])
     return cases
 
 
@@ -106,6 +109,7 @@ def fixture_cases() -> list[Case]:
             files=json.dumps(r.get("files", []), ensure_ascii=False),
             label=r["id"],
             session=r["id"],
+            kind=r["type"],
         )
         for r in records
     ]
@@ -116,6 +120,7 @@ def fixture_cases() -> list[Case]:
         until = dt.datetime.fromisoformat(q["until"] + "T23:59:59+00:00") if q.get("until") else None
         kept = [d for d in docs if (since is None or d["ts"] >= since) and (until is None or d["ts"] <= until)]
         cases.append(Case("fixtures/eval", q["id"], q["kind"], q["question"], now, kept, set(q["answers"]), set(q["answers"])))
+        cases[-1].facts = q["facts"]
     return cases
 
 
@@ -127,7 +132,7 @@ def sample_cases(folder: Path) -> list[Case]:
         for line in (folder / "memories" / f"{q['id']}.jsonl").read_text().split("\n"):
             if line.strip():
                 r = json.loads(line)
-                docs.append(dict(id=r["id"], ts=dt.datetime.fromisoformat(r["timestamp"].replace("Z", "+00:00")), text=r["content"], tags="[]", files="[]", label=r["id"], session=r["id"]))
+                docs.append(dict(id=r["id"], ts=dt.datetime.fromisoformat(r["timestamp"].replace("Z", "+00:00")), text=r["content"], tags="[]", files="[]", label=r["id"], session=r["id"], kind=r.get("type", "observation")))
         now = dt.datetime.fromisoformat(q["now"].replace("Z", "+00:00"))
         cases.append(Case(str(folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder), q["id"], q["kind"], q["question"], now, docs, set(q["answers"]), set(q["answers"])))
     return cases
@@ -398,6 +403,7 @@ def main() -> None:
     parser.add_argument("--per-question-stats", action="store_true", help="BM25 statistics of each question's haystack alone (default: of its set's, as one goldfish home holding every workspace)")
     parser.add_argument("--rankings", default=",".join(RANKINGS))
     parser.add_argument("--metrics", default="turn_r10,turn_r5,mrr10")
+    parser.add_argument("--dump-top", type=Path, metavar="FILE", help="also write each question's top 10 of the default ranking (the digest harness's input: cargo run --example digest_eval)")
     args = parser.parse_args()
     rankings = args.rankings.split(",")
     model = Model(args.model, args.threads)
@@ -420,6 +426,34 @@ def main() -> None:
     for case, query in zip(cases, queries):
         prepare(case, vectors, query, tables.get(case.set))
     print(report(cases, rankings, args.metrics.split(",")))
+    if args.dump_top:
+        dump_top(cases, args.dump_top)
+
+
+def dump_top(cases: list[Case], path: Path) -> None:
+    """One JSON line per question: what `recall --json --limit 10` would
+    return by default (the top 10 of "mix", as `Source`s of the digest), the
+    question, and its gold: LongMemEval's answer and evidence turns (memory
+    ids), fixtures/eval's facts."""
+    with path.open("w") as out:
+        for case in cases:
+            top = RANKINGS["mix"](case)
+            label_ids = {d["label"]: d["id"] for d in case.docs}
+            line = dict(
+                set=case.set,
+                id=case.id,
+                type=case.type,
+                question=case.question,
+                answer=case.answer,
+                facts=case.facts,
+                evidence=sorted(label_ids[e] for e in case.evidence if e in label_ids),
+                sources=[
+                    dict(id=d["id"], date=d["ts"].strftime("%Y-%m-%d"), kind=d["kind"], content=d["text"])
+                    for d in (case.docs[i] for i in top)
+                ],
+            )
+            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+    print(f"wrote {path}", file=sys.stderr)
 
 
 if __name__ == "__main__":
