@@ -303,8 +303,9 @@ fn main() {
         .collect();
     for set in sets {
         println!("\n{set}\n");
-        let mut header = "| type | questions | evidence in the top 10 |".to_owned();
-        let mut rule = "|---|---:|---:|".to_owned();
+        let mut header =
+            "| type | questions | top-10 tokens (mean) | evidence in the top 10 |".to_owned();
+        let mut rule = "|---|---:|---:|---:|".to_owned();
         for budget in &budgets {
             header.push_str(&format!(" kept @{budget} | tokens @{budget} |"));
             rule.push_str("---:|---:|");
@@ -325,7 +326,12 @@ fn main() {
             } else {
                 kind.clone()
             };
-            let mut row = format!("| {label} | {} | {} |", first.questions, first.held);
+            let mut row = format!(
+                "| {label} | {} | {} | {} |",
+                first.questions,
+                first.tokens_of_sources / first.questions.max(1),
+                first.held
+            );
             for budget in &budgets {
                 let t = tallies[&(set.clone(), kind.clone(), *budget)];
                 row.push_str(&format!(

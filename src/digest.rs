@@ -7,14 +7,24 @@
 //! 2. Score each sentence against the query: cosine similarity of its
 //!    embedding (when there is a model) and the share of the query's words it
 //!    contains, plus a little for the memory's recall rank. Without a query,
-//!    the rank alone (newest first) decides.
+//!    the rank alone (newest first) decides. Off-topic sentences, and with a
+//!    query those below half the best sentence's score, stay out even when
+//!    there is room: a digest shorter than its budget beats one padded.
 //! 3. Pick greedily by maximal marginal relevance: relevance minus
-//!    similarity to what is already picked, so a fact repeated by several
-//!    memories appears once; near-duplicates are dropped outright.
-//! 4. Stop adding when the next sentence would not fit the budget, counted
-//!    with the caller's tokenizer, headers included.
-//! 5. Group the picked sentences under their memory (in recall order), each
-//!    group in the memory's own sentence order.
+//!    similarity to what is already picked. A near-duplicate of a picked
+//!    sentence is dropped, unless it names other identifiers or numbers (an
+//!    update: "12 hours" after "5 hours").
+//! 4. A picked sentence comes with its context, so the answer keeps what
+//!    carries it: a memory short enough (a quarter of the budget) whole;
+//!    else the sentences it continues ("It", "so", lower case), the ones
+//!    after it that continue it or carry identifiers (a path, a symbol, a
+//!    commit, a number), and never a piece shorter than a clause alone. When
+//!    that does not fit, the sentence with the least context that does.
+//! 5. Stop when nothing more fits the budget, counted with the caller's
+//!    tokenizer, headers included.
+//! 6. Group the picked sentences under their memory (in recall order), each
+//!    group in the memory's own sentence order, " … " where sentences were
+//!    apart in the memory.
 
 use std::collections::HashSet;
 
@@ -84,6 +94,39 @@ const RELATIVE_FLOOR: f64 = 0.4;
 /// which a sentence repeats one already picked.
 const MMR_LAMBDA: f64 = 0.7;
 const DUPLICATE: f64 = 0.9;
+/// A memory of at most this share of the budget (1/4) is kept whole once one
+/// of its sentences is picked: its other sentences are the answer's context.
+const WHOLE_SHARE: usize = 4;
+/// A piece of fewer words than this is never shown alone: it comes with its
+/// neighbour ("See docs/auth.md." says nothing by itself).
+const CLAUSE_WORDS: usize = 5;
+/// With a query, content scoring below this share of the best sentence's
+/// relevance stays out even when there is room.
+const RELATIVE_CUT: f64 = 0.5;
+/// First words that make a sentence continue the one before it.
+const CONTINUES: &[&str] = &[
+    "it",
+    "its",
+    "this",
+    "that",
+    "these",
+    "those",
+    "they",
+    "there",
+    "so",
+    "but",
+    "and",
+    "or",
+    "because",
+    "which",
+    "then",
+    "also",
+    "otherwise",
+    "instead",
+    "however",
+    "thus",
+    "hence",
+];
 
 /// Characters of a memory id shown in headers: unique in practice (a ULID's
 /// first 10 are its millisecond), accepted by every command that takes an id.
@@ -146,6 +189,8 @@ struct Candidate {
     position: usize,
     text: String,
     words: HashSet<String>,
+    /// Its exact names and numbers ([`identifiers`]).
+    marks: HashSet<String>,
     vector: Option<Vec<f32>>,
     relevance: f64,
     tokens: usize,
@@ -170,6 +215,7 @@ pub fn distill(
                 memory,
                 position,
                 words: words(&text),
+                marks: identifiers(&text),
                 text,
                 vector: None,
                 relevance: 0.0,
@@ -225,50 +271,106 @@ pub fn distill(
             _ => jaccard(&a.words, &b.words),
         }
     };
+    // Each memory's sentences, as a range of `candidates`.
+    let mut spans: Vec<std::ops::Range<usize>> = vec![0..0; sources.len()];
+    for (i, c) in candidates.iter().enumerate() {
+        if spans[c.memory].is_empty() {
+            spans[c.memory] = i..i;
+        }
+        spans[c.memory].end = i + 1;
+    }
+    let short = |memory: usize| -> bool {
+        let tokens: usize = candidates[spans[memory].clone()]
+            .iter()
+            .map(|c| c.tokens + 1)
+            .sum();
+        tokens <= budget / WHOLE_SHARE
+    };
+    // Content far below the best is left out, whatever room is left: the
+    // digest is shorter than the budget rather than padded.
+    let best_relevance = candidates
+        .iter()
+        .map(|c| c.relevance)
+        .filter(|r| r.is_finite())
+        .fold(f64::NEG_INFINITY, f64::max);
+    let cut = if has_query {
+        RELATIVE_CUT * best_relevance
+    } else {
+        f64::NEG_INFINITY
+    };
 
     let mut picked: Vec<usize> = Vec::new();
+    let mut is_picked = vec![false; candidates.len()];
     let mut groups: Vec<usize> = Vec::new();
     let mut used = 0usize;
     let mut open: Vec<bool> = vec![true; candidates.len()];
+    let cost_of =
+        |unit: &[usize], is_picked: &[bool], groups: &[usize], counter: &mut dyn TokenCounter| {
+            let mut cost: usize = unit
+                .iter()
+                .filter(|&&j| !is_picked[j])
+                .map(|&j| candidates[j].tokens + 1)
+                .sum();
+            let memory = candidates[unit[0]].memory;
+            if !groups.contains(&memory) {
+                cost += counter.count(&header(&sources[memory])) + 1;
+            }
+            cost
+        };
     loop {
-        let mut best: Option<(f64, usize)> = None;
+        let mut best: Option<(f64, Vec<usize>, usize)> = None;
         for (i, c) in candidates.iter().enumerate() {
-            if !open[i] || c.relevance == f64::NEG_INFINITY {
+            if !open[i] || is_picked[i] || c.relevance == f64::NEG_INFINITY || c.relevance < cut {
                 continue;
             }
             let similar = picked
                 .iter()
                 .map(|&p| redundancy(c, &candidates[p]))
                 .fold(0.0, f64::max);
-            if similar >= DUPLICATE {
+            // A repeat says nothing new, unless it names other things or
+            // numbers: "10-12 hours" after "5 hours" is an update.
+            let repeats = picked.iter().any(|&p| {
+                redundancy(c, &candidates[p]) >= DUPLICATE
+                    && c.marks.is_subset(&candidates[p].marks)
+            });
+            if repeats {
                 open[i] = false;
                 continue;
             }
-            let cost = c.tokens
-                + 1
-                + if groups.contains(&c.memory) {
-                    0
-                } else {
-                    counter.count(&header(&sources[c.memory])) + 1
-                };
-            if used + cost > budget {
+            // The whole memory when it is short, else the sentence with the
+            // neighbours it needs to be understood.
+            let span = spans[c.memory].clone();
+            let mut units = Vec::new();
+            if short(c.memory) {
+                units.push(span.clone().collect::<Vec<_>>());
+            }
+            units.push(context(&candidates, span.clone(), i, true));
+            units.push(context(&candidates, span, i, false));
+            let Some((unit, cost)) = units.into_iter().find_map(|unit| {
+                let cost = cost_of(&unit, &is_picked, &groups, counter);
+                (used + cost <= budget).then_some((unit, cost))
+            }) else {
                 open[i] = false;
                 continue;
-            }
+            };
             let score = MMR_LAMBDA * c.relevance - (1.0 - MMR_LAMBDA) * similar;
-            if best.is_none_or(|(s, _)| score > s) {
-                best = Some((score, i));
+            if best.as_ref().is_none_or(|(s, _, _)| score > *s) {
+                best = Some((score, unit, cost));
             }
         }
-        let Some((_, i)) = best else { break };
-        open[i] = false;
-        let c = &candidates[i];
-        used += c.tokens + 1;
-        if !groups.contains(&c.memory) {
-            used += counter.count(&header(&sources[c.memory])) + 1;
-            groups.push(c.memory);
+        let Some((_, unit, cost)) = best else { break };
+        used += cost;
+        let memory = candidates[unit[0]].memory;
+        if !groups.contains(&memory) {
+            groups.push(memory);
         }
-        picked.push(i);
+        for j in unit {
+            if !is_picked[j] {
+                is_picked[j] = true;
+                open[j] = false;
+                picked.push(j);
+            }
+        }
     }
 
     // Render, then trim from the least relevant pick if the exact count of
@@ -375,6 +477,83 @@ pub fn source_tokens(sources: &[Source], counter: &mut dyn TokenCounter) -> usiz
     counter.count(&whole)
 }
 
+/// Sentence `i` with what it needs around it, within its memory's `span`:
+/// the sentences it continues (back to one that starts afresh); with
+/// `following`, the sentences after it for as long as each continues the one
+/// before or carries identifiers (a path, a symbol, a commit, a number); and
+/// a neighbour when the piece is still shorter than a clause.
+fn context(
+    candidates: &[Candidate],
+    span: std::ops::Range<usize>,
+    i: usize,
+    following: bool,
+) -> Vec<usize> {
+    let (mut lo, mut hi) = (i, i);
+    while lo > span.start && continues(&candidates[lo].text) {
+        lo -= 1;
+    }
+    while following && hi + 1 < span.end {
+        let next = &candidates[hi + 1].text;
+        if !(continues(next) || carries_identifier(next)) {
+            break;
+        }
+        hi += 1;
+    }
+    let word_count = |lo: usize, hi: usize| -> usize {
+        candidates[lo..=hi]
+            .iter()
+            .map(|c| c.text.split_whitespace().count())
+            .sum()
+    };
+    while word_count(lo, hi) < CLAUSE_WORDS && (lo > span.start || hi + 1 < span.end) {
+        if lo > span.start {
+            lo -= 1;
+        } else {
+            hi += 1;
+        }
+    }
+    (lo..=hi).collect()
+}
+
+/// Whether `sentence` picks up where the one before it left off: it starts
+/// in lower case or with a word that refers back ("It", "This", "So", ...).
+fn continues(sentence: &str) -> bool {
+    let Some(first) = sentence.split_whitespace().next() else {
+        return false;
+    };
+    if first.chars().next().is_some_and(char::is_lowercase) {
+        return true;
+    }
+    let word: String = first
+        .chars()
+        .take_while(|c| c.is_alphanumeric())
+        .collect::<String>()
+        .to_lowercase();
+    CONTINUES.contains(&word.as_str())
+}
+
+/// Whether `sentence` names something exactly (see [`identifiers`]).
+fn carries_identifier(sentence: &str) -> bool {
+    !identifiers(sentence).is_empty()
+}
+
+/// The words of `text` that name something exactly: with a digit, or with
+/// `.`, `/`, `_`, `:` or `#` inside, or in camelCase.
+fn identifiers(text: &str) -> HashSet<String> {
+    text.split_whitespace()
+        .map(|word| word.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|word| {
+            word.chars().any(|c| c.is_ascii_digit())
+                || word.contains(['.', '/', '_', ':', '#'])
+                || word
+                    .as_bytes()
+                    .windows(2)
+                    .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
 fn render(sources: &[Source], candidates: &[Candidate], picked: &[usize]) -> (String, Vec<Picked>) {
     let mut memories: Vec<usize> = Vec::new();
     for &p in picked {
@@ -395,8 +574,17 @@ fn render(sources: &[Source], candidates: &[Candidate], picked: &[usize]) -> (St
         mine.sort_by_key(|c| c.position);
         text.push_str(&header(&sources[memory]));
         text.push('\n');
-        let line: Vec<&str> = mine.iter().map(|c| c.text.as_str()).collect();
-        text.push_str(&line.join(" "));
+        // Sentences that were apart in the memory are apart here too.
+        for (n, c) in mine.iter().enumerate() {
+            if n > 0 {
+                text.push_str(if c.position == mine[n - 1].position + 1 {
+                    " "
+                } else {
+                    " … "
+                });
+            }
+            text.push_str(&c.text);
+        }
         text.push('\n');
         sentences.extend(mine.iter().map(|c| Picked {
             memory: sources[memory].id.clone(),
@@ -480,6 +668,160 @@ mod tests {
             let source = sources.iter().find(|s| s.id == picked.memory).unwrap();
             assert!(source.content.contains(&picked.text), "never invents text");
         }
+    }
+
+    fn query(words: &[&str]) -> Vec<String> {
+        words.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// The example of the digest's issue: the fix with its symbol and commit
+    /// survives a small budget, and no fragment appears alone.
+    #[test]
+    fn the_answer_keeps_its_identifiers_and_fragments_never_stand_alone() {
+        let mut sources = vec![
+            source(
+                "01KFIX",
+                "Fixed the auth bug: JWTs were accepted without an issuer claim. TokenService.validate now checks iss against AUTH_ISSUER_URL. Landed in commit a43f9c2.",
+            ),
+            source(
+                "01KSTAGING",
+                "The auth bug first showed as 401s only in staging, because staging's issuer URL had a trailing slash.",
+            ),
+            source(
+                "01KCOOKIE",
+                "Decided to keep refresh tokens in an httpOnly cookie; access tokens stay in memory. See docs/auth.md.",
+            ),
+        ];
+        for n in 1..=20 {
+            sources.push(source(
+                &format!("01KROUTINE{n:02}"),
+                &format!("Routine note {n}: updated dependency versions and reran the linters."),
+            ));
+        }
+        let words = query(&["fix", "auth", "bug", "fixed", "auth"]);
+        let digest = distill(&sources, &words, None, None, &mut CharEstimate, 80).unwrap();
+        assert!(
+            digest.text.contains("TokenService.validate"),
+            "{}",
+            digest.text
+        );
+        assert!(digest.text.contains("a43f9c2"), "{}", digest.text);
+        assert!(digest.tokens <= 80);
+        assert!(
+            digest
+                .text
+                .lines()
+                .all(|line| line.trim() != "See docs/auth.md."),
+            "{}",
+            digest.text
+        );
+        // Asked about the docs, the fragment comes with the sentence it
+        // belongs to.
+        let docs = distill(
+            &sources,
+            &query(&["docs"]),
+            None,
+            None,
+            &mut CharEstimate,
+            80,
+        )
+        .unwrap();
+        assert!(
+            docs.text
+                .contains("access tokens stay in memory. See docs/auth.md."),
+            "{}",
+            docs.text
+        );
+    }
+
+    #[test]
+    fn a_repeat_is_dropped_but_an_update_with_other_numbers_is_kept() {
+        let sources = vec![
+            source("01KNEW", "The sculpture took 12 hours so far."),
+            source("01KOLD", "The sculpture took 5 hours so far."),
+            source("01KSAME", "The sculpture took 12 hours so far!"),
+        ];
+        let words = query(&["sculpture", "hours"]);
+        // Vectors blind to numbers, as a sentence model nearly is: all three
+        // sentences are the same to it.
+        struct NumberBlind;
+        impl Embedder for NumberBlind {
+            fn model_id(&self) -> &str {
+                "number-blind"
+            }
+            fn dims(&self) -> usize {
+                16
+            }
+            fn embed(
+                &mut self,
+                texts: &[&str],
+                _: TextKind,
+            ) -> Result<Vec<Vec<f32>>, crate::embed::EmbedError> {
+                Ok(texts
+                    .iter()
+                    .map(|text| {
+                        let mut v = [0.0f32; 16];
+                        for word in text.split(|c: char| !c.is_alphabetic()) {
+                            if !word.is_empty() {
+                                v[word.len() % 16] += 1.0;
+                            }
+                        }
+                        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+                        v.iter().map(|x| x / norm).collect()
+                    })
+                    .collect())
+            }
+        }
+        let query_vector = NumberBlind
+            .embed(&["sculpture hours"], TextKind::Query)
+            .unwrap();
+        let digest = distill(
+            &sources,
+            &words,
+            Some(&query_vector[0]),
+            Some(&mut NumberBlind),
+            &mut CharEstimate,
+            200,
+        )
+        .unwrap();
+        assert!(digest.text.contains("12 hours"), "{}", digest.text);
+        assert!(
+            digest.text.contains("5 hours"),
+            "an update: {}",
+            digest.text
+        );
+        assert_eq!(
+            digest.text.matches("12 hours").count(),
+            1,
+            "{}",
+            digest.text
+        );
+    }
+
+    #[test]
+    fn apart_sentences_are_shown_apart_and_weak_content_leaves_room_unused() {
+        let sources = vec![
+            source(
+                "01KA",
+                "The pool size is 50 behind PgBouncer. The office moved to the third floor in spring. Lunch is at noon on Fridays. The team likes the new chairs. PgBouncer listens on 6432 for every service.",
+            ),
+            source(
+                "01KB",
+                "Nothing about it here at all, just weather chatter.",
+            ),
+        ];
+        let words = query(&["pool", "pgbouncer"]);
+        // 150 tokens: the memory (~50) is more than a quarter, so not whole.
+        let digest = distill(&sources, &words, None, None, &mut CharEstimate, 150).unwrap();
+        assert!(
+            digest.text.contains(
+                "The pool size is 50 behind PgBouncer. … PgBouncer listens on 6432 for every service."
+            ),
+            "{}",
+            digest.text
+        );
+        assert!(!digest.text.contains("weather"), "{}", digest.text);
+        assert!(digest.tokens < 60, "{}", digest.tokens);
     }
 
     #[test]
