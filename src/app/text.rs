@@ -2,6 +2,7 @@
 //! one-line excerpts of memories, counts, and the escaping that keeps what a
 //! memory holds from acting on a terminal.
 
+use crate::digest::TokenCounter;
 use crate::index::search::IndexedMemory;
 
 /// `ID  DATE TIME  TYPE  AUTHOR  [tags]  (flagged: …)` then the content,
@@ -45,31 +46,54 @@ pub const SHORT_ID: usize = 12;
 /// Words of a title at most.
 const TITLE_WORDS: usize = 8;
 
-/// The title `recall --index` shows of a memory: its first clause (up to the
-/// first sentence end, semicolon or line break), at most eight words, `…`
-/// where it was cut, on one line and safe for a terminal.
-pub fn title(content: &str) -> String {
-    let flat = content.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut end = flat.len();
-    for (i, c) in flat.char_indices() {
-        let next = flat[i + c.len_utf8()..].chars().next();
-        if c == ';' || (matches!(c, '.' | '?' | '!') && next.is_none_or(|n| n == ' ')) {
+/// Tokens of an index line at most, counted as the digest counts them (the
+/// model's tokenizer, or four characters a token): a list of 50 memories
+/// costs an agent about 1,250 tokens.
+pub const INDEX_LINE_TOKENS: usize = 25;
+
+/// The first clause of `content` (up to the first sentence end or
+/// semicolon) as words on one line, and whether anything follows it.
+fn first_clause(content: &str) -> (Vec<&str>, bool) {
+    let content = content.trim_start();
+    let mut end = content.len();
+    for (i, c) in content.char_indices() {
+        let next = content[i + c.len_utf8()..].chars().next();
+        if c == ';' || (matches!(c, '.' | '?' | '!') && next.is_none_or(char::is_whitespace)) {
             end = i;
             break;
         }
     }
-    let words: Vec<&str> = flat[..end].split_whitespace().collect();
-    let mut title = words[..words.len().min(TITLE_WORDS)].join(" ");
-    let rest = flat[end..].trim_start_matches(['.', '?', '!', ';', ' ']);
-    if words.len() > TITLE_WORDS || !rest.is_empty() {
-        title.push_str(" …");
-    }
-    terminal_safe(&title).into_owned()
+    let words = content[..end].split_whitespace().collect();
+    let rest = content[end..]
+        .trim_start_matches(['.', '?', '!', ';'])
+        .trim();
+    (words, !rest.is_empty())
 }
 
-/// `SHORTID  DATE  TYPE  AUTHOR  title`: one memory on one line, the same
-/// bytes for the same memory (no time relative to now).
-pub fn index_line(m: &IndexedMemory) -> String {
+/// The first `n` of `words`, with `…` where the text goes on.
+fn clipped(words: &[&str], n: usize, more: bool) -> String {
+    let mut title = words[..n.min(words.len())].join(" ");
+    if n < words.len() || more {
+        if !title.is_empty() {
+            title.push(' ');
+        }
+        title.push('…');
+    }
+    title
+}
+
+/// The title `recall --index` shows of a memory at most: its first clause
+/// (up to the first sentence end or semicolon), at most eight words, `…`
+/// where it was cut, on one line and safe for a terminal.
+pub fn title(content: &str) -> String {
+    let (words, more) = first_clause(content);
+    terminal_safe(&clipped(&words, TITLE_WORDS, more)).into_owned()
+}
+
+/// `SHORTID  DATE  TYPE  AUTHOR  title`: one memory on one line of at most
+/// [`INDEX_LINE_TOKENS`] tokens (the title gives up words to fit), the same
+/// bytes for the same memory and tokenizer (no time relative to now).
+pub fn index_line(m: &IndexedMemory, counter: &mut dyn TokenCounter) -> String {
     let short: String = m.id.chars().take(SHORT_ID).collect();
     let date = m.timestamp.get(..10).unwrap_or(&m.timestamp);
     let author = m
@@ -77,15 +101,25 @@ pub fn index_line(m: &IndexedMemory) -> String {
         .as_deref()
         .or(m.introduced.as_ref().map(|p| p.author.as_str()))
         .unwrap_or("-");
-    let mut line = format!(
-        "{short}  {date}  {}  {author}  {}",
-        m.kind,
-        title(&m.content)
-    );
-    if !m.flags.is_empty() {
-        line.push_str(&format!("  (flagged: {})", m.flags.join(", ")));
+    let flags = if m.flags.is_empty() {
+        String::new()
+    } else {
+        format!("  (flagged: {})", m.flags.join(", "))
+    };
+    let (words, more) = first_clause(&m.content);
+    let line = |n: usize| {
+        terminal_safe(&format!(
+            "{short}  {date}  {}  {author}  {}{flags}",
+            m.kind,
+            clipped(&words, n, more)
+        ))
+        .into_owned()
+    };
+    let mut n = words.len().min(TITLE_WORDS);
+    while n > 0 && counter.count(&line(n)) > INDEX_LINE_TOKENS {
+        n -= 1;
     }
-    terminal_safe(&line).into_owned()
+    line(n)
 }
 
 /// `0.97 similar to ID (DATE): excerpt`: a near-duplicate `store` found.
@@ -203,9 +237,25 @@ mod tests {
             )
         };
         assert_eq!(
-            index_line(&memory),
+            index_line(&memory, &mut crate::digest::CharEstimate),
             "01M841X0X359  2026-11-23  insight  Ada  The auth bug first showed as 401s only …"
         );
+        // Every line fits its tokens: the title gives up words.
+        for content in [
+            "short",
+            "A first clause of many words that goes on and on; then more.",
+            "Supercalifragilisticexpialidocious-and-more-unbroken-text-with-no-spaces-at-all",
+        ] {
+            let memory = IndexedMemory {
+                timestamp: "2026-11-23T10:00:00.000Z".into(),
+                ..IndexedMemory::sample("01M841X0X359ABCDEFGHJKMNPQ", content)
+            };
+            let line = index_line(&memory, &mut crate::digest::CharEstimate);
+            assert!(
+                crate::digest::CharEstimate.count(&line) <= INDEX_LINE_TOKENS,
+                "{line}"
+            );
+        }
     }
 
     #[test]

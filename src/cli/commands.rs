@@ -231,8 +231,10 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
             Ok(EXIT_NO_RESULT)
         }
         Recalled::Memories { hits, .. } if args.index => {
+            let (mut counter, _) = ops::token_counter(&mut session)?;
             for memory in &hits {
-                writeln!(out, "{}", index_line(memory)).context("writing output")?;
+                writeln!(out, "{}", index_line(memory, counter.as_mut()))
+                    .context("writing output")?;
             }
             Ok(EXIT_OK)
         }

@@ -350,10 +350,13 @@ impl Server {
             match ops::recall(&mut shared.session, &cwd, input)? {
                 Recalled::Nothing => Ok("no memories match".to_owned()),
                 Recalled::Digest(digested) => Ok(digest_answer(&digested)),
-                Recalled::Memories { hits, .. } if params.index => Ok(hits
-                    .iter()
-                    .map(|memory| plain::index_line(memory) + "\n")
-                    .collect()),
+                Recalled::Memories { hits, .. } if params.index => {
+                    let (mut counter, _) = ops::token_counter(&mut shared.session)?;
+                    Ok(hits
+                        .iter()
+                        .map(|memory| plain::index_line(memory, counter.as_mut()) + "\n")
+                        .collect())
+                }
                 Recalled::Memories {
                     hits,
                     all_workspaces,
