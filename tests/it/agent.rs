@@ -184,6 +184,11 @@ fn brief_sums_up_where_work_stopped_within_budget() {
     let repo = env.repo("repo", "Alice");
     history(&env, &repo);
     let text = env.ok(&repo, &["brief"]);
+    assert_eq!(
+        env.ok(&repo, &["brief"]),
+        text,
+        "the same state, the same bytes (an agent's prompt cache survives)"
+    );
     let stopped = text.find("## Where work stopped").expect(&text);
     let decisions = text.find("## Recent decisions").expect(&text);
     let fixes = text.find("## Recent fixes on main").expect(&text);
