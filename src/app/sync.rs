@@ -12,8 +12,9 @@ use crate::env;
 use crate::git::{REPO_CONFIG, Workspace};
 use crate::home::Home;
 use crate::index::Index;
+use crate::index::locks::{self, Exclusive, Waited};
 use crate::index::search::Scope;
-use crate::index::sync::{self as index_sync, Exclusive, SyncOptions, SyncReport};
+use crate::index::sync::{self as index_sync, SyncOptions, SyncReport};
 use crate::log::{LogError, MemoryDir};
 
 /// How much a sync embeds after its keyword part (nothing without a model).
@@ -58,7 +59,7 @@ pub fn scope_of(index: &Index, workspace: &Workspace) -> Result<Scope, AppError>
 /// workspace's lock: it will pick up whatever this one would have seen.
 ///
 /// Embedding runs after the workspace's lock is released, so a reader
-/// waiting for a running sync ([`index_sync::wait_for_running`]) waits for
+/// waiting for a running sync ([`locks::wait_for_running`]) waits for
 /// the keyword part (milliseconds), never for the model (seconds).
 pub fn sync_workspace(
     session: &mut Session,
@@ -82,8 +83,8 @@ fn sync_or_hand(
     // What a store set aside while git was busy goes into the log first.
     MemoryDir::of(workspace).drain_journal(false)?;
     let mut index = open_index(&session.home)?;
-    let locks = session.home.locks_dir();
-    let mut report = match index_sync::exclusive(&locks, workspace.root(), || {
+    let locks_dir = session.home.locks_dir();
+    let mut report = match locks::exclusive(&locks_dir, workspace.root(), || {
         index_sync::sync(&mut index, workspace, options).map_err(AppError::from)
     })? {
         Exclusive::Ran(report) => report,
@@ -105,7 +106,7 @@ fn sync_or_hand(
     // Embeddings are shared by every workspace of the home. Who asked for
     // everything waits for another embedder; who asked for a few leaves the
     // queue to it.
-    let embedded = index_sync::embedding(&locks, limit.is_none(), || {
+    let embedded = locks::embedding(&locks_dir, limit.is_none(), || {
         // A new model queues everything again: vector spaces never mix.
         index.use_model(&model.id())?;
         let pending = index.pending_embeddings()?;
@@ -148,11 +149,11 @@ pub fn sync_for_reading(
             Exclusive::Ran(report) => return Ok(Some(report)),
             Exclusive::Handed(ticket) => ticket,
         };
-        let locks = session.home.locks_dir();
-        match index_sync::wait_for_running(&locks, workspace.root(), ticket, deadline)? {
-            index_sync::Waited::Synced => return Ok(None),
-            index_sync::Waited::SyncAgain => {}
-            index_sync::Waited::TimedOut => {
+        let locks_dir = session.home.locks_dir();
+        match locks::wait_for_running(&locks_dir, workspace.root(), ticket, deadline)? {
+            Waited::Synced => return Ok(None),
+            Waited::SyncAgain => {}
+            Waited::TimedOut => {
                 session.notice(Notice::note(
                     "another sync of this workspace is still running; results may miss what it has not indexed yet",
                 ));

@@ -5,6 +5,7 @@
 //! WAL mode lets readers run while one writer writes; writers wait for each
 //! other up to [`BUSY_TIMEOUT`].
 
+pub mod locks;
 mod schema;
 pub mod search;
 pub mod sync;
