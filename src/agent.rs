@@ -35,6 +35,8 @@ pub enum SetupError {
     NotAnObject { path: PathBuf, key: String },
     #[error("{}: could not add the goldfish server without changing the rest of the file; add `\"goldfish\": {{\"command\": \"goldfish\", \"args\": [\"mcp\"]}}` to `mcpServers` by hand, nothing was changed", .path.display())]
     Edit { path: PathBuf },
+    #[error("{}: could not add the capture hooks without changing the rest of the file; add them by hand as the README shows (Capture), nothing was changed", .path.display())]
+    HooksEdit { path: PathBuf },
 }
 
 /// The MCP server entry every agent's configuration gets.
@@ -262,13 +264,13 @@ fn object_braces(text: &str, key: &str) -> (usize, Option<usize>) {
     (top, found)
 }
 
-/// Inserts `member` as the first member of the object whose `{` is at
-/// `brace`, in the style of the text: on its own line with the indentation of
-/// the next member, or inline.
+/// Inserts `member` as the first member of the object (or element of the
+/// array) whose `{` (`[`) is at `brace`, in the style of the text: on its
+/// own line with the indentation of the next member, or inline.
 fn insert_member(text: &str, brace: usize, member: &str) -> String {
     let after = &text[brace + 1..];
     let next = after.trim_start();
-    let empty = next.starts_with('}');
+    let empty = next.starts_with(['}', ']']);
     let gap = &after[..after.len() - next.len()];
     let insertion = match gap.rfind('\n') {
         Some(newline) if !empty => format!("\n{}{member},", &gap[newline + 1..]),
@@ -289,6 +291,172 @@ fn insert_member(text: &str, brace: usize, member: &str) -> String {
     out.push_str(&insertion);
     out.push_str(after);
     out
+}
+
+/// The Claude Code hook events capture listens to, with the command each
+/// runs (`init --agent claude --capture`).
+const CAPTURE_HOOKS: [(&str, &str); 3] = [
+    ("PostToolUse", "goldfish agent-hook post-tool-use"),
+    (
+        "PostToolUseFailure",
+        "goldfish agent-hook post-tool-use-failure",
+    ),
+    ("Stop", "goldfish agent-hook stop"),
+];
+
+/// One hook entry of Claude Code's settings for `command`.
+fn hook_entry(event: &str, command: &str) -> serde_json::Value {
+    let hook = serde_json::json!({ "type": "command", "command": command });
+    if event == "Stop" {
+        serde_json::json!({ "hooks": [hook] })
+    } else {
+        serde_json::json!({ "matcher": "*", "hooks": [hook] })
+    }
+}
+
+/// Whether the entries of an event already run `command`.
+fn runs(entries: &serde_json::Value, command: &str) -> bool {
+    entries.as_array().is_some_and(|entries| {
+        entries.iter().any(|entry| {
+            entry["hooks"].as_array().is_some_and(|hooks| {
+                hooks
+                    .iter()
+                    .any(|hook| hook["command"].as_str() == Some(command))
+            })
+        })
+    })
+}
+
+/// The offset of the value of member `key` in the object whose `{` is at
+/// `brace` in valid JSON `text` (the last such member, as JSON readers take
+/// the last).
+fn member_value(text: &str, brace: usize, key: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let (mut depth, mut found) = (0usize, None);
+    let mut i = brace;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                let start = i;
+                i += 1;
+                while bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                let rest = text[i + 1..].trim_start();
+                if depth == 1
+                    && rest.starts_with(':')
+                    && serde_json::from_str::<String>(&text[start..=i]).is_ok_and(|k| k == key)
+                {
+                    let value = rest[1..].trim_start();
+                    found = Some(text.len() - value.len());
+                }
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    found
+}
+
+/// `.claude/settings.json` with the capture hooks added, or `None` when
+/// every one is there. Like [`server_edit`], the entries are inserted into
+/// the user's text (first in each event's list, the user's hooks after
+/// them) and the result is checked to parse to the user's value plus them.
+fn capture_hooks_edit(path: &Path) -> Result<Option<String>, SetupError> {
+    let existing = read_optional(path)?.unwrap_or_default();
+    let existing = if existing.trim().is_empty() {
+        "{}\n".to_owned()
+    } else {
+        existing
+    };
+    let mut config: serde_json::Value =
+        serde_json::from_str(&existing).map_err(|source| SetupError::Json {
+            path: path.to_owned(),
+            source,
+        })?;
+    let not_an_object = |key: &str| SetupError::NotAnObject {
+        path: path.to_owned(),
+        key: key.to_owned(),
+    };
+    let top = config
+        .as_object_mut()
+        .ok_or_else(|| not_an_object("(top level)"))?;
+    let hooks = top
+        .entry("hooks")
+        .or_insert_with(|| serde_json::json!({}))
+        .as_object_mut()
+        .ok_or_else(|| not_an_object("hooks"))?;
+    let mut text = existing.clone();
+    let mut changed = false;
+    for (event, command) in CAPTURE_HOOKS {
+        let entries = hooks.entry(event).or_insert_with(|| serde_json::json!([]));
+        if runs(entries, command) {
+            continue;
+        }
+        let entry = hook_entry(event, command);
+        entries
+            .as_array_mut()
+            .ok_or_else(|| SetupError::NotAnObject {
+                path: path.to_owned(),
+                key: format!("hooks.{event} (a list)"),
+            })?
+            .insert(0, entry.clone());
+        changed = true;
+        let top_brace = object_braces(&text, "hooks").0;
+        text = match member_value(&text, top_brace, "hooks") {
+            Some(at) => match member_value(&text, at, event) {
+                Some(list) => insert_member(&text, list, &entry.to_string()),
+                None => insert_member(&text, at, &format!("\"{event}\": [{entry}]")),
+            },
+            None => insert_member(
+                &text,
+                top_brace,
+                &format!("\"hooks\": {{\"{event}\": [{entry}]}}"),
+            ),
+        };
+    }
+    if !changed {
+        return Ok(None);
+    }
+    let reread: Option<serde_json::Value> = serde_json::from_str(&text).ok();
+    if reread.as_ref() != Some(&config) {
+        return Err(SetupError::HooksEdit {
+            path: path.to_owned(),
+        });
+    }
+    Ok(Some(text))
+}
+
+fn claude_settings(root: &Path) -> PathBuf {
+    root.join(".claude").join("settings.json")
+}
+
+/// Checks that `init --agent claude --capture` can add the capture hooks to
+/// the repository at `root` without writing anything.
+pub fn check_capture(root: &Path) -> Result<(), SetupError> {
+    capture_hooks_edit(&claude_settings(root)).map(|_| ())
+}
+
+/// Adds Claude Code's capture hooks (`PostToolUse`, `PostToolUseFailure`,
+/// `Stop`) to `.claude/settings.json` of the repository at `root`, keeping
+/// every other byte of the file and the user's own hooks.
+pub fn setup_capture(root: &Path) -> Result<Vec<String>, SetupError> {
+    let path = claude_settings(root);
+    let Some(text) = capture_hooks_edit(&path)? else {
+        return Ok(Vec::new());
+    };
+    write_atomic(&path, &text)?;
+    Ok(vec![format!(
+        "turned capture on: PostToolUse, PostToolUseFailure and Stop hooks in {}",
+        relative(root, &path)
+    )])
 }
 
 /// Creates `path` with `text` unless it exists (then it is the user's).

@@ -7,9 +7,9 @@ use anyhow::Context;
 
 use super::output;
 use super::{
-    AgentEvent, AgentHookArgs, BriefArgs, CliError, EXIT_NO_RESULT, EXIT_OK, ForgetArgs, HookName,
-    InitArgs, ModelInstallArgs, RecallArgs, ReindexArgs, ShowArgs, SimilarArgs, StatusArgs,
-    StoreArgs, SyncArgs,
+    AgentArg, AgentEvent, AgentHookArgs, BriefArgs, CliError, EXIT_NO_RESULT, EXIT_OK, ForgetArgs,
+    HookName, InitArgs, ModelInstallArgs, RecallArgs, ReindexArgs, ShowArgs, SimilarArgs,
+    StatusArgs, StoreArgs, SyncArgs,
 };
 use crate::app::model;
 use crate::app::ops::{self, Forgot, RecallInput, Recalled, StoreInput, Target};
@@ -81,6 +81,18 @@ pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> 
     for agent in &args.agent {
         crate::agent::check(workspace.root(), (*agent).into()).map_err(agent_error)?;
     }
+    if args.capture {
+        if !args
+            .agent
+            .iter()
+            .any(|agent| matches!(agent, AgentArg::Claude))
+        {
+            return Err(CliError::usage(anyhow::anyhow!(
+                "--capture works through Claude Code's hooks: give it with --agent claude"
+            )));
+        }
+        crate::agent::check_capture(workspace.root()).map_err(agent_error)?;
+    }
     let changes = crate::init::init(&workspace, args.force).map_err(|err| match err {
         crate::init::InitError::HooksOutside(_)
         | crate::init::InitError::LegacyTaken { .. }
@@ -92,6 +104,9 @@ pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> 
     for agent in args.agent {
         agent_changes
             .extend(crate::agent::setup(workspace.root(), agent.into()).map_err(agent_error)?);
+    }
+    if args.capture {
+        agent_changes.extend(crate::agent::setup_capture(workspace.root()).map_err(agent_error)?);
     }
     if changes.is_empty() && agent_changes.is_empty() {
         writeln!(

@@ -381,3 +381,105 @@ fn init_agent_with_a_broken_config_changes_nothing_in_a_new_clone() {
         assert!(!repo.join("CLAUDE.md").exists());
     }
 }
+
+/// `init --agent claude --capture` adds the three capture hooks to
+/// `.claude/settings.json`: into a new file, or into the user's, keeping
+/// their hooks and every byte around the insertions; once.
+#[test]
+fn init_capture_adds_the_hooks_and_keeps_the_users_own() {
+    let env = TestEnv::new();
+    let fresh = env.repo("fresh", "Alice");
+    let out = env.ok(&fresh, &["init", "--agent", "claude", "--capture"]);
+    assert!(
+        out.contains("turned capture on: PostToolUse, PostToolUseFailure and Stop hooks in .claude/settings.json"),
+        "{out}"
+    );
+    let settings: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(fresh.join(".claude/settings.json")).unwrap())
+            .unwrap();
+    for (event, command) in [
+        ("PostToolUse", "goldfish agent-hook post-tool-use"),
+        (
+            "PostToolUseFailure",
+            "goldfish agent-hook post-tool-use-failure",
+        ),
+        ("Stop", "goldfish agent-hook stop"),
+    ] {
+        assert_eq!(
+            settings["hooks"][event][0]["hooks"][0]["command"], command,
+            "{settings:#}"
+        );
+    }
+    assert_eq!(settings["hooks"]["PostToolUse"][0]["matcher"], "*");
+    let again = env.ok(&fresh, &["init", "--agent", "claude", "--capture"]);
+    assert!(!again.contains("turned capture on"), "once: {again}");
+
+    // The user's settings: their own PostToolUse hook, other keys, their
+    // layout.
+    let user = r#"{
+    "permissions": { "allow": ["Bash(make check)"] },
+    "hooks": {
+        "PostToolUse": [
+            {
+                "matcher": "Edit",
+                "hooks": [ { "type": "command", "command": "make fmt" } ]
+            }
+        ]
+    },
+    "model": "opus"
+}
+"#;
+    let repo = env.repo("repo", "Alice");
+    fs::create_dir_all(repo.join(".claude")).unwrap();
+    fs::write(repo.join(".claude/settings.json"), user).unwrap();
+    env.ok(&repo, &["init", "--agent", "claude", "--capture"]);
+    let text = fs::read_to_string(repo.join(".claude/settings.json")).unwrap();
+    let merged: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut expected: serde_json::Value = serde_json::from_str(user).unwrap();
+    let entry = |command: &str, matcher: bool| {
+        let hook = serde_json::json!({ "type": "command", "command": command });
+        if matcher {
+            serde_json::json!({ "matcher": "*", "hooks": [hook] })
+        } else {
+            serde_json::json!({ "hooks": [hook] })
+        }
+    };
+    let hooks = expected["hooks"].as_object_mut().unwrap();
+    hooks["PostToolUse"]
+        .as_array_mut()
+        .unwrap()
+        .insert(0, entry("goldfish agent-hook post-tool-use", true));
+    hooks.insert(
+        "PostToolUseFailure".into(),
+        serde_json::json!([entry("goldfish agent-hook post-tool-use-failure", true)]),
+    );
+    hooks.insert(
+        "Stop".into(),
+        serde_json::json!([entry("goldfish agent-hook stop", false)]),
+    );
+    assert_eq!(merged, expected, "{text}");
+    for line in [
+        r#"    "permissions": { "allow": ["Bash(make check)"] },"#,
+        r#"                "hooks": [ { "type": "command", "command": "make fmt" } ]"#,
+        r#"    "model": "opus""#,
+    ] {
+        assert!(text.contains(line), "the user's bytes are kept: {text}");
+    }
+
+    // --capture is Claude Code's; a broken settings file stops init before
+    // it changes anything.
+    let alone = env.goldfish(&fresh, &["init", "--capture"]);
+    assert_eq!(alone.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&alone.stderr).contains("--agent claude"));
+    let broken = env.repo("broken", "Alice");
+    fs::create_dir_all(broken.join(".claude")).unwrap();
+    fs::write(broken.join(".claude/settings.json"), "{ \"hooks\": [").unwrap();
+    let refused = env.goldfish(&broken, &["init", "--agent", "claude", "--capture"]);
+    assert_eq!(refused.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains(".claude/settings.json") && err.contains("nothing was changed"),
+        "{err}"
+    );
+    assert!(!broken.join(".mcp.json").exists(), "nothing was changed");
+}

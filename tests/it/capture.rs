@@ -10,9 +10,40 @@ use crate::common::{TestEnv, json_lines, memory_lines};
 
 const SECRET: &str = "Zx9fQ2mR7tL4vB8nK3wPq";
 
+/// Runs the hook for `event` as Claude Code would: the command that
+/// `init --agent claude --capture` wrote into `.claude/settings.json` (by
+/// `sh`, with `goldfish` on PATH), or `goldfish agent-hook EVENT` where
+/// that file has none.
 fn hook(env: &TestEnv, repo: &Path, event: &str, payload: &serde_json::Value) {
-    let output = env.goldfish_stdin(repo, &["agent-hook", event], payload.to_string().as_bytes());
-    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    use std::io::Write;
+    let settings: serde_json::Value = fs::read_to_string(repo.join(".claude/settings.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default();
+    let name = match event {
+        "post-tool-use" => "PostToolUse",
+        "post-tool-use-failure" => "PostToolUseFailure",
+        _ => "Stop",
+    };
+    let command = settings["hooks"][name][0]["hooks"][0]["command"]
+        .as_str()
+        .map_or_else(|| format!("goldfish agent-hook {event}"), str::to_owned);
+    let mut child = env
+        .command("sh", repo)
+        .args(["-c", &command])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.to_string().as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{command}: {output:?}");
 }
 
 fn tool(
@@ -121,6 +152,9 @@ fn session(env: &TestEnv, repo: &Path) {
 fn capture_turns_a_failing_then_passing_test_into_a_bug_fix_and_a_session_summary() {
     let env = TestEnv::new();
     let (_remote, alice, bob) = env.team();
+    // Capture is opt-in: init writes the hooks Claude Code runs.
+    let init = env.ok(&alice, &["init", "--agent", "claude", "--capture"]);
+    assert!(init.contains("turned capture on"), "{init}");
     session(&env, &alice);
 
     let lines = memory_lines(&alice);
