@@ -182,7 +182,7 @@ fn refusal(arg: Arg, err: memory::ContentError) -> AppError {
 
 /// Memories of the workspace at least [`DUPLICATE`] similar to `content`,
 /// before it is written (none without a model).
-fn near_duplicates(
+pub fn near_duplicates(
     session: &mut Session,
     workspace: &Workspace,
     content: &str,

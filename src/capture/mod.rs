@@ -124,13 +124,22 @@ pub fn enqueue(
 /// Where the worker's observations go.
 pub trait Sink {
     /// Stores an observation of `session`; returns the memory's id, or why
-    /// it was refused.
+    /// it was not stored.
     fn store(
         &mut self,
         root: &Path,
         session: &str,
         observation: &Observation,
-    ) -> Result<String, String>;
+    ) -> Result<String, Refusal>;
+}
+
+/// Why a [`Sink`] did not store an observation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The workspace has a memory saying nearly the same (its id): skipped.
+    Duplicate(String),
+    /// Storing failed (the message): dropped.
+    Failed(String),
 }
 
 /// What a drain did, by verdict.
@@ -273,7 +282,12 @@ fn process(
                 status["id"] = id.into();
                 status["type"] = observation.kind.into();
             }
-            Err(reason) => {
+            Err(Refusal::Duplicate(id)) => {
+                status["verdict"] = "skipped".into();
+                status["reason"] = "near-duplicate of a memory".into();
+                status["similar_to"] = id.into();
+            }
+            Err(Refusal::Failed(reason)) => {
                 status["verdict"] = "dropped".into();
                 status["reason"] = reason.into();
             }

@@ -10,7 +10,7 @@ use super::{CliError, EXIT_OK};
 use crate::app::Session;
 use crate::app::ops::{self, StoreInput};
 use crate::capture::runtime::{CommandGenerator, GgufModel};
-use crate::capture::{self, Generator, Observation, Queue, Sink};
+use crate::capture::{self, Generator, Observation, Queue, Refusal, Sink};
 use crate::env;
 use crate::git::Workspace;
 use crate::home::Home;
@@ -89,8 +89,16 @@ impl Sink for StoreSink {
         root: &Path,
         _session: &str,
         observation: &Observation,
-    ) -> Result<String, String> {
-        let workspace = Workspace::discover(root).map_err(|e| format!("{e:#}"))?;
+    ) -> Result<String, Refusal> {
+        let workspace = Workspace::discover(root).map_err(|e| Refusal::Failed(format!("{e:#}")))?;
+        // What the team already has is not stored again: a memory of the
+        // same type saying nearly the same (best effort: no model, no
+        // check). A session's summary may well be close to the fix it made.
+        let similar = ops::near_duplicates(&mut self.session, &workspace, &observation.content)
+            .unwrap_or_default();
+        if let Some(same) = similar.iter().find(|m| m.kind == observation.kind) {
+            return Err(Refusal::Duplicate(same.id.clone()));
+        }
         let stored = ops::store(
             &mut self.session,
             &workspace,
@@ -105,7 +113,7 @@ impl Sink for StoreSink {
                 refuse_similar: false,
             },
         )
-        .map_err(|e| format!("{:#}", e.error));
+        .map_err(|e| Refusal::Failed(format!("{:#}", e.error)));
         // The worker's log.
         for notice in self.session.take_notices() {
             eprintln!("{notice}");

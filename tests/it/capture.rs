@@ -490,3 +490,28 @@ fn labelled_set_with_a_model() {
     );
     assert_eq!(report.secrets_leaked, 0);
 }
+
+/// The same work captured again (another session doing what one already
+/// recorded) is not stored twice: with the embedding model, an observation
+/// nearly repeating a memory of the workspace is skipped, and says which.
+#[test]
+#[cfg_attr(
+    not(feature = "real-model"),
+    ignore = "needs the real model: bash scripts/test.sh"
+)]
+fn a_captured_observation_the_team_already_has_is_skipped() {
+    let env = TestEnv::new().with_model();
+    let repo = env.repo("r", "Ada");
+    session(&env, &repo);
+    let first = memory_lines(&repo);
+    assert_eq!(first.len(), 2, "{first:#?}");
+    session(&env, &repo);
+    assert_eq!(memory_lines(&repo), first, "nothing stored twice");
+    let status: serde_json::Value =
+        serde_json::from_str(&env.ok(&repo, &["capture", "status", "--json"])).unwrap();
+    assert_eq!(
+        status["reasons"]["skipped near-duplicate of a memory"], 2,
+        "{status:#}"
+    );
+    assert_eq!(status["stored"], 2, "{status:#}");
+}
