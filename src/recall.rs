@@ -28,6 +28,28 @@ pub struct Request {
     pub now: Option<Timestamp>,
     /// Leave out memories the index flagged ([`crate::memory::trust`]).
     pub unflagged_only: bool,
+    /// Memories captured from an agent's tool use (`source` `capture:…`):
+    /// with the others, left out, or alone.
+    pub captured: Captured,
+}
+
+/// Which memories a recall takes by how they were made: captured from an
+/// agent's tool use (`source` starting with [`Captured::SOURCE_PREFIX`]) or
+/// stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Captured {
+    /// Every memory.
+    #[default]
+    Include,
+    /// Only the stored ones.
+    Exclude,
+    /// Only the captured ones (to review them).
+    Only,
+}
+
+impl Captured {
+    /// How a captured memory's `source` starts.
+    pub const SOURCE_PREFIX: &str = "capture:";
 }
 
 /// The relevance floor of semantic and hybrid recall: a memory less similar

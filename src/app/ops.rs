@@ -253,6 +253,8 @@ pub struct RecallInput {
     pub budget: Option<usize>,
     pub distill: Distill,
     pub no_cache: bool,
+    /// Captured memories: with the others, left out, or alone.
+    pub captured: crate::recall::Captured,
 }
 
 /// What recall found.
@@ -457,6 +459,7 @@ pub fn request(
         now: Some(now),
         // Recall shows flagged memories, marked (and a secret masked).
         unflagged_only: false,
+        captured: input.captured,
     })
 }
 
@@ -952,6 +955,7 @@ mod tests {
             budget: None,
             distill: Distill::Auto,
             no_cache: false,
+            captured: crate::recall::Captured::Include,
         }
     }
 

@@ -237,6 +237,7 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
         budget: args.budget,
         distill: args.distill.into(),
         no_cache: args.no_cache,
+        captured: args.captured.into(),
     };
     let recalled = ops::recall(&mut session, &cwd, input);
     output::notices(&mut session);

@@ -200,6 +200,15 @@ struct RecallArgs {
     /// One line per memory: short id, date, type, author and title (open one with `goldfish show ID`)
     #[arg(long, conflicts_with_all = ["budget", "json"])]
     index: bool,
+    /// Memories captured from an agent's tool use: include (default), exclude, or only
+    #[arg(
+        long,
+        value_enum,
+        value_name = "WHICH",
+        default_value = "include",
+        hide_possible_values = true
+    )]
+    captured: CapturedArg,
 }
 
 #[derive(Debug, clap::Args)]
@@ -450,6 +459,24 @@ impl From<ModeArg> for crate::index::search::Mode {
             ModeArg::Keyword => Self::Keyword,
             ModeArg::Semantic => Self::Semantic,
             ModeArg::Hybrid => Self::Hybrid,
+        }
+    }
+}
+
+/// `recall --captured`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum CapturedArg {
+    Include,
+    Exclude,
+    Only,
+}
+
+impl From<CapturedArg> for crate::recall::Captured {
+    fn from(which: CapturedArg) -> Self {
+        match which {
+            CapturedArg::Include => Self::Include,
+            CapturedArg::Exclude => Self::Exclude,
+            CapturedArg::Only => Self::Only,
         }
     }
 }

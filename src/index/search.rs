@@ -221,6 +221,18 @@ impl Conditions {
         if request.unflagged_only {
             c.sql.push("m.flags = ''".into());
         }
+        let captured = || {
+            let prefix = crate::recall::Captured::SOURCE_PREFIX;
+            format!(
+                "substr(coalesce(m.source, ''), 1, {}) = '{prefix}'",
+                prefix.len()
+            )
+        };
+        match request.captured {
+            crate::recall::Captured::Include => {}
+            crate::recall::Captured::Exclude => c.sql.push(format!("NOT ({})", captured())),
+            crate::recall::Captured::Only => c.sql.push(captured()),
+        }
         if let Some(author) = &request.author {
             let p = c.bind(Value::Text(format!("%{}%", author.to_lowercase())));
             c.sql.push(format!(

@@ -27,6 +27,7 @@ use crate::app::ops::{self, Distill, Forgot, RecallInput, Recalled, StoreInput, 
 use crate::app::sync::{current_workspace, open_index};
 use crate::app::{AppError, Arg, Hint, Session, text as plain};
 use crate::index::search::{IndexedMemory, Mode};
+use crate::recall::Captured;
 
 /// What a recall without a budget returns at most, in tokens: MCP clients
 /// truncate large tool results, and an agent's context is precious.
@@ -113,6 +114,20 @@ pub(crate) struct RecallParams {
     /// List one line per memory (short id, date, type, author, title) instead of whole memories; then open what you need with get.
     #[serde(default)]
     index: bool,
+    /// Memories captured automatically from tool use: include (default), exclude, or only.
+    captured: Option<CapturedParam>,
+}
+
+/// Which captured memories recall takes.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum CapturedParam {
+    /// With the others.
+    Include,
+    /// Left out.
+    Exclude,
+    /// Alone.
+    Only,
 }
 
 /// Parameters of `brief`.
@@ -346,6 +361,11 @@ impl Server {
                 budget: params.budget,
                 distill: Distill::Extractive,
                 no_cache: false,
+                captured: match params.captured {
+                    None | Some(CapturedParam::Include) => Captured::Include,
+                    Some(CapturedParam::Exclude) => Captured::Exclude,
+                    Some(CapturedParam::Only) => Captured::Only,
+                },
             };
             match ops::recall(&mut shared.session, &cwd, input)? {
                 Recalled::Nothing => Ok("no memories match".to_owned()),

@@ -215,6 +215,31 @@ fn capture_turns_a_failing_then_passing_test_into_a_bug_fix_and_a_session_summar
         &["recall", "branch_switch", "--mode", "keyword", "--json"],
     ));
     assert!(hits.iter().any(|h| h["id"] == fix["id"]), "{hits:#?}");
+
+    // Captured memories can be left out, or reviewed alone.
+    env.ok(
+        &bob,
+        &[
+            "store",
+            "-t",
+            "decision",
+            "Syncs on a branch switch drain the journal before reading.",
+        ],
+    );
+    let sources = |which: &str| -> Vec<String> {
+        json_lines(&env.ok(&bob, &["recall", "--captured", which, "-n", "20", "--json"]))
+            .iter()
+            .map(|h| h["source"].as_str().unwrap_or("").to_owned())
+            .collect()
+    };
+    let all = sources("include");
+    assert_eq!(all.len(), 3, "{all:?}");
+    let only = sources("only");
+    assert_eq!(only.len(), 2, "{only:?}");
+    assert!(only.iter().all(|s| s.starts_with("capture:")), "{only:?}");
+    let stored = sources("exclude");
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert!(!stored[0].starts_with("capture:"), "{stored:?}");
 }
 
 #[test]
