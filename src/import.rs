@@ -991,6 +991,7 @@ fn plan_file(
             branch: note.branch.clone(),
             commit: note.commit.clone(),
             files: note.files.clone(),
+            session: None,
             extra,
         });
     }

@@ -348,6 +348,7 @@ impl Iterator for Memories {
                 rng.next() as u32
             )),
             files,
+            session: None,
             extra: Default::default(),
         })
     }

@@ -6,7 +6,7 @@
 //!
 //! [`Entry::to_line`] is the canonical serialization: fixed key order (`id`,
 //! `timestamp`, `type`, `content`, `source`, `tags`, `author`, `branch`,
-//! `commit`, `files`, then unknown keys sorted), no whitespace, no trailing
+//! `commit`, `files`, `session`, then unknown keys sorted), no whitespace, no trailing
 //! newline. Unknown keys survive a parse/serialize round trip, so a newer
 //! writer's fields are never dropped by an older reader or the merge driver.
 
@@ -41,6 +41,8 @@ pub struct Memory {
     pub branch: Option<String>,
     pub commit: Option<String>,
     pub files: Vec<String>,
+    /// The agent session that produced it (captured memories).
+    pub session: Option<String>,
     /// Keys this version does not know, kept verbatim (sorted).
     pub extra: BTreeMap<String, Value>,
 }
@@ -118,6 +120,7 @@ impl Entry {
         let branch = take_optional_string(&mut map, "branch")?;
         let commit = take_optional_string(&mut map, "commit")?;
         let files = take_string_list(&mut map, "files")?;
+        let session = take_optional_string(&mut map, "session")?;
         Ok(Entry::Memory(Memory {
             id,
             timestamp,
@@ -129,6 +132,7 @@ impl Entry {
             branch,
             commit,
             files,
+            session,
             extra: map.into_iter().collect(),
         }))
     }
@@ -172,6 +176,9 @@ impl Entry {
                 }
                 if !m.files.is_empty() {
                     field(&mut out, "files", &list(&m.files));
+                }
+                if let Some(session) = &m.session {
+                    field(&mut out, "session", &string(session));
                 }
                 for (key, value) in &m.extra {
                     field(&mut out, key, value);
@@ -297,12 +304,12 @@ mod tests {
 
     #[test]
     fn canonical_order_and_round_trip() {
-        let line = br#"{"files":["src/a.rs"],"content":"use \"x\"","type":"decision","timestamp":"2026-11-21T10:00:00.000Z","id":"01JD","zz":1,"aa":{"b":2},"tags":["db"]}"#;
+        let line = br#"{"files":["src/a.rs"],"session":"s-1","content":"use \"x\"","type":"decision","timestamp":"2026-11-21T10:00:00.000Z","id":"01JD","zz":1,"aa":{"b":2},"tags":["db"]}"#;
         let entry = Entry::parse(line).unwrap();
         let canonical = entry.to_line();
         assert_eq!(
             canonical,
-            r#"{"id":"01JD","timestamp":"2026-11-21T10:00:00.000Z","type":"decision","content":"use \"x\"","tags":["db"],"files":["src/a.rs"],"aa":{"b":2},"zz":1}"#
+            r#"{"id":"01JD","timestamp":"2026-11-21T10:00:00.000Z","type":"decision","content":"use \"x\"","tags":["db"],"files":["src/a.rs"],"session":"s-1","aa":{"b":2},"zz":1}"#
         );
         assert_eq!(Entry::parse(canonical.as_bytes()).unwrap(), entry);
     }

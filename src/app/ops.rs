@@ -39,6 +39,8 @@ pub struct StoreInput {
     /// Refuse, before writing, a text this similar to a memory the
     /// workspace has (a person at a terminal, an agent): `--force` not given.
     pub refuse_similar: bool,
+    /// The agent session it comes from (capture), recorded with it.
+    pub session: Option<String>,
 }
 
 /// A stored memory.
@@ -111,6 +113,7 @@ pub fn store(
         branch: head.branch,
         commit: head.commit,
         files: list(&input.files),
+        session: input.session,
         extra: Default::default(),
     });
     if !input.allow_secret

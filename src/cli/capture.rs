@@ -87,7 +87,7 @@ impl Sink for StoreSink {
     fn store(
         &mut self,
         root: &Path,
-        _session: &str,
+        session: &str,
         observation: &Observation,
     ) -> Result<String, Refusal> {
         let workspace = Workspace::discover(root).map_err(|e| Refusal::Failed(format!("{e:#}")))?;
@@ -111,6 +111,7 @@ impl Sink for StoreSink {
                 allow_secret: false,
                 // Like a script: written, with a near-duplicate warning.
                 refuse_similar: false,
+                session: Some(session.to_owned()),
             },
         )
         .map_err(|e| Refusal::Failed(format!("{:#}", e.error)));

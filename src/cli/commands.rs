@@ -192,6 +192,7 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
             // A script keeps today's behaviour (write, then warn); a person
             // at a terminal is asked first.
             refuse_similar: !args.force && std::io::stdin().is_terminal(),
+            session: None,
         },
     );
     output::notices(&mut session);
@@ -690,6 +691,7 @@ fn pre_compact(out: &mut dyn Write) -> Result<(), CliError> {
             source: Some("agent-hook".to_owned()),
             allow_secret: false,
             refuse_similar: false,
+            session: None,
         },
     );
     output::notices(&mut session);

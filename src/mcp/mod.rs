@@ -298,6 +298,7 @@ impl Server {
                     source: Some("agent".to_owned()),
                     allow_secret: false,
                     refuse_similar: !params.force,
+                    session: None,
                 },
             )?;
             let mut answer = format!("stored {} in {}", stored.entry.id(), stored.file.display());

@@ -170,6 +170,7 @@ fn capture_turns_a_failing_then_passing_test_into_a_bug_fix_and_a_session_summar
         .find(|l| l["type"] == "bug-fix")
         .expect("a bug fix");
     assert_eq!(fix["source"], "capture:rules");
+    assert_eq!(fix["session"], "sess-1", "the session it came from");
     assert_eq!(fix["files"], json!(["src/git.rs"]));
     let content = fix["content"].as_str().unwrap();
     assert!(content.contains("`cargo test --test it sync::branch_switch` failed, then passed after changes to src/git.rs"), "{content}");
