@@ -84,6 +84,13 @@ impl Session {
         }
         match facts.tool.as_str() {
             "Read" | "Grep" | "Glob" | "LS" => return Verdict::Skip("read or search"),
+            "Write" if self.stored < MAX_STORED_PER_SESSION => {
+                if let Some(observation) = decision_record(facts) {
+                    self.stored += 1;
+                    return Verdict::Store(observation);
+                }
+                return Verdict::Consult("edit (kept for the session summary)");
+            }
             "Edit" | "MultiEdit" | "Write" | "NotebookEdit" => {
                 return Verdict::Consult("edit (kept for the session summary)");
             }
@@ -189,6 +196,82 @@ impl Session {
             source: RULES_SOURCE.to_owned(),
         })
     }
+}
+
+/// Folders that hold architecture decision records, by the conventions of
+/// adr-tools (`doc/adr/`), MADR (`docs/decisions/`) and their kin.
+const DECISION_FOLDERS: &[&str] = &["adr", "adrs", "decisions", "architecture-decisions"];
+
+/// A new decision record written (a markdown file in a decision folder) is
+/// a decision: its title and first paragraph, naming the file.
+fn decision_record(facts: &Facts) -> Option<Observation> {
+    let [path] = facts.modified.as_slice() else {
+        return None;
+    };
+    let path_ref = std::path::Path::new(path);
+    let in_folder = path_ref
+        .parent()
+        .and_then(|dir| dir.file_name())
+        .and_then(|name| name.to_str())
+        .is_some_and(|name| DECISION_FOLDERS.contains(&name.to_ascii_lowercase().as_str()));
+    if !in_folder || path_ref.extension().is_none_or(|ext| ext != "md") {
+        return None;
+    }
+    let text = facts.change.as_deref()?;
+    let mut lines = text.lines().map(str::trim);
+    let title = lines
+        .by_ref()
+        .find(|line| !line.is_empty())?
+        .trim_start_matches('#')
+        .trim();
+    // "3. SQLite in WAL mode": the record's number is in the file name.
+    let title = title
+        .split_once(". ")
+        .filter(|(number, _)| number.chars().all(|c| c.is_ascii_digit()))
+        .map_or(title, |(_, rest)| rest);
+    // The paragraphs after the title, each under the heading it follows.
+    let mut paragraphs: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut heading = String::new();
+    let mut open = false;
+    for line in lines {
+        if line.starts_with('#') {
+            heading = line.trim_start_matches('#').trim().to_lowercase();
+            open = false;
+        } else if line.is_empty() {
+            open = false;
+        } else if open {
+            paragraphs.last_mut().expect("open").1.push(line);
+        } else {
+            paragraphs.push((heading.clone(), vec![line]));
+            open = true;
+        }
+    }
+    // The decision itself (MADR's "Decision Outcome", Nygard's "Decision"),
+    // else the first paragraph that is not a status or a date.
+    let paragraph = paragraphs
+        .iter()
+        .find(|(heading, _)| heading.starts_with("decision"))
+        .or_else(|| {
+            paragraphs.iter().find(|(heading, lines)| {
+                let first = lines[0].to_lowercase();
+                !matches!(heading.as_str(), "status" | "date")
+                    && !first.starts_with("status:")
+                    && !first.starts_with("date:")
+            })
+        })
+        .map(|(_, lines)| lines.join(" "))
+        .unwrap_or_default();
+    if title.is_empty() || paragraph.is_empty() {
+        return None;
+    }
+    let content = format!("Decision ({path}): {title}. {}", clip(&paragraph, 400));
+    let (content, _) = redact::remove_secrets(&content);
+    Some(Observation {
+        kind: "decision".to_owned(),
+        content,
+        files: vec![path.clone()],
+        source: RULES_SOURCE.to_owned(),
+    })
 }
 
 fn push_unique(list: &mut Vec<String>, item: &str) {
@@ -397,6 +480,51 @@ mod tests {
             Verdict::Skip(_)
         ));
         assert!(session.summary(None, None).is_none(), "nothing changed");
+    }
+
+    #[test]
+    fn a_new_decision_record_is_a_decision_and_other_writes_are_not() {
+        let write = |path: &str, text: &str| Facts {
+            tool: "Write".into(),
+            modified: vec![path.into()],
+            change: Some(text.into()),
+            ..Facts::default()
+        };
+        let mut session = Session::default();
+        let Verdict::Store(decision) = session.apply(&write(
+            "docs/adr/0007-queue-in-home.md",
+            "# 7. The capture queue lives in the home\n\nStatus: accepted\n\nThe queue is never in the repository: it holds tool output.\n\n## Consequences\n\nNone.",
+        )) else {
+            panic!("a decision record is a decision")
+        };
+        assert_eq!(decision.kind, "decision");
+        assert_eq!(
+            decision.content,
+            "Decision (docs/adr/0007-queue-in-home.md): The capture queue lives in the home. The queue is never in the repository: it holds tool output."
+        );
+        // Nygard's layout: the paragraph under "Decision".
+        let Verdict::Store(nygard) = session.apply(&write(
+            "doc/adr/0002-use-wal.md",
+            "# 2. Use WAL\n\nDate: 2026-11-02\n\n## Status\n\nAccepted\n\n## Context\n\nReaders blocked.\n\n## Decision\n\nWe will open SQLite in WAL mode.\n",
+        )) else {
+            panic!("a decision record is a decision")
+        };
+        assert_eq!(
+            nygard.content,
+            "Decision (doc/adr/0002-use-wal.md): Use WAL. We will open SQLite in WAL mode."
+        );
+        assert_eq!(decision.files, vec!["docs/adr/0007-queue-in-home.md"]);
+        for (path, text) in [
+            ("docs/guide.md", "# Guide\n\nHow to start."),
+            ("docs/adr/README.md.bak", "# x\n\ny"),
+            ("src/adr/mod.rs", "// code"),
+            ("docs/decisions/0001-x.md", "# Only a title"),
+        ] {
+            assert!(
+                matches!(session.apply(&write(path, text)), Verdict::Consult(_)),
+                "{path}"
+            );
+        }
     }
 
     #[test]
