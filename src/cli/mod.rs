@@ -200,7 +200,7 @@ struct RecallArgs {
     /// One line per memory: short id, date, type, author and title (open one with `goldfish show ID`)
     #[arg(long, conflicts_with_all = ["budget", "json"])]
     index: bool,
-    /// Memories captured from an agent's tool use: include (default), exclude, or only
+    /// Memories captured from an agent's tool use: include, exclude, or only
     #[arg(
         long,
         value_enum,
