@@ -202,14 +202,13 @@ fn server_edit(path: &Path) -> Result<Option<String>, SetupError> {
         return Ok(None);
     }
     let entry = r#""goldfish": {"command": "goldfish", "args": ["mcp"]}"#;
-    let (top_brace, servers_brace) = object_braces(&existing, "mcpServers");
+    let brace = top_brace(&existing);
+    // The value of `mcpServers`, when it is an object.
+    let servers_brace =
+        member_value(&existing, brace, "mcpServers").filter(|&at| existing[at..].starts_with('{'));
     let text = match servers_brace {
         Some(at) => insert_member(&existing, at, entry),
-        None => insert_member(
-            &existing,
-            top_brace,
-            &format!(r#""mcpServers": {{{entry}}}"#),
-        ),
+        None => insert_member(&existing, brace, &format!(r#""mcpServers": {{{entry}}}"#)),
     };
     top.entry("mcpServers")
         .or_insert_with(|| serde_json::json!({}))
@@ -226,42 +225,10 @@ fn server_edit(path: &Path) -> Result<Option<String>, SetupError> {
     Ok(Some(text))
 }
 
-/// In valid JSON `text` whose top level is an object: the byte offset of its
-/// `{`, and of the `{` opening the value of its member `key` when that value
-/// is an object (the last such member, as JSON readers take the last).
-fn object_braces(text: &str, key: &str) -> (usize, Option<usize>) {
-    let bytes = text.as_bytes();
-    let (mut depth, mut top, mut found) = (0usize, 0usize, None);
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'"' => {
-                let start = i;
-                i += 1;
-                while bytes[i] != b'"' {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
-                let rest = text[i + 1..].trim_start();
-                if depth == 1
-                    && rest.starts_with(':')
-                    && serde_json::from_str::<String>(&text[start..=i]).is_ok_and(|k| k == key)
-                {
-                    let value = rest[1..].trim_start();
-                    found = value.starts_with('{').then(|| text.len() - value.len());
-                }
-            }
-            b'{' | b'[' => {
-                if depth == 0 {
-                    top = i;
-                }
-                depth += 1;
-            }
-            b'}' | b']' => depth -= 1,
-            _ => {}
-        }
-        i += 1;
-    }
-    (top, found)
+/// The byte offset of the `{` opening valid JSON `text` whose top level is
+/// an object.
+fn top_brace(text: &str) -> usize {
+    text.len() - text.trim_start().len()
 }
 
 /// Inserts `member` as the first member of the object (or element of the
@@ -409,15 +376,15 @@ fn capture_hooks_edit(path: &Path) -> Result<Option<String>, SetupError> {
             })?
             .insert(0, entry.clone());
         changed = true;
-        let top_brace = object_braces(&text, "hooks").0;
-        text = match member_value(&text, top_brace, "hooks") {
+        let top = top_brace(&text);
+        text = match member_value(&text, top, "hooks") {
             Some(at) => match member_value(&text, at, event) {
                 Some(list) => insert_member(&text, list, &entry.to_string()),
                 None => insert_member(&text, at, &format!("\"{event}\": [{entry}]")),
             },
             None => insert_member(
                 &text,
-                top_brace,
+                top,
                 &format!("\"hooks\": {{\"{event}\": [{entry}]}}"),
             ),
         };
