@@ -47,6 +47,7 @@ cargo build --release --locked --quiet --bin goldfish
 cargo bench --workspace --locked --no-run --quiet 2>"$out/build.log"
 export GOLDFISH_TEST_MODEL_HOME="${GOLDFISH_TEST_MODEL_HOME:-$PWD/target/model-home}"
 GOLDFISH_HOME="$GOLDFISH_TEST_MODEL_HOME" target/release/goldfish model install >/dev/null 2>>"$out/build.log"
+GOLDFISH_HOME="$GOLDFISH_TEST_MODEL_HOME" target/release/goldfish model install --capture >/dev/null 2>>"$out/build.log"
 
 export GOLDFISH_BENCH_ROWS="$rows"
 export GOLDFISH_BENCH_BIN="$PWD/target/release/goldfish"
@@ -80,6 +81,7 @@ run embed --bench embed
 run recall --bench recall
 run vectors --bench vectors
 run mcp --bench mcp
+run capture --bench capture
 
 seconds=$((SECONDS - started))
 load_end=$(load)

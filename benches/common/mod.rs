@@ -65,11 +65,20 @@ pub fn median(samples: &mut [Duration]) -> Duration {
 
 /// Resident memory of this process, in KiB.
 pub fn rss_kb() -> u64 {
+    status_kb("VmRSS:")
+}
+
+/// The most resident memory this process has had, in KiB.
+pub fn peak_rss_kb() -> u64 {
+    status_kb("VmHWM:")
+}
+
+fn status_kb(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
+                .find(|l| l.starts_with(field))
                 .and_then(|l| l.split_whitespace().nth(1))
                 .and_then(|n| n.parse().ok())
         })

@@ -450,6 +450,9 @@ pub fn peak_rss_mb(command: &Command) -> Option<f64> {
     Some(kb / 1024.0)
 }
 
+/// Set, workspaces are left on disk (their paths on stderr).
+const KEEP_VAR: &str = "GOLDFISH_BENCH_KEEP";
+
 /// A git repository holding a synthetic memory log, set up with
 /// `goldfish init`, and an empty `$GOLDFISH_HOME`.
 pub struct Workspace {
@@ -469,7 +472,12 @@ impl Workspace {
     /// `size` memories; committed when `commit` (a million takes a while to
     /// commit and recall does not need it).
     pub fn create(size: usize, commit: bool) -> Workspace {
-        let dir = tempfile::tempdir().expect("a temporary directory");
+        let mut dir = tempfile::tempdir().expect("a temporary directory");
+        if std::env::var_os(KEEP_VAR).is_some() {
+            // For looking into a workspace after the run (its index with sqlite3).
+            dir.disable_cleanup(true);
+            eprintln!("keeping {}", dir.path().display());
+        }
         let repo = dir.path().join("repo");
         let home = dir.path().join("home");
         let memory_dir = repo.join(".goldfish/memories");

@@ -172,6 +172,14 @@ pub struct QueryVector<'a> {
 /// ≥ 0.98 of the exact top 10 (tests/it/vectors.rs, `cargo bench --bench vectors`).
 pub const VECTOR_CANDIDATES: usize = 2000;
 
+/// FTS5 matches the two-stage keyword ranking fetches at least: enough
+/// that filters leaving one in ten still fill a top 10.
+const KEYWORD_FETCH: usize = 100;
+
+/// Beyond this many (a `--limit` over 1,000), the exhaustive query answers:
+/// each fetched match is two bound values of one statement.
+const KEYWORD_FETCH_MAX: usize = 4_000;
+
 /// SQL conditions and their bound values.
 #[derive(Default)]
 struct Conditions {
@@ -403,8 +411,103 @@ impl Index {
         )
     }
 
-    /// BM25 ranking of the query's words.
+    /// BM25 ranking of the query's words, in two stages: FTS5 ranks its
+    /// matches alone, and only the best `KEYWORD_FETCH` are joined with the
+    /// memories for the filters and the row (`keyword_ranked`); the one query
+    /// over every match (`keyword_exhaustive`) answers when those cannot
+    /// prove the top `limit` (too few pass the filters, or a tie at the
+    /// edge). Both give the same list.
     fn keyword(
+        &self,
+        request: &Request,
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<Vec<IndexedMemory>, IndexError> {
+        let fetch = (limit * 4).max(KEYWORD_FETCH);
+        if fetch > KEYWORD_FETCH_MAX {
+            return self.keyword_exhaustive(request, scope, limit);
+        }
+        match self.keyword_ranked(request, scope, limit, fetch)? {
+            Some(hits) => Ok(hits),
+            None => self.keyword_exhaustive(request, scope, limit),
+        }
+    }
+
+    /// The top `limit` from FTS5's best `fetch` matches, or `None` when
+    /// they may not hold it. Exact when it answers: every match scoring
+    /// strictly better than the `fetch`-th is among the fetched, so a top
+    /// `limit` whose last scores strictly better than the `fetch`-th (or
+    /// fewer than `fetch` matches in all) is the one the exhaustive query
+    /// finds, ties broken the same way.
+    fn keyword_ranked(
+        &self,
+        request: &Request,
+        scope: &Scope,
+        limit: usize,
+        fetch: usize,
+    ) -> Result<Option<Vec<IndexedMemory>>, IndexError> {
+        let Some(query) = request.query.as_deref().and_then(fts_query) else {
+            return Ok(Some(Vec::new()));
+        };
+        // Measured (`cargo bench --bench recall`, 1M memories): FTS5's
+        // bm25() is most of a keyword recall; joining every match with the
+        // memories before ranking added 60% to it.
+        let mut statement = self
+            .conn
+            .prepare_cached(
+                "SELECT rowid, bm25(memories_fts, 1.0, 2.0, 0.5) AS rank_value FROM memories_fts
+                 WHERE memories_fts MATCH ?1 ORDER BY rank_value LIMIT ?2",
+            )
+            .map_err(self.sqlite())?;
+        let ranked: Vec<(i64, f64)> = statement
+            .query_map(rusqlite::params![query, limit_value(fetch)], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .and_then(|rows| rows.collect())
+            .map_err(self.sqlite())?;
+        let complete = ranked.len() < fetch;
+        let Some(&(_, edge)) = ranked.last() else {
+            return Ok(Some(Vec::new()));
+        };
+        let mut c = Conditions::filters(request, scope);
+        let rows: Vec<String> = ranked
+            .iter()
+            .map(|(rowid, rank)| {
+                let rowid = c.bind(Value::Integer(*rowid));
+                let rank = c.bind(Value::Real(*rank));
+                format!("({rowid}, {rank})")
+            })
+            .collect();
+        let limit_param = c.bind(Value::Integer(limit_value(limit)));
+        let mut hits = self.select(
+            c,
+            &format!(
+                "(SELECT column1 AS r, column2 AS s FROM (VALUES {})) k
+                 JOIN memories m ON m.rowid = k.r",
+                rows.join(", ")
+            ),
+            "k.s",
+            &format!("rank_value ASC, m.timestamp DESC, m.id DESC LIMIT {limit_param}"),
+        )?;
+        // The relevance is monotone in the rank, so a last hit more relevant
+        // than the edge ranks strictly before it.
+        let proven = complete
+            || (hits.len() == limit
+                && hits
+                    .last()
+                    .and_then(|hit| hit.keyword)
+                    .is_some_and(|keyword| keyword > keyword_relevance(edge)));
+        if !proven {
+            return Ok(None);
+        }
+        for hit in &mut hits {
+            hit.score = hit.keyword.unwrap_or(0.0);
+        }
+        Ok(Some(hits))
+    }
+
+    /// BM25 ranking of every match joined with the memories, in one query.
+    fn keyword_exhaustive(
         &self,
         request: &Request,
         scope: &Scope,
@@ -413,9 +516,6 @@ impl Index {
         let Some(query) = request.query.as_deref().and_then(fts_query) else {
             return Ok(Vec::new());
         };
-        // Measured (`cargo bench --bench recall`): ranking inside an FTS5
-        // subquery (`ORDER BY rank LIMIT k`, then joining) was twice as slow
-        // as this single query at 100k and 1M memories.
         let mut c = Conditions::filters(request, scope);
         let p = c.bind(Value::Text(query));
         c.sql.push(format!("memories_fts MATCH {p}"));
@@ -599,11 +699,7 @@ impl Index {
                     }),
                     None => None,
                 };
-                // bm25() is lower for better matches; map it into [0, 1).
-                let keyword = row.get::<_, Option<f64>>(17)?.map(|rank| {
-                    let relevance = (-rank).max(0.0);
-                    relevance / (1.0 + relevance)
-                });
+                let keyword = row.get::<_, Option<f64>>(17)?.map(keyword_relevance);
                 let flags: String = row.get(18)?;
                 let mut memory = IndexedMemory {
                     id: row.get(0)?,
@@ -660,6 +756,14 @@ fn register_unicode_lower(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
                 .map(|text| text.to_lowercase()))
         },
     )
+}
+
+/// bm25() is lower for better matches; its relevance (the negated rank)
+/// mapped into [0, 1) by x/(1+x), monotone: a smaller rank, a relevance at
+/// least as high.
+fn keyword_relevance(rank: f64) -> f64 {
+    let relevance = (-rank).max(0.0);
+    relevance / (1.0 + relevance)
 }
 
 /// BM25 relevance back from its mapping into [0, 1) by x/(1+x).
@@ -744,5 +848,109 @@ mod tests {
             Some(r#""src" OR "auth" OR "rs" OR "near""#.into())
         );
         assert_eq!(fts_query(" -- "), None);
+    }
+
+    /// An index of 300 memories over two workspaces, with repeated texts
+    /// (ties in BM25), types and days to filter on.
+    fn seeded() -> (tempfile::TempDir, Index) {
+        let dir = tempfile::tempdir().unwrap();
+        let index = Index::open(&dir.path().join("index.db")).unwrap();
+        index
+            .conn
+            .execute_batch(
+                "INSERT INTO workspaces (id, root, name) VALUES (1, '/a', 'a'), (2, '/b', 'b');",
+            )
+            .unwrap();
+        let words = [
+            "pool", "size", "deadlock", "sqlite", "wal", "retry", "cache", "auth", "token", "merge",
+        ];
+        let kinds = ["decision", "bug-fix", "insight"];
+        for n in 0..300_usize {
+            // Texts repeat every 37 memories: the same text scores the same.
+            let k = n % 37;
+            let content = format!(
+                "{} {} {} note {}",
+                words[k % words.len()],
+                words[(k * 3 + 1) % words.len()],
+                if k % 4 == 0 {
+                    words[(k + 5) % words.len()]
+                } else {
+                    "and more words here"
+                },
+                if k % 2 == 0 { "pool pool" } else { "" },
+            );
+            index
+                .conn
+                .execute(
+                    "INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash,
+                        timestamp, ts_ms, type, content)
+                     VALUES (?1, ?2, 'f.jsonl', ?3, ?2, ?4, ?5, ?6, ?7, ?8)",
+                    rusqlite::params![
+                        1 + (n % 3 == 0) as i64,
+                        format!("01M{n:05}"),
+                        n as i64,
+                        format!("c{k}"),
+                        format!("2026-11-{:02}T10:00:00.000Z", 1 + n % 20),
+                        1_793_000_000_000_i64 + (n % 20) as i64 * 86_400_000,
+                        kinds[n % kinds.len()],
+                        content,
+                    ],
+                )
+                .unwrap();
+        }
+        (dir, index)
+    }
+
+    fn ids(hits: &[IndexedMemory]) -> Vec<(String, f64)> {
+        hits.iter().map(|hit| (hit.id.clone(), hit.score)).collect()
+    }
+
+    /// The two-stage keyword ranking answers exactly what the exhaustive
+    /// query answers, whatever it fetches, or declines (and `keyword` then
+    /// falls back): with filters, another workspace, ties at the edge.
+    #[test]
+    fn the_two_stage_keyword_ranking_is_the_exhaustive_one_or_declines() {
+        let (_dir, index) = seeded();
+        let requests = [
+            ("pool size", vec![], Scope::All),
+            ("deadlock sqlite wal", vec![], Scope::Workspaces(vec![1])),
+            (
+                "pool",
+                vec!["bug-fix".to_owned()],
+                Scope::Workspaces(vec![2]),
+            ),
+            ("token merge cache", vec!["insight".to_owned()], Scope::All),
+            ("zebra", vec![], Scope::All),
+        ];
+        let (mut answered, mut declined) = (0, 0);
+        for (query, kinds, scope) in &requests {
+            let request = Request {
+                query: Some((*query).to_owned()),
+                kinds: kinds.clone(),
+                ..Request::default()
+            };
+            for limit in [1, 5, 10, 50] {
+                let exhaustive = index.keyword_exhaustive(&request, scope, limit).unwrap();
+                assert_eq!(
+                    ids(&index.keyword(&request, scope, limit).unwrap()),
+                    ids(&exhaustive),
+                    "{query} {kinds:?} {scope:?} limit {limit}"
+                );
+                for fetch in [limit, limit + 3, 2 * limit, 120, 1000] {
+                    match index.keyword_ranked(&request, scope, limit, fetch).unwrap() {
+                        Some(hits) => {
+                            answered += 1;
+                            assert_eq!(
+                                ids(&hits),
+                                ids(&exhaustive),
+                                "{query} {kinds:?} {scope:?} limit {limit} fetch {fetch}"
+                            );
+                        }
+                        None => declined += 1,
+                    }
+                }
+            }
+        }
+        assert!(answered > 20 && declined > 5, "{answered} {declined}");
     }
 }

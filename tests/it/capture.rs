@@ -489,34 +489,6 @@ fn capture_with_the_default_model_in_process_judges_edits_and_stores_only_valid_
     assert_eq!(lines.len(), stored);
 }
 
-/// The labelled set through the rules and a GGUF model (the default one, or
-/// `GOLDFISH_TEST_CAPTURE_MODEL`): prints the scores for docs/BENCHMARKS.md.
-/// Run: `CANDLE_DEQUANTIZE_ALL=1 cargo test --release --test it capture::labelled_set_with_a_model -- --ignored --nocapture`.
-#[test]
-#[ignore = "slow: runs the model on every event the rules cannot judge"]
-fn labelled_set_with_a_model() {
-    let set =
-        goldfish::capture::eval::load(include_str!("../../fixtures/capture/events.jsonl")).unwrap();
-    let started = std::time::Instant::now();
-    let mut model = goldfish::capture::runtime::GgufModel::load(&capture_model()).unwrap();
-    let load = started.elapsed();
-    let report = goldfish::capture::eval::evaluate(&set, Path::new("/repo"), Some(&mut model));
-    eprintln!("{report:#?}");
-    eprintln!(
-        "| {} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {:.0} ms | {:.0} ms | load {:.1} s |",
-        goldfish::capture::Generator::id(&model),
-        report.valid_call_rate(),
-        report.precision(),
-        report.recall(),
-        report.type_accuracy(),
-        report.secrets_leaked,
-        report.latency_total.as_secs_f64() * 1000.0 / report.model_calls.max(1) as f64,
-        report.latency_max.as_secs_f64() * 1000.0,
-        load.as_secs_f64()
-    );
-    assert_eq!(report.secrets_leaked, 0);
-}
-
 /// The same work captured again (another session doing what one already
 /// recorded) is not stored twice: with the embedding model, an observation
 /// nearly repeating a memory of the workspace is skipped, and says which.

@@ -3,7 +3,7 @@
 //! same topic with another fact, or unrelated), and the thresholds of
 //! `similar` and of `store`'s near-duplicate check are chosen from it.
 //!
-//! The table: `cargo test --test it similarity::table -- --ignored --nocapture`.
+//! The table: `cargo run --release --example similarity_table`.
 
 use goldfish::embed::{Embedder, TextKind};
 
@@ -117,25 +117,6 @@ fn similar_text_finds_a_paraphrase_at_the_default_threshold() {
             contents.iter().any(|c| c == pair["a"].as_str().unwrap()),
             "{pair}: {found}"
         );
-    }
-}
-
-#[test]
-#[ignore = "prints the table: cargo test --test it similarity::table -- --ignored --nocapture"]
-fn table() {
-    let pairs = scored_pairs();
-    println!("| threshold | precision | recall | flagged |");
-    println!("| --- | --- | --- | --- |");
-    for step in 10..=19 {
-        let threshold = step as f32 * 0.05;
-        let (precision, recall) = precision_recall(&pairs, threshold);
-        let flagged = pairs.iter().filter(|p| p.cosine >= threshold).count();
-        println!("| {threshold:.2} | {precision:.2} | {recall:.2} | {flagged} |");
-    }
-    let mut sorted: Vec<&Scored> = pairs.iter().collect();
-    sorted.sort_by(|a, b| b.cosine.total_cmp(&a.cosine));
-    for p in sorted {
-        println!("{:.3} {}", p.cosine, p.paraphrase);
     }
 }
 
