@@ -75,7 +75,7 @@ run() {
     fi
     echo " $((SECONDS - start)) s" >&2
 }
-run merge -p goldfish-merge --bench merge
+run merge -p goldfish-log --bench merge
 run sync --bench sync
 run embed --bench embed
 run recall --bench recall

@@ -1,6 +1,6 @@
 //! `goldfish merge-driver %O %A %B %P`: the entry point git calls to merge a
 //! memory file. Reads the three versions, merges them with
-//! [`goldfish_merge::merge`], writes the result to `%A` atomically.
+//! [`goldfish_log::merge`], writes the result to `%A` atomically.
 //!
 //! Git's contract: the result goes to `%A`; exit 0 is clean, 1–128 a conflict,
 //! above 128 a crash. This driver never exits above 128 and never loses a
@@ -12,7 +12,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 
-use goldfish_merge::merge::merge;
+use goldfish_log::merge::merge;
 
 /// Exit status for git: 0 merged cleanly, 1 conflict left for the user.
 pub fn run(

@@ -114,7 +114,7 @@ pub fn resolve(workspace: &Workspace) -> Result<Vec<Resolved>, ResolveError> {
             blob.as_deref()
                 .map_or(Ok(Vec::new()), |oid| blob_bytes(workspace, oid))
         });
-        let merged = goldfish_merge::merge::merge(&base?, &ours?, &theirs?);
+        let merged = goldfish_log::merge::merge(&base?, &ours?, &theirs?);
         let file = workspace.root().join(&path);
         match fs::symlink_metadata(&file) {
             Ok(metadata) if !metadata.is_file() => {

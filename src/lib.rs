@@ -1,7 +1,7 @@
 //! goldfish: durable, team-shared memory for AI coding agents, kept in git.
 //!
 //! The core ([`memory`], [`recall`], [`timespec`], [`config`] and the
-//! `goldfish-merge` crate) is pure: no I/O, no environment, no printing.
+//! `goldfish-log` crate) is pure: no I/O, no environment, no printing.
 //! Adapters ([`git`], [`log`], [`index`], [`home`]) touch the outside world.
 //! The application layer ([`app`]) holds the operations both front ends run
 //! (the command line, [`cli`], and the MCP server, [`mcp`]); it never prints.

@@ -4,7 +4,7 @@
 //! the front end words (only a person can pass `--allow-secret`).
 
 use crate::index::IndexError;
-use crate::index::sync::SyncError;
+use crate::index::SyncError;
 use crate::log::LogError;
 
 /// Whose fault it is.

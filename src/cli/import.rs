@@ -85,7 +85,7 @@ fn every_memory(log: &MemoryDir) -> Result<Vec<Memory>, CliError> {
     let mut memories = Vec::new();
     for file in log.read_files().map_err(AppError::from)? {
         let Ok(bytes) = file.content else { continue };
-        for line in goldfish_merge::record::parse_log(&bytes) {
+        for line in goldfish_log::record::parse_log(&bytes) {
             if let Ok(Entry::Memory(memory)) = line.parsed {
                 memories.push(memory);
             }

@@ -7,7 +7,7 @@
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
-use super::sync::SyncError;
+use super::SyncError;
 
 /// What [`exclusive`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

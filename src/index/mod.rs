@@ -6,6 +6,7 @@
 //! other up to [`BUSY_TIMEOUT`].
 
 pub mod locks;
+mod provenance;
 mod schema;
 pub mod search;
 pub mod sync;
@@ -16,6 +17,8 @@ use std::sync::Once;
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+
+use crate::git::GitError;
 
 /// How long a writer waits for another before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -39,6 +42,21 @@ pub enum IndexError {
         path: PathBuf,
         found: i64,
         supported: i64,
+    },
+}
+
+/// Why a sync, or the stale check and the locks around it, failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error("could not read {}", .path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
     },
 }
 

@@ -7,7 +7,7 @@ pub mod secrets;
 pub mod trust;
 pub mod view;
 
-pub use goldfish_merge::record::{Entry, LogLine, Memory, ParseError, TOMBSTONE_TYPE, Tombstone};
+pub use goldfish_log::record::{Entry, LogLine, Memory, ParseError, TOMBSTONE_TYPE, Tombstone};
 
 use jiff::Timestamp;
 

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use goldfish_merge::record::parse_log;
+use goldfish_log::record::parse_log;
 
 use super::{Entry, Memory};
 

@@ -1,6 +1,6 @@
 //! Bugs found by the property tests, pinned down as plain examples.
 
-use goldfish_merge::merge::{Notice, merge};
+use goldfish_log::merge::{Notice, merge};
 
 fn canonical(log: &[u8]) -> Vec<u8> {
     merge(log, log, log).bytes

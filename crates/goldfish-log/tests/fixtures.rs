@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use goldfish_merge::merge::merge;
+use goldfish_log::merge::merge;
 
 const INPUTS: [&str; 3] = ["base.jsonl", "ours.jsonl", "theirs.jsonl"];
 const EXPECTED: &str = "expected.jsonl";
@@ -36,7 +36,7 @@ struct Case {
 }
 
 fn fixtures_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/merge")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/merge")
 }
 
 fn case_dirs(root: &Path) -> Vec<PathBuf> {

@@ -16,7 +16,7 @@
 //!
 //! Prints a markdown table, and rows for `scripts/bench.sh` (see
 //! `benches/common/report.rs` of the goldfish crate). `cargo bench -p
-//! goldfish-merge` runs it in release mode at 1k and 100k lines
+//! goldfish-log` runs it in release mode at 1k and 100k lines
 //! (`GOLDFISH_BENCH_LINES=1000,10000` to choose); run as a test (`cargo test
 //! --benches`) it only does a quick smoke run.
 
@@ -26,9 +26,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use goldfish_merge::merge::merge;
+use goldfish_log::merge::merge;
 
-#[path = "../../benches/common/report.rs"]
+#[path = "../../../benches/common/report.rs"]
 mod report;
 
 use report::{Row, emit};
@@ -58,12 +58,12 @@ fn main() -> io::Result<()> {
     let git_version = git_version();
     println!();
     println!(
-        "goldfish-merge vs {} (median of {runs} run(s), 1% new records on each side)",
+        "goldfish-log vs {} (median of {runs} run(s), 1% new records on each side)",
         git_version.as_deref().unwrap_or("git (not found)")
     );
     println!();
     println!(
-        "| lines | bytes per side | goldfish-merge | git merge-file --union | ratio goldfish/git | goldfish lines/s | git lines/s | goldfish merge-driver (process) | ratio driver/git |"
+        "| lines | bytes per side | goldfish-log | git merge-file --union | ratio goldfish/git | goldfish lines/s | git lines/s | goldfish merge-driver (process) | ratio driver/git |"
     );
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for &lines in &sizes {
@@ -99,7 +99,7 @@ fn bench_size(
     let expected_lines = lines + 2 * new_records(lines);
     assert_eq!(
         merged_lines, expected_lines,
-        "goldfish-merge output has the wrong number of lines"
+        "goldfish-log output has the wrong number of lines"
     );
 
     let git = if with_git {
@@ -131,7 +131,10 @@ fn bench_size(
     let row = |measure: &str, time: Duration| {
         emit(Row::time(AREA, measure, time).at(lines));
     };
-    row("goldfish-merge, in process (read, merge, write)", goldfish);
+    row(
+        "goldfish-log merge, in process (read, merge, write)",
+        goldfish,
+    );
     if let Some(process) = process {
         row("goldfish merge-driver (the process git runs)", process);
     }

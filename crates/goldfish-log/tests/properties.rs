@@ -14,8 +14,8 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use goldfish_merge::merge::{Merged, Notice, merge};
-use goldfish_merge::record::{Entry, split_lines};
+use goldfish_log::merge::{Merged, Notice, merge};
+use goldfish_log::record::{Entry, split_lines};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::FileFailurePersistence;
