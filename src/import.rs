@@ -565,19 +565,21 @@ fn infer_kind(path: &str, kinds: &Kinds) -> String {
 }
 
 /// Markdown with `\n` endings, no trailing spaces, at most one blank line in a
-/// row outside code fences, and no blank lines at either end.
+/// row outside code blocks, and no blank lines at either end.
 pub fn normalize(markdown: &str) -> String {
+    let code = code_blocks(markdown);
     let mut out = String::with_capacity(markdown.len());
     let mut blank_lines = 0;
-    let mut in_fence = false;
-    for line in markdown.lines() {
+    let mut blank_in_code = false;
+    for (start, line) in lines_at(markdown) {
         let line = line.trim_end();
         if line.is_empty() {
             blank_lines += 1;
+            blank_in_code |= code.iter().any(|block| block.contains(&start));
             continue;
         }
         if !out.is_empty() {
-            let keep = if in_fence {
+            let keep = if blank_in_code {
                 blank_lines
             } else {
                 blank_lines.min(1)
@@ -588,17 +590,52 @@ pub fn normalize(markdown: &str) -> String {
             }
         }
         blank_lines = 0;
-        if is_fence(line) {
-            in_fence = !in_fence;
-        }
+        blank_in_code = false;
         out.push_str(line);
     }
     out
 }
 
-fn is_fence(line: &str) -> bool {
-    let line = line.trim_start();
-    line.starts_with("```") || line.starts_with("~~~")
+/// The lines of `text` (without their `\n`) and the byte each starts at.
+fn lines_at(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.split_inclusive('\n').scan(0, |start, line| {
+        let at = *start;
+        *start += line.len();
+        Some((at, line.strip_suffix('\n').unwrap_or(line)))
+    })
+}
+
+/// The byte ranges of `markdown`'s code blocks, fenced or indented, as a
+/// CommonMark parser reads them: a fence closes only with a fence of its own
+/// character at least as long (a `~~~` line inside a ``` block is code).
+fn code_blocks(markdown: &str) -> Vec<std::ops::Range<usize>> {
+    use pulldown_cmark::{Event, Parser, Tag};
+    Parser::new(markdown)
+        .into_offset_iter()
+        .filter_map(|(event, range)| {
+            matches!(event, Event::Start(Tag::CodeBlock(_))).then_some(range)
+        })
+        .collect()
+}
+
+/// Where the headings of `markdown` that open a line start (ATX `#` and
+/// setext underlined ones; not in code, a list or a quote), as a CommonMark
+/// parser reads them.
+fn heading_starts(markdown: &str) -> std::collections::HashSet<usize> {
+    use pulldown_cmark::{Event, Parser, Tag};
+    Parser::new(markdown)
+        .into_offset_iter()
+        .filter_map(|(event, range)| match event {
+            Event::Start(Tag::Heading { .. }) => {
+                let line_start = markdown[..range.start].rfind('\n').map_or(0, |at| at + 1);
+                markdown[line_start..range.start]
+                    .trim()
+                    .is_empty()
+                    .then_some(line_start)
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// The text of an ATX heading line (`## Rollout` → `Rollout`).
@@ -662,17 +699,14 @@ fn split_labelled(label: &str, body: &str, limit: usize) -> Vec<String> {
 }
 
 /// `body` cut into pieces of at most `room` bytes: its sections (a heading
-/// and what follows, outside code fences); a longer section by paragraphs,
+/// and what follows; a CommonMark parser tells headings from code); a longer section by paragraphs,
 /// a longer paragraph by lines, a longer line by words or characters.
 fn pieces(body: &str, room: usize) -> Vec<String> {
+    let headings = heading_starts(body);
     let mut sections: Vec<String> = Vec::new();
     let mut current = String::new();
-    let mut in_fence = false;
-    for line in body.lines() {
-        if is_fence(line) {
-            in_fence = !in_fence;
-        }
-        if !in_fence && heading_text(line).is_some() && !current.trim().is_empty() {
+    for (start, line) in lines_at(body) {
+        if headings.contains(&start) && !current.trim().is_empty() {
             sections.push(std::mem::take(&mut current));
         }
         current.push_str(line);
@@ -1169,6 +1203,45 @@ mod tests {
             normalize("\n\n a  \n\n\n\nb\n```\nx\n\n\ny\n```\n\n\n"),
             " a\n\nb\n```\nx\n\n\ny\n```"
         );
+    }
+
+    /// A fence closes only with its own kind: a `~~~` line inside a ```
+    /// block (a shell heredoc, a nested example) is code, so blank lines
+    /// after it stay and a `#` line after it is no section. Read line by
+    /// line with a flag, the `~~~` closed the block.
+    #[test]
+    fn a_tilde_line_inside_a_backtick_block_is_code() {
+        let body = "intro\n\n```md\n~~~\n# not a heading\n\n\n\nstill code\n```\n\n\n\nafter";
+        assert_eq!(
+            normalize(body),
+            "intro\n\n```md\n~~~\n# not a heading\n\n\n\nstill code\n```\n\nafter"
+        );
+        let text = format!(
+            "# Guide\n\n```md\n~~~\n# not a heading\n{}```\n\n## Real section\n\nend\n",
+            "x\n".repeat(150)
+        );
+        let parts = note_contents_within(&note("2026-10-14/g.md", &text), 330);
+        assert!(parts.len() > 1);
+        assert!(
+            parts.iter().all(|p| !p.contains("\n\n# not a heading")),
+            "no part starts a section at the line in the block: {parts:#?}"
+        );
+        assert!(
+            parts.iter().any(|p| p.contains("\n\n## Real section")),
+            "{parts:#?}"
+        );
+    }
+
+    /// Setext headings (a line underlined with `===` or `---`) open sections
+    /// too; a `#` line in a list or a quote does not.
+    #[test]
+    fn sections_start_at_headings_a_markdown_parser_sees() {
+        let starts =
+            heading_starts("Title\n=====\n\ntext\n\n- # in a list\n\n> # quoted\n\n## Two\n");
+        let mut starts: Vec<usize> = starts.into_iter().collect();
+        starts.sort();
+        let text = "Title\n=====\n\ntext\n\n- # in a list\n\n> # quoted\n\n## Two\n";
+        assert_eq!(starts, vec![0, text.find("## Two").unwrap()]);
     }
 
     #[test]

@@ -146,9 +146,53 @@ pub fn parse(output: &str) -> Answer {
     }
 }
 
+/// Whether an answer that opens with `text` can no longer be a tool call
+/// as the prompt asks for one: `<tool_call>` first, after an optional
+/// `<think>…</think>` (Qwen3). The model in process stops generating there
+/// ("nothing", or prose): the parser would find no call, and each token
+/// saved is CPU time on the user's machine.
+pub fn past_any_call(text: &str) -> bool {
+    const CALL: &str = "<tool_call>";
+    const THINK: &str = "<think>";
+    let mut rest = text.trim_start();
+    let mut thought = false;
+    if let Some(after) = rest.strip_prefix(THINK) {
+        let Some(end) = after.find("</think>") else {
+            return false;
+        };
+        rest = after[end + "</think>".len()..].trim_start();
+        thought = true;
+    }
+    let open = |tag: &str| rest.starts_with(tag) || tag.starts_with(rest);
+    !(rest.is_empty() || open(CALL) || (!thought && open(THINK)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_answer_is_past_any_call_once_it_cannot_open_one() {
+        for (text, past) in [
+            ("", false),
+            ("  ", false),
+            ("<", false),
+            ("<t", false),
+            ("<tool", false),
+            ("<tool_call>{\"name\"", false),
+            ("\n<tool_call>", false),
+            ("<thi", false),
+            ("<think>the edit fixes", false),
+            ("<think>routine</think>\n\n<tool", false),
+            ("<think>routine</think>\n\nnothing", true),
+            ("<think>x</think><think>", true),
+            ("nothing", true),
+            ("N", true),
+            ("Sure, <tool_call>", true),
+        ] {
+            assert_eq!(past_any_call(text), past, "{text:?}");
+        }
+    }
 
     #[test]
     fn a_valid_call_is_an_observation_and_no_call_is_nothing() {

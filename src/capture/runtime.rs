@@ -189,6 +189,13 @@ impl Generator for GgufModel {
                 break;
             }
             ids.push(next);
+            let answer = self
+                .tokenizer
+                .decode(&ids[prompt_len..], false)
+                .map_err(inference)?;
+            if super::model::past_any_call(&answer) {
+                break;
+            }
             input = Tensor::new(&[next], &Device::Cpu).map_err(inference)?;
         }
         self.tokenizer
