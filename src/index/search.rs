@@ -412,8 +412,9 @@ impl Index {
     }
 
     /// BM25 ranking of the query's words, in two stages: FTS5 ranks its
-    /// matches alone, and only the best `KEYWORD_FETCH` are joined with the
-    /// memories for the filters and the row (`keyword_ranked`); the one query
+    /// matches alone, and only the best few (4 × `limit`, at least
+    /// `KEYWORD_FETCH`) are joined with the memories for the filters and the
+    /// row (`keyword_ranked`); the one query
     /// over every match (`keyword_exhaustive`) answers when those cannot
     /// prove the top `limit` (too few pass the filters, or a tie at the
     /// edge). Both give the same list.
