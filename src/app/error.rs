@@ -32,6 +32,8 @@ pub enum Arg {
     Mode,
     Workspace,
     Distill,
+    /// The folder `import` reads.
+    Dir,
     /// A field of the record that no argument sets (author, branch: from git).
     Field(&'static str),
 }

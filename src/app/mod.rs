@@ -5,14 +5,22 @@
 //!   model, clock), and the notices operations leave for the front end.
 //! - [`sync`]: the one path to the index (keyword sync, then embedding as
 //!   an [`sync::Embed`] policy says).
-//! - [`ops`]: store, recall, brief, forget, similar.
+//! - [`ops`]: store, recall, brief, forget, similar, show.
+//! - [`hook`]: what a git hook does; [`capture`]: the agent hook, the
+//!   capture worker and its status; [`import`]: old notes into the log;
+//!   [`background`]: the detached processes they start.
+//! - [`status`]: `goldfish status`'s report, as data.
 //! - [`error`]: [`AppError`], with the argument at fault as an [`Arg`].
 //!
 //! Nothing here prints or knows which front end calls it: each front end
 //! spells the arguments (`--type`, `type`), words the hints, renders results
 //! and notices, and picks exit codes or tool errors.
 
+pub mod background;
+pub mod capture;
 pub mod error;
+pub mod hook;
+pub mod import;
 pub mod model;
 pub mod notice;
 pub mod ops;

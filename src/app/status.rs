@@ -2,9 +2,6 @@
 //! the clone's setup, each problem with its fix. It never syncs, so it shows
 //! what the hooks did.
 
-use std::io::Write;
-
-use anyhow::Context;
 use serde::Serialize;
 
 use super::AppError;
@@ -15,34 +12,34 @@ use crate::log::MemoryDir;
 
 #[derive(Debug, Serialize)]
 pub struct Status {
-    workspace: Option<String>,
-    root: String,
-    head: Option<String>,
+    pub workspace: Option<String>,
+    pub root: String,
+    pub head: Option<String>,
     /// HEAD when the index last synced this workspace.
-    index_head: Option<String>,
+    pub index_head: Option<String>,
     /// Whether HEAD moved since the last sync (the next recall will sync).
-    stale: bool,
-    last_sync: Option<String>,
+    pub stale: bool,
+    pub last_sync: Option<String>,
     /// Live memories of HEAD's commit.
-    memories_in_git: usize,
+    pub memories_in_git: usize,
     /// Live memories of the work tree that HEAD's commit does not have.
-    memories_uncommitted: usize,
-    memories_in_index: u64,
+    pub memories_uncommitted: usize,
+    pub memories_in_index: u64,
     /// Lines of the log that are not readable records.
-    bad_lines: usize,
-    model: Option<String>,
-    pending_embeddings: Option<u64>,
-    health: Vec<Check>,
-    index: String,
-    workspaces: Vec<WorkspaceSummary>,
+    pub bad_lines: usize,
+    pub model: Option<String>,
+    pub pending_embeddings: Option<u64>,
+    pub health: Vec<Check>,
+    pub index: String,
+    pub workspaces: Vec<WorkspaceSummary>,
 }
 
 #[derive(Debug, Serialize)]
-struct WorkspaceSummary {
-    name: String,
-    root: String,
-    memories: u64,
-    last_sync: Option<String>,
+pub struct WorkspaceSummary {
+    pub name: String,
+    pub root: String,
+    pub memories: u64,
+    pub last_sync: Option<String>,
 }
 
 pub fn collect(
@@ -136,7 +133,8 @@ fn committed_view(
     ))
 }
 
-pub fn print(status: &Status, out: &mut dyn Write) -> Result<(), AppError> {
+/// The report as text, for a person (the command line, MCP's `status`).
+pub fn text(status: &Status) -> String {
     let mut text = String::new();
     let name = status.workspace.as_deref().unwrap_or("(not synced yet)");
     text.push_str(&format!("workspace  {name}  {}\n", status.root));
@@ -202,6 +200,5 @@ pub fn print(status: &Status, out: &mut dyn Write) -> Result<(), AppError> {
             other.root
         ));
     }
-    out.write_all(text.as_bytes()).context("writing output")?;
-    Ok(())
+    text
 }

@@ -204,3 +204,59 @@ pub fn repo_config(workspace: &Workspace) -> Result<RepoConfig, AppError> {
         ))),
     }
 }
+
+/// What a rebuild did with one workspace the index knew (or the current one).
+#[derive(Debug)]
+pub enum Rebuilt {
+    /// Synced from scratch.
+    Synced(SyncReport),
+    /// No longer a repository (why): dropped from the index.
+    Dropped {
+        root: std::path::PathBuf,
+        reason: String,
+    },
+}
+
+/// Rebuilds the index from the logs: forgets everything, then syncs every
+/// workspace it knew and `current` again, in that order. A workspace
+/// another sync holds is left to it.
+pub fn rebuild(
+    session: &mut Session,
+    current: Option<&Workspace>,
+) -> Result<Vec<Rebuilt>, AppError> {
+    let mut index = open_index(&session.home)?;
+    let mut roots: Vec<std::path::PathBuf> = index
+        .workspaces()?
+        .into_iter()
+        .map(|row| std::path::PathBuf::from(row.root))
+        .collect();
+    index.clear()?;
+    drop(index);
+    if let Some(current) = current
+        && !roots.iter().any(|root| root == current.root())
+    {
+        roots.push(current.root().to_owned());
+    }
+    let mut rebuilt = Vec::new();
+    for root in roots {
+        let workspace = match Workspace::discover(&root) {
+            Ok(workspace) => workspace,
+            Err(err) => {
+                rebuilt.push(Rebuilt::Dropped {
+                    root,
+                    reason: err.to_string(),
+                });
+                continue;
+            }
+        };
+        if workspace.root() != root {
+            continue;
+        }
+        // An installed model that cannot be used stops a rebuild: it says why.
+        session.usable_model()?;
+        if let Some(report) = sync_workspace(session, &workspace, Embed::All)? {
+            rebuilt.push(Rebuilt::Synced(report));
+        }
+    }
+    Ok(rebuilt)
+}

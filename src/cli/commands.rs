@@ -11,17 +11,17 @@ use super::{
     HookName, InitArgs, ModelInstallArgs, RecallArgs, ReindexArgs, ShowArgs, SimilarArgs,
     StatusArgs, StoreArgs, SyncArgs,
 };
+use crate::app::hook::{self, AfterGit};
 use crate::app::model;
 use crate::app::ops::{self, Forgot, RecallInput, Recalled, StoreInput, Target};
 use crate::app::session::Progress;
-use crate::app::sync::{Embed, current_workspace, open_index, problems, sync_workspace};
+use crate::app::sync::{
+    self as app_sync, Embed, Rebuilt, current_workspace, open_index, problems, sync_workspace,
+};
 use crate::app::text::{count, index_line, memories, near_duplicate, similar_line};
 use crate::app::{AppError, Session};
-use crate::env;
 use crate::git::Workspace;
 use crate::home::Home;
-use crate::index::sync as index_sync;
-use crate::log::MemoryDir;
 
 pub(super) fn workspace() -> Result<Workspace, CliError> {
     Ok(current_workspace()?)
@@ -335,104 +335,38 @@ pub(super) fn hook(name: HookName, _args: &[OsString]) -> Result<u8, CliError> {
     Ok(EXIT_OK)
 }
 
-/// Syncs in the foreground when little changed, else in a detached process.
+/// Syncs after git changed the work tree (see [`hook::after_git`]); what
+/// happened, in a line.
 fn hook_sync(name: HookName) -> Result<String, CliError> {
-    const DEFAULT_BACKGROUND_BYTES: u64 = 1 << 20;
     let workspace = workspace()?;
-    // A rebase runs post-rewrite before it removes its state: it is done
-    // with the work tree then.
-    MemoryDir::of(&workspace)
-        .drain_journal(matches!(name, HookName::PostRewrite))
-        .map_err(AppError::from)?;
     let mut session = session()?;
-    let home = session.home.clone();
-    let threshold = env::var(env::GOLDFISH_HOOK_BACKGROUND_BYTES)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(DEFAULT_BACKGROUND_BYTES);
-    let pending =
-        index_sync::pending_bytes(&open_index(&home)?, &workspace).map_err(AppError::from)?;
-    if pending >= threshold {
-        let log = background_sync(&home, &workspace)?;
-        return Ok(format!(
-            "syncing {pending} bytes in the background (log: {})",
+    let done = hook::after_git(
+        &mut session,
+        &workspace,
+        matches!(name, HookName::PostRewrite),
+    )?;
+    Ok(match done {
+        AfterGit::Background { pending_bytes, log } => format!(
+            "syncing {pending_bytes} bytes in the background (log: {})",
             log.display()
-        ));
-    }
-    // The keyword index now, so the pull's memories are found at once;
-    // embedding a handful now, many in the background.
-    let Some(report) = sync_workspace(&mut session, &workspace, Embed::Keywords)? else {
-        return Ok("another sync is running; it will pick this up".to_owned());
-    };
-    let synced = format!(
-        "synced {} ({} read, {})",
-        report.workspace,
-        count(report.files_read as u64, "file", "files"),
-        memories(report.memories)
-    );
-    if session.usable_model()?.is_none() {
-        return Ok(synced);
-    }
-    let pending = open_index(&home)?
-        .pending_embeddings()
-        .map_err(AppError::from)?;
-    if pending > HOOK_FOREGROUND_EMBEDDINGS {
-        let log = background_sync(&home, &workspace)?;
-        return Ok(format!(
-            "{synced}; embedding {pending} in the background (log: {})",
-            log.display()
-        ));
-    }
-    if pending > 0 {
-        sync_workspace(
-            &mut session,
-            &workspace,
-            Embed::UpTo(HOOK_FOREGROUND_EMBEDDINGS as usize),
-        )?;
-    }
-    Ok(synced)
-}
-
-/// Texts a hook embeds itself (about a tenth of a second); more go to a
-/// background process.
-const HOOK_FOREGROUND_EMBEDDINGS: u64 = 16;
-
-/// Starts `goldfish sync` detached from the git command, appending
-/// its output to `$GOLDFISH_HOME/logs/sync.log`.
-fn background_sync(home: &Home, workspace: &Workspace) -> Result<std::path::PathBuf, CliError> {
-    Ok(
-        spawn_detached(home, "sync.log", &["sync"], workspace.root())
-            .context("cannot start the background sync")?,
-    )
-}
-
-/// Starts `goldfish ARGS` in `dir`, detached (its own process group, stdin
-/// closed), appending its output to `$GOLDFISH_HOME/logs/LOG`; returns the
-/// log's path.
-pub(super) fn spawn_detached(
-    home: &Home,
-    log: &str,
-    args: &[&str],
-    dir: &std::path::Path,
-) -> anyhow::Result<std::path::PathBuf> {
-    use std::os::unix::process::CommandExt;
-    let logs = home.logs_dir();
-    std::fs::create_dir_all(&logs).with_context(|| format!("cannot create {}", logs.display()))?;
-    let log_path = logs.join(log);
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log_path)
-        .with_context(|| format!("cannot open {}", log_path.display()))?;
-    let exe = std::env::current_exe().context("cannot find the goldfish executable")?;
-    std::process::Command::new(exe)
-        .args(args)
-        .current_dir(dir)
-        .stdin(std::process::Stdio::null())
-        .stdout(log.try_clone().context("cannot share the log file")?)
-        .stderr(log)
-        .process_group(0)
-        .spawn()?;
-    Ok(log_path)
+        ),
+        AfterGit::Busy => "another sync is running; it will pick this up".to_owned(),
+        AfterGit::Synced { report, embedding } => {
+            let synced = format!(
+                "synced {} ({} read, {})",
+                report.workspace,
+                count(report.files_read as u64, "file", "files"),
+                memories(report.memories)
+            );
+            match embedding {
+                Some((pending, log)) => format!(
+                    "{synced}; embedding {pending} in the background (log: {})",
+                    log.display()
+                ),
+                None => synced,
+            }
+        }
+    })
 }
 
 pub(super) fn sync(args: SyncArgs, out: &mut dyn Write) -> Result<u8, CliError> {
@@ -495,7 +429,8 @@ pub(super) fn status(args: StatusArgs, out: &mut dyn Write) -> Result<u8, CliErr
         let line = serde_json::to_string(&status).context("serializing the status")?;
         writeln!(out, "{line}").context("writing output")?;
     } else {
-        crate::app::status::print(&status, out)?;
+        out.write_all(crate::app::status::text(&status).as_bytes())
+            .context("writing output")?;
     }
     Ok(EXIT_OK)
 }
@@ -504,50 +439,25 @@ pub(super) fn reindex(args: ReindexArgs, out: &mut dyn Write) -> Result<u8, CliE
     let mut session = session()?;
     Bar::install(&mut session, !args.json);
     let current = workspace().ok();
-    let mut index = open_index(&session.home)?;
-    let mut roots: Vec<std::path::PathBuf> = index
-        .workspaces()
-        .map_err(AppError::from)?
-        .into_iter()
-        .map(|row| std::path::PathBuf::from(row.root))
-        .collect();
-    index.clear().map_err(AppError::from)?;
-    drop(index);
-    if let Some(current) = &current
-        && !roots.iter().any(|root| root == current.root())
-    {
-        roots.push(current.root().to_owned());
-    }
-    for root in roots {
-        let Ok(workspace) = Workspace::discover(&root).map_err(|err| {
-            eprintln!(
-                "warning: {} is no longer a repository ({err}); dropped",
+    let rebuilt = app_sync::rebuild(&mut session, current.as_ref());
+    output::notices(&mut session);
+    for done in rebuilt? {
+        match done {
+            Rebuilt::Dropped { root, reason } => eprintln!(
+                "warning: {} is no longer a repository ({reason}); dropped",
                 root.display()
-            );
-        }) else {
-            continue;
-        };
-        if workspace.root() != root {
-            continue;
-        }
-        // An installed model that cannot be used stops a rebuild: it says why.
-        session.usable_model()?;
-        let report = sync_workspace(&mut session, &workspace, Embed::All);
-        output::notices(&mut session);
-        let Some(report) = report? else {
-            continue;
-        };
-        if args.json {
-            let line = serde_json::to_string(&report).context("serializing the report")?;
-            writeln!(out, "{line}").context("writing output")?;
-        } else {
-            writeln!(
+            ),
+            Rebuilt::Synced(report) if args.json => {
+                let line = serde_json::to_string(&report).context("serializing the report")?;
+                writeln!(out, "{line}").context("writing output")?;
+            }
+            Rebuilt::Synced(report) => writeln!(
                 out,
                 "rebuilt {}: {}",
                 report.workspace,
                 memories(report.memories)
             )
-            .context("writing output")?;
+            .context("writing output")?,
         }
     }
     Ok(EXIT_OK)

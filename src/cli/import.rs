@@ -8,100 +8,42 @@ use serde_json::{Value, json};
 
 use super::commands::{self, Bar};
 use super::{CliError, EXIT_OK, ImportArgs};
-use crate::app::AppError;
-use crate::app::sync::{Embed, repo_config, sync_workspace};
+use crate::app::import::{self as app_import, ImportInput};
 use crate::git::MEMORY_DIR;
-use crate::import::{self, FileOutcome, Known, Options};
-use crate::log::{LogError, MemoryDir};
-use crate::memory::{Entry, Memory};
+use crate::import::FileOutcome;
+use crate::memory::Entry;
 
 pub(super) fn import(args: ImportArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = commands::workspace()?;
-    let log = MemoryDir::of(&workspace);
-    if !log.path().is_dir() {
-        return Err(AppError::from(LogError::NotInitialized(log.path().to_owned())).into());
+    let mut session = commands::session()?;
+    Bar::install(&mut session, !args.json);
+    let imported = app_import::import(
+        &mut session,
+        &workspace,
+        &ImportInput {
+            dir: args.dir.clone(),
+            allow_secret: args.allow_secret,
+            dry_run: args.dry_run,
+        },
+    );
+    super::output::notices(&mut session);
+    let imported = imported?;
+    if let Some(reason) = &imported.not_indexed {
+        eprintln!("warning: imported, but not indexed yet: {reason}");
     }
-    let config = repo_config(&workspace)?;
-    let files = import::find_notes(&args.dir)
-        .context("DIR")
-        .map_err(CliError::usage)?;
-    if files.is_empty() {
-        return Err(CliError::usage(anyhow::anyhow!(
-            "DIR: no markdown files (*.md) under {}",
-            args.dir.display()
-        )));
-    }
-    let mut known = Known::new(&every_memory(&log)?);
-    let options = Options {
-        kinds: config.kinds,
-        allow_secret: args.allow_secret,
-        author: workspace.author(),
-    };
-    let outcomes = import::plan(&files, &mut known, &options);
-
-    let mut records: Vec<&Memory> = outcomes
-        .iter()
-        .filter_map(|outcome| outcome.result.as_ref().ok())
-        .flat_map(|imported| &imported.memories)
-        .collect();
-    // Oldest first, so each day's file reads in order; ties keep file order.
-    records.sort_by(|a, b| a.timestamp.cmp(&b.timestamp));
-    if !args.dry_run {
-        for memory in &records {
-            log.append(&Entry::Memory((*memory).clone()))
-                .map_err(AppError::from)?;
-        }
-        // The memories are safely in the log; indexing them is best effort
-        // (the next sync catches up).
-        if !records.is_empty()
-            && let Err(err) = index_imported(&workspace, !args.json)
-        {
-            eprintln!("warning: imported, but not indexed yet: {:#}", err.error);
-        }
-    }
-
     if args.json {
-        let report = json_report(&args, &outcomes);
+        let report = json_report(&args, &imported.outcomes);
         writeln!(out, "{report}").context("writing output")?;
     } else {
-        text_report(&args, &outcomes, out)?;
+        text_report(&args, &imported.outcomes, out)?;
     }
-    let in_log = |outcome: &FileOutcome| match &outcome.result {
-        Ok(_) => true,
-        Err(skip) => skip.is_in_log(),
-    };
-    if !outcomes.iter().any(in_log) {
+    if !imported.any_in_log() {
         return Err(CliError::usage(anyhow::anyhow!(
             "nothing could be imported from {}: every file was skipped",
             args.dir.display()
         )));
     }
     Ok(EXIT_OK)
-}
-
-/// Every memory of the log, forgotten ones included: what was imported and
-/// then forgotten must not come back.
-fn every_memory(log: &MemoryDir) -> Result<Vec<Memory>, CliError> {
-    let mut memories = Vec::new();
-    for file in log.read_files().map_err(AppError::from)? {
-        let Ok(bytes) = file.content else { continue };
-        for line in goldfish_log::record::parse_log(&bytes) {
-            if let Ok(Entry::Memory(memory)) = line.parsed {
-                memories.push(memory);
-            }
-        }
-    }
-    Ok(memories)
-}
-
-fn index_imported(workspace: &crate::git::Workspace, progress: bool) -> Result<(), CliError> {
-    let mut session = commands::session()?;
-    session.usable_model()?;
-    Bar::install(&mut session, progress);
-    let synced = sync_workspace(&mut session, workspace, Embed::All);
-    super::output::notices(&mut session);
-    synced?;
-    Ok(())
 }
 
 fn text_report(

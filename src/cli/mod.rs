@@ -551,6 +551,7 @@ fn arg_name(arg: Arg) -> &'static str {
         Arg::Mode => "--mode",
         Arg::Workspace => "--workspace",
         Arg::Distill => "--distill",
+        Arg::Dir => "DIR",
         Arg::Field(field) => field,
     }
 }

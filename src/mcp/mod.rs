@@ -193,6 +193,8 @@ fn arg_name(arg: Arg) -> String {
         Arg::Mode => "mode",
         Arg::Workspace => "workspace",
         Arg::Distill => "distill",
+        // No tool imports.
+        Arg::Dir => "dir",
         Arg::Field(field) => field,
     }
     .to_owned()
@@ -513,9 +515,7 @@ impl Server {
             let index = open_index(&shared.session.home)?;
             let model = shared.session.model_id();
             let status = crate::app::status::collect(&workspace, &index, model)?;
-            let mut out = Vec::new();
-            crate::app::status::print(&status, &mut out)?;
-            Ok(String::from_utf8_lossy(&out).into_owned())
+            Ok(crate::app::status::text(&status))
         })
         .await
     }

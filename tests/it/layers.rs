@@ -226,3 +226,39 @@ fn the_application_layer_never_prints_nor_knows_its_front_end() {
         }
     }
 }
+
+#[test]
+fn the_command_line_only_parses_dispatches_and_renders() {
+    let files = modules(&src());
+    let known: BTreeSet<Module> = files.iter().map(|(module, _)| module.clone()).collect();
+    for (module, text) in files
+        .iter()
+        .filter(|(module, _)| module.first().is_some_and(|m| m == "cli"))
+    {
+        // The index, the log, capture's queues and the processes goldfish
+        // starts are the application layer's business (`src/app/`); the
+        // command line may name the index's result types to render them.
+        for word in ["std::process::", "std::fs::"] {
+            assert!(
+                !text.contains(word),
+                "src/{}: the command line uses {word}; that belongs in src/app/",
+                module.join("/")
+            );
+        }
+        for target in references(&known, module, text) {
+            let path: Vec<&str> = target.iter().map(String::as_str).collect();
+            let allowed = match path.as_slice() {
+                ["log", ..] | ["capture", ..] => false,
+                ["index", "search"] => true,
+                ["index", ..] => false,
+                _ => true,
+            };
+            assert!(
+                allowed,
+                "src/{} uses crate::{}: the command line should call src/app/ for that",
+                module.join("/"),
+                target.join("::")
+            );
+        }
+    }
+}

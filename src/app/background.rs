@@ -1,0 +1,53 @@
+//! Work that runs in a detached `goldfish` process: the background sync a
+//! hook starts after a large pull, and the capture worker.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use crate::git::Workspace;
+use crate::home::Home;
+
+/// Starts `goldfish ARGS` in `dir`, detached (its own process group, stdin
+/// closed), appending its output to `$GOLDFISH_HOME/logs/LOG`; returns the
+/// log's path.
+pub fn spawn_detached(
+    home: &Home,
+    log: &str,
+    args: &[&str],
+    dir: &Path,
+) -> anyhow::Result<PathBuf> {
+    use std::os::unix::process::CommandExt;
+    let logs = home.logs_dir();
+    std::fs::create_dir_all(&logs).with_context(|| format!("cannot create {}", logs.display()))?;
+    let log_path = logs.join(log);
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log_path)
+        .with_context(|| format!("cannot open {}", log_path.display()))?;
+    let exe = std::env::current_exe().context("cannot find the goldfish executable")?;
+    std::process::Command::new(exe)
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(log.try_clone().context("cannot share the log file")?)
+        .stderr(log)
+        .process_group(0)
+        .spawn()?;
+    Ok(log_path)
+}
+
+/// Starts `goldfish sync` of `workspace` detached from the caller (a git
+/// hook), appending its output to `$GOLDFISH_HOME/logs/sync.log`.
+pub fn sync(home: &Home, workspace: &Workspace) -> anyhow::Result<PathBuf> {
+    spawn_detached(home, "sync.log", &["sync"], workspace.root())
+        .context("cannot start the background sync")
+}
+
+/// Starts `goldfish capture work` detached, logging to
+/// `$GOLDFISH_HOME/logs/capture.log`.
+pub fn capture_worker(home: &Home) -> anyhow::Result<PathBuf> {
+    spawn_detached(home, "capture.log", &["capture", "work"], home.root())
+        .context("cannot start the capture worker")
+}

@@ -1,0 +1,230 @@
+//! Capture as the commands run it: the agent hook queues an event and makes
+//! sure a worker runs; the worker drains the queues into the log through
+//! `store`; the status of a repository's queue.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::Context;
+
+use super::notice::Notice;
+use super::ops::{self, StoreInput};
+use super::{AppError, Session, background};
+use crate::capture::runtime::{CommandGenerator, GgufModel};
+use crate::capture::{self, Drained, Generator, Observation, Queue, Refusal, Sink};
+use crate::env;
+use crate::git::Workspace;
+use crate::home::Home;
+
+/// Queues one hook payload (`kind` is `tool` or `stop`) and starts the
+/// worker unless one runs. Never waits on the worker; a notice when the
+/// queue was full and the event dropped.
+pub fn hook(home: &Home, cwd: &Path, kind: &str, payload: &[u8]) -> anyhow::Result<Option<Notice>> {
+    let enqueued = capture::enqueue(home.root(), cwd, kind, payload)?;
+    let full = (!enqueued.queued).then(|| {
+        Notice::warning(format!(
+            "the capture queue {} is full; event dropped",
+            enqueued.queue.dir().display()
+        ))
+    });
+    if !worker_running(home)? {
+        background::capture_worker(home)?;
+    }
+    Ok(full)
+}
+
+fn open_lock(home: &Home) -> anyhow::Result<std::fs::File> {
+    let dir = home.locks_dir();
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let path = dir.join("capture-worker.lock");
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))
+}
+
+fn worker_running(home: &Home) -> anyhow::Result<bool> {
+    let lock = open_lock(home)?;
+    Ok(matches!(
+        lock.try_lock(),
+        Err(std::fs::TryLockError::WouldBlock)
+    ))
+}
+
+/// Stores observations like `store` does (its checks run again), with the
+/// observation's source (`capture:rules` or `capture:<model>`); `store`'s
+/// notices go to `log` as they come.
+struct StoreSink<'a> {
+    session: &'a mut Session,
+    log: &'a mut dyn FnMut(Notice),
+}
+
+impl Sink for StoreSink<'_> {
+    fn store(
+        &mut self,
+        root: &Path,
+        session: &str,
+        observation: &Observation,
+    ) -> Result<String, Refusal> {
+        let workspace = Workspace::discover(root).map_err(|e| Refusal::Failed(format!("{e:#}")))?;
+        // What the team already has is not stored again: a memory of the
+        // same type saying nearly the same (best effort: no model, no
+        // check). A session's summary may well be close to the fix it made.
+        let similar = ops::near_duplicates(self.session, &workspace, &observation.content)
+            .unwrap_or_default();
+        if let Some(same) = similar.iter().find(|m| m.kind == observation.kind) {
+            return Err(Refusal::Duplicate(same.id.clone()));
+        }
+        let stored = ops::store(
+            self.session,
+            &workspace,
+            StoreInput {
+                content: observation.content.clone().into_bytes(),
+                kind: observation.kind.clone(),
+                tags: vec!["captured".to_owned()],
+                files: observation.files.clone(),
+                source: Some(observation.source.clone()),
+                allow_secret: false,
+                // Like a script: written, with a near-duplicate warning.
+                refuse_similar: false,
+                session: Some(session.to_owned()),
+            },
+        )
+        .map_err(|e| Refusal::Failed(format!("{:#}", e.error)));
+        for notice in self.session.take_notices() {
+            (self.log)(notice);
+        }
+        Ok(stored?.entry.id().to_owned())
+    }
+}
+
+/// The worker: drains every queue of the home until they stay empty. One at
+/// a time per home; `wait` waits for a running one, else this one leaves
+/// (counting nothing). What it has to say goes to `log` as it happens.
+pub fn work(
+    session: &mut Session,
+    wait: bool,
+    log: &mut dyn FnMut(Notice),
+) -> Result<Drained, AppError> {
+    let home = session.home.clone();
+    let root = capture::capture_root(home.root());
+    let mut generator = generator(&home, log);
+    let mut sink = StoreSink { session, log };
+    let mut total = Drained::default();
+    loop {
+        let lock = open_lock(&home)?;
+        if wait {
+            lock.lock().context("cannot lock the capture worker")?;
+        } else if lock.try_lock().is_err() {
+            break;
+        }
+        loop {
+            let drained = capture::drain(home.root(), &mut sink, generator.as_deref_mut())
+                .map_err(anyhow::Error::from)?;
+            if drained.events == 0 {
+                break;
+            }
+            total.events += drained.events;
+            total.stored += drained.stored;
+            total.skipped += drained.skipped;
+            total.dropped += drained.dropped;
+        }
+        drop(lock);
+        // An event queued while this worker was stopping found it running.
+        if Queue::all(&root).iter().all(|q| q.pending() == 0) {
+            break;
+        }
+    }
+    Ok(total)
+}
+
+/// A repository's capture queue and what its status log counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    pub queued: usize,
+    pub stored: usize,
+    pub skipped: usize,
+    pub dropped: usize,
+    /// The memories capture stored, oldest first.
+    pub stored_ids: Vec<String>,
+    /// "skipped <reason>" or "dropped <reason>" → how many.
+    pub reasons: BTreeMap<String, usize>,
+}
+
+/// `capture status` of `workspace`.
+pub fn status(home: &Home, workspace: &Workspace) -> Status {
+    let queue = Queue::for_root(&capture::capture_root(home.root()), workspace.root());
+    let statuses = queue.statuses();
+    let count = |verdict: &str| statuses.iter().filter(|s| s["verdict"] == verdict).count();
+    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+    for s in &statuses {
+        if s["verdict"] != "stored" {
+            let reason = s["reason"].as_str().unwrap_or("unknown");
+            *reasons
+                .entry(format!("{} {reason}", s["verdict"].as_str().unwrap_or("")))
+                .or_default() += 1;
+        }
+    }
+    Status {
+        queued: queue.pending(),
+        stored: count("stored"),
+        skipped: count("skipped"),
+        dropped: count("dropped"),
+        stored_ids: statuses
+            .iter()
+            .filter(|s| s["verdict"] == "stored")
+            .filter_map(|s| s["id"].as_str().map(str::to_owned))
+            .collect(),
+        reasons,
+    }
+}
+
+/// Models up to this size are dequantized at load: faster on long prompts,
+/// at about four times the memory.
+const DEQUANTIZE_BELOW_BYTES: u64 = 300 << 20;
+
+/// What judges the events the rules cannot: `GOLDFISH_CAPTURE_COMMAND`,
+/// else `GOLDFISH_CAPTURE_MODEL`, else the installed default model, else
+/// nothing (rules only). A model that does not load is reported and the
+/// worker goes on with rules only.
+fn generator(home: &Home, log: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generator>> {
+    if env::var(env::GOLDFISH_CAPTURE).is_some_and(|v| v == "rules") {
+        return None;
+    }
+    if let Some(command) = env::var(env::GOLDFISH_CAPTURE_COMMAND) {
+        let timeout = env::var(env::GOLDFISH_CAPTURE_TIMEOUT)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(60);
+        return Some(Box::new(CommandGenerator {
+            command,
+            timeout: std::time::Duration::from_secs(timeout),
+        }));
+    }
+    let path = env::var(env::GOLDFISH_CAPTURE_MODEL)
+        .map(std::path::PathBuf::from)
+        .or_else(|| capture::install::default_model(&home.models_dir()))?;
+    let size = std::fs::metadata(&path)
+        .map(|m| m.len())
+        .unwrap_or(u64::MAX);
+    if size < DEQUANTIZE_BELOW_BYTES && env::var("CANDLE_DEQUANTIZE_ALL").is_none() {
+        // SAFETY: the worker sets this before it loads the model, on its only
+        // thread; candle reads it when the model's layers are built.
+        unsafe { std::env::set_var("CANDLE_DEQUANTIZE_ALL", "1") };
+    }
+    match GgufModel::load(&path) {
+        Ok(model) => Some(Box::new(model)),
+        Err(err) => {
+            log(Notice::warning(format!(
+                "the capture model did not load: {err:#}; using the rules only"
+            )));
+            None
+        }
+    }
+}
+
+/// `model install --capture`: the default capture model; its path.
+pub fn install_model(home: &Home) -> anyhow::Result<std::path::PathBuf> {
+    Ok(capture::install::install_default(&home.models_dir())?)
+}
