@@ -6,7 +6,7 @@ use anyhow::Context;
 use super::AppError;
 use super::notice::Notice;
 use crate::embed::onnx::{ModelTokenizer, OnnxEmbedder};
-use crate::embed::{DEFAULT_MODEL, InstalledModel, Remembering, TextVectors};
+use crate::embed::{DEFAULT_MODEL, Embedder, InstalledModel, Remembering, TextVectors};
 use crate::env;
 use crate::home::Home;
 
@@ -16,7 +16,7 @@ pub const INSTALL_HINT: &str = "run `goldfish model install` for semantic recall
 /// An installed model, loaded lazily.
 pub struct Model {
     installed: InstalledModel,
-    embedder: Option<OnnxEmbedder>,
+    embedder: Option<Box<dyn Embedder + Send>>,
     tokenizer: Option<ModelTokenizer>,
     /// Sentence vectors of earlier digests.
     sentences: TextVectors,
@@ -55,20 +55,29 @@ impl Model {
     }
 
     /// The embedder, loading the model on first use.
-    pub fn embedder(&mut self) -> Result<&mut OnnxEmbedder, AppError> {
+    pub fn embedder(&mut self) -> Result<&mut (dyn Embedder + Send), AppError> {
         if self.embedder.is_none() {
-            let threads = env::var(env::GOLDFISH_THREADS)
-                .and_then(|t| t.parse().ok())
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-            let embedder = OnnxEmbedder::load(&self.installed, threads).with_context(|| {
-                format!(
-                    "cannot load the embedding model {}",
-                    self.installed.dir.display()
-                )
-            })?;
-            self.embedder = Some(embedder);
+            self.embedder = Some(self.load()?);
         }
-        Ok(self.embedder.as_mut().expect("loaded above"))
+        Ok(self.embedder.as_deref_mut().expect("loaded above"))
+    }
+
+    fn load(&self) -> Result<Box<dyn Embedder + Send>, AppError> {
+        #[cfg(feature = "fake-model")]
+        if self.installed.manifest.is_fake() {
+            let fake = crate::embed::fake::FakeEmbedder::new(self.installed.model_id());
+            return Ok(Box::new(fake));
+        }
+        let threads = env::var(env::GOLDFISH_THREADS)
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let embedder = OnnxEmbedder::load(&self.installed, threads).with_context(|| {
+            format!(
+                "cannot load the embedding model {}",
+                self.installed.dir.display()
+            )
+        })?;
+        Ok(Box::new(embedder))
     }
 
     /// The embedder for a digest's sentences: what this process embedded
@@ -76,7 +85,7 @@ impl Model {
     pub fn sentence_embedder(&mut self) -> Result<Remembering<'_>, AppError> {
         self.embedder()?;
         Ok(Remembering {
-            inner: self.embedder.as_mut().expect("loaded above"),
+            inner: self.embedder.as_deref_mut().expect("loaded above"),
             memory: &mut self.sentences,
         })
     }

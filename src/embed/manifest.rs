@@ -13,6 +13,11 @@ pub const FILE: &str = "manifest.json";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
     pub name: String,
+    /// What runs the model: absent for an ONNX model (the only kind a
+    /// release knows); `fake-words` for the tests' stand-in
+    /// ([`super::fake`], `fake-model` feature).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
     pub dims: usize,
     /// Only `mean` (over the attention mask) for now.
     pub pooling: String,
@@ -38,6 +43,7 @@ impl Manifest {
     pub fn minilm(files: BTreeMap<String, FileSource>) -> Manifest {
         Manifest {
             name: super::DEFAULT_MODEL.to_owned(),
+            kind: None,
             dims: 384,
             pooling: "mean".to_owned(),
             normalize: true,
@@ -58,6 +64,14 @@ impl Manifest {
                 path: path.to_owned(),
                 message: err.to_string(),
             })?;
+        if let Some(kind) = &manifest.kind
+            && !(cfg!(feature = "fake-model") && kind == "fake-words")
+        {
+            return Err(EmbedError::Manifest {
+                path: path.to_owned(),
+                message: format!("kind `{kind}` is not supported (only ONNX models)"),
+            });
+        }
         if manifest.pooling != "mean" {
             return Err(EmbedError::Manifest {
                 path: path.to_owned(),
@@ -68,6 +82,11 @@ impl Manifest {
             });
         }
         Ok(manifest)
+    }
+
+    /// Whether this is the tests' stand-in embedder.
+    pub fn is_fake(&self) -> bool {
+        cfg!(feature = "fake-model") && self.kind.as_deref() == Some("fake-words")
     }
 
     pub fn model_sha256(&self) -> &str {

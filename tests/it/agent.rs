@@ -175,12 +175,8 @@ fn history(env: &TestEnv, repo: &std::path::Path) {
 }
 
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
 fn brief_sums_up_where_work_stopped_within_budget() {
-    let env = TestEnv::new().with_model();
+    let env = TestEnv::new().with_fake_model();
     let repo = env.repo("repo", "Alice");
     history(&env, &repo);
     let text = env.ok(&repo, &["brief"]);
@@ -213,7 +209,7 @@ fn brief_sums_up_where_work_stopped_within_budget() {
         json["tokenizer"]
             .as_str()
             .unwrap()
-            .starts_with("all-MiniLM-L6-v2")
+            .starts_with("fake-words@")
     );
     for sentence in json["sentences"].as_array().unwrap() {
         let memory = sentence["memory"].as_str().unwrap();

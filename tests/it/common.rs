@@ -326,3 +326,28 @@ pub fn with_embedder<T>(f: impl FnOnce(&mut goldfish::embed::onnx::OnnxEmbedder)
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     f(&mut embedder)
 }
+
+impl TestEnv {
+    /// Installs the tests' stand-in embedder (`goldfish::embed::fake`: words
+    /// hashed into a vector; tokens are words) where the default model goes,
+    /// for tests of behaviour that need a model but not its meaning. No
+    /// files to download: `cargo test` runs them on a fresh clone.
+    pub fn with_fake_model(self) -> TestEnv {
+        let dir = self
+            .path()
+            .join("home/.goldfish/models")
+            .join(goldfish::embed::DEFAULT_MODEL);
+        fs::create_dir_all(&dir).unwrap();
+        let manifest = serde_json::json!({
+            "name": "fake-words",
+            "kind": "fake-words",
+            "dims": 64,
+            "pooling": "mean",
+            "normalize": true,
+            "max_length": 256,
+            "files": {"model.onnx": {"sha256": "fa4e00000000000000000000", "source": "tests"}},
+        });
+        fs::write(dir.join("manifest.json"), manifest.to_string()).unwrap();
+        self
+    }
+}

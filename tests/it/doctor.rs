@@ -371,13 +371,9 @@ fn doctor_reports_a_corrupt_index_and_leaves_it_alone() {
 }
 
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
 fn doctor_reports_the_model() {
     // Installed: ok, and memories indexed by keyword only are waiting.
-    let env = TestEnv::new().with_model();
+    let env = TestEnv::new().with_fake_model();
     let repo = env.repo("r", "Ada");
     env.ok(&repo, &["sync"]);
     let (code, report) = doctor(&env, &repo);
@@ -388,7 +384,7 @@ fn doctor_reports_the_model() {
         model["message"]
             .as_str()
             .unwrap()
-            .starts_with("all-MiniLM-L6-v2@"),
+            .starts_with("fake-words@"),
         "{model}"
     );
     fs::write(

@@ -149,12 +149,8 @@ fn concepts_find_memories_keywords_miss() {
 }
 
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
 fn sync_embeds_only_new_content_and_once_per_text() {
-    let env = TestEnv::new().with_model();
+    let env = TestEnv::new().with_fake_model();
     let (_remote, alice, bob) = env.team();
     env.ok(&bob, &["sync"]);
     // Alice and Bob share this test's GOLDFISH_HOME: Alice stores with a model
