@@ -213,7 +213,7 @@ impl Fusion {
 
 /// The span of time a question points at, relative to "now" (UTC): "N
 /// days/weeks/months/years ago" (N ± 1 of them), "last/past week/month/year"
-/// (two of them back to now), "yesterday", "in/during <month>" (the latest
+/// (two of them back to now), "yesterday", "in/during MONTH" (the latest
 /// such month up to now).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TimeCue {

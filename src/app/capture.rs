@@ -149,7 +149,7 @@ pub struct Status {
     pub dropped: usize,
     /// The memories capture stored, oldest first.
     pub stored_ids: Vec<String>,
-    /// "skipped <reason>" or "dropped <reason>" → how many.
+    /// `skipped REASON` or `dropped REASON` → how many.
     pub reasons: BTreeMap<String, usize>,
 }
 

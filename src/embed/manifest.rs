@@ -15,7 +15,7 @@ pub struct Manifest {
     pub name: String,
     /// What runs the model: absent for an ONNX model (the only kind a
     /// release knows); `fake-words` for the tests' stand-in
-    /// ([`super::fake`], `fake-model` feature).
+    /// (`embed::fake`, `fake-model` feature).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     pub dims: usize,

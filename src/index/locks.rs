@@ -40,7 +40,7 @@ pub struct Ticket(u64);
 /// [`Exclusive::Handed`]: the holder re-runs before it lets go, so the
 /// request is not lost. The holder checks the mark again after releasing the
 /// lock, closing the window in which a mark could be left unseen. The holder
-/// numbers its passes (see [`Passes`]), so a caller that has to read
+/// numbers its passes (see `Passes`), so a caller that has to read
 /// afterwards waits for the first pass after its mark
 /// ([`wait_for_running`]), not for the lock to fall free, which a stream of
 /// writers may keep it from doing for long.

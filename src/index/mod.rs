@@ -217,7 +217,7 @@ impl Index {
     }
 
     /// The schema version of the file (`PRAGMA user_version`): below
-    /// [`schema::VERSION`] only for an index [`Index::inspect`] opened, which
+    /// `schema::VERSION` only for an index [`Index::inspect`] opened, which
     /// does not migrate.
     pub fn schema_version(&self) -> Result<i64, IndexError> {
         self.conn

@@ -7,7 +7,7 @@
 //! Every recall first runs the incremental sync, which is what picks up a
 //! pull (a HEAD change) made while the server runs.
 //!
-//! A line filter ([`filter`]) stands between stdin and rmcp, so every
+//! A line filter (`filter`) stands between stdin and rmcp, so every
 //! request gets an answer its client can match.
 
 use std::sync::{Arc, Mutex, MutexGuard};
