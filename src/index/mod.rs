@@ -66,6 +66,13 @@ pub struct Index {
     path: PathBuf,
     /// Bit codes of the vectors, loaded on the first vector search.
     codes: vectors::Codes,
+    /// A second, read-only connection: a hybrid recall runs its keyword
+    /// stage on it, beside the vector stage (`None` until the first one,
+    /// and while a recall has it).
+    side: std::sync::Mutex<Option<Box<Index>>>,
+    /// Whether a hybrid recall runs its two stages at once (more than one
+    /// core).
+    parallel: bool,
 }
 
 /// What [`Index::inspect`] found.
@@ -132,6 +139,47 @@ impl Index {
         }
     }
 
+    fn with(conn: Connection, path: &Path) -> Index {
+        static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        let cores =
+            *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        Index {
+            conn,
+            path: path.to_owned(),
+            codes: Default::default(),
+            side: Default::default(),
+            parallel: cores > 1,
+        }
+    }
+
+    /// The second connection, opened on first use: read-only, no
+    /// migration (this one did it).
+    fn take_side(&self) -> Result<Box<Index>, IndexError> {
+        let kept = self.side.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(side) = kept {
+            return Ok(side);
+        }
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(self.sqlite())?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(self.sqlite())?;
+        let mut side = Index::with(conn, &self.path);
+        side.parallel = false;
+        Ok(Box::new(side))
+    }
+
+    fn put_side(&self, side: Box<Index>) {
+        *self.side.lock().unwrap_or_else(|p| p.into_inner()) = Some(side);
+    }
+
+    /// Runs hybrid recalls' two stages one after the other (`false`) or
+    /// at once (`true`, the default with more than one core).
+    pub fn set_parallel(&mut self, parallel: bool) {
+        self.parallel = parallel;
+    }
+
     fn open_unchecked(path: &Path) -> Result<Index, IndexError> {
         register_sqlite_vec();
         let sqlite = |source| IndexError::Sqlite {
@@ -152,11 +200,7 @@ impl Index {
             .map_err(sqlite)?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(sqlite)?;
-        let mut index = Index {
-            conn,
-            path: path.to_owned(),
-            codes: Default::default(),
-        };
+        let mut index = Index::with(conn, path);
         schema::migrate(&mut index.conn).map_err(|err| match err {
             schema::MigrateError::Sqlite(source) => sqlite(source),
             schema::MigrateError::TooNew { found, supported } => IndexError::TooNew {
@@ -208,11 +252,7 @@ impl Index {
                 found,
                 supported: schema::VERSION,
             },
-            Ok(_) => Inspection::Intact(Box::new(Index {
-                conn,
-                path: path.to_owned(),
-                codes: Default::default(),
-            })),
+            Ok(_) => Inspection::Intact(Box::new(Index::with(conn, path))),
         })
     }
 

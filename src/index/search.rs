@@ -599,10 +599,29 @@ impl Index {
         query: Option<QueryVector<'_>>,
     ) -> Result<Vec<IndexedMemory>, IndexError> {
         let depth = (request.limit * 5).max(50);
-        let keyword = self.keyword(request, scope, depth)?;
-        let semantic = match query {
-            Some(query) => self.semantic(request, scope, query, depth)?,
-            None => Vec::new(),
+        let (keyword, semantic) = match query {
+            // The keyword stage on the second connection, beside the vector
+            // stage on this one: same queries, same lists, in the time of
+            // the slower.
+            Some(query) if self.parallel => {
+                let side = self.take_side()?;
+                let (side, keyword, semantic) = std::thread::scope(|s| {
+                    let keyword = s.spawn(move || {
+                        let hits = side.keyword(request, scope, depth);
+                        (side, hits)
+                    });
+                    let semantic = self.semantic(request, scope, query, depth);
+                    let (side, hits) = keyword.join().expect("the keyword stage panicked");
+                    (side, hits, semantic)
+                });
+                self.put_side(side);
+                (keyword?, semantic?)
+            }
+            Some(query) => (
+                self.keyword(request, scope, depth)?,
+                self.semantic(request, scope, query, depth)?,
+            ),
+            None => (self.keyword(request, scope, depth)?, Vec::new()),
         };
         let mut candidates: Vec<(Evidence, IndexedMemory)> = Vec::new();
         let mut position: std::collections::HashMap<String, usize> =
@@ -904,6 +923,65 @@ mod tests {
 
     fn ids(hits: &[IndexedMemory]) -> Vec<(String, f64)> {
         hits.iter().map(|hit| (hit.id.clone(), hit.score)).collect()
+    }
+
+    /// A hybrid recall gives the same list whether its keyword stage runs
+    /// on the second connection beside the vector stage or before it on
+    /// this one; the second connection is kept for the next recall.
+    #[test]
+    fn hybrid_stages_at_once_rank_as_one_after_the_other() {
+        let (_dir, mut index) = seeded();
+        let mut seed = 7_u64;
+        let mut unit = |dims: usize| -> Vec<f32> {
+            let mut v: Vec<f32> = (0..dims)
+                .map(|_| {
+                    seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                    (seed >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+                })
+                .collect();
+            crate::embed::normalize(&mut v);
+            v
+        };
+        let vectors: Vec<(String, Vec<f32>)> =
+            (0..37).map(|k| (format!("c{k}"), unit(16))).collect();
+        index
+            .insert_embeddings("m", vectors.iter().map(|(h, v)| (h.as_str(), v.as_slice())))
+            .unwrap();
+        let query = unit(16);
+        for (text, scope) in [
+            ("pool size", Scope::All),
+            ("deadlock sqlite wal", Scope::Workspaces(vec![1])),
+            ("zebra", Scope::All),
+        ] {
+            let request = Request {
+                query: Some(text.to_owned()),
+                limit: 10,
+                ..Request::default()
+            };
+            let mut run = |parallel: bool| {
+                index.set_parallel(parallel);
+                let vector = QueryVector {
+                    model: "m",
+                    vector: &query,
+                };
+                index
+                    .recall(&request, &scope, Mode::Hybrid, Some(vector))
+                    .unwrap()
+            };
+            let apart = run(false);
+            let together = run(true);
+            assert!(!apart.is_empty(), "{text}");
+            assert_eq!(ids(&together), ids(&apart), "{text}");
+            assert_eq!(
+                together
+                    .iter()
+                    .map(|h| h.ranking)
+                    .collect::<Vec<_>>(),
+                apart.iter().map(|h| h.ranking).collect::<Vec<_>>(),
+                "{text}"
+            );
+            assert!(index.side.lock().unwrap().is_some(), "kept for the next");
+        }
     }
 
     /// The two-stage keyword ranking answers exactly what the exhaustive
