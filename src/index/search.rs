@@ -973,10 +973,7 @@ mod tests {
             assert!(!apart.is_empty(), "{text}");
             assert_eq!(ids(&together), ids(&apart), "{text}");
             assert_eq!(
-                together
-                    .iter()
-                    .map(|h| h.ranking)
-                    .collect::<Vec<_>>(),
+                together.iter().map(|h| h.ranking).collect::<Vec<_>>(),
                 apart.iter().map(|h| h.ranking).collect::<Vec<_>>(),
                 "{text}"
             );
