@@ -12,9 +12,6 @@
 
 use super::{EmbedError, Embedder, TextKind, normalize};
 
-/// The manifest's `kind` of this embedder.
-pub const KIND: &str = "fake-words";
-
 /// Dimensions of its vectors.
 pub const DIMS: usize = 64;
 

@@ -10,6 +10,10 @@ use super::EmbedError;
 
 pub const FILE: &str = "manifest.json";
 
+/// The `kind` of the tests' stand-in embedder (`embed::fake`), known only
+/// to builds with the `fake-model` feature.
+pub const FAKE_KIND: &str = "fake-words";
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
     pub name: String,
@@ -65,7 +69,7 @@ impl Manifest {
                 message: err.to_string(),
             })?;
         if let Some(kind) = &manifest.kind
-            && !(cfg!(feature = "fake-model") && kind == "fake-words")
+            && !manifest.is_fake()
         {
             return Err(EmbedError::Manifest {
                 path: path.to_owned(),
@@ -86,7 +90,7 @@ impl Manifest {
 
     /// Whether this is the tests' stand-in embedder.
     pub fn is_fake(&self) -> bool {
-        cfg!(feature = "fake-model") && self.kind.as_deref() == Some("fake-words")
+        cfg!(feature = "fake-model") && self.kind.as_deref() == Some(FAKE_KIND)
     }
 
     pub fn model_sha256(&self) -> &str {

@@ -340,7 +340,7 @@ impl TestEnv {
         fs::create_dir_all(&dir).unwrap();
         let manifest = serde_json::json!({
             "name": "fake-words",
-            "kind": "fake-words",
+            "kind": goldfish::embed::manifest::FAKE_KIND,
             "dims": 64,
             "pooling": "mean",
             "normalize": true,
