@@ -6,7 +6,9 @@
 //!   embedded by the real model before the search (what `goldfish recall`
 //!   does, in the same order, from `Index::query_vector` to `digest::distill`);
 //! - cold: `goldfish recall` as a new process (sync check, model load, query
-//!   embedding, search, output); its peak memory too.
+//!   embedding, search, output); its peak memory too;
+//! - warm again with the keyword index removed (keyword and hybrid), so
+//!   FTS5's bm25() ranks the keyword stage: the alternative, same run.
 //!
 //! The workspace is a synthetic team log (`common/workspace.rs`) synced from
 //! git; its vectors are synthetic (embedding a million texts is out of the
@@ -83,7 +85,7 @@ fn measure(n: usize, model: &InstalledModel) {
         emit(Row::time("sync", "full sync, keywords only", sync).at(n));
     }
 
-    let warm = warm(&workspace, model, &model_id);
+    let warm = warm(&workspace, model, &model_id, &KINDS, 0);
     let rss = rss_kb() as f64 / 1024.0;
     let cells: Vec<String> = warm
         .iter()
@@ -161,6 +163,8 @@ fn warm(
     workspace: &Workspace,
     model: &InstalledModel,
     model_id: &str,
+    kinds: &[(Kind, &str)],
+    first_question: usize,
 ) -> Vec<(Duration, Duration)> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut embedder = OnnxEmbedder::load(model, threads).expect("load the model");
@@ -175,11 +179,11 @@ fn warm(
     ]);
     const WARM_UP: usize = 5;
     const TIMED: usize = 25;
-    KINDS
+    kinds
         .iter()
         .enumerate()
         .map(|(k, (kind, _))| {
-            let mut times: Vec<Duration> = questions(WARM_UP + TIMED, k * 100)
+            let mut times: Vec<Duration> = questions(WARM_UP + TIMED, first_question + k * 100)
                 .into_iter()
                 .enumerate()
                 .filter_map(|(i, query)| {

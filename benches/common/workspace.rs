@@ -623,12 +623,20 @@ impl Workspace {
     }
 
     /// The index on disk: the database and its write-ahead log.
+    /// Bytes of the index: the database and its keyword index.
     pub fn index_bytes(&self) -> u64 {
-        ["index.db", "index.db-wal"]
+        let text: u64 = std::fs::read_dir(self.home.join("index.text"))
+            .into_iter()
+            .flatten()
+            .filter_map(|entry| entry.ok()?.metadata().ok())
+            .map(|metadata| metadata.len())
+            .sum();
+        let db: u64 = ["index.db", "index.db-wal"]
             .iter()
             .filter_map(|name| std::fs::metadata(self.home.join(name)).ok())
             .map(|metadata| metadata.len())
-            .sum()
+            .sum();
+        db + text
     }
 }
 

@@ -10,6 +10,7 @@ mod provenance;
 mod schema;
 pub mod search;
 pub mod sync;
+pub mod text;
 pub mod vectors;
 
 use std::path::{Path, PathBuf};
@@ -73,6 +74,9 @@ pub struct Index {
     /// Whether a hybrid recall runs its two stages at once (more than one
     /// core).
     parallel: bool,
+    /// The keyword index (`text`), opened on the first keyword ranking
+    /// that finds it written.
+    text: std::sync::Mutex<Option<text::TextIndex>>,
 }
 
 /// What [`Index::inspect`] found.
@@ -149,6 +153,7 @@ impl Index {
             codes: Default::default(),
             side: Default::default(),
             parallel: cores > 1,
+            text: Default::default(),
         }
     }
 

@@ -3,7 +3,7 @@
 use rusqlite::Connection;
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 3;
+pub const VERSION: i64 = 4;
 
 /// Version 1.
 ///
@@ -246,6 +246,30 @@ UPDATE memories SET record_hash = '';
 UPDATE files SET blob_id = '', racy = 1;
 "#;
 
+/// Version 4, over version 3: `text_journal`, the rowid of every memory row
+/// inserted, changed (content, tags, files or workspace) or deleted, in
+/// order, kept by triggers for the keyword index (`super::text`), which
+/// applies and prunes it. Nothing to backfill: a keyword index that was
+/// never written for this database is built from every row.
+const V4: &str = r#"
+CREATE TABLE text_journal (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    row INTEGER NOT NULL
+);
+CREATE TRIGGER memories_text_insert AFTER INSERT ON memories BEGIN
+    INSERT INTO text_journal (row) VALUES (new.rowid);
+END;
+CREATE TRIGGER memories_text_update AFTER UPDATE OF content, tags, files, workspace_id ON memories
+WHEN old.content IS NOT new.content OR old.tags IS NOT new.tags OR old.files IS NOT new.files
+  OR old.workspace_id IS NOT new.workspace_id
+BEGIN
+    INSERT INTO text_journal (row) VALUES (new.rowid);
+END;
+CREATE TRIGGER memories_text_delete AFTER DELETE ON memories BEGIN
+    INSERT INTO text_journal (row) VALUES (old.rowid);
+END;
+"#;
+
 #[derive(Debug)]
 pub enum MigrateError {
     Sqlite(rusqlite::Error),
@@ -281,6 +305,9 @@ pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
     }
     if found < 3 {
         tx.execute_batch(V3)?;
+    }
+    if found < 4 {
+        tx.execute_batch(V4)?;
     }
     tx.pragma_update(None, "user_version", VERSION)?;
     tx.commit()?;

@@ -411,13 +411,15 @@ impl Index {
         )
     }
 
-    /// BM25 ranking of the query's words, in two stages: FTS5 ranks its
+    /// BM25 ranking of the query's words, in two stages: the keyword index
+    /// (`keyword_text`, tantivy) or else FTS5 (`keyword_ranked`) ranks its
     /// matches alone, and only the best few (4 × `limit`, at least
     /// `KEYWORD_FETCH`) are joined with the memories for the filters and the
-    /// row (`keyword_ranked`); the one query
-    /// over every match (`keyword_exhaustive`) answers when those cannot
-    /// prove the top `limit` (too few pass the filters, or a tie at the
-    /// edge). Both give the same list.
+    /// row (`join_ranked`); FTS5's one query over every match
+    /// (`keyword_exhaustive`) answers when those cannot prove the top
+    /// `limit` (too few pass the filters, or a tie at the edge). FTS5's two
+    /// stages give the same list as its one query; the keyword index's
+    /// BM25 is its own (see `super::text`).
     fn keyword(
         &self,
         request: &Request,
@@ -425,6 +427,9 @@ impl Index {
         limit: usize,
     ) -> Result<Vec<IndexedMemory>, IndexError> {
         let fetch = (limit * 4).max(KEYWORD_FETCH);
+        if let Some(hits) = self.keyword_text(request, scope, limit, fetch)? {
+            return Ok(hits);
+        }
         if fetch > KEYWORD_FETCH_MAX {
             return self.keyword_exhaustive(request, scope, limit);
         }
@@ -434,12 +439,75 @@ impl Index {
         }
     }
 
+    /// The top `limit` from the keyword index (`super::text`), or `None`
+    /// when it cannot answer: not written, not fresh (FTS5 answers, with
+    /// every row), or when even its best `KEYWORD_FETCH_MAX` matches do
+    /// not prove the top `limit` (too few pass the filters: FTS5's one
+    /// query over every match answers). Asks for `fetch` matches, then 8
+    /// times more while they do not prove it.
+    fn keyword_text(
+        &self,
+        request: &Request,
+        scope: &Scope,
+        limit: usize,
+        mut fetch: usize,
+    ) -> Result<Option<Vec<IndexedMemory>>, IndexError> {
+        let words = content_words(request.query.as_deref().unwrap_or_default());
+        if words.is_empty() {
+            return Ok(Some(Vec::new()));
+        }
+        if fetch > KEYWORD_FETCH_MAX {
+            return Ok(None);
+        }
+        let mut text = self.text.lock().unwrap_or_else(|p| p.into_inner());
+        if text.is_none() {
+            // Unreadable is as good as absent: FTS5 answers, and the next
+            // sync writes it again.
+            *text = super::text::TextIndex::open(&self.path).ok().flatten();
+        }
+        let Some(index) = text.as_ref() else {
+            return Ok(None);
+        };
+        if !index.fresh(&self.conn).unwrap_or(false) {
+            return Ok(None);
+        }
+        // The scope goes into the query only when it leaves workspaces
+        // out: a filter costs the search its pruning.
+        let workspaces = match scope {
+            Scope::All => None,
+            Scope::Workspaces(ids) => {
+                let known: i64 = self
+                    .conn
+                    .query_row("SELECT count(*) FROM workspaces", [], |row| row.get(0))
+                    .map_err(self.sqlite())?;
+                (usize::try_from(known).unwrap_or(usize::MAX) > ids.len()).then_some(ids.as_slice())
+            }
+        };
+        loop {
+            let Ok(found) = index.search(&words, workspaces, fetch) else {
+                return Ok(None);
+            };
+            if found.len() > 2 * KEYWORD_FETCH_MAX {
+                // Ties past what one statement can bind: FTS5 answers.
+                return Ok(None);
+            }
+            // bm25()'s convention: lower ranks better.
+            let ranked = found
+                .into_iter()
+                .map(|(row, score)| (row, -score))
+                .collect();
+            if let Some(hits) = self.join_ranked(request, scope, limit, fetch, ranked, true)? {
+                return Ok(Some(hits));
+            }
+            if fetch >= KEYWORD_FETCH_MAX {
+                return Ok(None);
+            }
+            fetch = (fetch * 8).min(KEYWORD_FETCH_MAX);
+        }
+    }
+
     /// The top `limit` from FTS5's best `fetch` matches, or `None` when
-    /// they may not hold it. Exact when it answers: every match scoring
-    /// strictly better than the `fetch`-th is among the fetched, so a top
-    /// `limit` whose last scores strictly better than the `fetch`-th (or
-    /// fewer than `fetch` matches in all) is the one the exhaustive query
-    /// finds, ties broken the same way.
+    /// they may not hold it.
     fn keyword_ranked(
         &self,
         request: &Request,
@@ -466,6 +534,28 @@ impl Index {
             })
             .and_then(|rows| rows.collect())
             .map_err(self.sqlite())?;
+        self.join_ranked(request, scope, limit, fetch, ranked, false)
+    }
+
+    /// The top `limit` of `ranked` (the best `fetch` matches of every
+    /// workspace as (rowid, rank), lower ranking better) that pass the
+    /// filters and the scope, or `None` when they may not hold it. Exact
+    /// when it answers: every match ranking strictly better than the
+    /// `fetch`-th is among them, so a top `limit` whose last ranks strictly
+    /// better than the `fetch`-th (or fewer than `fetch` matches in all)
+    /// is the one a query over every match finds, ties broken the same
+    /// way. With `ties` (`ranked` holds every match ranking as well as its
+    /// last), whatever was not fetched ranks strictly worse than all that
+    /// was, so a full top `limit` is proof enough.
+    fn join_ranked(
+        &self,
+        request: &Request,
+        scope: &Scope,
+        limit: usize,
+        fetch: usize,
+        ranked: Vec<(i64, f64)>,
+        ties: bool,
+    ) -> Result<Option<Vec<IndexedMemory>>, IndexError> {
         let complete = ranked.len() < fetch;
         let Some(&(_, edge)) = ranked.last() else {
             return Ok(Some(Vec::new()));
@@ -494,10 +584,11 @@ impl Index {
         // than the edge ranks strictly before it.
         let proven = complete
             || (hits.len() == limit
-                && hits
-                    .last()
-                    .and_then(|hit| hit.keyword)
-                    .is_some_and(|keyword| keyword > keyword_relevance(edge)));
+                && (ties
+                    || hits
+                        .last()
+                        .and_then(|hit| hit.keyword)
+                        .is_some_and(|keyword| keyword > keyword_relevance(edge))));
         if !proven {
             return Ok(None);
         }

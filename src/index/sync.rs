@@ -342,6 +342,11 @@ pub fn sync(
         std::process::abort();
     }
     tx.commit().map_err(sqlite)?;
+    if let Err(err) = super::text::catch_up(&index.conn, &index.path) {
+        report.problems.push(format!(
+            "{err}; keyword recall uses SQLite's full-text search until a sync writes it"
+        ));
+    }
     Ok(report)
 }
 

@@ -452,7 +452,7 @@ fn doctor_finds_an_index_that_a_branch_switch_would_break() {
         found["message"]
             .as_str()
             .unwrap()
-            .contains("written by an older goldfish (schema 1, now 3)"),
+            .contains("written by an older goldfish (schema 1, now 4)"),
         "{found}"
     );
     env.ok(&repo, &["sync"]);

@@ -89,7 +89,11 @@ pub fn memory_hashes(home: &Path) -> Vec<String> {
 pub fn downgrade_to_schema_1(path: &Path, extra: &str) {
     let conn = rusqlite::Connection::open(path).unwrap();
     conn.execute_batch(&format!(
-        "DROP TABLE duplicates;
+        "DROP TRIGGER memories_text_insert;
+         DROP TRIGGER memories_text_update;
+         DROP TRIGGER memories_text_delete;
+         DROP TABLE text_journal;
+         DROP TABLE duplicates;
          ALTER TABLE files DROP COLUMN racy;
          ALTER TABLE memories DROP COLUMN flags;
          DROP TRIGGER memories_queue_insert;

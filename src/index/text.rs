@@ -1,0 +1,876 @@
+//! The keyword index: a tantivy index beside `index.db` (`index.text/`) that
+//! ranks keyword matches by BM25 without scoring every match (block-max
+//! WAND), where FTS5's `bm25()` scores each one.
+//!
+//! SQLite stays the truth. Triggers on `memories` append the rowid of every
+//! row inserted, changed or deleted to `text_journal` (schema version 4);
+//! [`catch_up`] (run after each sync) applies the journal to the tantivy
+//! index and commits with a payload naming the database (its
+//! `meta.text_index` id) and the last journal entry applied, then prunes
+//! what it applied. A recall uses the keyword index only when that payload
+//! names this database and the journal's last entry ([`TextIndex::fresh`]);
+//! otherwise (never caught up, a sync half way, an index of another
+//! database, an unreadable directory) keyword ranking stays with FTS5, so
+//! an answer never misses a row SQLite has.
+//!
+//! Fields: `row` (the memory's rowid), `workspace` (its workspace id),
+//! `length` (its words in all three texts), all fast, and `content`, `tags`,
+//! `files` (word frequencies), analysed like FTS5's `porter unicode61
+//! remove_diacritics 2`: words of letters and digits, lowercased, accents
+//! folded, English stemming (snowball's, where FTS5 has Porter's: a few
+//! words stem apart).
+//!
+//! [`TextIndex::search`] scores with FTS5's own `bm25(memories_fts, 1.0,
+//! 2.0, 0.5)` formula, not tantivy's BM25 (which scores each field on its
+//! own): per query word, its frequency weighted over the three texts, the
+//! row's whole length against the average, and the word's rows over all
+//! rows; so keyword ranking, and the hybrid fusion built on its scores, is
+//! the one SQLite gave (`tests`: the same scores as FTS5 on
+//! fixtures/eval/). What is faster is reading: tantivy's compressed
+//! postings lists, read once per word into a score per row, instead of
+//! FTS5's per-match function call and row-size lookup.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
+};
+use tantivy::tokenizer::{
+    AsciiFoldingFilter, LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnalyzer, Token,
+    TokenFilter, TokenStream, Tokenizer,
+};
+use tantivy::{TantivyDocument, Term};
+
+/// Longer words are left out (FTS5 keeps them; tantivy cannot index them).
+const MAX_WORD: usize = 1_000;
+
+/// The analyser's name in the index's schema.
+const ANALYZER: &str = "goldfish";
+
+/// The weights of content, tags and files in a query (FTS5's bm25 weights).
+const WEIGHTS: [f32; 3] = [1.0, 2.0, 0.5];
+
+/// The writer's memory before it flushes a segment.
+const WRITER_MEMORY: usize = 64 << 20;
+
+/// How long a catch-up waits for another process's writer.
+const WRITER_WAIT: Duration = Duration::from_secs(30);
+
+#[derive(Debug, thiserror::Error)]
+pub enum TextError {
+    #[error("keyword index {}: {source}", .path.display())]
+    Tantivy {
+        path: PathBuf,
+        #[source]
+        source: tantivy::TantivyError,
+    },
+    #[error("keyword index {}: {source}", .path.display())]
+    Sqlite {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("keyword index {}: {source}", .path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// FTS5's bm25 parameters.
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+
+/// The index's fields.
+#[derive(Clone, Copy)]
+struct Fields {
+    row: Field,
+    workspace: Field,
+    length: Field,
+    text: [Field; 3],
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut builder = Schema::builder();
+    let row = builder.add_u64_field("row", INDEXED | FAST);
+    let workspace = builder.add_i64_field("workspace", FAST);
+    let length = builder.add_u64_field("length", FAST);
+    let text = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(ANALYZER)
+            .set_index_option(IndexRecordOption::WithFreqs),
+    );
+    let text = ["content", "tags", "files"].map(|name| builder.add_text_field(name, text.clone()));
+    (
+        builder.build(),
+        Fields {
+            row,
+            workspace,
+            length,
+            text,
+        },
+    )
+}
+
+fn analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(MAX_WORD))
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .filter(Porter)
+        .build()
+}
+
+/// FTS5's `porter` stemming: Porter's original algorithm (Snowball's
+/// `porter`), on words of 3 to 64 bytes (FTS5 leaves others alone).
+#[derive(Clone, Copy)]
+struct Porter;
+
+impl TokenFilter for Porter {
+    type Tokenizer<T: Tokenizer> = PorterFilter<T>;
+
+    fn transform<T: Tokenizer>(self, tokenizer: T) -> PorterFilter<T> {
+        PorterFilter(tokenizer)
+    }
+}
+
+#[derive(Clone)]
+struct PorterFilter<T>(T);
+
+impl<T: Tokenizer> Tokenizer for PorterFilter<T> {
+    type TokenStream<'a> = PorterStream<T::TokenStream<'a>>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> Self::TokenStream<'a> {
+        PorterStream {
+            tail: self.0.token_stream(text),
+            stemmer: frostem::Stemmer::new(frostem::Algorithm::Porter),
+        }
+    }
+}
+
+struct PorterStream<T> {
+    tail: T,
+    stemmer: frostem::Stemmer,
+}
+
+impl<T: TokenStream> TokenStream for PorterStream<T> {
+    fn advance(&mut self) -> bool {
+        if !self.tail.advance() {
+            return false;
+        }
+        let token = self.tail.token_mut();
+        if (3..=64).contains(&token.text.len())
+            && let std::borrow::Cow::Owned(stem) = self.stemmer.stem(&token.text)
+        {
+            token.text = stem;
+        }
+        true
+    }
+
+    fn token(&self) -> &Token {
+        self.tail.token()
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        self.tail.token_mut()
+    }
+}
+
+/// Where the keyword index of the database at `db` lives.
+pub fn dir_of(db: &Path) -> PathBuf {
+    db.with_extension("text")
+}
+
+/// What a commit of the keyword index says it holds.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct Payload {
+    /// The database's `meta.text_index` id.
+    db: String,
+    /// The last journal entry applied.
+    seq: i64,
+}
+
+/// An open keyword index, for reading.
+pub struct TextIndex {
+    dir: PathBuf,
+    index: tantivy::Index,
+    reader: tantivy::IndexReader,
+    fields: Fields,
+    /// Rows and their words in all, for the searcher generation they were
+    /// counted in.
+    totals: std::sync::Mutex<Option<(u64, Totals)>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Totals {
+    rows: u64,
+    words: u64,
+}
+
+impl TextIndex {
+    /// Opens the keyword index of the database at `db`, if one was written.
+    pub fn open(db: &Path) -> Result<Option<TextIndex>, TextError> {
+        let dir = dir_of(db);
+        if !dir.join("meta.json").is_file() {
+            return Ok(None);
+        }
+        let tantivy = tantivy_at(&dir);
+        let index = tantivy::Index::open_in_dir(&dir).map_err(tantivy)?;
+        let (schema, fields) = schema();
+        if index.schema() != schema {
+            return Ok(None);
+        }
+        index.tokenizers().register(ANALYZER, analyzer());
+        let reader = index
+            .reader_builder()
+            .reload_policy(tantivy::ReloadPolicy::Manual)
+            .try_into()
+            .map_err(tantivy)?;
+        Ok(Some(TextIndex {
+            dir,
+            index,
+            reader,
+            fields,
+            totals: Default::default(),
+        }))
+    }
+
+    /// Whether the index holds every row of `conn`'s database as it is now:
+    /// its last commit applied the journal's last entry, for this database.
+    /// The reader is reloaded first, so a search after `true` sees that
+    /// commit or a later one.
+    pub fn fresh(&self, conn: &Connection) -> Result<bool, TextError> {
+        let sqlite = sqlite_at(&self.dir);
+        let db = db_id(conn).map_err(sqlite)?;
+        let seq = journal_end(conn).map_err(sqlite)?;
+        let committed = committed(&self.index).map_err(tantivy_at(&self.dir))?;
+        self.reader.reload().map_err(tantivy_at(&self.dir))?;
+        Ok(db.is_some_and(|db| committed == Some(Payload { db, seq })))
+    }
+
+    /// The best `limit` matches of any of `words` (stopwords already left
+    /// out), in `workspaces` (`None`: every one), as (rowid, bm25 score as
+    /// FTS5 computes it), best first, and every match that scores as well
+    /// as the last of them (ties at the edge are all there).
+    pub fn search(
+        &self,
+        words: &[String],
+        workspaces: Option<&[i64]>,
+        limit: usize,
+    ) -> Result<Vec<(i64, f64)>, TextError> {
+        let tantivy = tantivy_at(&self.dir);
+        let io = |source: std::io::Error| TextError::Io {
+            path: self.dir.clone(),
+            source,
+        };
+        let mut analyzer = self
+            .index
+            .tokenizers()
+            .get(ANALYZER)
+            .unwrap_or_else(analyzer);
+        // FTS5 matches each quoted word as a phrase of its tokens; goldfish's
+        // words are letters and digits, one token each.
+        let mut terms: Vec<String> = Vec::new();
+        for word in words {
+            let mut stream = analyzer.token_stream(word);
+            while let Some(token) = stream.next() {
+                if !terms.contains(&token.text) {
+                    terms.push(token.text.clone());
+                }
+            }
+        }
+        if terms.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let searcher = self.reader.searcher();
+        let totals = self.totals(&searcher)?;
+        if totals.rows == 0 {
+            return Ok(Vec::new());
+        }
+        let segments = searcher.segment_readers();
+        // Per word and segment: the matching rows and their weighted
+        // frequency (content 1, tags 2, files 0.5), by document.
+        let mut matches: Vec<Vec<Vec<(u32, f64)>>> = Vec::with_capacity(terms.len());
+        for term in &terms {
+            let mut per_segment = Vec::with_capacity(segments.len());
+            for segment in segments {
+                let mut lists = Vec::new();
+                for (field, weight) in self.fields.text.iter().zip(WEIGHTS) {
+                    let postings = segment
+                        .inverted_index(*field)
+                        .map_err(tantivy)?
+                        .read_postings(
+                            &Term::from_field_text(*field, term),
+                            IndexRecordOption::WithFreqs,
+                        )
+                        .map_err(io)?;
+                    if let Some(postings) = postings {
+                        lists.push((postings, f64::from(weight)));
+                    }
+                }
+                per_segment.push(merge(lists, segment.alive_bitset()));
+            }
+            matches.push(per_segment);
+        }
+        let avgdl = totals.words as f64 / totals.rows as f64;
+        let n = totals.rows as f64;
+        let idf: Vec<f64> = matches
+            .iter()
+            .map(|per_segment| {
+                let hits = per_segment.iter().map(Vec::len).sum::<usize>() as f64;
+                let idf = ((n - hits + 0.5) / (hits + 0.5)).ln();
+                if idf <= 0.0 { 1e-6 } else { idf }
+            })
+            .collect();
+        let mut scored: Vec<(f64, i64)> = Vec::new();
+        for (s, segment) in segments.iter().enumerate() {
+            let fast = segment.fast_fields();
+            let length = fast.u64("length").map_err(tantivy)?;
+            let row = fast.u64("row").map_err(tantivy)?;
+            let workspace = match workspaces {
+                Some(_) => Some(fast.i64("workspace").map_err(tantivy)?),
+                None => None,
+            };
+            // Scores by document (a match scores above 0: its word's idf
+            // is at least 1e-6), and the documents scored.
+            let mut score = vec![0.0f64; segment.max_doc() as usize];
+            let mut scored_docs: Vec<u32> = Vec::new();
+            for (t, per_segment) in matches.iter().enumerate() {
+                for &(doc, f) in &per_segment[s] {
+                    let dl = length.first(doc).unwrap_or(0) as f64;
+                    let slot = &mut score[doc as usize];
+                    if *slot == 0.0 {
+                        scored_docs.push(doc);
+                    }
+                    *slot += idf[t] * (f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * dl / avgdl));
+                }
+            }
+            for doc in scored_docs {
+                if let (Some(ids), Some(column)) = (workspaces, &workspace)
+                    && !column.first(doc).is_some_and(|id| ids.contains(&id))
+                {
+                    continue;
+                }
+                if let Some(row) = row.first(doc) {
+                    scored.push((score[doc as usize], row as i64));
+                }
+            }
+        }
+        let by_score = |a: &(f64, i64), b: &(f64, i64)| b.0.total_cmp(&a.0);
+        if scored.len() > limit {
+            scored.select_nth_unstable_by(limit - 1, by_score);
+            let edge = scored[limit - 1].0;
+            let (top, rest) = scored.split_at_mut(limit);
+            let mut kept = top.to_vec();
+            kept.extend(rest.iter().filter(|(score, _)| *score >= edge));
+            scored = kept;
+        }
+        scored.sort_by(by_score);
+        Ok(scored
+            .into_iter()
+            .map(|(score, row)| (row, score))
+            .collect())
+    }
+
+    /// Rows and their words in all, counted once per searcher generation.
+    fn totals(&self, searcher: &tantivy::Searcher) -> Result<Totals, TextError> {
+        let generation = searcher.generation().generation_id();
+        let mut cached = self.totals.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((at, totals)) = *cached
+            && at == generation
+        {
+            return Ok(totals);
+        }
+        let mut totals = Totals { rows: 0, words: 0 };
+        for segment in searcher.segment_readers() {
+            let length = segment
+                .fast_fields()
+                .u64("length")
+                .map_err(tantivy_at(&self.dir))?;
+            for doc in 0..segment.max_doc() {
+                if segment
+                    .alive_bitset()
+                    .is_none_or(|alive| alive.is_alive(doc))
+                {
+                    totals.rows += 1;
+                    totals.words += length.first(doc).unwrap_or(0);
+                }
+            }
+        }
+        *cached = Some((generation, totals));
+        Ok(totals)
+    }
+}
+
+/// The live documents of `lists` (one word's postings in each text, with
+/// the text's weight) and their weighted frequency, by document.
+fn merge(
+    mut lists: Vec<(tantivy::postings::SegmentPostings, f64)>,
+    alive: Option<&tantivy::fastfield::AliveBitSet>,
+) -> Vec<(u32, f64)> {
+    use tantivy::{DocSet, TERMINATED, postings::Postings};
+    let mut out = Vec::new();
+    loop {
+        let Some(doc) = lists.iter().map(|(p, _)| p.doc()).min() else {
+            return out;
+        };
+        if doc == TERMINATED {
+            return out;
+        }
+        let mut f = 0.0;
+        for (postings, weight) in &mut lists {
+            if postings.doc() == doc {
+                f += *weight * f64::from(postings.term_freq());
+                postings.advance();
+            }
+        }
+        if alive.is_none_or(|alive| alive.is_alive(doc)) {
+            out.push((doc, f));
+        }
+    }
+}
+
+/// What [`catch_up`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaughtUp {
+    /// Every row written again (a new index, or one of another database).
+    Rebuilt { rows: usize },
+    /// The journal's entries applied.
+    Applied { rows: usize },
+    /// Nothing to do.
+    Fresh,
+}
+
+/// Brings the keyword index of the database `conn` has open (at `db`) up to
+/// date with it: every row again if it was never written for this
+/// database, else the journal's rows since its last commit. Prunes the
+/// journal entries applied. Waits for another process's catch-up.
+pub fn catch_up(conn: &Connection, db: &Path) -> Result<CaughtUp, TextError> {
+    let dir = dir_of(db);
+    let sqlite = sqlite_at(&dir);
+    let tantivy = tantivy_at(&dir);
+    let id = ensure_db_id(conn).map_err(sqlite)?;
+    let (schema, fields) = schema();
+    let index = match open_or_create(&dir, &schema) {
+        Ok(index) => index,
+        Err(_) => {
+            // Unreadable or of another schema: it is derived, so start over.
+            std::fs::remove_dir_all(&dir).map_err(|source| TextError::Io {
+                path: dir.clone(),
+                source,
+            })?;
+            open_or_create(&dir, &schema).map_err(tantivy)?
+        }
+    };
+    index.tokenizers().register(ANALYZER, analyzer());
+    let mut writer = writer(&index).map_err(tantivy)?;
+    // Read under the writer's lock: no other catch-up commits meanwhile.
+    let committed = committed(&index).map_err(tantivy)?;
+    let since = match committed {
+        Some(Payload { db, seq }) if db == id => Some(seq),
+        _ => None,
+    };
+    // One read transaction: the rows and the journal's end agree.
+    let tx = conn.unchecked_transaction().map_err(sqlite)?;
+    let end = journal_end(&tx).map_err(sqlite)?;
+    if since == Some(end) {
+        return Ok(CaughtUp::Fresh);
+    }
+    let mut words = analyzer();
+    let mut document = |rowid: i64, workspace: i64, texts: [String; 3]| {
+        let mut doc = TantivyDocument::new();
+        doc.add_u64(fields.row, rowid as u64);
+        doc.add_i64(fields.workspace, workspace);
+        let mut length = 0u64;
+        for text in &texts {
+            let mut stream = words.token_stream(text);
+            while stream.advance() {
+                length += 1;
+            }
+        }
+        doc.add_u64(fields.length, length);
+        for (field, text) in fields.text.iter().zip(texts) {
+            doc.add_text(*field, text);
+        }
+        doc
+    };
+    let mut rows = 0;
+    let mut statement;
+    let mut query = match since {
+        None => {
+            writer.delete_all_documents().map_err(tantivy)?;
+            statement = tx
+                .prepare("SELECT rowid, workspace_id, content, tags, files FROM memories")
+                .map_err(sqlite)?;
+            statement.query([]).map_err(sqlite)?
+        }
+        Some(since) => {
+            let mut changed = tx
+                .prepare("SELECT DISTINCT row FROM text_journal WHERE seq > ?1 AND seq <= ?2")
+                .map_err(sqlite)?;
+            let changed: Vec<i64> = changed
+                .query_map(params![since, end], |row| row.get(0))
+                .and_then(|rows| rows.collect())
+                .map_err(sqlite)?;
+            for rowid in &changed {
+                writer.delete_term(Term::from_field_u64(fields.row, *rowid as u64));
+            }
+            statement = tx
+                .prepare(
+                    "SELECT m.rowid, m.workspace_id, m.content, m.tags, m.files
+                     FROM memories m
+                     WHERE m.rowid IN (SELECT DISTINCT row FROM text_journal WHERE seq > ?1 AND seq <= ?2)",
+                )
+                .map_err(sqlite)?;
+            statement.query(params![since, end]).map_err(sqlite)?
+        }
+    };
+    while let Some(row) = query.next().map_err(sqlite)? {
+        let texts = [
+            row.get::<_, String>(2).map_err(sqlite)?,
+            row.get::<_, String>(3).map_err(sqlite)?,
+            row.get::<_, String>(4).map_err(sqlite)?,
+        ];
+        writer
+            .add_document(document(
+                row.get(0).map_err(sqlite)?,
+                row.get(1).map_err(sqlite)?,
+                texts,
+            ))
+            .map_err(tantivy)?;
+        rows += 1;
+    }
+    drop(query);
+    drop(statement);
+    tx.finish().map_err(sqlite)?;
+    let payload =
+        serde_json::to_string(&Payload { db: id, seq: end }).expect("a payload serialises");
+    let mut commit = writer.prepare_commit().map_err(tantivy)?;
+    commit.set_payload(&payload);
+    commit.commit().map_err(tantivy)?;
+    writer.wait_merging_threads().map_err(tantivy)?;
+    conn.execute("DELETE FROM text_journal WHERE seq <= ?1", params![end])
+        .map_err(sqlite)?;
+    Ok(match since {
+        None => CaughtUp::Rebuilt { rows },
+        Some(_) => CaughtUp::Applied { rows },
+    })
+}
+
+fn open_or_create(dir: &Path, schema: &Schema) -> tantivy::Result<tantivy::Index> {
+    if dir.join("meta.json").is_file() {
+        let index = tantivy::Index::open_in_dir(dir)?;
+        if &index.schema() != schema {
+            return Err(tantivy::TantivyError::SchemaError(
+                "another schema".to_owned(),
+            ));
+        }
+        Ok(index)
+    } else {
+        std::fs::create_dir_all(dir)?;
+        tantivy::Index::create_in_dir(dir, schema.clone())
+    }
+}
+
+/// The index's writer, waiting up to [`WRITER_WAIT`] for another's.
+fn writer(index: &tantivy::Index) -> tantivy::Result<tantivy::IndexWriter> {
+    let started = Instant::now();
+    loop {
+        match index.writer_with_num_threads(1, WRITER_MEMORY) {
+            Err(tantivy::TantivyError::LockFailure(..)) if started.elapsed() < WRITER_WAIT => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// What the index's last commit says it holds (`None` before any, or a
+/// payload this goldfish did not write).
+fn committed(index: &tantivy::Index) -> tantivy::Result<Option<Payload>> {
+    Ok(index
+        .load_metas()?
+        .payload
+        .and_then(|payload| serde_json::from_str(&payload).ok()))
+}
+
+/// The journal's last entry ever (0 before any): AUTOINCREMENT keeps it
+/// after the entries are pruned.
+fn journal_end(conn: &Connection) -> rusqlite::Result<i64> {
+    Ok(conn
+        .query_row(
+            "SELECT seq FROM sqlite_sequence WHERE name = 'text_journal'",
+            [],
+            |row| row.get(0),
+        )
+        .optional()?
+        .unwrap_or(0))
+}
+
+fn db_id(conn: &Connection) -> rusqlite::Result<Option<String>> {
+    conn.query_row(
+        "SELECT value FROM meta WHERE key = 'text_index'",
+        [],
+        |row| row.get(0),
+    )
+    .optional()
+}
+
+/// This database's id for its keyword index: a new database (an index
+/// deleted and synced again) gets a new one, so an index left from the old
+/// one is never taken for its.
+fn ensure_db_id(conn: &Connection) -> rusqlite::Result<String> {
+    if let Some(id) = db_id(conn)? {
+        return Ok(id);
+    }
+    conn.execute(
+        "INSERT OR IGNORE INTO meta (key, value) VALUES ('text_index', ?1)",
+        params![crate::memory::new_id(jiff::Timestamp::now())],
+    )?;
+    Ok(db_id(conn)?.expect("just written"))
+}
+
+fn sqlite_at(dir: &Path) -> impl Fn(rusqlite::Error) -> TextError + Copy + '_ {
+    move |source| TextError::Sqlite {
+        path: dir.to_owned(),
+        source,
+    }
+}
+
+fn tantivy_at(dir: &Path) -> impl Fn(tantivy::TantivyError) -> TextError + Copy + '_ {
+    move |source| TextError::Tantivy {
+        path: dir.to_owned(),
+        source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::Index;
+
+    /// The lowercased words of `text` (goldfish's query words, stopwords
+    /// kept: more matches to compare).
+    fn query_words(text: &str) -> Vec<String> {
+        let mut words: Vec<String> = Vec::new();
+        for word in text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+        {
+            if !words.contains(&word.to_lowercase()) {
+                words.push(word.to_lowercase());
+            }
+        }
+        words
+    }
+
+    fn index_with(memories: &[(i64, &str, &str, &str)]) -> (tempfile::TempDir, Index) {
+        let dir = tempfile::tempdir().unwrap();
+        let index = Index::open(&dir.path().join("index.db")).unwrap();
+        index
+            .conn
+            .execute_batch(
+                "INSERT INTO workspaces (id, root, name) VALUES (1, '/a', 'a'), (2, '/b', 'b');",
+            )
+            .unwrap();
+        for (n, (workspace, content, tags, files)) in memories.iter().enumerate() {
+            insert(&index, n, *workspace, content, tags, files);
+        }
+        (dir, index)
+    }
+
+    fn insert(index: &Index, n: usize, workspace: i64, content: &str, tags: &str, files: &str) {
+        index
+            .conn
+            .execute(
+                "INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash,
+                    timestamp, type, content, tags, files)
+                 VALUES (?1, ?2, 'f.jsonl', ?3, ?2, ?2, '2026-11-01T10:00:00.000Z', 'insight', ?4, ?5, ?6)",
+                params![workspace, format!("01M{n:05}"), n as i64, content, tags, files],
+            )
+            .unwrap();
+    }
+
+    /// FTS5's scores of every match of `words`, by rowid.
+    fn fts5(index: &Index, words: &[String]) -> Vec<(i64, f64)> {
+        let query = words
+            .iter()
+            .map(|w| format!("\"{w}\""))
+            .collect::<Vec<_>>()
+            .join(" OR ");
+        let mut statement = index
+            .conn
+            .prepare(
+                "SELECT rowid, -bm25(memories_fts, 1.0, 2.0, 0.5) FROM memories_fts
+                 WHERE memories_fts MATCH ?1",
+            )
+            .unwrap();
+        let mut scores: Vec<(i64, f64)> = statement
+            .query_map([query], |row| Ok((row.get(0)?, row.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        scores.sort_by_key(|(row, _)| *row);
+        scores
+    }
+
+    fn search_all(text: &TextIndex, words: &[String]) -> Vec<(i64, f64)> {
+        let mut scores = text.search(words, None, 1_000_000).unwrap();
+        scores.sort_by_key(|(row, _)| *row);
+        scores
+    }
+
+    fn assert_same_scores(ours: &[(i64, f64)], fts5: &[(i64, f64)], what: &str) {
+        assert_eq!(
+            ours.iter().map(|(row, _)| *row).collect::<Vec<_>>(),
+            fts5.iter().map(|(row, _)| *row).collect::<Vec<_>>(),
+            "{what}: the same matches"
+        );
+        for ((row, a), (_, b)) in ours.iter().zip(fts5) {
+            assert!(
+                (a - b).abs() <= 1e-9 * b.abs().max(1.0),
+                "{what}: row {row} scores {a} here, {b} in FTS5"
+            );
+        }
+    }
+
+    /// The keyword index scores every match of every question of
+    /// fixtures/eval/ as FTS5's bm25() does, over the set's memories with
+    /// their tags and files.
+    #[test]
+    fn scores_are_fts5s_on_the_project_set() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/eval");
+        let memories: Vec<serde_json::Value> = std::fs::read_to_string(root.join("memories.jsonl"))
+            .unwrap()
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        let rows: Vec<(i64, String, String, String)> = memories
+            .iter()
+            .map(|m| {
+                (
+                    1,
+                    m["content"].as_str().unwrap().to_owned(),
+                    m.get("tags").map_or("[]".to_owned(), |t| t.to_string()),
+                    m.get("files").map_or("[]".to_owned(), |f| f.to_string()),
+                )
+            })
+            .collect();
+        let borrowed: Vec<(i64, &str, &str, &str)> = rows
+            .iter()
+            .map(|(w, c, t, f)| (*w, c.as_str(), t.as_str(), f.as_str()))
+            .collect();
+        let (_dir, index) = index_with(&borrowed);
+        assert_eq!(
+            catch_up(&index.conn, &index.path).unwrap(),
+            CaughtUp::Rebuilt {
+                rows: memories.len()
+            }
+        );
+        let text = TextIndex::open(&index.path).unwrap().unwrap();
+        assert!(text.fresh(&index.conn).unwrap());
+        let questions: Vec<serde_json::Value> =
+            serde_json::from_str(&std::fs::read_to_string(root.join("questions.json")).unwrap())
+                .unwrap();
+        let mut matched = 0;
+        for question in &questions {
+            let question = question["question"].as_str().unwrap();
+            let words = query_words(question);
+            let ours = search_all(&text, &words);
+            matched += ours.len();
+            assert_same_scores(&ours, &fts5(&index, &words), question);
+        }
+        assert!(matched > 3000, "{matched} matches in all");
+    }
+
+    /// Rows inserted, changed and deleted reach the keyword index at the
+    /// next catch-up; until then it says it is not fresh. An index left
+    /// from another database is written again.
+    #[test]
+    fn the_journal_brings_changes_and_a_new_database_a_rebuild() {
+        let (dir, index) = index_with(&[
+            (1, "the pool size is eight", "[\"pool\"]", "[]"),
+            (2, "a deadlock in the wal", "[]", "[\"src/wal.rs\"]"),
+        ]);
+        assert_eq!(
+            catch_up(&index.conn, &index.path).unwrap(),
+            CaughtUp::Rebuilt { rows: 2 }
+        );
+        assert_eq!(catch_up(&index.conn, &index.path).unwrap(), CaughtUp::Fresh);
+        let text = TextIndex::open(&index.path).unwrap().unwrap();
+        let words = query_words;
+        assert_eq!(search_all(&text, &words("pool")).len(), 1);
+        // Only in workspace 2.
+        assert_eq!(
+            text.search(&words("deadlock"), Some(&[1]), 10).unwrap(),
+            vec![]
+        );
+        assert_eq!(
+            text.search(&words("deadlock"), Some(&[2]), 10)
+                .unwrap()
+                .len(),
+            1
+        );
+
+        insert(&index, 7, 1, "another pool note", "[]", "[]");
+        assert!(!text.fresh(&index.conn).unwrap(), "a row the index lacks");
+        index
+            .conn
+            .execute(
+                "UPDATE memories SET content = 'a livelock in the wal' WHERE id = '01M00001'",
+                [],
+            )
+            .unwrap();
+        index
+            .conn
+            .execute("DELETE FROM memories WHERE id = '01M00000'", [])
+            .unwrap();
+        assert_eq!(
+            catch_up(&index.conn, &index.path).unwrap(),
+            CaughtUp::Applied { rows: 2 },
+            "the new row and the changed one (the deleted one is only removed)"
+        );
+        assert!(text.fresh(&index.conn).unwrap());
+        for query in ["pool", "deadlock", "livelock wal", "zebra"] {
+            assert_same_scores(
+                &search_all(&text, &words(query)),
+                &fts5(&index, &words(query)),
+                query,
+            );
+        }
+        assert_eq!(search_all(&text, &words("deadlock")), vec![]);
+        let journal: i64 = index
+            .conn
+            .query_row("SELECT count(*) FROM text_journal", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(journal, 0, "applied entries are pruned");
+
+        // The database goes (it is derived) and comes back with one row:
+        // the old keyword index is not taken for its.
+        drop(text);
+        drop(index);
+        std::fs::remove_file(dir.path().join("index.db")).unwrap();
+        let index = Index::open(&dir.path().join("index.db")).unwrap();
+        index
+            .conn
+            .execute_batch("INSERT INTO workspaces (id, root, name) VALUES (1, '/a', 'a');")
+            .unwrap();
+        insert(&index, 0, 1, "a fresh start", "[]", "[]");
+        let text = TextIndex::open(&index.path).unwrap().unwrap();
+        assert!(
+            !text.fresh(&index.conn).unwrap(),
+            "written for another database"
+        );
+        assert_eq!(
+            catch_up(&index.conn, &index.path).unwrap(),
+            CaughtUp::Rebuilt { rows: 1 }
+        );
+        assert!(text.fresh(&index.conn).unwrap());
+        assert_eq!(search_all(&text, &words("livelock")), vec![]);
+        assert_eq!(search_all(&text, &words("fresh start")).len(), 1);
+    }
+}
