@@ -417,9 +417,9 @@ impl Index {
     /// `KEYWORD_FETCH`) are joined with the memories for the filters and the
     /// row (`join_ranked`); FTS5's one query over every match
     /// (`keyword_exhaustive`) answers when those cannot prove the top
-    /// `limit` (too few pass the filters, or a tie at the edge). FTS5's two
-    /// stages give the same list as its one query; the keyword index's
-    /// BM25 is its own (see `super::text`).
+    /// `limit` (too few pass the filters, or a tie at the edge). All give
+    /// the same list: the keyword index scores as FTS5's bm25() does (see
+    /// `super::text`).
     fn keyword(
         &self,
         request: &Request,
@@ -471,8 +471,8 @@ impl Index {
         if !index.fresh(&self.conn).unwrap_or(false) {
             return Ok(None);
         }
-        // The scope goes into the query only when it leaves workspaces
-        // out: a filter costs the search its pruning.
+        // The scope is checked inside the keyword index (a fast field read
+        // per match) only when it leaves workspaces out.
         let workspaces = match scope {
             Scope::All => None,
             Scope::Workspaces(ids) => {

@@ -319,16 +319,19 @@ fn a_large_pull_syncs_in_the_background() {
         .output()
         .unwrap();
     assert!(pull.status.success());
-    let mut synced = Value::Null;
-    for _ in 0..200 {
+    // The detached sync logs when it is done, after its commit (and the
+    // keyword index's catch-up): wait for both.
+    let log_file = env.path().join("home/.goldfish/logs/sync.log");
+    let (mut synced, mut log) = (Value::Null, String::new());
+    for _ in 0..400 {
         synced = status(&env, &bob);
-        if synced["memories_in_index"] == 2000 {
+        log = fs::read_to_string(&log_file).unwrap_or_default();
+        if synced["memories_in_index"] == 2000 && log.contains("synced bob") {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     assert_eq!(synced["memories_in_index"], 2000, "{synced}");
-    let log = fs::read_to_string(env.path().join("home/.goldfish/logs/sync.log")).unwrap();
     assert!(log.contains("synced bob: 2000 memories"), "{log}");
 }
 
