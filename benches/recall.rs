@@ -85,9 +85,9 @@ fn measure(n: usize, model: &InstalledModel) {
         emit(Row::time("sync", "full sync, keywords only", sync).at(n));
     }
 
-    let warm = warm(&workspace, model, &model_id, &KINDS, 0);
+    let warm_times = warm(&workspace, model, &model_id, &KINDS, 0);
     let rss = rss_kb() as f64 / 1024.0;
-    let cells: Vec<String> = warm
+    let cells: Vec<String> = warm_times
         .iter()
         .map(|(p50, p95)| format!("{} / {}", ms(*p50), ms(*p95)))
         .collect();
@@ -96,7 +96,7 @@ fn measure(n: usize, model: &InstalledModel) {
         cells.join(" | "),
         index_bytes as f64 / n as f64
     );
-    for ((_, name), (p50, p95)) in KINDS.iter().zip(&warm) {
+    for ((_, name), (p50, p95)) in KINDS.iter().zip(&warm_times) {
         emit(Row::latency("recall, warm", *name, *p50, *p95).at(n));
     }
     emit(
@@ -155,6 +155,32 @@ fn measure(n: usize, model: &InstalledModel) {
                 );
             }
         }
+    }
+
+    // The alternative in the same run: the keyword index removed, keyword
+    // ranking falls back to FTS5's bm25() (what recall did before it, and
+    // does while the keyword index lags). New questions (30 on: unused by
+    // the runs above; theirs are in the query cache).
+    std::fs::remove_dir_all(workspace.home.join("index.text")).expect("remove the keyword index");
+    let fts5 = [KINDS[0], KINDS[2]];
+    let times = warm(&workspace, model, &model_id, &fts5, 30);
+    println!(
+        "| {n} | warm, FTS5 bm25 | {} / {} | | {} / {} | | | |",
+        ms(times[0].0),
+        ms(times[0].1),
+        ms(times[1].0),
+        ms(times[1].1)
+    );
+    for ((_, name), (p50, p95)) in fts5.iter().zip(&times) {
+        emit(
+            Row::latency(
+                "recall, warm",
+                format!("{name}, FTS5 bm25 (no keyword index)"),
+                *p50,
+                *p95,
+            )
+            .at(n),
+        );
     }
 }
 
