@@ -429,3 +429,18 @@ fn is_corruption(err: &rusqlite::Error) -> bool {
         Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt)
     )
 }
+
+/// For tests: a new index in a temporary directory that knows two
+/// workspaces, 1 (`/a`) and 2 (`/b`).
+#[cfg(test)]
+pub(crate) fn two_workspaces() -> (tempfile::TempDir, Index) {
+    let dir = tempfile::tempdir().unwrap();
+    let index = Index::open(&dir.path().join("index.db")).unwrap();
+    index
+        .conn
+        .execute_batch(
+            "INSERT INTO workspaces (id, root, name) VALUES (1, '/a', 'a'), (2, '/b', 'b');",
+        )
+        .unwrap();
+    (dir, index)
+}

@@ -964,14 +964,7 @@ mod tests {
     /// An index of 300 memories over two workspaces, with repeated texts
     /// (ties in BM25), types and days to filter on.
     fn seeded() -> (tempfile::TempDir, Index) {
-        let dir = tempfile::tempdir().unwrap();
-        let index = Index::open(&dir.path().join("index.db")).unwrap();
-        index
-            .conn
-            .execute_batch(
-                "INSERT INTO workspaces (id, root, name) VALUES (1, '/a', 'a'), (2, '/b', 'b');",
-            )
-            .unwrap();
+        let (dir, index) = crate::index::two_workspaces();
         let words = [
             "pool", "size", "deadlock", "sqlite", "wal", "retry", "cache", "auth", "token", "merge",
         ];

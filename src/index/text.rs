@@ -213,19 +213,15 @@ struct Totals {
 }
 
 impl TextIndex {
-    /// Opens the keyword index of the database at `db`, if one was written.
+    /// Opens the keyword index of the database at `db`, if one was written
+    /// (an error when it is unreadable or of another schema).
     pub fn open(db: &Path) -> Result<Option<TextIndex>, TextError> {
         let dir = dir_of(db);
-        if !dir.join("meta.json").is_file() {
-            return Ok(None);
-        }
         let tantivy = tantivy_at(&dir);
-        let index = tantivy::Index::open_in_dir(&dir).map_err(tantivy)?;
         let (schema, fields) = schema();
-        if index.schema() != schema {
+        let Some(index) = existing(&dir, &schema).map_err(tantivy)? else {
             return Ok(None);
-        }
-        index.tokenizers().register(ANALYZER, analyzer());
+        };
         let reader = index
             .reader_builder()
             .reload_policy(tantivy::ReloadPolicy::Manual)
@@ -467,7 +463,6 @@ pub fn catch_up(conn: &Connection, db: &Path) -> Result<CaughtUp, TextError> {
             open_or_create(&dir, &schema).map_err(tantivy)?
         }
     };
-    index.tokenizers().register(ANALYZER, analyzer());
     let mut writer = writer(&index).map_err(tantivy)?;
     // Read under the writer's lock: no other catch-up commits meanwhile.
     let committed = committed(&index).map_err(tantivy)?;
@@ -562,19 +557,30 @@ pub fn catch_up(conn: &Connection, db: &Path) -> Result<CaughtUp, TextError> {
     })
 }
 
-fn open_or_create(dir: &Path, schema: &Schema) -> tantivy::Result<tantivy::Index> {
-    if dir.join("meta.json").is_file() {
-        let index = tantivy::Index::open_in_dir(dir)?;
-        if &index.schema() != schema {
-            return Err(tantivy::TantivyError::SchemaError(
-                "another schema".to_owned(),
-            ));
-        }
-        Ok(index)
-    } else {
-        std::fs::create_dir_all(dir)?;
-        tantivy::Index::create_in_dir(dir, schema.clone())
+/// The keyword index written in `dir`, its analyser registered; `None`
+/// when none was, an error when it is unreadable or of another schema.
+fn existing(dir: &Path, schema: &Schema) -> tantivy::Result<Option<tantivy::Index>> {
+    if !dir.join("meta.json").is_file() {
+        return Ok(None);
     }
+    let index = tantivy::Index::open_in_dir(dir)?;
+    if &index.schema() != schema {
+        return Err(tantivy::TantivyError::SchemaError(
+            "another schema".to_owned(),
+        ));
+    }
+    index.tokenizers().register(ANALYZER, analyzer());
+    Ok(Some(index))
+}
+
+fn open_or_create(dir: &Path, schema: &Schema) -> tantivy::Result<tantivy::Index> {
+    if let Some(index) = existing(dir, schema)? {
+        return Ok(index);
+    }
+    std::fs::create_dir_all(dir)?;
+    let index = tantivy::Index::create_in_dir(dir, schema.clone())?;
+    index.tokenizers().register(ANALYZER, analyzer());
+    Ok(index)
 }
 
 /// The index's writer, waiting up to [`WRITER_WAIT`] for another's.
@@ -670,14 +676,7 @@ mod tests {
     }
 
     fn index_with(memories: &[(i64, &str, &str, &str)]) -> (tempfile::TempDir, Index) {
-        let dir = tempfile::tempdir().unwrap();
-        let index = Index::open(&dir.path().join("index.db")).unwrap();
-        index
-            .conn
-            .execute_batch(
-                "INSERT INTO workspaces (id, root, name) VALUES (1, '/a', 'a'), (2, '/b', 'b');",
-            )
-            .unwrap();
+        let (dir, index) = crate::index::two_workspaces();
         for (n, (workspace, content, tags, files)) in memories.iter().enumerate() {
             insert(&index, n, *workspace, content, tags, files);
         }
