@@ -57,7 +57,7 @@ import longmemeval as lme  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPTH = 50  # each list's candidates, as recall with --limit 10
-KEYWORD_WEIGHT = 0.7
+KEYWORD_WEIGHT = 0.7  # the default fusion when docs/BENCHMARKS.md's chunk table was measured (now 0.6)
 TIME_CUE_BOOST = 0.1
 FLOOR_SIMILARITY, FLOOR_WITH_WORDS = 0.1, 0.05
 RRF_K = 60.0

@@ -22,8 +22,9 @@ workspace (`--per-question-stats`: each haystack's own). They change
 rankings: the sample's multi-session question that the rescaled fusion
 loses keeps its evidence with per-question statistics.
 
-Rankings: keyword, semantic, `mix` (0.7 × relative BM25 + 0.3 × cosine:
-the default), `mix-no-cue` (the default without time cues), `no-vectors`
+Rankings: keyword, semantic, `mix` (0.6 × relative BM25 + 0.4 × cosine:
+the default), `mix-0.7` (the same at 0.7 / 0.3: the default until
+2026-11-24), `mix-no-cue` (the default without time cues), `no-vectors`
 (the default without a model: the words alone, with time cues), `scaled`
 (0.7 × relative BM25 + 0.3 × similarity rescaled over the candidates),
 `scaled-equal` (the same with equal weights) and `rrf` (reciprocal rank
@@ -62,6 +63,7 @@ from chunks_offline import STOPWORDS, Model  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 DEPTH = 50  # each list's candidates, as recall with --limit 10
 TIME_CUE_BOOST = 0.1
+KEYWORD_WEIGHT = 0.6  # src/recall.rs DEFAULT_FUSION
 FLOOR_SIMILARITY, FLOOR_WITH_WORDS = 0.1, 0.05  # src/recall.rs FLOOR
 GROUP = 5  # questions per cache file
 
@@ -302,7 +304,7 @@ def semantic(case: Case) -> list[int]:
     return ordered(case, case.cos, keep)[:10]
 
 
-def hybrid(fusion: str, cues: bool = True):
+def hybrid(fusion: str, cues: bool = True, weight: float = KEYWORD_WEIGHT):
     def rank(case: Case) -> list[int]:
         kw = ordered(case, case.bm25, case.bm25 > 0)[:DEPTH]
         se = ordered(case, case.cos, np.ones(len(case.docs), bool))[:DEPTH]
@@ -317,18 +319,18 @@ def hybrid(fusion: str, cues: bool = True):
         best = words.max() if cand.any() else 0.0
         relative = words / best if best > 0 else np.zeros(len(case.docs))
         if fusion == "mix":
-            score = 0.7 * relative + 0.3 * np.maximum(case.cos, 0)
+            score = weight * relative + (1 - weight) * np.maximum(case.cos, 0)
         elif fusion in ("scaled", "scaled-equal"):
             low, high = case.cos[cand].min(), case.cos[cand].max()
             scaled = (case.cos - low) / (high - low) if high > low else np.ones(len(case.docs))
-            weight = 0.5 if fusion == "scaled-equal" else 0.7
-            score = weight * relative + (1 - weight) * scaled
+            w = 0.5 if fusion == "scaled-equal" else 0.7
+            score = w * relative + (1 - w) * scaled
         elif fusion == "no-vectors":
             # The default without a model: the words alone (and time cues).
             cand = np.zeros(len(case.docs), bool)
             cand[kw] = True
             floor = cand
-            score = 0.7 * relative
+            score = weight * relative
         elif fusion == "rrf":
             score = np.zeros(len(case.docs))
             for lst in (kw, se):
@@ -348,6 +350,7 @@ RANKINGS = {
     "keyword": keyword,
     "semantic": semantic,
     "mix": hybrid("mix"),
+    "mix-0.7": hybrid("mix", weight=0.7),
     "rrf": hybrid("rrf"),
     "scaled": hybrid("scaled"),
     "mix-no-cue": hybrid("mix", cues=False),
@@ -391,8 +394,9 @@ def report(cases: list[Case], rankings: list[str], metric_names: list[str]) -> s
     return "\n".join(out)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def arguments(parser: argparse.ArgumentParser) -> None:
+    """The options that say which questions, model and cache (shared with
+    `fusion_ceiling.py`)."""
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "eval" / "longmemeval-s-dev")
     parser.add_argument("--model", type=Path, default=ROOT / "target" / "model-home" / "models" / "all-MiniLM-L6-v2")
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "goldfish" / "fusion-offline")
@@ -401,11 +405,10 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="onnxruntime threads (1 is faster on a shared machine)")
     parser.add_argument("--sample-set", type=Path, action="append", default=[ROOT / "fixtures" / "longmemeval-sample"], help="a folder written by longmemeval.py --write-fixture")
     parser.add_argument("--per-question-stats", action="store_true", help="BM25 statistics of each question's haystack alone (default: of its set's, as one goldfish home holding every workspace)")
-    parser.add_argument("--rankings", default=",".join(RANKINGS))
-    parser.add_argument("--metrics", default="turn_r10,turn_r5,mrr10")
-    parser.add_argument("--dump-top", type=Path, metavar="FILE", help="also write each question's top 10 of the default ranking (the digest harness's input: cargo run --example digest_eval)")
-    args = parser.parse_args()
-    rankings = args.rankings.split(",")
+
+
+def load(args: argparse.Namespace) -> list[Case]:
+    """Every case of the three sets, embedded and scored (`prepare`)."""
     model = Model(args.model, args.threads)
     lme_cases = longmemeval_cases(args.data, args.sample)
     fixtures = fixture_cases()
@@ -425,7 +428,18 @@ def main() -> None:
                 tables[set_] = full_text([c for c in cases if c.set == set_])
     for case, query in zip(cases, queries):
         prepare(case, vectors, query, tables.get(case.set))
-    print(report(cases, rankings, args.metrics.split(",")))
+    return cases
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    arguments(parser)
+    parser.add_argument("--rankings", default=",".join(RANKINGS))
+    parser.add_argument("--metrics", default="turn_r10,turn_r5,mrr10")
+    parser.add_argument("--dump-top", type=Path, metavar="FILE", help="also write each question's top 10 of the default ranking (the digest harness's input: cargo run --example digest_eval)")
+    args = parser.parse_args()
+    cases = load(args)
+    print(report(cases, args.rankings.split(","), args.metrics.split(",")))
     if args.dump_top:
         dump_top(cases, args.dump_top)
 

@@ -25,6 +25,8 @@ pub(super) fn memories_json(
             ranking.keyword = round(ranking.keyword);
             ranking.semantic = round(ranking.semantic);
             ranking.time_cue = round(ranking.time_cue);
+            ranking.keyword_weight = ranking.keyword_weight.map(round);
+            ranking.semantic_weight = ranking.semantic_weight.map(round);
         }
         let line = serde_json::to_string(&memory).context("serializing a memory")?;
         writeln!(out, "{line}").context("writing output")?;

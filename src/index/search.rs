@@ -128,9 +128,11 @@ impl From<&IndexedMemory> for crate::digest::Source {
 }
 
 /// The parts of a hybrid recall's score (`recall --json`), so a rank can be
-/// read off: with the default fusion, `score` = 0.7 × `keyword` + 0.3 ×
-/// `semantic` (the cosine similarity, 0 below zero or without a vector) +
-/// `time_cue`; see [`crate::recall::DEFAULT_FUSION`].
+/// read off: `score` = `keyword_weight` × `keyword` + `semantic_weight` ×
+/// `semantic` + `time_cue` (with the default fusion 0.6 and 0.4, `semantic`
+/// the cosine similarity, 0 below zero or without a vector); see
+/// [`crate::recall::DEFAULT_FUSION`]. Reciprocal rank fusion (for the
+/// evaluation only) has no weights: its score comes from the ranks.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Ranking {
     /// 1-based rank in the keyword (BM25) list; `null` when not in it.
@@ -147,6 +149,10 @@ pub struct Ranking {
     /// What the memory's time adds: it lies in the span the question points
     /// at ("two weeks ago", "in March"); 0 otherwise.
     pub time_cue: f64,
+    /// The weight of `keyword` in the score; `null` for rank fusion.
+    pub keyword_weight: Option<f64>,
+    /// The weight of `semantic` in the score; `null` for rank fusion.
+    pub semantic_weight: Option<f64>,
 }
 
 /// How recall ranks.
@@ -763,6 +769,8 @@ impl Index {
                     keyword: spread.keyword(&evidence),
                     semantic: request.fusion.semantic_part(&evidence, &spread),
                     time_cue,
+                    keyword_weight: request.fusion.weights().map(|(k, _)| k),
+                    semantic_weight: request.fusion.weights().map(|(_, s)| s),
                 });
                 hit
             })

@@ -98,9 +98,11 @@ fn concepts_find_memories_keywords_miss() {
             "keyword recall of {question:?} is not expected to find {answer:?} first (got it: the case proves nothing)"
         );
     }
-    // Hybrid is the default with a model; each score is read off its parts:
-    // 0.7 × keyword relevance relative to the best match + 0.3 × similarity
-    // (+ a time cue's boost, none here).
+    // Hybrid is the default with a model; each score is read off its parts
+    // and their weights, all in the output: the keyword weight × keyword
+    // relevance relative to the best match + the semantic weight × similarity
+    // (+ a time cue's boost, none here). The weights are the default fusion's.
+    let (keyword_weight, semantic_weight) = goldfish::recall::DEFAULT_FUSION.weights().unwrap();
     let default: Vec<Value> =
         json_lines(&env.ok(&repo, &["recall", "data not saving", "--json", "-n", "8"]));
     assert!(
@@ -117,8 +119,18 @@ fn concepts_find_memories_keywords_miss() {
         let keyword = ranking["keyword"].as_f64().unwrap();
         let semantic = ranking["semantic"].as_f64().unwrap();
         assert_eq!(ranking["time_cue"].as_f64(), Some(0.0), "{hit}");
+        assert_eq!(
+            ranking["keyword_weight"].as_f64(),
+            Some(keyword_weight),
+            "{hit}"
+        );
+        assert_eq!(
+            ranking["semantic_weight"].as_f64(),
+            Some(semantic_weight),
+            "{hit}"
+        );
         assert!(
-            (score - (0.7 * keyword + 0.3 * semantic)).abs() < 1e-3,
+            (score - (keyword_weight * keyword + semantic_weight * semantic)).abs() < 1e-3,
             "{hit}"
         );
         assert!((semantic - similarity.max(0.0)).abs() < 1e-3, "{hit}");
