@@ -37,7 +37,7 @@ pub enum Severity {
 pub struct Finding {
     /// Stable name: `merge-driver`, `gitattributes`, `hooks`,
     /// `goldfish-on-path`, `memory-folder`, `memory-conflicts`, `log`, `suspect-memories`,
-    /// `index`, `index-sync`, `model`.
+    /// `index`, `index-sync`, `keyword-index`, `model`.
     pub check: &'static str,
     pub status: Severity,
     /// What was found.
@@ -423,8 +423,60 @@ fn index(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
         }
     };
     findings.push(index_sync(workspace, &index));
+    if let Some(finding) = keyword_index(&index, inputs.index_path) {
+        findings.push(finding);
+    }
     findings.push(model(Some(&index)));
     findings
+}
+
+/// Whether keyword recall ranks with the keyword index or falls back on
+/// SQLite's full-text search (the same ranking, slower at scale). Nothing
+/// for an index of an older schema: its next sync upgrades it and writes
+/// the keyword index.
+fn keyword_index(index: &Index, index_path: &std::path::Path) -> Option<Finding> {
+    use crate::index::text::{self, Standing};
+    if index.schema_version().ok()? < Index::current_schema_version() {
+        return None;
+    }
+    let dir = text::dir_of(index_path);
+    let fallback =
+        "keyword recall uses SQLite's full-text search (the same ranking, slower) until a sync";
+    Some(match index.keyword_index() {
+        Ok(Standing::Fresh { rows }) => Finding::ok(
+            "keyword-index",
+            format!(
+                "{}: up to date ({})",
+                dir.display(),
+                crate::app::text::memories(rows)
+            ),
+        ),
+        Ok(Standing::Behind { changes }) => Finding::bad(
+            "keyword-index",
+            Severity::Warning,
+            format!(
+                "{}: {} behind the index; {fallback} applies them",
+                dir.display(),
+                crate::app::text::memories(changes)
+            ),
+            "goldfish sync",
+        ),
+        Ok(Standing::Unwritten) => Finding::bad(
+            "keyword-index",
+            Severity::Warning,
+            format!(
+                "{}: not written for this index yet; {fallback} writes it",
+                dir.display()
+            ),
+            "goldfish sync",
+        ),
+        Err(err) => Finding::bad(
+            "keyword-index",
+            Severity::Warning,
+            format!("{}; {fallback} writes it again", chain(&err)),
+            "goldfish sync",
+        ),
+    })
 }
 
 /// An intact index, as this goldfish would use it. One written by an older

@@ -270,6 +270,11 @@ impl Index {
             .map_err(self.sqlite())
     }
 
+    /// Where the keyword index beside this index stands (`goldfish doctor`).
+    pub fn keyword_index(&self) -> Result<text::Standing, text::TextError> {
+        text::standing(&self.conn, &self.path)
+    }
+
     /// The schema version this goldfish writes.
     pub fn current_schema_version() -> i64 {
         schema::VERSION

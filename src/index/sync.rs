@@ -322,8 +322,14 @@ pub fn sync(
         }
     }
     if !changed {
-        // Nothing to write: leave the index (and its last-sync time) alone.
+        // Nothing to write: leave the index (and its last-sync time) alone,
+        // but write the keyword index if it lags (gone, or a catch-up that
+        // failed or never ran after its database's commit).
         report.memories = registered.live_memories;
+        drop(tx);
+        if !super::text::holds_everything(&index.conn, &index.path).unwrap_or(false) {
+            catch_up_keyword_index(index, &mut report);
+        }
         return Ok(report);
     }
     report.memories = live_count(&tx, workspace_id).map_err(sqlite)?;
@@ -342,12 +348,19 @@ pub fn sync(
         std::process::abort();
     }
     tx.commit().map_err(sqlite)?;
+    catch_up_keyword_index(index, &mut report);
+    Ok(report)
+}
+
+/// Brings the keyword index up to date with the index's last commit; a
+/// failure is a problem of the sync, not its failure (recall uses FTS5
+/// meanwhile).
+fn catch_up_keyword_index(index: &Index, report: &mut SyncReport) {
     if let Err(err) = super::text::catch_up(&index.conn, &index.path) {
         report.problems.push(format!(
             "{err}; keyword recall uses SQLite's full-text search until a sync writes it"
         ));
     }
-    Ok(report)
 }
 
 /// What a sync of a workspace would look at again, from stat data alone.

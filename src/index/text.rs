@@ -241,12 +241,9 @@ impl TextIndex {
     /// The reader is reloaded first, so a search after `true` sees that
     /// commit or a later one.
     pub fn fresh(&self, conn: &Connection) -> Result<bool, TextError> {
-        let sqlite = sqlite_at(&self.dir);
-        let db = db_id(conn).map_err(sqlite)?;
-        let seq = journal_end(conn).map_err(sqlite)?;
         let committed = committed(&self.index).map_err(tantivy_at(&self.dir))?;
         self.reader.reload().map_err(tantivy_at(&self.dir))?;
-        Ok(db.is_some_and(|db| committed == Some(Payload { db, seq })))
+        holds_all(conn, committed.as_ref()).map_err(sqlite_at(&self.dir))
     }
 
     /// The best `limit` matches of any of `words` (stopwords already left
@@ -429,6 +426,75 @@ fn merge(
             out.push((doc, f));
         }
     }
+}
+
+/// Whether the keyword index of the database `conn` has open (at `db`)
+/// holds every row, from its last commit alone (no reader, no writer): a
+/// sync with nothing to write asks this before it pays for a catch-up.
+pub fn holds_everything(conn: &Connection, db: &Path) -> Result<bool, TextError> {
+    let dir = dir_of(db);
+    let (schema, _) = schema();
+    let Some(index) = existing(&dir, &schema).map_err(tantivy_at(&dir))? else {
+        return Ok(false);
+    };
+    let committed = committed(&index).map_err(tantivy_at(&dir))?;
+    holds_all(conn, committed.as_ref()).map_err(sqlite_at(&dir))
+}
+
+/// Whether a commit that says `committed` holds every row of `conn`'s
+/// database as it is now: it applied the journal's last entry, for this
+/// database.
+fn holds_all(conn: &Connection, committed: Option<&Payload>) -> rusqlite::Result<bool> {
+    let Some(committed) = committed else {
+        return Ok(false);
+    };
+    Ok(db_id(conn)?.as_deref() == Some(committed.db.as_str())
+        && journal_end(conn)? == committed.seq)
+}
+
+/// Where the keyword index stands against its database (`goldfish doctor`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    /// It holds every row (`rows` in all): keyword recall ranks with it.
+    Fresh { rows: u64 },
+    /// Written for this database, `changes` changed rows ago: keyword
+    /// recall uses FTS5 until a sync applies them.
+    Behind { changes: u64 },
+    /// Never written for this database (none, or one left from a deleted
+    /// database): keyword recall uses FTS5 until a sync writes it.
+    Unwritten,
+}
+
+/// Where the keyword index of the database `conn` has open (at `db`)
+/// stands. Only reads: neither the index nor the journal changes.
+pub fn standing(conn: &Connection, db: &Path) -> Result<Standing, TextError> {
+    let Some(text) = TextIndex::open(db)? else {
+        return Ok(Standing::Unwritten);
+    };
+    let sqlite = sqlite_at(&text.dir);
+    let committed = committed(&text.index).map_err(tantivy_at(&text.dir))?;
+    if holds_all(conn, committed.as_ref()).map_err(sqlite)? {
+        return Ok(Standing::Fresh {
+            rows: text.reader.searcher().num_docs(),
+        });
+    }
+    let id = db_id(conn).map_err(sqlite)?;
+    let Some(seq) = committed
+        .filter(|c| Some(&c.db) == id.as_ref())
+        .map(|c| c.seq)
+    else {
+        return Ok(Standing::Unwritten);
+    };
+    let changes: i64 = conn
+        .query_row(
+            "SELECT count(DISTINCT row) FROM text_journal WHERE seq > ?1",
+            [seq],
+            |row| row.get(0),
+        )
+        .map_err(sqlite)?;
+    Ok(Standing::Behind {
+        changes: changes as u64,
+    })
 }
 
 /// What [`catch_up`] did.
@@ -798,10 +864,18 @@ mod tests {
             (2, "a deadlock in the wal", "[]", "[\"src/wal.rs\"]"),
         ]);
         assert_eq!(
+            standing(&index.conn, &index.path).unwrap(),
+            Standing::Unwritten
+        );
+        assert_eq!(
             catch_up(&index.conn, &index.path).unwrap(),
             CaughtUp::Rebuilt { rows: 2 }
         );
         assert_eq!(catch_up(&index.conn, &index.path).unwrap(), CaughtUp::Fresh);
+        assert_eq!(
+            standing(&index.conn, &index.path).unwrap(),
+            Standing::Fresh { rows: 2 }
+        );
         let text = TextIndex::open(&index.path).unwrap().unwrap();
         let words = query_words;
         assert_eq!(search_all(&text, &words("pool")).len(), 1);
@@ -830,6 +904,11 @@ mod tests {
             .conn
             .execute("DELETE FROM memories WHERE id = '01M00000'", [])
             .unwrap();
+        assert_eq!(
+            standing(&index.conn, &index.path).unwrap(),
+            Standing::Behind { changes: 3 },
+            "the new row, the changed one, the deleted one"
+        );
         assert_eq!(
             catch_up(&index.conn, &index.path).unwrap(),
             CaughtUp::Applied { rows: 2 },
@@ -865,6 +944,10 @@ mod tests {
         assert!(
             !text.fresh(&index.conn).unwrap(),
             "written for another database"
+        );
+        assert_eq!(
+            standing(&index.conn, &index.path).unwrap(),
+            Standing::Unwritten
         );
         assert_eq!(
             catch_up(&index.conn, &index.path).unwrap(),

@@ -109,6 +109,7 @@ fn doctor_on_a_healthy_clone_exits_0_and_changes_nothing() {
             "suspect-memories",
             "index",
             "index-sync",
+            "keyword-index",
             "model"
         ]
     );
@@ -258,6 +259,44 @@ fn doctor_finds_goldfish_missing_from_path() {
     assert_eq!(found["status"], "problem", "{found}");
     assert!(found["fix"].as_str().unwrap().contains("PATH"), "{found}");
     assert_eq!(report["problems"], 1, "{report}");
+}
+
+#[test]
+fn doctor_reports_the_keyword_index() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    env.ok(&repo, &["store", "Chose SQLite in WAL mode"]);
+    env.ok(&repo, &["store", "The pool holds eight connections"]);
+    let (_, report) = doctor(&env, &repo);
+    let found = finding(&report, "keyword-index");
+    assert_eq!(found["status"], "ok", "{found}");
+    assert!(
+        found["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("index.text: up to date (2 memories)"),
+        "{found}"
+    );
+    // Gone (it is derived): recall falls back on FTS5, doctor says so and
+    // writes nothing back; the next sync writes it again, even one that
+    // finds no memory file changed.
+    let dir = env.path().join("home/.goldfish/index.text");
+    fs::remove_dir_all(&dir).unwrap();
+    let (code, report) = doctor(&env, &repo);
+    assert_eq!(code, Some(0), "a warning: keyword recall still works");
+    let found = finding(&report, "keyword-index");
+    assert_eq!(found["status"], "warning", "{found}");
+    assert!(
+        found["message"].as_str().unwrap().contains(
+            "not written for this index yet; keyword recall uses SQLite's full-text search"
+        ),
+        "{found}"
+    );
+    assert_eq!(found["fix"], "goldfish sync", "{found}");
+    assert!(!dir.exists(), "doctor only looks");
+    env.ok(&repo, &["sync"]);
+    let (_, report) = doctor(&env, &repo);
+    assert_eq!(finding(&report, "keyword-index")["status"], "ok");
 }
 
 #[test]
