@@ -195,12 +195,10 @@ impl Fusion {
                 .flatten()
                 .map(|rank| 1.0 / (k + rank as f64 + 1.0))
                 .sum(),
-            Fusion::Mix { keyword } => {
+            // The parts and weights `recall --json` shows, summed.
+            Fusion::Mix { keyword } | Fusion::Scaled { keyword } => {
                 keyword * spread.keyword(evidence)
-                    + (1.0 - keyword) * evidence.similarity.unwrap_or(0.0).max(0.0)
-            }
-            Fusion::Scaled { keyword } => {
-                keyword * spread.keyword(evidence) + (1.0 - keyword) * spread.semantic(evidence)
+                    + (1.0 - keyword) * self.semantic_part(evidence, spread)
             }
         }
     }

@@ -753,6 +753,7 @@ impl Index {
             .as_deref()
             .zip(request.now)
             .and_then(|(query, now)| TimeCue::find(query, now));
+        let weights = request.fusion.weights();
         let mut fused: Vec<IndexedMemory> = candidates
             .into_iter()
             .map(|(evidence, mut hit)| {
@@ -769,8 +770,8 @@ impl Index {
                     keyword: spread.keyword(&evidence),
                     semantic: request.fusion.semantic_part(&evidence, &spread),
                     time_cue,
-                    keyword_weight: request.fusion.weights().map(|(k, _)| k),
-                    semantic_weight: request.fusion.weights().map(|(_, s)| s),
+                    keyword_weight: weights.map(|(k, _)| k),
+                    semantic_weight: weights.map(|(_, s)| s),
                 });
                 hit
             })
