@@ -13,7 +13,7 @@ use crate::home::Home;
 /// never waits on the worker: problems go to stderr, the exit status is 0.
 pub(super) fn hook(kind: &str) -> u8 {
     if let Err(err) = queue_event(kind) {
-        eprintln!("goldfish agent-hook: {err:#}");
+        super::output::stderr_line(&format!("goldfish agent-hook: {err:#}"));
     }
     EXIT_OK
 }
@@ -27,7 +27,7 @@ fn queue_event(kind: &str) -> anyhow::Result<()> {
     let home = Home::from_env()?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     if let Some(notice) = capture::hook(&home, &cwd, kind, &payload)? {
-        eprintln!("goldfish agent-hook: {}", notice.text);
+        eprintln!("goldfish agent-hook: {}", notice.text());
     }
     Ok(())
 }
@@ -35,7 +35,9 @@ fn queue_event(kind: &str) -> anyhow::Result<()> {
 /// The worker (started by the hook, its output in the capture log).
 pub(super) fn work(wait: bool, out: &mut dyn Write) -> Result<u8, CliError> {
     let mut session = Session::open()?;
-    let total = capture::work(&mut session, wait, &mut |notice| eprintln!("{notice}"))?;
+    let total = capture::work(&mut session, wait, &mut |notice| {
+        super::output::notice(&notice)
+    })?;
     let at = session.now()?;
     writeln!(
         out,

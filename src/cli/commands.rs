@@ -19,7 +19,7 @@ use crate::app::sync::{
     self as app_sync, Embed, Rebuilt, current_workspace, open_index, problems, sync_workspace,
 };
 use crate::app::text::{count, index_line, memories, near_duplicate, similar_line};
-use crate::app::{AppError, Session};
+use crate::app::{AppError, Notice, Session};
 use crate::git::Workspace;
 use crate::home::Home;
 
@@ -198,13 +198,18 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
     output::notices(&mut session);
     let stored = stored?;
     if let Some(journaled) = &stored.journaled {
-        eprintln!("note: {journaled}");
+        output::notice(&Notice::note(journaled.to_string()));
     }
     if let Some(reason) = &stored.not_indexed {
-        eprintln!("warning: stored, but not indexed yet: {reason}");
+        output::notice(&Notice::warning(format!(
+            "stored, but not indexed yet: {reason}"
+        )));
     }
     for similar in &stored.similar {
-        eprintln!("warning: this is {}", near_duplicate(similar, 80));
+        output::notice(&Notice::warning(format!(
+            "this is {}",
+            near_duplicate(similar, 80)
+        )));
     }
     if args.json {
         writeln!(out, "{}", stored.entry.to_line()).context("writing output")?;
@@ -329,8 +334,8 @@ pub(super) fn hook(name: HookName, _args: &[OsString]) -> Result<u8, CliError> {
     // reported (hooks hide stderr unless GOLDFISH_HOOK_VERBOSE is set), and
     // `recall` syncs by itself if this one did not happen.
     match hook_sync(name) {
-        Ok(message) => eprintln!("goldfish {}: {message}", name.as_str()),
-        Err(err) => eprintln!("goldfish {}: {:#}", name.as_str(), err.error),
+        Ok(message) => output::stderr_line(&format!("goldfish {}: {message}", name.as_str())),
+        Err(err) => output::stderr_line(&format!("goldfish {}: {:#}", name.as_str(), err.error)),
     }
     Ok(EXIT_OK)
 }
@@ -443,10 +448,10 @@ pub(super) fn reindex(args: ReindexArgs, out: &mut dyn Write) -> Result<u8, CliE
     output::notices(&mut session);
     for done in rebuilt? {
         match done {
-            Rebuilt::Dropped { root, reason } => eprintln!(
-                "warning: {} is no longer a repository ({reason}); dropped",
+            Rebuilt::Dropped { root, reason } => output::notice(&Notice::warning(format!(
+                "{} is no longer a repository ({reason}); dropped",
                 root.display()
-            ),
+            ))),
             Rebuilt::Synced(report) if args.json => {
                 let line = serde_json::to_string(&report).context("serializing the report")?;
                 writeln!(out, "{line}").context("writing output")?;
@@ -550,7 +555,7 @@ pub(super) fn agent_hook(args: AgentHookArgs, out: &mut dyn Write) -> Result<u8,
         }
     };
     if let Err(err) = result {
-        eprintln!("goldfish agent-hook: {:#}", err.error);
+        output::stderr_line(&format!("goldfish agent-hook: {:#}", err.error));
     }
     Ok(EXIT_OK)
 }

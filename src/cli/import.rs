@@ -29,7 +29,9 @@ pub(super) fn import(args: ImportArgs, out: &mut dyn Write) -> Result<u8, CliErr
     super::output::notices(&mut session);
     let imported = imported?;
     if let Some(reason) = &imported.not_indexed {
-        eprintln!("warning: imported, but not indexed yet: {reason}");
+        super::output::notice(&crate::app::Notice::warning(format!(
+            "imported, but not indexed yet: {reason}"
+        )));
     }
     if args.json {
         let report = json_report(&args, &imported.outcomes);

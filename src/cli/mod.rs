@@ -625,9 +625,9 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> u8 {
         Ok(code) => code,
         Err(err) if is_broken_pipe(&err.error) => EXIT_OK,
         Err(err) => {
-            eprintln!("error: {:#}", err.error);
+            output::stderr_line(&format!("error: {:#}", err.error));
             if let Some(hint) = &err.hint {
-                eprintln!("hint: {hint}");
+                output::stderr_line(&format!("hint: {hint}"));
             }
             err.code
         }
@@ -670,7 +670,9 @@ fn heal_clone(command: &Command) {
     if !matches!(command, Command::Init(_)) {
         // Best effort: status and doctor report a setup this could not fix.
         for change in crate::heal::heal(&workspace).unwrap_or_default() {
-            eprintln!("goldfish: {change} (.gitattributes routes memory files to goldfish)");
+            output::stderr_line(&format!(
+                "goldfish: {change} (.gitattributes routes memory files to goldfish)"
+            ));
         }
     }
     if matches!(command, Command::Resolve(_)) {
@@ -679,18 +681,20 @@ fn heal_clone(command: &Command) {
     match crate::heal::resolve(&workspace) {
         Ok(resolved) => {
             for file in resolved {
-                eprintln!("{}", commands::resolved_line(&file));
+                output::stderr_line(&commands::resolved_line(&file));
             }
         }
-        Err(err) => eprintln!("warning: could not merge the memory files again: {err:#}"),
+        Err(err) => output::notice(&crate::app::Notice::warning(format!(
+            "could not merge the memory files again: {err:#}"
+        ))),
     }
     let files = crate::doctor::unmerged_memory_files(&workspace);
     if !files.is_empty() {
-        eprintln!(
+        output::stderr_line(&format!(
             "warning: {}\nhint: {}",
             crate::doctor::conflict_message(&files),
             crate::doctor::remerge_fix(&files)
-        );
+        ));
     }
 }
 

@@ -5,9 +5,9 @@ use std::io::Write;
 use anyhow::Context;
 
 use super::CliError;
-use crate::app::Session;
 use crate::app::ops::Digested;
 use crate::app::text::{memory_text, terminal_safe};
+use crate::app::{Notice, Session};
 use crate::index::search::IndexedMemory;
 
 /// One memory per line; field names are those of [`IndexedMemory`].
@@ -52,9 +52,22 @@ pub(super) fn memories_text(
 
 /// Notes and warnings an operation left, on stderr.
 pub(super) fn notices(session: &mut Session) {
-    for notice in session.take_notices() {
-        eprintln!("{notice}");
+    for left in session.take_notices() {
+        notice(&left);
     }
+}
+
+/// A note or a warning on stderr (its text is escaped for the terminal: see
+/// [`Notice`]).
+pub(super) fn notice(notice: &Notice) {
+    eprintln!("{notice}");
+}
+
+/// A line on stderr that is not a notice (an error, a hint, a hook's
+/// report), escaped as a notice is: it can quote a file name or a path that
+/// came through git.
+pub(super) fn stderr_line(text: &str) {
+    eprintln!("{}", terminal_safe(text));
 }
 
 /// A digest: its text, or one JSON object with the token accounting.

@@ -25,7 +25,7 @@ mod filter;
 
 use crate::app::ops::{self, Distill, Forgot, RecallInput, Recalled, StoreInput, Target};
 use crate::app::sync::{current_workspace, open_index};
-use crate::app::{AppError, Arg, Hint, Session, text as plain};
+use crate::app::{AppError, Arg, Hint, Notice, Session, text as plain};
 use crate::index::search::{IndexedMemory, Mode};
 use crate::recall::Captured;
 
@@ -211,13 +211,15 @@ fn hint_text(hint: Hint) -> &'static str {
     }
 }
 
-/// `error: …` and, when there is one, `hint: …`.
+/// `error: …` and, when there is one, `hint: …`, escaped for a terminal
+/// (the message can quote a file name that came through git; it goes to
+/// the log on stderr and to the agent).
 fn error_text(err: &AppError) -> String {
     let mut text = format!("error: {}", err.message(arg_name));
     if let Some(hint) = err.hint {
         text.push_str(&format!("\nhint: {}", hint_text(hint)));
     }
-    text
+    plain::terminal_safe(&text).into_owned()
 }
 
 /// A failed operation as the agent sees it: the message, marked as an error.
@@ -305,16 +307,19 @@ impl Server {
             )?;
             let mut answer = format!("stored {} in {}", stored.entry.id(), stored.file.display());
             if let Some(journaled) = stored.journaled {
-                answer.push_str(&format!("\nnote: {journaled}"));
+                answer.push_str(&format!("\n{}", Notice::note(journaled.to_string())));
             }
             for similar in &stored.similar {
                 answer.push_str(&format!(
-                    "\nwarning: {}",
-                    plain::near_duplicate(similar, 120)
+                    "\n{}",
+                    Notice::warning(plain::near_duplicate(similar, 120))
                 ));
             }
             if let Some(reason) = stored.not_indexed {
-                answer.push_str(&format!("\nnote: not indexed yet: {reason}"));
+                answer.push_str(&format!(
+                    "\n{}",
+                    Notice::note(format!("not indexed yet: {reason}"))
+                ));
             }
             Ok(answer)
         })
@@ -577,7 +582,7 @@ pub fn serve() -> Result<(), AppError> {
     let root = current_workspace()
         .map(|workspace| workspace.root().display().to_string())
         .unwrap_or_else(|err| format!("no repository here ({:#})", err.error));
-    eprintln!("goldfish mcp: serving {root}");
+    eprintln!("goldfish mcp: serving {}", plain::terminal_safe(&root));
     if let Some(why) = session.unusable_model() {
         eprintln!("goldfish mcp: {why}; recall uses keywords only");
     }

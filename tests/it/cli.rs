@@ -346,7 +346,7 @@ fn help() {
 
 /// Whether `text` holds a character a terminal would act on: a control
 /// other than newline and tab, or a bidi override, isolate or mark.
-fn acts_on_terminal(text: &str) -> bool {
+pub(crate) fn acts_on_terminal(text: &str) -> bool {
     text.chars().any(|c| {
         (c.is_control() && c != '\n' && c != '\t')
             || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
@@ -401,6 +401,73 @@ fn terminal_escapes_in_a_committed_memory_are_shown_escaped() {
     let memories = json_lines(&json);
     assert_eq!(memories[0]["content"], content);
     assert_eq!(memories[0]["files"][0], "src/\u{202e}sr.rs");
+}
+
+/// Memory file names a teammate committed with an escape sequence that
+/// retitles the terminal (OSC 0, ended by BEL) and a C1 CSI: a link, a
+/// folder and a file with a bad line, under `.goldfish/memories/`. Returns
+/// the repository and the three names.
+pub(crate) fn repo_with_escaping_file_names(env: &TestEnv) -> (std::path::PathBuf, [String; 3]) {
+    let repo = env.repo("project", "Ada");
+    env.ok(&repo, &["store", "-t", "decision", "Rotate keys monthly"]);
+    let dir = repo.join(".goldfish/memories");
+    let names = [
+        "link\u{1b}]0;pwned\u{7}.jsonl".to_owned(),
+        "folder\u{1b}]0;pwned\u{7}.jsonl".to_owned(),
+        "bad\u{1b}]0;pwned\u{7}\u{9b}2J.jsonl".to_owned(),
+    ];
+    std::os::unix::fs::symlink("../../README.md", dir.join(&names[0])).unwrap();
+    std::fs::create_dir(dir.join(&names[1])).unwrap();
+    std::fs::write(dir.join(&names[1]).join("inner"), "not a memory file\n").unwrap();
+    std::fs::write(dir.join(&names[2]), "not a memory record\n").unwrap();
+    env.commit_all(&repo, "a teammate's memory files");
+    (repo, names)
+}
+
+/// How a name is shown once escaped: as `TerminalSafe` writes it.
+pub(crate) fn shown_escaped(name: &str) -> String {
+    name.replace('\u{1b}', "\\u001b")
+        .replace('\u{7}', "\\u0007")
+        .replace('\u{9b}', "\\u009b")
+}
+
+/// Adversarial finding: escape sequences in committed file names under
+/// `.goldfish/memories/` reached stderr raw from recall, sync and brief
+/// (sync problems were printed as they came); every notice is escaped now,
+/// and still names the file.
+#[test]
+fn escape_sequences_in_committed_file_names_reach_no_terminal() {
+    let env = TestEnv::new();
+    let (repo, names) = repo_with_escaping_file_names(&env);
+    for args in [
+        &["recall", "rotate", "--mode", "keyword"][..],
+        &["recall", "rotate", "--mode", "keyword", "--json"],
+        &["sync"],
+        &["sync", "--json"],
+        &["brief"],
+        &["status"],
+    ] {
+        // A fresh index: the file with a bad line is read, and named, again.
+        std::fs::remove_dir_all(env.path().join("home/.goldfish")).unwrap();
+        let output = env.goldfish(&repo, args);
+        let stdout = String::from_utf8(output.stdout.clone()).unwrap();
+        let stderr = String::from_utf8(output.stderr.clone()).unwrap();
+        assert!(
+            !acts_on_terminal(&stdout) && !acts_on_terminal(&stderr),
+            "{args:?} printed a raw control:\n{}",
+            render(&output)
+        );
+        if args[0] == "status" {
+            continue;
+        }
+        for name in &names {
+            assert!(
+                stderr.contains(&format!(".goldfish/memories/{}", shown_escaped(name))),
+                "{args:?} does not name {name:?}:\n{}",
+                render(&output)
+            );
+        }
+    }
 }
 
 /// `--tag` matches whatever the case, in any script: SQLite's `lower()`

@@ -522,3 +522,38 @@ fn flagged_memories_are_masked_and_marked_for_agents() {
         client.cancel().await.unwrap();
     });
 }
+
+/// Adversarial finding: escape sequences in committed memory file names
+/// reached the server's stderr raw (the sync problems it logs); its stdout
+/// is JSON, which must carry no C1 control either.
+#[test]
+fn escape_sequences_in_committed_file_names_reach_no_terminal_through_mcp() {
+    use crate::cli::{acts_on_terminal, repo_with_escaping_file_names, shown_escaped};
+    let env = TestEnv::new();
+    let (repo, names) = repo_with_escaping_file_names(&env);
+    std::fs::remove_dir_all(env.path().join("home/.goldfish")).unwrap();
+    let mut raw = Raw::initialized(&env, &repo);
+    raw.send(
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"recall","arguments":{"query":"rotate","mode":"keyword"}}}"#,
+    );
+    let mut line = String::new();
+    raw.stdout.read_line(&mut line).unwrap();
+    let answer: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(answer["id"], 2);
+    assert!(
+        answer["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|text| text.contains("Rotate keys monthly")),
+        "{answer}"
+    );
+    assert!(!acts_on_terminal(&line), "{line:?}");
+    let output = raw.finish();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(!acts_on_terminal(&stderr), "{stderr:?}");
+    for name in &names {
+        assert!(
+            stderr.contains(&format!(".goldfish/memories/{}", shown_escaped(name))),
+            "{name:?} not named:\n{stderr}"
+        );
+    }
+}
