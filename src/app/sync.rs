@@ -14,7 +14,7 @@ use crate::home::Home;
 use crate::index::Index;
 use crate::index::locks::{self, Exclusive, Waited};
 use crate::index::search::Scope;
-use crate::index::sync::{self as index_sync, SyncOptions, SyncReport};
+use crate::index::sync::{self as index_sync, SyncOptions, SyncProblem, SyncReport};
 use crate::log::{LogError, MemoryDir};
 
 /// How much a sync embeds after its keyword part (nothing without a model).
@@ -163,13 +163,11 @@ pub fn sync_for_reading(
     }
 }
 
-/// Lines readers skipped, as warnings.
-pub fn problems(session: &mut Session, problems: &[impl std::fmt::Display]) {
+/// What a sync skipped or could not do, as warnings (each names what it is
+/// about: [`SyncProblem`]'s `Display`).
+pub fn problems(session: &mut Session, problems: &[SyncProblem]) {
     for problem in problems {
-        session.notice(Notice::warning(format!(
-            "{}/{problem}",
-            crate::git::MEMORY_DIR
-        )));
+        session.notice(Notice::warning(problem.to_string()));
     }
 }
 

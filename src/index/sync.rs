@@ -54,12 +54,82 @@ pub struct SyncReport {
     pub commits_walked: usize,
     /// Live memories of the workspace in the index afterwards.
     pub memories: u64,
-    /// Lines skipped, as `file:line: reason`.
-    pub problems: Vec<String>,
+    /// What the sync skipped or could not do: `file:line: reason` (or
+    /// `file: reason`) for a memory file, inside the memory folder; else
+    /// a message that names what it is about.
+    pub problems: Vec<SyncProblem>,
     /// Texts embedded after the keyword part (0 without a model).
     pub embedded: usize,
     /// Content hashes still waiting for an embedding; `null` without a model.
     pub pending_embeddings: Option<u64>,
+}
+
+/// Something a sync skipped or could not do, and what it is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SyncProblem {
+    /// A file of the memory folder (its name there), or one of its lines.
+    MemoryFile {
+        file: String,
+        line: Option<i64>,
+        reason: String,
+    },
+    /// Anything else (the memory folder itself, the keyword index): the
+    /// message names it.
+    Other(String),
+}
+
+impl SyncProblem {
+    fn file(file: &str, reason: impl Into<String>) -> SyncProblem {
+        SyncProblem::MemoryFile {
+            file: file.to_owned(),
+            line: None,
+            reason: reason.into(),
+        }
+    }
+
+    fn line(file: &str, line: i64, reason: impl Into<String>) -> SyncProblem {
+        SyncProblem::MemoryFile {
+            file: file.to_owned(),
+            line: Some(line),
+            reason: reason.into(),
+        }
+    }
+
+    /// As `sync --json` lists it: a memory file by its name in the memory
+    /// folder.
+    pub fn relative(&self) -> String {
+        match self {
+            SyncProblem::MemoryFile {
+                file,
+                line: Some(line),
+                reason,
+            } => format!("{file}:{line}: {reason}"),
+            SyncProblem::MemoryFile {
+                file,
+                line: None,
+                reason,
+            } => format!("{file}: {reason}"),
+            SyncProblem::Other(message) => message.clone(),
+        }
+    }
+}
+
+/// As a warning says it: a memory file by its path in the repository.
+impl std::fmt::Display for SyncProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SyncProblem::MemoryFile { .. } => {
+                write!(f, "{}/{}", crate::git::MEMORY_DIR, self.relative())
+            }
+            SyncProblem::Other(message) => f.write_str(message),
+        }
+    }
+}
+
+impl Serialize for SyncProblem {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.relative())
+    }
 }
 
 /// Knobs for tests.
@@ -243,7 +313,7 @@ pub fn sync(
                             }
                             // Replaced by a link or a FIFO since it was listed.
                             Err(err) => {
-                                report.problems.push(format!("{name}: {}", err.skipped()));
+                                report.problems.push(SyncProblem::file(name, err.skipped()));
                                 continue;
                             }
                         };
@@ -357,9 +427,9 @@ pub fn sync(
 /// meanwhile).
 fn catch_up_keyword_index(index: &Index, report: &mut SyncReport) {
     if let Err(err) = super::text::catch_up(&index.conn, &index.path) {
-        report.problems.push(format!(
+        report.problems.push(SyncProblem::Other(format!(
             "{err}; keyword recall uses SQLite's full-text search until a sync writes it"
-        ));
+        )));
     }
 }
 
@@ -552,14 +622,14 @@ fn known_files(
 /// The `*.jsonl` files of the memory folder on disk with their metadata.
 fn worktree_files(
     dir: &Path,
-    problems: &mut Vec<String>,
+    problems: &mut Vec<SyncProblem>,
 ) -> Result<BTreeMap<String, fs::Metadata>, SyncError> {
     let mut files = BTreeMap::new();
     // A memory folder (or `.goldfish`) that is a link is never followed.
     if let Err(err @ crate::log::LogError::Unsafe { .. }) =
         crate::log::MemoryDir::new(dir.to_owned()).check_folder()
     {
-        problems.push(err.to_string());
+        problems.push(SyncProblem::Other(err.to_string()));
         return Ok(files);
     }
     let entries = match fs::read_dir(dir) {
@@ -586,11 +656,12 @@ fn worktree_files(
             Ok(metadata) if metadata.is_file() => {
                 files.insert(name, metadata);
             }
-            Ok(metadata) if metadata.file_type().is_symlink() => {
-                problems.push(format!("{name}: {}", crate::log::OpenError::Link.skipped()))
-            }
-            Ok(_) => problems.push(format!("{name}: is not a file; skipped")),
-            Err(err) => problems.push(format!("{name}: {err}; skipped")),
+            Ok(metadata) if metadata.file_type().is_symlink() => problems.push(SyncProblem::file(
+                &name,
+                crate::log::OpenError::Link.skipped(),
+            )),
+            Ok(_) => problems.push(SyncProblem::file(&name, "is not a file; skipped")),
+            Err(err) => problems.push(SyncProblem::file(&name, format!("{err}; skipped"))),
         }
     }
     Ok(files)
@@ -645,9 +716,10 @@ fn apply_file(
             }
             Ok(Entry::Memory(memory)) => {
                 if !seen.insert(memory.id.clone()) {
-                    report.problems.push(format!(
-                        "{file}:{number}: id {} appears twice in this file; skipped",
-                        memory.id
+                    report.problems.push(SyncProblem::line(
+                        file,
+                        number,
+                        format!("id {} appears twice in this file; skipped", memory.id),
                     ));
                     continue;
                 }
@@ -660,10 +732,14 @@ fn apply_file(
                 // Reported at every read of the file, recorded in the row.
                 let suspicions = trust::check(&memory, trust.now, trust.kinds.as_ref());
                 for suspicion in &suspicions {
-                    report.problems.push(format!(
-                        "{file}:{number}: memory {}: {suspicion}; indexed, flagged `{}`",
-                        memory.id,
-                        suspicion.flag()
+                    report.problems.push(SyncProblem::line(
+                        file,
+                        number,
+                        format!(
+                            "memory {}: {suspicion}; indexed, flagged `{}`",
+                            memory.id,
+                            suspicion.flag()
+                        ),
                     ));
                 }
                 let flags = trust::flags(&suspicions);
@@ -698,9 +774,13 @@ fn apply_file(
                                 "INSERT INTO duplicates (workspace_id, id, file, line, record) VALUES (?1, ?2, ?3, ?4, ?5)",
                             )?
                             .execute(params![workspace_id, memory.id, file, number, canonical])?;
-                            report.problems.push(format!(
-                                "{file}:{number}: id {} is already indexed from another file ({other}); skipped",
-                                memory.id
+                            report.problems.push(SyncProblem::line(
+                                file,
+                                number,
+                                format!(
+                                    "id {} is already indexed from another file ({other}); skipped",
+                                    memory.id
+                                ),
                             ));
                         }
                         Some(other) => {
@@ -712,9 +792,13 @@ fn apply_file(
                     },
                 }
             }
-            Err(err) => report.problems.push(format!(
-                "{file}:{number}: not a memory record ({err}{}); skipped",
-                crate::memory::view::bom_note(bytes, number as usize)
+            Err(err) => report.problems.push(SyncProblem::line(
+                file,
+                number,
+                format!(
+                    "not a memory record ({err}{}); skipped",
+                    crate::memory::view::bom_note(bytes, number as usize)
+                ),
             )),
         }
     }

@@ -470,6 +470,79 @@ fn escape_sequences_in_committed_file_names_reach_no_terminal() {
     }
 }
 
+/// Adversarial finding: problems of a sync that are not about a memory file
+/// were printed as if they were one, `.goldfish/memories/` before a message
+/// that names its own path: `.goldfish/memories/keyword index /…` and
+/// `.goldfish/memories//…/.goldfish/memories is a symbolic link`.
+#[test]
+fn sync_problems_about_no_memory_file_get_no_memory_folder_prefix() {
+    let env = TestEnv::new();
+    let problems = |output: &std::process::Output| -> Vec<String> {
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        report["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|problem| problem.as_str().unwrap().to_owned())
+            .collect()
+    };
+
+    // The keyword index cannot be written: a file stands where its folder goes.
+    let repo = env.repo("project", "Ada");
+    env.ok(&repo, &["store", "Rotate keys monthly"]);
+    let text_dir = env.path().join("home/.goldfish/index.text");
+    std::fs::remove_dir_all(&text_dir).unwrap();
+    std::fs::write(&text_dir, "not a folder\n").unwrap();
+    let message = format!(
+        "keyword index {}: Not a directory (os error 20); keyword recall uses SQLite's full-text search until a sync writes it",
+        text_dir.display()
+    );
+    let sync = env.goldfish(&repo, &["sync"]);
+    assert_eq!(sync.status.code(), Some(0), "{}", render(&sync));
+    let stderr = String::from_utf8_lossy(&sync.stderr);
+    assert!(
+        stderr
+            .lines()
+            .any(|line| line == format!("warning: {message}")),
+        "{}",
+        render(&sync)
+    );
+    assert!(!stderr.contains(".goldfish/memories/"), "{stderr}");
+    assert_eq!(
+        problems(&env.goldfish(&repo, &["sync", "--json"])),
+        [message]
+    );
+
+    // The memory folder is a link: its absolute path, once (another home,
+    // whose keyword index is whole).
+    let env = TestEnv::new();
+    let repo = env.repo("linked", "Ada");
+    let outside = env.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    let folder = repo.join(".goldfish/memories");
+    std::fs::remove_dir_all(&folder).unwrap();
+    std::os::unix::fs::symlink(&outside, &folder).unwrap();
+    let message = format!(
+        "{} is a symbolic link: goldfish only uses real folders and regular files under .goldfish/ and never follows a link out of the repository; replace it (`git rm` it, then `goldfish init`)",
+        folder.display()
+    );
+    let sync = env.goldfish(&repo, &["sync"]);
+    assert_eq!(sync.status.code(), Some(0), "{}", render(&sync));
+    let stderr = String::from_utf8_lossy(&sync.stderr);
+    assert!(
+        stderr
+            .lines()
+            .any(|line| line == format!("warning: {message}")),
+        "{}",
+        render(&sync)
+    );
+    assert!(!stderr.contains(".goldfish/memories//"), "{stderr}");
+    assert_eq!(
+        problems(&env.goldfish(&repo, &["sync", "--json"])),
+        [message]
+    );
+}
+
 /// `--tag` matches whatever the case, in any script: SQLite's `lower()`
 /// folds ASCII only.
 #[test]
