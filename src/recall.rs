@@ -23,10 +23,13 @@ pub struct Request {
     /// Leave out what is almost never evidence (see [`Floor`]); recall
     /// sets it, the code measuring rankings may not.
     pub floor: Option<Floor>,
-    /// "Now", for the time cues of hybrid recall ("two weeks ago"); none
-    /// without it.
+    /// "Now", for the time cues of hybrid recall ("two weeks ago"; none
+    /// without it) and the `future-timestamp` flag of what it finds (the
+    /// clock's without it).
     pub now: Option<Timestamp>,
-    /// Leave out memories the index flagged ([`crate::memory::trust`]).
+    /// Leave out memories the index flagged ([`crate::memory::trust`]); a
+    /// timestamp ahead of now is left out by `until`, since the index does
+    /// not store that flag.
     pub unflagged_only: bool,
     /// Memories captured from an agent's tool use (`source` `capture:…`):
     /// with the others, left out, or alone.

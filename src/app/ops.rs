@@ -194,6 +194,7 @@ pub fn near_duplicates(
         return Ok(Vec::new());
     }
     sync_workspace(session, workspace, READ_EMBEDS)?;
+    let now = session.now()?;
     let index = open_index(&session.home)?;
     let scope = scope_of(&index, workspace)?;
     let model = session.model().expect("checked above");
@@ -202,7 +203,7 @@ pub fn near_duplicates(
         .embed(&[content], crate::embed::TextKind::Document)
         .context("embedding the memory")?
         .remove(0);
-    Ok(index.similar(&model.id(), &vector, &scope, DUPLICATE, 3)?)
+    Ok(index.similar(&model.id(), &vector, &scope, DUPLICATE, 3, now)?)
 }
 
 /// Indexes (and embeds) what `store` appended; returns the memories it
@@ -222,7 +223,7 @@ fn index_stored(
         return Ok(Vec::new());
     };
     let scope = scope_of(&index, workspace)?;
-    let mut similar = index.similar(&model_id, &vector, &scope, DUPLICATE, 4)?;
+    let mut similar = index.similar(&model_id, &vector, &scope, DUPLICATE, 4, session.now()?)?;
     similar.retain(|m| m.id != memory.id);
     similar.truncate(3);
     Ok(similar)
@@ -732,6 +733,7 @@ pub fn show(
     if let Some(report) = sync_for_reading(session, &workspace, Embed::Keywords)? {
         problems(session, &report.problems);
     }
+    let now = session.now()?;
     let index = open_index(&session.home)?;
     let scope = scope(&index, Some(&workspace), "current")?;
     let mut shown = Vec::with_capacity(ids.len());
@@ -740,7 +742,7 @@ pub fn show(
         if id.is_empty() {
             return Err(AppError::arg(Arg::Id, "an id is empty"));
         }
-        let mut found = index.by_id_prefix(&scope, id, 6)?;
+        let mut found = index.by_id_prefix(&scope, id, 6, now)?;
         // An id that is whole names its memory even when it is also the
         // prefix of a longer one.
         if let Some(exact) = found.iter().position(|m| m.id.eq_ignore_ascii_case(id)) {
@@ -801,7 +803,14 @@ pub fn similar(
             (vector, None)
         }
     };
-    let mut hits = index.similar(&model_id, &vector, &scope, threshold, limit + 1)?;
+    let mut hits = index.similar(
+        &model_id,
+        &vector,
+        &scope,
+        threshold,
+        limit + 1,
+        session.now()?,
+    )?;
     hits.retain(|hit| Some(&hit.id) != own_id.as_ref());
     hits.truncate(limit);
     Ok(hits)
@@ -819,7 +828,7 @@ pub fn duplicate_clusters(
     let model_id = session.require_model("similar")?.id();
     let index = open_index(&session.home)?;
     let scope = scope_of(&index, workspace)?;
-    Ok(index.duplicate_clusters(&model_id, &scope, threshold, limit)?)
+    Ok(index.duplicate_clusters(&model_id, &scope, threshold, limit, session.now()?)?)
 }
 
 /// The session-start briefing: where work stopped, what was decided, what
@@ -890,9 +899,10 @@ fn brief_sections(
     branch: Option<&str>,
     now: Timestamp,
 ) -> Result<Vec<Section>, AppError> {
-    // Flagged memories (a secret, a time far ahead or not a time, an
-    // unknown type) stay out: a hand-written line dated 9999 would
-    // otherwise open every briefing.
+    // Flagged memories (a secret, a time that is not a time, an unknown
+    // type) stay out, and so does a time far ahead (`until`: the index does
+    // not store that flag, it depends on the clock): a hand-written line
+    // dated 9999 would otherwise open every briefing.
     let until = now.checked_add(crate::memory::trust::FUTURE_SLACK).ok();
     let newest = |kinds: &[&str], limit: usize, since: Option<Timestamp>| {
         let request = Request {
@@ -900,6 +910,7 @@ fn brief_sections(
             limit,
             since,
             until,
+            now: Some(now),
             unflagged_only: true,
             ..Request::default()
         };

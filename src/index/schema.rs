@@ -3,7 +3,7 @@
 use rusqlite::Connection;
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 4;
+pub const VERSION: i64 = 5;
 
 /// Version 1.
 ///
@@ -270,6 +270,17 @@ CREATE TRIGGER memories_text_delete AFTER DELETE ON memories BEGIN
 END;
 "#;
 
+/// Version 5, over version 4: `memories.flags` no longer holds
+/// `future-timestamp`, which depends on the clock (readers compare the
+/// time with theirs, see [`crate::memory::trust::ahead`]); a stored one
+/// stayed after the time had come, until a rebuild. Flags are sorted and
+/// comma-separated: the flag goes with its comma.
+const V5: &str = r#"
+UPDATE memories
+   SET flags = trim(replace(',' || flags || ',', ',future-timestamp,', ','), ',')
+ WHERE ',' || flags || ',' LIKE '%,future-timestamp,%';
+"#;
+
 #[derive(Debug)]
 pub enum MigrateError {
     Sqlite(rusqlite::Error),
@@ -309,6 +320,9 @@ pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
     if found < 4 {
         tx.execute_batch(V4)?;
     }
+    if found < 5 {
+        tx.execute_batch(V5)?;
+    }
     tx.pragma_update(None, "user_version", VERSION)?;
     tx.commit()?;
     Ok(())
@@ -346,5 +360,54 @@ mod tests {
             .unwrap();
         assert_eq!(blob, "", "the next sync reads the file again");
         migrate(&mut conn).unwrap();
+    }
+
+    #[test]
+    fn version_5_drops_the_stored_future_flag_and_keeps_the_others() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for batch in [V1, V2, V3, V4] {
+            conn.execute_batch(batch).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 4).unwrap();
+        conn.execute(
+            "INSERT INTO workspaces (id, root, name) VALUES (1, '/repo', 'repo')",
+            [],
+        )
+        .unwrap();
+        let stored = [
+            "future-timestamp",
+            "future-timestamp,secret",
+            "future-timestamp,secret,unknown-type",
+            "secret,unknown-type",
+            "bad-timestamp",
+            "",
+        ];
+        for (n, flags) in stored.iter().enumerate() {
+            conn.execute(
+                "INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, type, content, flags)
+                 VALUES (1, ?1, 'f.jsonl', ?2, 'r', 'c', 't', 'decision', 'x', ?3)",
+                rusqlite::params![format!("0{n}"), n as i64 + 1, flags],
+            )
+            .unwrap();
+        }
+        migrate(&mut conn).unwrap();
+        let flags: Vec<String> = conn
+            .prepare("SELECT flags FROM memories ORDER BY line")
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            flags,
+            [
+                "",
+                "secret",
+                "secret,unknown-type",
+                "secret,unknown-type",
+                "bad-timestamp",
+                ""
+            ]
+        );
     }
 }

@@ -186,11 +186,15 @@ const KEYWORD_FETCH: usize = 100;
 /// each fetched match is two bound values of one statement.
 const KEYWORD_FETCH_MAX: usize = 4_000;
 
-/// SQL conditions and their bound values.
-#[derive(Default)]
+/// SQL conditions and their bound values, and "now" for the flags of what
+/// they select.
 struct Conditions {
     sql: Vec<String>,
     values: Vec<Value>,
+    /// A row whose timestamp is ahead of it is flagged `future-timestamp`
+    /// as it is read ([`crate::memory::trust::ahead`]): the index never
+    /// stores that flag.
+    now: jiff::Timestamp,
 }
 
 impl Conditions {
@@ -201,7 +205,11 @@ impl Conditions {
 
     /// The request's filters, the scope, and "not forgotten".
     fn filters(request: &Request, scope: &Scope) -> Conditions {
-        let mut c = Conditions::default();
+        let mut c = Conditions {
+            sql: Vec::new(),
+            values: Vec::new(),
+            now: request.now.unwrap_or_else(jiff::Timestamp::now),
+        };
         c.sql.push(
             "NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = m.workspace_id AND t.forgets = m.id)".into(),
         );
@@ -301,10 +309,12 @@ impl Index {
         scope: &Scope,
         threshold: f64,
         limit: usize,
+        now: jiff::Timestamp,
     ) -> Result<Vec<IndexedMemory>, IndexError> {
         let request = Request {
             limit,
             min_score: Some(threshold),
+            now: Some(now),
             ..Request::default()
         };
         let mut hits = self.semantic(&request, scope, QueryVector { model, vector }, limit)?;
@@ -321,9 +331,11 @@ impl Index {
         scope: &Scope,
         threshold: f64,
         limit: usize,
+        now: jiff::Timestamp,
     ) -> Result<Vec<Vec<IndexedMemory>>, IndexError> {
         let everything = Request {
             limit: usize::MAX,
+            now: Some(now),
             ..Request::default()
         };
         let memories = self.newest(&everything, scope)?;
@@ -346,7 +358,7 @@ impl Index {
             let Some(vector) = self.vector_of(model, &memory.content_hash)? else {
                 continue;
             };
-            for neighbour in self.similar(model, &vector, scope, threshold, 20)? {
+            for neighbour in self.similar(model, &vector, scope, threshold, 20, now)? {
                 if let Some(&j) = index_of.get(neighbour.id.as_str()) {
                     let (a, b) = (root(&mut parent, i), root(&mut parent, j));
                     parent[a] = b;
@@ -390,14 +402,19 @@ impl Index {
     }
 
     /// The live memories of `scope` whose id starts with `prefix` (ASCII
-    /// case ignored), at most `limit`, by id.
+    /// case ignored), at most `limit`, by id, flagged as of `now`.
     pub fn by_id_prefix(
         &self,
         scope: &Scope,
         prefix: &str,
         limit: usize,
+        now: jiff::Timestamp,
     ) -> Result<Vec<IndexedMemory>, IndexError> {
-        let mut c = Conditions::filters(&Request::default(), scope);
+        let request = Request {
+            now: Some(now),
+            ..Request::default()
+        };
+        let mut c = Conditions::filters(&request, scope);
         let p = c.bind(Value::Text(prefix.to_ascii_uppercase()));
         c.sql
             .push(format!("upper(substr(m.id, 1, length({p}))) = {p}"));
@@ -803,6 +820,7 @@ impl Index {
              ORDER BY {order}",
             c.sql.join(" AND ")
         );
+        let now = c.now;
         register_unicode_lower(&self.conn).map_err(self.sqlite())?;
         let mut statement = self.conn.prepare(&sql).map_err(self.sqlite())?;
         let rows = statement
@@ -847,6 +865,12 @@ impl Index {
                         .collect(),
                     content_hash: row.get(16)?,
                 };
+                if crate::memory::trust::ahead(&memory.timestamp, now) {
+                    memory
+                        .flags
+                        .push(crate::memory::trust::FUTURE_FLAG.to_owned());
+                    memory.flags.sort_unstable();
+                }
                 if memory.flags.iter().any(|flag| flag == "secret") {
                     memory.mask_secrets();
                 }

@@ -137,8 +137,9 @@ impl Serialize for SyncProblem {
 pub struct SyncOptions {
     /// Abort the process after writing, before committing (crash tests).
     pub abort_before_commit: bool,
-    /// "Now" for the future-timestamp check (`GOLDFISH_NOW`); the clock's
-    /// when `None`.
+    /// "Now" for the future-timestamp check of the problems it reports
+    /// (`GOLDFISH_NOW`; the clock's when `None`); the index never stores
+    /// that flag.
     pub now: Option<jiff::Timestamp>,
 }
 
@@ -742,7 +743,7 @@ fn apply_file(
                         ),
                     ));
                 }
-                let flags = trust::flags(&suspicions);
+                let flags = trust::index_flags(&suspicions);
                 let write = || {
                     write_memory(
                         tx,
@@ -863,7 +864,7 @@ fn remove_memory(
     // Stored canonical by this sync or an earlier one: it parses.
     if let Ok(Entry::Memory(memory)) = Entry::parse(record.as_bytes()) {
         let record_hash = blake3::hash(record.as_bytes()).to_hex().to_string();
-        let flags = trust::flags(&trust::check(&memory, trust.now, trust.kinds.as_ref()));
+        let flags = trust::index_flags(&trust::check(&memory, trust.now, trust.kinds.as_ref()));
         write_memory(tx, workspace_id, &file, &memory, line, &record_hash, &flags)?;
     }
     Ok(())

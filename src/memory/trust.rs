@@ -4,7 +4,9 @@
 //! type the repository does not know. `store` never writes such a line;
 //! a hand-edited or foreign one can. Sync reports them, doctor lists them,
 //! the index records their flags so `brief` leaves them out and recall
-//! marks them.
+//! marks them. Only a future timestamp depends on the clock: the index never
+//! stores it ([`index_flags`]), readers compare the time with theirs
+//! ([`ahead`]), so a memory whose time has come is no longer flagged.
 
 use jiff::{SignedDuration, Timestamp};
 
@@ -14,6 +16,9 @@ use super::kinds::Kinds;
 /// How far ahead of now a timestamp may be (clocks differ) before it is
 /// suspect.
 pub const FUTURE_SLACK: SignedDuration = SignedDuration::from_hours(24);
+
+/// The flag of a timestamp [`ahead`] of now.
+pub const FUTURE_FLAG: &str = "future-timestamp";
 
 /// What is wrong with a memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +42,7 @@ impl Suspicion {
     pub fn flag(&self) -> &'static str {
         match self {
             Suspicion::Secret { .. } => "secret",
-            Suspicion::FutureTimestamp(_) => "future-timestamp",
+            Suspicion::FutureTimestamp(_) => FUTURE_FLAG,
             Suspicion::BadTimestamp(_) => "bad-timestamp",
             Suspicion::UnknownType(_) => "unknown-type",
         }
@@ -93,17 +98,13 @@ pub fn check(memory: &Memory, now: Timestamp, kinds: Option<&Kinds>) -> Vec<Susp
         });
     }
     match parse_timestamp(&memory.timestamp) {
-        // Times past jiff's range (late 9999) are ahead all the same.
-        Err(_)
-            if year_of(&memory.timestamp) > Some(now.to_zoned(jiff::tz::TimeZone::UTC).year()) =>
-        {
+        Err(why) if !past_the_last_time(&memory.timestamp) => {
+            found.push(Suspicion::BadTimestamp(why));
+        }
+        _ if ahead(&memory.timestamp, now) => {
             found.push(Suspicion::FutureTimestamp(memory.timestamp.clone()));
         }
-        Err(why) => found.push(Suspicion::BadTimestamp(why)),
-        Ok(at) if at.duration_since(now) > FUTURE_SLACK => {
-            found.push(Suspicion::FutureTimestamp(memory.timestamp.clone()));
-        }
-        Ok(_) => {}
+        _ => {}
     }
     if let Some(kinds) = kinds
         && kinds.resolve(&memory.kind).is_err()
@@ -120,6 +121,34 @@ pub fn flags(suspicions: &[Suspicion]) -> String {
     names.sort_unstable();
     names.dedup();
     names.join(",")
+}
+
+/// The flags the index stores of `suspicions`: those that hold whatever the
+/// clock says, so what a sync stores never depends on when it ran (a
+/// future timestamp is each reader's to judge: [`ahead`]).
+pub fn index_flags(suspicions: &[Suspicion]) -> String {
+    let lasting: Vec<Suspicion> = suspicions
+        .iter()
+        .filter(|suspicion| !matches!(suspicion, Suspicion::FutureTimestamp(_)))
+        .cloned()
+        .collect();
+    flags(&lasting)
+}
+
+/// Whether `timestamp` is more than [`FUTURE_SLACK`] ahead of `now`: a time
+/// of late 9999, past the last one jiff holds, is ahead of any clock.
+pub fn ahead(timestamp: &str, now: Timestamp) -> bool {
+    match parse_timestamp(timestamp) {
+        Ok(at) => at.duration_since(now) > FUTURE_SLACK,
+        Err(_) => past_the_last_time(timestamp),
+    }
+}
+
+/// Whether `text`, which jiff cannot read as a time, is one of year 9999
+/// (late 9999 is past jiff's range): a time ahead, not a bad one, and so
+/// whatever the clock says.
+fn past_the_last_time(text: &str) -> bool {
+    year_of(text) == Some(9999)
 }
 
 /// The four-digit year a timestamp starts with.
@@ -191,6 +220,25 @@ mod tests {
         ] {
             let m = memory(timestamp, "checkpoint", "x");
             assert_eq!(flags_of(&m), flag, "{timestamp}");
+        }
+    }
+
+    #[test]
+    fn only_the_future_flag_depends_on_the_clock_and_the_index_never_stores_it() {
+        let kinds = Kinds::with_extra(["incident"]).unwrap();
+        let at = |now: &str| now.parse::<Timestamp>().unwrap();
+        let m = memory("2026-11-24T09:30:00.000Z", "idea", "x");
+        let before = check(&m, at("2026-11-21T09:30:00Z"), Some(&kinds));
+        assert_eq!(flags(&before), "future-timestamp,unknown-type");
+        assert_eq!(index_flags(&before), "unknown-type");
+        assert!(ahead(&m.timestamp, at("2026-11-21T09:30:00Z")));
+        assert!(!ahead(&m.timestamp, at("2026-11-23T12:00:00Z")));
+        // A time of late 9999 is ahead of any clock; a text that is not a
+        // time is bad whatever the clock says.
+        for now in ["2026-11-21T09:30:00Z", "9999-01-01T00:00:00Z"] {
+            assert!(ahead("9999-12-31T23:59:59.999Z", at(now)), "{now}");
+            let m = memory("2027-13-45T00:00:00Z", "idea", "x");
+            assert_eq!(flags(&check(&m, at(now), None)), "bad-timestamp", "{now}");
         }
     }
 

@@ -183,3 +183,71 @@ fn hand_written_lines_are_flagged_and_kept_out_of_the_briefing() {
     );
     assert_eq!(memory_lines(&repo).len(), 8, "nothing in the log changed");
 }
+
+/// Adversarial finding: a memory synced while its timestamp was three days
+/// ahead stayed flagged `future-timestamp`, and out of the briefing, after
+/// its time had come, until a `reindex` (an incremental sync differed from
+/// a rebuild). The flag is the clock's: the index never stores it.
+#[test]
+fn the_future_timestamp_flag_is_not_sticky() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let id = "01M808JSD5E063FV73QVNQJ5D7";
+    let line = serde_json::json!({
+        "id": id,
+        "timestamp": "2026-11-24T09:30:00.000Z",
+        "type": "checkpoint",
+        "content": "Checkpoint written on a clock three days fast",
+    });
+    std::fs::write(
+        repo.join(".goldfish/memories/2026-11-24.jsonl"),
+        format!("{line}\n"),
+    )
+    .unwrap();
+    env.commit_all(&repo, "a teammate's checkpoint");
+    let flags = || {
+        json_lines(&env.ok(&repo, &["recall", "--json"]))
+            .iter()
+            .find(|m| m["id"] == id)
+            .map(|m| m["flags"].clone())
+            .unwrap_or_else(|| panic!("{id} not recalled"))
+    };
+    let briefed = || {
+        let output = env.goldfish(&repo, &["brief"]);
+        String::from_utf8(output.stdout)
+            .unwrap()
+            .contains("three days fast")
+    };
+    let suspect = || {
+        let doctor: serde_json::Value =
+            serde_json::from_slice(&env.goldfish(&repo, &["doctor", "--json"]).stdout).unwrap();
+        doctor["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["check"] == "suspect-memories")
+            .unwrap_or_else(|| panic!("{doctor}"))["status"]
+            .clone()
+    };
+
+    // Three days ahead (the test's now is 2026-11-21T09:30): flagged.
+    env.ok(&repo, &["sync"]);
+    assert_eq!(flags(), serde_json::json!(["future-timestamp"]));
+    assert!(!briefed());
+    assert_eq!(suspect(), "warning");
+
+    // A day and a half later it is less than a day ahead: a memory like any
+    // other, with no file changed and no reindex.
+    env.set_now("2026-11-23T12:00:00Z");
+    assert_eq!(flags(), serde_json::Value::Null);
+    assert!(briefed());
+    assert_eq!(suspect(), "ok");
+    let incremental = env.ok(&repo, &["recall", "--json"]);
+    env.ok(&repo, &["reindex"]);
+    assert_eq!(env.ok(&repo, &["recall", "--json"]), incremental);
+
+    // And a clock set back flags it again.
+    env.set_now("2026-11-21T09:30:00Z");
+    assert_eq!(flags(), serde_json::json!(["future-timestamp"]));
+    assert!(!briefed());
+}
