@@ -783,7 +783,16 @@ fn the_driver_leaves_ours_and_a_conflict_when_a_side_is_unreadable() {
     let b = record(2, "21", "ours");
     let c = record(3, "21", "theirs");
     let driver = |base: &str, ours: &str, theirs: &str| {
-        env.goldfish(dir, &["merge-driver", base, ours, theirs, "m.jsonl"])
+        env.goldfish(
+            dir,
+            &[
+                "merge-driver",
+                base,
+                ours,
+                theirs,
+                ".goldfish/memories/m.jsonl",
+            ],
+        )
     };
     fs::write(dir.join("base"), format!("{a}\n")).unwrap();
     fs::create_dir(dir.join("folder")).unwrap();
