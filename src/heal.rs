@@ -13,14 +13,16 @@ use std::process::Command;
 
 use crate::git::{GitError, MEMORY_DIR, Workspace};
 use crate::init::{HOOKS, InitError};
+use crate::log::OpenError;
 
 /// What [`heal`] did, and what it saw that a person should fix.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Healed {
     /// What changed, one sentence each.
     pub changes: Vec<String>,
-    /// Lines of `.gitattributes` that route other files to the driver it
-    /// declared, one sentence each.
+    /// What a person should fix, one sentence each: a `.gitattributes` that
+    /// is not a regular file (not read), or its lines that route other files
+    /// to the driver this declared.
     pub warnings: Vec<String>,
 }
 
@@ -32,12 +34,24 @@ pub struct Healed {
 pub fn heal(workspace: &Workspace) -> Result<Healed, InitError> {
     let mut healed = Healed::default();
     // A link is not followed (the text could come from outside the
-    // repository), a FIFO not waited on.
-    let Some(attributes) = crate::init::read_attributes(workspace)
-        .ok()
-        .and_then(|bytes| String::from_utf8(bytes).ok())
-        .filter(|text| crate::init::attributes_ok(text))
-    else {
+    // repository), a FIFO not waited on: both are named.
+    let read = match crate::init::read_attributes(workspace) {
+        Ok(bytes) => String::from_utf8(bytes).ok(),
+        Err(OpenError::Link) => {
+            healed.warnings.push(
+                ".gitattributes is a symbolic link; not followed, so memory files are not routed to the merge driver here".to_owned(),
+            );
+            None
+        }
+        Err(OpenError::NotRegular(kind)) => {
+            healed.warnings.push(format!(
+                ".gitattributes is {kind}, not a regular file; not read, so memory files are not routed to the merge driver here"
+            ));
+            None
+        }
+        Err(OpenError::Io(_)) => None,
+    };
+    let Some(attributes) = read.filter(|text| crate::init::attributes_ok(text)) else {
         return Ok(healed);
     };
     if crate::init::declare_driver(workspace, &mut healed.changes)? {

@@ -7,7 +7,7 @@ use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::git::{GitError, MEMORY_DIR, Workspace};
+use crate::git::{GitError, MEMORY_DIR, REPO_CONFIG, Workspace};
 use crate::log::OpenError;
 
 /// The hooks goldfish installs.
@@ -350,7 +350,7 @@ fn is_executable(path: &Path) -> bool {
 /// One health check of a clone's setup.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Check {
-    /// Stable name: `merge-driver`, `gitattributes`, `hooks`.
+    /// Stable name: `merge-driver`, `gitattributes`, `hooks`, `repo-config`.
     pub check: &'static str,
     pub ok: bool,
     /// What is wrong, when not ok.
@@ -359,8 +359,9 @@ pub struct Check {
     pub fix: Option<String>,
 }
 
-/// Checks that this clone merges memory files with the driver and runs the
-/// hooks: what `status` and `doctor` report.
+/// Checks that this clone merges memory files with the driver (and nothing
+/// else), runs the hooks and has a usable `.goldfish/config`: what `status`
+/// and `doctor` report.
 pub fn health(workspace: &Workspace) -> Vec<Check> {
     let check = |name, found: Option<(String, String)>| Check {
         check: name,
@@ -399,7 +400,57 @@ pub fn health(workspace: &Workspace) -> Vec<Check> {
         check("merge-driver", driver_problem.map(init)),
         check("gitattributes", attributes_problem(workspace)),
         check("hooks", hooks_problem.map(init)),
+        check("repo-config", repo_config_problem(workspace)),
     ]
+}
+
+/// What is wrong with `.goldfish/config`, and its fix: `store`, `recall` and
+/// `import` refuse to run while it is there but not a readable regular file
+/// of valid TOML.
+pub fn repo_config_problem(workspace: &Workspace) -> Option<(String, String)> {
+    let problem = |message: String, fix: &str| {
+        Some((
+            format!("{message}: store, recall and import refuse to run until it is fixed"),
+            fix.to_owned(),
+        ))
+    };
+    let replace = "replace it with a regular file (`git rm` a committed link, then commit the file), or remove it to use the built-in types";
+    let bytes = match crate::log::read_regular(&workspace.repo_config_path()) {
+        Ok(bytes) => bytes,
+        Err(OpenError::Io(err)) if err.kind() == io::ErrorKind::NotFound => return None,
+        Err(OpenError::Link) => {
+            return problem(
+                format!(
+                    "{REPO_CONFIG} is a symbolic link, not followed (it could point out of the repository)"
+                ),
+                replace,
+            );
+        }
+        Err(OpenError::NotRegular(kind)) => {
+            return problem(
+                format!("{REPO_CONFIG} is {kind}, not a regular file"),
+                replace,
+            );
+        }
+        Err(OpenError::Io(err)) => {
+            return problem(
+                format!("cannot read {REPO_CONFIG} ({err})"),
+                "check the permissions of the file",
+            );
+        }
+    };
+    let parsed = String::from_utf8(bytes)
+        .map_err(|_| "is not UTF-8 text".to_owned())
+        .and_then(|text| {
+            crate::config::RepoConfig::parse(&text).map_err(|err| format!("is invalid: {err}"))
+        });
+    match parsed {
+        Ok(_) => None,
+        Err(why) => problem(
+            format!("{REPO_CONFIG} {why}"),
+            "edit it (see README: `[memory] types = [...]`)",
+        ),
+    }
 }
 
 /// The work tree's `.gitattributes`, if it is a regular file: never through
