@@ -14,7 +14,7 @@ use crate::config::RepoConfig;
 use crate::git::{MEMORY_DIR, Workspace};
 use crate::index::{Index, Inspection, sync};
 use crate::init;
-use crate::log::{LogError, MemoryDir};
+use crate::log::{LogError, MemoryDir, OpenError};
 use crate::memory::trust;
 use crate::memory::view::LogView;
 
@@ -35,8 +35,9 @@ pub enum Severity {
 /// One check's result. Field names are stable (`doctor --json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
-    /// Stable name: `merge-driver`, `gitattributes`, `hooks`,
-    /// `goldfish-on-path`, `memory-folder`, `memory-conflicts`, `log`, `suspect-memories`,
+    /// Stable name: `merge-driver`, `gitattributes`, `hooks`, `repo-config`,
+    /// `goldfish-on-path`, `memory-folder`, `journal`,
+    /// `memory-conflicts`, `log`, `suspect-memories`,
     /// `index`, `index-sync`, `keyword-index`, `model`.
     pub check: &'static str,
     pub status: Severity,
@@ -106,6 +107,7 @@ pub fn diagnose(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
     findings.push(goldfish_on_path(inputs.path_var));
     let memory_dir = MemoryDir::of(workspace);
     findings.push(memory_folder(&memory_dir));
+    findings.push(journal(workspace));
     findings.push(match unmerged_memory_files(workspace).as_slice() {
         [] => Finding::ok("memory-conflicts", "no memory file in conflict"),
         files => Finding::bad(
@@ -134,6 +136,7 @@ fn setup_ok_message(check: &str) -> &'static str {
         "merge-driver" => "declared in this clone's git config",
         "gitattributes" => "routes memory files to the merge driver",
         "hooks" => "post-merge, post-checkout and post-rewrite installed and executable",
+        "repo-config" => "none (the built-in types), or a valid one",
         _ => "ok",
     }
 }
@@ -220,6 +223,48 @@ fn memory_folder(dir: &MemoryDir) -> Finding {
     )
 }
 
+/// The store journal in the git folder (`log::JOURNAL`): every sync opens
+/// it when it exists, so one that cannot be opened for appending makes every
+/// command fail. Opened here to check, never written.
+fn journal(workspace: &Workspace) -> Finding {
+    let path = workspace.git_dir().join(crate::log::JOURNAL);
+    let shown = path.display();
+    let opened =
+        crate::log::open_regular(&path, std::fs::OpenOptions::new().read(true).append(true));
+    let reason = match opened {
+        Ok(_) => return Finding::ok("journal", format!("{shown} can take stores")),
+        Err(OpenError::Io(err)) if err.kind() == std::io::ErrorKind::NotFound => {
+            return Finding::ok("journal", "no store waiting in the journal");
+        }
+        Err(err) => err,
+    };
+    let (immutable, what) = match &reason {
+        OpenError::Link => (false, "is a symbolic link (not followed)".to_owned()),
+        OpenError::NotRegular(kind) => (false, format!("is {kind}, not a regular file")),
+        OpenError::Io(err) => (
+            err.kind() == std::io::ErrorKind::PermissionDenied,
+            format!("cannot be opened for appending ({err})"),
+        ),
+    };
+    let fix = if immutable {
+        format!(
+            "make it writable again (`chattr -i {shown}` if it is immutable, else its permissions or owner), or move it aside (`mv {shown} {shown}.aside`); it is not tracked by git"
+        )
+    } else {
+        format!(
+            "move it aside (`mv {shown} {shown}.aside`): it lives in the git folder and git does not track it; the next store creates a new one"
+        )
+    };
+    Finding::bad(
+        "journal",
+        Severity::Problem,
+        format!(
+            "{shown}, goldfish's store journal, {what}: `store` and every command that syncs fail until then"
+        ),
+        fix,
+    )
+}
+
 /// Memory files git left unmerged (entries at a conflict stage in the
 /// index): a merge whose driver could not run, as when `goldfish` was not on
 /// git's PATH. Git then keeps the file as ours, with no markers, so nothing
@@ -303,8 +348,7 @@ fn log(view: &Result<LogView, LogError>) -> Finding {
 /// them, recall marks them, `brief` leaves them out. Each is listed with its
 /// file, line and fix.
 fn suspect(view: &LogView, workspace: &Workspace, now: jiff::Timestamp) -> Finding {
-    let kinds =
-        RepoConfig::kinds_for_readers(std::fs::read_to_string(workspace.repo_config_path()));
+    let kinds = RepoConfig::kinds_for_readers(sync::read_repo_config(workspace));
     let mut listed = Vec::new();
     let mut fixes: Vec<&'static str> = Vec::new();
     let mut count = 0;

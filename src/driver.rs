@@ -6,7 +6,14 @@
 //! above 128 a crash. This driver never exits above 128 and never loses a
 //! line: if it cannot read its input (or `GOLDFISH=0`), it hands the merge to
 //! `git merge-file`, git's own text merge.
+//!
+//! `.gitattributes` comes through git, from anyone: it may route any path to
+//! this driver. Only a memory file (`%P` matched by
+//! [`crate::init::ATTRIBUTES_LINE`]'s pattern) gets the memory merge, which
+//! sorts lines; any other path, or none, is merged as git would merge it
+//! without the driver, by `git merge-file`.
 
+use std::ffi::OsStr;
 use std::fs;
 use std::io::Write;
 use std::path::Path;
@@ -15,16 +22,33 @@ use std::process::Command;
 use goldfish_log::merge::merge;
 
 /// Exit status for git: 0 merged cleanly, 1 conflict left for the user.
+/// `name` is `%P`, the file's path in the repository.
 pub fn run(
     base: &Path,
     ours: &Path,
     theirs: &Path,
-    name: Option<&str>,
+    name: Option<&OsStr>,
     stderr: &mut dyn Write,
 ) -> u8 {
-    let label = name.map_or_else(|| ours.display().to_string(), str::to_owned);
+    let label = name.map_or_else(
+        || ours.display().to_string(),
+        |name| name.to_string_lossy().into_owned(),
+    );
     if crate::env::disabled() {
         return fallback(base, ours, theirs, &label, "GOLDFISH=0", stderr);
+    }
+    // `init` has always declared the driver with `%P`: without it there is
+    // no telling a memory file from source code.
+    let Some(name) = name else {
+        let reason = "git passed no path (%P), so this may not be a memory file: the driver is not declared as `goldfish init` declares it (run `goldfish init`)";
+        return fallback(base, ours, theirs, &label, reason, stderr);
+    };
+    if !name.to_str().is_some_and(crate::init::is_memory_path) {
+        let reason = format!(
+            "not a memory file (the driver merges {} only; remove the .gitattributes line that routes this path to merge=goldfish)",
+            crate::init::MEMORY_PATTERN
+        );
+        return fallback(base, ours, theirs, &label, &reason, stderr);
     }
     let read = |path: &Path| {
         fs::read(path).map_err(|err| format!("cannot read {}: {err}", path.display()))

@@ -13,24 +13,57 @@ use std::process::Command;
 
 use crate::git::{GitError, MEMORY_DIR, Workspace};
 use crate::init::{HOOKS, InitError};
+use crate::log::OpenError;
+
+/// What [`heal`] did, and what it saw that a person should fix.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Healed {
+    /// What changed, one sentence each.
+    pub changes: Vec<String>,
+    /// What a person should fix, one sentence each: a `.gitattributes` that
+    /// is not a regular file (not read), or its lines that route other files
+    /// to the driver this declared.
+    pub warnings: Vec<String>,
+}
 
 /// Sets up what the repository's `.gitattributes` routes to goldfish and
 /// this clone lacks: the driver's declaration (local git config) and the
 /// hooks that are missing from a hooks folder inside the repository. A hook
 /// that exists is never touched (`init` handles foreign ones); nothing is
-/// written outside the repository. Returns what changed, one sentence each.
-pub fn heal(workspace: &Workspace) -> Result<Vec<String>, InitError> {
-    let mut changes = Vec::new();
-    let attributes = workspace.root().join(".gitattributes");
-    // A link is not followed: the text could come from outside the repository.
-    let routed = crate::log::read_regular(&attributes)
-        .ok()
-        .and_then(|bytes| String::from_utf8(bytes).ok())
-        .is_some_and(|text| crate::init::attributes_ok(&text));
-    if !routed {
-        return Ok(changes);
+/// written outside the repository.
+pub fn heal(workspace: &Workspace) -> Result<Healed, InitError> {
+    let mut healed = Healed::default();
+    // A link is not followed (the text could come from outside the
+    // repository), a FIFO not waited on: both are named.
+    let read = match crate::init::read_attributes(workspace) {
+        Ok(bytes) => String::from_utf8(bytes).ok(),
+        Err(OpenError::Link) => {
+            healed.warnings.push(
+                ".gitattributes is a symbolic link; not followed, so memory files are not routed to the merge driver here".to_owned(),
+            );
+            None
+        }
+        Err(OpenError::NotRegular(kind)) => {
+            healed.warnings.push(format!(
+                ".gitattributes is {kind}, not a regular file; not read, so memory files are not routed to the merge driver here"
+            ));
+            None
+        }
+        Err(OpenError::Io(_)) => None,
+    };
+    let Some(attributes) = read.filter(|text| crate::init::attributes_ok(text)) else {
+        return Ok(healed);
+    };
+    if crate::init::declare_driver(workspace, &mut healed.changes)? {
+        // Said when the driver starts taking merges in this clone; status
+        // and doctor keep saying it.
+        for route in crate::init::foreign_routes(&attributes) {
+            healed.warnings.push(format!(
+                "{route}: the merge driver merges only memory files and leaves `{}` to git's text merge; remove that line from .gitattributes",
+                route.pattern
+            ));
+        }
     }
-    crate::init::declare_driver(workspace, &mut changes)?;
     let hooks = crate::init::hooks_dir(workspace)?;
     let inside = [workspace.root(), workspace.common_dir()]
         .iter()
@@ -40,7 +73,7 @@ pub fn heal(workspace: &Workspace) -> Result<Vec<String>, InitError> {
         .filter(|name| fs::symlink_metadata(hooks.join(name)).is_err())
         .collect();
     if !inside || missing.is_empty() {
-        return Ok(changes);
+        return Ok(healed);
     }
     if !hooks.is_dir() {
         fs::create_dir_all(&hooks).map_err(|source| InitError::Io {
@@ -52,13 +85,13 @@ pub fn heal(workspace: &Workspace) -> Result<Vec<String>, InitError> {
     for name in &missing {
         crate::init::write_hook(&hooks.join(name), &crate::init::hook_script(name))?;
     }
-    changes.push(format!(
+    healed.changes.push(format!(
         "installed the {} {} in {}",
         missing.join(", "),
         if missing.len() == 1 { "hook" } else { "hooks" },
         hooks.display()
     ));
-    Ok(changes)
+    Ok(healed)
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -153,11 +186,7 @@ fn conflicted_memory_files(
         let Some((meta, path)) = entry.split_once('\t') else {
             continue;
         };
-        let in_folder = path
-            .strip_prefix(MEMORY_DIR)
-            .and_then(|rest| rest.strip_prefix('/'))
-            .is_some_and(|name| !name.contains('/') && name.ends_with(".jsonl"));
-        if !in_folder {
+        if !crate::init::is_memory_path(path) {
             continue;
         }
         let mut words = meta.split(' ');

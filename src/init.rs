@@ -7,12 +7,15 @@ use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::git::{GitError, MEMORY_DIR, Workspace};
+use crate::git::{GitError, MEMORY_DIR, REPO_CONFIG, Workspace};
+use crate::log::OpenError;
 
 /// The hooks goldfish installs.
 pub const HOOKS: [&str; 3] = ["post-merge", "post-checkout", "post-rewrite"];
 /// What marks a hook file as ours.
 pub const HOOK_MARKER: &str = "# goldfish-hook:";
+/// The `.gitattributes` pattern of memory files.
+pub const MEMORY_PATTERN: &str = ".goldfish/memories/*.jsonl";
 /// The `.gitattributes` line that routes memory files to the driver.
 pub const ATTRIBUTES_LINE: &str = ".goldfish/memories/*.jsonl merge=goldfish";
 pub const DRIVER_NAME_KEY: &str = "merge.goldfish.name";
@@ -42,6 +45,8 @@ pub enum InitError {
     Unsafe(crate::log::LogError),
     #[error("{} is a symbolic link; goldfish does not write through it (it could point out of the repository): replace it with a regular file", .0.display())]
     LinkedFile(PathBuf),
+    #[error("{} is {kind}, not a regular file; goldfish does not read or write it: replace it with a regular file", .path.display())]
+    NotRegularFile { path: PathBuf, kind: &'static str },
     #[error("core.hooksPath points outside this repository ({}); installing there would affect other repositories. Pass --force to install anyway", .0.display())]
     HooksOutside(PathBuf),
     #[error("{} is not a goldfish hook and {} already exists; move one of them away and run init again", .hook.display(), .legacy.display())]
@@ -71,9 +76,20 @@ pub fn init(workspace: &Workspace, force: bool) -> Result<Vec<String>, InitError
     {
         return Err(InitError::Unsafe(err));
     }
-    let attributes = workspace.root().join(".gitattributes");
-    if fs::symlink_metadata(&attributes).is_ok_and(|m| m.file_type().is_symlink()) {
-        return Err(InitError::LinkedFile(attributes));
+    // Nor would it read through a link, or wait on a FIFO forever.
+    match read_attributes(workspace) {
+        Err(OpenError::Link) => {
+            return Err(InitError::LinkedFile(
+                workspace.root().join(".gitattributes"),
+            ));
+        }
+        Err(OpenError::NotRegular(kind)) => {
+            return Err(InitError::NotRegularFile {
+                path: workspace.root().join(".gitattributes"),
+                kind,
+            });
+        }
+        _ => {}
     }
     let mut changes = Vec::new();
     create_memory_dir(workspace, &mut changes)?;
@@ -105,10 +121,15 @@ fn has_log_files(dir: &Path) -> bool {
 
 fn add_attributes(workspace: &Workspace, changes: &mut Vec<String>) -> Result<(), InitError> {
     let path = workspace.root().join(".gitattributes");
-    let existing = match fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => String::new(),
-        Err(err) => return Err(io_error("read", &path)(err)),
+    let existing = match read_attributes(workspace) {
+        // Written back whole: text that is not UTF-8 is refused, not mangled.
+        Ok(bytes) => String::from_utf8(bytes).map_err(|err| {
+            io_error("read", &path)(io::Error::new(io::ErrorKind::InvalidData, err))
+        })?,
+        Err(OpenError::Io(err)) if err.kind() == io::ErrorKind::NotFound => String::new(),
+        Err(OpenError::Io(err)) => return Err(io_error("read", &path)(err)),
+        Err(OpenError::Link) => return Err(InitError::LinkedFile(path)),
+        Err(OpenError::NotRegular(kind)) => return Err(InitError::NotRegularFile { path, kind }),
     };
     if attributes_ok(&existing) {
         return Ok(());
@@ -128,14 +149,106 @@ fn add_attributes(workspace: &Workspace, changes: &mut Vec<String>) -> Result<()
 pub fn attributes_ok(text: &str) -> bool {
     text.lines().any(|line| {
         let mut words = line.split_whitespace();
-        words.next() == Some(".goldfish/memories/*.jsonl") && words.any(|w| w == "merge=goldfish")
+        words.next() == Some(MEMORY_PATTERN) && words.any(|w| w == "merge=goldfish")
     })
 }
 
+/// Whether `path` (relative to the repository, as git's `%P`) is a memory
+/// file: one [`MEMORY_PATTERN`] matches. In `.gitattributes` a pattern with a
+/// slash is anchored at the file's folder and `*` never crosses a `/`, so a
+/// name directly in the memory folder ending in `.jsonl`.
+pub fn is_memory_path(path: &str) -> bool {
+    path.strip_prefix(MEMORY_DIR)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .is_some_and(|name| !name.contains('/') && name.ends_with(".jsonl"))
+}
+
+/// A `.gitattributes` line that routes paths other than memory files to the
+/// merge driver.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForeignRoute {
+    /// Its line number, from 1.
+    pub line: usize,
+    /// Its pattern, as written.
+    pub pattern: String,
+}
+
+impl std::fmt::Display for ForeignRoute {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            ".gitattributes line {} routes `{}` to merge=goldfish",
+            self.line, self.pattern
+        )
+    }
+}
+
+/// The lines of a `.gitattributes` text that set `merge=goldfish` (or a
+/// macro, `[attr]name …`, that sets it) on a pattern other than
+/// [`MEMORY_PATTERN`]. The driver merges those files as text, but the line
+/// has no business there: a stranger's commit can add it.
+pub fn foreign_routes(text: &str) -> Vec<ForeignRoute> {
+    let mut macros: Vec<&str> = Vec::new();
+    let mut routes = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let line = line.trim_start();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (pattern, attributes) = split_pattern(line);
+        // Left to right, as git applies them: a later one overrides.
+        let sets_driver = attributes.split_whitespace().fold(false, |set, word| {
+            if word == "merge=goldfish" || macros.contains(&word) {
+                true
+            } else if word == "binary"
+                || ["merge", "-merge", "!merge"].contains(&word)
+                || word.starts_with("merge=")
+            {
+                false
+            } else {
+                set
+            }
+        });
+        if !sets_driver {
+            continue;
+        }
+        if let Some(name) = pattern.strip_prefix("[attr]") {
+            macros.push(name);
+        } else if pattern != MEMORY_PATTERN && pattern.strip_prefix('/') != Some(MEMORY_PATTERN) {
+            routes.push(ForeignRoute {
+                line: index + 1,
+                pattern: pattern.to_owned(),
+            });
+        }
+    }
+    routes
+}
+
+/// A `.gitattributes` line's pattern (a quoted one with its quotes) and the
+/// rest.
+fn split_pattern(line: &str) -> (&str, &str) {
+    let end = if line.starts_with('"') {
+        let mut escaped = false;
+        line.char_indices()
+            .skip(1)
+            .find(|&(_, c)| {
+                let closes = c == '"' && !escaped;
+                escaped = c == '\\' && !escaped;
+                closes
+            })
+            .map_or(line.len(), |(at, _)| at + 1)
+    } else {
+        line.find(char::is_whitespace).unwrap_or(line.len())
+    };
+    line.split_at(end)
+}
+
+/// Declares the driver in the clone's git config unless it is; returns
+/// whether it changed anything.
 pub(crate) fn declare_driver(
     workspace: &Workspace,
     changes: &mut Vec<String>,
-) -> Result<(), InitError> {
+) -> Result<bool, InitError> {
     let mut changed = false;
     for (key, value) in [(DRIVER_NAME_KEY, DRIVER_NAME), (DRIVER_KEY, DRIVER_COMMAND)] {
         let current = workspace.git(&["config", "--local", "--get", key]).ok();
@@ -149,7 +262,7 @@ pub(crate) fn declare_driver(
             "declared the merge driver in git config (`{DRIVER_KEY} = {DRIVER_COMMAND}`)"
         ));
     }
-    Ok(())
+    Ok(changed)
 }
 
 /// The folder git runs hooks from (honouring `core.hooksPath` and worktrees).
@@ -237,7 +350,7 @@ fn is_executable(path: &Path) -> bool {
 /// One health check of a clone's setup.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Check {
-    /// Stable name: `merge-driver`, `gitattributes`, `hooks`.
+    /// Stable name: `merge-driver`, `gitattributes`, `hooks`, `repo-config`.
     pub check: &'static str,
     pub ok: bool,
     /// What is wrong, when not ok.
@@ -246,15 +359,17 @@ pub struct Check {
     pub fix: Option<String>,
 }
 
-/// Checks that this clone merges memory files with the driver and runs the
-/// hooks: what `status` and `doctor` report.
+/// Checks that this clone merges memory files with the driver (and nothing
+/// else), runs the hooks and has a usable `.goldfish/config`: what `status`
+/// and `doctor` report.
 pub fn health(workspace: &Workspace) -> Vec<Check> {
-    let check = |name, problem: Option<String>| Check {
+    let check = |name, found: Option<(String, String)>| Check {
         check: name,
-        ok: problem.is_none(),
-        fix: problem.as_ref().map(|_| "goldfish init".to_owned()),
-        problem,
+        ok: found.is_none(),
+        problem: found.as_ref().map(|(problem, _)| problem.clone()),
+        fix: found.map(|(_, fix)| fix),
     };
+    let init = |problem: String| (problem, "goldfish init".to_owned());
     let driver = workspace.config_string(DRIVER_KEY);
     let driver_problem = match driver.as_deref() {
         Some(DRIVER_COMMAND) => None,
@@ -263,10 +378,6 @@ pub fn health(workspace: &Workspace) -> Vec<Check> {
             "the merge driver is not declared in this clone's git config ({DRIVER_KEY}): memory files would merge as text and conflict"
         )),
     };
-    let attributes =
-        fs::read_to_string(workspace.root().join(".gitattributes")).unwrap_or_default();
-    let attributes_problem =
-        (!attributes_ok(&attributes)).then(|| format!(".gitattributes lacks `{ATTRIBUTES_LINE}`"));
     let hooks_problem = match hooks_dir(workspace) {
         Ok(dir) => {
             let issues: Vec<String> = HOOKS
@@ -286,10 +397,115 @@ pub fn health(workspace: &Workspace) -> Vec<Check> {
         Err(err) => Some(format!("cannot find the hooks folder: {err}")),
     };
     vec![
-        check("merge-driver", driver_problem),
-        check("gitattributes", attributes_problem),
-        check("hooks", hooks_problem),
+        check("merge-driver", driver_problem.map(init)),
+        check("gitattributes", attributes_problem(workspace)),
+        check("hooks", hooks_problem.map(init)),
+        check("repo-config", repo_config_problem(workspace)),
     ]
+}
+
+/// What is wrong with `.goldfish/config`, and its fix: `store`, `recall` and
+/// `import` refuse to run while it is there but not a readable regular file
+/// of valid TOML.
+pub fn repo_config_problem(workspace: &Workspace) -> Option<(String, String)> {
+    let problem = |message: String, fix: &str| {
+        Some((
+            format!("{message}: store, recall and import refuse to run until it is fixed"),
+            fix.to_owned(),
+        ))
+    };
+    let replace = "replace it with a regular file (`git rm` a committed link, then commit the file), or remove it to use the built-in types";
+    let bytes = match crate::log::read_regular(&workspace.repo_config_path()) {
+        Ok(bytes) => bytes,
+        Err(OpenError::Io(err)) if err.kind() == io::ErrorKind::NotFound => return None,
+        Err(OpenError::Link) => {
+            return problem(
+                format!(
+                    "{REPO_CONFIG} is a symbolic link, not followed (it could point out of the repository)"
+                ),
+                replace,
+            );
+        }
+        Err(OpenError::NotRegular(kind)) => {
+            return problem(
+                format!("{REPO_CONFIG} is {kind}, not a regular file"),
+                replace,
+            );
+        }
+        Err(OpenError::Io(err)) => {
+            return problem(
+                format!("cannot read {REPO_CONFIG} ({err})"),
+                "check the permissions of the file",
+            );
+        }
+    };
+    let parsed = String::from_utf8(bytes)
+        .map_err(|_| "is not UTF-8 text".to_owned())
+        .and_then(|text| {
+            crate::config::RepoConfig::parse(&text).map_err(|err| format!("is invalid: {err}"))
+        });
+    match parsed {
+        Ok(_) => None,
+        Err(why) => problem(
+            format!("{REPO_CONFIG} {why}"),
+            "edit it (see README: `[memory] types = [...]`)",
+        ),
+    }
+}
+
+/// The work tree's `.gitattributes`, if it is a regular file: never through
+/// a link, never blocking on a FIFO.
+pub(crate) fn read_attributes(workspace: &Workspace) -> Result<Vec<u8>, OpenError> {
+    crate::log::read_regular(&workspace.root().join(".gitattributes"))
+}
+
+/// What is wrong with `.gitattributes`, and its fix: unreadable, lacking
+/// [`ATTRIBUTES_LINE`], or routing other files to the driver.
+fn attributes_problem(workspace: &Workspace) -> Option<(String, String)> {
+    let replace = "replace .gitattributes with a regular file (`git rm` it if committed), then `goldfish init`";
+    let text = match read_attributes(workspace) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(OpenError::Io(err)) if err.kind() == io::ErrorKind::NotFound => String::new(),
+        Err(OpenError::Link) => {
+            return Some((
+                ".gitattributes is a symbolic link; not followed (it could point out of the repository)".to_owned(),
+                replace.to_owned(),
+            ));
+        }
+        Err(OpenError::NotRegular(kind)) => {
+            return Some((
+                format!(".gitattributes is {kind}, not a regular file; not read"),
+                replace.to_owned(),
+            ));
+        }
+        Err(OpenError::Io(err)) => {
+            return Some((
+                format!("cannot read .gitattributes: {err}"),
+                "check the permissions of .gitattributes".to_owned(),
+            ));
+        }
+    };
+    let mut problems = Vec::new();
+    let mut fixes = Vec::new();
+    if !attributes_ok(&text) {
+        problems.push(format!(".gitattributes lacks `{ATTRIBUTES_LINE}`"));
+        fixes.push("goldfish init".to_owned());
+    }
+    let foreign = foreign_routes(&text);
+    if !foreign.is_empty() {
+        let lines: Vec<String> = foreign.iter().map(ToString::to_string).collect();
+        problems.push(format!(
+            "{}: the driver merges only memory files ({MEMORY_PATTERN}) and hands any other file to git merge-file",
+            lines.join("; ")
+        ));
+        let numbers: Vec<String> = foreign.iter().map(|route| route.line.to_string()).collect();
+        fixes.push(format!(
+            "remove {} {} from .gitattributes (or its merge=goldfish) and commit",
+            if foreign.len() == 1 { "line" } else { "lines" },
+            numbers.join(", ")
+        ));
+    }
+    (!problems.is_empty()).then(|| (problems.join("; "), fixes.join("; ")))
 }
 
 /// What keeps the hook at `path` from running goldfish, if anything.
@@ -348,6 +564,48 @@ mod tests {
         assert!(!attributes_ok(
             "# .goldfish/memories/*.jsonl merge=goldfish"
         ));
+    }
+
+    #[test]
+    fn memory_paths_are_what_the_attributes_line_matches() {
+        assert!(ATTRIBUTES_LINE.starts_with(&format!("{MEMORY_PATTERN} ")));
+        assert!(is_memory_path(".goldfish/memories/2026-11-21.jsonl"));
+        assert!(is_memory_path(".goldfish/memories/.jsonl"));
+        for path in [
+            "app.py",
+            "m.jsonl",
+            ".goldfish/memories/sub/2026-11-21.jsonl",
+            ".goldfish/memories/2026-11-21.json",
+            ".goldfish/memories",
+            ".goldfish/memories/",
+            "sub/.goldfish/memories/2026-11-21.jsonl",
+            ".goldfish/config",
+        ] {
+            assert!(!is_memory_path(path), "{path}");
+        }
+    }
+
+    #[test]
+    fn foreign_routes_are_lines_that_route_other_paths_to_goldfish() {
+        let text = "*.png binary\n\
+                    .goldfish/memories/*.jsonl merge=goldfish\n\
+                    /.goldfish/memories/*.jsonl merge=goldfish\n\
+                    *.py text merge=goldfish\n\
+                    # *.rs merge=goldfish\n\
+                    *.md merge=goldfish -merge\n\
+                    [attr]memory merge=goldfish\n\
+                    \"with space.txt\" memory\r\n\
+                    *.go merge=union\n";
+        let routes = foreign_routes(text);
+        let found: Vec<(usize, &str)> = routes
+            .iter()
+            .map(|route| (route.line, route.pattern.as_str()))
+            .collect();
+        assert_eq!(found, [(4, "*.py"), (8, "\"with space.txt\"")]);
+        assert_eq!(
+            foreign_routes("a.py merge=goldfish")[0].to_string(),
+            ".gitattributes line 1 routes `a.py` to merge=goldfish"
+        );
     }
 
     #[test]

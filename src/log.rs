@@ -42,6 +42,8 @@ pub enum LogError {
     NotInitialized(PathBuf),
     #[error("{} {reason}: goldfish only uses real folders and regular files under .goldfish/ and never follows a link out of the repository; replace it (`git rm` it, then `goldfish init`)", .path.display())]
     Unsafe { path: PathBuf, reason: String },
+    #[error("{} {reason}: it is goldfish's store journal, in the git folder and not tracked by git; move it aside (`mv {0} {0}.aside`) and run the command again", .path.display())]
+    Journal { path: PathBuf, reason: String },
     #[error("the timestamp `{0}` has no day file (years 0001–9999 only)")]
     Timestamp(String),
     #[error("could not {action} {}", .path.display())]
@@ -510,7 +512,7 @@ impl Journal {
                         Err(err) => return Err(io_error("create", path)(err)),
                     }
                 }
-                Err(err) => return Err(err.into_log_error(path)),
+                Err(err) => return Err(err.into_journal_error(path)),
             };
             file.lock().map_err(io_error("lock", path))?;
             // Removed by a drain while this waited for the lock: open anew.
@@ -623,6 +625,19 @@ impl OpenError {
                 format!("is {kind}, not a memory file; skipped")
             }
             OpenError::Io(err) => format!("could not be read ({err}); skipped"),
+        }
+    }
+
+    /// Why the store journal at `path` cannot be used, and what to do.
+    fn into_journal_error(self, path: &Path) -> LogError {
+        let reason = match self {
+            OpenError::Link => "is a symbolic link".to_owned(),
+            OpenError::NotRegular(kind) => format!("is {kind}, not a regular file"),
+            OpenError::Io(err) => format!("cannot be opened for appending ({err})"),
+        };
+        LogError::Journal {
+            path: path.to_owned(),
+            reason,
         }
     }
 

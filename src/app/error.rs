@@ -122,7 +122,8 @@ impl From<LogError> for AppError {
             LogError::NotInitialized(_) | LogError::Unsafe { .. } | LogError::Timestamp(_) => {
                 AppError::input(err)
             }
-            LogError::Io { .. } => anyhow::Error::new(err).into(),
+            // Local state in the git folder, not the caller's input.
+            LogError::Io { .. } | LogError::Journal { .. } => anyhow::Error::new(err).into(),
         }
     }
 }

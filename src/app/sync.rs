@@ -90,6 +90,13 @@ fn sync_or_hand(
         Exclusive::Ran(report) => report,
         handed @ Exclusive::Handed(_) => return Ok(handed),
     };
+    // The sync checked no type against a config it could not read.
+    if let Err(err) = repo_config(workspace) {
+        session.notice(Notice::warning(format!(
+            "{:#}; memory types were not checked",
+            err.error
+        )));
+    }
     let limit = match embed {
         Embed::Keywords => return Ok(Exclusive::Ran(report)),
         Embed::UpTo(limit) => Some(limit),

@@ -97,9 +97,14 @@ pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> 
         crate::init::InitError::HooksOutside(_)
         | crate::init::InitError::LegacyTaken { .. }
         | crate::init::InitError::Unsafe(_)
-        | crate::init::InitError::LinkedFile(_) => CliError::usage(err),
+        | crate::init::InitError::LinkedFile(_)
+        | crate::init::InitError::NotRegularFile { .. } => CliError::usage(err),
         other => anyhow::Error::new(other).into(),
     })?;
+    // What init cannot set up for the user.
+    if let Some((problem, fix)) = crate::init::repo_config_problem(&workspace) {
+        eprintln!("warning: {problem}\nhint: {fix}");
+    }
     let mut agent_changes = Vec::new();
     for agent in args.agent {
         agent_changes

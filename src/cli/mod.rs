@@ -402,8 +402,8 @@ struct MergeDriverArgs {
     ours: PathBuf,
     /// %B: their version
     theirs: PathBuf,
-    /// %P: the path of the file in the repository (for messages)
-    path: Option<String>,
+    /// %P: the path of the file in the repository (only memory files get the memory merge)
+    path: Option<std::ffi::OsString>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -669,10 +669,14 @@ fn heal_clone(command: &Command) {
     };
     if !matches!(command, Command::Init(_)) {
         // Best effort: status and doctor report a setup this could not fix.
-        for change in crate::heal::heal(&workspace).unwrap_or_default() {
+        let healed = crate::heal::heal(&workspace).unwrap_or_default();
+        for change in healed.changes {
             output::stderr_line(&format!(
                 "goldfish: {change} (.gitattributes routes memory files to goldfish)"
             ));
+        }
+        for warning in healed.warnings {
+            output::stderr_line(&format!("warning: {warning}"));
         }
     }
     if matches!(command, Command::Resolve(_)) {

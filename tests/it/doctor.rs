@@ -102,8 +102,10 @@ fn doctor_on_a_healthy_clone_exits_0_and_changes_nothing() {
             "merge-driver",
             "gitattributes",
             "hooks",
+            "repo-config",
             "goldfish-on-path",
             "memory-folder",
+            "journal",
             "memory-conflicts",
             "log",
             "suspect-memories",
@@ -513,4 +515,114 @@ fn doctor_finds_an_index_that_a_branch_switch_would_break() {
     let recalled = env.ok(&repo, &["recall", "--mode", "keyword", "eviction"]);
     assert!(recalled.contains("uses LRU"), "{recalled}");
     assert_healthy(&env, &repo);
+}
+
+/// Regression: doctor said healthy while every command failed, with
+/// `.goldfish/config` a symbolic link, or the store journal
+/// (`<git dir>/goldfish-journal.jsonl`) a folder, a link or immutable; and
+/// the journal's error said "`git rm` it", though git does not track it.
+#[test]
+fn doctor_finds_a_linked_config_and_a_journal_that_commands_cannot_open() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    env.ok(&repo, &["store", "Chose SQLite in WAL mode"]);
+    env.ok(&repo, &["sync"]);
+    assert_healthy(&env, &repo);
+
+    // The config, a link to a valid file outside the repository.
+    let outside = env.path().join("outside.toml");
+    fs::write(&outside, "[memory]\ntypes = [\"incident\"]\n").unwrap();
+    let config = repo.join(".goldfish/config");
+    std::os::unix::fs::symlink(&outside, &config).unwrap();
+    let (code, report) = doctor(&env, &repo);
+    let found = finding(&report, "repo-config");
+    assert_eq!(found["status"], "problem", "{report}");
+    assert!(
+        found["message"]
+            .as_str()
+            .unwrap()
+            .contains(".goldfish/config is a symbolic link"),
+        "{found}"
+    );
+    assert!(
+        found["fix"].as_str().unwrap().contains("regular file"),
+        "{found}"
+    );
+    assert_eq!(code, Some(1));
+    fs::remove_file(&config).unwrap();
+    fs::write(&config, "[memroy]\n").unwrap();
+    assert_problem(
+        &env,
+        &repo,
+        "repo-config",
+        "unknown field `memroy`",
+        "edit it (see README: `[memory] types = [...]`)",
+    );
+    fs::remove_file(&config).unwrap();
+    assert_healthy(&env, &repo);
+
+    // The journal: a folder, a link, then a file store cannot append to.
+    let journal = repo.join(".git/goldfish-journal.jsonl");
+    let journal_fails = |what: &str| {
+        let (code, report) = doctor(&env, &repo);
+        let found = finding(&report, "journal").clone();
+        assert_eq!(found["status"], "problem", "{what}: {report}");
+        assert_eq!(code, Some(1), "{what}");
+        let message = found["message"].as_str().unwrap();
+        assert!(
+            message.contains(&journal.display().to_string()) && message.contains(what),
+            "{found}"
+        );
+        let fix = found["fix"].as_str().unwrap();
+        assert!(fix.contains("mv ") && !fix.contains("git rm"), "{found}");
+        let store = env.goldfish(&repo, &["store", "Another memory"]);
+        assert_eq!(store.status.code(), Some(3), "{what}: {}", render(&store));
+        let stderr = String::from_utf8_lossy(&store.stderr);
+        assert!(
+            stderr.contains("not tracked by git") && !stderr.contains("git rm"),
+            "{what}: {stderr}"
+        );
+    };
+    // The store above left its line there for a minute; it is in its file.
+    let _ = fs::remove_file(&journal);
+    fs::create_dir(&journal).unwrap();
+    journal_fails("is a directory");
+    fs::remove_dir(&journal).unwrap();
+    std::os::unix::fs::symlink(&outside, &journal).unwrap();
+    journal_fails("is a symbolic link");
+    fs::remove_file(&journal).unwrap();
+    fs::write(&journal, "").unwrap();
+    // Immutable when chattr works here (ext4 and the like, as root);
+    // otherwise read-only, which stops everyone but root.
+    let chattr = |flag: &str| {
+        env.command("chattr", &repo)
+            .args([flag, journal.to_str().unwrap()])
+            .output()
+            .is_ok_and(|output| output.status.success())
+    };
+    if chattr("+i") {
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            journal_fails("cannot be opened for appending")
+        }));
+        assert!(chattr("-i"));
+        if let Err(panic) = result {
+            std::panic::resume_unwind(panic);
+        }
+    } else if !is_root() {
+        fs::set_permissions(&journal, fs::Permissions::from_mode(0o444)).unwrap();
+        journal_fails("cannot be opened for appending");
+    } else {
+        eprintln!(
+            "neither chattr +i nor permissions stop root here: the immutable journal is not tested"
+        );
+    }
+    fs::remove_file(&journal).unwrap();
+    env.ok(&repo, &["sync"]);
+    assert_healthy(&env, &repo);
+}
+
+fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let probe = tempfile::NamedTempFile::new().unwrap();
+    probe.as_file().metadata().unwrap().uid() == 0
 }

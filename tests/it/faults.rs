@@ -783,7 +783,16 @@ fn the_driver_leaves_ours_and_a_conflict_when_a_side_is_unreadable() {
     let b = record(2, "21", "ours");
     let c = record(3, "21", "theirs");
     let driver = |base: &str, ours: &str, theirs: &str| {
-        env.goldfish(dir, &["merge-driver", base, ours, theirs, "m.jsonl"])
+        env.goldfish(
+            dir,
+            &[
+                "merge-driver",
+                base,
+                ours,
+                theirs,
+                ".goldfish/memories/m.jsonl",
+            ],
+        )
     };
     fs::write(dir.join("base"), format!("{a}\n")).unwrap();
     fs::create_dir(dir.join("folder")).unwrap();
@@ -1252,6 +1261,51 @@ fn a_fifo_in_the_memory_folder_is_skipped_and_named() {
     );
     let forget = goldfish_bounded(&env, &repo, &["forget", stored[0]["id"].as_str().unwrap()]);
     assert_eq!(forget.status.code(), Some(0), "{}", all_output(&forget));
+}
+
+/// Regression: a FIFO at `.goldfish/config` or `.gitattributes` hung sync,
+/// doctor, brief, status, init and the post-checkout hook (a blocking open
+/// for reading waits for a writer forever). Each finishes, names the path,
+/// and stores and recalls nothing from it.
+#[test]
+fn a_fifo_at_the_config_or_the_gitattributes_is_named_and_never_blocks() {
+    let env = TestEnv::new();
+    for (name, path) in [
+        ("config", ".goldfish/config"),
+        ("attributes", ".gitattributes"),
+    ] {
+        let repo = env.repo(name, "Ada");
+        env.ok(&repo, &["store", "A memory"]);
+        let fifo = repo.join(path);
+        let _ = fs::remove_file(&fifo);
+        assert!(
+            env.command("mkfifo", &repo)
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        for args in [
+            &["sync"][..],
+            &["doctor"],
+            &["brief"],
+            &["status"],
+            &["init"],
+            &["hook", "post-checkout", "0000000", "HEAD", "1"],
+        ] {
+            let output = goldfish_bounded(&env, &repo, args);
+            let text = all_output(&output);
+            assert_ne!(output.status.code(), Some(124), "{path}: {args:?} hung");
+            assert!(
+                matches!(output.status.code(), Some(0..=3)),
+                "{path}: {args:?}: {text}"
+            );
+            // A hook prints nothing; every other command names the path.
+            if args[0] != "hook" {
+                assert!(text.contains(path), "{path}: {args:?}: {text}");
+            }
+        }
+    }
 }
 
 /// Regression: a byte order mark made the first record unreadable with no
