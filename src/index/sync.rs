@@ -75,17 +75,17 @@ pub struct SyncOptions {
 /// What the records of a sync are checked against ([`trust::check`]).
 struct Trust {
     now: jiff::Timestamp,
-    /// The repository's types; `None` when its config cannot be read.
+    /// The repository's types; `None` when its config cannot be read or
+    /// used.
     kinds: Option<Kinds>,
 }
 
 impl Trust {
     fn of(workspace: &Workspace, options: SyncOptions) -> Trust {
-        let kinds =
-            RepoConfig::kinds_for_readers(std::fs::read_to_string(workspace.repo_config_path()));
+        let kinds = RepoConfig::kinds_for_readers(crate::log::read_repo_config(workspace));
         Trust {
             now: options.now.unwrap_or_else(jiff::Timestamp::now),
-            kinds,
+            kinds: kinds.ok(),
         }
     }
 }

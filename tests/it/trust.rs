@@ -183,3 +183,72 @@ fn hand_written_lines_are_flagged_and_kept_out_of_the_briefing() {
     );
     assert_eq!(memory_lines(&repo).len(), 8, "nothing in the log changed");
 }
+
+/// Regression: 60,000 types in `.goldfish/config` (520 KB) made `git
+/// checkout` take 7.1 s and `recall` 14.4 s, and with 200,000 `store` did not
+/// finish in 30 s: each type was compared with every one before it, on every
+/// command and hook. A committed file must not slow every teammate down:
+/// `store` refuses an oversize config naming the file and the key, readers
+/// work without checking types, doctor says why.
+#[test]
+fn types_in_the_config_scale_quadratically() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    env.ok(
+        &repo,
+        &["store", "-t", "decision", "Sessions live in Redis"],
+    );
+    env.commit_all(&repo, "a memory");
+    let config = repo.join(".goldfish/config");
+
+    // Over the count: the error names the file, the key and both numbers.
+    let types = |n: usize| -> String {
+        let names: Vec<String> = (0..n).map(|i| format!("\"type-{i:05}\"")).collect();
+        format!("[memory]\ntypes = [{}]\n", names.join(", "))
+    };
+    std::fs::write(&config, types(65)).unwrap();
+    let store = env.goldfish(&repo, &["store", "x"]);
+    assert_eq!(store.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&store.stderr);
+    assert!(
+        stderr.contains(".goldfish/config is invalid: memory.types: 65 types, at most 64"),
+        "{stderr}"
+    );
+
+    // 60,000 types (520 KB), committed: a teammate's every command.
+    let text = types(60_000);
+    assert!(text.len() > 500_000);
+    std::fs::write(&config, text).unwrap();
+    env.commit_all(&repo, "sixty thousand types");
+    let started = std::time::Instant::now();
+    let store = env.goldfish(&repo, &["store", "x"]);
+    assert_eq!(store.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&store.stderr);
+    assert!(
+        stderr.contains(".goldfish/config is invalid: larger than 64 KiB"),
+        "{stderr}"
+    );
+    // Readers work (types not checked) and the hooks of a checkout too.
+    let found = env.ok(&repo, &["recall", "Redis"]);
+    assert!(found.contains("Sessions live in Redis"), "{found}");
+    assert!(!found.contains("flagged"), "{found}");
+    env.git(&repo, &["checkout", "-q", "-b", "topic"]);
+    env.git(&repo, &["checkout", "-q", "main"]);
+    let doctor = env.goldfish(&repo, &["doctor", "--json"]);
+    let doctor: serde_json::Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    let finding = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "suspect-memories")
+        .unwrap_or_else(|| panic!("{doctor}"));
+    assert_eq!(finding["status"], "warning", "{finding}");
+    let message = finding["message"].as_str().unwrap();
+    assert!(
+        message.contains("types are not checked: .goldfish/config is invalid: larger than 64 KiB"),
+        "{message}"
+    );
+    // Six commands and two checkouts took 25 s before; a generous bound.
+    let elapsed = started.elapsed();
+    assert!(elapsed < std::time::Duration::from_secs(10), "{elapsed:?}");
+}
