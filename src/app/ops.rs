@@ -76,6 +76,15 @@ pub fn store(
 ) -> Result<Stored, AppError> {
     let content = memory::validate_content(&input.content, input.allow_secret)
         .map_err(|err| refusal(Arg::Content, err))?;
+    let list = |items: &[String], limit: memory::ListLimit, arg: Arg| {
+        let items = memory::split_list(&items.join(","));
+        limit
+            .check(&items)
+            .map(|()| items)
+            .map_err(|err| AppError::arg(arg, err))
+    };
+    let tags = list(&input.tags, memory::TAGS, Arg::Tags)?;
+    let files = list(&input.files, memory::FILES, Arg::Files)?;
     let config = repo_config(workspace)?;
     let kind = config
         .kinds
@@ -99,7 +108,6 @@ pub fn store(
     }
     let at = session.now()?;
     let head = workspace.head();
-    let list = |items: &[String]| -> Vec<String> { memory::split_list(&items.join(",")) };
     let entry = Entry::Memory(Memory {
         id: memory::new_id(at),
         timestamp: memory::format_timestamp(at),
@@ -109,11 +117,11 @@ pub fn store(
             .source
             .map(|s| s.trim().to_owned())
             .filter(|s| !s.is_empty()),
-        tags: list(&input.tags),
+        tags,
         author: workspace.author(),
         branch: head.branch,
         commit: head.commit,
-        files: list(&input.files),
+        files,
         session: input.session,
         extra: Default::default(),
     });
