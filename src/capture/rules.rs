@@ -351,7 +351,7 @@ const OUTPUT_ONLY: &[&str] = &[
     "--show-output",
 ];
 
-/// Whether `command` runs a check ([`CHECKS`]).
+/// Whether `command` runs a check: a test run, a build, a linter.
 pub fn is_check(command: &str) -> bool {
     check_of(command).is_some()
 }
