@@ -4,10 +4,20 @@
 //! [memory]
 //! types = ["incident", "meeting"]   # added to the built-in types
 //! ```
+//!
+//! It arrives through git, and every command and git hook of every clone
+//! reads it: at most [`MAX_BYTES`] of it are read, and at most
+//! [`kinds::MAX_EXTRA`](crate::memory::kinds::MAX_EXTRA) types of
+//! [`kinds::MAX_NAME_BYTES`](crate::memory::kinds::MAX_NAME_BYTES) each are
+//! taken.
 
 use serde::Deserialize;
 
-use crate::memory::kinds::{InvalidKindName, Kinds};
+use crate::git::REPO_CONFIG;
+use crate::memory::kinds::{Kinds, KindsError};
+
+/// The most of `.goldfish/config` read: a few settings take a few lines.
+pub const MAX_BYTES: usize = 64 * 1024;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -38,7 +48,21 @@ pub enum ConfigError {
     /// Not a `#[source]`: its text is already in this one's, and `{:#}`
     /// would print it twice.
     #[error("memory.types: {0}")]
-    Kind(InvalidKindName),
+    Kind(KindsError),
+    #[error("larger than 64 KiB ({MAX_BYTES} bytes)")]
+    TooLarge,
+    #[error("not UTF-8 text")]
+    NotUtf8,
+}
+
+/// Why a reader does not check types: the config it could not use.
+#[derive(Debug, thiserror::Error)]
+pub enum Unchecked {
+    /// Why it could not be read (a link, a FIFO, an I/O error).
+    #[error("{REPO_CONFIG} cannot be read: {0}")]
+    Unreadable(String),
+    #[error("{REPO_CONFIG} is invalid: {0}")]
+    Invalid(ConfigError),
 }
 
 impl RepoConfig {
@@ -55,14 +79,28 @@ impl RepoConfig {
         Ok(RepoConfig { kinds })
     }
 
-    /// The types a reader checks records against, given the result of
-    /// reading `.goldfish/config`: the built-in ones when there is no file,
-    /// `None` when it cannot be read or parsed (types are then not checked).
-    pub fn kinds_for_readers(read: std::io::Result<String>) -> Option<Kinds> {
+    /// The settings from the bytes read of the file: at most
+    /// [`MAX_BYTES`] (a reader reads one more, to tell a larger file).
+    pub fn from_file(bytes: &[u8]) -> Result<RepoConfig, ConfigError> {
+        if bytes.len() > MAX_BYTES {
+            return Err(ConfigError::TooLarge);
+        }
+        let text = std::str::from_utf8(bytes).map_err(|_| ConfigError::NotUtf8)?;
+        RepoConfig::parse(text)
+    }
+
+    /// The types a reader checks records against, given what reading
+    /// `.goldfish/config` gave (`None`: there is none, so the built-in
+    /// ones), or why they are not checked (it cannot be read or used).
+    pub fn kinds_for_readers(
+        read: Result<Option<Vec<u8>>, impl std::fmt::Display>,
+    ) -> Result<Kinds, Unchecked> {
         match read {
-            Ok(text) => RepoConfig::parse(&text).ok().map(|config| config.kinds),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Some(Kinds::default()),
-            Err(_) => None,
+            Ok(Some(bytes)) => RepoConfig::from_file(&bytes)
+                .map(|config| config.kinds)
+                .map_err(Unchecked::Invalid),
+            Ok(None) => Ok(Kinds::default()),
+            Err(err) => Err(Unchecked::Unreadable(err.to_string())),
         }
     }
 }
@@ -87,6 +125,44 @@ mod tests {
         );
         let err = RepoConfig::parse("[memroy]\n").unwrap_err();
         assert!(err.to_string().contains("unknown field `memroy`"), "{err}");
+    }
+
+    /// Regression: 60,000 types took seconds to read (each compared with
+    /// every one before it), on every command and hook.
+    #[test]
+    fn types_in_the_config_scale_quadratically() {
+        let types = |names: &[String]| {
+            let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+            format!("[memory]\ntypes = [{}]\n", quoted.join(", "))
+        };
+        let names: Vec<String> = (0..crate::memory::kinds::MAX_EXTRA)
+            .map(|i| format!("t{i}"))
+            .collect();
+        let config = RepoConfig::parse(&types(&names)).unwrap();
+        assert_eq!(config.kinds.resolve("t63").unwrap(), "t63");
+        let mut over = names.clone();
+        over.push("one-more".to_owned());
+        let err = RepoConfig::parse(&types(&over)).unwrap_err();
+        assert_eq!(err.to_string(), "memory.types: 65 types, at most 64");
+        let long = "a".repeat(crate::memory::kinds::MAX_NAME_BYTES + 1);
+        let err = RepoConfig::parse(&types(&[long])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "memory.types: a type of 65 bytes; a type is at most 64 bytes"
+        );
+        let big = format!("# {}\n", "x".repeat(MAX_BYTES));
+        let err = RepoConfig::from_file(big.as_bytes()).unwrap_err();
+        assert_eq!(err.to_string(), "larger than 64 KiB (65536 bytes)");
+        let err = RepoConfig::from_file(b"[memory]\ntypes = [\"\xff\"]\n").unwrap_err();
+        assert_eq!(err.to_string(), "not UTF-8 text");
+        // Readers go on without checking types, whatever the reason.
+        let unchecked = RepoConfig::kinds_for_readers(Ok::<_, String>(Some(big.into_bytes())));
+        assert_eq!(
+            unchecked.unwrap_err().to_string(),
+            ".goldfish/config is invalid: larger than 64 KiB (65536 bytes)"
+        );
+        let none = RepoConfig::kinds_for_readers(Ok::<_, String>(None));
+        assert_eq!(none.unwrap(), Kinds::default());
     }
 
     #[test]

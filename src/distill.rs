@@ -3,11 +3,10 @@
 //! Anything but a usable answer (a failure, a timeout, nothing, or more
 //! than the budget) falls back to the extractive digest, with the reason.
 
-use std::io::{Read, Write};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::digest::Source;
+use crate::shell::{self, ShellError};
 
 /// The prompt for the command: the question, the memories with their ids
 /// and dates, the budget, and how to answer.
@@ -67,49 +66,24 @@ impl std::fmt::Display for Failure {
     }
 }
 
+/// The most of a command's answer read: far over any budget (an answer
+/// over it is refused anyway).
+const MAX_ANSWER_BYTES: u64 = 1 << 20;
+
 /// Runs `command` through `sh -c` with `prompt` on stdin; its trimmed stdout,
-/// or why not. The process is killed at `timeout`.
+/// or why not. At `timeout` it is killed with whatever it started
+/// ([`shell::run`]).
 pub fn run(command: &str, prompt: &str, timeout: Duration) -> Result<String, Failure> {
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(command)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|err| Failure::Spawn(err.to_string()))?;
-    // Feed stdin and drain stdout on threads, so a command that writes
-    // before it reads cannot deadlock with us.
-    let mut stdin = child.stdin.take().expect("piped");
-    let prompt = prompt.to_owned();
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(prompt.as_bytes());
-    });
-    let mut stdout = child.stdout.take().expect("piped");
-    let reader = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let _ = stdout.read_to_end(&mut out);
-        out
-    });
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if start.elapsed() >= timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(Failure::Timeout(timeout));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(err) => return Err(Failure::Exit(err.to_string())),
-        }
-    };
-    let _ = writer.join();
-    let output = reader.join().unwrap_or_default();
-    if !status.success() {
-        return Err(Failure::Exit(status.to_string()));
+    let finished =
+        shell::run(command, prompt, timeout, MAX_ANSWER_BYTES).map_err(|err| match err {
+            ShellError::Spawn(err) => Failure::Spawn(err.to_string()),
+            ShellError::Timeout(_) => Failure::Timeout(timeout),
+            ShellError::Wait(err) => Failure::Exit(err.to_string()),
+        })?;
+    if !finished.status.success() {
+        return Err(Failure::Exit(finished.status.to_string()));
     }
-    let text = String::from_utf8_lossy(&output).trim().to_owned();
+    let text = String::from_utf8_lossy(&finished.stdout).trim().to_owned();
     if text.is_empty() {
         return Err(Failure::Empty);
     }
@@ -150,6 +124,25 @@ mod tests {
             run("sleep 5", "", Duration::from_millis(200)),
             Err(Failure::Timeout(Duration::from_millis(200)))
         );
+    }
+
+    /// Regression: a timed-out command was killed, but not what it had
+    /// started (5 timeouts left 5 processes behind).
+    #[test]
+    fn a_timed_out_command_leaves_no_process_behind() {
+        use crate::shell::testing;
+        use std::time::Instant;
+        let dir = tempfile::tempdir().unwrap();
+        let pids = dir.path().join("pids");
+        let timeout = Duration::from_millis(300);
+        let started = Instant::now();
+        assert_eq!(
+            run(&testing::lingering(&pids), "prompt", timeout),
+            Err(Failure::Timeout(timeout))
+        );
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert_eq!(testing::recorded(&pids).len(), 2, "the command ran");
+        assert_eq!(testing::survivors(&pids), Vec::<u32>::new());
     }
 
     #[test]

@@ -346,11 +346,21 @@ fn log(view: &Result<LogView, LogError>) -> Finding {
 
 /// Memories not to take at face value ([`trust::check`]): readers index
 /// them, recall marks them, `brief` leaves them out. Each is listed with its
-/// file, line and fix.
+/// file, line and fix. Types are not checked when `.goldfish/config`
+/// cannot be used: a warning that says why.
 fn suspect(view: &LogView, workspace: &Workspace, now: jiff::Timestamp) -> Finding {
-    let kinds = RepoConfig::kinds_for_readers(sync::read_repo_config(workspace));
+    let kinds = RepoConfig::kinds_for_readers(crate::log::read_repo_config(workspace));
+    let (kinds, unchecked) = match kinds {
+        Ok(kinds) => (Some(kinds), None),
+        Err(why) => (None, Some(format!("types are not checked: {why}"))),
+    };
     let mut listed = Vec::new();
     let mut fixes: Vec<&'static str> = Vec::new();
+    if unchecked.is_some() {
+        fixes.push(
+            "fix .goldfish/config (`store` refuses to write until it can use it) and commit it",
+        );
+    }
     let mut count = 0;
     for located in &view.memories {
         for suspicion in trust::check(&located.memory, now, kinds.as_ref()) {
@@ -367,14 +377,23 @@ fn suspect(view: &LogView, workspace: &Workspace, now: jiff::Timestamp) -> Findi
         }
     }
     if count == 0 {
-        return Finding::ok(
-            "suspect-memories",
-            "no memory holds a secret, an odd timestamp or an unknown type",
-        );
+        return match unchecked {
+            None => Finding::ok(
+                "suspect-memories",
+                "no memory holds a secret, an odd timestamp or an unknown type",
+            ),
+            Some(unchecked) => Finding::bad(
+                "suspect-memories",
+                Severity::Warning,
+                format!("no memory holds a secret or an odd timestamp; {unchecked}"),
+                fixes.join("; "),
+            ),
+        };
     }
     if count > listed.len() {
         listed.push(format!("… and {} more", count - listed.len()));
     }
+    listed.extend(unchecked);
     Finding::bad(
         "suspect-memories",
         Severity::Warning,

@@ -2,7 +2,8 @@
 //!
 //! The core ([`memory`], [`recall`], [`timespec`], [`config`] and the
 //! `goldfish-log` crate) is pure: no I/O, no environment, no printing.
-//! Adapters ([`git`], [`log`], [`index`], [`home`]) touch the outside world.
+//! Adapters ([`git`], [`log`], [`index`], [`home`], [`shell`]) touch the outside
+//! world.
 //! The application layer ([`app`]) holds the operations both front ends run
 //! (the command line, [`cli`], and the MCP server, [`mcp`]); it never prints.
 //! Other entry points ([`driver`], [`init`], [`doctor`]) stay thin. See
@@ -30,4 +31,5 @@ pub mod log;
 pub mod mcp;
 pub mod memory;
 pub mod recall;
+pub mod shell;
 pub mod timespec;

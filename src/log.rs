@@ -613,6 +613,16 @@ pub enum OpenError {
     Io(io::Error),
 }
 
+impl std::fmt::Display for OpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpenError::Link => write!(f, "a symbolic link (not followed)"),
+            OpenError::NotRegular(kind) => write!(f, "{kind}, not a regular file"),
+            OpenError::Io(err) => write!(f, "{err}"),
+        }
+    }
+}
+
 impl OpenError {
     /// The reason as a problem says it, ending in "skipped".
     pub fn skipped(&self) -> String {
@@ -698,6 +708,39 @@ pub fn read_regular(path: &Path) -> Result<Vec<u8>, OpenError> {
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes).map_err(OpenError::Io)?;
     Ok(bytes)
+}
+
+/// At most `limit` bytes of `path` if it is a regular file (see
+/// [`open_regular`]).
+pub fn read_regular_prefix(path: &Path, limit: u64) -> Result<Vec<u8>, OpenError> {
+    let file = open_regular(path, OpenOptions::new().read(true))?;
+    let mut bytes = Vec::new();
+    file.take(limit)
+        .read_to_end(&mut bytes)
+        .map_err(OpenError::Io)?;
+    Ok(bytes)
+}
+
+/// `.goldfish/config` as it is read (by `store`, sync and doctor): at most
+/// one byte more than [`crate::config::MAX_BYTES`], so a larger file is
+/// told apart without reading it; `None` when there is none. Never through
+/// a link in place of `.goldfish` or of the file, never from a FIFO.
+pub fn read_repo_config(workspace: &Workspace) -> Result<Option<Vec<u8>>, OpenError> {
+    let path = workspace.repo_config_path();
+    if let Some(folder) = path.parent() {
+        match fs::symlink_metadata(folder) {
+            Ok(metadata) if metadata.file_type().is_symlink() => return Err(OpenError::Link),
+            Ok(metadata) if !metadata.is_dir() => {
+                return Err(OpenError::NotRegular(kind_of(metadata.file_type())));
+            }
+            _ => {}
+        }
+    }
+    match read_regular_prefix(&path, crate::config::MAX_BYTES as u64 + 1) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(OpenError::Io(err)) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(err),
+    }
 }
 
 /// Whether `file_path` holds `line` (with its newline) as a line of its own.

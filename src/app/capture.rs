@@ -10,21 +10,24 @@ use anyhow::Context;
 use super::notice::Notice;
 use super::ops::{self, StoreInput};
 use super::{AppError, Session, background};
+pub use crate::capture::MAX_PAYLOAD_BYTES;
 use crate::capture::runtime::{CommandGenerator, GgufModel};
 use crate::capture::{self, Drained, Generator, Observation, Queue, Refusal, Sink};
 use crate::env;
 use crate::git::Workspace;
 use crate::home::Home;
 
-/// Queues one hook payload (`kind` is `tool` or `stop`) and starts the
-/// worker unless one runs. Never waits on the worker; a notice when the
-/// queue was full and the event dropped.
+/// Queues one hook payload (`kind` is `tool` or `stop`; at most
+/// [`capture::MAX_PAYLOAD_BYTES`] and one byte more, to tell a larger one)
+/// and starts the worker unless one runs. Never waits on the worker; a
+/// notice when the event was dropped (the payload too large, the queue
+/// full), which `capture status` counts.
 pub fn hook(home: &Home, cwd: &Path, kind: &str, payload: &[u8]) -> anyhow::Result<Option<Notice>> {
     let enqueued = capture::enqueue(home.root(), cwd, kind, payload)?;
-    let full = (!enqueued.queued).then(|| {
+    let full = enqueued.dropped.map(|reason| {
         Notice::warning(format!(
-            "the capture queue {} is full; event dropped",
-            enqueued.queue.dir().display()
+            "event dropped: {reason} (counted in {})",
+            enqueued.queue.status_path().display()
         ))
     });
     if !worker_running(home)? {

@@ -23,6 +23,7 @@ use crate::index::Index;
 use crate::index::search::{IndexedMemory, Mode, QueryVector, Scope};
 use crate::index::sync as index_sync;
 use crate::log::{Appended, MemoryDir};
+use crate::memory::kinds::Kinds;
 use crate::memory::view::Lookup;
 use crate::memory::{self, Entry, Memory, Tombstone};
 use crate::recall::Request;
@@ -75,6 +76,15 @@ pub fn store(
 ) -> Result<Stored, AppError> {
     let content = memory::validate_content(&input.content, input.allow_secret)
         .map_err(|err| refusal(Arg::Content, err))?;
+    let list = |items: &[String], limit: memory::ListLimit, arg: Arg| {
+        let items = memory::split_list(&items.join(","));
+        limit
+            .check(&items)
+            .map(|()| items)
+            .map_err(|err| AppError::arg(arg, err))
+    };
+    let tags = list(&input.tags, memory::TAGS, Arg::Tags)?;
+    let files = list(&input.files, memory::FILES, Arg::Files)?;
     let config = repo_config(workspace)?;
     let kind = config
         .kinds
@@ -98,7 +108,6 @@ pub fn store(
     }
     let at = session.now()?;
     let head = workspace.head();
-    let list = |items: &[String]| -> Vec<String> { memory::split_list(&items.join(",")) };
     let entry = Entry::Memory(Memory {
         id: memory::new_id(at),
         timestamp: memory::format_timestamp(at),
@@ -108,11 +117,11 @@ pub fn store(
             .source
             .map(|s| s.trim().to_owned())
             .filter(|s| !s.is_empty()),
-        tags: list(&input.tags),
+        tags,
         author: workspace.author(),
         branch: head.branch,
         commit: head.commit,
-        files: list(&input.files),
+        files,
         session: input.session,
         extra: Default::default(),
     });
@@ -307,11 +316,23 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
         Err(err) if input.workspace == "current" => return Err(AppError::input(err)),
         Err(_) => None,
     };
-    let config = match &workspace {
-        Some(workspace) => repo_config(workspace)?,
-        None => RepoConfig::default(),
+    // A reader: a config it cannot use (a teammate's, committed) leaves
+    // the types unchecked, as sync does; `store` and doctor say why.
+    let kinds = match &workspace {
+        Some(workspace) => {
+            match RepoConfig::kinds_for_readers(crate::log::read_repo_config(workspace)) {
+                Ok(kinds) => Some(kinds),
+                Err(why) => {
+                    if !input.kinds.is_empty() {
+                        session.notice(Notice::warning(format!("--type not checked: {why}")));
+                    }
+                    None
+                }
+            }
+        }
+        None => Some(Kinds::default()),
     };
-    let request = request(&input, &config, session.now()?)?;
+    let request = request(&input, kinds.as_ref(), session.now()?)?;
     if matches!(input.mode, Some(Mode::Semantic | Mode::Hybrid)) {
         // Asked for by name: an unusable model is an error, not a fallback.
         session.usable_model()?;
@@ -424,10 +445,11 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
 }
 
 /// The checked arguments of a recall as a [`Request`] (no I/O): types
-/// resolved with the repository's config, times read relative to `now`.
+/// resolved with the repository's types (`None`: not checked, only
+/// normalised), times read relative to `now`.
 pub fn request(
     input: &RecallInput,
-    config: &RepoConfig,
+    kinds: Option<&Kinds>,
     now: Timestamp,
 ) -> Result<Request, AppError> {
     let when = |spec: &Option<String>, arg: Arg| -> Result<Option<Timestamp>, AppError> {
@@ -439,7 +461,10 @@ pub fn request(
     let kinds = input
         .kinds
         .iter()
-        .map(|kind| config.kinds.resolve(kind).map(str::to_owned))
+        .map(|kind| match kinds {
+            Some(kinds) => kinds.resolve(kind).map(str::to_owned),
+            None => Ok(Kinds::normalize(kind)),
+        })
         .collect::<Result<Vec<_>, _>>()
         .map_err(|err| AppError::arg(Arg::Type, err))?;
     if input.limit == 0 {
@@ -983,19 +1008,28 @@ mod tests {
 
     #[test]
     fn a_recall_input_becomes_a_request() {
-        let config = RepoConfig::default();
+        let kinds = Kinds::default();
         let request = request(
             &RecallInput {
                 since: Some("3d".to_owned()),
                 kinds: vec!["decision".to_owned()],
                 ..input()
             },
-            &config,
+            Some(&kinds),
             now(),
         )
         .unwrap();
         assert_eq!(request.query.as_deref(), Some("cache eviction"));
         assert_eq!(request.kinds, ["decision"]);
+        // Types not checked (a config recall cannot use): only normalised.
+        let unchecked = RecallInput {
+            kinds: vec!["Post_Mortem".to_owned()],
+            ..input()
+        };
+        assert_eq!(
+            super::request(&unchecked, None, now()).unwrap().kinds,
+            ["post-mortem"]
+        );
         assert_eq!(request.since, Some("2026-11-18T09:30:00Z".parse().unwrap()));
         assert_eq!(request.now, Some(now()));
         assert!(!request.unflagged_only);
@@ -1008,7 +1042,7 @@ mod tests {
         assert_eq!(request_query(&blank), None);
 
         // Each bad argument is named, in the order the checks run.
-        let bad = |input: RecallInput| arg_of(super::request(&input, &config, now()));
+        let bad = |input: RecallInput| arg_of(super::request(&input, Some(&kinds), now()));
         assert_eq!(
             bad(RecallInput {
                 kinds: vec!["no-such-type".to_owned()],
@@ -1048,7 +1082,9 @@ mod tests {
     }
 
     fn request_query(input: &RecallInput) -> Option<String> {
-        request(input, &RepoConfig::default(), now()).unwrap().query
+        request(input, Some(&Kinds::default()), now())
+            .unwrap()
+            .query
     }
 
     #[test]

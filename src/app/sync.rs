@@ -186,18 +186,11 @@ pub fn repo_config(workspace: &Workspace) -> Result<RepoConfig, AppError> {
     if let Err(err @ LogError::Unsafe { .. }) = MemoryDir::of(workspace).check_folder() {
         return Err(AppError::input(err));
     }
-    match crate::log::read_regular(&path) {
-        Ok(bytes) => {
-            let text = String::from_utf8(bytes)
-                .map_err(|_| anyhow::anyhow!("{REPO_CONFIG} is not UTF-8 text"))
-                .map_err(AppError::input)?;
-            RepoConfig::parse(&text)
-                .with_context(|| format!("{REPO_CONFIG} is invalid"))
-                .map_err(AppError::input)
-        }
-        Err(OpenError::Io(err)) if err.kind() == std::io::ErrorKind::NotFound => {
-            Ok(RepoConfig::default())
-        }
+    match crate::log::read_repo_config(workspace) {
+        Ok(Some(bytes)) => RepoConfig::from_file(&bytes)
+            .with_context(|| format!("{REPO_CONFIG} is invalid"))
+            .map_err(AppError::input),
+        Ok(None) => Ok(RepoConfig::default()),
         Err(OpenError::Io(err)) => Err(anyhow::Error::new(err)
             .context(format!("cannot read {}", path.display()))
             .into()),

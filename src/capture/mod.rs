@@ -73,6 +73,16 @@ pub enum CaptureError {
     NoRepository(PathBuf),
 }
 
+/// The most of a hook payload read: a tool call's input and output (whose
+/// texts are clipped to 8 KiB each anyway). A larger one is dropped, and
+/// counted.
+pub const MAX_PAYLOAD_BYTES: u64 = 4 << 20;
+
+/// Why the hook dropped an event, as the status log and `capture status`
+/// say it.
+pub const DROPPED_TOO_LARGE: &str = "hook payload over 4 MiB";
+pub const DROPPED_QUEUE_FULL: &str = "capture queue full";
+
 /// The capture folder of a home.
 pub fn capture_root(home: &Path) -> PathBuf {
     home.join("capture")
@@ -90,18 +100,26 @@ pub fn find_root(dir: &Path) -> Option<PathBuf> {
 #[derive(Debug)]
 pub struct Enqueued {
     pub queue: Queue,
-    /// False when the queue was full and the event dropped.
-    pub queued: bool,
+    /// Why the event was dropped (counted in the status log), when it was.
+    pub dropped: Option<&'static str>,
 }
 
 /// Queues one hook payload (`kind` is `tool` or `stop`) of the repository
-/// holding the payload's `cwd` (else `cwd`).
+/// holding the payload's `cwd` (else `cwd`). A payload over
+/// [`MAX_PAYLOAD_BYTES`] (the caller reads one byte more) is dropped, for
+/// the repository holding `cwd`, and so is an event the full queue has no
+/// room for: each with a status line.
 pub fn enqueue(
     home: &Path,
     cwd: &Path,
     kind: &str,
     payload: &[u8],
 ) -> Result<Enqueued, CaptureError> {
+    if payload.len() as u64 > MAX_PAYLOAD_BYTES {
+        let root = find_root(cwd).ok_or_else(|| CaptureError::NoRepository(cwd.to_owned()))?;
+        let queue = Queue::for_root(&capture_root(home), &root);
+        return dropped(queue, &root, kind, None, DROPPED_TOO_LARGE);
+    }
     let mut value: Value =
         serde_json::from_slice(payload).map_err(|e| CaptureError::Payload(e.to_string()))?;
     if !value.is_object() {
@@ -117,8 +135,41 @@ pub fn enqueue(
     event::shrink(&mut value);
     value["goldfish_event"] = Value::String(kind.to_owned());
     let queue = Queue::for_root(&capture_root(home), &root);
-    let queued = queue.push(&root, &value.to_string())?;
-    Ok(Enqueued { queue, queued })
+    if !queue.push(&root, &value.to_string())? {
+        return dropped(queue, &root, kind, Some(&value), DROPPED_QUEUE_FULL);
+    }
+    Ok(Enqueued {
+        queue,
+        dropped: None,
+    })
+}
+
+/// Counts an event the hook dropped: a status line as the worker writes
+/// one (with the session and tool when the payload was read).
+fn dropped(
+    queue: Queue,
+    root: &Path,
+    kind: &str,
+    payload: Option<&Value>,
+    reason: &'static str,
+) -> Result<Enqueued, CaptureError> {
+    let tool = match (kind, payload) {
+        ("stop", _) => Value::String("Stop".to_owned()),
+        (_, Some(payload)) => payload["tool_name"].clone(),
+        (_, None) => Value::Null,
+    };
+    let session = payload.map_or(Value::Null, |payload| payload["session_id"].clone());
+    queue.record_root(root)?;
+    queue.log_status(&serde_json::json!({
+        "session": session,
+        "tool": tool,
+        "verdict": "dropped",
+        "reason": reason,
+    }))?;
+    Ok(Enqueued {
+        queue,
+        dropped: Some(reason),
+    })
 }
 
 /// Where the worker's observations go.
@@ -295,4 +346,44 @@ fn process(
     }
     queue.save_session(&session_id, &session)?;
     Ok(status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An event the full queue has no room for is dropped and counted,
+    /// with its session and tool, as one over the size limit is.
+    #[test]
+    fn events_the_hook_drops_are_counted() {
+        let home = tempfile::tempdir().unwrap();
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::create_dir(repo.path().join(".git")).unwrap();
+        let payload = serde_json::json!({
+            "session_id": "s1",
+            "tool_name": "Read",
+            "cwd": repo.path(),
+        })
+        .to_string();
+        let queue = Queue::for_root(&capture_root(home.path()), repo.path());
+        queue.record_root(repo.path()).unwrap();
+        std::fs::write(
+            queue.dir().join("queue.jsonl"),
+            vec![b'\n'; queue::MAX_QUEUE_BYTES as usize],
+        )
+        .unwrap();
+        let full = enqueue(home.path(), repo.path(), "tool", payload.as_bytes()).unwrap();
+        assert_eq!(full.dropped, Some(DROPPED_QUEUE_FULL));
+        let huge = vec![b' '; MAX_PAYLOAD_BYTES as usize + 1];
+        let large = enqueue(home.path(), repo.path(), "stop", &huge).unwrap();
+        assert_eq!(large.dropped, Some(DROPPED_TOO_LARGE));
+        let statuses = queue.statuses();
+        assert_eq!(
+            statuses,
+            [
+                serde_json::json!({"session": "s1", "tool": "Read", "verdict": "dropped", "reason": DROPPED_QUEUE_FULL}),
+                serde_json::json!({"session": null, "tool": "Stop", "verdict": "dropped", "reason": DROPPED_TOO_LARGE}),
+            ]
+        );
+    }
 }

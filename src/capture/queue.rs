@@ -94,11 +94,7 @@ impl Queue {
     /// write) and records the repository's root. Returns false when the
     /// queue is full and the line was dropped.
     pub fn push(&self, root: &Path, line: &str) -> Result<bool, CaptureError> {
-        create_private_dir(&self.dir)?;
-        let root_path = self.root_path();
-        if !root_path.exists() {
-            write_private(&root_path, root.as_os_str().as_encoded_bytes())?;
-        }
+        self.record_root(root)?;
         let path = self.queue_path();
         // The worker renames the queue under its lock: a file that is no
         // longer the queue once locked is opened again.
@@ -121,6 +117,16 @@ impl Queue {
         file.write_all(&bytes)
             .map_err(io_error("append to", &path))?;
         Ok(true)
+    }
+
+    /// Creates the folder and records the repository's root in it.
+    pub fn record_root(&self, root: &Path) -> Result<(), CaptureError> {
+        create_private_dir(&self.dir)?;
+        let root_path = self.root_path();
+        if !root_path.exists() {
+            write_private(&root_path, root.as_os_str().as_encoded_bytes())?;
+        }
+        Ok(())
     }
 
     /// The repository this queue belongs to.

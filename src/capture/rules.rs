@@ -125,14 +125,24 @@ impl Session {
         if self.passed.len() > 20 {
             self.passed.remove(0);
         }
-        let Some(at) = self
-            .failing
-            .iter()
-            .position(|f| f.command == command || same_check(&f.command, &command))
-        else {
+        // Every failure this run covers passes now; the first is the fix
+        // told, with the tests and files of them all.
+        let (covered, failing): (Vec<Failure>, Vec<Failure>) = std::mem::take(&mut self.failing)
+            .into_iter()
+            .partition(|f| covers(&command, &f.command));
+        self.failing = failing;
+        let mut covered = covered.into_iter();
+        let Some(mut failure) = covered.next() else {
             return Verdict::Skip("check passed");
         };
-        let failure = self.failing.remove(at);
+        for other in covered {
+            for test in &other.tests {
+                push_unique(&mut failure.tests, test);
+            }
+            for path in &other.modified_since {
+                push_unique(&mut failure.modified_since, path);
+            }
+        }
         if failure.modified_since.is_empty() {
             return Verdict::Skip("check passed again with no change (flaky?)");
         }
@@ -285,54 +295,81 @@ fn normalize(command: &str) -> String {
 }
 
 /// Commands whose failure is a finding and whose later success a fix:
-/// tests, builds, type checks and linters.
+/// tests, builds, type checks and linters (a program and its subcommand).
+const CHECKS: &[&str] = &[
+    "cargo test",
+    "cargo nextest",
+    "cargo build",
+    "cargo check",
+    "cargo clippy",
+    "cargo run",
+    "pytest",
+    "python -m pytest",
+    "python3 -m pytest",
+    "npm test",
+    "npm run test",
+    "npm run build",
+    "npm run lint",
+    "yarn test",
+    "pnpm test",
+    "npx jest",
+    "npx vitest",
+    "jest",
+    "vitest",
+    "go test",
+    "go build",
+    "go vet",
+    "make",
+    "mvn test",
+    "mvn verify",
+    "gradle test",
+    "./gradlew test",
+    "tsc",
+    "npx tsc",
+    "mypy",
+    "ruff",
+    "rspec",
+    "bundle exec rspec",
+    "dotnet test",
+    "dotnet build",
+    "ctest",
+    "bash scripts/test.sh",
+    "scripts/test.sh",
+];
+
+/// Flags that change what a run prints, not what it runs.
+const OUTPUT_ONLY: &[&str] = &[
+    "-q",
+    "--quiet",
+    "-v",
+    "-vv",
+    "-vvv",
+    "--verbose",
+    "-s",
+    "--nocapture",
+    "--no-capture",
+    "--show-output",
+];
+
+/// Whether `command` runs a check: a test run, a build, a linter.
 pub fn is_check(command: &str) -> bool {
-    const CHECKS: &[&str] = &[
-        "cargo test",
-        "cargo nextest",
-        "cargo build",
-        "cargo check",
-        "cargo clippy",
-        "cargo run",
-        "pytest",
-        "python -m pytest",
-        "python3 -m pytest",
-        "npm test",
-        "npm run test",
-        "npm run build",
-        "npm run lint",
-        "yarn test",
-        "pnpm test",
-        "npx jest",
-        "npx vitest",
-        "jest",
-        "vitest",
-        "go test",
-        "go build",
-        "go vet",
-        "make",
-        "mvn test",
-        "mvn verify",
-        "gradle test",
-        "./gradlew test",
-        "tsc",
-        "npx tsc",
-        "mypy",
-        "ruff",
-        "rspec",
-        "bundle exec rspec",
-        "dotnet test",
-        "dotnet build",
-        "ctest",
-        "bash scripts/test.sh",
-        "scripts/test.sh",
-    ];
-    // The last command of a `cd x && …` chain is the one that counts.
-    let last = command.rsplit("&&").next().unwrap_or(command).trim();
-    let last = strip_env(last);
-    CHECKS
+    check_of(command).is_some()
+}
+
+/// The check `command` runs (its [`CHECKS`] entry) and its arguments but
+/// [`OUTPUT_ONLY`] flags: the last command of a `cd x && …` chain, without
+/// leading `A=1` assignments.
+fn check_of(command: &str) -> Option<(&'static str, Vec<&str>)> {
+    let last = strip_env(command.rsplit("&&").next().unwrap_or(command).trim());
+    let check = CHECKS
         .iter()
-        .any(|check| last == *check || last.starts_with(&format!("{check} ")))
+        .filter(|check| last == **check || last.starts_with(&format!("{check} ")))
+        .max_by_key(|check| check.len())?;
+    let arguments = last[check.len()..]
+        .split_whitespace()
+        .filter(|arg| !OUTPUT_ONLY.contains(arg) && !arg.starts_with("--color"))
+        .collect();
+    Some((check, arguments))
 }
 
 /// `A=1 B=2 cmd` → `cmd`.
@@ -348,14 +385,30 @@ fn strip_env(command: &str) -> &str {
     rest
 }
 
-/// Two runs of one check: the same program and subcommand (`cargo test`
-/// with and without a filter).
-fn same_check(failed: &str, passed: &str) -> bool {
-    let key = |command: &str| -> Vec<String> {
-        let last = strip_env(command.rsplit("&&").next().unwrap_or(command).trim());
-        last.split_whitespace().take(2).map(str::to_owned).collect()
+/// Whether the run `passed` covers the run `failed`, so that the tests
+/// that failed then pass now: the same check (program and subcommand), and
+/// every argument of `passed` (its filters, targets, paths) one of
+/// `failed`, or a prefix of one up to `::` or `/`. `cargo test` covers
+/// `cargo test t0` (a superset run), `cargo test sync` covers `cargo test
+/// sync::branch_switch`, `pytest tests` covers `pytest tests/test_a.py`;
+/// `cargo test t48` does not cover `cargo test t0`, nor `cargo test t0`
+/// `cargo test` (t48 may still fail). Output flags (`-q`, `-v`) do not
+/// count. Arguments are compared as words, not parsed: an approximation
+/// that errs towards "not the same check" when they differ.
+fn covers(passed: &str, failed: &str) -> bool {
+    let (Some((check, passed)), Some((failed_check, failed))) =
+        (check_of(passed), check_of(failed))
+    else {
+        return false;
     };
-    key(failed) == key(passed)
+    check == failed_check
+        && passed.iter().all(|p| {
+            failed.iter().any(|f| {
+                *f == *p
+                    || (f.starts_with(p)
+                        && (p.ends_with('/') || matches!(f.as_bytes()[p.len()], b'/' | b':')))
+            })
+        })
 }
 
 fn is_trivial(command: &str) -> bool {
@@ -523,6 +576,61 @@ mod tests {
             assert!(
                 matches!(session.apply(&write(path, text)), Verdict::Consult(_)),
                 "{path}"
+            );
+        }
+    }
+
+    /// Regression: `cargo test t0` failing, then `cargo test t48` passing
+    /// after an edit was stored as a fix of t0 (the same tool, another test).
+    #[test]
+    fn a_different_test_passing_is_no_fix() {
+        let mut session = Session::default();
+        let mut failed = bash("cargo test t0", Outcome::Failed);
+        failed.failing_tests = vec!["parse::t0".to_owned()];
+        session.apply(&failed);
+        session.apply(&edit("src/parse.rs"));
+        assert_eq!(
+            session.apply(&bash("cargo test t48", Outcome::Succeeded)),
+            Verdict::Skip("check passed")
+        );
+        // The whole suite passing covers t0.
+        let Verdict::Store(fix) = session.apply(&bash("cargo test", Outcome::Succeeded)) else {
+            panic!("a fix is stored");
+        };
+        assert!(fix.content.contains("parse::t0"), "{}", fix.content);
+    }
+
+    #[test]
+    fn a_passing_run_covers_a_failing_one_it_includes() {
+        for (failed, passed) in [
+            ("cargo test t0", "cargo test"),
+            ("cargo test t0", "cargo test t0"),
+            ("cargo test --test it sync", "cargo test --test it"),
+            ("cargo test sync::branch_switch", "cargo test sync"),
+            ("cargo test -q t0", "cargo test t0"),
+            ("cargo test t0", "cargo test -q"),
+            ("cd app && cargo test t0", "cargo test"),
+            (
+                "pytest tests/test_a.py::test_x -q",
+                "pytest tests/test_a.py",
+            ),
+            ("pytest tests/unit/test_a.py", "pytest tests"),
+            ("go test ./merge/...", "go test ./merge/..."),
+        ] {
+            assert!(covers(passed, failed), "`{passed}` covers `{failed}`");
+        }
+        for (failed, passed) in [
+            ("cargo test t0", "cargo test t48"),
+            ("cargo test", "cargo test t0"),
+            ("cargo test --test it", "cargo test --lib"),
+            ("cargo test -p core t0", "cargo test -p cli"),
+            ("cargo test t0", "cargo build"),
+            ("pytest tests/test_a.py", "pytest tests/test_b.py"),
+            ("npx jest src/ui", "npx jest src/api"),
+        ] {
+            assert!(
+                !covers(passed, failed),
+                "`{passed}` does not cover `{failed}`"
             );
         }
     }

@@ -3,10 +3,8 @@
 //! from the GGUF's own vocabulary), or an external command that gets the
 //! prompt on stdin and prints the answer.
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use candle_core::quantized::gguf_file;
 use candle_core::{Device, Tensor};
@@ -274,7 +272,8 @@ fn tokenizer_from_gguf(content: &gguf_file::Content) -> Result<Tokenizer, String
 }
 
 /// An external command (`GOLDFISH_CAPTURE_COMMAND`, run by `sh -c`): the
-/// prompt on its stdin, the answer from its stdout, within a timeout.
+/// prompt on its stdin, the answer from its stdout, within a timeout
+/// ([`crate::shell::run`]: killed with whatever it started).
 pub struct CommandGenerator {
     pub command: String,
     pub timeout: Duration,
@@ -295,44 +294,37 @@ impl Generator for CommandGenerator {
             command: self.command.clone(),
             message,
         };
-        let mut child = Command::new("sh")
-            .args(["-c", &self.command])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| failed(e.to_string()))?;
-        let mut stdin = child.stdin.take().expect("piped stdin");
-        let prompt = prompt.to_owned();
-        let writer = std::thread::spawn(move || {
-            let _ = stdin.write_all(prompt.as_bytes());
-        });
-        let mut stdout = child.stdout.take().expect("piped stdout");
-        let reader = std::thread::spawn(move || {
-            let mut out = Vec::new();
-            let _ = stdout.by_ref().take(1 << 20).read_to_end(&mut out);
-            out
-        });
-        let started = Instant::now();
-        let status = loop {
-            if let Some(status) = child.try_wait().map_err(|e| failed(e.to_string()))? {
-                break status;
-            }
-            if started.elapsed() > self.timeout {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(failed(format!(
-                    "no answer within {} s",
-                    self.timeout.as_secs()
-                )));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let _ = writer.join();
-        let out = reader.join().unwrap_or_default();
-        if !status.success() {
-            return Err(failed(format!("exit status {status}")));
+        let finished = crate::shell::run(&self.command, prompt, self.timeout, 1 << 20)
+            .map_err(|err| failed(err.to_string()))?;
+        if !finished.status.success() {
+            return Err(failed(format!("exit status {}", finished.status)));
         }
-        Ok(String::from_utf8_lossy(&out).into_owned())
+        Ok(String::from_utf8_lossy(&finished.stdout).into_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: a timed-out `GOLDFISH_CAPTURE_COMMAND` was killed, but
+    /// not what it had started (5 timeouts left 5 processes behind). A
+    /// shell script stands in for the LLM's command line.
+    #[test]
+    fn a_timed_out_capture_command_leaves_no_process_behind() {
+        use crate::shell::testing;
+        use std::time::Instant;
+        let dir = tempfile::tempdir().unwrap();
+        let pids = dir.path().join("pids");
+        let mut generator = CommandGenerator {
+            command: testing::lingering(&pids),
+            timeout: Duration::from_millis(300),
+        };
+        let started = Instant::now();
+        let err = generator.generate("prompt").unwrap_err();
+        assert!(err.to_string().contains("no answer within"), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert_eq!(testing::recorded(&pids).len(), 2, "the command ran");
+        assert_eq!(testing::survivors(&pids), Vec::<u32>::new());
     }
 }

@@ -18,12 +18,20 @@ pub(super) fn hook(kind: &str) -> u8 {
     EXIT_OK
 }
 
+/// How much of a payload over the limit is still read (and thrown away),
+/// so the agent's write of it completes.
+const DRAIN_BYTES: u64 = 64 << 20;
+
 fn queue_event(kind: &str) -> anyhow::Result<()> {
     let mut payload = Vec::new();
-    std::io::stdin()
-        .take(4 << 20)
+    let mut stdin = std::io::stdin().lock();
+    (&mut stdin)
+        .take(capture::MAX_PAYLOAD_BYTES + 1)
         .read_to_end(&mut payload)
         .context("cannot read stdin")?;
+    if payload.len() as u64 > capture::MAX_PAYLOAD_BYTES {
+        let _ = std::io::copy(&mut stdin.take(DRAIN_BYTES), &mut std::io::sink());
+    }
     let home = Home::from_env()?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     if let Some(notice) = capture::hook(&home, &cwd, kind, &payload)? {

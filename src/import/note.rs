@@ -117,8 +117,16 @@ pub fn parse_note(path: &str, text: &str, kinds: &Kinds) -> Result<Note, NoteErr
         None => infer_kind(path, kinds),
     };
     let title = fields.optional_text("title")?;
-    let tags = fields.list("tags")?;
-    let files = fields.list("files")?;
+    // The limits `store` keeps: a note over them is named, not imported.
+    let limited = |key: &str, limit: memory::ListLimit| {
+        let items = fields.list(key)?;
+        limit
+            .check(&items)
+            .map(|()| items)
+            .map_err(|err| fields.problem(key, err.to_string()))
+    };
+    let tags = limited("tags", memory::TAGS)?;
+    let files = limited("files", memory::FILES)?;
     let branch = fields.optional_text("branch")?;
     let commit = fields.optional_text("commit")?;
     let author = fields.optional_text("author")?;
@@ -619,6 +627,17 @@ mod tests {
         );
         let wrong = error("a.md", "---\ndate: 2026-10-14\n\nbranch: [a]\n---\nx\n");
         assert_eq!(wrong.line(), Some(4));
+        // Tags and files over `store`'s limits.
+        let tags: Vec<String> = (0..33).map(|i| format!("t{i}")).collect();
+        let many = error(
+            "a.md",
+            &format!(
+                "---\ndate: 2026-10-14\ntags: [{}]\n---\nx\n",
+                tags.join(", ")
+            ),
+        );
+        assert_eq!(many.to_string(), "frontmatter `tags`: 33 tags, at most 32");
+        assert_eq!(many.line(), Some(3));
         // No frontmatter, a thematic break later, CRLF and a BOM.
         let plain = note(
             "2026-10-14/a.md",

@@ -146,31 +146,17 @@ pub struct SyncOptions {
 /// What the records of a sync are checked against ([`trust::check`]).
 struct Trust {
     now: jiff::Timestamp,
-    /// The repository's types; `None` when its config cannot be read.
+    /// The repository's types; `None` when its config cannot be read or
+    /// used.
     kinds: Option<Kinds>,
-}
-
-/// The text of the repository's `.goldfish/config`, for readers: a link is
-/// not followed and a FIFO not waited on (both are errors, as is text that is
-/// not UTF-8).
-pub fn read_repo_config(workspace: &Workspace) -> std::io::Result<String> {
-    use crate::log::OpenError;
-    use std::io::{Error, ErrorKind};
-    let bytes =
-        crate::log::read_regular(&workspace.repo_config_path()).map_err(|err| match err {
-            OpenError::Io(err) => err,
-            OpenError::Link => Error::other("a symbolic link, not followed"),
-            OpenError::NotRegular(kind) => Error::other(format!("{kind}, not a regular file")),
-        })?;
-    String::from_utf8(bytes).map_err(|err| Error::new(ErrorKind::InvalidData, err))
 }
 
 impl Trust {
     fn of(workspace: &Workspace, options: SyncOptions) -> Trust {
-        let kinds = RepoConfig::kinds_for_readers(read_repo_config(workspace));
+        let kinds = RepoConfig::kinds_for_readers(crate::log::read_repo_config(workspace));
         Trust {
             now: options.now.unwrap_or_else(jiff::Timestamp::now),
-            kinds,
+            kinds: kinds.ok(),
         }
     }
 }

@@ -1,8 +1,9 @@
 //! A thin line filter between stdin and rmcp: rmcp ignores a line that is
 //! not JSON and answers a malformed message without its id, so a client
 //! waiting for that id would hang. The filter answers such lines itself
-//! (JSON-RPC -32700 parse error, -32600 invalid request, with the id when
-//! the line has one) and passes every valid message on.
+//! (JSON-RPC -32700 parse error, -32600 invalid request, -32602 invalid
+//! params, with the id when the line has one) and passes every valid
+//! message on.
 
 /// The tasks of [`filtered_stdio`], to wind down once the server stops.
 pub(super) struct Filter {
@@ -130,6 +131,11 @@ fn reject(line: &[u8]) -> Vec<serde_json::Value> {
     if !is_response && !object.get("method").is_some_and(Value::is_string) {
         return invalid(id.unwrap_or(Value::Null), "missing `method`");
     }
+    let method = object
+        .get("method")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let params = object.get("params").cloned();
     // Well formed, but not a message rmcp reads (params of the wrong shape):
     // rmcp's own answer would carry no id. A notification rmcp does not know
     // is passed on: it ignores those, and notifications get no answer.
@@ -138,8 +144,59 @@ fn reject(line: &[u8]) -> Vec<serde_json::Value> {
         id,
     ) {
         (Err(err), Some(id)) => invalid(id, &err.to_string()),
+        // rmcp reads a method it knows whose params do not fit it (a
+        // `tools/call` whose `arguments` is a string) as a custom method,
+        // and answers -32601 (method not found).
+        (Ok(rmcp::model::JsonRpcMessage::Request(request)), Some(id))
+            if matches!(
+                request.request,
+                rmcp::model::ClientRequest::CustomRequest(_)
+            ) =>
+        {
+            match method.and_then(|method| invalid_params(&method, params)) {
+                Some(why) => answer(id, -32602, format!("Invalid params: {why}")),
+                None => Vec::new(),
+            }
+        }
         _ => Vec::new(),
     }
+}
+
+/// Why `params` do not fit `method` when it is a request rmcp knows (what
+/// its reading as that request says), or `None` for a method it does not.
+fn invalid_params(method: &str, params: Option<serde_json::Value>) -> Option<String> {
+    use rmcp::model::*;
+    let mut request = serde_json::Map::new();
+    request.insert("method".to_owned(), method.into());
+    if let Some(params) = params {
+        request.insert("params".to_owned(), params);
+    }
+    let request = serde_json::Value::Object(request);
+    macro_rules! known {
+        ($($method:ty => $request:ty),* $(,)?) => {
+            $(
+                if method == <$method as ConstString>::VALUE {
+                    return Some(match serde_json::from_value::<$request>(request) {
+                        Err(err) => err.to_string(),
+                        Ok(_) => format!("they do not fit {method}"),
+                    });
+                }
+            )*
+        };
+    }
+    known!(
+        InitializeResultMethod => InitializeRequest,
+        PingRequestMethod => PingRequest,
+        ListToolsRequestMethod => ListToolsRequest,
+        CallToolRequestMethod => CallToolRequest,
+        ListPromptsRequestMethod => ListPromptsRequest,
+        GetPromptRequestMethod => GetPromptRequest,
+        ListResourcesRequestMethod => ListResourcesRequest,
+        ListResourceTemplatesRequestMethod => ListResourceTemplatesRequest,
+        ReadResourceRequestMethod => ReadResourceRequest,
+        CompleteRequestMethod => CompleteRequest,
+    );
+    None
 }
 
 #[cfg(test)]
@@ -178,6 +235,19 @@ mod tests {
             3
         );
         assert!(answers(r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#).is_empty());
+        assert_eq!(
+            answers(
+                r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"recall","arguments":"str"}}"#
+            ),
+            [(json!(-32602), json!(5))]
+        );
+        assert!(
+            answers(
+                r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"recall","arguments":{}}}"#
+            )
+            .is_empty()
+        );
+        assert!(answers(r#"{"jsonrpc":"2.0","id":6,"method":"x/y","params":{}}"#).is_empty());
         assert!(answers(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).is_empty());
         assert!(answers(r#"{"jsonrpc":"2.0","method":"notifications/whatever"}"#).is_empty());
         assert!(answers(r#"{"jsonrpc":"2.0","id":9,"result":{}}"#).is_empty());

@@ -32,12 +32,27 @@ pub struct UnknownKind {
     pub valid: Vec<String>,
 }
 
-/// A type a repository tried to declare that cannot be one.
+/// The most types a repository may add to the built-in ones. A committed
+/// file sets them for every clone, and every command reads them: a team
+/// needs a handful, and 60,000 cost seconds per command.
+pub const MAX_EXTRA: usize = 64;
+
+/// The longest type name, in bytes.
+pub const MAX_NAME_BYTES: usize = 64;
+
+/// Types a repository tried to declare that cannot be.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error(
-    "`{0}` cannot be a memory type: use lowercase letters, digits and `-`, and not `tombstone`"
-)]
-pub struct InvalidKindName(pub String);
+pub enum KindsError {
+    #[error("{count} types, at most {MAX_EXTRA}")]
+    TooMany { count: usize },
+    /// The name is not shown: it may be anything, of any length.
+    #[error("a type of {len} bytes; a type is at most {MAX_NAME_BYTES} bytes")]
+    TooLong { len: usize },
+    #[error(
+        "`{0}` cannot be a memory type: use lowercase letters, digits and `-`, and not `tombstone`"
+    )]
+    Invalid(String),
+}
 
 impl Default for Kinds {
     fn default() -> Self {
@@ -48,31 +63,43 @@ impl Default for Kinds {
 }
 
 impl Kinds {
-    /// The built-in types plus `extra` (repeats ignored).
-    pub fn with_extra<'a>(
-        extra: impl IntoIterator<Item = &'a str>,
-    ) -> Result<Kinds, InvalidKindName> {
+    /// The built-in types plus `extra` (repeats ignored): at most
+    /// [`MAX_EXTRA`] names of at most [`MAX_NAME_BYTES`] each.
+    pub fn with_extra<'a>(extra: impl IntoIterator<Item = &'a str>) -> Result<Kinds, KindsError> {
+        let extra: Vec<&str> = extra.into_iter().collect();
+        if extra.len() > MAX_EXTRA {
+            return Err(KindsError::TooMany { count: extra.len() });
+        }
         let mut kinds = Kinds::default();
+        let mut seen: std::collections::HashSet<&str> = BUILTIN.iter().copied().collect();
         for name in extra {
+            if name.len() > MAX_NAME_BYTES {
+                return Err(KindsError::TooLong { len: name.len() });
+            }
             let valid = !name.is_empty()
                 && name != TOMBSTONE_TYPE
                 && name
                     .chars()
                     .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
             if !valid {
-                return Err(InvalidKindName(name.to_owned()));
+                return Err(KindsError::Invalid(name.to_owned()));
             }
-            if !kinds.names.iter().any(|known| known == name) {
+            if seen.insert(name) {
                 kinds.names.push(name.to_owned());
             }
         }
         Ok(kinds)
     }
 
+    /// How `given` is read: trimmed, lowercase, `_` as `-`.
+    pub fn normalize(given: &str) -> String {
+        given.trim().to_ascii_lowercase().replace('_', "-")
+    }
+
     /// Checks `given` (case-insensitively, `_` read as `-`) and returns the
     /// type's canonical spelling.
     pub fn resolve(&self, given: &str) -> Result<&str, UnknownKind> {
-        let normalized = given.trim().to_ascii_lowercase().replace('_', "-");
+        let normalized = Kinds::normalize(given);
         self.names
             .iter()
             .find(|name| **name == normalized)
@@ -105,5 +132,11 @@ mod tests {
     fn refuses_reserved_and_odd_names() {
         assert!(Kinds::with_extra(["tombstone"]).is_err());
         assert!(Kinds::with_extra(["Has Space"]).is_err());
+    }
+
+    #[test]
+    fn repeats_count_once_and_builtins_are_not_added_again() {
+        let kinds = Kinds::with_extra(["incident", "incident", "decision"]).unwrap();
+        assert_eq!(kinds.names.len(), BUILTIN.len() + 1);
     }
 }

@@ -14,6 +14,70 @@ use jiff::Timestamp;
 /// Content longer than this is refused: a memory is a few sentences, not a file.
 pub const MAX_CONTENT_BYTES: usize = 8 * 1024;
 
+/// How many items, of how many bytes each, a list field of a record may
+/// hold. Tags are labels (a word or two; 32 is more than any memory needs),
+/// files point to where to look (a few, each a repository path; 1024
+/// bytes is longer than any real one): a record is a few sentences, and
+/// every recall, index and briefing carries these with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListLimit {
+    /// One item, as messages say it: `tag`, `file`.
+    pub item: &'static str,
+    pub max_items: usize,
+    pub max_bytes: usize,
+}
+
+pub const TAGS: ListLimit = ListLimit {
+    item: "tag",
+    max_items: 32,
+    max_bytes: 64,
+};
+
+pub const FILES: ListLimit = ListLimit {
+    item: "file",
+    max_items: 64,
+    max_bytes: 1024,
+};
+
+/// A list over its [`ListLimit`]. The item itself is not shown: it may be
+/// anything, of any length.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ListError {
+    #[error("{count} {item}s, at most {max}")]
+    TooMany {
+        item: &'static str,
+        count: usize,
+        max: usize,
+    },
+    #[error("a {item} of {len} bytes; a {item} is at most {max} bytes")]
+    TooLong {
+        item: &'static str,
+        len: usize,
+        max: usize,
+    },
+}
+
+impl ListLimit {
+    /// Whether `items` are within the limit, or the first way they are not.
+    pub fn check(&self, items: &[String]) -> Result<(), ListError> {
+        if items.len() > self.max_items {
+            return Err(ListError::TooMany {
+                item: self.item,
+                count: items.len(),
+                max: self.max_items,
+            });
+        }
+        match items.iter().find(|item| item.len() > self.max_bytes) {
+            Some(long) => Err(ListError::TooLong {
+                item: self.item,
+                len: long.len(),
+                max: self.max_bytes,
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Why new content cannot be stored.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ContentError {
@@ -115,13 +179,12 @@ pub fn file_name_for(at: Timestamp) -> String {
 /// Splits a comma-separated list (`--tags a,b`), trimming items and dropping
 /// empty ones and repeats while keeping the order.
 pub fn split_list(raw: &str) -> Vec<String> {
-    let mut items: Vec<String> = Vec::new();
-    for item in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        if !items.iter().any(|seen| seen == item) {
-            items.push(item.to_owned());
-        }
-    }
-    items
+    let mut seen = std::collections::HashSet::new();
+    raw.split(',')
+        .map(str::trim)
+        .filter(|item| !item.is_empty() && seen.insert(*item))
+        .map(str::to_owned)
+        .collect()
 }
 
 #[cfg(test)]
@@ -178,5 +241,21 @@ mod tests {
     #[test]
     fn lists() {
         assert_eq!(split_list(" db, ,wal,db "), vec!["db", "wal"]);
+    }
+
+    #[test]
+    fn list_limits() {
+        let items = |n: usize, len: usize| -> Vec<String> {
+            (0..n).map(|i| format!("{i:0len$}")).collect()
+        };
+        assert_eq!(TAGS.check(&items(32, 64)), Ok(()));
+        assert_eq!(
+            TAGS.check(&items(33, 2)).unwrap_err().to_string(),
+            "33 tags, at most 32"
+        );
+        assert_eq!(
+            FILES.check(&items(1, 1025)).unwrap_err().to_string(),
+            "a file of 1025 bytes; a file is at most 1024 bytes"
+        );
     }
 }

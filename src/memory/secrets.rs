@@ -6,11 +6,18 @@
 //! `sk_live_`, a key like `password=`, `postgres://user:`) may be shown, the
 //! secret never is ([`Finding::redacted`], [`redact`]).
 //!
-//! Rules for values of no fixed shape (`password = …`, a URL's password, a
-//! bare token) only fire on values that look random (Shannon entropy and a
-//! mix of character classes) and are not placeholders (`<your-password>`,
-//! `${DB_PASSWORD}`, `changeme`, `xxxx`, AWS's documented `…EXAMPLE` keys),
-//! so prose about passwords passes. Long hex runs count only next to a word
+//! Rules for values of no fixed shape (`api_key = …`, a bare token) only
+//! fire on values that look random (Shannon entropy and a mix of character
+//! classes) and are not placeholders (`<your-password>`, `${DB_PASSWORD}`,
+//! `changeme`, `xxxx`, AWS's documented `…EXAMPLE` keys), so prose about
+//! keys passes. A credential position (a URL's password, `password:`,
+//! `DB_PASSWORD=`, `secret=`, `Authorization: Bearer …`) takes any value
+//! that is not a placeholder, however weak (`hunter2`), unless it reads as
+//! prose: a plain word followed by more words (`password: rotate it`).
+//!
+//! Invisible characters (zero-width spaces and joiners, the word joiner, a
+//! byte order mark, soft hyphens) are removed before matching, so they
+//! cannot split a token; what is found is reported in the original text. Long hex runs count only next to a word
 //! like `key` or `secret` and away from one like `sha256` or `commit`, so
 //! git ids and lock-file digests pass.
 
@@ -54,6 +61,8 @@ enum Check {
     Token,
     /// The bare high-entropy token rule: see [`bare_token`].
     Bare,
+    /// A value in a credential position: see [`credential`].
+    Credential,
 }
 
 struct Rule {
@@ -68,6 +77,18 @@ struct Rule {
 /// lowercased text: measured, a case-insensitive pattern with a word prefix
 /// cost more than every other rule together.
 const SECRET_KEYS: &str = r"password|passwd|pwd|passphrase|secret|secret_?key|api_?key|apikey|access_?key|access_?token|auth_?token|refresh_?token|token|client_?secret|private_?key|credentials?|signing_?key";
+
+/// Keys whose value is a password: any value counts ([`Check::Credential`]).
+const PASSWORD_KEYS: &str = r"password|passwd|pwd|passphrase|secret";
+
+/// The rules that run on the lowercased text (their keys are lowercase).
+const LOWERCASED: &[&str] = &["secret-assignment", "password-assignment"];
+
+/// Characters that change nothing a reader sees but split a token: zero-width
+/// space, non-joiner and joiner, word joiner, byte order mark, soft hyphen.
+const INVISIBLE: &[char] = &[
+    '\u{200B}', '\u{200C}', '\u{200D}', '\u{2060}', '\u{FEFF}', '\u{AD}',
+];
 
 static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     let rule = |name, pattern: &str, check| Rule {
@@ -154,8 +175,8 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         ),
         rule(
             "authorization-header",
-            r#"(?i)\bAuthorization["']?\s*:\s*["']?(?:Basic|Bearer|Token)\s+(?P<s>[A-Za-z0-9+/._~-]{8,}=*)"#,
-            Check::Token,
+            r#"(?i)\bAuthorization["']?\s*:\s*["']?(?:Basic|Bearer|Token)\s+(?P<s>[A-Za-z0-9+/._~-]{4,}=*)"#,
+            Check::Credential,
         ),
         rule(
             "bearer-token",
@@ -168,6 +189,11 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             Check::Random,
         ),
         rule(
+            "password-assignment",
+            &format!(r#"(?:{PASSWORD_KEYS})\b["']?\s*[:=]\s*["']?(?P<s>[^\s"',;]{{4,}})"#),
+            Check::Credential,
+        ),
+        rule(
             "high-entropy",
             r"(?P<s>[A-Za-z0-9+/_-]{32,}={0,2})",
             Check::Bare,
@@ -177,15 +203,81 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
 
 /// The first thing in `text` that looks like a secret, if any.
 pub fn scan(text: &str) -> Option<Finding> {
+    let visible = Visible::of(text);
     RULES
         .iter()
-        .find_map(|rule| matches(rule, text).into_iter().next())
+        .find_map(|rule| matches(rule, &visible).into_iter().next())
+        .map(|finding| visible.in_original(finding, text))
 }
 
 /// Everything in `text` that looks like a secret, in no particular order;
 /// secret ranges may overlap.
 pub fn scan_all(text: &str) -> Vec<Finding> {
-    RULES.iter().flat_map(|rule| matches(rule, text)).collect()
+    let visible = Visible::of(text);
+    RULES
+        .iter()
+        .flat_map(|rule| matches(rule, &visible))
+        .map(|finding| visible.in_original(finding, text))
+        .collect()
+}
+
+/// A text without its [`INVISIBLE`] characters, and where each of its
+/// bytes came from.
+struct Visible<'t> {
+    text: std::borrow::Cow<'t, str>,
+    /// `text` lowercased (ASCII only: the same offsets), made once.
+    lowercased: std::cell::OnceCell<String>,
+    /// For each byte of `text` (and its end), its offset in the original;
+    /// empty when nothing was removed.
+    starts: Vec<usize>,
+    /// For each offset of `text`, the original offset just after the byte
+    /// before it (so a range's end leaves out what was removed after it).
+    ends: Vec<usize>,
+}
+
+impl<'t> Visible<'t> {
+    fn of(text: &'t str) -> Visible<'t> {
+        if !text.contains(INVISIBLE) {
+            return Visible {
+                text: std::borrow::Cow::Borrowed(text),
+                lowercased: std::cell::OnceCell::new(),
+                starts: Vec::new(),
+                ends: Vec::new(),
+            };
+        }
+        let mut visible = String::with_capacity(text.len());
+        let mut starts = Vec::with_capacity(text.len() + 1);
+        let mut ends = Vec::with_capacity(text.len() + 1);
+        ends.push(0);
+        for (at, c) in text.char_indices().filter(|(_, c)| !INVISIBLE.contains(c)) {
+            visible.push(c);
+            for byte in at..at + c.len_utf8() {
+                starts.push(byte);
+                ends.push(byte + 1);
+            }
+        }
+        starts.push(text.len());
+        Visible {
+            text: std::borrow::Cow::Owned(visible),
+            lowercased: std::cell::OnceCell::new(),
+            starts,
+            ends,
+        }
+    }
+
+    /// `finding` (made on the visible text) in `original`'s offsets.
+    fn in_original(&self, finding: Finding, original: &str) -> Finding {
+        if self.starts.is_empty() {
+            return finding;
+        }
+        let whole_start = self.starts[finding.secret.start - finding.shown.len()];
+        let secret = self.starts[finding.secret.start]..self.ends[finding.secret.end];
+        Finding {
+            rule: finding.rule,
+            shown: original[whole_start..secret.start].to_owned(),
+            secret,
+        }
+    }
 }
 
 /// `text` with every secret replaced by [`MASK`] (what precedes a secret in
@@ -218,16 +310,20 @@ pub fn redact(text: &str) -> String {
     out
 }
 
-fn matches(rule: &Rule, text: &str) -> Vec<Finding> {
-    // The assignment rule runs on the lowercased text (the same byte
-    // offsets: ASCII case only), so its key literals are found fast.
-    let haystack = if rule.name == "secret-assignment" {
-        std::borrow::Cow::Owned(text.to_ascii_lowercase())
+fn matches(rule: &Rule, visible: &Visible<'_>) -> Vec<Finding> {
+    let text: &str = &visible.text;
+    // The assignment rules run on the lowercased text (the same byte
+    // offsets: ASCII case only), so their key literals are found fast.
+    let haystack = if LOWERCASED.contains(&rule.name) {
+        visible
+            .lowercased
+            .get_or_init(|| text.to_ascii_lowercase())
+            .as_str()
     } else {
-        std::borrow::Cow::Borrowed(text)
+        text
     };
     let mut found = Vec::new();
-    for captures in rule.pattern.captures_iter(&haystack) {
+    for captures in rule.pattern.captures_iter(haystack) {
         let (Some(whole), Some(secret)) = (captures.get(0), captures.name("s")) else {
             continue;
         };
@@ -242,6 +338,7 @@ fn matches(rule: &Rule, text: &str) -> Vec<Finding> {
             Check::Random => !is_placeholder(value) && looks_random(value),
             Check::Token => !is_placeholder(value) && looks_like_token(value),
             Check::Bare => !is_placeholder(value) && bare_token(text, secret.start(), value),
+            Check::Credential => credential(text, whole.start()..secret.start(), secret.range()),
         };
         if fires {
             found.push(Finding {
@@ -277,9 +374,6 @@ fn is_placeholder(value: &str) -> bool {
         "todo",
         "replace",
         "insert",
-        "hunter2",
-        "letmein",
-        "p@ssw0rd",
         "notasecret",
     ];
     trimmed.is_empty()
@@ -302,6 +396,46 @@ fn is_placeholder(value: &str) -> bool {
         || repeated_filler(trimmed)
 }
 
+/// Values that say how a setting is set, not what the secret is.
+const NOT_VALUES: &[&str] = &[
+    "true",
+    "false",
+    "yes",
+    "no",
+    "null",
+    "none",
+    "nil",
+    "undefined",
+    "required",
+    "optional",
+    "empty",
+    "unset",
+];
+
+/// A value in a credential position (`key` is what precedes it in the
+/// match: `password: `, `DB_PASSWORD=`, `Authorization: Bearer `): any
+/// value that is not a placeholder or a setting (`true`, `none`), unless
+/// it reads as prose. A value reads as a secret when it looks like a token,
+/// holds a digit or a symbol, is quoted, follows `=` tightly
+/// (`DB_PASSWORD=hunter2`) or ends its line; a plain word followed by more
+/// words (`password: rotate it quarterly`) is prose.
+fn credential(text: &str, key: Range<usize>, secret: Range<usize>) -> bool {
+    let value = &text[secret.clone()];
+    let bare = value.trim_end_matches(['.', ':', '!', '?', ')']);
+    if is_placeholder(value) || NOT_VALUES.contains(&bare.to_ascii_lowercase().as_str()) {
+        return false;
+    }
+    let key = &text[key];
+    let marked = bare
+        .chars()
+        .any(|c| c.is_ascii_digit() || "!@#$%^&*+=?~|".contains(c));
+    let quoted = key.ends_with(['"', '\'']);
+    let tight = key.ends_with('=');
+    let after = &text[secret.end..];
+    let ends_line = after.is_empty() || after.starts_with(['\n', '\r']);
+    looks_like_token(value) || marked || quoted || tight || ends_line
+}
+
 /// `value` without `word`.
 fn strip(value: &str, word: &str) -> String {
     value.replace(word, "")
@@ -315,7 +449,7 @@ fn repeated_filler(value: &str) -> bool {
     }
     let most = counts.values().copied().max().unwrap_or(0);
     let len = value.chars().count();
-    len > 0 && most * 2 >= len
+    len > 0 && most * 2 > len
 }
 
 /// A value that a person would not type as a word: high Shannon entropy per
@@ -611,5 +745,52 @@ mod tests {
             redact(&key),
             join("k:\n-----BEGIN RSA PRIVATE⁞ KEY-----…[redacted]\nafter")
         );
+    }
+
+    /// Regression: weak values in a credential position, and tokens split
+    /// by an invisible character, were stored without complaint.
+    #[test]
+    fn secrets_stored_without_complaint() {
+        flagged("postgres://admin:hunter2@prod-db", "url-password");
+        flagged("postgres://user:pass@host", "url-password");
+        flagged("password: hunter2", "password-assignment");
+        flagged("DB_PASSWORD=hunter2", "password-assignment");
+        flagged("set pwd=\"letmein\" for the demo", "password-assignment");
+        flagged("the secret=tiger7 of the old box", "password-assignment");
+        flagged("Authorization: Bearer abc123", "authorization-header");
+        flagged(
+            "CI pushes with ghp⁞_yj6ZY4bi\u{200b}FstJtuxD13NGp8eYjtyvI3FOBrHl",
+            "github-token",
+        );
+        flagged(
+            "billing uses sk_live⁞_9naHVck6\u{ad}pbd4ZRj2SxphvDTw",
+            "stripe-key",
+        );
+        // Placeholders, variables and prose stay clean.
+        clean("postgres://user:${DB_PASSWORD}@host");
+        clean("password: <your password>");
+        clean("Authorization: Bearer $TOKEN");
+        clean("password: changeme");
+        clean("DB_PASSWORD=changeme");
+        clean("password: rotate it quarterly");
+        clean("password: see docs/ops/rotation.md for the steps");
+        clean("the secret= flag is documented, secret=true turns it on");
+        clean("the Authorization: Bearer header carries the session token");
+        clean("the token= field is parsed in src/auth/session.rs");
+    }
+
+    #[test]
+    fn redaction_masks_the_original_span_around_invisible_characters() {
+        let text =
+            join("a \u{200b}key ghp⁞_yj6ZY4bi\u{200b}FstJtuxD13NGp8eYjtyvI3FOBrHl\u{ad} end");
+        let finding = scan(&text).unwrap();
+        assert_eq!(finding.shown, "ghp_");
+        assert_eq!(
+            &text[finding.secret.clone()],
+            "yj6ZY4bi\u{200b}FstJtuxD13NGp8eYjtyvI3FOBrHl"
+        );
+        assert_eq!(redact(&text), "a \u{200b}key ghp_…[redacted]\u{ad} end");
+        let weak = "DB_PASSWORD=hun\u{ad}ter2, then";
+        assert_eq!(redact(weak), "DB_PASSWORD=…[redacted], then");
     }
 }

@@ -1,12 +1,13 @@
 //! What a reader should not take at face value in a memory that arrived
 //! through git: a secret in any field, a timestamp far in the future (it
 //! would sort first forever), one that is not a time or out of range, a
-//! type the repository does not know. `store` never writes such a line;
-//! a hand-edited or foreign one can. Sync reports them, doctor lists them,
-//! the index records their flags so `brief` leaves them out and recall
-//! marks them. Only a future timestamp depends on the clock: the index never
-//! stores it ([`index_flags`]), readers compare the time with theirs
-//! ([`ahead`]), so a memory whose time has come is no longer flagged.
+//! type the repository does not know, a field larger than `store` writes.
+//! `store` never writes such a line; a hand-edited or foreign one can. Sync
+//! reports them, doctor lists them, the index records their flags so
+//! `brief` leaves them out and recall marks them. Only a future timestamp
+//! depends on the clock: the index never stores it ([`index_flags`]),
+//! readers compare the time with theirs ([`ahead`]), so a memory whose time
+//! has come is no longer flagged.
 
 use jiff::{SignedDuration, Timestamp};
 
@@ -35,6 +36,10 @@ pub enum Suspicion {
     BadTimestamp(String),
     /// Neither built in nor declared in `.goldfish/config`.
     UnknownType(String),
+    /// A field over what `store` writes: content over
+    /// [`MAX_CONTENT_BYTES`](super::MAX_CONTENT_BYTES), tags or files over
+    /// their [`ListLimit`](super::ListLimit).
+    Oversize { field: &'static str, why: String },
 }
 
 impl Suspicion {
@@ -45,6 +50,7 @@ impl Suspicion {
             Suspicion::FutureTimestamp(_) => FUTURE_FLAG,
             Suspicion::BadTimestamp(_) => "bad-timestamp",
             Suspicion::UnknownType(_) => "unknown-type",
+            Suspicion::Oversize { .. } => "oversize",
         }
     }
 
@@ -59,6 +65,9 @@ impl Suspicion {
             }
             Suspicion::UnknownType(_) => {
                 "add the type to `[memory] types` in .goldfish/config, or forget the memory and store it again with a known --type"
+            }
+            Suspicion::Oversize { .. } => {
+                "forget the memory (`goldfish forget ID`) and store it again shorter, with fewer and shorter tags and files"
             }
         }
     }
@@ -81,6 +90,7 @@ impl std::fmt::Display for Suspicion {
             ),
             Suspicion::BadTimestamp(why) => write!(f, "timestamp {why}"),
             Suspicion::UnknownType(kind) => write!(f, "type `{kind}` is not a known memory type"),
+            Suspicion::Oversize { field, why } => write!(f, "`{field}` holds {why}"),
         }
     }
 }
@@ -110,6 +120,34 @@ pub fn check(memory: &Memory, now: Timestamp, kinds: Option<&Kinds>) -> Vec<Susp
         && kinds.resolve(&memory.kind).is_err()
     {
         found.push(Suspicion::UnknownType(memory.kind.clone()));
+    }
+    found.extend(oversize(memory));
+    found
+}
+
+/// The fields of `memory` over what `store` writes.
+fn oversize(memory: &Memory) -> Vec<Suspicion> {
+    let mut found = Vec::new();
+    if memory.content.len() > super::MAX_CONTENT_BYTES {
+        found.push(Suspicion::Oversize {
+            field: "content",
+            why: format!(
+                "{} bytes, at most {}",
+                memory.content.len(),
+                super::MAX_CONTENT_BYTES
+            ),
+        });
+    }
+    for (field, items, limit) in [
+        ("tags", &memory.tags, super::TAGS),
+        ("files", &memory.files, super::FILES),
+    ] {
+        if let Err(err) = limit.check(items) {
+            found.push(Suspicion::Oversize {
+                field,
+                why: err.to_string(),
+            });
+        }
     }
     found
 }
@@ -257,5 +295,23 @@ mod tests {
             secret.to_string(),
             "`content` looks like it holds a secret (stripe-key: sk_live_…[redacted])"
         );
+    }
+
+    #[test]
+    fn oversize_fields() {
+        let mut m = memory("2026-11-21T09:00:00Z", "decision", "x");
+        m.tags = (0..33).map(|i| i.to_string()).collect();
+        assert_eq!(flags_of(&m), "oversize");
+        let now = "2026-11-21T09:30:00Z".parse().unwrap();
+        assert_eq!(
+            check(&m, now, None)[0].to_string(),
+            "`tags` holds 33 tags, at most 32"
+        );
+        m.tags.clear();
+        m.files = vec!["f".repeat(1025)];
+        assert_eq!(flags_of(&m), "oversize");
+        m.files.clear();
+        m.content = "x".repeat(super::super::MAX_CONTENT_BYTES + 1);
+        assert_eq!(flags_of(&m), "oversize");
     }
 }

@@ -268,6 +268,47 @@ fn capture_hook_exits_zero_on_bad_input_and_outside_a_repository() {
     assert!(memory_lines(&repo).is_empty());
 }
 
+/// Regression: a hook payload over 4 MiB was dropped whole, and `capture
+/// status` did not count it. It is still dropped (the hook exits 0 and
+/// never blocks), and counted as dropped with its reason.
+#[test]
+fn a_capture_hook_payload_over_4_mib_is_dropped_uncounted() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let huge = tool(
+        &repo,
+        "Read",
+        json!({"file_path": repo.join("big.log")}),
+        json!({"content": "x".repeat(5 << 20)}),
+    );
+    let started = std::time::Instant::now();
+    let output = env.goldfish_stdin(
+        &repo,
+        &["agent-hook", "post-tool-use"],
+        huge.to_string().as_bytes(),
+    );
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("event dropped: hook payload over 4 MiB"),
+        "{stderr}"
+    );
+    let status: serde_json::Value =
+        serde_json::from_str(&env.ok(&repo, &["capture", "status", "--json"])).unwrap();
+    assert_eq!(status["dropped"], 1, "{status}");
+    assert_eq!(
+        status["reasons"]["dropped hook payload over 4 MiB"], 1,
+        "{status}"
+    );
+    let text = env.ok(&repo, &["capture", "status"]);
+    assert!(
+        text.contains("dropped 1") && text.contains("1 dropped hook payload over 4 MiB"),
+        "{text}"
+    );
+    assert!(memory_lines(&repo).is_empty());
+}
+
 /// Runs goldfish with extra environment variables.
 fn goldfish_with(
     env: &TestEnv,

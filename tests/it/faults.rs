@@ -166,7 +166,12 @@ fn damaged_memory_files_are_named_and_nothing_is_lost() {
             stderr(&output)
         );
     }
-    assert_eq!(problems.len(), unreadable.len(), "{problems:?}");
+    // The 5 MB record is indexed, flagged: more than `store` writes.
+    assert!(
+        problems.contains(&"2026-11-04.jsonl:1: memory 01KAJ000000000000000000007: `content` holds 5242885 bytes, at most 8192; indexed, flagged `oversize`"),
+        "{problems:?}"
+    );
+    assert_eq!(problems.len(), unreadable.len() + 1, "{problems:?}");
     assert_eq!(report["memories"], expected.len(), "{report}");
     assert!(stderr(&output).contains("not valid UTF-8"));
     assert_eq!(recalled_ids(&env, &repo), expected);

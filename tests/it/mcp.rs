@@ -428,6 +428,38 @@ fn invalid_messages_get_json_rpc_errors_a_client_can_match() {
     assert!(output.status.success(), "exits cleanly when stdin closes");
 }
 
+/// Regression: a `tools/call` whose `arguments` was a string got -32601
+/// (method not found): rmcp read the request as a custom method. Params of
+/// the wrong shape for a method rmcp knows are -32602 (invalid params),
+/// with the request's id.
+#[test]
+fn tool_arguments_that_are_not_an_object_get_invalid_params() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let mut raw = Raw::initialized(&env, &repo);
+    for (id, params) in [
+        (2, r#"{"name":"recall","arguments":"str"}"#),
+        (3, r#"{"name":"recall","arguments":5}"#),
+        (4, r#"{"name":"recall","arguments":["query"]}"#),
+        (5, r#"{"arguments":{"query":"x"}}"#),
+    ] {
+        let line =
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{params}}}"#);
+        raw.send(&line);
+        let answer = raw.receive();
+        assert_eq!(answer["error"]["code"], -32602, "{line}: {answer}");
+        assert_eq!(answer["id"], id, "{line}: {answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with("Invalid params: "), "{message}");
+    }
+    raw.send(r#"{"jsonrpc":"2.0","id":6,"method":"no/such-method","params":{}}"#);
+    assert_eq!(raw.receive()["error"]["code"], -32601, "an unknown method");
+    raw.send(r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#);
+    assert_eq!(raw.receive()["id"], 7, "the server still serves");
+    let output = raw.finish();
+    assert!(output.status.success(), "exits cleanly when stdin closes");
+}
+
 #[test]
 #[cfg_attr(
     not(feature = "real-model"),

@@ -9,7 +9,8 @@ use goldfish::memory::{ContentError, secrets, validate_content};
 use crate::common::{TestEnv, memory_lines};
 
 /// `(name, text)` of a fixture file: one case a line, `name<TAB>text`, `\n`
-/// for a line break, `⁞` splitting tokens (see fixtures/secrets/README.md).
+/// for a line break, `\u{…}` for an invisible character, `⁞` splitting
+/// tokens (see fixtures/secrets/README.md).
 fn cases(file: &str) -> Vec<(String, String)> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/secrets")
@@ -21,9 +22,23 @@ fn cases(file: &str) -> Vec<(String, String)> {
             let (name, text) = line
                 .split_once('\t')
                 .unwrap_or_else(|| panic!("{file}: `{line}` has no tab"));
-            (name.to_owned(), text.replace("\\n", "\n").replace('⁞', ""))
+            (
+                name.to_owned(),
+                unescape(&text.replace("\\n", "\n").replace('⁞', "")),
+            )
         })
         .collect()
+}
+
+/// `text` with every `\u{XXXX}` escape decoded.
+fn unescape(text: &str) -> String {
+    let escape = regex::Regex::new(r"\\u\{([0-9a-fA-F]{1,6})\}").unwrap();
+    escape
+        .replace_all(text, |captures: &regex::Captures| {
+            let code = u32::from_str_radix(&captures[1], 16).unwrap();
+            char::from_u32(code).unwrap().to_string()
+        })
+        .into_owned()
 }
 
 /// Goal: at least 27 of every 29 secrets refused, no innocent text refused.

@@ -250,4 +250,164 @@ fn the_future_timestamp_flag_is_not_sticky() {
     env.set_now("2026-11-21T09:30:00Z");
     assert_eq!(flags(), serde_json::json!(["future-timestamp"]));
     assert!(!briefed());
+
+/// Regression: 60,000 types in `.goldfish/config` (520 KB) made `git
+/// checkout` take 7.1 s and `recall` 14.4 s, and with 200,000 `store` did not
+/// finish in 30 s: each type was compared with every one before it, on every
+/// command and hook. A committed file must not slow every teammate down:
+/// `store` refuses an oversize config naming the file and the key, readers
+/// work without checking types, doctor says why.
+#[test]
+fn types_in_the_config_scale_quadratically() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    env.ok(
+        &repo,
+        &["store", "-t", "decision", "Sessions live in Redis"],
+    );
+    env.commit_all(&repo, "a memory");
+    let config = repo.join(".goldfish/config");
+
+    // Over the count: the error names the file, the key and both numbers.
+    let types = |n: usize| -> String {
+        let names: Vec<String> = (0..n).map(|i| format!("\"type-{i:05}\"")).collect();
+        format!("[memory]\ntypes = [{}]\n", names.join(", "))
+    };
+    std::fs::write(&config, types(65)).unwrap();
+    let store = env.goldfish(&repo, &["store", "x"]);
+    assert_eq!(store.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&store.stderr);
+    assert!(
+        stderr.contains(".goldfish/config is invalid: memory.types: 65 types, at most 64"),
+        "{stderr}"
+    );
+
+    // 60,000 types (520 KB), committed: a teammate's every command.
+    let text = types(60_000);
+    assert!(text.len() > 500_000);
+    std::fs::write(&config, text).unwrap();
+    env.commit_all(&repo, "sixty thousand types");
+    let started = std::time::Instant::now();
+    let store = env.goldfish(&repo, &["store", "x"]);
+    assert_eq!(store.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&store.stderr);
+    assert!(
+        stderr.contains(".goldfish/config is invalid: larger than 64 KiB"),
+        "{stderr}"
+    );
+    // Readers work (types not checked) and the hooks of a checkout too.
+    let found = env.ok(&repo, &["recall", "Redis"]);
+    assert!(found.contains("Sessions live in Redis"), "{found}");
+    assert!(!found.contains("flagged"), "{found}");
+    env.git(&repo, &["checkout", "-q", "-b", "topic"]);
+    env.git(&repo, &["checkout", "-q", "main"]);
+    let doctor = env.goldfish(&repo, &["doctor", "--json"]);
+    let doctor: serde_json::Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    let finding = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "suspect-memories")
+        .unwrap_or_else(|| panic!("{doctor}"));
+    assert_eq!(finding["status"], "warning", "{finding}");
+    let message = finding["message"].as_str().unwrap();
+    assert!(
+        message.contains("types are not checked: .goldfish/config is invalid: larger than 64 KiB"),
+        "{message}"
+    );
+    // Six commands and two checkouts took 25 s before; a generous bound.
+    let elapsed = started.elapsed();
+    assert!(elapsed < std::time::Duration::from_secs(10), "{elapsed:?}");
+}
+
+/// Regression: `store` took a 100 KB tag and 5,000 tags. Now each list
+/// has a limit, named by its argument; a line over them that arrives
+/// through git is flagged `oversize` (kept out of the briefing), not lost.
+#[test]
+fn tags_and_files_have_no_size_limit() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let many = |prefix: &str, n: usize| -> String {
+        (0..n)
+            .map(|i| format!("{prefix}{i}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let long_tag = "t".repeat(65);
+    let long_file = format!("src/{}.rs", "f".repeat(1022));
+    for (flag, value, error) in [
+        (
+            "--tags",
+            many("tag", 33),
+            "error: --tags: 33 tags, at most 32",
+        ),
+        (
+            "--tags",
+            long_tag.clone(),
+            "error: --tags: a tag of 65 bytes; a tag is at most 64 bytes",
+        ),
+        (
+            "--files",
+            many("src/f", 65),
+            "error: --files: 65 files, at most 64",
+        ),
+        (
+            "--files",
+            long_file.clone(),
+            "error: --files: a file of 1029 bytes; a file is at most 1024 bytes",
+        ),
+    ] {
+        let output = env.goldfish(&repo, &["store", flag, &value, "A memory"]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(stderr.starts_with(error), "{stderr}");
+        assert!(!stderr.contains(&"t".repeat(65)), "the value is not echoed");
+    }
+    assert!(memory_lines(&repo).is_empty(), "nothing refused is written");
+    // At the limits: stored.
+    let tags = (0..32)
+        .map(|i| format!("{i:02}{}", "t".repeat(62)))
+        .collect::<Vec<_>>()
+        .join(",");
+    env.ok(
+        &repo,
+        &["store", "--tags", &tags, "-t", "decision", "Many tags"],
+    );
+    env.ok(
+        &repo,
+        &["store", "-t", "decision", "Sessions live in Redis"],
+    );
+
+    // A teammate's hand-written line: 5,000 tags and one of 100 KB.
+    let mut tags: Vec<String> = (0..5_000).map(|i| format!("tag{i}")).collect();
+    tags.push("x".repeat(100_000));
+    let line = serde_json::json!({
+        "id": "01M808JSD5E063FV73QVNQJ5D7",
+        "timestamp": "2026-11-20T08:00:00.000Z",
+        "type": "decision",
+        "content": "Decision: the cache holds sessions",
+        "tags": tags,
+    });
+    let file = repo.join(".goldfish/memories/2026-11-20.jsonl");
+    std::fs::write(&file, format!("{line}\n")).unwrap();
+    env.commit_all(&repo, "hand-written");
+    let report: serde_json::Value =
+        serde_json::from_str(&env.ok(&repo, &["sync", "--json"])).unwrap();
+    let problems = report["problems"].to_string();
+    assert!(
+        problems.contains(
+            "2026-11-20.jsonl:1: memory 01M808JSD5E063FV73QVNQJ5D7: `tags` holds 5001 tags, at most 32"
+        ),
+        "{problems}"
+    );
+    let hits = json_lines(&env.ok(&repo, &["recall", "--json", "cache holds sessions"]));
+    let hit = hits
+        .iter()
+        .find(|m| m["id"] == "01M808JSD5E063FV73QVNQJ5D7")
+        .expect("recall still finds it");
+    assert_eq!(hit["flags"], serde_json::json!(["oversize"]));
+    let brief = env.ok(&repo, &["brief"]);
+    assert!(brief.contains("Sessions live in Redis"), "{brief}");
+    assert!(!brief.contains("the cache holds sessions"), "{brief}");
+    assert_eq!(memory_lines(&repo).len(), 3, "nothing in the log changed");
 }
