@@ -57,7 +57,9 @@ const WEIGHTS: [f32; 3] = [1.0, 2.0, 0.5];
 /// The writer's memory before it flushes a segment.
 const WRITER_MEMORY: usize = 64 << 20;
 
-/// How long a catch-up waits for another process's writer.
+/// How long a catch-up waits for another process's writer (only while
+/// another process holds its lock: a lock file that cannot be opened fails
+/// at once).
 const WRITER_WAIT: Duration = Duration::from_secs(30);
 
 #[derive(Debug, thiserror::Error)]
@@ -529,7 +531,9 @@ pub fn catch_up(conn: &Connection, db: &Path) -> Result<CaughtUp, TextError> {
             open_or_create(&dir, &schema).map_err(tantivy)?
         }
     };
-    let mut writer = writer(&index).map_err(tantivy)?;
+    let mut writer = writer(&index, &dir)?;
+    // A write that fails names the folder when it cannot be written.
+    let written = |err: tantivy::TantivyError| unwritable(&dir).unwrap_or_else(|| tantivy(err));
     // Read under the writer's lock: no other catch-up commits meanwhile.
     let committed = committed(&index).map_err(tantivy)?;
     let since = match committed {
@@ -603,7 +607,7 @@ pub fn catch_up(conn: &Connection, db: &Path) -> Result<CaughtUp, TextError> {
                 row.get(1).map_err(sqlite)?,
                 texts,
             ))
-            .map_err(tantivy)?;
+            .map_err(written)?;
         rows += 1;
     }
     drop(query);
@@ -611,10 +615,10 @@ pub fn catch_up(conn: &Connection, db: &Path) -> Result<CaughtUp, TextError> {
     tx.finish().map_err(sqlite)?;
     let payload =
         serde_json::to_string(&Payload { db: id, seq: end }).expect("a payload serialises");
-    let mut commit = writer.prepare_commit().map_err(tantivy)?;
+    let mut commit = writer.prepare_commit().map_err(written)?;
     commit.set_payload(&payload);
-    commit.commit().map_err(tantivy)?;
-    writer.wait_merging_threads().map_err(tantivy)?;
+    commit.commit().map_err(written)?;
+    writer.wait_merging_threads().map_err(written)?;
     conn.execute("DELETE FROM text_journal WHERE seq <= ?1", params![end])
         .map_err(sqlite)?;
     Ok(match since {
@@ -649,15 +653,48 @@ fn open_or_create(dir: &Path, schema: &Schema) -> tantivy::Result<tantivy::Index
     Ok(index)
 }
 
-/// The index's writer, waiting up to [`WRITER_WAIT`] for another's.
-fn writer(index: &tantivy::Index) -> tantivy::Result<tantivy::IndexWriter> {
+/// Why `dir` cannot be written, if it cannot: a file created and removed
+/// in it tells (a failed write of tantivy's says only that its worker
+/// stopped).
+fn unwritable(dir: &Path) -> Option<TextError> {
+    let probe = dir.join(".goldfish-probe");
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            None
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => None,
+        Err(source) => Some(TextError::Io {
+            path: dir.to_owned(),
+            source,
+        }),
+    }
+}
+
+/// The index's writer, waiting up to [`WRITER_WAIT`] while another process
+/// holds its lock; a lock file that cannot be opened (an unwritable folder)
+/// is an error at once, naming it.
+fn writer(index: &tantivy::Index, dir: &Path) -> Result<tantivy::IndexWriter, TextError> {
+    use tantivy::directory::error::LockError;
     let started = Instant::now();
     loop {
         match index.writer_with_num_threads(1, WRITER_MEMORY) {
-            Err(tantivy::TantivyError::LockFailure(..)) if started.elapsed() < WRITER_WAIT => {
+            Err(tantivy::TantivyError::LockFailure(LockError::LockBusy, _))
+                if started.elapsed() < WRITER_WAIT =>
+            {
                 std::thread::sleep(Duration::from_millis(50));
             }
-            other => return other,
+            Err(tantivy::TantivyError::LockFailure(LockError::IoError(err), _)) => {
+                return Err(TextError::Io {
+                    path: dir.join(tantivy::directory::INDEX_WRITER_LOCK.filepath.as_path()),
+                    source: std::io::Error::new(err.kind(), err.to_string()),
+                });
+            }
+            other => return other.map_err(tantivy_at(dir)),
         }
     }
 }
@@ -956,5 +993,64 @@ mod tests {
         assert!(text.fresh(&index.conn).unwrap());
         assert_eq!(search_all(&text, &words("livelock")), vec![]);
         assert_eq!(search_all(&text, &words("fresh start")).len(), 1);
+    }
+
+    /// 600 rows of a small vocabulary (postings lists long enough for
+    /// blocks), caught up; then one deleted and caught up again, so its
+    /// segment has a deletion bitset (`.del`).
+    fn busy_index() -> (tempfile::TempDir, Index) {
+        const WORDS: [&str; 12] = [
+            "pool", "size", "wal", "deadlock", "cache", "eviction", "lock", "index", "query",
+            "merge", "hook", "branch",
+        ];
+        let (dir, index) = crate::index::two_workspaces();
+        for n in 0..600 {
+            let content: Vec<&str> = (0..8).map(|k| WORDS[(n * 7 + k * k * 5) % 12]).collect();
+            insert(
+                &index,
+                n,
+                1 + (n % 2) as i64,
+                &content.join(" "),
+                "[]",
+                "[]",
+            );
+        }
+        assert_eq!(
+            catch_up(&index.conn, &index.path).unwrap(),
+            CaughtUp::Rebuilt { rows: 600 }
+        );
+        index
+            .conn
+            .execute("DELETE FROM memories WHERE id = '01M00007'", [])
+            .unwrap();
+        assert_eq!(
+            catch_up(&index.conn, &index.path).unwrap(),
+            CaughtUp::Applied { rows: 0 }
+        );
+        (dir, index)
+    }
+
+    /// MEDIUM 3: a writer lock file that cannot be opened (an unwritable
+    /// folder) is an error naming it at once; it was retried for 30 s as
+    /// if another process held it.
+    #[test]
+    fn medium_3_a_lock_file_that_cannot_be_opened_fails_at_once() {
+        let (_dir, index) = busy_index();
+        let lock = dir_of(&index.path).join(".tantivy-writer.lock");
+        std::fs::remove_file(&lock).unwrap();
+        std::fs::create_dir(&lock).unwrap();
+        insert(&index, 1000, 1, "one more pool", "[]", "[]");
+        let started = Instant::now();
+        let err = catch_up(&index.conn, &index.path).unwrap_err();
+        assert!(
+            started.elapsed() < WRITER_WAIT / 3,
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(
+            matches!(&err, TextError::Io { path, .. } if *path == lock),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains(&lock.display().to_string()));
     }
 }
