@@ -533,6 +533,16 @@ fn keyword_index(index: &Index, index_path: &std::path::Path) -> Option<Finding>
             ),
             "goldfish sync",
         ),
+        Ok(Standing::Damaged(damage)) => Finding::bad(
+            "keyword-index",
+            Severity::Warning,
+            format!(
+                "{}: {}; {fallback} writes it again",
+                damage.file.display(),
+                damage.reason
+            ),
+            "goldfish sync",
+        ),
         Err(err) => Finding::bad(
             "keyword-index",
             Severity::Warning,

@@ -14,6 +14,19 @@
 //! database, an unreadable directory) keyword ranking stays with FTS5, so
 //! an answer never misses a row SQLite has.
 //!
+//! Nor does recall read a damaged file: tantivy ends each with a crc32 of
+//! the rest, but reads without checking it (random bytes in a postings list
+//! panic, in a fast field change scores). A catch-up checks the files it
+//! has not checked and records each one's stamp (`Stamp`) in `meta`
+//! (`text_files`); [`TextIndex::fresh`] compares stamps (a write changes a
+//! file's ctime) and checks the checksum of a file whose stamp changed,
+//! once per process. A damaged file makes the index not fresh, and the
+//! next catch-up write every row again. A panic in tantivy all the same is
+//! caught (`TextIndex::guarded`): FTS5 answers, and the next sync rebuilds.
+//! (A kernel with coarse file times could leave a stamp equal after a
+//! write in the very tick the catch-up stamped it; `doctor` checks every
+//! checksum.)
+//!
 //! Fields: `row` (the memory's rowid), `workspace` (its workspace id),
 //! `length` (its words in all three texts), all fast, and `content`, `tags`,
 //! `files` (word frequencies), analysed like FTS5's `porter unicode61
@@ -32,7 +45,9 @@
 //! postings lists, read once per word into a score per row, instead of
 //! FTS5's per-match function call and row-size lookup.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -57,8 +72,14 @@ const WEIGHTS: [f32; 3] = [1.0, 2.0, 0.5];
 /// The writer's memory before it flushes a segment.
 const WRITER_MEMORY: usize = 64 << 20;
 
-/// How long a catch-up waits for another process's writer.
+/// How long a catch-up waits for another process's writer (only while
+/// another process holds its lock: a lock file that cannot be opened fails
+/// at once).
 const WRITER_WAIT: Duration = Duration::from_secs(30);
+
+/// The `meta` key of the stamps of the keyword index's files as they were
+/// when their checksums last matched ([`Stamp`]).
+const FILES_KEY: &str = "text_files";
 
 #[derive(Debug, thiserror::Error)]
 pub enum TextError {
@@ -80,6 +101,16 @@ pub enum TextError {
         #[source]
         source: std::io::Error,
     },
+    /// A file of the index cannot be read as written.
+    #[error("keyword index {}: {reason}", .path.display())]
+    Damaged { path: PathBuf, reason: String },
+    /// tantivy panicked reading the index (damage its checksums do not
+    /// show): this process uses it no more.
+    #[error("keyword index {}: reading it panicked ({message})", .path.display())]
+    Panicked { path: PathBuf, message: String },
+    /// A search before [`TextIndex::fresh`] checked the index's files.
+    #[error("keyword index {}: searched before its files were checked", .path.display())]
+    Unchecked { path: PathBuf },
 }
 
 /// FTS5's bm25 parameters.
@@ -197,10 +228,21 @@ struct Payload {
 
 /// An open keyword index, for reading.
 pub struct TextIndex {
+    /// The database's file, and the index's folder.
+    db: PathBuf,
     dir: PathBuf,
     index: tantivy::Index,
-    reader: tantivy::IndexReader,
     fields: Fields,
+    /// The reader, opened by the first [`TextIndex::fresh`] that finds every
+    /// file intact (opening reads the segments).
+    reader: std::sync::Mutex<Option<tantivy::IndexReader>>,
+    /// The segments [`TextIndex::fresh`] last found intact, to search.
+    searcher: std::sync::Mutex<Option<tantivy::Searcher>>,
+    /// The files this process found matching their checksums, with their
+    /// stamp then.
+    verified: std::sync::Mutex<BTreeMap<String, Stamp>>,
+    /// tantivy panicked reading the index: this process uses it no more.
+    broken: AtomicBool,
     /// Rows and their words in all, for the searcher generation they were
     /// counted in.
     totals: std::sync::Mutex<Option<(u64, Totals)>>,
@@ -214,44 +256,154 @@ struct Totals {
 
 impl TextIndex {
     /// Opens the keyword index of the database at `db`, if one was written
-    /// (an error when it is unreadable or of another schema).
+    /// (an error when it is unreadable or of another schema). Reads no
+    /// segment: [`TextIndex::fresh`] checks them first.
     pub fn open(db: &Path) -> Result<Option<TextIndex>, TextError> {
         let dir = dir_of(db);
-        let tantivy = tantivy_at(&dir);
         let (schema, fields) = schema();
-        let Some(index) = existing(&dir, &schema).map_err(tantivy)? else {
+        let Some(index) = existing(&dir, &schema).map_err(tantivy_at(&dir))? else {
             return Ok(None);
         };
-        let reader = index
-            .reader_builder()
-            .reload_policy(tantivy::ReloadPolicy::Manual)
-            .try_into()
-            .map_err(tantivy)?;
         Ok(Some(TextIndex {
+            db: db.to_owned(),
             dir,
             index,
-            reader,
             fields,
+            reader: Default::default(),
+            searcher: Default::default(),
+            verified: Default::default(),
+            broken: AtomicBool::new(false),
             totals: Default::default(),
         }))
     }
 
-    /// Whether the index holds every row of `conn`'s database as it is now:
-    /// its last commit applied the journal's last entry, for this database.
-    /// The reader is reloaded first, so a search after `true` sees that
-    /// commit or a later one.
+    /// Whether the index holds every row of `conn`'s database as it is now
+    /// (its last commit applied the journal's last entry, for this
+    /// database) and every file of its segments is intact: stamped as
+    /// checked by the last catch-up (a write to a file changes its stamp),
+    /// else its checksum matches now (once per process and stamp). A search
+    /// after `true` reads exactly the segments checked. A damaged index, or
+    /// one tantivy panicked on, is not fresh: FTS5 answers, and the next
+    /// sync writes it again.
     pub fn fresh(&self, conn: &Connection) -> Result<bool, TextError> {
-        let committed = committed(&self.index).map_err(tantivy_at(&self.dir))?;
-        self.reader.reload().map_err(tantivy_at(&self.dir))?;
-        holds_all(conn, committed.as_ref()).map_err(sqlite_at(&self.dir))
+        let mut kept = self.searcher.lock().unwrap_or_else(|p| p.into_inner());
+        *kept = None;
+        *kept = self.checked_searcher(conn)?;
+        Ok(kept.is_some())
+    }
+
+    /// A searcher of the index's segments when it is fresh and they are
+    /// intact ([`TextIndex::fresh`]).
+    fn checked_searcher(&self, conn: &Connection) -> Result<Option<tantivy::Searcher>, TextError> {
+        if self.broken.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let sqlite = sqlite_at(&self.dir);
+        let metas = self.index.load_metas().map_err(tantivy_at(&self.dir))?;
+        if !holds_all(conn, payload(&metas).as_ref()).map_err(sqlite)? {
+            return Ok(None);
+        }
+        let recorded = recorded(conn).map_err(sqlite)?;
+        let mut verified = self.verified.lock().unwrap_or_else(|p| p.into_inner());
+        let known = |name: &str, stamp: &Stamp| {
+            recorded.get(name) == Some(stamp) || verified.get(name) == Some(stamp)
+        };
+        match intact(&self.index, &self.dir, &metas.segments, known) {
+            Ok(stamps) => *verified = stamps,
+            Err(_) => return Ok(None),
+        }
+        drop(verified);
+        let opened = self.guarded(|| -> tantivy::Result<tantivy::Searcher> {
+            let mut reader = self.reader.lock().unwrap_or_else(|p| p.into_inner());
+            match reader.as_ref() {
+                Some(open) => open.reload()?,
+                None => {
+                    *reader = Some(
+                        self.index
+                            .reader_builder()
+                            .reload_policy(tantivy::ReloadPolicy::Manual)
+                            .try_into()?,
+                    )
+                }
+            }
+            Ok(reader.as_ref().expect("opened").searcher())
+        });
+        let searcher = match opened {
+            Ok(searcher) => searcher.map_err(tantivy_at(&self.dir))?,
+            Err(_) => {
+                // FTS5 answers whether or not this mark is written.
+                let _ = rebuild_at_next_sync(&self.db);
+                return Ok(None);
+            }
+        };
+        // A commit since the check (another process's catch-up) waits for
+        // the next recall.
+        let checked: std::collections::HashSet<_> =
+            metas.segments.iter().map(|segment| segment.id()).collect();
+        if !searcher
+            .segment_readers()
+            .iter()
+            .all(|segment| checked.contains(&segment.segment_id()))
+        {
+            return Ok(None);
+        }
+        Ok(Some(searcher))
+    }
+
+    /// Runs `read` (tantivy reading the index); a panic is
+    /// [`TextError::Panicked`], and this index broken for the process.
+    fn guarded<R>(&self, read: impl FnOnce() -> R) -> Result<R, TextError> {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)).map_err(|panic| {
+            self.broken.store(true, Ordering::Relaxed);
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            TextError::Panicked {
+                path: self.dir.clone(),
+                message,
+            }
+        })
     }
 
     /// The best `limit` matches of any of `words` (stopwords already left
     /// out), in `workspaces` (`None`: every one), as (rowid, bm25 score as
     /// FTS5 computes it), best first, and every match that scores as well
-    /// as the last of them (ties at the edge are all there).
+    /// as the last of them (ties at the edge are all there). Reads the
+    /// segments the last [`TextIndex::fresh`] checked; a panic in tantivy
+    /// is [`TextError::Panicked`].
     pub fn search(
         &self,
+        words: &[String],
+        workspaces: Option<&[i64]>,
+        limit: usize,
+    ) -> Result<Vec<(i64, f64)>, TextError> {
+        if self.broken.load(Ordering::Relaxed) {
+            return Err(TextError::Panicked {
+                path: self.dir.clone(),
+                message: "an earlier read".to_owned(),
+            });
+        }
+        let searcher = self
+            .searcher
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or_else(|| TextError::Unchecked {
+                path: self.dir.clone(),
+            })?;
+        self.guarded(|| self.search_in(&searcher, words, workspaces, limit))
+            .inspect_err(|_| {
+                // The caller's FTS5 answers whether or not this mark is
+                // written.
+                let _ = rebuild_at_next_sync(&self.db);
+            })?
+    }
+
+    fn search_in(
+        &self,
+        searcher: &tantivy::Searcher,
         words: &[String],
         workspaces: Option<&[i64]>,
         limit: usize,
@@ -280,8 +432,7 @@ impl TextIndex {
         if terms.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
-        let searcher = self.reader.searcher();
-        let totals = self.totals(&searcher)?;
+        let totals = self.totals(searcher)?;
         if totals.rows == 0 {
             return Ok(Vec::new());
         }
@@ -429,16 +580,23 @@ fn merge(
 }
 
 /// Whether the keyword index of the database `conn` has open (at `db`)
-/// holds every row, from its last commit alone (no reader, no writer): a
-/// sync with nothing to write asks this before it pays for a catch-up.
+/// holds every row, from its last commit and the stamps of its files alone
+/// (no reader, no writer, no checksum): a sync with nothing to write asks
+/// this before it pays for a catch-up. A file whose stamp is not the one
+/// the last catch-up recorded (written since, or never checked) asks for
+/// one, which checks it.
 pub fn holds_everything(conn: &Connection, db: &Path) -> Result<bool, TextError> {
     let dir = dir_of(db);
     let (schema, _) = schema();
     let Some(index) = existing(&dir, &schema).map_err(tantivy_at(&dir))? else {
         return Ok(false);
     };
-    let committed = committed(&index).map_err(tantivy_at(&dir))?;
-    holds_all(conn, committed.as_ref()).map_err(sqlite_at(&dir))
+    let metas = index.load_metas().map_err(tantivy_at(&dir))?;
+    if !holds_all(conn, payload(&metas).as_ref()).map_err(sqlite_at(&dir))? {
+        return Ok(false);
+    }
+    let recorded = recorded(conn).map_err(sqlite_at(&dir))?;
+    Ok(stamps(&dir, &metas.segments).is_ok_and(|stamps| stamps == recorded))
 }
 
 /// Whether a commit that says `committed` holds every row of `conn`'s
@@ -453,7 +611,7 @@ fn holds_all(conn: &Connection, committed: Option<&Payload>) -> rusqlite::Result
 }
 
 /// Where the keyword index stands against its database (`goldfish doctor`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Standing {
     /// It holds every row (`rows` in all): keyword recall ranks with it.
     Fresh { rows: u64 },
@@ -463,19 +621,43 @@ pub enum Standing {
     /// Never written for this database (none, or one left from a deleted
     /// database): keyword recall uses FTS5 until a sync writes it.
     Unwritten,
+    /// A file of it is missing, unreadable or does not match its checksum:
+    /// keyword recall uses FTS5 until a sync writes it again.
+    Damaged(Damage),
+}
+
+/// A file of the keyword index that cannot be read as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damage {
+    pub file: PathBuf,
+    /// What is wrong with it.
+    pub reason: String,
 }
 
 /// Where the keyword index of the database `conn` has open (at `db`)
-/// stands. Only reads: neither the index nor the journal changes.
+/// stands, every file's checksum checked. Only reads: neither the index
+/// nor the journal changes, and no reader is opened (which would read the
+/// segments, and write a lock file).
 pub fn standing(conn: &Connection, db: &Path) -> Result<Standing, TextError> {
-    let Some(text) = TextIndex::open(db)? else {
+    let dir = dir_of(db);
+    let (schema, _) = schema();
+    let tantivy = tantivy_at(&dir);
+    let sqlite = sqlite_at(&dir);
+    let Some(index) = existing(&dir, &schema).map_err(tantivy)? else {
         return Ok(Standing::Unwritten);
     };
-    let sqlite = sqlite_at(&text.dir);
-    let committed = committed(&text.index).map_err(tantivy_at(&text.dir))?;
+    let metas = index.load_metas().map_err(tantivy)?;
+    if let Err(damage) = intact(&index, &dir, &metas.segments, |_, _| false) {
+        return Ok(Standing::Damaged(damage));
+    }
+    let committed = payload(&metas);
     if holds_all(conn, committed.as_ref()).map_err(sqlite)? {
         return Ok(Standing::Fresh {
-            rows: text.reader.searcher().num_docs(),
+            rows: metas
+                .segments
+                .iter()
+                .map(|segment| u64::from(segment.num_docs()))
+                .sum(),
         });
     }
     let id = db_id(conn).map_err(sqlite)?;
@@ -529,17 +711,37 @@ pub fn catch_up(conn: &Connection, db: &Path) -> Result<CaughtUp, TextError> {
             open_or_create(&dir, &schema).map_err(tantivy)?
         }
     };
-    let mut writer = writer(&index).map_err(tantivy)?;
+    let mut writer = writer(&index, &dir)?;
+    // A write that fails names the folder when it cannot be written.
+    let written = |err: tantivy::TantivyError| unwritable(&dir).unwrap_or_else(|| tantivy(err));
     // Read under the writer's lock: no other catch-up commits meanwhile.
     let committed = committed(&index).map_err(tantivy)?;
-    let since = match committed {
+    let mut since = match committed {
         Some(Payload { db, seq }) if db == id => Some(seq),
         _ => None,
     };
+    // Its files as the last catch-up checked them, or checked now: a
+    // damaged one (a stray write, a bad disk) makes it start over.
+    // (The segments' metas are dropped at once: while one is alive, the
+    // commit's clean-up keeps its files.)
+    let recorded = recorded(conn).map_err(sqlite)?;
+    let segments = index.searchable_segment_metas().map_err(tantivy)?;
+    let checked = intact(&index, &dir, &segments, |name, stamp| {
+        recorded.get(name) == Some(stamp)
+    });
+    drop(segments);
+    let checked = checked.unwrap_or_else(|_| {
+        since = None;
+        BTreeMap::new()
+    });
     // One read transaction: the rows and the journal's end agree.
     let tx = conn.unchecked_transaction().map_err(sqlite)?;
     let end = journal_end(&tx).map_err(sqlite)?;
     if since == Some(end) {
+        drop(tx);
+        if checked != recorded {
+            record(conn, &checked).map_err(sqlite)?;
+        }
         return Ok(CaughtUp::Fresh);
     }
     let mut words = analyzer();
@@ -603,7 +805,7 @@ pub fn catch_up(conn: &Connection, db: &Path) -> Result<CaughtUp, TextError> {
                 row.get(1).map_err(sqlite)?,
                 texts,
             ))
-            .map_err(tantivy)?;
+            .map_err(written)?;
         rows += 1;
     }
     drop(query);
@@ -611,10 +813,21 @@ pub fn catch_up(conn: &Connection, db: &Path) -> Result<CaughtUp, TextError> {
     tx.finish().map_err(sqlite)?;
     let payload =
         serde_json::to_string(&Payload { db: id, seq: end }).expect("a payload serialises");
-    let mut commit = writer.prepare_commit().map_err(tantivy)?;
+    let mut commit = writer.prepare_commit().map_err(written)?;
     commit.set_payload(&payload);
-    commit.commit().map_err(tantivy)?;
-    writer.wait_merging_threads().map_err(tantivy)?;
+    commit.commit().map_err(written)?;
+    writer.wait_merging_threads().map_err(written)?;
+    // The files as written (and merged), each checked once: readers trust
+    // these stamps.
+    let segments = index.searchable_segment_metas().map_err(tantivy)?;
+    let stamps = intact(&index, &dir, &segments, |name, stamp| {
+        checked.get(name) == Some(stamp)
+    })
+    .map_err(|damage| TextError::Damaged {
+        path: damage.file,
+        reason: damage.reason,
+    })?;
+    record(conn, &stamps).map_err(sqlite)?;
     conn.execute("DELETE FROM text_journal WHERE seq <= ?1", params![end])
         .map_err(sqlite)?;
     Ok(match since {
@@ -649,15 +862,48 @@ fn open_or_create(dir: &Path, schema: &Schema) -> tantivy::Result<tantivy::Index
     Ok(index)
 }
 
-/// The index's writer, waiting up to [`WRITER_WAIT`] for another's.
-fn writer(index: &tantivy::Index) -> tantivy::Result<tantivy::IndexWriter> {
+/// Why `dir` cannot be written, if it cannot: a file created and removed
+/// in it tells (a failed write of tantivy's says only that its worker
+/// stopped).
+fn unwritable(dir: &Path) -> Option<TextError> {
+    let probe = dir.join(".goldfish-probe");
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            None
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => None,
+        Err(source) => Some(TextError::Io {
+            path: dir.to_owned(),
+            source,
+        }),
+    }
+}
+
+/// The index's writer, waiting up to [`WRITER_WAIT`] while another process
+/// holds its lock; a lock file that cannot be opened (an unwritable folder)
+/// is an error at once, naming it.
+fn writer(index: &tantivy::Index, dir: &Path) -> Result<tantivy::IndexWriter, TextError> {
+    use tantivy::directory::error::LockError;
     let started = Instant::now();
     loop {
         match index.writer_with_num_threads(1, WRITER_MEMORY) {
-            Err(tantivy::TantivyError::LockFailure(..)) if started.elapsed() < WRITER_WAIT => {
+            Err(tantivy::TantivyError::LockFailure(LockError::LockBusy, _))
+                if started.elapsed() < WRITER_WAIT =>
+            {
                 std::thread::sleep(Duration::from_millis(50));
             }
-            other => return other,
+            Err(tantivy::TantivyError::LockFailure(LockError::IoError(err), _)) => {
+                return Err(TextError::Io {
+                    path: dir.join(tantivy::directory::INDEX_WRITER_LOCK.filepath.as_path()),
+                    source: std::io::Error::new(err.kind(), err.to_string()),
+                });
+            }
+            other => return other.map_err(tantivy_at(dir)),
         }
     }
 }
@@ -665,10 +911,137 @@ fn writer(index: &tantivy::Index) -> tantivy::Result<tantivy::IndexWriter> {
 /// What the index's last commit says it holds (`None` before any, or a
 /// payload this goldfish did not write).
 fn committed(index: &tantivy::Index) -> tantivy::Result<Option<Payload>> {
-    Ok(index
-        .load_metas()?
+    Ok(payload(&index.load_metas()?))
+}
+
+fn payload(metas: &tantivy::IndexMeta) -> Option<Payload> {
+    metas
         .payload
-        .and_then(|payload| serde_json::from_str(&payload).ok()))
+        .as_deref()
+        .and_then(|payload| serde_json::from_str(payload).ok())
+}
+
+/// What a segment file looked like when its checksum matched: its size,
+/// inode, and modification and change times (seconds, nanoseconds). A
+/// write to the file changes its change time, which no one sets back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct Stamp(u64, u64, i64, i64, i64, i64);
+
+impl Stamp {
+    fn of(metadata: &std::fs::Metadata) -> Stamp {
+        use std::os::unix::fs::MetadataExt;
+        Stamp(
+            metadata.len(),
+            metadata.ino(),
+            metadata.mtime(),
+            metadata.mtime_nsec(),
+            metadata.ctime(),
+            metadata.ctime_nsec(),
+        )
+    }
+}
+
+/// The files of `segments` (one per component, and the deletion bitset of
+/// one with deletions) with their stamps; a missing one, or one that is
+/// not a regular file, is damage.
+fn stamps(
+    dir: &Path,
+    segments: &[tantivy::SegmentMeta],
+) -> Result<BTreeMap<String, Stamp>, Damage> {
+    use tantivy::index::SegmentComponent as Component;
+    let mut stamps = BTreeMap::new();
+    for segment in segments {
+        let mut components = vec![
+            Component::Postings,
+            Component::Positions,
+            Component::Terms,
+            Component::Store,
+            Component::FastFields,
+            Component::FieldNorms,
+        ];
+        if segment.has_deletes() {
+            components.push(Component::Delete);
+        }
+        for component in components {
+            let name = segment.relative_path(component);
+            let file = dir.join(&name);
+            let damage = |reason: String| Damage {
+                file: file.clone(),
+                reason,
+            };
+            let metadata =
+                std::fs::symlink_metadata(&file).map_err(|err| damage(err.to_string()))?;
+            if !metadata.file_type().is_file() {
+                return Err(damage("not a regular file".to_owned()));
+            }
+            stamps.insert(name.to_string_lossy().into_owned(), Stamp::of(&metadata));
+        }
+    }
+    Ok(stamps)
+}
+
+/// The stamps of the files of `segments` when each is intact: its stamp is
+/// one `known` says was checked, or its checksum (tantivy's footer: a crc32
+/// of the rest) matches now. The first damaged file otherwise.
+fn intact(
+    index: &tantivy::Index,
+    dir: &Path,
+    segments: &[tantivy::SegmentMeta],
+    known: impl Fn(&str, &Stamp) -> bool,
+) -> Result<BTreeMap<String, Stamp>, Damage> {
+    let stamps = stamps(dir, segments)?;
+    for (name, stamp) in &stamps {
+        if known(name, stamp) {
+            continue;
+        }
+        let damage = |reason: String| Damage {
+            file: dir.join(name),
+            reason,
+        };
+        match index.directory().validate_checksum(Path::new(name)) {
+            Ok(true) => {}
+            Ok(false) => return Err(damage("does not match its checksum".to_owned())),
+            Err(err) => return Err(damage(err.to_string())),
+        }
+    }
+    Ok(stamps)
+}
+
+/// The stamps the last catch-up recorded (none when unreadable).
+fn recorded(conn: &Connection) -> rusqlite::Result<BTreeMap<String, Stamp>> {
+    let value: Option<String> = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = ?1",
+            [FILES_KEY],
+            |row| row.get(0),
+        )
+        .optional()?;
+    Ok(value
+        .and_then(|value| serde_json::from_str(&value).ok())
+        .unwrap_or_default())
+}
+
+fn record(conn: &Connection, stamps: &BTreeMap<String, Stamp>) -> rusqlite::Result<()> {
+    let value = serde_json::to_string(stamps).expect("stamps serialise");
+    conn.execute(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+        params![FILES_KEY, value],
+    )?;
+    Ok(())
+}
+
+/// Makes the next catch-up write the keyword index of the database at `db`
+/// again (every row): it forgets the database's id, so the index's commit
+/// names another database. For an index tantivy panicked on, whose
+/// checksums match; on a connection of its own (a recall may hold only a
+/// read-only one).
+pub fn rebuild_at_next_sync(db: &Path) -> Result<(), TextError> {
+    let sqlite = sqlite_at(db);
+    let conn = Connection::open(db).map_err(sqlite)?;
+    conn.busy_timeout(Duration::from_secs(5)).map_err(sqlite)?;
+    conn.execute("DELETE FROM meta WHERE key = 'text_index'", [])
+        .map_err(sqlite)?;
+    Ok(())
 }
 
 /// The journal's last entry ever (0 before any): AUTOINCREMENT keeps it
@@ -877,6 +1250,7 @@ mod tests {
             Standing::Fresh { rows: 2 }
         );
         let text = TextIndex::open(&index.path).unwrap().unwrap();
+        assert!(text.fresh(&index.conn).unwrap());
         let words = query_words;
         assert_eq!(search_all(&text, &words("pool")).len(), 1);
         // Only in workspace 2.
@@ -956,5 +1330,210 @@ mod tests {
         assert!(text.fresh(&index.conn).unwrap());
         assert_eq!(search_all(&text, &words("livelock")), vec![]);
         assert_eq!(search_all(&text, &words("fresh start")).len(), 1);
+    }
+
+    /// 600 rows of a small vocabulary (postings lists long enough for
+    /// blocks), caught up; then one deleted and caught up again, so its
+    /// segment has a deletion bitset (`.del`).
+    fn busy_index() -> (tempfile::TempDir, Index) {
+        const WORDS: [&str; 12] = [
+            "pool", "size", "wal", "deadlock", "cache", "eviction", "lock", "index", "query",
+            "merge", "hook", "branch",
+        ];
+        let (dir, index) = crate::index::two_workspaces();
+        for n in 0..600 {
+            let content: Vec<&str> = (0..8).map(|k| WORDS[(n * 7 + k * k * 5) % 12]).collect();
+            insert(
+                &index,
+                n,
+                1 + (n % 2) as i64,
+                &content.join(" "),
+                "[]",
+                "[]",
+            );
+        }
+        assert_eq!(
+            catch_up(&index.conn, &index.path).unwrap(),
+            CaughtUp::Rebuilt { rows: 600 }
+        );
+        index
+            .conn
+            .execute("DELETE FROM memories WHERE id = '01M00007'", [])
+            .unwrap();
+        assert_eq!(
+            catch_up(&index.conn, &index.path).unwrap(),
+            CaughtUp::Applied { rows: 0 }
+        );
+        (dir, index)
+    }
+
+    /// The files of the index's folder whose name ends with `.kind`.
+    fn files_of_kind(db: &Path, kind: &str) -> Vec<PathBuf> {
+        std::fs::read_dir(dir_of(db))
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.to_string_lossy().ends_with(&format!(".{kind}")))
+            .collect()
+    }
+
+    /// tantivy's CRC-32 (IEEE), for a forged footer.
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for byte in bytes {
+            crc ^= u32::from(*byte);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xEDB8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    }
+
+    /// Writes pseudo-random bytes over the middle half of the body of
+    /// `file` (before tantivy's footer: its JSON, its length, a magic
+    /// number), in place; `forge`: and writes the footer's checksum of the
+    /// new body, so only reading it shows the damage.
+    fn scribble(file: &Path, forge: bool) {
+        let mut bytes = std::fs::read(file).unwrap();
+        let len = bytes.len();
+        let footer = u32::from_le_bytes(bytes[len - 8..len - 4].try_into().unwrap()) as usize;
+        let body = len - 8 - footer;
+        let before = bytes.clone();
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        for byte in &mut bytes[body / 4..body * 3 / 4] {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            *byte = state as u8;
+        }
+        assert_ne!(bytes, before, "{} changed", file.display());
+        if forge {
+            let mut json: serde_json::Value =
+                serde_json::from_slice(&bytes[body..body + footer]).unwrap();
+            json["crc"] = crc32(&bytes[..body]).into();
+            let json = serde_json::to_vec(&json).unwrap();
+            bytes.truncate(body);
+            bytes.extend_from_slice(&json);
+            bytes.extend_from_slice(&(json.len() as u32).to_le_bytes());
+            bytes.extend_from_slice(&1337u32.to_le_bytes());
+        }
+        // Later than the catch-up that stamped it, on a kernel whose file
+        // times are coarse as well.
+        std::thread::sleep(Duration::from_millis(20));
+        use std::io::Write;
+        let mut handle = std::fs::OpenOptions::new().write(true).open(file).unwrap();
+        handle.write_all(&bytes).unwrap();
+        handle.set_len(bytes.len() as u64).unwrap();
+    }
+
+    /// MEDIUM 2: a file of any kind of a segment with random bytes in it:
+    /// the keyword index is not fresh (recall uses FTS5), `standing` names
+    /// the file for doctor, a sync with nothing to write sees it lags, and
+    /// the catch-up writes every row again; then it scores as FTS5.
+    #[test]
+    fn medium_2_a_damaged_file_of_any_kind_is_found_and_written_again() {
+        let words = query_words;
+        for kind in ["idx", "term", "pos", "store", "fast", "fieldnorm", "del"] {
+            let (_dir, index) = busy_index();
+            let reader = TextIndex::open(&index.path).unwrap().unwrap();
+            assert!(reader.fresh(&index.conn).unwrap(), ".{kind}");
+            assert!(holds_everything(&index.conn, &index.path).unwrap());
+            let files = files_of_kind(&index.path, kind);
+            assert!(!files.is_empty(), "a .{kind} file");
+            for file in &files {
+                scribble(file, false);
+            }
+            // A reader open before, and one opened now.
+            assert!(!reader.fresh(&index.conn).unwrap(), ".{kind}");
+            let text = TextIndex::open(&index.path).unwrap().unwrap();
+            assert!(!text.fresh(&index.conn).unwrap(), ".{kind}");
+            match standing(&index.conn, &index.path).unwrap() {
+                Standing::Damaged(damage) => {
+                    assert!(files.contains(&damage.file), ".{kind}: {damage:?}")
+                }
+                other => panic!(".{kind}: {other:?}"),
+            }
+            assert!(!holds_everything(&index.conn, &index.path).unwrap());
+            assert_eq!(
+                catch_up(&index.conn, &index.path).unwrap(),
+                CaughtUp::Rebuilt { rows: 599 },
+                ".{kind}"
+            );
+            assert_eq!(
+                standing(&index.conn, &index.path).unwrap(),
+                Standing::Fresh { rows: 599 }
+            );
+            assert!(holds_everything(&index.conn, &index.path).unwrap());
+            for text in [&reader, &text] {
+                assert!(text.fresh(&index.conn).unwrap(), ".{kind}");
+                for query in ["pool size", "deadlock wal", "hook branch merge"] {
+                    assert_same_scores(
+                        &search_all(text, &words(query)),
+                        &fts5(&index, &words(query)),
+                        query,
+                    );
+                }
+            }
+        }
+    }
+
+    /// MEDIUM 2, the last resort: damage that the checksums do not show (a
+    /// forged footer) makes tantivy panic reading postings. The panic stays
+    /// inside: the search is an error (FTS5 answers), the index is used no
+    /// more, and the next catch-up writes every row again.
+    #[test]
+    fn medium_2_a_panic_in_tantivy_is_caught_and_the_index_written_again() {
+        let (_dir, index) = busy_index();
+        let words = query_words;
+        for file in files_of_kind(&index.path, "idx") {
+            scribble(&file, true);
+        }
+        let text = TextIndex::open(&index.path).unwrap().unwrap();
+        assert!(text.fresh(&index.conn).unwrap(), "the checksums match");
+        let searched = text.search(&words("pool size deadlock"), None, 10);
+        assert!(
+            matches!(searched, Err(TextError::Panicked { .. })),
+            "{searched:?}"
+        );
+        assert!(!text.fresh(&index.conn).unwrap(), "used no more");
+        assert!(!holds_everything(&index.conn, &index.path).unwrap());
+        assert_eq!(
+            catch_up(&index.conn, &index.path).unwrap(),
+            CaughtUp::Rebuilt { rows: 599 }
+        );
+        let text = TextIndex::open(&index.path).unwrap().unwrap();
+        assert!(text.fresh(&index.conn).unwrap());
+        assert_same_scores(
+            &search_all(&text, &words("pool size deadlock")),
+            &fts5(&index, &words("pool size deadlock")),
+            "written again",
+        );
+    }
+
+    /// MEDIUM 3: a writer lock file that cannot be opened (an unwritable
+    /// folder) is an error naming it at once; it was retried for 30 s as
+    /// if another process held it.
+    #[test]
+    fn medium_3_a_lock_file_that_cannot_be_opened_fails_at_once() {
+        let (_dir, index) = busy_index();
+        let lock = dir_of(&index.path).join(".tantivy-writer.lock");
+        std::fs::remove_file(&lock).unwrap();
+        std::fs::create_dir(&lock).unwrap();
+        insert(&index, 1000, 1, "one more pool", "[]", "[]");
+        let started = Instant::now();
+        let err = catch_up(&index.conn, &index.path).unwrap_err();
+        assert!(
+            started.elapsed() < WRITER_WAIT / 3,
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(
+            matches!(&err, TextError::Io { path, .. } if *path == lock),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains(&lock.display().to_string()));
     }
 }
