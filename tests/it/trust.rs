@@ -250,6 +250,7 @@ fn the_future_timestamp_flag_is_not_sticky() {
     env.set_now("2026-11-21T09:30:00Z");
     assert_eq!(flags(), serde_json::json!(["future-timestamp"]));
     assert!(!briefed());
+}
 
 /// Regression: 60,000 types in `.goldfish/config` (520 KB) made `git
 /// checkout` take 7.1 s and `recall` 14.4 s, and with 200,000 `store` did not
