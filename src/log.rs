@@ -26,6 +26,7 @@
 //! appends journaled lines missing from their file once git is idle, and
 //! forgets a line once it is in its file and [`JOURNAL_KEEP`] old.
 
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -135,32 +136,6 @@ impl GitSide {
             .map_or(0, |bytes| bytes.iter().filter(|&&b| b == b'\n').count())
     }
 
-    /// Whether memory file `name` of a commit HEAD pointed to after its
-    /// reflog's first `since` entries holds `line`.
-    fn committed_since(&self, since: usize, name: &str, line: &[u8]) -> bool {
-        let Ok(reflog) = fs::read_to_string(self.git_dir.join("logs/HEAD")) else {
-            return false;
-        };
-        // A shorter reflog was expired or rewritten: look at all of it.
-        let lines: Vec<&str> = reflog.lines().collect();
-        let skip = if since <= lines.len() { since } else { 0 };
-        let path = format!("{}/{name}", crate::git::MEMORY_DIR);
-        lines[skip..]
-            .iter()
-            .filter_map(|entry| entry.split(' ').nth(1))
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .any(|commit| {
-                crate::git::git_command(
-                    &self.root,
-                    &["cat-file", "blob", &format!("{commit}:{path}")],
-                )
-                .is_ok_and(|out| {
-                    out.status.success() && out.stdout.split(|&b| b == b'\n').any(|l| l == line)
-                })
-            })
-    }
-
     fn journal(&self) -> PathBuf {
         self.git_dir.join(JOURNAL)
     }
@@ -183,12 +158,117 @@ impl GitSide {
     }
 }
 
+/// What git holds of the memory files besides the work tree, as a drain
+/// asks about it: commits HEAD's reflog names and stashes. Each commit's
+/// file is read once per drain (a drain of many lines asks about the same
+/// few commits again and again).
+struct History<'a> {
+    git: &'a GitSide,
+    /// HEAD's reflog, one commit per entry (the commit HEAD moved to).
+    reflog: Option<Vec<String>>,
+    /// The stash commits: `git stash list` and a pending autostash.
+    stashes: Option<Vec<String>>,
+    /// The lines of `commit:memory file`, empty when it has no such file.
+    files: HashMap<(String, String), HashSet<Vec<u8>>>,
+}
+
+impl<'a> History<'a> {
+    fn new(git: &'a GitSide) -> History<'a> {
+        History {
+            git,
+            reflog: None,
+            stashes: None,
+            files: HashMap::new(),
+        }
+    }
+
+    /// Whether memory file `name` of a commit HEAD pointed to after its
+    /// reflog's first `since` entries holds `line`.
+    fn committed_since(&mut self, since: usize, name: &str, line: &[u8]) -> bool {
+        let reflog = self.reflog.get_or_insert_with(|| {
+            fs::read_to_string(self.git.git_dir.join("logs/HEAD"))
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|entry| entry.split(' ').nth(1).map(str::to_owned))
+                .collect()
+        });
+        // A shorter reflog was expired or rewritten: look at all of it.
+        let skip = if since <= reflog.len() { since } else { 0 };
+        let commits: BTreeSet<String> = reflog[skip..].iter().cloned().collect();
+        commits
+            .into_iter()
+            .any(|commit| self.file_lines(commit, name).contains(line))
+    }
+
+    /// Whether a stash (`git stash list`, or the autostash of a pull,
+    /// merge or rebase) holds `line` in memory file `name`.
+    fn stashed(&mut self, name: &str, line: &[u8]) -> bool {
+        let git = self.git;
+        let stashes = self.stashes.get_or_insert_with(|| {
+            let mut stashes: Vec<String> =
+                crate::git::git_command(&git.root, &["stash", "list", "--format=%H"])
+                    .ok()
+                    .filter(|out| out.status.success())
+                    .map(|out| {
+                        String::from_utf8_lossy(&out.stdout)
+                            .lines()
+                            .map(str::to_owned)
+                            .collect()
+                    })
+                    .unwrap_or_default();
+            for autostash in [
+                "MERGE_AUTOSTASH",
+                "rebase-merge/autostash",
+                "rebase-apply/autostash",
+            ] {
+                if let Ok(text) = fs::read_to_string(git.git_dir.join(autostash)) {
+                    stashes.push(text.trim().to_owned());
+                }
+            }
+            stashes
+        });
+        stashes
+            .clone()
+            .into_iter()
+            .any(|stash| self.file_lines(stash, name).contains(line))
+    }
+
+    fn file_lines(&mut self, commit: String, name: &str) -> &HashSet<Vec<u8>> {
+        let root = &self.git.root;
+        self.files
+            .entry((commit, name.to_owned()))
+            .or_insert_with_key(|(commit, name)| {
+                let path = format!("{}/{name}", crate::git::MEMORY_DIR);
+                crate::git::git_command(root, &["cat-file", "blob", &format!("{commit}:{path}")])
+                    .ok()
+                    .filter(|out| out.status.success())
+                    .map(|out| {
+                        out.stdout
+                            .split(|&b| b == b'\n')
+                            .map(<[u8]>::to_vec)
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            })
+    }
+}
+
+/// What [`activity`] says while git has set the user's changes aside
+/// (`--autostash`) and has yet to put them back.
+const AUTOSTASH: &str = "a pull, merge or rebase that has yet to give back your stashed changes";
+
 /// What git is doing in the work tree whose git folder is `git_dir`.
 pub fn activity(git_dir: &Path) -> GitActivity {
     if git_dir.join("index.lock").exists() {
         return GitActivity::Writing;
     }
-    const STATES: [(&str, &str); 6] = [
+    // An autostash first: git applies it after the hooks have run, and a
+    // line appended to a file the stash changes makes that apply fail and
+    // leaves the user's own edits in the stash.
+    const STATES: [(&str, &str); 9] = [
+        ("MERGE_AUTOSTASH", AUTOSTASH),
+        ("rebase-merge/autostash", AUTOSTASH),
+        ("rebase-apply/autostash", AUTOSTASH),
         ("MERGE_HEAD", "a merge"),
         ("rebase-merge", "a rebase"),
         ("rebase-apply", "a rebase"),
@@ -300,7 +380,7 @@ impl MemoryDir {
         let mut line = entry.to_line().into_bytes();
         line.push(b'\n');
         let Some(git) = &self.git else {
-            append_once(&file_path, &line, None)?;
+            append_once(&file_path, &[&line], None, false)?;
             return Ok(Appended::File(file_path));
         };
         // The journal first: from here on the line cannot be lost, whatever
@@ -328,12 +408,12 @@ impl MemoryDir {
                 busy = activity;
                 break;
             }
-            if check_first && has_line(&file_path, line)? {
-                return Ok(Appended::File(file_path));
-            }
-            match append_once(&file_path, line, Some(git))? {
-                Verified::Yes => return Ok(Appended::File(file_path)),
-                Verified::Unsure => check_first = true,
+            // After an unsure attempt the line may be in the file already
+            // (git left the file alone, or its new one has the line): it is
+            // then not written again.
+            match append_once(&file_path, &[line], Some(git), check_first)? {
+                (Verified::Yes, _) => return Ok(Appended::File(file_path)),
+                (Verified::Unsure, _) => check_first = true,
             }
         }
         Ok(Appended::Journaled {
@@ -346,15 +426,20 @@ impl MemoryDir {
     /// Brings the journal's lines into their memory files when git is idle
     /// (`rewriting`: a rebase in progress counts as done, for its
     /// post-rewrite hook): a line missing from its file is appended (again,
-    /// if git replaced the file since). A line stays in the journal until it
-    /// is in its file and [`JOURNAL_KEEP`] old. Returns how many lines it
-    /// appended.
+    /// if git replaced the file since), unless git holds it elsewhere: in a
+    /// commit HEAD pointed to since the store (a checkout moved away from
+    /// it) or in a stash (the user set it aside with their other changes;
+    /// appending it would make the stash's apply fail). A line stays in the
+    /// journal until it is in its file and [`JOURNAL_KEEP`] old. The lines
+    /// of one file go in with one write, and only those the file lacks when
+    /// it is locked for that write. Returns how many lines it appended.
     pub fn drain_journal(&self, rewriting: bool) -> Result<usize, LogError> {
         let Some(git) = &self.git else {
             return Ok(0);
         };
         let journal_path = git.journal();
-        if !journal_path.exists() {
+        // Not followed: a link in its place is refused by the open below.
+        if fs::symlink_metadata(&journal_path).is_err() {
             return Ok(0);
         }
         let idle = || match git.activity() {
@@ -366,49 +451,64 @@ impl MemoryDir {
         let mut journal = Journal::open(&journal_path)?;
         let entries = journal.entries()?;
         let now = unix_millis();
-        let mut files: std::collections::HashMap<String, std::collections::HashSet<Vec<u8>>> =
-            Default::default();
-        let mut placed = 0;
+        let mut history = History::new(git);
+        // Per file: its lines as read now, or None when it cannot take lines
+        // (a link, say: the entries stay in the journal, for doctor to see).
+        let mut files: HashMap<String, Option<HashSet<Vec<u8>>>> = HashMap::new();
+        let mut missing: BTreeMap<String, Vec<Vec<u8>>> = BTreeMap::new();
         let mut kept = Vec::new();
         for entry in entries {
             let JournalEntry { at, reflog, line } = &entry;
             let Some(name) = Entry::parse(line).ok().and_then(|e| day_file(&e).ok()) else {
                 continue; // torn by a crash before its store said anything
             };
-            let file_path = self.path.join(&name);
-            if !files.contains_key(&name) {
-                let lines = match read_regular(&file_path) {
-                    Ok(bytes) => bytes.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect(),
+            let lines = files.entry(name.clone()).or_insert_with(|| {
+                match read_regular(&self.path.join(&name)) {
+                    Ok(bytes) => Some(bytes.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect()),
                     Err(OpenError::Io(err)) if err.kind() == io::ErrorKind::NotFound => {
-                        Default::default()
+                        Some(HashSet::new())
                     }
-                    // Not a file it can take now (a link, say): kept.
-                    Err(_) => {
-                        kept.push(entry);
-                        continue;
-                    }
-                };
-                files.insert(name.clone(), lines);
-            }
-            let present = files[&name].contains(line);
+                    Err(_) => None,
+                }
+            });
+            let Some(lines) = lines else {
+                kept.push(entry);
+                continue;
+            };
+            let present = lines.contains(line);
             if present && now.saturating_sub(*at) >= JOURNAL_KEEP.as_millis() as u64 {
                 continue;
             }
             // Gone from the file but committed since its store (then moved
             // away from by a checkout or reset): git has it, nothing is lost.
-            if !present && git.committed_since(*reflog, &name, line) {
+            if !present && history.committed_since(*reflog, &name, line) {
                 continue;
             }
-            if !present && idle() {
-                let mut with_newline = line.clone();
-                with_newline.push(b'\n');
-                // A file that cannot take it now (replaced by a link, say)
-                // leaves the line in the journal, for doctor to see.
-                if let Ok(Verified::Yes) = append_once(&file_path, &with_newline, Some(git)) {
-                    placed += 1;
-                }
+            if !present && !history.stashed(&name, line) {
+                missing.entry(name).or_default().push(line.clone());
             }
             kept.push(entry);
+        }
+        let mut placed = 0;
+        for (name, lines) in missing {
+            if !idle() {
+                break;
+            }
+            let lines: Vec<Vec<u8>> = lines
+                .into_iter()
+                .map(|mut line| {
+                    line.push(b'\n');
+                    line
+                })
+                .collect();
+            let lines: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
+            // A file that cannot take them now (replaced by a link, say)
+            // leaves the lines in the journal, for doctor to see.
+            if let Ok((Verified::Yes, written)) =
+                append_once(&self.path.join(&name), &lines, Some(git), true)
+            {
+                placed += written;
+            }
         }
         journal.rewrite(&kept)?;
         Ok(placed)
@@ -534,10 +634,15 @@ impl Journal {
             .len();
         let mut bytes = format!("{}\t{reflog}\t", unix_millis()).into_bytes();
         bytes.extend_from_slice(line);
-        self.file
+        if let Err(err) = self
+            .file
             .write_all(&bytes)
             .and_then(|()| self.file.sync_data())
-            .map_err(io_error("append to", &self.path))?;
+        {
+            // No torn entry: the journal as it was.
+            let _ = self.truncate(before);
+            return Err(io_error("append to", &self.path)(err));
+        }
         Ok(before)
     }
 
@@ -583,11 +688,18 @@ impl Journal {
             bytes.extend_from_slice(line);
             bytes.push(b'\n');
         }
-        self.file
-            .set_len(0)
-            .and_then(|()| self.file.write_all(&bytes))
-            .and_then(|()| self.file.sync_data())
-            .map_err(io_error("rewrite", &self.path))
+        // A new file renamed over the old one: a failed write (a full disk)
+        // leaves the old journal whole. Whoever waits for the old one's
+        // lock sees the path name another file and opens that.
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let mut temp =
+            tempfile::NamedTempFile::new_in(dir).map_err(io_error("rewrite", &self.path))?;
+        temp.write_all(&bytes)
+            .and_then(|()| temp.as_file().sync_data())
+            .map_err(io_error("rewrite", &self.path))?;
+        temp.persist(&self.path)
+            .map_err(|err| io_error("rewrite", &self.path)(err.error))?;
+        Ok(())
     }
 }
 
@@ -743,17 +855,6 @@ pub fn read_repo_config(workspace: &Workspace) -> Result<Option<Vec<u8>>, OpenEr
     }
 }
 
-/// Whether `file_path` holds `line` (with its newline) as a line of its own.
-fn has_line(file_path: &Path, line: &[u8]) -> Result<bool, LogError> {
-    let bytes = match read_regular(file_path) {
-        Ok(bytes) => bytes,
-        Err(OpenError::Io(err)) if err.kind() == io::ErrorKind::NotFound => return Ok(false),
-        Err(err) => return Err(err.into_log_error(file_path)),
-    };
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    Ok(bytes.split(|&b| b == b'\n').any(|l| l == line))
-}
-
 /// Opens the memory file for appending, creating it (never over anything)
 /// when missing. Returns the file and whether this call created it.
 fn open_or_create(file_path: &Path) -> Result<(File, bool), LogError> {
@@ -778,11 +879,26 @@ fn open_or_create(file_path: &Path) -> Result<(File, bool), LogError> {
     }
 }
 
-/// One append of `line` to `file_path`; with `git`, verified afterwards.
-fn append_once(file_path: &Path, line: &[u8], git: Option<&GitSide>) -> Result<Verified, LogError> {
+/// One append of `lines` (each ending in a newline) to `file_path`, in a
+/// single write under the file's lock; with `git`, verified afterwards.
+/// Returns the verdict and how many lines were written.
+///
+/// With `skip_present`, a line the file already holds (read under the lock,
+/// just before the write) is not written again: a retry or a drain never
+/// doubles a line that git, or an earlier attempt, put there. A write that
+/// fails (a full disk, a file size limit) is undone: the file is cut back to
+/// its length before it, or removed when this call created it, so no torn
+/// line is left for git to commit.
+fn append_once(
+    file_path: &Path,
+    lines: &[&[u8]],
+    git: Option<&GitSide>,
+    skip_present: bool,
+) -> Result<(Verified, usize), LogError> {
     let (mut file, created) = open_or_create(file_path)?;
     file.lock().map_err(io_error("lock", file_path))?;
-    let mut bytes = Vec::with_capacity(line.len() + 1);
+    let before = file.metadata().map_err(io_error("read", file_path))?.len();
+    let mut bytes = Vec::new();
     if created {
         // HEAD's version first: a created file never drops what HEAD has.
         if let Some(head) = git.and_then(|git| git.head_file(&file_name(file_path))) {
@@ -791,15 +907,52 @@ fn append_once(file_path: &Path, line: &[u8], git: Option<&GitSide>) -> Result<V
                 bytes.push(b'\n');
             }
         }
-    } else if !ends_with_newline(&mut file).map_err(io_error("read", file_path))? {
-        bytes.push(b'\n');
+    } else if skip_present {
+        file.seek(SeekFrom::Start(0))
+            .and_then(|_| file.read_to_end(&mut bytes))
+            .map_err(io_error("read", file_path))?;
     }
-    bytes.extend_from_slice(line);
-    file.write_all(&bytes)
-        .and_then(|()| file.sync_data())
-        .map_err(io_error("append to", file_path))?;
+    let mut present: HashSet<Vec<u8>> = if skip_present {
+        bytes.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect()
+    } else {
+        HashSet::new()
+    };
+    if !created {
+        // Only the new bytes are written; what was read stays as it is.
+        let ends_in_newline = match bytes.last() {
+            _ if before == 0 => true,
+            Some(&last) if skip_present => last == b'\n',
+            _ => ends_with_newline(&mut file).map_err(io_error("read", file_path))?,
+        };
+        bytes.clear();
+        if !ends_in_newline {
+            bytes.push(b'\n');
+        }
+    }
+    let mut written = 0;
+    for line in lines {
+        let bare = line.strip_suffix(b"\n").unwrap_or(line);
+        if skip_present && !present.insert(bare.to_vec()) {
+            continue;
+        }
+        bytes.extend_from_slice(line);
+        written += 1;
+    }
+    if written > 0 || created {
+        let outcome = file.write_all(&bytes).and_then(|()| file.sync_data());
+        if let Err(err) = outcome {
+            // Whole or not at all: the file as it was before this write.
+            // Still under the lock, so no other append is cut.
+            if created && same_file(file_path, &file) {
+                let _ = fs::remove_file(file_path);
+            } else {
+                let _ = file.set_len(before).and_then(|()| file.sync_data());
+            }
+            return Err(io_error("append to", file_path)(err));
+        }
+    }
     let Some(git) = git else {
-        return Ok(Verified::Yes);
+        return Ok((Verified::Yes, written));
     };
     // Git idle now, and the path still names the file written: any git
     // command that starts later sees the line (and refuses to overwrite a
@@ -807,7 +960,7 @@ fn append_once(file_path: &Path, line: &[u8], git: Option<&GitSide>) -> Result<V
     // and be replacing it.
     let same = same_file(file_path, &file);
     if same && git.activity() == GitActivity::Idle {
-        return Ok(Verified::Yes);
+        return Ok((Verified::Yes, written));
     }
     if created && same {
         // Out of the way of git's own create of this file; the line is
@@ -815,7 +968,7 @@ fn append_once(file_path: &Path, line: &[u8], git: Option<&GitSide>) -> Result<V
         let _ = fs::remove_file(file_path);
     }
     // The lock is released when `file` is closed.
-    Ok(Verified::Unsure)
+    Ok((Verified::Unsure, written))
 }
 
 fn file_name(path: &Path) -> String {

@@ -1,6 +1,7 @@
 //! `goldfish status`: the index's view of this workspace, and the health of
 //! the clone's setup, each problem with its fix. It never syncs, so it shows
-//! what the hooks did.
+//! what the hooks did (it does put lines store's journal holds into their
+//! files, as every command does).
 
 use serde::Serialize;
 
@@ -55,7 +56,11 @@ pub fn collect(
         ),
         None => None,
     };
-    let view = MemoryDir::of(workspace)
+    let log = MemoryDir::of(workspace);
+    // Like every command: what a store set aside while git was busy goes
+    // into its file first (a write to the log, not a sync).
+    log.drain_journal(false)?;
+    let view = log
         .read()
         .map_err(|err| AppError::from(anyhow::Error::new(err)))?;
     let row = index
