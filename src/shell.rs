@@ -160,10 +160,17 @@ pub(crate) mod testing {
     /// The recorded processes still alive, killed so a failing test leaves
     /// none behind.
     pub fn survivors(pids: &Path) -> Vec<u32> {
-        let alive: Vec<u32> = recorded(pids)
-            .into_iter()
-            .filter(|&pid| alive(pid))
-            .collect();
+        // SIGKILL is delivered asynchronously: a process killed a moment
+        // ago may still show as running for a little while.
+        let started = std::time::Instant::now();
+        let mut alive: Vec<u32> = recorded(pids);
+        loop {
+            alive.retain(|&pid| self::alive(pid));
+            if alive.is_empty() || started.elapsed() > std::time::Duration::from_secs(2) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         for &pid in &alive {
             // SAFETY: a plain syscall on a pid this test's command started.
             unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
