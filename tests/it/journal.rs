@@ -422,6 +422,15 @@ fn concurrent_writers_pulls_and_syncs_lose_and_duplicate_nothing() {
         .filter(|id| !counts.contains_key(*id))
         .collect();
     let doubled: Vec<(&String, &usize)> = counts.iter().filter(|(_, n)| **n > 1).collect();
+    // The numbers, for a longer run (`GOLDFISH_SCENARIO_SECS=120 cargo test
+    // --test it concurrent_writers -- --nocapture`).
+    eprintln!(
+        "{seconds} s: {} stores, {} recalls over MCP, {} lost, {} twice",
+        stored.len(),
+        recalls,
+        lost.len(),
+        doubled.len()
+    );
     assert!(
         lost.is_empty(),
         "{} of {} lost: {lost:?}",
