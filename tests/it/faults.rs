@@ -9,7 +9,10 @@
 //! repository and with `core.hooksPath` (init.rs); garbage and CRLF lines
 //! through a real merge and a missing base (driver.rs); writers alone
 //! (concurrency.rs); what `doctor` reports (doctor.rs); incremental sync
-//! against a rebuild over generated histories (sync_history.rs).
+//! against a rebuild over generated histories (sync_history.rs); store's
+//! journal against stashes, autostashes, a failed write, and two clones'
+//! writers, pulls, pushes, syncs and MCP recalls at once (journal.rs); a
+//! damaged or unwritable keyword index (keyword_index.rs).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
