@@ -74,6 +74,17 @@ fn assert_bobs_work_is_back(env: &TestEnv, bob: &Path, id: &str, readme: &str) {
     assert_eq!(fs::read_to_string(bob.join(TODAY)).unwrap(), today);
 }
 
+/// Runs git, which must succeed without a conflict.
+fn git_without_conflict(env: &TestEnv, repo: &Path, args: &[&str]) {
+    let output = env.command("git", repo).args(args).output().unwrap();
+    assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+    assert!(
+        !stderr(&output).contains("conflict"),
+        "{args:?}: {}",
+        stderr(&output)
+    );
+}
+
 /// Regression (second adversarial round, MEDIUM 6): `git pull --autostash`
 /// stashed Bob's uncommitted memory with his code edit, and the post-merge
 /// hook, which runs before git applies the autostash, appended the memory
@@ -83,13 +94,7 @@ fn assert_bobs_work_is_back(env: &TestEnv, bob: &Path, id: &str, readme: &str) {
 fn pull_autostash_gives_back_the_users_code_edits() {
     let env = TestEnv::new();
     let (_alice, bob, id, readme) = bob_with_uncommitted_work(&env);
-    let pull = env
-        .command("git", &bob)
-        .args(["pull", "--no-edit", "--autostash"])
-        .output()
-        .unwrap();
-    assert!(pull.status.success(), "{}", stderr(&pull));
-    assert!(!stderr(&pull).contains("conflict"), "{}", stderr(&pull));
+    git_without_conflict(&env, &bob, &["pull", "--no-edit", "--autostash"]);
     assert_bobs_work_is_back(&env, &bob, &id, &readme);
 }
 
@@ -102,13 +107,7 @@ fn pull_rebase_autostash_gives_back_the_users_code_edits() {
     fs::write(bob.join("bob.txt"), "Bob's committed work\n").unwrap();
     env.git(&bob, &["add", "bob.txt"]);
     env.git(&bob, &["commit", "-q", "-m", "Bob's work"]);
-    let pull = env
-        .command("git", &bob)
-        .args(["pull", "--rebase", "--autostash"])
-        .output()
-        .unwrap();
-    assert!(pull.status.success(), "{}", stderr(&pull));
-    assert!(!stderr(&pull).contains("conflict"), "{}", stderr(&pull));
+    git_without_conflict(&env, &bob, &["pull", "--rebase", "--autostash"]);
     assert_bobs_work_is_back(&env, &bob, &id, &readme);
 }
 
@@ -120,12 +119,7 @@ fn a_stash_popped_after_a_pull_gives_back_the_users_code_edits() {
     let (_alice, bob, id, readme) = bob_with_uncommitted_work(&env);
     env.git(&bob, &["stash", "-q"]);
     env.git(&bob, &["pull", "-q", "--no-edit"]);
-    let pop = env
-        .command("git", &bob)
-        .args(["stash", "pop"])
-        .output()
-        .unwrap();
-    assert!(pop.status.success(), "{}", stderr(&pop));
+    git_without_conflict(&env, &bob, &["stash", "pop"]);
     assert_bobs_work_is_back(&env, &bob, &id, &readme);
 }
 
