@@ -25,6 +25,8 @@ pub enum SetupError {
         #[source]
         source: io::Error,
     },
+    #[error("{} {reason}: goldfish never follows a link or opens what is not a regular file in an agent's files; replace it with a regular file (`git rm` it) and run init again, nothing was changed", .path.display())]
+    Unsafe { path: PathBuf, reason: String },
     #[error("{} is not valid JSON ({source}); fix it and run init again, nothing was changed", .path.display())]
     Json {
         path: PathBuf,
@@ -82,8 +84,7 @@ pub fn setup(root: &Path, agent: Agent) -> Result<Vec<String>, SetupError> {
     let (config, instructions) = agent_files(root, agent);
     changes.extend(merge_server(root, &config)?);
     if agent == Agent::Claude {
-        let command = root.join(".claude").join("commands").join("recall.md");
-        changes.extend(write_new(root, &command, RECALL_COMMAND)?);
+        changes.extend(write_new(root, &recall_command(root), RECALL_COMMAND)?);
     }
     changes.extend(merge_section(root, &instructions)?);
     Ok(changes)
@@ -96,21 +97,64 @@ fn relative(root: &Path, path: &Path) -> String {
         .to_string()
 }
 
-fn read_optional(path: &Path) -> Result<Option<String>, SetupError> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(Some(text)),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(SetupError::Io {
-            action: "read",
-            path: path.to_owned(),
-            source,
-        }),
+fn read_optional(root: &Path, path: &Path) -> Result<Option<String>, SetupError> {
+    refuse_links(root, path)?;
+    let io_error = |source| SetupError::Io {
+        action: "read",
+        path: path.to_owned(),
+        source,
+    };
+    match crate::log::read_regular(path) {
+        Ok(bytes) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|err| io_error(io::Error::new(io::ErrorKind::InvalidData, err))),
+        Err(crate::log::OpenError::Io(err)) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(crate::log::OpenError::Io(err)) => Err(io_error(err)),
+        Err(crate::log::OpenError::Link) => Err(unsafe_path(path, "is a symbolic link")),
+        Err(crate::log::OpenError::NotRegular(kind)) => {
+            Err(unsafe_path(path, &format!("is {kind}, not a regular file")))
+        }
+    }
+}
+
+/// Refuses a path whose folders below `root` are not real folders: the
+/// agent's files arrive through git, and a committed link (`.claude` to a
+/// folder elsewhere, `CLAUDE.md` to a file elsewhere) would make `init`
+/// read a file outside the repository into one it commits, or write
+/// outside it.
+fn refuse_links(root: &Path, path: &Path) -> Result<(), SetupError> {
+    let Ok(relative) = path.strip_prefix(root) else {
+        return Ok(());
+    };
+    let mut at = root.to_owned();
+    let mut parts = relative.components().peekable();
+    while let Some(part) = parts.next() {
+        at.push(part);
+        let last = parts.peek().is_none();
+        match std::fs::symlink_metadata(&at) {
+            Ok(metadata) if metadata.file_type().is_symlink() => {
+                return Err(unsafe_path(&at, "is a symbolic link"));
+            }
+            Ok(metadata) if !last && !metadata.is_dir() => {
+                return Err(unsafe_path(&at, "is not a folder"));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn unsafe_path(path: &Path, reason: &str) -> SetupError {
+    SetupError::Unsafe {
+        path: path.to_owned(),
+        reason: reason.to_owned(),
     }
 }
 
 /// Writes `text` to `path` through a temporary file in the same folder, so a
 /// reader never sees half a file.
-fn write_atomic(path: &Path, text: &str) -> Result<(), SetupError> {
+fn write_atomic(root: &Path, path: &Path, text: &str) -> Result<(), SetupError> {
+    refuse_links(root, path)?;
     let io_error = |action| {
         let path = path.to_owned();
         move |source| SetupError::Io {
@@ -142,8 +186,16 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), SetupError> {
 /// `root` (its configuration file parses and has room for the server)
 /// without writing anything, so `init` can refuse before it changes anything.
 pub fn check(root: &Path, agent: Agent) -> Result<(), SetupError> {
-    let (config, _) = agent_files(root, agent);
-    server_edit(&config).map(|_| ())
+    let (config, instructions) = agent_files(root, agent);
+    read_optional(root, &instructions)?;
+    if agent == Agent::Claude {
+        read_optional(root, &recall_command(root))?;
+    }
+    server_edit(root, &config).map(|_| ())
+}
+
+fn recall_command(root: &Path) -> PathBuf {
+    root.join(".claude").join("commands").join("recall.md")
 }
 
 fn agent_files(root: &Path, agent: Agent) -> (PathBuf, PathBuf) {
@@ -160,10 +212,10 @@ fn agent_files(root: &Path, agent: Agent) -> (PathBuf, PathBuf) {
 /// keeping every other byte of the file; an existing `goldfish` entry is the
 /// user's and stays as it is.
 fn merge_server(root: &Path, path: &Path) -> Result<Option<String>, SetupError> {
-    let Some(text) = server_edit(path)? else {
+    let Some(text) = server_edit(root, path)? else {
         return Ok(None);
     };
-    write_atomic(path, &text)?;
+    write_atomic(root, path, &text)?;
     Ok(Some(format!(
         "registered the goldfish MCP server in {}",
         relative(root, path)
@@ -174,8 +226,8 @@ fn merge_server(root: &Path, path: &Path) -> Result<Option<String>, SetupError> 
 /// one. The entry is inserted into the user's text (a parse and re-write
 /// would sort keys and change numbers: `2.50` → `2.5`, big integers to
 /// floats); the result is checked to parse to the user's value plus the entry.
-fn server_edit(path: &Path) -> Result<Option<String>, SetupError> {
-    let existing = read_optional(path)?.unwrap_or_default();
+fn server_edit(root: &Path, path: &Path) -> Result<Option<String>, SetupError> {
+    let existing = read_optional(root, path)?.unwrap_or_default();
     if existing.trim().is_empty() {
         let config = serde_json::json!({ "mcpServers": { "goldfish": server_entry() } });
         let mut text = serde_json::to_string_pretty(&config).expect("a JSON value serializes");
@@ -336,8 +388,8 @@ fn member_value(text: &str, brace: usize, key: &str) -> Option<usize> {
 /// every one is there. Like [`server_edit`], the entries are inserted into
 /// the user's text (first in each event's list, the user's hooks after
 /// them) and the result is checked to parse to the user's value plus them.
-fn capture_hooks_edit(path: &Path) -> Result<Option<String>, SetupError> {
-    let existing = read_optional(path)?.unwrap_or_default();
+fn capture_hooks_edit(root: &Path, path: &Path) -> Result<Option<String>, SetupError> {
+    let existing = read_optional(root, path)?.unwrap_or_default();
     let existing = if existing.trim().is_empty() {
         "{}\n".to_owned()
     } else {
@@ -408,7 +460,7 @@ fn claude_settings(root: &Path) -> PathBuf {
 /// Checks that `init --agent claude --capture` can add the capture hooks to
 /// the repository at `root` without writing anything.
 pub fn check_capture(root: &Path) -> Result<(), SetupError> {
-    capture_hooks_edit(&claude_settings(root)).map(|_| ())
+    capture_hooks_edit(root, &claude_settings(root)).map(|_| ())
 }
 
 /// Adds Claude Code's capture hooks (`PostToolUse`, `PostToolUseFailure`,
@@ -416,10 +468,10 @@ pub fn check_capture(root: &Path) -> Result<(), SetupError> {
 /// every other byte of the file and the user's own hooks.
 pub fn setup_capture(root: &Path) -> Result<Vec<String>, SetupError> {
     let path = claude_settings(root);
-    let Some(text) = capture_hooks_edit(&path)? else {
+    let Some(text) = capture_hooks_edit(root, &path)? else {
         return Ok(Vec::new());
     };
-    write_atomic(&path, &text)?;
+    write_atomic(root, &path, &text)?;
     Ok(vec![format!(
         "turned capture on: PostToolUse, PostToolUseFailure and Stop hooks in {}",
         relative(root, &path)
@@ -428,10 +480,10 @@ pub fn setup_capture(root: &Path) -> Result<Vec<String>, SetupError> {
 
 /// Creates `path` with `text` unless it exists (then it is the user's).
 fn write_new(root: &Path, path: &Path, text: &str) -> Result<Option<String>, SetupError> {
-    if read_optional(path)?.is_some() {
+    if read_optional(root, path)?.is_some() {
         return Ok(None);
     }
-    write_atomic(path, text)?;
+    write_atomic(root, path, text)?;
     Ok(Some(format!("wrote {}", relative(root, path))))
 }
 
@@ -439,7 +491,7 @@ fn write_new(root: &Path, path: &Path, text: &str) -> Result<Option<String>, Set
 /// file has none, refreshed between its markers when it has an older one.
 fn merge_section(root: &Path, path: &Path) -> Result<Option<String>, SetupError> {
     let block = format!("{SECTION_START}\n{SECTION}{SECTION_END}\n");
-    let existing = read_optional(path)?.unwrap_or_default();
+    let existing = read_optional(root, path)?.unwrap_or_default();
     let verb = if existing.contains(SECTION_START) {
         "updated"
     } else {
@@ -467,7 +519,7 @@ fn merge_section(root: &Path, path: &Path) -> Result<Option<String>, SetupError>
     if updated == existing {
         return Ok(None);
     }
-    write_atomic(path, &updated)?;
+    write_atomic(root, path, &updated)?;
     Ok(Some(format!(
         "{verb} the goldfish section in {}",
         relative(root, path)

@@ -479,3 +479,62 @@ fn init_capture_adds_the_hooks_and_keeps_the_users_own() {
     );
     assert!(!broken.join(".mcp.json").exists(), "nothing was changed");
 }
+
+/// Adversarial: the agent's files arrive through git. A committed
+/// `CLAUDE.md` that links to a file elsewhere (credentials, say) made
+/// `init --agent` copy that file's text into the repository's `CLAUDE.md`,
+/// which the README then tells the user to commit; a committed `.claude`
+/// that links to a folder elsewhere made it write `recall.md` there. Each is
+/// refused before anything is written, naming the link; nothing outside is
+/// read into the repository or written.
+#[test]
+fn init_agent_follows_no_committed_link_out_of_the_repository() {
+    let env = TestEnv::new();
+    let outside = env.path().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    let credentials = outside.join("credentials");
+    fs::write(
+        &credentials,
+        "aws_secret_access_key = outside-the-repository\n",
+    )
+    .unwrap();
+    let cases: [(&str, &std::path::Path); 3] = [
+        ("CLAUDE.md", &credentials),
+        (".mcp.json", &credentials),
+        (".claude", &outside),
+    ];
+    for (name, target) in cases {
+        let repo = env.repo(&format!("repo-{}", name.trim_start_matches('.')), "Mallory");
+        std::os::unix::fs::symlink(target, repo.join(name)).unwrap();
+        let output = env.goldfish(&repo, &["init", "--agent", "claude"]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{name}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{name} is a symbolic link")),
+            "{name}: {stderr}"
+        );
+        for written in [".mcp.json", "CLAUDE.md", ".claude"] {
+            if written != name {
+                assert!(
+                    fs::symlink_metadata(repo.join(written)).is_err(),
+                    "{name}: {written} was written"
+                );
+            }
+        }
+        assert!(
+            fs::symlink_metadata(repo.join(name))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+    }
+    assert_eq!(
+        fs::read_to_string(&credentials).unwrap(),
+        "aws_secret_access_key = outside-the-repository\n"
+    );
+    assert_eq!(
+        fs::read_dir(&outside).unwrap().count(),
+        1,
+        "nothing written outside"
+    );
+}
