@@ -1059,8 +1059,8 @@ mod tests {
         assert_eq!(
             reasons,
             [
-                "2026-11-20.jsonl:0: is a FIFO, not a memory file; skipped",
-                "2026-11-21.jsonl:0: is a symbolic link; not followed, skipped (memory files must be regular files)",
+                "2026-11-20.jsonl: is a FIFO, not a memory file; skipped",
+                "2026-11-21.jsonl: is a symbolic link; not followed, skipped (memory files must be regular files)",
             ]
         );
     }

@@ -31,13 +31,17 @@ pub fn bom_note(bytes: &[u8], number: usize) -> &'static str {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
     pub file: String,
+    /// 1-based; 0 when the problem is the whole file (it could not be read).
     pub line: usize,
     pub reason: String,
 }
 
 impl std::fmt::Display for Problem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}: {}", self.file, self.line, self.reason)
+        match self.line {
+            0 => write!(f, "{}: {}", self.file, self.reason),
+            line => write!(f, "{}:{line}: {}", self.file, self.reason),
+        }
     }
 }
 
