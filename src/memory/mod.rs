@@ -2,6 +2,7 @@
 //! view a reader gets of a log once tombstones are applied. No I/O here; see
 //! [`crate::log`] for the files.
 
+pub mod injection;
 pub mod kinds;
 pub mod secrets;
 pub mod trust;

@@ -19,6 +19,7 @@ mod heal;
 mod import;
 mod index;
 mod init;
+mod injection;
 mod journal;
 mod keyword_index;
 mod layers;

@@ -31,7 +31,7 @@ fn cases(file: &str) -> Vec<(String, String)> {
 }
 
 /// `text` with every `\u{XXXX}` escape decoded.
-fn unescape(text: &str) -> String {
+pub(crate) fn unescape(text: &str) -> String {
     let escape = regex::Regex::new(r"\\u\{([0-9a-fA-F]{1,6})\}").unwrap();
     escape
         .replace_all(text, |captures: &regex::Captures| {
