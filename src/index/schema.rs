@@ -3,7 +3,7 @@
 use rusqlite::Connection;
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 5;
+pub const VERSION: i64 = 6;
 
 /// Version 1.
 ///
@@ -281,6 +281,15 @@ UPDATE memories
  WHERE ',' || flags || ',' LIKE '%,future-timestamp,%';
 "#;
 
+/// Version 6, over version 5: [`crate::memory::trust`] also flags
+/// `instruction-like` text (an order to an agent, not a fact). Rows written
+/// before were never checked for it, so every file is read again on its
+/// workspace's next sync.
+const V6: &str = r#"
+UPDATE memories SET record_hash = '';
+UPDATE files SET blob_id = '', racy = 1;
+"#;
+
 #[derive(Debug)]
 pub enum MigrateError {
     Sqlite(rusqlite::Error),
@@ -323,6 +332,9 @@ pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
     if found < 5 {
         tx.execute_batch(V5)?;
     }
+    if found < 6 {
+        tx.execute_batch(V6)?;
+    }
     tx.pragma_update(None, "user_version", VERSION)?;
     tx.commit()?;
     Ok(())
@@ -360,6 +372,35 @@ mod tests {
             .unwrap();
         assert_eq!(blob, "", "the next sync reads the file again");
         migrate(&mut conn).unwrap();
+    }
+
+    #[test]
+    fn version_6_has_every_file_read_again() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for batch in [V1, V2, V3, V4, V5] {
+            conn.execute_batch(batch).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 5).unwrap();
+        conn.execute_batch(
+            "INSERT INTO workspaces (id, root, name) VALUES (1, '/repo', 'repo');
+             INSERT INTO files (workspace_id, name, blob_id) VALUES (1, 'f.jsonl', 'abc');
+             INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, type, content, flags)
+               VALUES (1, '01A', 'f.jsonl', 1, 'r', 'c', 't', 'decision', 'x', 'secret');",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let (flags, record_hash, blob): (String, String, String) = conn
+            .query_row(
+                "SELECT flags, record_hash, blob_id FROM memories, files",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            (flags.as_str(), record_hash.as_str(), blob.as_str()),
+            ("secret", "", ""),
+            "flags stay until the next sync reads the file again"
+        );
     }
 
     #[test]

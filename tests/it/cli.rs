@@ -355,7 +355,9 @@ pub(crate) fn acts_on_terminal(text: &str) -> bool {
 
 /// A teammate's hand-written line whose content clears the screen, moves the
 /// cursor back over what was printed and reverses text: every human output
-/// shows it escaped, the JSON output keeps it exact.
+/// shows it escaped, the JSON output keeps it exact. Its bidi override is
+/// hidden text (`instruction-like`), so `brief` leaves it out; a second line
+/// with the escapes and no bidi control is briefed, escaped.
 #[test]
 fn terminal_escapes_in_a_committed_memory_are_shown_escaped() {
     let env = TestEnv::new();
@@ -371,9 +373,16 @@ fn terminal_escapes_in_a_committed_memory_are_shown_escaped() {
         "author": "Mallory\u{1b}[8m",
         "files": ["src/\u{202e}sr.rs"],
     });
+    let briefed = serde_json::json!({
+        "id": "01M808JSD5E063FV73QVNQJ5DE",
+        "timestamp": "2026-11-21T09:10:00.000Z",
+        "type": "decision",
+        "content": "Deploy notes\u{1b}[2J\u{1b}[31m now\rFAKE: all good\u{7} \u{9b}6n",
+        "author": "Mallory\u{1b}[8m",
+    });
     std::fs::write(
         repo.join(".goldfish/memories/2026-11-21.jsonl"),
-        format!("{line}\n"),
+        format!("{line}\n{briefed}\n"),
     )
     .unwrap();
     env.commit_all(&repo, "a teammate's memory");
@@ -387,7 +396,11 @@ fn terminal_escapes_in_a_committed_memory_are_shown_escaped() {
     ] {
         let output = env.goldfish(&repo, args);
         let stdout = String::from_utf8(output.stdout).unwrap();
-        assert!(stdout.contains("Rotate keys"), "{args:?}: {stdout}");
+        let recall = args[0] == "recall";
+        assert_eq!(stdout.contains("Rotate keys"), recall, "{args:?}: {stdout}");
+        if !recall {
+            assert!(stdout.contains("Deploy notes"), "{args:?}: {stdout}");
+        }
         assert!(
             !acts_on_terminal(&stdout),
             "{args:?} printed a raw control: {stdout:?}"

@@ -533,7 +533,7 @@ fn flagged_memories_are_masked_and_marked_for_agents() {
         );
         assert!(
             recalled.contains("sk_live_…[redacted]")
-                && recalled.contains("flagged: future-timestamp, secret")
+                && recalled.contains("flagged: future-timestamp, instruction-like, secret")
                 && !recalled.contains("9naHVck6"),
             "{recalled}"
         );
