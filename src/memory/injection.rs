@@ -51,16 +51,20 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             r"(?i)\b(?:previous|prior|above|earlier|preceding|all)\s+(?:instructions?|prompts?|directives?)\s+(?:are|is)\s+(?:void|cancelled|canceled|obsolete|revoked|no longer valid|overridden|superseded)",
         ),
         rule(
+            "override",
+            r"(?i)\b(?:ignore|disregard|forget)\s+(?:everything|anything|all)\s+(?:above|before|previously|said\s+before|you\s+were\s+told)\b|\b(?:what(?:ever)?|everything|anything)\s+you\s+(?:were|have\s+been)\s+told\b|\b(?:agents?|assistants?|models?|llms?)\s+(?:should|must|need\s+to)\s+(?:stop|no\s+longer)\s+(?:following|follow|obeying|obey|reading|respecting)\b",
+        ),
+        rule(
             "override-multilingual",
-            r"(?i)(?:ignor\w*|oubli\w*|olvid\w*|vergiss\w*|missachte\w*|negeer\w*|игнорир\w*|забудь\w*|忽略|无视|無視|忘记)[^.\n]{0,40}?(?:instru[cç]\w*|istruzion\w*|anweisung\w*|instruktion\w*|instructie\w*|consignes|инструкц\w*|指令|指示|命令)|(?:instru[cç]\w*|istruzion\w*|anweisung\w*|инструкц\w*|指令|指示)[^.\n]{0,20}?(?:ignor\w*|無視|忽略)",
+            r"(?i)(?:ignor\w*|oubli\w*|olvid\w*|vergiss\w*|missachte\w*|negeer\w*|игнорир\w*|забудь\w*|忽略|无视|無視|忘记)[^.\n]{0,40}?(?:instru[cç]\w*|istruzion\w*|anweisung\w*|instruktion\w*|instructie\w*|consignes|directives?|direttive|directrices|инструкц\w*|指令|指示|命令)|(?:instru[cç]\w*|istruzion\w*|anweisung\w*|инструкц\w*|指令|指示)[^.\n]{0,20}?(?:ignor\w*|無視|忽略)|\b(?:vergiss|oublie|olvida|dimentica|esquece)\s+(?:alles|tout|todo|tutto|tudo)\b",
         ),
         rule(
             "persona",
-            r"(?i)\byou\s+are\s+now\b|\bfrom\s+now\s+on,?\s+you\b|\bpretend\s+(?:to\s+be|you\s+are)\b|\bact\s+as\s+(?:an?\s+)?(?:unrestricted|unfiltered|jailbroken|evil|dan\b)|\bdeveloper\s+mode\b|\bjailbr(?:eak|oken)\b|\bas\s+an?\s+(?:ai|llm|language\s+model|ai\s+assistant)(?:\s+(?:language\s+)?model)?,?\s+you\b|\bdo\s+anything\s+now\b|\byour\s+new\s+(?:role|persona|instructions|task)\b",
+            r"(?i)\byou(?:\s+are|'re)\s+(?:now|no\s+longer)\b|\byou(?:\s+are|'re)\s+(?:the|an?)\s+[\w\s-]{1,30}?\s+now\b|\bfrom\s+now\s+on,?\s+you\b|\bpretend\s+(?:to\s+be|you\s+are)\b|\bact\s+as\s+(?:an?\s+)?(?:unrestricted|unfiltered|jailbroken|evil|dan\b)|\bdeveloper\s+mode\b|\bjailbr(?:eak|oken)\b|\bas\s+an?\s+(?:ai|llm|language\s+model|ai\s+assistant)(?:\s+(?:language\s+)?model)?,?\s+you\b|\bdo\s+anything\s+now\b|\byour\s+new\s+(?:role|persona|instructions|task)\b",
         ),
         rule(
             "addressed-to-agent",
-            r"(?i)\b(?:instructions?|message|note|notice|reminder|attention|directive)\s+(?:for|to)\s+(?:all\s+|any\s+|every\s+)?(?:ai\s+|llm\s+|coding\s+)?(?:agents|assistants|models|llms|ais|bots|copilots)\b|\b(?:to|for)\s+(?:all|any|every)\s+(?:ai|llm|coding)\s+(?:agents?|assistants?|models?)\b|\bif\s+you\s+are\s+an?\s+(?:ai|llm|language\s+model|agent|assistant|bot|automated)\b|\b(?:ai|llm)\s+(?:agents?|assistants?|models?)\s+(?:reading|processing|summari[sz]ing|parsing|that\s+reads?)\b|\b(?:agents?|assistants?|models?|llms?)\s+(?:reading|processing|summari[sz]ing)\s+(?:this|these)\b|\bnew\s+instructions\s*:|\bsystem\s+prompt\b|\b(?:attention|hey|dear)\s+(?:ai|llm|agent|assistant|claude|copilot|chatgpt|gpt|gemini)\b",
+            r"(?i)\b(?:instructions?|message|note|notice|reminder|attention|directive)\s+(?:for|to)\s+(?:all\s+|any\s+|every\s+)?(?:ai\s+|llm\s+|coding\s+)?(?:agents|assistants|models|llms|ais|bots|copilots)\b|\b(?:to|for)\s+(?:all|any|every)\s+(?:ai|llm|coding)\s+(?:agents?|assistants?|models?)\b|\bif\s+you\s+are\s+an?\s+(?:ai|llm|language\s+model|agent|assistant|bot|automated)\b|\b(?:ai|llm)\s+(?:agents?|assistants?|models?)\s+(?:reading|processing|summari[sz]ing|parsing|that\s+reads?)\b|\b(?:agents?|assistants?|models?|llms?)\s+(?:reading|processing|summari[sz]ing)\s+(?:this|these)\b|\bnew\s+instructions\s*:|(?m:(?:^|[.:;!]\s+|[\x22'])(?:ai\s+|llm\s+|coding\s+)?(?:agents|assistants|llms)\s*:\s)|\b(?:ai|llm)\s+(?:agents?|assistants?|models?)\s+(?:must|should|need\s+to|are\s+required\s+to)\s|\b(?:tells?|instructs?|asks?|orders?)\s+(?:any|every|all)\s+(?:ai\s+)?(?:assistants?|agents?|llms?|models?)\s+to\b|\bsystem\s+prompt\b|\b(?:attention|hey|dear)\s+(?:ai|llm|agent|assistant|claude|copilot|chatgpt|gpt|gemini)\b",
         ),
         rule(
             "conceal-from-user",
@@ -68,7 +72,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         ),
         rule(
             "role-tag",
-            r"(?i)</?\s*(?:system|assistant|user|instructions?|im_start|im_end|sys)\s*>|<\|\s*(?:im_start|im_end|system|user|assistant|endoftext|start_header_id|end_header_id|eot_id)\s*\|>|\[/?(?:INST|SYS)\]|<</?SYS>>|(?m:^\s*#{1,6}\s*(?:system|instruction|instructions|assistant)\s*:)",
+            r"(?i)</?\s*(?:system|assistant|user|instructions?|im_start|im_end|sys)\s*>|<\|\s*(?:im_start|im_end|system|user|assistant|endoftext|start_header_id|end_header_id|eot_id)\s*\|>|\[/?(?:INST|SYS)\]|<</?SYS>>|\[(?:system|assistant|instructions?)\]\(#|<\|(?:system|user|assistant)\|>|(?m:^\s*#{1,6}\s*(?:system|instruction|instructions|assistant)\s*:)",
         ),
         rule("role-tag", r"(?m)^\s*(?:SYSTEM|ASSISTANT)\s*:"),
         rule(
@@ -77,7 +81,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         ),
         rule(
             "pipe-to-shell",
-            r"(?i)\b(?:ba|z|k)?sh\s+<\(\s*(?:curl|wget)\b|\b(?:eval|(?:ba|z)?sh\s+-c)\s+[\x22']?\$\(\s*(?:curl|wget)\b|\biex\s*\(?\s*(?:\(\s*)?(?:iwr|irm|invoke-webrequest|invoke-restmethod|new-object\s+net\.webclient)|\|\s*(?:iex|invoke-expression)\b|\bpowershell(?:\.exe)?\s+(?:-\w+\s+)*-e(?:nc|ncodedcommand)?\s+[A-Za-z0-9+/=]{20,}",
+            r"(?i)\b(?:ba|z|k)?sh\s+<\(\s*(?:curl|wget)\b|\b(?:eval|(?:ba|z)?sh\s+-c|python3?\s+-c|perl\s+-e|ruby\s+-e|node\s+-e)\s+[\x22']?\$\(\s*(?:curl|wget)\b|\biex\s*\(?\s*(?:\(\s*)?(?:iwr|irm|invoke-webrequest|invoke-restmethod|new-object\s+net\.webclient)|\|\s*(?:iex|invoke-expression)\b|\bpowershell(?:\.exe)?\s+(?:-\w+\s+)*-e(?:nc|ncodedcommand)?\s+[A-Za-z0-9+/=]{20,}",
         ),
         rule(
             "destructive",
@@ -94,6 +98,10 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         rule(
             "exfiltration",
             r"(?i)\b(?:remember|store|memori[sz]e|save|note)\s+(?:that\s+)?(?:the\s+)?(?:admin\s+|root\s+|real\s+|new\s+)?(?:password|passphrase|credentials?|api\s+key|token)\s+(?:is|are|=)\s+\S",
+        ),
+        rule(
+            "exfiltration",
+            r"(?i)\b(?:cat|type|get-content)\s+[^\n|]*(?:\.env\b|id_rsa|id_ed25519|\.ssh/|\.aws/|credentials|\.netrc|\.npmrc)[^\n|]*\|\s*(?:curl|wget|nc|ncat)\b|\b(?:push|upload|copy|mirror)\s+(?:a\s+copy\s+of\s+)?(?:the\s+)?(?:whole\s+|entire\s+)?(?:repo(?:sitory)?|codebase|source\s+code)\s+to\s+(?:git@|https?://)",
         ),
         rule(
             "hidden-html-comment",
