@@ -415,9 +415,11 @@ pub fn repo_config_problem(workspace: &Workspace) -> Option<(String, String)> {
         ))
     };
     let replace = "replace it with a regular file (`git rm` a committed link, then commit the file), or remove it to use the built-in types";
-    let bytes = match crate::log::read_regular(&workspace.repo_config_path()) {
-        Ok(bytes) => bytes,
-        Err(OpenError::Io(err)) if err.kind() == io::ErrorKind::NotFound => return None,
+    // Read as `store` and the readers read it: bounded, never through a
+    // link in place of the file or of `.goldfish`.
+    let bytes = match crate::log::read_repo_config(workspace) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return None,
         Err(OpenError::Link) => {
             return problem(
                 format!(
@@ -439,15 +441,10 @@ pub fn repo_config_problem(workspace: &Workspace) -> Option<(String, String)> {
             );
         }
     };
-    let parsed = String::from_utf8(bytes)
-        .map_err(|_| "is not UTF-8 text".to_owned())
-        .and_then(|text| {
-            crate::config::RepoConfig::parse(&text).map_err(|err| format!("is invalid: {err}"))
-        });
-    match parsed {
+    match crate::config::RepoConfig::from_file(&bytes) {
         Ok(_) => None,
-        Err(why) => problem(
-            format!("{REPO_CONFIG} {why}"),
+        Err(err) => problem(
+            format!("{REPO_CONFIG} is invalid: {err}"),
             "edit it (see README: `[memory] types = [...]`)",
         ),
     }
