@@ -816,10 +816,7 @@ pub fn open_regular(path: &Path, options: &mut OpenOptions) -> Result<File, Open
 
 /// The bytes of `path` if it is a regular file (see [`open_regular`]).
 pub fn read_regular(path: &Path) -> Result<Vec<u8>, OpenError> {
-    let mut file = open_regular(path, OpenOptions::new().read(true))?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).map_err(OpenError::Io)?;
-    Ok(bytes)
+    read_regular_prefix(path, u64::MAX)
 }
 
 /// At most `limit` bytes of `path` if it is a regular file (see
