@@ -490,15 +490,6 @@ fn escape_sequences_in_committed_file_names_reach_no_terminal() {
 #[test]
 fn sync_problems_about_no_memory_file_get_no_memory_folder_prefix() {
     let env = TestEnv::new();
-    let problems = |output: &std::process::Output| -> Vec<String> {
-        let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-        report["problems"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|problem| problem.as_str().unwrap().to_owned())
-            .collect()
-    };
 
     // The keyword index cannot be written: a file stands where its folder goes.
     let repo = env.repo("project", "Ada");
@@ -510,21 +501,7 @@ fn sync_problems_about_no_memory_file_get_no_memory_folder_prefix() {
         "keyword index {}: Not a directory (os error 20); keyword recall uses SQLite's full-text search until a sync writes it",
         text_dir.display()
     );
-    let sync = env.goldfish(&repo, &["sync"]);
-    assert_eq!(sync.status.code(), Some(0), "{}", render(&sync));
-    let stderr = String::from_utf8_lossy(&sync.stderr);
-    assert!(
-        stderr
-            .lines()
-            .any(|line| line == format!("warning: {message}")),
-        "{}",
-        render(&sync)
-    );
-    assert!(!stderr.contains(".goldfish/memories/"), "{stderr}");
-    assert_eq!(
-        problems(&env.goldfish(&repo, &["sync", "--json"])),
-        [message]
-    );
+    assert_sync_warns_once(&env, &repo, &message, ".goldfish/memories/");
 
     // The memory folder is a link: its absolute path, once (another home,
     // whose keyword index is whole).
@@ -539,7 +516,13 @@ fn sync_problems_about_no_memory_file_get_no_memory_folder_prefix() {
         "{} is a symbolic link: goldfish only uses real folders and regular files under .goldfish/ and never follows a link out of the repository; replace it (`git rm` it, then `goldfish init`)",
         folder.display()
     );
-    let sync = env.goldfish(&repo, &["sync"]);
+    assert_sync_warns_once(&env, &repo, &message, ".goldfish/memories//");
+}
+
+/// `sync` exits 0 and warns `message` on a line of its own, with no
+/// `never` on stderr; `sync --json` lists `message` as its one problem.
+fn assert_sync_warns_once(env: &TestEnv, repo: &std::path::Path, message: &str, never: &str) {
+    let sync = env.goldfish(repo, &["sync"]);
     assert_eq!(sync.status.code(), Some(0), "{}", render(&sync));
     let stderr = String::from_utf8_lossy(&sync.stderr);
     assert!(
@@ -549,11 +532,16 @@ fn sync_problems_about_no_memory_file_get_no_memory_folder_prefix() {
         "{}",
         render(&sync)
     );
-    assert!(!stderr.contains(".goldfish/memories//"), "{stderr}");
-    assert_eq!(
-        problems(&env.goldfish(&repo, &["sync", "--json"])),
-        [message]
-    );
+    assert!(!stderr.contains(never), "{stderr}");
+    let json = env.goldfish(repo, &["sync", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let problems: Vec<&str> = report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|problem| problem.as_str().unwrap())
+        .collect();
+    assert_eq!(problems, [message]);
 }
 
 /// `--tag` matches whatever the case, in any script: SQLite's `lower()`
