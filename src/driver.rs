@@ -62,7 +62,7 @@ pub fn run(
     for notice in &merged.notices {
         let _ = writeln!(stderr, "goldfish merge-driver: {label}: {notice}");
     }
-    match write_atomically(ours, &merged.bytes) {
+    match crate::log::write_atomically(ours, &merged.bytes) {
         Ok(()) => 0,
         Err(err) => {
             let _ = writeln!(
@@ -72,22 +72,6 @@ pub fn run(
             1
         }
     }
-}
-
-/// Writes `bytes` to a temporary file beside `path` and renames it over `path`.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
-    temp.write_all(bytes)?;
-    temp.as_file().sync_data()?;
-    if let Ok(metadata) = fs::metadata(path) {
-        temp.as_file().set_permissions(metadata.permissions())?;
-    }
-    temp.persist(path).map_err(|err| err.error)?;
-    Ok(())
 }
 
 /// Runs `git merge-file` on the three files: a text merge that leaves

@@ -159,11 +159,9 @@ pub fn resolve(workspace: &Workspace) -> Result<Vec<Resolved>, ResolveError> {
             }
             _ => {}
         }
-        crate::driver::write_atomically(&file, &merged.bytes).map_err(|source| {
-            ResolveError::Io {
-                path: file.clone(),
-                source,
-            }
+        crate::log::write_atomically(&file, &merged.bytes).map_err(|source| ResolveError::Io {
+            path: file.clone(),
+            source,
         })?;
         workspace.git(&["add", "--", &path])?;
         resolved.push(Resolved {

@@ -691,16 +691,26 @@ impl Journal {
         // A new file renamed over the old one: a failed write (a full disk)
         // leaves the old journal whole. Whoever waits for the old one's
         // lock sees the path name another file and opens that.
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        let mut temp =
-            tempfile::NamedTempFile::new_in(dir).map_err(io_error("rewrite", &self.path))?;
-        temp.write_all(&bytes)
-            .and_then(|()| temp.as_file().sync_data())
-            .map_err(io_error("rewrite", &self.path))?;
-        temp.persist(&self.path)
-            .map_err(|err| io_error("rewrite", &self.path)(err.error))?;
-        Ok(())
+        write_atomically(&self.path, &bytes).map_err(io_error("rewrite", &self.path))
     }
+}
+
+/// Writes `bytes` to a temporary file beside `path` and renames it over
+/// `path` (keeping its permissions): a reader, or a failed write, never
+/// leaves half a file. The merge driver's result, `resolve`'s, the journal.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+    temp.write_all(bytes)?;
+    temp.as_file().sync_data()?;
+    if let Ok(metadata) = fs::metadata(path) {
+        temp.as_file().set_permissions(metadata.permissions())?;
+    }
+    temp.persist(path).map_err(|err| err.error)?;
+    Ok(())
 }
 
 /// The day file of an entry's timestamp.
