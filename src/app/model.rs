@@ -63,7 +63,6 @@ impl Model {
     }
 
     fn load(&self) -> Result<Box<dyn Embedder + Send>, AppError> {
-        #[cfg(feature = "fake-model")]
         if self.installed.manifest.is_fake() {
             let fake = crate::embed::fake::FakeEmbedder::new(self.installed.model_id());
             return Ok(Box::new(fake));

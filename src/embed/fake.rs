@@ -1,8 +1,9 @@
 //! A stand-in embedder for tests of behaviour (sync, embedding queues,
 //! hybrid recall, the digest's plumbing) on a machine without the real
-//! model: built only with the `fake-model` feature, which `cargo test`
-//! turns on for its own build of the binary (a dev-dependency of the crate
-//! on itself), never in a release.
+//! model. Always compiled in (a feature for it made test builds resolve
+//! the dependencies' features differently from the binary's, compiling the
+//! graph twice), and used only for a model whose manifest asks for it,
+//! which nothing but the tests writes.
 //!
 //! A text's vector is its words hashed into [`DIMS`] signed buckets, so two
 //! texts are as similar as the words they share: enough for "embedded once

@@ -10,16 +10,16 @@ use super::EmbedError;
 
 pub const FILE: &str = "manifest.json";
 
-/// The `kind` of the tests' stand-in embedder (`embed::fake`), known only
-/// to builds with the `fake-model` feature.
+/// The `kind` of the tests' stand-in embedder (`embed::fake`): only the
+/// tests write a manifest with it.
 pub const FAKE_KIND: &str = "fake-words";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
     pub name: String,
     /// What runs the model: absent for an ONNX model (the only kind a
-    /// release knows); `fake-words` for the tests' stand-in
-    /// (`embed::fake`, `fake-model` feature).
+    /// release installs); `fake-words` for the tests' stand-in
+    /// (`embed::fake`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     pub dims: usize,
@@ -90,7 +90,7 @@ impl Manifest {
 
     /// Whether this is the tests' stand-in embedder.
     pub fn is_fake(&self) -> bool {
-        cfg!(feature = "fake-model") && self.kind.as_deref() == Some(FAKE_KIND)
+        self.kind.as_deref() == Some(FAKE_KIND)
     }
 
     pub fn model_sha256(&self) -> &str {

@@ -2,7 +2,6 @@
 //! one runs an ONNX model in process ([`onnx::OnnxEmbedder`]); models are
 //! installed under `$GOLDFISH_HOME/models/<name>/` by [`install`].
 
-#[cfg(feature = "fake-model")]
 pub mod fake;
 pub mod install;
 pub mod manifest;

@@ -214,13 +214,11 @@ pub struct ModelTokenizer(Counting);
 enum Counting {
     Tokenizer(Box<Tokenizer>),
     /// The fake model's tokens are its words.
-    #[cfg(feature = "fake-model")]
     Words,
 }
 
 impl ModelTokenizer {
     pub fn load(model: &InstalledModel) -> Result<ModelTokenizer, EmbedError> {
-        #[cfg(feature = "fake-model")]
         if model.manifest.is_fake() {
             return Ok(ModelTokenizer(Counting::Words));
         }
@@ -247,7 +245,6 @@ impl ModelTokenizer {
                 |_| text.chars().count().div_ceil(4),
                 |encoding| encoding.get_ids().len(),
             ),
-            #[cfg(feature = "fake-model")]
             Counting::Words => super::fake::words(text).count(),
         }
     }
