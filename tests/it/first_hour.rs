@@ -193,7 +193,7 @@ fn readme_setup_steps_run_as_written_end_with_recall_finding_the_memory() {
     let mut found = false;
     for line in &lines {
         let command = line.split(" #").next().unwrap().trim();
-        if command == "cargo install --locked --path ." {
+        if command.starts_with("cargo install --locked --path .") {
             let which = env
                 .command("sh", &cwd)
                 .args(["-c", "command -v goldfish"])
