@@ -10,12 +10,13 @@ use anyhow::Context;
 use super::notice::Notice;
 use super::ops::{self, StoreInput};
 use super::{AppError, Session, background};
-pub use crate::capture::MAX_PAYLOAD_BYTES;
-use crate::capture::runtime::{CommandGenerator, GgufModel};
-use crate::capture::{self, Drained, Generator, Observation, Queue, Refusal, Sink};
-use crate::env;
-use crate::git::Workspace;
-use crate::home::Home;
+pub use crate::adapters::capture::MAX_PAYLOAD_BYTES;
+use crate::adapters::capture::runtime::{CommandGenerator, GgufModel};
+use crate::adapters::capture::{self, Drained, Queue, Refusal, Sink};
+use crate::adapters::env;
+use crate::adapters::git::Workspace;
+use crate::adapters::home::Home;
+use crate::domain::capture::{Generator, Observation};
 
 /// Queues one hook payload (`kind` is `tool` or `stop`; at most
 /// [`capture::MAX_PAYLOAD_BYTES`] and one byte more, to tell a larger one)
@@ -211,10 +212,10 @@ fn generator(home: &Home, log: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generat
     let size = std::fs::metadata(&path)
         .map(|m| m.len())
         .unwrap_or(u64::MAX);
-    if size < DEQUANTIZE_BELOW_BYTES && env::var("CANDLE_DEQUANTIZE_ALL").is_none() {
+    if size < DEQUANTIZE_BELOW_BYTES && env::var(env::CANDLE_DEQUANTIZE_ALL).is_none() {
         // SAFETY: the worker sets this before it loads the model, on its only
         // thread; candle reads it when the model's layers are built.
-        unsafe { std::env::set_var("CANDLE_DEQUANTIZE_ALL", "1") };
+        unsafe { std::env::set_var(env::CANDLE_DEQUANTIZE_ALL, "1") };
     }
     match GgufModel::load(&path) {
         Ok(model) => Some(Box::new(model)),

@@ -5,10 +5,10 @@ use std::path::PathBuf;
 
 use super::sync::{Embed, open_index, sync_workspace};
 use super::{AppError, Session, background};
-use crate::env;
-use crate::git::Workspace;
-use crate::index::sync::{self as index_sync, SyncReport};
-use crate::log::MemoryDir;
+use crate::adapters::env;
+use crate::adapters::git::Workspace;
+use crate::adapters::index::sync::{self as index_sync, SyncReport};
+use crate::adapters::memdir::MemoryDir;
 
 /// Memory files changed by at least this many bytes are synced in a
 /// background process (`GOLDFISH_HOOK_BACKGROUND_BYTES`).

@@ -14,20 +14,21 @@ use super::sync::{
     Embed, READ_EMBEDS, open_index, problems, repo_config, scope_of, sync_for_reading,
     sync_workspace,
 };
-use super::{AppError, Arg, Hint, model, text};
-use crate::config::RepoConfig;
-use crate::digest::{Source, TokenCounter};
-use crate::embed::Embedder;
-use crate::git::Workspace;
-use crate::index::Index;
-use crate::index::search::{IndexedMemory, Mode, QueryVector, Scope};
-use crate::index::sync as index_sync;
-use crate::log::{Appended, MemoryDir};
-use crate::memory::kinds::Kinds;
-use crate::memory::view::Lookup;
-use crate::memory::{self, Entry, Memory, Tombstone};
-use crate::recall::Request;
-use crate::{env, timespec};
+use super::{AppError, Arg, Hint, model, render};
+use crate::adapters::embed::Embedder;
+use crate::adapters::env;
+use crate::adapters::git::Workspace;
+use crate::adapters::index::Index;
+use crate::adapters::index::search::{IndexedMemory, Mode, QueryVector, Scope};
+use crate::adapters::index::sync as index_sync;
+use crate::adapters::memdir::{Appended, MemoryDir};
+use crate::domain::config::RepoConfig;
+use crate::domain::digest::{Source, TokenCounter};
+use crate::domain::memory::kinds::Kinds;
+use crate::domain::memory::view::Lookup;
+use crate::domain::memory::{self, Entry, Memory, Tombstone};
+use crate::domain::recall::Request;
+use crate::domain::timespec;
 
 /// What to store.
 pub struct StoreInput {
@@ -97,7 +98,7 @@ pub fn store(
         if !similar.is_empty() {
             let listed: Vec<String> = similar
                 .iter()
-                .map(|m| text::near_duplicate(m, 100))
+                .map(|m| render::near_duplicate(m, 100))
                 .collect();
             return Err(AppError::input(anyhow::anyhow!(
                 "not stored: this is {}",
@@ -209,7 +210,7 @@ pub fn near_duplicates(
     let model = session.model().expect("checked above");
     let vector = model
         .embedder()?
-        .embed(&[content], crate::embed::TextKind::Document)
+        .embed(&[content], crate::adapters::embed::TextKind::Document)
         .context("embedding the memory")?
         .remove(0);
     Ok(index.similar(&model.id(), &vector, &scope, DUPLICATE, 3, now)?)
@@ -267,7 +268,7 @@ pub struct RecallInput {
     pub distill: Distill,
     pub no_cache: bool,
     /// Captured memories: with the others, left out, or alone.
-    pub captured: crate::recall::Captured,
+    pub captured: crate::domain::recall::Captured,
 }
 
 /// What recall found.
@@ -296,7 +297,7 @@ pub struct DigestReport {
     pub tokens: usize,
     pub tokens_of_sources: usize,
     /// Extractive digests: each sentence with its memory.
-    pub sentences: Vec<crate::digest::Picked>,
+    pub sentences: Vec<crate::domain::digest::Picked>,
     /// `llm` or `extractive`.
     pub distill: &'static str,
     /// Why the LLM's answer was not used, when it was asked.
@@ -320,7 +321,9 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
     // the types unchecked, as sync does; `store` and doctor say why.
     let kinds = match &workspace {
         Some(workspace) => {
-            match RepoConfig::kinds_for_readers(crate::log::read_repo_config(workspace)) {
+            match RepoConfig::kinds_for_readers(crate::adapters::memdir::read_repo_config(
+                workspace,
+            )) {
                 Ok(kinds) => Some(kinds),
                 Err(why) => {
                     if !input.kinds.is_empty() {
@@ -370,7 +373,7 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
             let vector = index.query_vector(&id, query, || -> Result<Vec<f32>, AppError> {
                 let vector = model
                     .embedder()?
-                    .embed(&[query.as_str()], crate::embed::TextKind::Query)
+                    .embed(&[query.as_str()], crate::adapters::embed::TextKind::Query)
                     .context("embedding the query")?;
                 Ok(vector.into_iter().next().unwrap_or_default())
             })?;
@@ -484,7 +487,7 @@ pub fn request(
         limit: input.limit,
         min_score: input.min_score,
         fusion: Default::default(),
-        floor: Some(crate::recall::FLOOR),
+        floor: Some(crate::domain::recall::FLOOR),
         now: Some(now),
         // Recall shows flagged memories, marked (and a secret masked).
         unflagged_only: false,
@@ -584,11 +587,11 @@ pub fn llm_digest(
     job: &DigestJob,
     (command, timeout): &(String, std::time::Duration),
     counter: &mut dyn TokenCounter,
-) -> Result<Result<DigestReport, crate::distill::Failure>, AppError> {
+) -> Result<Result<DigestReport, crate::adapters::llm::Failure>, AppError> {
     let sources = job.sources();
-    let tokens_of_sources = crate::digest::source_tokens(&sources, counter);
+    let tokens_of_sources = crate::domain::digest::source_tokens(&sources, counter);
     let hashes: Vec<String> = job.hits.iter().map(|m| m.content_hash.clone()).collect();
-    let key = crate::distill::cache_key(job.query, &hashes, command, job.budget);
+    let key = crate::adapters::llm::cache_key(job.query, &hashes, command, job.budget);
     let cached = if job.no_cache {
         None
     } else {
@@ -597,11 +600,11 @@ pub fn llm_digest(
     let answer = match cached {
         Some((text, tokens)) => Ok((text, tokens, true)),
         None => {
-            let prompt = crate::distill::prompt(job.query, &sources, job.budget);
-            crate::distill::run(command, &prompt, *timeout).and_then(|text| {
+            let prompt = crate::adapters::llm::prompt(job.query, &sources, job.budget);
+            crate::adapters::llm::run(command, &prompt, *timeout).and_then(|text| {
                 let tokens = counter.count(&text);
                 if tokens > job.budget {
-                    Err(crate::distill::Failure::OverBudget {
+                    Err(crate::adapters::llm::Failure::OverBudget {
                         tokens,
                         budget: job.budget,
                     })
@@ -636,12 +639,12 @@ pub fn extractive_digest(
     counter: &mut dyn TokenCounter,
 ) -> Result<DigestReport, AppError> {
     let sources = job.sources();
-    let tokens_of_sources = crate::digest::source_tokens(&sources, counter);
+    let tokens_of_sources = crate::domain::digest::source_tokens(&sources, counter);
     let words = job
         .query
-        .map(crate::index::search::content_words)
+        .map(crate::adapters::index::search::content_words)
         .unwrap_or_default();
-    let digest = crate::digest::distill(
+    let digest = crate::domain::digest::distill(
         &sources,
         &words,
         job.query_vector,
@@ -666,7 +669,7 @@ pub fn token_counter(session: &mut Session) -> Result<(Box<dyn TokenCounter>, St
     Ok(match session.model() {
         Some(model) => (Box::new(model.tokenizer()?), model.id()),
         None => (
-            Box::new(crate::digest::CharEstimate),
+            Box::new(crate::domain::digest::CharEstimate),
             "estimate (4 characters a token)".to_owned(),
         ),
     })
@@ -715,7 +718,7 @@ pub fn forget(session: &mut Session, workspace: &Workspace, id: &str) -> Result<
 }
 
 /// The live memory `id` names; `None` when it is forgotten.
-fn find(view: &crate::memory::view::LogView, id: &str) -> Result<Option<Memory>, AppError> {
+fn find(view: &crate::domain::memory::view::LogView, id: &str) -> Result<Option<Memory>, AppError> {
     match view.find(id) {
         Lookup::Found(located) => Ok(Some(located.memory.clone())),
         Lookup::Forgotten { .. } => Ok(None),
@@ -822,7 +825,7 @@ pub fn similar(
         Target::Text(text) => {
             let vector = model
                 .embedder()?
-                .embed(&[text.as_str()], crate::embed::TextKind::Document)
+                .embed(&[text.as_str()], crate::adapters::embed::TextKind::Document)
                 .context("embedding the text")?
                 .remove(0);
             (vector, None)
@@ -886,7 +889,7 @@ pub fn brief(
             )
         })
         .collect();
-    let digest = crate::digest::sections(&parts, counter.as_mut(), budget)
+    let digest = crate::domain::digest::sections(&parts, counter.as_mut(), budget)
         .context("distilling the briefing")?;
     let hits: Vec<IndexedMemory> = sections
         .into_iter()
@@ -928,7 +931,9 @@ fn brief_sections(
     // type) stay out, and so does a time far ahead (`until`: the index does
     // not store that flag, it depends on the clock): a hand-written line
     // dated 9999 would otherwise open every briefing.
-    let until = now.checked_add(crate::memory::trust::FUTURE_SLACK).ok();
+    let until = now
+        .checked_add(crate::domain::memory::trust::FUTURE_SLACK)
+        .ok();
     let newest = |kinds: &[&str], limit: usize, since: Option<Timestamp>| {
         let request = Request {
             kinds: kinds.iter().map(|k| (*k).to_owned()).collect(),
@@ -994,7 +999,7 @@ mod tests {
             budget: None,
             distill: Distill::Auto,
             no_cache: false,
-            captured: crate::recall::Captured::Include,
+            captured: crate::domain::recall::Captured::Include,
         }
     }
 
@@ -1149,7 +1154,7 @@ mod tests {
             memory("A", "The cache evicts with LRU. Entries live an hour."),
             memory("B", "Sessions are stored in Redis."),
         ];
-        let mut counter = crate::digest::CharEstimate;
+        let mut counter = crate::domain::digest::CharEstimate;
         let llm = command("cat >/dev/null; echo 'The cache uses LRU [A].'");
         let first = llm_digest(&mut index, &job(&hits, false), &llm, &mut counter)
             .unwrap()
@@ -1172,7 +1177,7 @@ mod tests {
             .unwrap()
             .unwrap_err();
         assert!(
-            matches!(failure, crate::distill::Failure::Exit(_)),
+            matches!(failure, crate::adapters::llm::Failure::Exit(_)),
             "{failure}"
         );
         let long = command("cat >/dev/null; printf '%0400d' 0");
@@ -1182,7 +1187,7 @@ mod tests {
         assert!(
             matches!(
                 failure,
-                crate::distill::Failure::OverBudget { budget: 40, .. }
+                crate::adapters::llm::Failure::OverBudget { budget: 40, .. }
             ),
             "{failure}"
         );
@@ -1194,8 +1199,12 @@ mod tests {
             memory("A", "The cache evicts with LRU. Entries live an hour."),
             memory("B", "Sessions are stored in Redis."),
         ];
-        let report =
-            extractive_digest(&job(&hits, false), None, &mut crate::digest::CharEstimate).unwrap();
+        let report = extractive_digest(
+            &job(&hits, false),
+            None,
+            &mut crate::domain::digest::CharEstimate,
+        )
+        .unwrap();
         assert_eq!(report.distill, "extractive");
         assert!(
             report.text.contains("The cache evicts with LRU."),

@@ -7,8 +7,8 @@ use jiff::Timestamp;
 use super::AppError;
 use super::model::{self, Model};
 use super::notice::Notice;
-use crate::env;
-use crate::home::Home;
+use crate::adapters::env;
+use crate::adapters::home::Home;
 
 /// "Now": the system clock, or the fixed time of `GOLDFISH_NOW`.
 #[derive(Debug, Clone)]
@@ -184,7 +184,7 @@ impl Session {
         use anyhow::Context;
         let path = self.home.config_path();
         let config = match std::fs::read_to_string(&path) {
-            Ok(text) => crate::config::HomeConfig::parse(&text)
+            Ok(text) => crate::domain::config::HomeConfig::parse(&text)
                 .with_context(|| format!("{} is invalid", path.display()))
                 .map_err(AppError::input)?,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => Default::default(),

@@ -7,15 +7,15 @@ use anyhow::Context;
 use super::AppError;
 use super::notice::Notice;
 use super::session::Session;
-use crate::config::RepoConfig;
-use crate::env;
-use crate::git::{REPO_CONFIG, Workspace};
-use crate::home::Home;
-use crate::index::Index;
-use crate::index::locks::{self, Exclusive, Waited};
-use crate::index::search::Scope;
-use crate::index::sync::{self as index_sync, SyncOptions, SyncProblem, SyncReport};
-use crate::log::{LogError, MemoryDir};
+use crate::adapters::env;
+use crate::adapters::git::{REPO_CONFIG, Workspace};
+use crate::adapters::home::Home;
+use crate::adapters::index::Index;
+use crate::adapters::index::locks::{self, Exclusive, Waited};
+use crate::adapters::index::search::Scope;
+use crate::adapters::index::sync::{self as index_sync, SyncOptions, SyncProblem, SyncReport};
+use crate::adapters::memdir::{LogError, MemoryDir};
+use crate::domain::config::RepoConfig;
 
 /// How much a sync embeds after its keyword part (nothing without a model).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,13 +180,13 @@ pub fn problems(session: &mut Session, problems: &[SyncProblem]) {
 
 /// The repository's `.goldfish/config` (the default when there is none).
 pub fn repo_config(workspace: &Workspace) -> Result<RepoConfig, AppError> {
-    use crate::log::OpenError;
+    use crate::adapters::memdir::OpenError;
     let path = workspace.repo_config_path();
     // `.goldfish` itself a link: the config would come from outside.
     if let Err(err @ LogError::Unsafe { .. }) = MemoryDir::of(workspace).check_folder() {
         return Err(AppError::input(err));
     }
-    match crate::log::read_repo_config(workspace) {
+    match crate::adapters::memdir::read_repo_config(workspace) {
         Ok(Some(bytes)) => RepoConfig::from_file(&bytes)
             .with_context(|| format!("{REPO_CONFIG} is invalid"))
             .map_err(AppError::input),

@@ -419,10 +419,12 @@ fn capture_command_judges_what_the_rules_cannot_and_invalid_calls_are_dropped() 
 
 #[test]
 fn labelled_set_with_rules_only_records_no_junk_and_no_secret() {
-    let set =
-        goldfish::capture::eval::load(include_str!("../../fixtures/capture/events.jsonl")).unwrap();
+    let set = goldfish::adapters::capture::eval::load(include_str!(
+        "../../fixtures/capture/events.jsonl"
+    ))
+    .unwrap();
     assert!(set.len() >= 40);
-    let report = goldfish::capture::eval::evaluate(&set, Path::new("/repo"), None);
+    let report = goldfish::adapters::capture::eval::evaluate(&set, Path::new("/repo"), None);
     eprintln!(
         "{report:#?}\nprecision {:.2} recall {:.2} type accuracy {:.2}",
         report.precision(),

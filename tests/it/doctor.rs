@@ -489,7 +489,7 @@ fn doctor_finds_an_index_that_a_branch_switch_would_break() {
     assert_eq!(code, Some(0), "{report}");
     let found = finding(&report, "index");
     assert_eq!(found["status"], "warning", "{found}");
-    let now = goldfish::index::Index::current_schema_version();
+    let now = goldfish::adapters::index::Index::current_schema_version();
     assert!(
         found["message"].as_str().unwrap().contains(&format!(
             "written by an older goldfish (schema 1, now {now})"
@@ -499,7 +499,7 @@ fn doctor_finds_an_index_that_a_branch_switch_would_break() {
     env.ok(&repo, &["sync"]);
     assert_healthy(&env, &repo);
 
-    let old_content = goldfish::index::sync::content_hash("Cache eviction uses LRU");
+    let old_content = goldfish::adapters::index::sync::content_hash("Cache eviction uses LRU");
     downgrade(&format!(
         "INSERT INTO embed_queue (content_hash) VALUES ('{old_content}');"
     ));

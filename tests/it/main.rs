@@ -22,6 +22,7 @@ mod init;
 mod injection;
 mod journal;
 mod keyword_index;
+mod labelled;
 mod layers;
 mod mcp;
 mod secrets;

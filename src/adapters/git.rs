@@ -1,0 +1,318 @@
+//! The git adapter: finds the repository (with gix, honouring `GIT_DIR` and
+//! linked worktrees), reads identity, HEAD, trees and blobs, and runs the
+//! `git` CLI for the few things gix does not do here (config writes,
+//! `rev-parse --git-path hooks`, `merge-file`, the index's unmerged entries;
+//! docs/ARCHITECTURE.md lists every call).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Where the memory log lives inside a work tree.
+pub const MEMORY_DIR: &str = ".goldfish/memories";
+pub use crate::domain::config::REPO_CONFIG;
+
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("not inside a git repository ({}): run goldfish in a clone, or `git init` first", .path.display())]
+    NotARepository {
+        path: PathBuf,
+        /// Why, when it is more than "no repository here" (which the
+        /// message already says).
+        #[source]
+        source: Option<Box<gix::Error>>,
+    },
+    #[error("{} is a bare repository: goldfish needs a work tree (run it in a clone)", .0.display())]
+    Bare(PathBuf),
+    #[error("could not read {what} from the git repository")]
+    Read {
+        what: String,
+        #[source]
+        source: Box<gix::Error>,
+    },
+    #[error("could not run `git {args}`")]
+    Spawn {
+        args: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`git {args}` failed: {stderr}")]
+    Failed { args: String, stderr: String },
+}
+
+/// A git repository with a work tree: the unit goldfish calls a workspace.
+pub struct Workspace {
+    repo: gix::Repository,
+    root: PathBuf,
+}
+
+/// What HEAD points to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Head {
+    /// Short branch name; `None` when detached.
+    pub branch: Option<String>,
+    /// Full commit id; `None` in a repository without commits.
+    pub commit: Option<String>,
+}
+
+impl Workspace {
+    /// Finds the repository containing `dir`, like git does (`GIT_DIR` and
+    /// `GIT_WORK_TREE` win).
+    pub fn discover(dir: &Path) -> Result<Workspace, GitError> {
+        // gix's "Could not find a git repository in …" says the same again.
+        let repo = gix::discover_with_environment_overrides(dir).map_err(|source| {
+            let not_found = source
+                .to_string()
+                .starts_with("Could not find a git repository");
+            GitError::NotARepository {
+                path: dir.to_owned(),
+                source: (!not_found).then(|| Box::new(source)),
+            }
+        })?;
+        let Some(root) = repo.workdir().map(Path::to_path_buf) else {
+            return Err(GitError::Bare(repo.git_dir().to_owned()));
+        };
+        let root = root.canonicalize().unwrap_or(root);
+        Ok(Workspace { repo, root })
+    }
+
+    /// The top of the work tree.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// This work tree's own git folder (`.git`, or `.git/worktrees/NAME` of
+    /// a linked worktree): its index, index lock and operation state.
+    pub fn git_dir(&self) -> &Path {
+        self.repo.git_dir()
+    }
+
+    /// The git data shared by all worktrees of this repository.
+    pub fn common_dir(&self) -> &Path {
+        self.repo.common_dir()
+    }
+
+    pub fn memory_dir(&self) -> PathBuf {
+        self.root.join(MEMORY_DIR)
+    }
+
+    pub fn repo_config_path(&self) -> PathBuf {
+        self.root.join(REPO_CONFIG)
+    }
+
+    /// A string from git's configuration (all scopes, as git resolves them).
+    pub fn config_string(&self, key: &str) -> Option<String> {
+        self.repo
+            .config_snapshot()
+            .string(key)
+            .map(|value| value.to_string())
+    }
+
+    /// The author name goldfish stamps on records: `GIT_AUTHOR_NAME`,
+    /// else `user.name`, else `user.email`.
+    pub fn author(&self) -> Option<String> {
+        crate::adapters::env::var(crate::adapters::env::GIT_AUTHOR_NAME)
+            .or_else(|| self.config_string("user.name"))
+            .or_else(|| self.config_string("user.email"))
+            .map(|name| name.trim().to_owned())
+            .filter(|name| !name.is_empty())
+    }
+
+    pub fn head(&self) -> Head {
+        let branch = self
+            .repo
+            .head_name()
+            .ok()
+            .flatten()
+            .map(|name| name.shorten().to_string());
+        let commit = self.repo.head_id().ok().map(|id| id.to_string());
+        Head { branch, commit }
+    }
+
+    /// Runs `git` in the work tree root.
+    pub fn git(&self, args: &[&str]) -> Result<String, GitError> {
+        run_git(&self.root, args)
+    }
+}
+
+/// A commit of the history walk, with what provenance needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitInfo {
+    pub id: gix::ObjectId,
+    pub parents: Vec<gix::ObjectId>,
+    /// `Name <email>` of the commit's author.
+    pub author: String,
+    /// The author date, RFC 3339 UTC.
+    pub date: String,
+}
+
+fn read_error(what: impl Into<String>) -> impl FnOnce(gix::Error) -> GitError {
+    let what = what.into();
+    move |source| GitError::Read {
+        what,
+        source: Box::new(source),
+    }
+}
+
+impl Workspace {
+    /// HEAD's commit id, `None` in a repository without commits.
+    pub fn head_commit(&self) -> Option<gix::ObjectId> {
+        self.repo.head_id().ok().map(|id| id.detach())
+    }
+
+    /// The `*.jsonl` files of the memory folder in `commit`'s tree, by name,
+    /// with their blob ids. Empty when the commit has no memory folder.
+    pub fn memory_files_at(
+        &self,
+        commit: gix::ObjectId,
+    ) -> Result<std::collections::BTreeMap<String, gix::ObjectId>, GitError> {
+        let what = || format!("the memory folder of commit {commit}");
+        let tree = self
+            .repo
+            .find_commit(commit)
+            .and_then(|c| c.tree())
+            .map_err(read_error(what()))?;
+        let mut files = std::collections::BTreeMap::new();
+        let Some(entry) = tree
+            .lookup_entry_by_path(MEMORY_DIR)
+            .map_err(read_error(what()))?
+        else {
+            return Ok(files);
+        };
+        if !entry.mode().is_tree() {
+            return Ok(files);
+        }
+        let folder = self
+            .repo
+            .find_tree(entry.id())
+            .map_err(read_error(what()))?;
+        for entry in folder.iter() {
+            let entry = entry.map_err(|err| read_error(what())(err))?;
+            let name = entry.filename().to_string();
+            if name.ends_with(".jsonl") && entry.mode().is_blob() {
+                files.insert(name, entry.oid().to_owned());
+            }
+        }
+        Ok(files)
+    }
+
+    /// The bytes of a blob.
+    pub fn read_blob(&self, id: gix::ObjectId) -> Result<Vec<u8>, GitError> {
+        self.repo
+            .find_blob(id)
+            .map(|blob| blob.data.clone())
+            .map_err(read_error(format!("blob {id}")))
+    }
+
+    /// Whether `ancestor` is `head` or in its history; `false` when either
+    /// is missing or the history cannot be read.
+    pub fn is_ancestor(&self, ancestor: gix::ObjectId, head: gix::ObjectId) -> bool {
+        if ancestor == head {
+            return true;
+        }
+        if self.repo.find_commit(ancestor).is_err() {
+            return false;
+        }
+        match self.repo.rev_walk([ancestor]).with_hidden([head]).all() {
+            Ok(mut walk) => walk.next().is_none(),
+            Err(_) => false,
+        }
+    }
+
+    /// Commits reachable from `head` but not from `known`, oldest first, each
+    /// with the parents this repository has.
+    pub fn new_commits(
+        &self,
+        head: gix::ObjectId,
+        known: Option<gix::ObjectId>,
+    ) -> Result<Vec<CommitInfo>, GitError> {
+        let mut walk = self.repo.rev_walk([head]);
+        // A known commit that is gone (gc after a rewrite) just means walking more.
+        if let Some(known) = known.filter(|id| self.repo.find_commit(*id).is_ok()) {
+            walk = walk.with_hidden([known]);
+        }
+        let walk = walk.all().map_err(read_error("the commit history"))?;
+        let mut commits = Vec::new();
+        for info in walk {
+            let info = info.map_err(|err| read_error("the commit history")(err))?;
+            let commit = self
+                .repo
+                .find_commit(info.id)
+                .map_err(read_error(format!("commit {}", info.id)))?;
+            let (author, date) = match commit.author() {
+                Ok(signature) => {
+                    let signature = signature.trim();
+                    let date = jiff::Timestamp::from_second(signature.seconds())
+                        .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+                        .unwrap_or_default();
+                    (format!("{} <{}>", signature.name, signature.email), date)
+                }
+                Err(_) => (String::new(), String::new()),
+            };
+            commits.push(CommitInfo {
+                id: info.id,
+                // Parents missing from the object database (the boundary of
+                // a shallow clone) are left out: the oldest commit present
+                // introduces what it holds.
+                parents: commit
+                    .parent_ids()
+                    .map(|id| id.detach())
+                    .filter(|id| self.repo.has_object(id))
+                    .collect(),
+                author,
+                date,
+            });
+        }
+        commits.reverse();
+        Ok(commits)
+    }
+}
+
+/// The git blob id of `bytes`, as `git hash-object` computes it.
+pub fn blob_id(bytes: &[u8]) -> gix::ObjectId {
+    gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes)
+        .expect("sha1 hashing of in-memory bytes does not fail")
+}
+
+/// Runs `git args…` in `dir` and returns its trimmed stdout.
+pub fn run_git(dir: &Path, args: &[&str]) -> Result<String, GitError> {
+    let output = git_command(dir, args)?;
+    if output.status.success() {
+        Ok(String::from_utf8_lossy(&output.stdout)
+            .trim_end()
+            .to_owned())
+    } else {
+        Err(GitError::Failed {
+            args: args.join(" "),
+            stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+        })
+    }
+}
+
+/// Runs `git args…` in `dir`, whatever its exit status.
+pub fn git_command(dir: &Path, args: &[&str]) -> Result<Output, GitError> {
+    Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .map_err(|source| GitError::Spawn {
+            args: args.join(" "),
+            source,
+        })
+}
+
+/// `git merge-file` (gix has no text merge that leaves conflict markers):
+/// merges `theirs` into `ours` in place; the number of conflicts, negative
+/// on error (the process's exit code).
+pub fn git_merge_file(ours: &Path, base: &Path, theirs: &Path) -> Result<i32, GitError> {
+    let status = Command::new("git")
+        .args(["merge-file", "-L", "ours", "-L", "base", "-L", "theirs"])
+        .arg(ours)
+        .arg(base)
+        .arg(theirs)
+        .status()
+        .map_err(|source| GitError::Spawn {
+            args: "merge-file".to_owned(),
+            source,
+        })?;
+    Ok(status.code().unwrap_or(-1))
+}
