@@ -75,6 +75,10 @@ pub const GOLDFISH_MODEL_CACHE: &str = "GOLDFISH_MODEL_CACHE";
 /// times slower on a long prompt) unless the user set it.
 pub const CANDLE_DEQUANTIZE_ALL: &str = "CANDLE_DEQUANTIZE_ALL";
 
+/// Set (to anything) to have each command print its trace on stderr when it
+/// ends: index opens, syncs, texts and queries embedded.
+pub const GOLDFISH_TRACE: &str = "GOLDFISH_TRACE";
+
 /// Git's own overrides of the author identity, honoured by `store` and `forget`.
 pub const GIT_AUTHOR_NAME: &str = "GIT_AUTHOR_NAME";
 

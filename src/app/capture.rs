@@ -76,8 +76,9 @@ impl Sink for StoreSink<'_> {
         // What the team already has is not stored again: a memory of the
         // same type saying nearly the same (best effort: no model, no
         // check). A session's summary may well be close to the fix it made.
-        let similar = ops::near_duplicates(self.session, &workspace, &observation.content)
-            .unwrap_or_default();
+        let (similar, vector) =
+            ops::near_duplicates(self.session, &workspace, &observation.content)
+                .unwrap_or_default();
         if let Some(same) = similar.iter().find(|m| m.kind == observation.kind) {
             return Err(Refusal::Duplicate(same.id.clone()));
         }
@@ -94,6 +95,7 @@ impl Sink for StoreSink<'_> {
                 // Like a script: written, with a near-duplicate warning.
                 refuse_similar: false,
                 session: Some(session.to_owned()),
+                vector,
             },
         )
         .map_err(|e| Refusal::Failed(format!("{:#}", e.error)));

@@ -11,8 +11,7 @@ use jiff::Timestamp;
 use super::notice::Notice;
 use super::session::Session;
 use super::sync::{
-    Embed, READ_EMBEDS, open_index, problems, repo_config, scope_of, sync_for_reading,
-    sync_workspace,
+    Embed, READ_EMBEDS, lags, problems, repo_config, scope_of, sync_for_reading, sync_workspace,
 };
 use super::{AppError, Arg, Hint, model, render};
 use crate::adapters::embed::Embedder;
@@ -43,6 +42,17 @@ pub struct StoreInput {
     pub refuse_similar: bool,
     /// The agent session it comes from (capture), recorded with it.
     pub session: Option<String>,
+    /// The content's vector, when the caller computed it already (capture's
+    /// own near-duplicate check): the index takes it as it is.
+    pub vector: Option<ContentVector>,
+}
+
+/// A text's vector under a model: computed once per store, for the
+/// near-duplicate check and for the index.
+#[derive(Debug, Clone)]
+pub struct ContentVector {
+    pub model: String,
+    pub vector: Vec<f32>,
 }
 
 /// A stored memory.
@@ -92,9 +102,11 @@ pub fn store(
         .resolve(&input.kind)
         .map_err(|err| AppError::arg(Arg::Type, err))?
         .to_owned();
-    if input.refuse_similar {
+    let mut vector = input.vector;
+    if input.refuse_similar && vector.is_none() {
         // Best effort: an index or model that fails here never stops a store.
-        let similar = near_duplicates(session, workspace, &content).unwrap_or_default();
+        let (similar, computed) = near_duplicates(session, workspace, &content).unwrap_or_default();
+        vector = computed;
         if !similar.is_empty() {
             let listed: Vec<String> = similar
                 .iter()
@@ -167,7 +179,7 @@ pub fn store(
     };
     // The memory is safely in the log; indexing it is best effort (the next
     // sync catches up), so a broken index or model never loses a store.
-    let (similar, not_indexed) = match index_stored(session, workspace, &entry) {
+    let (similar, not_indexed) = match index_stored(session, workspace, &entry, vector) {
         Ok(similar) => (similar, None),
         Err(err) => (Vec::new(), Some(format!("{:#}", err.error))),
     };
@@ -194,46 +206,77 @@ fn refusal(arg: Arg, err: memory::ContentError) -> AppError {
 }
 
 /// Memories of the workspace at least [`DUPLICATE`] similar to `content`,
-/// before it is written (none without a model).
+/// before it is written, and the content's vector (none without a model).
+/// The index is synced first only when it lags the workspace (the hooks
+/// keep it current): a store syncs once, after its append.
 pub fn near_duplicates(
     session: &mut Session,
     workspace: &Workspace,
     content: &str,
-) -> Result<Vec<IndexedMemory>, AppError> {
+) -> Result<(Vec<IndexedMemory>, Option<ContentVector>), AppError> {
     if session.model().is_none() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     }
-    sync_workspace(session, workspace, READ_EMBEDS)?;
+    if lags(session, workspace)? {
+        sync_workspace(session, workspace, READ_EMBEDS)?;
+    }
     let now = session.now()?;
-    let index = open_index(&session.home)?;
-    let scope = scope_of(&index, workspace)?;
-    let model = session.model().expect("checked above");
+    let Some(vector) = content_vector(session, content)? else {
+        return Ok((Vec::new(), None));
+    };
+    let index = session.index()?;
+    let scope = scope_of(index, workspace)?;
+    let similar = index.similar(&vector.model, &vector.vector, &scope, DUPLICATE, 3, now)?;
+    Ok((similar, Some(vector)))
+}
+
+/// `content` embedded as a memory text (`None` without a model).
+fn content_vector(session: &mut Session, content: &str) -> Result<Option<ContentVector>, AppError> {
+    let Some(model) = session.model() else {
+        return Ok(None);
+    };
     let vector = model
         .embedder()?
         .embed(&[content], crate::adapters::embed::TextKind::Document)
         .context("embedding the memory")?
         .remove(0);
-    Ok(index.similar(&model.id(), &vector, &scope, DUPLICATE, 3, now)?)
+    let model = model.id();
+    session.trace.texts_embedded += 1;
+    Ok(Some(ContentVector { model, vector }))
 }
 
-/// Indexes (and embeds) what `store` appended; returns the memories it
-/// nearly repeats.
+/// Indexes (and embeds, unless `vector` is its vector already) what
+/// `store` appended, with one sync; returns the memories it nearly repeats.
 fn index_stored(
     session: &mut Session,
     workspace: &Workspace,
     entry: &Entry,
+    vector: Option<ContentVector>,
 ) -> Result<Vec<IndexedMemory>, AppError> {
+    let Entry::Memory(memory) = entry else {
+        return Ok(Vec::new());
+    };
+    let hash = index_sync::content_hash(&memory.content);
+    if let Some(ContentVector { model, vector }) = &vector
+        && session.model_id().as_ref() == Some(model)
+    {
+        // In before the sync queues the text: its embedding step finds it
+        // done.
+        let index = session.index()?;
+        index.use_model(model)?;
+        index.insert_embeddings(model, [(hash.as_str(), vector.as_slice())])?;
+    }
     sync_workspace(session, workspace, READ_EMBEDS)?;
-    let (Some(model_id), Entry::Memory(memory)) = (session.model_id(), entry) else {
+    let Some(model_id) = session.model_id() else {
         return Ok(Vec::new());
     };
-    let index = open_index(&session.home)?;
-    let Some(vector) = index.vector_of(&model_id, &index_sync::content_hash(&memory.content))?
-    else {
+    let now = session.now()?;
+    let index = session.index()?;
+    let Some(vector) = index.vector_of(&model_id, &hash)? else {
         return Ok(Vec::new());
     };
-    let scope = scope_of(&index, workspace)?;
-    let mut similar = index.similar(&model_id, &vector, &scope, DUPLICATE, 4, session.now()?)?;
+    let scope = scope_of(index, workspace)?;
+    let mut similar = index.similar(&model_id, &vector, &scope, DUPLICATE, 4, now)?;
     similar.retain(|m| m.id != memory.id);
     similar.truncate(3);
     Ok(similar)
@@ -365,12 +408,14 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
             }
         }
     }
-    let mut index = open_index(&session.home)?;
-    let scope = scope(&index, workspace.as_ref(), &input.workspace)?;
-    let query_vector = match (&request.query, mode, session.model()) {
+    let mut queries_embedded = 0;
+    let (index, model) = session.index_and_model()?;
+    let scope = scope(index, workspace.as_ref(), &input.workspace)?;
+    let query_vector = match (&request.query, mode, model) {
         (Some(query), Mode::Semantic | Mode::Hybrid, Some(model)) => {
             let id = model.id();
             let vector = index.query_vector(&id, query, || -> Result<Vec<f32>, AppError> {
+                queries_embedded += 1;
                 let vector = model
                     .embedder()?
                     .embed(&[query.as_str()], crate::adapters::embed::TextKind::Query)
@@ -389,6 +434,7 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
             .as_ref()
             .map(|(model, vector)| QueryVector { model, vector }),
     )?;
+    session.trace.queries_embedded += queries_embedded;
     if hits.is_empty() {
         return Ok(Recalled::Nothing);
     }
@@ -410,7 +456,7 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
     };
     let mut fallback_reason = None;
     if let Some(command) = llm {
-        match llm_digest(&mut index, &job, command, counter.as_mut())? {
+        match llm_digest(session.index()?, &job, command, counter.as_mut())? {
             Ok(report) => {
                 return Ok(Recalled::Digest(Digested {
                     report,
@@ -762,8 +808,8 @@ pub fn show(
         problems(session, &report.problems);
     }
     let now = session.now()?;
-    let index = open_index(&session.home)?;
-    let scope = scope(&index, Some(&workspace), "current")?;
+    let index = session.index()?;
+    let scope = scope(index, Some(&workspace), "current")?;
     let mut shown = Vec::with_capacity(ids.len());
     for id in ids {
         let id = id.trim();
@@ -805,9 +851,11 @@ pub fn similar(
 ) -> Result<Vec<IndexedMemory>, AppError> {
     session.require_model("similar")?;
     sync_for_reading(session, workspace, Embed::All)?;
-    let index = open_index(&session.home)?;
-    let scope = scope_of(&index, workspace)?;
-    let model = session.require_model("similar")?;
+    let now = session.now()?;
+    session.require_model("similar")?;
+    let (index, model) = session.index_and_model()?;
+    let model = model.expect("required above");
+    let scope = scope_of(index, workspace)?;
     let model_id = model.id();
     let (vector, own_id) = match target {
         Target::Id(id) => {
@@ -831,14 +879,7 @@ pub fn similar(
             (vector, None)
         }
     };
-    let mut hits = index.similar(
-        &model_id,
-        &vector,
-        &scope,
-        threshold,
-        limit + 1,
-        session.now()?,
-    )?;
+    let mut hits = index.similar(&model_id, &vector, &scope, threshold, limit + 1, now)?;
     hits.retain(|hit| Some(&hit.id) != own_id.as_ref());
     hits.truncate(limit);
     Ok(hits)
@@ -854,9 +895,10 @@ pub fn duplicate_clusters(
     session.require_model("similar")?;
     sync_workspace(session, workspace, Embed::All)?;
     let model_id = session.require_model("similar")?.id();
-    let index = open_index(&session.home)?;
-    let scope = scope_of(&index, workspace)?;
-    Ok(index.duplicate_clusters(&model_id, &scope, threshold, limit, session.now()?)?)
+    let now = session.now()?;
+    let index = session.index()?;
+    let scope = scope_of(index, workspace)?;
+    Ok(index.duplicate_clusters(&model_id, &scope, threshold, limit, now)?)
 }
 
 /// The session-start briefing: where work stopped, what was decided, what
@@ -872,10 +914,11 @@ pub fn brief(
     if let Some(report) = sync_for_reading(session, workspace, Embed::Keywords)? {
         problems(session, &report.problems);
     }
-    let index = open_index(&session.home)?;
-    let scope = scope_of(&index, workspace)?;
+    let now = session.now()?;
+    let index = session.index()?;
+    let scope = scope_of(index, workspace)?;
     let branch = workspace.head().branch;
-    let sections = brief_sections(&index, &scope, branch.as_deref(), session.now()?)?;
+    let sections = brief_sections(index, &scope, branch.as_deref(), now)?;
     if sections.iter().all(|section| section.memories.is_empty()) {
         return Ok(None);
     }

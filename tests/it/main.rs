@@ -29,5 +29,6 @@ mod secrets;
 mod semantic;
 mod similarity;
 mod sync_history;
+mod trace;
 mod trust;
 mod vectors;

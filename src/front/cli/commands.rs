@@ -19,7 +19,7 @@ use crate::app::ops::{self, Forgot, RecallInput, Recalled, StoreInput, Target};
 use crate::app::render::{count, index_line, memories, near_duplicate, similar_line};
 use crate::app::session::Progress;
 use crate::app::sync::{
-    self as app_sync, Embed, Rebuilt, current_workspace, open_index, problems, sync_workspace,
+    self as app_sync, Embed, Rebuilt, current_workspace, problems, sync_workspace,
 };
 use crate::app::{AppError, Notice, Session};
 
@@ -27,8 +27,33 @@ pub(super) fn workspace() -> Result<Workspace, CliError> {
     Ok(current_workspace()?)
 }
 
-pub(super) fn session() -> Result<Session, CliError> {
-    Ok(Session::open()?)
+pub(super) fn session() -> Result<Traced, CliError> {
+    Ok(Traced(Session::open()?))
+}
+
+/// A command's session; with `GOLDFISH_TRACE=1`, the command's trace (index
+/// opens, syncs, embeddings) goes to stderr when it ends.
+pub(super) struct Traced(Session);
+
+impl std::ops::Deref for Traced {
+    type Target = Session;
+    fn deref(&self) -> &Session {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Traced {
+    fn deref_mut(&mut self) -> &mut Session {
+        &mut self.0
+    }
+}
+
+impl Drop for Traced {
+    fn drop(&mut self) {
+        if crate::adapters::env::var(crate::adapters::env::GOLDFISH_TRACE).is_some() {
+            super::output::stderr_line(&format!("goldfish trace: {}", self.0.trace));
+        }
+    }
 }
 
 /// A progress bar on stderr when it is a terminal and the work is long
@@ -198,6 +223,7 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
             // at a terminal is asked first.
             refuse_similar: !args.force && std::io::stdin().is_terminal(),
             session: None,
+            vector: None,
         },
     );
     output::notices(&mut session);
@@ -432,9 +458,8 @@ pub(super) fn sync(args: SyncArgs, out: &mut dyn Write) -> Result<u8, CliError> 
 pub(super) fn status(args: StatusArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = workspace()?;
     let mut session = session()?;
-    let index = open_index(&session.home)?;
     let model = session.usable_model()?.map(|model| model.id());
-    let status = crate::app::status::collect(&workspace, &index, model)?;
+    let status = crate::app::status::collect(&workspace, session.index()?, model)?;
     if args.json {
         let line = serde_json::to_string(&status).context("serializing the status")?;
         writeln!(out, "{line}").context("writing output")?;
@@ -605,6 +630,7 @@ fn pre_compact(out: &mut dyn Write) -> Result<(), CliError> {
             allow_secret: false,
             refuse_similar: false,
             session: None,
+            vector: None,
         },
     );
     output::notices(&mut session);

@@ -25,7 +25,7 @@ mod filter;
 
 use crate::adapters::index::search::{IndexedMemory, Mode};
 use crate::app::ops::{self, Distill, Forgot, RecallInput, Recalled, StoreInput, Target};
-use crate::app::sync::{current_workspace, open_index};
+use crate::app::sync::current_workspace;
 use crate::app::{AppError, Arg, Hint, Notice, Session, render as plain};
 use crate::domain::recall::Captured;
 
@@ -246,6 +246,7 @@ impl Server {
             let started = Instant::now();
             let mut shared = lock(&shared);
             let outcome = op(&mut shared);
+            shared.session.end_command();
             // Logs: stdout is the protocol.
             for notice in shared.session.take_notices() {
                 eprintln!("{notice}");
@@ -303,6 +304,7 @@ impl Server {
                     allow_secret: false,
                     refuse_similar: !params.force,
                     session: None,
+                    vector: None,
                 },
             )?;
             let mut answer = format!("stored {} in {}", stored.entry.id(), stored.file.display());
@@ -517,9 +519,8 @@ impl Server {
     ) -> Result<CallToolResult, ErrorData> {
         self.run("status", move |shared| {
             let workspace = current_workspace()?;
-            let index = open_index(&shared.session.home)?;
             let model = shared.session.model_id();
-            let status = crate::app::status::collect(&workspace, &index, model)?;
+            let status = crate::app::status::collect(&workspace, shared.session.index()?, model)?;
             Ok(crate::app::status::text(&status))
         })
         .await
