@@ -100,7 +100,7 @@ fn main() {
         );
         return;
     }
-    // What the worker does for a model this small (src/cli/capture.rs).
+    // What the worker does for a model this small (src/app/capture.rs).
     // SAFETY: set before any thread of this process reads the environment.
     unsafe { std::env::set_var("CANDLE_DEQUANTIZE_ALL", "1") };
     let started = Instant::now();

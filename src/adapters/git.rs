@@ -40,6 +40,7 @@ pub enum GitError {
 }
 
 /// A git repository with a work tree: the unit goldfish calls a workspace.
+#[derive(Clone)]
 pub struct Workspace {
     repo: gix::Repository,
     root: PathBuf,
@@ -193,6 +194,54 @@ impl Workspace {
             }
         }
         Ok(files)
+    }
+
+    /// Memory file `name` as `commit`'s tree has it, when it is a regular
+    /// file there (a link in a tree is never followed); `None` otherwise.
+    pub fn memory_file_at(&self, commit: gix::ObjectId, name: &str) -> Option<Vec<u8>> {
+        let tree = self.repo.find_commit(commit).ok()?.tree().ok()?;
+        let entry = tree
+            .lookup_entry_by_path(format!("{MEMORY_DIR}/{name}"))
+            .ok()??;
+        if !entry.mode().is_blob() {
+            return None;
+        }
+        Some(self.repo.find_blob(entry.id()).ok()?.data.clone())
+    }
+
+    /// The commits HEAD's reflog of this work tree moved to, oldest first
+    /// (empty without a reflog).
+    pub fn head_reflog(&self) -> Vec<gix::ObjectId> {
+        let Ok(head) = self.repo.head() else {
+            return Vec::new();
+        };
+        let mut log = head.log_iter();
+        match log.all() {
+            Ok(Some(lines)) => lines
+                .filter_map(Result::ok)
+                .map(|line| line.new_oid())
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The stash commits (`git stash list`): the reflog of `refs/stash`.
+    pub fn stash_commits(&self) -> Vec<gix::ObjectId> {
+        let Ok(Some(stash)) = self.repo.try_find_reference("refs/stash") else {
+            return Vec::new();
+        };
+        let mut log = stash.log_iter();
+        let mut commits: Vec<gix::ObjectId> = match log.all() {
+            Ok(Some(lines)) => lines
+                .filter_map(Result::ok)
+                .map(|line| line.new_oid())
+                .collect(),
+            _ => Vec::new(),
+        };
+        if let Some(id) = stash.target().try_id() {
+            commits.push(id.to_owned());
+        }
+        commits
     }
 
     /// The bytes of a blob.

@@ -106,11 +106,21 @@ impl GitActivity {
 }
 
 /// The git side of a work tree: its own git folder (a linked worktree has
-/// one of its own, with its own index lock) and its root.
-#[derive(Debug, Clone)]
+/// one of its own, with its own index lock) and the repository, whose
+/// objects and reflogs are read with gix.
+#[derive(Clone)]
 struct GitSide {
     git_dir: PathBuf,
-    root: PathBuf,
+    workspace: Workspace,
+}
+
+impl std::fmt::Debug for GitSide {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GitSide")
+            .field("git_dir", &self.git_dir)
+            .field("root", &self.workspace.root())
+            .finish()
+    }
 }
 
 impl GitSide {
@@ -132,8 +142,7 @@ impl GitSide {
 
     /// How many entries HEAD's reflog of this work tree has.
     fn reflog_len(&self) -> usize {
-        fs::read(self.git_dir.join("logs/HEAD"))
-            .map_or(0, |bytes| bytes.iter().filter(|&&b| b == b'\n').count())
+        self.workspace.head_reflog().len()
     }
 
     fn journal(&self) -> PathBuf {
@@ -143,19 +152,8 @@ impl GitSide {
     /// HEAD's version of memory file `name`, when HEAD has it as a regular
     /// file (a link in the tree is never followed).
     fn head_file(&self, name: &str) -> Option<Vec<u8>> {
-        let path = format!("{}/{name}", crate::adapters::git::MEMORY_DIR);
-        let listing =
-            crate::adapters::git::git_command(&self.root, &["ls-tree", "HEAD", "--", &path])
-                .ok()?;
-        let listing = String::from_utf8(listing.stdout).ok()?;
-        let mut fields = listing.split_whitespace();
-        let mode = fields.next()?;
-        let (kind, id) = (fields.next()?, fields.next()?);
-        if kind != "blob" || !(mode == "100644" || mode == "100755") {
-            return None;
-        }
-        let blob = crate::adapters::git::git_command(&self.root, &["cat-file", "blob", id]).ok()?;
-        blob.status.success().then_some(blob.stdout)
+        let head = self.workspace.head_commit()?;
+        self.workspace.memory_file_at(head, name)
     }
 }
 
@@ -166,11 +164,11 @@ impl GitSide {
 struct History<'a> {
     git: &'a GitSide,
     /// HEAD's reflog, one commit per entry (the commit HEAD moved to).
-    reflog: Option<Vec<String>>,
+    reflog: Option<Vec<gix::ObjectId>>,
     /// The stash commits: `git stash list` and a pending autostash.
-    stashes: Option<Vec<String>>,
+    stashes: Option<Vec<gix::ObjectId>>,
     /// The lines of `commit:memory file`, empty when it has no such file.
-    files: HashMap<(String, String), HashSet<Vec<u8>>>,
+    files: HashMap<(gix::ObjectId, String), HashSet<Vec<u8>>>,
 }
 
 impl<'a> History<'a> {
@@ -186,16 +184,13 @@ impl<'a> History<'a> {
     /// Whether memory file `name` of a commit HEAD pointed to after its
     /// reflog's first `since` entries holds `line`.
     fn committed_since(&mut self, since: usize, name: &str, line: &[u8]) -> bool {
-        let reflog = self.reflog.get_or_insert_with(|| {
-            fs::read_to_string(self.git.git_dir.join("logs/HEAD"))
-                .unwrap_or_default()
-                .lines()
-                .filter_map(|entry| entry.split(' ').nth(1).map(str::to_owned))
-                .collect()
-        });
+        let git = self.git;
+        let reflog = self
+            .reflog
+            .get_or_insert_with(|| git.workspace.head_reflog());
         // A shorter reflog was expired or rewritten: look at all of it.
         let skip = if since <= reflog.len() { since } else { 0 };
-        let commits: BTreeSet<String> = reflog[skip..].iter().cloned().collect();
+        let commits: BTreeSet<gix::ObjectId> = reflog[skip..].iter().copied().collect();
         commits
             .into_iter()
             .any(|commit| self.file_lines(commit, name).contains(line))
@@ -206,24 +201,16 @@ impl<'a> History<'a> {
     fn stashed(&mut self, name: &str, line: &[u8]) -> bool {
         let git = self.git;
         let stashes = self.stashes.get_or_insert_with(|| {
-            let mut stashes: Vec<String> =
-                crate::adapters::git::git_command(&git.root, &["stash", "list", "--format=%H"])
-                    .ok()
-                    .filter(|out| out.status.success())
-                    .map(|out| {
-                        String::from_utf8_lossy(&out.stdout)
-                            .lines()
-                            .map(str::to_owned)
-                            .collect()
-                    })
-                    .unwrap_or_default();
+            let mut stashes = git.workspace.stash_commits();
             for autostash in [
                 "MERGE_AUTOSTASH",
                 "rebase-merge/autostash",
                 "rebase-apply/autostash",
             ] {
-                if let Ok(text) = fs::read_to_string(git.git_dir.join(autostash)) {
-                    stashes.push(text.trim().to_owned());
+                if let Ok(text) = fs::read_to_string(git.git_dir.join(autostash))
+                    && let Ok(id) = gix::ObjectId::from_hex(text.trim().as_bytes())
+                {
+                    stashes.push(id);
                 }
             }
             stashes
@@ -234,25 +221,15 @@ impl<'a> History<'a> {
             .any(|stash| self.file_lines(stash, name).contains(line))
     }
 
-    fn file_lines(&mut self, commit: String, name: &str) -> &HashSet<Vec<u8>> {
-        let root = &self.git.root;
+    fn file_lines(&mut self, commit: gix::ObjectId, name: &str) -> &HashSet<Vec<u8>> {
+        let workspace = &self.git.workspace;
         self.files
             .entry((commit, name.to_owned()))
             .or_insert_with_key(|(commit, name)| {
-                let path = format!("{}/{name}", crate::adapters::git::MEMORY_DIR);
-                crate::adapters::git::git_command(
-                    root,
-                    &["cat-file", "blob", &format!("{commit}:{path}")],
-                )
-                .ok()
-                .filter(|out| out.status.success())
-                .map(|out| {
-                    out.stdout
-                        .split(|&b| b == b'\n')
-                        .map(<[u8]>::to_vec)
-                        .collect()
-                })
-                .unwrap_or_default()
+                workspace
+                    .memory_file_at(*commit, name)
+                    .map(|bytes| bytes.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect())
+                    .unwrap_or_default()
             })
     }
 }
@@ -334,7 +311,7 @@ impl MemoryDir {
             path: workspace.memory_dir(),
             git: Some(GitSide {
                 git_dir: workspace.git_dir().to_owned(),
-                root: workspace.root().to_owned(),
+                workspace: workspace.clone(),
             }),
         }
     }
@@ -700,8 +677,10 @@ impl Journal {
 }
 
 /// Writes `bytes` to a temporary file beside `path` and renames it over
-/// `path` (keeping its permissions): a reader, or a failed write, never
-/// leaves half a file. The merge driver's result, `resolve`'s, the journal.
+/// `path` (keeping its permissions; a new file gets a plain file's, 0644):
+/// a reader, or a failed write, never leaves half a file. The one atomic
+/// writer: the merge driver's result, `resolve`'s, the journal, the agent
+/// files `init --agent` writes.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path
         .parent()
@@ -710,9 +689,12 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut temp = tempfile::NamedTempFile::new_in(dir)?;
     temp.write_all(bytes)?;
     temp.as_file().sync_data()?;
-    if let Ok(metadata) = fs::metadata(path) {
-        temp.as_file().set_permissions(metadata.permissions())?;
-    }
+    // A temporary file is private (0600).
+    let permissions = match fs::metadata(path) {
+        Ok(metadata) => metadata.permissions(),
+        Err(_) => std::os::unix::fs::PermissionsExt::from_mode(0o644),
+    };
+    temp.as_file().set_permissions(permissions)?;
     temp.persist(path).map_err(|err| err.error)?;
     Ok(())
 }
@@ -1020,6 +1002,27 @@ mod tests {
             content: "c".into(),
             ..Memory::default()
         })
+    }
+
+    #[test]
+    fn the_atomic_writer_keeps_permissions_and_gives_a_new_file_a_plain_files() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |path: &Path| fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        let new = dir.path().join("new.json");
+        write_atomically(&new, b"{}").unwrap();
+        assert_eq!(
+            (fs::read(&new).unwrap(), mode(&new)),
+            (b"{}".to_vec(), 0o644)
+        );
+        let script = dir.path().join("hook.sh");
+        fs::write(&script, "old").unwrap();
+        fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+        write_atomically(&script, b"new").unwrap();
+        assert_eq!(
+            (fs::read(&script).unwrap(), mode(&script)),
+            (b"new".to_vec(), 0o755)
+        );
     }
 
     fn memory_dir() -> (tempfile::TempDir, MemoryDir) {

@@ -157,8 +157,8 @@ fn unsafe_path(path: &Path, reason: &str) -> SetupError {
     }
 }
 
-/// Writes `text` to `path` through a temporary file in the same folder, so a
-/// reader never sees half a file.
+/// Writes `text` to `path` (never through a link, its folder made) with the
+/// one atomic writer.
 fn write_atomic(root: &Path, path: &Path, text: &str) -> Result<(), SetupError> {
     refuse_links(root, path)?;
     let io_error = |action| {
@@ -171,20 +171,7 @@ fn write_atomic(root: &Path, path: &Path, text: &str) -> Result<(), SetupError> 
     };
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io_error("create the folder of"))?;
-    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(io_error("write"))?;
-    io::Write::write_all(&mut file, text.as_bytes()).map_err(io_error("write"))?;
-    // A temporary file is private (0600); the result keeps the permissions
-    // of the file it replaces, or gets a plain file's.
-    let permissions = match std::fs::metadata(path) {
-        Ok(existing) => existing.permissions(),
-        Err(_) => std::os::unix::fs::PermissionsExt::from_mode(0o644),
-    };
-    file.as_file()
-        .set_permissions(permissions)
-        .map_err(io_error("write"))?;
-    file.persist(path)
-        .map_err(|err| err.error)
-        .map_err(io_error("write"))?;
+    crate::adapters::memdir::write_atomically(path, text.as_bytes()).map_err(io_error("write"))?;
     Ok(())
 }
 

@@ -225,6 +225,79 @@ impl Fusion {
     }
 }
 
+/// The parts of a hybrid recall's score (`recall --json`), so a rank can be
+/// read off: `score` = `keyword_weight` × `keyword` + `semantic_weight` ×
+/// `semantic` + `time_cue` (with the default fusion 0.6 and 0.4, `semantic`
+/// the cosine similarity, 0 below zero or without a vector); see
+/// [`DEFAULT_FUSION`]. Reciprocal rank fusion (for the
+/// evaluation only) has no weights: its score comes from the ranks.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Ranking {
+    /// 1-based rank in the keyword (BM25) list; `null` when not in it.
+    pub keyword_rank: Option<usize>,
+    /// 1-based rank in the vector list; `null` when not in it.
+    pub semantic_rank: Option<usize>,
+    /// BM25 relative to the query's best keyword match among the
+    /// candidates, in [0, 1]; 0 without a word match.
+    pub keyword: f64,
+    /// What the similarity adds before its weight: the cosine similarity
+    /// (0 below zero or without a vector) with the default fusion; rescaled
+    /// over the candidates, in [0, 1], with [`Fusion::Scaled`].
+    pub semantic: f64,
+    /// What the memory's time adds: it lies in the span the question points
+    /// at ("two weeks ago", "in March"); 0 otherwise.
+    pub time_cue: f64,
+    /// The weight of `keyword` in the score; `null` for rank fusion.
+    pub keyword_weight: Option<f64>,
+    /// The weight of `semantic` in the score; `null` for rank fusion.
+    pub semantic_weight: Option<f64>,
+}
+
+/// One candidate's fused score and its parts, as the request's fusion
+/// reads its evidence among candidates that span `spread`, with what its
+/// time (`timestamp`, RFC 3339) adds when it lies in the question's `cue`.
+pub fn fuse(
+    request: &Request,
+    evidence: &Evidence,
+    spread: &Spread,
+    cue: Option<TimeCue>,
+    timestamp: &str,
+) -> (f64, Ranking) {
+    let in_cue = cue.is_some_and(|cue| {
+        timestamp
+            .parse()
+            .is_ok_and(|at: Timestamp| cue.contains(at))
+    });
+    let time_cue = if in_cue { TIME_CUE_BOOST } else { 0.0 };
+    let weights = request.fusion.weights();
+    let ranking = Ranking {
+        keyword_rank: evidence.keyword_rank.map(|r| r + 1),
+        semantic_rank: evidence.semantic_rank.map(|r| r + 1),
+        keyword: spread.keyword(evidence),
+        semantic: request.fusion.semantic_part(evidence, spread),
+        time_cue,
+        keyword_weight: weights.map(|(k, _)| k),
+        semantic_weight: weights.map(|(_, s)| s),
+    };
+    (request.fusion.score(evidence, spread) + time_cue, ranking)
+}
+
+/// The order of a ranked list: higher score first, then newer, then the
+/// larger id (ids are time-ordered), so equal scores never shuffle.
+pub fn ranked_before(
+    score_a: f64,
+    timestamp_a: &str,
+    id_a: &str,
+    score_b: f64,
+    timestamp_b: &str,
+    id_b: &str,
+) -> std::cmp::Ordering {
+    score_b
+        .total_cmp(&score_a)
+        .then_with(|| timestamp_b.cmp(timestamp_a))
+        .then_with(|| id_b.cmp(id_a))
+}
+
 /// The span of time a question points at, relative to "now" (UTC): "N
 /// days/weeks/months/years ago" (N ± 1 of them), "last/past week/month/year"
 /// (two of them back to now), "yesterday", "in/during MONTH" (the latest

@@ -1,10 +1,13 @@
-//! Recall from the index: filters in SQL, BM25 ranking from FTS5.
+//! Recall from the index: filters in SQL; keyword candidates from the keyword
+//! index (tantivy, `keyword.rs`) or FTS5 when it cannot answer, vector
+//! candidates from `vectors.rs`; the fusion policy is the core's
+//! (`crate::domain::recall`).
 
 use rusqlite::types::Value;
 use serde::Serialize;
 
 use super::{Index, IndexError};
-use crate::domain::recall::{Evidence, Request, Spread, TIME_CUE_BOOST, TimeCue};
+use crate::domain::recall::{Evidence, Request, Spread, TimeCue, fuse, ranked_before};
 
 /// Which workspaces a recall searches.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,33 +130,7 @@ impl From<&IndexedMemory> for crate::domain::digest::Source {
     }
 }
 
-/// The parts of a hybrid recall's score (`recall --json`), so a rank can be
-/// read off: `score` = `keyword_weight` × `keyword` + `semantic_weight` ×
-/// `semantic` + `time_cue` (with the default fusion 0.6 and 0.4, `semantic`
-/// the cosine similarity, 0 below zero or without a vector); see
-/// [`crate::domain::recall::DEFAULT_FUSION`]. Reciprocal rank fusion (for the
-/// evaluation only) has no weights: its score comes from the ranks.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Ranking {
-    /// 1-based rank in the keyword (BM25) list; `null` when not in it.
-    pub keyword_rank: Option<usize>,
-    /// 1-based rank in the vector list; `null` when not in it.
-    pub semantic_rank: Option<usize>,
-    /// BM25 relative to the query's best keyword match among the
-    /// candidates, in [0, 1]; 0 without a word match.
-    pub keyword: f64,
-    /// What the similarity adds before its weight: the cosine similarity
-    /// (0 below zero or without a vector) with the default fusion; rescaled
-    /// over the candidates, in [0, 1], with [`crate::domain::recall::Fusion::Scaled`].
-    pub semantic: f64,
-    /// What the memory's time adds: it lies in the span the question points
-    /// at ("two weeks ago", "in March"); 0 otherwise.
-    pub time_cue: f64,
-    /// The weight of `keyword` in the score; `null` for rank fusion.
-    pub keyword_weight: Option<f64>,
-    /// The weight of `semantic` in the score; `null` for rank fusion.
-    pub semantic_weight: Option<f64>,
-}
+pub use crate::domain::recall::Ranking;
 
 /// How recall ranks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -690,10 +667,7 @@ impl Index {
                 hit.score = s.max(0.0);
             }
             hits.sort_by(|a, b| {
-                b.score
-                    .total_cmp(&a.score)
-                    .then_with(|| b.timestamp.cmp(&a.timestamp))
-                    .then_with(|| b.id.cmp(&a.id))
+                ranked_before(a.score, &a.timestamp, &a.id, b.score, &b.timestamp, &b.id)
             });
             if hits.len() >= limit || exhausted {
                 hits.truncate(limit);
@@ -770,34 +744,17 @@ impl Index {
             .as_deref()
             .zip(request.now)
             .and_then(|(query, now)| TimeCue::find(query, now));
-        let weights = request.fusion.weights();
         let mut fused: Vec<IndexedMemory> = candidates
             .into_iter()
             .map(|(evidence, mut hit)| {
-                let in_cue = cue.is_some_and(|cue| {
-                    hit.timestamp
-                        .parse()
-                        .is_ok_and(|at: jiff::Timestamp| cue.contains(at))
-                });
-                let time_cue = if in_cue { TIME_CUE_BOOST } else { 0.0 };
-                hit.score = request.fusion.score(&evidence, &spread) + time_cue;
-                hit.ranking = Some(Ranking {
-                    keyword_rank: evidence.keyword_rank.map(|r| r + 1),
-                    semantic_rank: evidence.semantic_rank.map(|r| r + 1),
-                    keyword: spread.keyword(&evidence),
-                    semantic: request.fusion.semantic_part(&evidence, &spread),
-                    time_cue,
-                    keyword_weight: weights.map(|(k, _)| k),
-                    semantic_weight: weights.map(|(_, s)| s),
-                });
+                let (score, ranking) = fuse(request, &evidence, &spread, cue, &hit.timestamp);
+                hit.score = score;
+                hit.ranking = Some(ranking);
                 hit
             })
             .collect();
         fused.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then_with(|| b.timestamp.cmp(&a.timestamp))
-                .then_with(|| b.id.cmp(&a.id))
+            ranked_before(a.score, &a.timestamp, &a.id, b.score, &b.timestamp, &b.id)
         });
         Ok(fused)
     }
