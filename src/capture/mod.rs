@@ -12,6 +12,7 @@
 
 pub mod eval;
 pub mod event;
+pub mod failures;
 pub mod install;
 pub mod model;
 pub mod queue;

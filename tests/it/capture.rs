@@ -243,6 +243,136 @@ fn capture_turns_a_failing_then_passing_test_into_a_bug_fix_and_a_session_summar
     assert!(!stored[0].starts_with("capture:"), "{stored:?}");
 }
 
+/// A failing run of a test runner, as Claude Code reports it: a
+/// `PostToolUseFailure` with the output in `error`, or a `PostToolUse`
+/// with it in `stdout` (no exit code).
+fn failed_run(
+    repo: &Path,
+    session: &str,
+    command: &str,
+    output: &str,
+    as_failure: bool,
+) -> (&'static str, serde_json::Value) {
+    let mut event = tool(
+        repo,
+        "Bash",
+        json!({"command": command, "description": "Run the tests"}),
+        json!({"stdout": output, "stderr": "", "interrupted": false, "isImage": false}),
+    );
+    event["session_id"] = json!(session);
+    if !as_failure {
+        return ("post-tool-use", event);
+    }
+    event["hook_event_name"] = json!("PostToolUseFailure");
+    event["error"] = json!(format!("Exit code 1\n{output}"));
+    event["is_interrupt"] = json!(false);
+    event.as_object_mut().unwrap().remove("tool_response");
+    ("post-tool-use-failure", event)
+}
+
+/// Regression (issue 29): a modern Rust panic's message is on the line
+/// after `panicked at FILE:LINE:COL:`, and only that line was kept; a Jest
+/// failure arriving as `PostToolUseFailure` stored no failing test and no
+/// error. Each runner's real output (`fixtures/capture/outputs/`) goes
+/// through the hook: the failing run, an edit, the run passing; the stored
+/// bug fix names the failing tests and keeps the error message.
+#[test]
+fn a_captured_bug_fix_names_the_failing_test_and_its_error_for_each_runner() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let outputs = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/capture/outputs");
+    // (fixture, command, as a PostToolUseFailure, file edited, failing
+    // tests, error)
+    let cases = [
+        (
+            "cargo-test.txt",
+            "cargo test",
+            true,
+            "src/billing/invoice.rs",
+            "billing::invoice::tests::numbers_are_unique_across_retries",
+            "assertion `left != right` failed: duplicate invoice number 1042 (left: 1042, right: 1042), at src/billing/invoice.rs:38:9",
+        ),
+        (
+            "cargo-test-rust-1.72.txt",
+            "cargo test",
+            false,
+            "src/billing/invoice.rs",
+            "billing::invoice::tests::empty_amount_is_zero, billing::invoice::tests::numbers_are_unique_across_retries",
+            "called `Result::unwrap()` on an `Err` value: ParseIntError { kind: Empty }, at src/billing/invoice.rs:23:42",
+        ),
+        (
+            "jest.txt",
+            "npm test",
+            true,
+            "src/cart/cart.js",
+            "Cart › total › applies the discount once, a missing item has no price",
+            "expect(received).toBe(expected) // Object.is equality (Expected: 90, Received: 81)",
+        ),
+        (
+            "vitest.txt",
+            "npx vitest run",
+            false,
+            "src/cart/cart.js",
+            "src/cart/total.test.js > Cart > total > applies the discount once",
+            "AssertionError: expected 81 to be 90 // Object.is equality",
+        ),
+        (
+            "pytest.txt",
+            "python -m pytest tests",
+            false,
+            "app/auth.py",
+            "tests/test_auth.py::test_expired_token_is_rejected",
+            "AssertionError: token expired 100 s ago (assert False, +  where False = is_expired({'exp': 1000}, now=1100)), at tests/test_auth.py:8",
+        ),
+        (
+            "go-test.txt",
+            "go test ./...",
+            true,
+            "invoice/numbering.go",
+            "TestNumbersAreUniqueAcrossRetries, TestNumbersStartAt/thousand",
+            "numbering_test.go:11: duplicate invoice number 1042: issued twice after a retry",
+        ),
+    ];
+    for (fixture, command, as_failure, file, _, _) in cases {
+        let output = fs::read_to_string(outputs.join(fixture)).unwrap();
+        let (event, failed) = failed_run(&repo, fixture, command, &output, as_failure);
+        hook(&env, &repo, event, &failed);
+        let mut edit = tool(
+            &repo,
+            "Edit",
+            json!({"file_path": repo.join(file), "old_string": "a", "new_string": "b"}),
+            json!({}),
+        );
+        edit["session_id"] = json!(fixture);
+        hook(&env, &repo, "post-tool-use", &edit);
+        let mut passed = tool(
+            &repo,
+            "Bash",
+            json!({"command": command}),
+            json!({"stdout": "all tests passed", "stderr": "", "interrupted": false}),
+        );
+        passed["session_id"] = json!(fixture);
+        hook(&env, &repo, "post-tool-use", &passed);
+    }
+    env.ok(&repo, &["capture", "work", "--wait"]);
+
+    let lines = memory_lines(&repo);
+    for (fixture, command, _, file, tests, error) in cases {
+        let fix = lines
+            .iter()
+            .find(|l| l["session"] == fixture)
+            .unwrap_or_else(|| panic!("{fixture}: no bug fix stored: {lines:#?}"));
+        assert_eq!(fix["type"], "bug-fix", "{fixture}");
+        assert_eq!(
+            fix["content"],
+            format!(
+                "`{command}` failed, then passed after changes to {file}. Failing before: {tests}. Error: {error}"
+            ),
+            "{fixture}"
+        );
+    }
+}
+
 #[test]
 fn capture_hook_exits_zero_on_bad_input_and_outside_a_repository() {
     let env = TestEnv::new();
