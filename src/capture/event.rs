@@ -82,8 +82,12 @@ pub struct Facts {
     /// Error lines of the output (at most [`failures::MAX_ERRORS`], a
     /// message over lines joined into one), secrets removed.
     pub errors: Vec<String>,
-    /// The new text of an edit (clipped, secrets removed), for a model.
+    /// The new text of an edit (clipped, secrets removed), for a model:
+    /// `- old` and `+ new` lines.
     pub change: Option<String>,
+    /// The text a `Write` gave the file, as written (secrets removed):
+    /// what a decision record says.
+    pub written: Option<String>,
     /// Whether a secret was removed from what is kept.
     pub secret_removed: bool,
 }
@@ -129,6 +133,13 @@ pub fn facts(payload: &Value, root: &Path) -> Facts {
                     redact::remove_secrets(&redact::clip_middle(&change, MAX_CHANGE_BYTES));
                 facts.secret_removed |= secret;
                 facts.change = Some(change);
+            }
+            if let Some(content) = input["content"].as_str().filter(|_| tool == "Write") {
+                // Whole as queued (8 KiB at most): a record's decision may
+                // come after a long context.
+                let (content, secret) = redact::remove_secrets(content);
+                facts.secret_removed |= secret;
+                facts.written = Some(content);
             }
         }
         "NotebookEdit" => facts.modified.extend(path_of("notebook_path")),

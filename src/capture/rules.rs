@@ -213,7 +213,11 @@ impl Session {
 const DECISION_FOLDERS: &[&str] = &["adr", "adrs", "decisions", "architecture-decisions"];
 
 /// A new decision record written (a markdown file in a decision folder) is
-/// a decision: its title and first paragraph, naming the file.
+/// a decision: its title and decision (else first paragraph), naming the
+/// file. The layouts of adr-tools and Nygard (`# 7. Title`, `## Status`,
+/// `## Decision`) and MADR (YAML front matter or `* Status:` lines,
+/// `## Decision Outcome`) are read; numbers (`7.`, `ADR 7:`, `0007`) and
+/// status, date and deciders lines are left out.
 fn decision_record(facts: &Facts) -> Option<Observation> {
     let [path] = facts.modified.as_slice() else {
         return None;
@@ -227,18 +231,11 @@ fn decision_record(facts: &Facts) -> Option<Observation> {
     if !in_folder || path_ref.extension().is_none_or(|ext| ext != "md") {
         return None;
     }
-    let text = facts.change.as_deref()?;
-    let mut lines = text.lines().map(str::trim);
-    let title = lines
-        .by_ref()
-        .find(|line| !line.is_empty())?
-        .trim_start_matches('#')
-        .trim();
-    // "3. SQLite in WAL mode": the record's number is in the file name.
-    let title = title
-        .split_once(". ")
-        .filter(|(number, _)| number.chars().all(|c| c.is_ascii_digit()))
-        .map_or(title, |(_, rest)| rest);
+    let text = facts.written.as_deref()?;
+    let mut lines = without_front_matter(text).lines().map(str::trim).peekable();
+    let title = record_title(lines.by_ref().find(|line| !line.is_empty())?);
+    // A setext heading's underline.
+    lines.next_if(|line| !line.is_empty() && line.chars().all(|c| c == '=' || c == '-'));
     // The paragraphs after the title, each under the heading it follows.
     let mut paragraphs: Vec<(String, Vec<&str>)> = Vec::new();
     let mut heading = String::new();
@@ -247,7 +244,7 @@ fn decision_record(facts: &Facts) -> Option<Observation> {
         if line.starts_with('#') {
             heading = line.trim_start_matches('#').trim().to_lowercase();
             open = false;
-        } else if line.is_empty() {
+        } else if line.is_empty() || is_record_metadata(line) {
             open = false;
         } else if open {
             paragraphs.last_mut().expect("open").1.push(line);
@@ -257,17 +254,14 @@ fn decision_record(facts: &Facts) -> Option<Observation> {
         }
     }
     // The decision itself (MADR's "Decision Outcome", Nygard's "Decision"),
-    // else the first paragraph that is not a status or a date.
+    // else the first paragraph that is not under a status or date heading.
     let paragraph = paragraphs
         .iter()
         .find(|(heading, _)| heading.starts_with("decision"))
         .or_else(|| {
-            paragraphs.iter().find(|(heading, lines)| {
-                let first = lines[0].to_lowercase();
-                !matches!(heading.as_str(), "status" | "date")
-                    && !first.starts_with("status:")
-                    && !first.starts_with("date:")
-            })
+            paragraphs
+                .iter()
+                .find(|(heading, _)| !matches!(heading.as_str(), "status" | "date"))
         })
         .map(|(_, lines)| lines.join(" "))
         .unwrap_or_default();
@@ -282,6 +276,66 @@ fn decision_record(facts: &Facts) -> Option<Observation> {
         files: vec![path.clone()],
         source: RULES_SOURCE.to_owned(),
     })
+}
+
+/// MADR's YAML front matter (`---` … `---`) left out.
+fn without_front_matter(text: &str) -> &str {
+    let trimmed = text.trim_start();
+    let Some(rest) = trimmed.strip_prefix("---\n") else {
+        return text;
+    };
+    match rest.find("\n---") {
+        Some(end) => rest[end + 4..].trim_start_matches(['-', '\n']),
+        None => text,
+    }
+}
+
+/// A record's title without its heading marks and number: `# 7. Use WAL`,
+/// `# ADR 7: Use WAL`, `# ADR-0007 - Use WAL`, `# 0007 Use WAL` → `Use WAL`.
+fn record_title(line: &str) -> String {
+    let mut title = line.trim_start_matches('#').trim();
+    for prefix in ["ADR", "adr", "Adr"] {
+        if let Some(rest) = title.strip_prefix(prefix)
+            && rest.trim_start_matches(['-', ' ']).starts_with(|c: char| c.is_ascii_digit())
+        {
+            title = rest.trim_start_matches(['-', ' ']);
+        }
+    }
+    let number_end = title
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(title.len());
+    if number_end > 0 {
+        let rest = &title[number_end..];
+        let separated = rest.trim_start_matches(['.', ':', '-', '–', '—', ' ']);
+        // `7. Title`, `7: Title`, `0007 Title`: a number, then a separator.
+        if separated.len() < rest.len() {
+            title = separated;
+        }
+    }
+    title.trim().trim_end_matches('.').trim().to_owned()
+}
+
+/// `Status: Accepted`, `* Date: 2026-11-02`, `- **Deciders:** Ada`: a
+/// record's metadata, not what it says.
+fn is_record_metadata(line: &str) -> bool {
+    let line = line.trim_start_matches(['*', '-', ' ']).trim_start_matches("**");
+    let Some((key, _)) = line.split_once(':') else {
+        return false;
+    };
+    matches!(
+        key.trim_end_matches("**").trim().to_lowercase().as_str(),
+        "status"
+            | "date"
+            | "deciders"
+            | "decision-makers"
+            | "authors"
+            | "author"
+            | "consulted"
+            | "informed"
+            | "technical story"
+            | "supersedes"
+            | "superseded by"
+    )
 }
 
 fn push_unique(list: &mut Vec<String>, item: &str) {
@@ -540,7 +594,7 @@ mod tests {
         let write = |path: &str, text: &str| Facts {
             tool: "Write".into(),
             modified: vec![path.into()],
-            change: Some(text.into()),
+            written: Some(text.into()),
             ..Facts::default()
         };
         let mut session = Session::default();
@@ -567,6 +621,36 @@ mod tests {
             "Decision (doc/adr/0002-use-wal.md): Use WAL. We will open SQLite in WAL mode."
         );
         assert_eq!(decision.files, vec!["docs/adr/0007-queue-in-home.md"]);
+        // Numbers as other tools write them, MADR's metadata lines and
+        // front matter, a setext title.
+        for (text, expected) in [
+            (
+                "# ADR 7: Cursor pagination\n\nStatus: Accepted\nDate: 2026-11-02\n\nList endpoints take a cursor.",
+                "Cursor pagination. List endpoints take a cursor.",
+            ),
+            (
+                "# ADR-0007 - Cursor pagination\n\n* Status: accepted\n* Deciders: Ada, Linus\n\n## Context and Problem Statement\n\nOffsets skip rows.\n\n## Decision Outcome\n\nChosen option: \"cursor\", because rows move.",
+                "Cursor pagination. Chosen option: \"cursor\", because rows move.",
+            ),
+            (
+                "---\nstatus: accepted\ndate: 2026-11-02\n---\n\n# 0007 Cursor pagination\n\n**Status:** Accepted\n\nList endpoints take a cursor.",
+                "Cursor pagination. List endpoints take a cursor.",
+            ),
+            (
+                "Cursor pagination\n=================\n\nList endpoints take a cursor.",
+                "Cursor pagination. List endpoints take a cursor.",
+            ),
+        ] {
+            let Verdict::Store(decision) =
+                Session::default().apply(&write("docs/decisions/0007-cursor.md", text))
+            else {
+                panic!("a decision record is a decision: {text}")
+            };
+            assert_eq!(
+                decision.content,
+                format!("Decision (docs/decisions/0007-cursor.md): {expected}")
+            );
+        }
         for (path, text) in [
             ("docs/guide.md", "# Guide\n\nHow to start."),
             ("docs/adr/README.md.bak", "# x\n\ny"),

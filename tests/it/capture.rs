@@ -373,6 +373,33 @@ fn a_captured_bug_fix_names_the_failing_test_and_its_error_for_each_runner() {
     }
 }
 
+/// Regression (issue 29): a `Write` of a decision record was stored as
+/// `Decision (…): + # 7. Cursor pagination …`, its title read from the
+/// `+ `-prefixed change text made for a model.
+#[test]
+fn a_decision_record_written_through_the_hook_is_stored_with_a_clean_title() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let record = "# 7. Cursor pagination for list endpoints\n\nDate: 2026-11-20\n\n## Status\n\nAccepted\n\n## Context\n\nOffset pagination skipped and repeated rows while invoices were inserted.\n\n## Decision\n\nList endpoints take an opaque `cursor` (the last id seen) instead of `offset`; pages hold 50 items.\n\n## Consequences\n\nClients cannot jump to page N.\n";
+    let path = repo.join("docs/adr/0007-cursor-pagination.md");
+    let write = tool(
+        &repo,
+        "Write",
+        json!({"file_path": path, "content": record}),
+        json!({"type": "create", "filePath": path, "content": record, "structuredPatch": []}),
+    );
+    hook(&env, &repo, "post-tool-use", &write);
+    env.ok(&repo, &["capture", "work", "--wait"]);
+    let lines = memory_lines(&repo);
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert_eq!(lines[0]["type"], "decision");
+    assert_eq!(
+        lines[0]["content"],
+        "Decision (docs/adr/0007-cursor-pagination.md): Cursor pagination for list endpoints. List endpoints take an opaque `cursor` (the last id seen) instead of `offset`; pages hold 50 items."
+    );
+    assert_eq!(lines[0]["files"], json!(["docs/adr/0007-cursor-pagination.md"]));
+}
+
 #[test]
 fn capture_hook_exits_zero_on_bad_input_and_outside_a_repository() {
     let env = TestEnv::new();
