@@ -32,7 +32,14 @@ pub struct Session {
     pub fixed: Vec<String>,
     /// The last check commands that passed.
     pub passed: Vec<String>,
+    /// Failing runs the last event settled: a run that passes covered them
+    /// (told in the fix it stored, or not, when nothing changed). Not kept.
+    #[serde(skip)]
+    pub settled: usize,
 }
+
+/// Why a failing check waits ([`Verdict::Wait`]).
+pub const WAITING: &str = "check failed (stored if it passes after changes)";
 
 /// A failing check, waiting for the run that passes.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -42,6 +49,18 @@ pub struct Failure {
     pub errors: Vec<String>,
     /// Files modified since it failed.
     pub modified_since: Vec<String>,
+    /// The failing runs it stands for (the same command failing again
+    /// replaces it).
+    #[serde(default)]
+    pub runs: usize,
+}
+
+impl Failure {
+    /// Failing runs it stands for (a session saved before they were
+    /// counted: one).
+    fn runs(&self) -> usize {
+        self.runs.max(1)
+    }
 }
 
 /// What a memory made of a session's events says.
@@ -64,12 +83,16 @@ pub enum Verdict {
     /// The rules cannot tell (an edit, a command that ran well): a model
     /// may judge; without one it is skipped for this reason.
     Consult(&'static str),
+    /// A failing check, held until a run of it passes: a bug fix when files
+    /// changed in between ([`Session::settled`] counts the runs it settles).
+    Wait(&'static str),
 }
 
 impl Session {
     /// Applies one event's facts; returns what to store, if anything.
     pub fn apply(&mut self, facts: &Facts) -> Verdict {
         self.events += 1;
+        self.settled = 0;
         if self.events > MAX_EVENTS_PER_SESSION {
             return Verdict::Skip("session event cap reached");
         }
@@ -104,14 +127,21 @@ impl Session {
         let check = is_check(&command);
         match facts.outcome {
             Some(Outcome::Failed) if check => {
+                let earlier: usize = self
+                    .failing
+                    .iter()
+                    .filter(|f| f.command == command)
+                    .map(Failure::runs)
+                    .sum();
                 self.failing.retain(|f| f.command != command);
                 self.failing.push(Failure {
                     command,
                     tests: facts.failing_tests.clone(),
                     errors: facts.errors.clone(),
                     modified_since: Vec::new(),
+                    runs: earlier + 1,
                 });
-                Verdict::Skip("check failed (stored if it passes after changes)")
+                Verdict::Wait(WAITING)
             }
             Some(Outcome::Failed) => Verdict::Skip("command failed (a dead end is not stored)"),
             _ if is_trivial(&command) => Verdict::Skip("trivial command"),
@@ -131,6 +161,7 @@ impl Session {
             .into_iter()
             .partition(|f| covers(&command, &f.command));
         self.failing = failing;
+        self.settled = covered.iter().map(Failure::runs).sum();
         let mut covered = covered.into_iter();
         let Some(mut failure) = covered.next() else {
             return Verdict::Skip("check passed");
@@ -551,16 +582,20 @@ mod tests {
         let mut session = Session::default();
         let mut failed = bash("cargo test --test it sync", Outcome::Failed);
         failed.failing_tests = vec!["sync::branch_switch".to_owned()];
-        assert!(matches!(session.apply(&failed), Verdict::Skip(_)));
+        assert_eq!(session.apply(&failed), Verdict::Wait(WAITING));
+        // Failing again: one failure, of two runs.
+        assert_eq!(session.apply(&failed), Verdict::Wait(WAITING));
         assert!(matches!(
             session.apply(&edit("src/git.rs")),
             Verdict::Consult(_)
         ));
+        assert_eq!(session.settled, 0);
         let Verdict::Store(observation) =
             session.apply(&bash("cargo test --test it", Outcome::Succeeded))
         else {
             panic!("a fix is stored");
         };
+        assert_eq!(session.settled, 2, "the fix settles both failing runs");
         assert_eq!(observation.kind, "bug-fix");
         assert_eq!(observation.files, ["src/git.rs"]);
         assert!(
@@ -586,6 +621,7 @@ mod tests {
             session.apply(&bash("pytest tests", Outcome::Succeeded)),
             Verdict::Skip(_)
         ));
+        assert_eq!(session.settled, 1, "a flaky pass settles the failing run");
         assert!(session.summary(None, None).is_none(), "nothing changed");
     }
 

@@ -198,8 +198,17 @@ fn capture_turns_a_failing_then_passing_test_into_a_bug_fix_and_a_session_summar
         serde_json::from_str(&env.ok(&alice, &["capture", "status", "--json"])).unwrap();
     assert_eq!(status["queued"], 0);
     assert_eq!(status["stored"], 2);
-    assert_eq!(status["skipped"], 4, "{status}");
+    // Regression (issue 29): the failing run was counted as skipped though
+    // the bug fix stored tells it. Each event is counted once: the read,
+    // the edit and `ls` skipped, the failing run in the fix.
+    assert_eq!(status["skipped"], 3, "{status}");
+    assert_eq!(status["in_bug_fixes"], 1, "{status}");
+    assert_eq!(status["waiting"], 0, "{status}");
     assert_eq!(status["reasons"]["skipped trivial command"], 1, "{status}");
+    assert_eq!(
+        status["reasons"]["told in a stored bug fix: check failed, then passed after changes"], 1,
+        "{status}"
+    );
     let home = env.path().join("home/.goldfish");
     assert!(home.join("capture").is_dir());
     assert!(
@@ -398,6 +407,82 @@ fn a_decision_record_written_through_the_hook_is_stored_with_a_clean_title() {
         "Decision (docs/adr/0007-cursor-pagination.md): Cursor pagination for list endpoints. List endpoints take an opaque `cursor` (the last id seen) instead of `offset`; pages hold 50 items."
     );
     assert_eq!(lines[0]["files"], json!(["docs/adr/0007-cursor-pagination.md"]));
+}
+
+/// Regression (issue 29): `capture status` listed every memory capture
+/// ever stored, and counted a failing check as skipped whatever became of
+/// it. It names the newest 10 and says how many there are; a failing run
+/// still waiting for its pass is waiting, one a pass with no change
+/// settled is skipped.
+#[test]
+fn capture_status_counts_each_event_once_and_names_only_the_newest_stored() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let in_session = |session: &str, mut event: serde_json::Value| {
+        event["session_id"] = json!(session);
+        event
+    };
+    // 12 decision records, in two sessions (a session stores 10 at most).
+    for n in 1..=12 {
+        let path = repo.join(format!("docs/adr/{n:04}-choice-{n}.md"));
+        let text = format!("# {n}. Choice {n}\n\nWe chose option {n} for part {n}.\n");
+        let write = tool(
+            &repo,
+            "Write",
+            json!({"file_path": path, "content": text}),
+            json!({}),
+        );
+        let session = if n <= 6 { "records-a" } else { "records-b" };
+        hook(&env, &repo, "post-tool-use", &in_session(session, write));
+    }
+    let run = |command: &str, output: &str| {
+        tool(
+            &repo,
+            "Bash",
+            json!({"command": command}),
+            json!({"stdout": output, "stderr": ""}),
+        )
+    };
+    // A check failing, then passing with nothing changed (flaky); another
+    // failing and not passing yet.
+    for (session, event) in [
+        ("flaky", run("cargo test", "test a ... FAILED\ntest result: FAILED. 0 passed; 1 failed")),
+        ("flaky", run("cargo test", "test result: ok. 1 passed")),
+        ("open", run("npm test", "FAIL src/a.test.js\n  ● a › works\n\n    boom\n")),
+    ] {
+        hook(&env, &repo, "post-tool-use", &in_session(session, event));
+    }
+    env.ok(&repo, &["capture", "work", "--wait"]);
+
+    let lines = memory_lines(&repo);
+    assert_eq!(lines.len(), 12);
+    let status: serde_json::Value =
+        serde_json::from_str(&env.ok(&repo, &["capture", "status", "--json"])).unwrap();
+    assert_eq!(status["stored"], 12, "{status}");
+    let newest: Vec<&serde_json::Value> = lines.iter().map(|l| &l["id"]).skip(2).collect();
+    assert_eq!(
+        status["stored_ids"].as_array().unwrap().iter().collect::<Vec<_>>(),
+        newest,
+        "{status}"
+    );
+    assert_eq!(status["waiting"], 1, "{status}");
+    assert_eq!(status["skipped"], 2, "{status}");
+    assert_eq!(status["in_bug_fixes"], 0, "{status}");
+    assert_eq!(
+        status["reasons"]["skipped check failed, then passed with no fix stored"], 1,
+        "{status}"
+    );
+    assert_eq!(
+        status["reasons"]["waiting check failed (stored if it passes after changes)"], 1,
+        "{status}"
+    );
+    let text = env.ok(&repo, &["capture", "status"]);
+    assert!(
+        text.starts_with("queued 0, stored 12, skipped 2, waiting 1, dropped 0\n"),
+        "{text}"
+    );
+    assert_eq!(text.matches("\n  stored ").count(), 10, "{text}");
+    assert!(text.contains("  (the newest 10 of 12 stored)"), "{text}");
 }
 
 #[test]
