@@ -155,6 +155,7 @@ fn capture_turns_a_failing_then_passing_test_into_a_bug_fix_and_a_session_summar
     // Capture is opt-in: init writes the hooks Claude Code runs.
     let init = env.ok(&alice, &["init", "--agent", "claude", "--capture"]);
     assert!(init.contains("turned capture on"), "{init}");
+    let head = env.git(&alice, &["rev-parse", "HEAD"]);
     session(&env, &alice);
 
     let lines = memory_lines(&alice);
@@ -216,7 +217,15 @@ fn capture_turns_a_failing_then_passing_test_into_a_bug_fix_and_a_session_summar
         "the queue is never in the repository"
     );
 
-    // Shared like any memory: a teammate recalls it after a pull.
+    // Written, never committed (README): the user reviews and commits them.
+    assert_eq!(env.git(&alice, &["rev-parse", "HEAD"]), head, "no commit");
+    assert!(
+        !env.git(&alice, &["status", "--porcelain", "--", ".goldfish/memories"]).is_empty(),
+        "captured memories are left for the user to commit"
+    );
+
+    // Shared like any memory once committed: a teammate recalls it after a
+    // pull.
     env.commit_all(&alice, "fix sync");
     env.git(&alice, &["push", "-q", "origin", "main"]);
     env.git(&bob, &["pull", "-q"]);
