@@ -133,9 +133,10 @@ pub fn read(output: &str) -> Failures {
         // `panic: …`.
         else if let Some(rest) = trimmed.strip_prefix("--- FAIL: ") {
             found.test(rest.split(' ').next().unwrap_or(rest));
-        } else if is_go_test_line(trimmed) || trimmed.starts_with("panic: ") {
-            found.error(trimmed.to_owned());
-        } else if is_error_line(trimmed) {
+        } else if is_go_test_line(trimmed)
+            || trimmed.starts_with("panic: ")
+            || is_error_line(trimmed)
+        {
             found.error(trimmed.to_owned());
         }
     }
@@ -283,7 +284,9 @@ fn is_location(text: &str) -> bool {
 
 /// A name of cargo's closing `failures:` list: four spaces, one word.
 fn is_listed_test(line: &&str) -> bool {
-    line.starts_with("    ") && !line.trim().is_empty() && !line.trim().contains(char::is_whitespace)
+    line.starts_with("    ")
+        && !line.trim().is_empty()
+        && !line.trim().contains(char::is_whitespace)
 }
 
 /// `  17 | code`, `> 19 | code`, `     |    ^`, Vitest's `18|   code`.
@@ -329,14 +332,12 @@ fn without_duration(name: &str) -> &str {
 /// assertions, git's `fatal:`.
 fn is_error_line(line: &str) -> bool {
     let lower = line.to_ascii_lowercase();
-    let named_error = line
-        .split_once(": ")
-        .is_some_and(|(name, _)| {
-            (name.ends_with("Error") || name.ends_with("Exception"))
-                && name
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_')
-        });
+    let named_error = line.split_once(": ").is_some_and(|(name, _)| {
+        (name.ends_with("Error") || name.ends_with("Exception"))
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_')
+    });
     (lower.starts_with("error") && !lower.starts_with("error: test failed"))
         || named_error
         || lower.contains("exception:")

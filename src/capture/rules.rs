@@ -327,7 +327,9 @@ fn record_title(line: &str) -> String {
     let mut title = line.trim_start_matches('#').trim();
     for prefix in ["ADR", "adr", "Adr"] {
         if let Some(rest) = title.strip_prefix(prefix)
-            && rest.trim_start_matches(['-', ' ']).starts_with(|c: char| c.is_ascii_digit())
+            && rest
+                .trim_start_matches(['-', ' '])
+                .starts_with(|c: char| c.is_ascii_digit())
         {
             title = rest.trim_start_matches(['-', ' ']);
         }
@@ -349,7 +351,9 @@ fn record_title(line: &str) -> String {
 /// `Status: Accepted`, `* Date: 2026-11-02`, `- **Deciders:** Ada`: a
 /// record's metadata, not what it says.
 fn is_record_metadata(line: &str) -> bool {
-    let line = line.trim_start_matches(['*', '-', ' ']).trim_start_matches("**");
+    let line = line
+        .trim_start_matches(['*', '-', ' '])
+        .trim_start_matches("**");
     let Some((key, _)) = line.split_once(':') else {
         return false;
     };

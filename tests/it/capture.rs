@@ -220,7 +220,11 @@ fn capture_turns_a_failing_then_passing_test_into_a_bug_fix_and_a_session_summar
     // Written, never committed (README): the user reviews and commits them.
     assert_eq!(env.git(&alice, &["rev-parse", "HEAD"]), head, "no commit");
     assert!(
-        !env.git(&alice, &["status", "--porcelain", "--", ".goldfish/memories"]).is_empty(),
+        !env.git(
+            &alice,
+            &["status", "--porcelain", "--", ".goldfish/memories"]
+        )
+        .is_empty(),
         "captured memories are left for the user to commit"
     );
 
@@ -415,7 +419,10 @@ fn a_decision_record_written_through_the_hook_is_stored_with_a_clean_title() {
         lines[0]["content"],
         "Decision (docs/adr/0007-cursor-pagination.md): Cursor pagination for list endpoints. List endpoints take an opaque `cursor` (the last id seen) instead of `offset`; pages hold 50 items."
     );
-    assert_eq!(lines[0]["files"], json!(["docs/adr/0007-cursor-pagination.md"]));
+    assert_eq!(
+        lines[0]["files"],
+        json!(["docs/adr/0007-cursor-pagination.md"])
+    );
 }
 
 /// Regression (issue 29): `capture status` listed every memory capture
@@ -455,9 +462,21 @@ fn capture_status_counts_each_event_once_and_names_only_the_newest_stored() {
     // A check failing, then passing with nothing changed (flaky); another
     // failing and not passing yet.
     for (session, event) in [
-        ("flaky", run("cargo test", "test a ... FAILED\ntest result: FAILED. 0 passed; 1 failed")),
+        (
+            "flaky",
+            run(
+                "cargo test",
+                "test a ... FAILED\ntest result: FAILED. 0 passed; 1 failed",
+            ),
+        ),
         ("flaky", run("cargo test", "test result: ok. 1 passed")),
-        ("open", run("npm test", "FAIL src/a.test.js\n  ● a › works\n\n    boom\n")),
+        (
+            "open",
+            run(
+                "npm test",
+                "FAIL src/a.test.js\n  ● a › works\n\n    boom\n",
+            ),
+        ),
     ] {
         hook(&env, &repo, "post-tool-use", &in_session(session, event));
     }
@@ -470,7 +489,11 @@ fn capture_status_counts_each_event_once_and_names_only_the_newest_stored() {
     assert_eq!(status["stored"], 12, "{status}");
     let newest: Vec<&serde_json::Value> = lines.iter().map(|l| &l["id"]).skip(2).collect();
     assert_eq!(
-        status["stored_ids"].as_array().unwrap().iter().collect::<Vec<_>>(),
+        status["stored_ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .collect::<Vec<_>>(),
         newest,
         "{status}"
     );
