@@ -517,6 +517,44 @@ fn capture_status_counts_each_event_once_and_names_only_the_newest_stored() {
     assert!(text.contains("  (the newest 10 of 12 stored)"), "{text}");
 }
 
+/// Regression (issue 29, point 6): `recall --index` titled every captured
+/// checkpoint `Session summary …` and every captured decision record
+/// `Decision …`. They are titled by the request and the record's title.
+#[test]
+fn captured_memories_are_listed_by_what_they_are_about() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    session(&env, &repo);
+    let record = "# 7. Cursor pagination for list endpoints\n\n## Decision\n\nList endpoints take a cursor.\n";
+    let write = tool(
+        &repo,
+        "Write",
+        json!({"file_path": repo.join("docs/adr/0007-cursor-pagination.md"), "content": record}),
+        json!({}),
+    );
+    hook(&env, &repo, "post-tool-use", &write);
+    env.ok(&repo, &["capture", "work", "--wait"]);
+    let listed = env.ok(&repo, &["recall", "--index", "--captured", "only"]);
+    let title_of = |kind: &str| {
+        listed
+            .lines()
+            .find(|line| line.contains(&format!("  {kind}  ")))
+            .and_then(|line| line.split("  Alice  ").nth(1))
+            .unwrap_or_else(|| panic!("no {kind}: {listed}"))
+            .to_owned()
+    };
+    assert_eq!(
+        title_of("checkpoint"),
+        "Fix the failing sync test on branch switch",
+        "{listed}"
+    );
+    assert_eq!(
+        title_of("decision"),
+        "Cursor pagination for list endpoints …",
+        "{listed}"
+    );
+}
+
 #[test]
 fn capture_hook_exits_zero_on_bad_input_and_outside_a_repository() {
     let env = TestEnv::new();
