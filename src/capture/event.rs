@@ -149,7 +149,9 @@ pub fn facts(payload: &Value, root: &Path) -> Facts {
             let (command, secret) = redact::remove_secrets(command);
             facts.secret_removed |= secret;
             facts.command = Some(command);
-            let output = output_text(payload);
+            // Colours removed: runners colour their output even through a
+            // pipe, and a coloured `FAIL` is still a failure.
+            let output = failures::strip_ansi(&output_text(payload)).into_owned();
             facts.outcome = Some(bash_outcome(payload, &output));
             let failures = failures::read(&output);
             facts.failing_tests = failures.tests;

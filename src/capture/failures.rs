@@ -346,7 +346,7 @@ fn is_error_line(line: &str) -> bool {
 }
 
 /// Terminal colours and other escape sequences removed.
-fn strip_ansi(text: &str) -> std::borrow::Cow<'_, str> {
+pub fn strip_ansi(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.contains('\u{1b}') {
         return text.into();
     }
@@ -447,6 +447,17 @@ mod tests {
             &["src/cart/total.test.js > Cart > total > applies the discount once"],
             "AssertionError: expected 81 to be 90 // Object.is equality",
         );
+    }
+
+    /// Vitest colours its output even through a pipe (as in Claude Code's
+    /// Bash tool): read the same as without.
+    #[test]
+    fn vitest_in_colour_reads_the_same() {
+        let plain = read(include_str!("../../fixtures/capture/outputs/vitest.txt"));
+        let coloured = read(include_str!(
+            "../../fixtures/capture/outputs/vitest-color.txt"
+        ));
+        assert_eq!(coloured, plain);
     }
 
     #[test]

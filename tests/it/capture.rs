@@ -339,6 +339,14 @@ fn a_captured_bug_fix_names_the_failing_test_and_its_error_for_each_runner() {
             "AssertionError: expected 81 to be 90 // Object.is equality",
         ),
         (
+            "vitest-color.txt",
+            "npx vitest run",
+            false,
+            "src/cart/cart.js",
+            "src/cart/total.test.js > Cart > total > applies the discount once",
+            "AssertionError: expected 81 to be 90 // Object.is equality",
+        ),
+        (
             "pytest.txt",
             "python -m pytest tests",
             false,
