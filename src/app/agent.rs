@@ -316,24 +316,36 @@ const CAPTURE_HOOKS: [(&str, &str); 3] = [
     ("Stop", "goldfish agent-hook stop"),
 ];
 
-/// One hook entry of Claude Code's settings for `command`.
+/// The other goldfish hooks `init --agent claude --capture` adds: the
+/// briefing at session start, a checkpoint before the context is compacted.
+const SESSION_HOOKS: [(&str, &str); 2] = [
+    ("SessionStart", "goldfish agent-hook session-start"),
+    ("PreCompact", "goldfish agent-hook pre-compact"),
+];
+
+/// One hook entry of Claude Code's settings for `command`: tool events
+/// match every tool, the others take no matcher.
 fn hook_entry(event: &str, command: &str) -> serde_json::Value {
     let hook = serde_json::json!({ "type": "command", "command": command });
-    if event == "Stop" {
-        serde_json::json!({ "hooks": [hook] })
-    } else {
+    if event.starts_with("PostToolUse") {
         serde_json::json!({ "matcher": "*", "hooks": [hook] })
+    } else {
+        serde_json::json!({ "hooks": [hook] })
     }
 }
 
-/// Whether the entries of an event already run `command`.
+/// Whether the entries of an event already run `command` (with or without
+/// arguments of the user's: `… session-start --budget 500`).
 fn runs(entries: &serde_json::Value, command: &str) -> bool {
     entries.as_array().is_some_and(|entries| {
         entries.iter().any(|entry| {
             entry["hooks"].as_array().is_some_and(|hooks| {
-                hooks
-                    .iter()
-                    .any(|hook| hook["command"].as_str() == Some(command))
+                hooks.iter().any(|hook| {
+                    hook["command"].as_str().is_some_and(|c| {
+                        let c = c.trim();
+                        c == command || c.starts_with(&format!("{command} "))
+                    })
+                })
             })
         })
     })
@@ -377,11 +389,14 @@ fn member_value(text: &str, brace: usize, key: &str) -> Option<usize> {
     found
 }
 
-/// `.claude/settings.json` with the capture hooks added, or `None` when
-/// every one is there. Like [`server_edit`], the entries are inserted into
+/// `.claude/settings.json` with the capture and session hooks added (and
+/// the events added), or `None` when every one is there. Like [`server_edit`], the entries are inserted into
 /// the user's text (first in each event's list, the user's hooks after
 /// them) and the result is checked to parse to the user's value plus them.
-fn capture_hooks_edit(root: &Path, path: &Path) -> Result<Option<String>, SetupError> {
+fn capture_hooks_edit(
+    root: &Path,
+    path: &Path,
+) -> Result<Option<(String, Vec<&'static str>)>, SetupError> {
     let existing = read_optional(root, path)?.unwrap_or_default();
     let existing = if existing.trim().is_empty() {
         "{}\n".to_owned()
@@ -406,8 +421,8 @@ fn capture_hooks_edit(root: &Path, path: &Path) -> Result<Option<String>, SetupE
         .as_object_mut()
         .ok_or_else(|| not_an_object("hooks"))?;
     let mut text = existing.clone();
-    let mut changed = false;
-    for (event, command) in CAPTURE_HOOKS {
+    let mut added = Vec::new();
+    for (event, command) in CAPTURE_HOOKS.into_iter().chain(SESSION_HOOKS) {
         let entries = hooks.entry(event).or_insert_with(|| serde_json::json!([]));
         if runs(entries, command) {
             continue;
@@ -420,7 +435,7 @@ fn capture_hooks_edit(root: &Path, path: &Path) -> Result<Option<String>, SetupE
                 key: format!("hooks.{event} (a list)"),
             })?
             .insert(0, entry.clone());
-        changed = true;
+        added.push(event);
         let top = top_brace(&text);
         text = match member_value(&text, top, "hooks") {
             Some(at) => match member_value(&text, at, event) {
@@ -434,7 +449,7 @@ fn capture_hooks_edit(root: &Path, path: &Path) -> Result<Option<String>, SetupE
             ),
         };
     }
-    if !changed {
+    if added.is_empty() {
         return Ok(None);
     }
     let reread: Option<serde_json::Value> = serde_json::from_str(&text).ok();
@@ -443,7 +458,7 @@ fn capture_hooks_edit(root: &Path, path: &Path) -> Result<Option<String>, SetupE
             path: path.to_owned(),
         });
     }
-    Ok(Some(text))
+    Ok(Some((text, added)))
 }
 
 fn claude_settings(root: &Path) -> PathBuf {
@@ -457,18 +472,48 @@ pub fn check_capture(root: &Path) -> Result<(), SetupError> {
 }
 
 /// Adds Claude Code's capture hooks (`PostToolUse`, `PostToolUseFailure`,
-/// `Stop`) to `.claude/settings.json` of the repository at `root`, keeping
-/// every other byte of the file and the user's own hooks.
+/// `Stop`) and the session ones (`SessionStart`, `PreCompact`) that are
+/// not there yet to `.claude/settings.json` of the repository at `root`,
+/// keeping every other byte of the file and the user's own hooks.
 pub fn setup_capture(root: &Path) -> Result<Vec<String>, SetupError> {
     let path = claude_settings(root);
-    let Some(text) = capture_hooks_edit(root, &path)? else {
+    let Some((text, added)) = capture_hooks_edit(root, &path)? else {
         return Ok(Vec::new());
     };
     write_atomic(root, &path, &text)?;
-    Ok(vec![format!(
-        "turned capture on: PostToolUse, PostToolUseFailure and Stop hooks in {}",
-        relative(root, &path)
-    )])
+    let shown = relative(root, &path);
+    let (capture, session): (Vec<&str>, Vec<&str>) = added
+        .into_iter()
+        .partition(|event| CAPTURE_HOOKS.iter().any(|(e, _)| e == event));
+    let mut changes = Vec::new();
+    if !capture.is_empty() {
+        changes.push(format!(
+            "turned capture on: {} {} in {shown}",
+            and_list(&capture),
+            hooks_word(&capture)
+        ));
+    }
+    if !session.is_empty() {
+        changes.push(format!(
+            "added the {} {} to {shown} (the briefing at session start, a checkpoint before compaction)",
+            and_list(&session),
+            hooks_word(&session)
+        ));
+    }
+    Ok(changes)
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+fn hooks_word(items: &[&str]) -> &'static str {
+    if items.len() == 1 { "hook" } else { "hooks" }
 }
 
 /// Creates `path` with `text` unless it exists (then it is the user's).

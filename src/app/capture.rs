@@ -135,6 +135,7 @@ pub fn work(
             total.events += drained.events;
             total.stored += drained.stored;
             total.skipped += drained.skipped;
+            total.waiting += drained.waiting;
             total.dropped += drained.dropped;
         }
         drop(lock);
@@ -146,16 +147,34 @@ pub fn work(
     Ok(total)
 }
 
-/// A repository's capture queue and what its status log counts.
+/// Stored memories `capture status` names: the newest.
+pub const MAX_STORED_IDS: usize = 10;
+
+/// Why a failing check run was told in no fix: a run passed with nothing
+/// changed, or its fix was not stored.
+const SETTLED_WITHOUT_FIX: &str = "skipped check failed, then passed with no fix stored";
+
+/// Where failing check runs told in a stored fix are counted.
+const SETTLED_IN_FIX: &str = "told in a stored bug fix: check failed, then passed after changes";
+
+/// A repository's capture queue and what its status log counts. Every
+/// event is one of: stored (a memory), told in a stored bug fix (a failing
+/// check run), skipped, waiting (a failing check run, until a run of it
+/// passes) or dropped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Status {
     pub queued: usize,
     pub stored: usize,
+    /// Failing check runs the bug fixes stored tell.
+    pub in_fixes: usize,
     pub skipped: usize,
+    pub waiting: usize,
     pub dropped: usize,
-    /// The memories capture stored, oldest first.
+    /// The newest memories capture stored (at most [`MAX_STORED_IDS`]),
+    /// oldest first; `stored` counts them all.
     pub stored_ids: Vec<String>,
-    /// `skipped REASON` or `dropped REASON` → how many.
+    /// `skipped REASON`, `waiting REASON`, `dropped REASON` (and where
+    /// failing runs went) → how many.
     pub reasons: BTreeMap<String, usize>,
 }
 
@@ -164,25 +183,51 @@ pub fn status(home: &Home, workspace: &Workspace) -> Status {
     let queue = Queue::for_root(&capture::capture_root(home.root()), workspace.root());
     let statuses = queue.statuses();
     let count = |verdict: &str| statuses.iter().filter(|s| s["verdict"] == verdict).count();
+    let settles = |stored: bool| -> usize {
+        statuses
+            .iter()
+            .filter(|s| (s["verdict"] == "stored") == stored)
+            .filter_map(|s| s["settles"].as_u64())
+            .map(|n| n as usize)
+            .sum()
+    };
+    let (in_fixes, settled_otherwise) = (settles(true), settles(false));
+    let waiting = count("waiting").saturating_sub(in_fixes + settled_otherwise);
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     for s in &statuses {
-        if s["verdict"] != "stored" {
+        if s["verdict"] != "stored" && s["verdict"] != "waiting" {
             let reason = s["reason"].as_str().unwrap_or("unknown");
             *reasons
                 .entry(format!("{} {reason}", s["verdict"].as_str().unwrap_or("")))
                 .or_default() += 1;
         }
     }
+    for (key, n) in [
+        (
+            format!("waiting {}", crate::domain::capture::rules::WAITING),
+            waiting,
+        ),
+        (SETTLED_IN_FIX.to_owned(), in_fixes),
+        (SETTLED_WITHOUT_FIX.to_owned(), settled_otherwise),
+    ] {
+        if n > 0 {
+            reasons.insert(key, n);
+        }
+    }
+    let mut stored_ids: Vec<String> = statuses
+        .iter()
+        .filter(|s| s["verdict"] == "stored")
+        .filter_map(|s| s["id"].as_str().map(str::to_owned))
+        .collect();
+    stored_ids.drain(..stored_ids.len().saturating_sub(MAX_STORED_IDS));
     Status {
         queued: queue.pending(),
         stored: count("stored"),
-        skipped: count("skipped"),
+        in_fixes,
+        skipped: count("skipped") + settled_otherwise,
+        waiting,
         dropped: count("dropped"),
-        stored_ids: statuses
-            .iter()
-            .filter(|s| s["verdict"] == "stored")
-            .filter_map(|s| s["id"].as_str().map(str::to_owned))
-            .collect(),
+        stored_ids,
         reasons,
     }
 }

@@ -51,10 +51,40 @@ const TITLE_WORDS: usize = 8;
 /// costs an agent about 1,250 tokens.
 pub const INDEX_LINE_TOKENS: usize = 25;
 
-/// The first clause of `content` (up to the first sentence end or
-/// semicolon) as words on one line, and whether anything follows it.
-fn first_clause(content: &str) -> (Vec<&str>, bool) {
+/// Where a memory's title starts: past the labels capture writes first,
+/// which every memory of its kind shares. A session summary
+/// (`Session summary.` then `Asked: REQUEST` on a line) is titled by its
+/// request (else by what follows the label); a memory opening with a word
+/// and a path in parentheses (`Decision (docs/adr/0007-x.md): Title.`) by
+/// what follows them: the path is in its files.
+fn titled(content: &str) -> &str {
     let content = content.trim_start();
+    if let Some(rest) = content.strip_prefix("Session summary.") {
+        return rest
+            .lines()
+            .find_map(|line| line.trim().strip_prefix("Asked: "))
+            .unwrap_or(rest)
+            .trim_start();
+    }
+    let first_line = content.lines().next().unwrap_or_default();
+    if let Some((label, _)) = first_line.split_once("): ")
+        && let Some((word, path)) = label.split_once(" (")
+        && !word.is_empty()
+        && word.chars().all(char::is_alphabetic)
+        && !path.is_empty()
+        && !path.contains(char::is_whitespace)
+        && path.contains(['/', '.'])
+    {
+        return &content[label.len() + 3..];
+    }
+    content
+}
+
+/// The first clause of `content`'s title ([`titled`]; up to the first
+/// sentence end or semicolon, a session summary's request up to its line's
+/// end) as words on one line, and whether anything follows it.
+fn first_clause(content: &str) -> (Vec<&str>, bool) {
+    let content = titled(content);
     let mut end = content.len();
     for (i, c) in content.char_indices() {
         let next = content[i + c.len_utf8()..].chars().next();
@@ -82,9 +112,10 @@ fn clipped(words: &[&str], n: usize, more: bool) -> String {
     title
 }
 
-/// The title `recall --index` shows of a memory at most: its first clause
-/// (up to the first sentence end or semicolon), at most eight words, `…`
-/// where it was cut, on one line and safe for a terminal.
+/// The title `recall --index` shows of a memory at most: the first clause
+/// of its title ([`titled`]: past capture's labels; up to the first
+/// sentence end or semicolon), at most eight words, `…` where it was cut,
+/// on one line and safe for a terminal.
 pub fn title(content: &str) -> String {
     let (words, more) = first_clause(content);
     terminal_safe(&clipped(&words, TITLE_WORDS, more)).into_owned()
@@ -222,6 +253,30 @@ mod tests {
             "Fixed the stall in src/sync.rs (issue #42)"
         );
         assert_eq!(title("bell\u{7} here"), "bell\\u0007 here");
+        // Capture's labels, which every memory of a kind shares, are
+        // skipped (issue 29): a session summary is titled by its request,
+        // a decision record by its title.
+        assert_eq!(
+            title(
+                "Session summary.\nAsked: Fix the failing sync test on branch switch\nDone: changed src/git.rs."
+            ),
+            "Fix the failing sync test on branch switch"
+        );
+        assert_eq!(
+            title("Session summary.\nDone: changed src/git.rs."),
+            "Done: changed src/git.rs"
+        );
+        assert_eq!(
+            title(
+                "Decision (docs/adr/0007-cursor-pagination.md): Cursor pagination for list endpoints. List endpoints take a cursor."
+            ),
+            "Cursor pagination for list endpoints …"
+        );
+        assert_eq!(
+            title("Bug (iOS only): the date picker"),
+            "Bug (iOS only): the date picker",
+            "a label is skipped only before a path"
+        );
         assert_eq!(title(""), "");
     }
 

@@ -390,6 +390,11 @@ fn init_capture_adds_the_hooks_and_keeps_the_users_own() {
         out.contains("turned capture on: PostToolUse, PostToolUseFailure and Stop hooks in .claude/settings.json"),
         "{out}"
     );
+    // Regression (issue 29): the session hooks stayed a hand edit.
+    assert!(
+        out.contains("added the SessionStart and PreCompact hooks to .claude/settings.json"),
+        "{out}"
+    );
     let settings: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(fresh.join(".claude/settings.json")).unwrap())
             .unwrap();
@@ -400,17 +405,21 @@ fn init_capture_adds_the_hooks_and_keeps_the_users_own() {
             "goldfish agent-hook post-tool-use-failure",
         ),
         ("Stop", "goldfish agent-hook stop"),
+        ("SessionStart", "goldfish agent-hook session-start"),
+        ("PreCompact", "goldfish agent-hook pre-compact"),
     ] {
         assert_eq!(
             settings["hooks"][event][0]["hooks"][0]["command"], command,
             "{settings:#}"
         );
     }
+    assert_eq!(settings["hooks"]["SessionStart"][0].get("matcher"), None);
     assert_eq!(settings["hooks"]["PostToolUse"][0]["matcher"], "*");
     let again = env.ok(&fresh, &["init", "--agent", "claude", "--capture"]);
     assert!(!again.contains("turned capture on"), "once: {again}");
 
-    // The user's settings: their own PostToolUse hook, other keys, their
+    // The user's settings: their own PostToolUse hook, the session start
+    // hook added by hand (with a budget of theirs), other keys, their
     // layout.
     let user = r#"{
     "permissions": { "allow": ["Bash(make check)"] },
@@ -420,7 +429,8 @@ fn init_capture_adds_the_hooks_and_keeps_the_users_own() {
                 "matcher": "Edit",
                 "hooks": [ { "type": "command", "command": "make fmt" } ]
             }
-        ]
+        ],
+        "SessionStart": [{ "hooks": [{ "type": "command", "command": "goldfish agent-hook session-start --budget 500" }] }]
     },
     "model": "opus"
 }
@@ -428,7 +438,11 @@ fn init_capture_adds_the_hooks_and_keeps_the_users_own() {
     let repo = env.repo("repo", "Alice");
     fs::create_dir_all(repo.join(".claude")).unwrap();
     fs::write(repo.join(".claude/settings.json"), user).unwrap();
-    env.ok(&repo, &["init", "--agent", "claude", "--capture"]);
+    let out = env.ok(&repo, &["init", "--agent", "claude", "--capture"]);
+    assert!(
+        out.contains("added the PreCompact hook to .claude/settings.json"),
+        "the user's session start hook is theirs: {out}"
+    );
     let text = fs::read_to_string(repo.join(".claude/settings.json")).unwrap();
     let merged: serde_json::Value = serde_json::from_str(&text).unwrap();
     let mut expected: serde_json::Value = serde_json::from_str(user).unwrap();
@@ -452,6 +466,10 @@ fn init_capture_adds_the_hooks_and_keeps_the_users_own() {
     hooks.insert(
         "Stop".into(),
         serde_json::json!([entry("goldfish agent-hook stop", false)]),
+    );
+    hooks.insert(
+        "PreCompact".into(),
+        serde_json::json!([entry("goldfish agent-hook pre-compact", false)]),
     );
     assert_eq!(merged, expected, "{text}");
     for line in [

@@ -165,6 +165,8 @@ pub struct Drained {
     pub events: usize,
     pub stored: usize,
     pub skipped: usize,
+    /// Failing checks held until a run of them passes.
+    pub waiting: usize,
     pub dropped: usize,
 }
 
@@ -225,6 +227,7 @@ pub fn drain(
                 total.events += 1;
                 match status["verdict"].as_str() {
                     Some("stored") => total.stored += 1,
+                    Some("waiting") => total.waiting += 1,
                     Some("dropped") => total.dropped += 1,
                     _ => total.skipped += 1,
                 }
@@ -288,9 +291,18 @@ fn process(
             (verdict, _) => verdict,
         }
     };
+    // The failing runs this event settled: `capture status` counts them in
+    // the fix stored, or skipped when none was.
+    if session.settled > 0 {
+        status["settles"] = session.settled.into();
+    }
     match verdict {
         Verdict::Skip(reason) | Verdict::Consult(reason) => {
             status["verdict"] = "skipped".into();
+            status["reason"] = reason.into();
+        }
+        Verdict::Wait(reason) => {
+            status["verdict"] = "waiting".into();
             status["reason"] = reason.into();
         }
         Verdict::Store(observation) => match sink.store(root, &session_id, &observation) {

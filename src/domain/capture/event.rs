@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::redact;
+use super::{failures, redact};
 
 /// Bytes a string of a queued payload keeps (head and tail).
 pub const MAX_STRING_BYTES: usize = 8 * 1024;
@@ -79,22 +79,21 @@ pub struct Facts {
     pub outcome: Option<Outcome>,
     /// Names of failing tests found in the output.
     pub failing_tests: Vec<String>,
-    /// Error lines of the output (at most [`MAX_ERROR_LINES`]), secrets removed.
+    /// Error lines of the output (at most [`failures::MAX_ERRORS`], a
+    /// message over lines joined into one), secrets removed.
     pub errors: Vec<String>,
-    /// The new text of an edit (clipped, secrets removed), for a model.
+    /// The new text of an edit (clipped, secrets removed), for a model:
+    /// `- old` and `+ new` lines.
     pub change: Option<String>,
+    /// The text a `Write` gave the file, as written (secrets removed):
+    /// what a decision record says.
+    pub written: Option<String>,
     /// Whether a secret was removed from what is kept.
     pub secret_removed: bool,
 }
 
 /// Bytes of an edit's new text a model sees.
 const MAX_CHANGE_BYTES: usize = 1500;
-
-/// Error lines kept per event.
-pub const MAX_ERROR_LINES: usize = 5;
-
-/// Bytes of an error line kept.
-const MAX_LINE_BYTES: usize = 240;
 
 /// Reads the facts of a PostToolUse (or PostToolUseFailure) payload.
 /// `root` is the repository: paths outside it are left out.
@@ -135,6 +134,13 @@ pub fn facts(payload: &Value, root: &Path) -> Facts {
                 facts.secret_removed |= secret;
                 facts.change = Some(change);
             }
+            if let Some(content) = input["content"].as_str().filter(|_| tool == "Write") {
+                // Whole as queued (8 KiB at most): a record's decision may
+                // come after a long context.
+                let (content, secret) = redact::remove_secrets(content);
+                facts.secret_removed |= secret;
+                facts.written = Some(content);
+            }
         }
         "NotebookEdit" => facts.modified.extend(path_of("notebook_path")),
         "Grep" | "Glob" | "LS" => facts.read.extend(path_of("path")),
@@ -143,10 +149,13 @@ pub fn facts(payload: &Value, root: &Path) -> Facts {
             let (command, secret) = redact::remove_secrets(command);
             facts.secret_removed |= secret;
             facts.command = Some(command);
-            let output = output_text(payload);
+            // Colours removed: runners colour their output even through a
+            // pipe, and a coloured `FAIL` is still a failure.
+            let output = failures::strip_ansi(&output_text(payload)).into_owned();
             facts.outcome = Some(bash_outcome(payload, &output));
-            facts.failing_tests = failing_tests(&output);
-            for line in error_lines(&output) {
+            let failures = failures::read(&output);
+            facts.failing_tests = failures.tests;
+            for line in failures.errors {
                 let (line, secret) = redact::remove_secrets(&line);
                 facts.secret_removed |= secret;
                 if !facts.errors.contains(&line) {
@@ -233,6 +242,9 @@ fn bash_outcome(payload: &Value, output: &str) -> Outcome {
             || line.starts_with("error: could not compile")
             || line.starts_with("FAILED ")
             || line.starts_with("--- FAIL:")
+            || line == "FAIL"
+            || line.starts_with("FAIL ")
+            || line.starts_with("FAIL\t")
             || line.starts_with("npm ERR!")
             || (line.starts_with("=") && line.contains(" failed"))
     });
@@ -241,60 +253,6 @@ fn bash_outcome(payload: &Value, output: &str) -> Outcome {
     } else {
         Outcome::Succeeded
     }
-}
-
-/// Test names reported as failing by cargo, pytest, go test and jest.
-pub fn failing_tests(output: &str) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    let mut push = |name: &str| {
-        let name = name.trim();
-        if !name.is_empty() && name.len() <= MAX_LINE_BYTES && !names.iter().any(|n| n == name) {
-            names.push(name.to_owned());
-        }
-    };
-    for line in output.lines() {
-        let trimmed = line.trim();
-        if let Some(rest) = trimmed.strip_prefix("test ")
-            && let Some(name) = rest.strip_suffix(" ... FAILED")
-        {
-            push(name);
-        } else if let Some(rest) = trimmed.strip_prefix("FAILED ") {
-            push(rest.split(" - ").next().unwrap_or(rest));
-        } else if let Some(rest) = trimmed.strip_prefix("--- FAIL: ") {
-            push(rest.split(' ').next().unwrap_or(rest));
-        } else if let Some(rest) = trimmed.strip_prefix("✕ ") {
-            push(rest.rsplit_once(" (").map_or(rest, |(name, _)| name));
-        }
-    }
-    names.truncate(10);
-    names
-}
-
-/// Lines that say what went wrong: compiler errors, panics, exceptions.
-pub fn error_lines(output: &str) -> Vec<String> {
-    let mut lines = Vec::new();
-    for line in output.lines() {
-        let trimmed = line.trim();
-        let lower = trimmed.to_ascii_lowercase();
-        let is_error = lower.starts_with("error")
-            || lower.contains("panicked at")
-            || lower.starts_with("e   ")
-            || lower.contains("exception:")
-            || lower.starts_with("traceback")
-            || lower.contains("assertion") && lower.contains("failed")
-            || lower.starts_with("fatal:");
-        if is_error && !lower.starts_with("error: test failed") {
-            let mut end = trimmed.len().min(MAX_LINE_BYTES);
-            while !trimmed.is_char_boundary(end) {
-                end -= 1;
-            }
-            lines.push(trimmed[..end].to_owned());
-            if lines.len() == MAX_ERROR_LINES {
-                break;
-            }
-        }
-    }
-    lines
 }
 
 #[cfg(test)]
@@ -322,7 +280,7 @@ mod tests {
     fn cargo_pytest_and_go_failures_are_named() {
         let output = "test sync::branch_switch ... FAILED\ntest ok_one ... ok\nFAILED tests/test_auth.py::test_expired - AssertionError\n--- FAIL: TestMerge (0.01s)\n";
         assert_eq!(
-            failing_tests(output),
+            failures::read(output).tests,
             [
                 "sync::branch_switch",
                 "tests/test_auth.py::test_expired",

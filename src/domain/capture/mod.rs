@@ -6,6 +6,7 @@
 //! (`crate::adapters::capture`).
 
 pub mod event;
+pub mod failures;
 pub mod prompt;
 pub mod redact;
 pub mod rules;

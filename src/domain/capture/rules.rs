@@ -32,7 +32,14 @@ pub struct Session {
     pub fixed: Vec<String>,
     /// The last check commands that passed.
     pub passed: Vec<String>,
+    /// Failing runs the last event settled: a run that passes covered them
+    /// (told in the fix it stored, or not, when nothing changed). Not kept.
+    #[serde(skip)]
+    pub settled: usize,
 }
+
+/// Why a failing check waits ([`Verdict::Wait`]).
+pub const WAITING: &str = "check failed (stored if it passes after changes)";
 
 /// A failing check, waiting for the run that passes.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -42,6 +49,18 @@ pub struct Failure {
     pub errors: Vec<String>,
     /// Files modified since it failed.
     pub modified_since: Vec<String>,
+    /// The failing runs it stands for (the same command failing again
+    /// replaces it).
+    #[serde(default)]
+    pub runs: usize,
+}
+
+impl Failure {
+    /// Failing runs it stands for (a session saved before they were
+    /// counted: one).
+    fn runs(&self) -> usize {
+        self.runs.max(1)
+    }
 }
 
 /// What a memory made of a session's events says.
@@ -64,12 +83,16 @@ pub enum Verdict {
     /// The rules cannot tell (an edit, a command that ran well): a model
     /// may judge; without one it is skipped for this reason.
     Consult(&'static str),
+    /// A failing check, held until a run of it passes: a bug fix when files
+    /// changed in between ([`Session::settled`] counts the runs it settles).
+    Wait(&'static str),
 }
 
 impl Session {
     /// Applies one event's facts; returns what to store, if anything.
     pub fn apply(&mut self, facts: &Facts) -> Verdict {
         self.events += 1;
+        self.settled = 0;
         if self.events > MAX_EVENTS_PER_SESSION {
             return Verdict::Skip("session event cap reached");
         }
@@ -104,14 +127,21 @@ impl Session {
         let check = is_check(&command);
         match facts.outcome {
             Some(Outcome::Failed) if check => {
+                let earlier: usize = self
+                    .failing
+                    .iter()
+                    .filter(|f| f.command == command)
+                    .map(Failure::runs)
+                    .sum();
                 self.failing.retain(|f| f.command != command);
                 self.failing.push(Failure {
                     command,
                     tests: facts.failing_tests.clone(),
                     errors: facts.errors.clone(),
                     modified_since: Vec::new(),
+                    runs: earlier + 1,
                 });
-                Verdict::Skip("check failed (stored if it passes after changes)")
+                Verdict::Wait(WAITING)
             }
             Some(Outcome::Failed) => Verdict::Skip("command failed (a dead end is not stored)"),
             _ if is_trivial(&command) => Verdict::Skip("trivial command"),
@@ -131,6 +161,7 @@ impl Session {
             .into_iter()
             .partition(|f| covers(&command, &f.command));
         self.failing = failing;
+        self.settled = covered.iter().map(Failure::runs).sum();
         let mut covered = covered.into_iter();
         let Some(mut failure) = covered.next() else {
             return Verdict::Skip("check passed");
@@ -213,7 +244,11 @@ impl Session {
 const DECISION_FOLDERS: &[&str] = &["adr", "adrs", "decisions", "architecture-decisions"];
 
 /// A new decision record written (a markdown file in a decision folder) is
-/// a decision: its title and first paragraph, naming the file.
+/// a decision: its title and decision (else first paragraph), naming the
+/// file. The layouts of adr-tools and Nygard (`# 7. Title`, `## Status`,
+/// `## Decision`) and MADR (YAML front matter or `* Status:` lines,
+/// `## Decision Outcome`) are read; numbers (`7.`, `ADR 7:`, `0007`) and
+/// status, date and deciders lines are left out.
 fn decision_record(facts: &Facts) -> Option<Observation> {
     let [path] = facts.modified.as_slice() else {
         return None;
@@ -227,18 +262,11 @@ fn decision_record(facts: &Facts) -> Option<Observation> {
     if !in_folder || path_ref.extension().is_none_or(|ext| ext != "md") {
         return None;
     }
-    let text = facts.change.as_deref()?;
-    let mut lines = text.lines().map(str::trim);
-    let title = lines
-        .by_ref()
-        .find(|line| !line.is_empty())?
-        .trim_start_matches('#')
-        .trim();
-    // "3. SQLite in WAL mode": the record's number is in the file name.
-    let title = title
-        .split_once(". ")
-        .filter(|(number, _)| number.chars().all(|c| c.is_ascii_digit()))
-        .map_or(title, |(_, rest)| rest);
+    let text = facts.written.as_deref()?;
+    let mut lines = without_front_matter(text).lines().map(str::trim).peekable();
+    let title = record_title(lines.by_ref().find(|line| !line.is_empty())?);
+    // A setext heading's underline.
+    lines.next_if(|line| !line.is_empty() && line.chars().all(|c| c == '=' || c == '-'));
     // The paragraphs after the title, each under the heading it follows.
     let mut paragraphs: Vec<(String, Vec<&str>)> = Vec::new();
     let mut heading = String::new();
@@ -247,7 +275,7 @@ fn decision_record(facts: &Facts) -> Option<Observation> {
         if line.starts_with('#') {
             heading = line.trim_start_matches('#').trim().to_lowercase();
             open = false;
-        } else if line.is_empty() {
+        } else if line.is_empty() || is_record_metadata(line) {
             open = false;
         } else if open {
             paragraphs.last_mut().expect("open").1.push(line);
@@ -257,17 +285,14 @@ fn decision_record(facts: &Facts) -> Option<Observation> {
         }
     }
     // The decision itself (MADR's "Decision Outcome", Nygard's "Decision"),
-    // else the first paragraph that is not a status or a date.
+    // else the first paragraph that is not under a status or date heading.
     let paragraph = paragraphs
         .iter()
         .find(|(heading, _)| heading.starts_with("decision"))
         .or_else(|| {
-            paragraphs.iter().find(|(heading, lines)| {
-                let first = lines[0].to_lowercase();
-                !matches!(heading.as_str(), "status" | "date")
-                    && !first.starts_with("status:")
-                    && !first.starts_with("date:")
-            })
+            paragraphs
+                .iter()
+                .find(|(heading, _)| !matches!(heading.as_str(), "status" | "date"))
         })
         .map(|(_, lines)| lines.join(" "))
         .unwrap_or_default();
@@ -282,6 +307,70 @@ fn decision_record(facts: &Facts) -> Option<Observation> {
         files: vec![path.clone()],
         source: RULES_SOURCE.to_owned(),
     })
+}
+
+/// MADR's YAML front matter (`---` … `---`) left out.
+fn without_front_matter(text: &str) -> &str {
+    let trimmed = text.trim_start();
+    let Some(rest) = trimmed.strip_prefix("---\n") else {
+        return text;
+    };
+    match rest.find("\n---") {
+        Some(end) => rest[end + 4..].trim_start_matches(['-', '\n']),
+        None => text,
+    }
+}
+
+/// A record's title without its heading marks and number: `# 7. Use WAL`,
+/// `# ADR 7: Use WAL`, `# ADR-0007 - Use WAL`, `# 0007 Use WAL` → `Use WAL`.
+fn record_title(line: &str) -> String {
+    let mut title = line.trim_start_matches('#').trim();
+    for prefix in ["ADR", "adr", "Adr"] {
+        if let Some(rest) = title.strip_prefix(prefix)
+            && rest
+                .trim_start_matches(['-', ' '])
+                .starts_with(|c: char| c.is_ascii_digit())
+        {
+            title = rest.trim_start_matches(['-', ' ']);
+        }
+    }
+    let number_end = title
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(title.len());
+    if number_end > 0 {
+        let rest = &title[number_end..];
+        let separated = rest.trim_start_matches(['.', ':', '-', '–', '—', ' ']);
+        // `7. Title`, `7: Title`, `0007 Title`: a number, then a separator.
+        if separated.len() < rest.len() {
+            title = separated;
+        }
+    }
+    title.trim().trim_end_matches('.').trim().to_owned()
+}
+
+/// `Status: Accepted`, `* Date: 2026-11-02`, `- **Deciders:** Ada`: a
+/// record's metadata, not what it says.
+fn is_record_metadata(line: &str) -> bool {
+    let line = line
+        .trim_start_matches(['*', '-', ' '])
+        .trim_start_matches("**");
+    let Some((key, _)) = line.split_once(':') else {
+        return false;
+    };
+    matches!(
+        key.trim_end_matches("**").trim().to_lowercase().as_str(),
+        "status"
+            | "date"
+            | "deciders"
+            | "decision-makers"
+            | "authors"
+            | "author"
+            | "consulted"
+            | "informed"
+            | "technical story"
+            | "supersedes"
+            | "superseded by"
+    )
 }
 
 fn push_unique(list: &mut Vec<String>, item: &str) {
@@ -497,16 +586,20 @@ mod tests {
         let mut session = Session::default();
         let mut failed = bash("cargo test --test it sync", Outcome::Failed);
         failed.failing_tests = vec!["sync::branch_switch".to_owned()];
-        assert!(matches!(session.apply(&failed), Verdict::Skip(_)));
+        assert_eq!(session.apply(&failed), Verdict::Wait(WAITING));
+        // Failing again: one failure, of two runs.
+        assert_eq!(session.apply(&failed), Verdict::Wait(WAITING));
         assert!(matches!(
             session.apply(&edit("src/git.rs")),
             Verdict::Consult(_)
         ));
+        assert_eq!(session.settled, 0);
         let Verdict::Store(observation) =
             session.apply(&bash("cargo test --test it", Outcome::Succeeded))
         else {
             panic!("a fix is stored");
         };
+        assert_eq!(session.settled, 2, "the fix settles both failing runs");
         assert_eq!(observation.kind, "bug-fix");
         assert_eq!(observation.files, ["src/git.rs"]);
         assert!(
@@ -532,6 +625,7 @@ mod tests {
             session.apply(&bash("pytest tests", Outcome::Succeeded)),
             Verdict::Skip(_)
         ));
+        assert_eq!(session.settled, 1, "a flaky pass settles the failing run");
         assert!(session.summary(None, None).is_none(), "nothing changed");
     }
 
@@ -540,7 +634,7 @@ mod tests {
         let write = |path: &str, text: &str| Facts {
             tool: "Write".into(),
             modified: vec![path.into()],
-            change: Some(text.into()),
+            written: Some(text.into()),
             ..Facts::default()
         };
         let mut session = Session::default();
@@ -567,6 +661,36 @@ mod tests {
             "Decision (doc/adr/0002-use-wal.md): Use WAL. We will open SQLite in WAL mode."
         );
         assert_eq!(decision.files, vec!["docs/adr/0007-queue-in-home.md"]);
+        // Numbers as other tools write them, MADR's metadata lines and
+        // front matter, a setext title.
+        for (text, expected) in [
+            (
+                "# ADR 7: Cursor pagination\n\nStatus: Accepted\nDate: 2026-11-02\n\nList endpoints take a cursor.",
+                "Cursor pagination. List endpoints take a cursor.",
+            ),
+            (
+                "# ADR-0007 - Cursor pagination\n\n* Status: accepted\n* Deciders: Ada, Linus\n\n## Context and Problem Statement\n\nOffsets skip rows.\n\n## Decision Outcome\n\nChosen option: \"cursor\", because rows move.",
+                "Cursor pagination. Chosen option: \"cursor\", because rows move.",
+            ),
+            (
+                "---\nstatus: accepted\ndate: 2026-11-02\n---\n\n# 0007 Cursor pagination\n\n**Status:** Accepted\n\nList endpoints take a cursor.",
+                "Cursor pagination. List endpoints take a cursor.",
+            ),
+            (
+                "Cursor pagination\n=================\n\nList endpoints take a cursor.",
+                "Cursor pagination. List endpoints take a cursor.",
+            ),
+        ] {
+            let Verdict::Store(decision) =
+                Session::default().apply(&write("docs/decisions/0007-cursor.md", text))
+            else {
+                panic!("a decision record is a decision: {text}")
+            };
+            assert_eq!(
+                decision.content,
+                format!("Decision (docs/decisions/0007-cursor.md): {expected}")
+            );
+        }
         for (path, text) in [
             ("docs/guide.md", "# Guide\n\nHow to start."),
             ("docs/adr/README.md.bak", "# x\n\ny"),

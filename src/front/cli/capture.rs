@@ -49,8 +49,8 @@ pub(super) fn work(wait: bool, out: &mut dyn Write) -> Result<u8, CliError> {
     let at = session.now()?;
     writeln!(
         out,
-        "{at}: {} events, {} stored, {} skipped, {} dropped",
-        total.events, total.stored, total.skipped, total.dropped
+        "{at}: {} events, {} stored, {} skipped, {} waiting, {} dropped",
+        total.events, total.stored, total.skipped, total.waiting, total.dropped
     )
     .context("writing output")?;
     Ok(EXIT_OK)
@@ -65,7 +65,9 @@ pub(super) fn status(json: bool, out: &mut dyn Write) -> Result<u8, CliError> {
         let report = serde_json::json!({
             "queued": status.queued,
             "stored": status.stored,
+            "in_bug_fixes": status.in_fixes,
             "skipped": status.skipped,
+            "waiting": status.waiting,
             "dropped": status.dropped,
             "stored_ids": status.stored_ids,
             "reasons": status.reasons,
@@ -75,12 +77,21 @@ pub(super) fn status(json: bool, out: &mut dyn Write) -> Result<u8, CliError> {
     }
     writeln!(
         out,
-        "queued {}, stored {}, skipped {}, dropped {}",
-        status.queued, status.stored, status.skipped, status.dropped
+        "queued {}, stored {}, skipped {}, waiting {}, dropped {}",
+        status.queued, status.stored, status.skipped, status.waiting, status.dropped
     )
     .context("writing output")?;
     for id in &status.stored_ids {
         writeln!(out, "  stored {id}").context("writing output")?;
+    }
+    if status.stored > status.stored_ids.len() {
+        writeln!(
+            out,
+            "  (the newest {} of {} stored)",
+            status.stored_ids.len(),
+            status.stored
+        )
+        .context("writing output")?;
     }
     for (reason, n) in &status.reasons {
         writeln!(out, "  {n} {reason}").context("writing output")?;

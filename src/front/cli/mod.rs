@@ -107,7 +107,7 @@ struct InitArgs {
     /// Also connect an agent to goldfish: claude (.mcp.json, /recall, CLAUDE.md) or gemini (.gemini/settings.json, GEMINI.md); repeatable
     #[arg(long, value_enum, value_name = "AGENT", hide_possible_values = true)]
     agent: Vec<AgentArg>,
-    /// With --agent claude: also turn on capture (memories from the agent's tool use) through hooks in .claude/settings.json
+    /// With --agent claude: also turn on capture (memories from the agent's tool use) through hooks in .claude/settings.json, with the session-start briefing and pre-compact checkpoint hooks
     #[arg(long)]
     capture: bool,
 }
