@@ -113,7 +113,7 @@ fn clipped(words: &[&str], n: usize, more: bool) -> String {
 }
 
 /// The title `recall --index` shows of a memory at most: the first clause
-/// of its title ([`titled`]: past capture's labels; up to the first
+/// of its title (`titled`: past capture's labels; up to the first
 /// sentence end or semicolon), at most eight words, `…` where it was cut,
 /// on one line and safe for a terminal.
 pub fn title(content: &str) -> String {
