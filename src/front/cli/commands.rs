@@ -154,7 +154,7 @@ pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> 
     if !changes.is_empty() {
         writeln!(
             out,
-            "commit .gitattributes and {} so teammates share them; each clone runs `goldfish init` once",
+            "commit .gitattributes and {} so teammates share them; a teammate's clone sets itself up at its first goldfish command",
             crate::adapters::git::MEMORY_DIR
         )
         .context("writing output")?;
