@@ -268,6 +268,9 @@ pub struct RecallInput {
     pub no_cache: bool,
     /// Captured memories: with the others, left out, or alone.
     pub captured: crate::recall::Captured,
+    /// Quarantined memories too (`--include-untrusted`, MCP `untrusted`),
+    /// marked.
+    pub include_untrusted: bool,
 }
 
 /// What recall found.
@@ -486,8 +489,10 @@ pub fn request(
         fusion: Default::default(),
         floor: Some(crate::recall::FLOOR),
         now: Some(now),
-        // Recall shows flagged memories, marked (and a secret masked).
+        // Recall shows flagged memories, marked (and a secret masked);
+        // quarantined ones only when asked for, marked too.
         unflagged_only: false,
+        trusted_only: !input.include_untrusted,
         captured: input.captured,
     })
 }
@@ -937,6 +942,7 @@ fn brief_sections(
             until,
             now: Some(now),
             unflagged_only: true,
+            trusted_only: true,
             ..Request::default()
         };
         index.recall(&request, scope, Mode::Keyword, None)
@@ -995,6 +1001,7 @@ mod tests {
             distill: Distill::Auto,
             no_cache: false,
             captured: crate::recall::Captured::Include,
+            include_untrusted: false,
         }
     }
 

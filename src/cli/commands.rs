@@ -249,6 +249,7 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
         distill: args.distill.into(),
         no_cache: args.no_cache,
         captured: args.captured.into(),
+        include_untrusted: args.include_untrusted,
     };
     let recalled = ops::recall(&mut session, &cwd, input);
     output::notices(&mut session);

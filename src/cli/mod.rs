@@ -209,6 +209,9 @@ struct RecallArgs {
         hide_possible_values = true
     )]
     captured: CapturedArg,
+    /// Quarantined memories too (outside the trust policy, a forged author, an order to agents), marked with their provenance and reasons
+    #[arg(long)]
+    include_untrusted: bool,
 }
 
 #[derive(Debug, clap::Args)]

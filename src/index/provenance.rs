@@ -1,13 +1,18 @@
 //! Provenance: for each memory id, the commit that introduced it (its
-//! author and date), found by walking the commits new since the last sync,
-//! oldest first; part of the sync's transaction.
+//! author, committer, date and signature), found by walking the commits new
+//! since the last sync, oldest first; part of the sync's transaction. The
+//! same walk finds the commits that changed the trust policy of
+//! `.goldfish/config` while their author was outside the policy before
+//! them.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::SyncError;
-use crate::git::Workspace;
+use super::sync::SyncProblem;
+use crate::config::{RepoConfig, TrustPolicy};
+use crate::git::{CommitInfo, SignatureState, Verified, Workspace};
 
 #[derive(serde::Deserialize)]
 struct IdOnly<'a> {
@@ -17,13 +22,18 @@ struct IdOnly<'a> {
 
 /// Walks the commits new since `known`, oldest first, and records for each
 /// memory id the commit that introduced it: the one whose memory file has the
-/// id while none of its parents' versions of that file do.
+/// id while none of its parents' versions of that file do. The signatures
+/// of the signed commits it records are verified with one git process.
+/// A memory whose `author` field names someone else than its commit's
+/// author, and a change of the trust policy by someone outside it, are
+/// reported in `problems`.
 pub(super) fn walk_provenance(
     tx: &Transaction<'_>,
     workspace: &Workspace,
     workspace_id: i64,
     head: gix::ObjectId,
     known: Option<gix::ObjectId>,
+    problems: &mut Vec<SyncProblem>,
     sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
 ) -> Result<usize, SyncError> {
     if let Some(known) = known
@@ -35,6 +45,8 @@ pub(super) fn walk_provenance(
     let mut files_at: HashMap<gix::ObjectId, BTreeMap<String, gix::ObjectId>> = HashMap::new();
     let mut ids_in: HashMap<gix::ObjectId, HashSet<String>> = HashMap::new();
     let mut introduced: HashMap<String, usize> = HashMap::new();
+    let mut config_at: HashMap<gix::ObjectId, Option<gix::ObjectId>> = HashMap::new();
+    let mut policy_changes: Vec<PolicyChange> = Vec::new();
 
     let mut files_of = |id: gix::ObjectId| -> Result<BTreeMap<String, gix::ObjectId>, SyncError> {
         if let Some(files) = files_at.get(&id) {
@@ -45,6 +57,9 @@ pub(super) fn walk_provenance(
         Ok(files)
     };
     for (index, commit) in commits.iter().enumerate() {
+        if let Some(change) = policy_change(workspace, commit, index, &mut config_at)? {
+            policy_changes.push(change);
+        }
         let files = files_of(commit.id)?;
         let parents = commit
             .parents
@@ -81,9 +96,12 @@ pub(super) fn walk_provenance(
         .map_err(sqlite)?;
     let mut statement = tx
         .prepare_cached(
-            "INSERT OR REPLACE INTO provenance (workspace_id, id, commit_id, author, date) VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT OR REPLACE INTO provenance (workspace_id, id, commit_id, author, date,
+               author_name, author_email, committer, signature, signer)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         )
         .map_err(sqlite)?;
+    let mut recording: Vec<(&String, usize)> = Vec::new();
     for (id, index) in &introduced {
         let commit = &commits[*index];
         let earlier: Option<String> = recorded
@@ -109,17 +127,205 @@ pub(super) fn walk_provenance(
                 continue;
             }
         }
+        recording.push((id, *index));
+    }
+    // One git process verifies every signed commit that matters here.
+    let mut to_verify: Vec<gix::ObjectId> = recording
+        .iter()
+        .map(|(_, index)| *index)
+        .chain(policy_changes.iter().map(|change| change.index))
+        .map(|index| &commits[index])
+        .filter(|commit| commit.signed)
+        .map(|commit| commit.id)
+        .collect();
+    to_verify.sort_unstable();
+    to_verify.dedup();
+    let verified = workspace.verify_signatures(&to_verify);
+    let signature_of = |commit: &CommitInfo| -> Verified {
+        match verified.get(&commit.id) {
+            Some(verified) if commit.signed => verified.clone(),
+            _ => Verified {
+                state: SignatureState::Unsigned,
+                signer: String::new(),
+            },
+        }
+    };
+    let mut claimed = tx
+        .prepare_cached("SELECT author, file, line FROM memories WHERE workspace_id = ?1 AND id = ?2")
+        .map_err(sqlite)?;
+    let mut mismatches: Vec<SyncProblem> = Vec::new();
+    for (id, index) in recording {
+        let commit = &commits[index];
+        let signature = signature_of(commit);
         statement
             .execute(params![
                 workspace_id,
                 id,
                 commit.id.to_string(),
                 commit.author,
-                commit.date
+                commit.date,
+                commit.author_name,
+                commit.author_email,
+                commit.committer,
+                signature.state.name(),
+                // An SSH principal, or the email of a GPG user id: what the
+                // policy's author patterns are matched against.
+                TrustPolicy::email_of(&signature.signer),
             ])
             .map_err(sqlite)?;
+        let row: Option<(Option<String>, String, i64)> = claimed
+            .query_row(params![workspace_id, id], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+            })
+            .optional()
+            .map_err(sqlite)?;
+        if let Some((Some(author), file, line)) = row
+            && author_mismatch(&author, commit)
+        {
+            mismatches.push(SyncProblem::MemoryFile {
+                file,
+                line: Some(line),
+                reason: format!(
+                    "memory {id}: its `author` field says {:?}, but commit {} that introduced it is by {}; indexed, quarantined (`author-mismatch`)",
+                    author.chars().take(80).collect::<String>(),
+                    short(&commit.id),
+                    commit.author
+                ),
+            });
+        }
+    }
+    mismatches.sort_by_key(|problem| problem.relative());
+    problems.extend(mismatches);
+    let mut record_change = tx
+        .prepare_cached(
+            "INSERT OR REPLACE INTO policy_changes (workspace_id, commit_id, author, date, why) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )
+        .map_err(sqlite)?;
+    for change in policy_changes {
+        let commit = &commits[change.index];
+        let Some(why) = change.outside(commit, &signature_of(commit)) else {
+            continue;
+        };
+        record_change
+            .execute(params![
+                workspace_id,
+                commit.id.to_string(),
+                commit.author,
+                commit.date,
+                why
+            ])
+            .map_err(sqlite)?;
+        problems.push(SyncProblem::Other(policy_change_message(
+            &commit.id.to_string(),
+            &commit.author,
+            &why,
+        )));
     }
     Ok(commits.len())
+}
+
+/// What sync and doctor say of a policy change by an outsider.
+pub fn policy_change_message(commit: &str, author: &str, why: &str) -> String {
+    format!(
+        "{} changed the trust policy in {}: commit {} by {author}, {why}; check the change (`git show {}`) and revert it if it is not the team's",
+        crate::git::REPO_CONFIG,
+        crate::git::REPO_CONFIG,
+        commit.get(..10).unwrap_or(commit),
+        commit.get(..10).unwrap_or(commit),
+    )
+}
+
+fn short(id: &gix::ObjectId) -> String {
+    id.to_string()[..10].to_owned()
+}
+
+/// Whether a record's `author` field names someone other than the author
+/// of the commit that introduced it: neither its name nor its email nor
+/// `Name <email>` (case and surrounding blanks ignored). An empty field
+/// claims nobody.
+pub fn author_mismatch(claimed: &str, commit: &CommitInfo) -> bool {
+    let claimed = claimed.trim().to_lowercase();
+    !claimed.is_empty()
+        && ![&commit.author_name, &commit.author_email, &commit.author]
+            .iter()
+            .any(|known| known.trim().to_lowercase() == claimed)
+}
+
+/// A commit that changed the `[trust]` section of `.goldfish/config`, and
+/// the policy before it (`None`: there was none, or it could not be read:
+/// anyone could change it).
+struct PolicyChange {
+    index: usize,
+    before: Option<TrustPolicy>,
+}
+
+impl PolicyChange {
+    /// Why its author was outside the policy before it; `None` when inside.
+    fn outside(&self, commit: &CommitInfo, signature: &Verified) -> Option<String> {
+        let before = self.before.as_ref()?;
+        if !before.admits(&commit.author_email) {
+            return Some(format!(
+                "whose author ({}) is outside the policy before it",
+                commit.author_email
+            ));
+        }
+        if before.signed {
+            if signature.state != SignatureState::Good {
+                return Some(format!(
+                    "whose signature is {} while the policy before it asks for signed commits",
+                    signature.state.name()
+                ));
+            }
+            if !before.admits(TrustPolicy::email_of(&signature.signer)) {
+                return Some(format!(
+                    "signed by {}, outside the policy before it",
+                    signature.signer
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// The trust policy of `.goldfish/config` in a blob; `None` when there is
+/// no section or the file cannot be used.
+fn policy_in(workspace: &Workspace, blob: Option<gix::ObjectId>) -> Option<TrustPolicy> {
+    let bytes = workspace.read_blob(blob?).ok()?;
+    RepoConfig::from_file(&bytes).ok()?.trust
+}
+
+/// Whether `commit` changed the trust policy: its `.goldfish/config`
+/// differs from every parent's (a merge that takes one side's file changes
+/// nothing: that side's own commit did) and its policy differs from the
+/// first parent's.
+fn policy_change(
+    workspace: &Workspace,
+    commit: &CommitInfo,
+    index: usize,
+    config_at: &mut HashMap<gix::ObjectId, Option<gix::ObjectId>>,
+) -> Result<Option<PolicyChange>, SyncError> {
+    let mut blob_of = |id: gix::ObjectId| -> Result<Option<gix::ObjectId>, SyncError> {
+        if let Some(blob) = config_at.get(&id) {
+            return Ok(*blob);
+        }
+        let blob = workspace.repo_config_at(id)?;
+        config_at.insert(id, blob);
+        Ok(blob)
+    };
+    let blob = blob_of(commit.id)?;
+    let parents = commit
+        .parents
+        .iter()
+        .map(|parent| blob_of(*parent))
+        .collect::<Result<Vec<_>, _>>()?;
+    if parents.contains(&blob) || (parents.is_empty() && blob.is_none()) {
+        return Ok(None);
+    }
+    let before = policy_in(workspace, parents.first().copied().flatten());
+    if before.is_none() || before == policy_in(workspace, blob) {
+        return Ok(None);
+    }
+    Ok(Some(PolicyChange { index, before }))
 }
 
 /// HEAD left the history an earlier walk saw (a checkout of an older commit
@@ -143,11 +349,25 @@ fn forget_provenance_outside(
     let mut forget = tx
         .prepare_cached("DELETE FROM provenance WHERE workspace_id = ?1 AND commit_id = ?2")
         .map_err(sqlite)?;
-    for commit in recorded {
+    let mut forget_change = tx
+        .prepare_cached("DELETE FROM policy_changes WHERE workspace_id = ?1 AND commit_id = ?2")
+        .map_err(sqlite)?;
+    let changes: Vec<String> = tx
+        .prepare_cached("SELECT commit_id FROM policy_changes WHERE workspace_id = ?1")
+        .and_then(|mut statement| {
+            statement
+                .query_map(params![workspace_id], |row| row.get(0))?
+                .collect()
+        })
+        .map_err(sqlite)?;
+    for commit in recorded.into_iter().chain(changes) {
         let in_history = gix::ObjectId::from_hex(commit.as_bytes())
             .is_ok_and(|id| workspace.is_ancestor(id, head));
         if !in_history {
             forget
+                .execute(params![workspace_id, commit])
+                .map_err(sqlite)?;
+            forget_change
                 .execute(params![workspace_id, commit])
                 .map_err(sqlite)?;
         }

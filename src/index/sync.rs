@@ -31,7 +31,7 @@ use serde::Serialize;
 
 use super::provenance::walk_provenance;
 use super::{Index, IndexError, SyncError};
-use crate::config::RepoConfig;
+use crate::config::{RepoConfig, TrustPolicy};
 use crate::git::{Workspace, blob_id};
 use crate::memory::kinds::Kinds;
 use crate::memory::{Entry, Memory, trust};
@@ -149,16 +149,72 @@ struct Trust {
     /// The repository's types; `None` when its config cannot be read or
     /// used.
     kinds: Option<Kinds>,
+    /// The repository's trust policy (`Some(None)`: it has none); `None`
+    /// when its config cannot be read or used: the index keeps the policy
+    /// it last stored.
+    policy: Option<Option<TrustPolicy>>,
 }
 
 impl Trust {
     fn of(workspace: &Workspace, options: SyncOptions) -> Trust {
-        let kinds = RepoConfig::kinds_for_readers(crate::log::read_repo_config(workspace));
+        let config = match crate::log::read_repo_config(workspace) {
+            Ok(Some(bytes)) => RepoConfig::from_file(&bytes).ok(),
+            Ok(None) => Some(RepoConfig::default()),
+            Err(_) => None,
+        };
         Trust {
             now: options.now.unwrap_or_else(jiff::Timestamp::now),
-            kinds: kinds.ok(),
+            kinds: config.as_ref().map(|config| config.kinds.clone()),
+            policy: config.map(|config| config.trust),
         }
     }
+}
+
+/// Stores the workspace's trust policy (what recall checks provenance
+/// against) when it differs from the one stored; says whether it did.
+fn store_policy(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+    policy: Option<&TrustPolicy>,
+) -> rusqlite::Result<bool> {
+    let (stored, signed): (bool, bool) = tx.query_row(
+        "SELECT trust_policy, trust_signed FROM workspaces WHERE id = ?1",
+        params![workspace_id],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )?;
+    let mut patterns: Vec<String> = tx
+        .prepare_cached("SELECT pattern FROM trust_authors WHERE workspace_id = ?1")?
+        .query_map(params![workspace_id], |row| row.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    patterns.sort();
+    let wanted = policy.map(|policy| {
+        let mut authors = policy.authors.clone();
+        authors.sort();
+        (authors, policy.signed)
+    });
+    let current = stored.then_some((patterns, signed));
+    if wanted == current {
+        return Ok(false);
+    }
+    tx.execute(
+        "UPDATE workspaces SET trust_policy = ?2, trust_signed = ?3 WHERE id = ?1",
+        params![
+            workspace_id,
+            policy.is_some(),
+            policy.is_some_and(|policy| policy.signed)
+        ],
+    )?;
+    tx.execute(
+        "DELETE FROM trust_authors WHERE workspace_id = ?1",
+        params![workspace_id],
+    )?;
+    for pattern in policy.iter().flat_map(|policy| &policy.authors) {
+        tx.execute(
+            "INSERT OR IGNORE INTO trust_authors (workspace_id, pattern) VALUES (?1, ?2)",
+            params![workspace_id, pattern],
+        )?;
+    }
+    Ok(true)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -388,9 +444,21 @@ pub fn sync(
             .as_deref()
             .and_then(|id| gix::ObjectId::from_hex(id.as_bytes()).ok());
         if known_commit != Some(head) {
-            report.commits_walked =
-                walk_provenance(&tx, workspace, workspace_id, head, known_commit, &sqlite)?;
+            report.commits_walked = walk_provenance(
+                &tx,
+                workspace,
+                workspace_id,
+                head,
+                known_commit,
+                &mut report.problems,
+                &sqlite,
+            )?;
         }
+    }
+    if let Some(policy) = &trust.policy
+        && store_policy(&tx, workspace_id, policy.as_ref()).map_err(sqlite)?
+    {
+        changed = true;
     }
     if !changed {
         // Nothing to write: leave the index (and its last-sync time) alone,
