@@ -74,7 +74,9 @@ impl TrustPolicy {
         self.authors
             .iter()
             .filter(|pattern| {
-                let domain = pattern.rsplit_once('@').map_or(pattern.as_str(), |(_, d)| d);
+                let domain = pattern
+                    .rsplit_once('@')
+                    .map_or(pattern.as_str(), |(_, d)| d);
                 let literal = domain.chars().any(|c| c.is_alphanumeric());
                 let open = domain.starts_with(['*', '?'])
                     && !domain.trim_start_matches(['*', '?']).starts_with('.');
@@ -135,6 +137,36 @@ impl TrustPolicy {
             authors: patterns,
             signed: raw.signed,
         })
+    }
+}
+
+/// The dotted key set on line `line` of `text` (`trust.authors`), when the
+/// line is a plain `key = …` under a plain `[table]` header: what a type
+/// error is about. Only names made of letters, digits, `_` and `-` are
+/// taken, so no other text of the file is echoed.
+fn key_at(text: &str, line: usize) -> Option<String> {
+    let plain = |name: &str| {
+        !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let (key, _) = lines.get(line.checked_sub(1)?)?.split_once('=')?;
+    let key = key.trim();
+    if !plain(key) {
+        return None;
+    }
+    let table = lines[..line - 1]
+        .iter()
+        .rev()
+        .map(|l| l.trim())
+        .find(|l| l.starts_with('['))
+        .map(|header| header.trim_start_matches('[').trim_end_matches(']').trim());
+    match table {
+        Some(table) if plain(table) => Some(format!("{table}.{key}")),
+        Some(_) => None,
+        None => Some(key.to_owned()),
     }
 }
 
@@ -218,12 +250,19 @@ pub enum Unchecked {
 
 impl RepoConfig {
     pub fn parse(text: &str) -> Result<RepoConfig, ConfigError> {
-        let raw: RawConfig = toml::from_str(text).map_err(|err| ConfigError::Syntax {
-            line: err
+        let raw: RawConfig = toml::from_str(text).map_err(|err| {
+            let line = err
                 .span()
                 .and_then(|span| text.get(..span.start))
-                .map_or(1, |before| before.matches('\n').count() + 1),
-            message: err.message().trim_end().to_owned(),
+                .map_or(1, |before| before.matches('\n').count() + 1);
+            let message = err.message().trim_end();
+            ConfigError::Syntax {
+                line,
+                message: match key_at(text, line) {
+                    Some(key) if !message.contains('`') => format!("{key}: {message}"),
+                    _ => message.to_owned(),
+                },
+            }
         })?;
         let kinds = Kinds::with_extra(raw.memory.types.iter().map(String::as_str))
             .map_err(ConfigError::Kind)?;
@@ -340,29 +379,53 @@ mod tests {
         assert!(!open.signed);
         assert!(open.admits("a1@x.org") && open.admits("anyone@anywhere"));
         // Nobody: a policy that trusts no commit at all.
-        let none = RepoConfig::parse("[trust]\nauthors = []\n").unwrap().trust.unwrap();
+        let none = RepoConfig::parse("[trust]\nauthors = []\n")
+            .unwrap()
+            .trust
+            .unwrap();
         assert!(!none.admits("alice@example.com"));
-        assert_eq!(TrustPolicy::email_of("Alice <alice@example.com>"), "alice@example.com");
-        assert_eq!(TrustPolicy::email_of("alice@example.com"), "alice@example.com");
+        assert_eq!(
+            TrustPolicy::email_of("Alice <alice@example.com>"),
+            "alice@example.com"
+        );
+        assert_eq!(
+            TrustPolicy::email_of("alice@example.com"),
+            "alice@example.com"
+        );
     }
 
     #[test]
     fn a_malformed_trust_section_names_the_key() {
         for (text, expected) in [
             ("[trust]\nsigned = true\n", "trust.authors: missing"),
-            ("[trust]\nauthors = [\"\"]\n", "trust.authors: an empty pattern"),
-            ("[trust]\nauthors = [\"a b@x\"]\n", "trust.authors: `a b@x` holds ' '"),
-            ("[trust]\nauthors = [\"[ab]@x\"]\n", "trust.authors: `[ab]@x` holds '['"),
-            ("[trust]\nauthors = \"alice@example.com\"\n", "line 2: invalid type"),
-            ("[trust]\nauthors = []\nsigned = \"yes\"\n", "line 3: invalid type"),
+            (
+                "[trust]\nauthors = [\"\"]\n",
+                "trust.authors: an empty pattern",
+            ),
+            (
+                "[trust]\nauthors = [\"a b@x\"]\n",
+                "trust.authors: `a b@x` holds ' '",
+            ),
+            (
+                "[trust]\nauthors = [\"[ab]@x\"]\n",
+                "trust.authors: `[ab]@x` holds '['",
+            ),
+            (
+                "[trust]\nauthors = \"alice@example.com\"\n",
+                "line 2: trust.authors: invalid type",
+            ),
+            (
+                "[trust]\nauthors = []\nsigned = \"yes\"\n",
+                "line 3: trust.signed: invalid type",
+            ),
             ("[trust]\nauthor = []\n", "unknown field `author`"),
         ] {
             let err = RepoConfig::parse(text).unwrap_err().to_string();
             assert!(err.contains(expected), "{text}: {err}");
         }
         let many: Vec<String> = (0..=MAX_AUTHORS).map(|i| format!("\"u{i}@x\"")).collect();
-        let err = RepoConfig::parse(&format!("[trust]\nauthors = [{}]\n", many.join(",")))
-            .unwrap_err();
+        let err =
+            RepoConfig::parse(&format!("[trust]\nauthors = [{}]\n", many.join(","))).unwrap_err();
         assert_eq!(err.to_string(), "trust.authors: 257 patterns, at most 256");
     }
 

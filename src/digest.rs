@@ -183,7 +183,11 @@ fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
 
 fn header(source: &Source) -> String {
     let id: String = source.id.chars().take(SHORT_ID).collect();
-    let mark = if source.untrusted { " · UNTRUSTED" } else { "" };
+    let mark = if source.untrusted {
+        " · UNTRUSTED"
+    } else {
+        ""
+    };
     format!("[{id} · {} · {}{mark}]", source.date, source.kind)
 }
 

@@ -409,7 +409,8 @@ impl Workspace {
         };
         for record in String::from_utf8_lossy(&output.stdout).split('\x1e') {
             let mut fields = record.trim_start_matches('\n').split('\x1f');
-            let (Some(id), Some(letter), Some(signer)) = (fields.next(), fields.next(), fields.next())
+            let (Some(id), Some(letter), Some(signer)) =
+                (fields.next(), fields.next(), fields.next())
             else {
                 continue;
             };

@@ -7,6 +7,7 @@
 
 pub mod locks;
 mod provenance;
+pub use provenance::policy_change_message;
 mod schema;
 pub mod search;
 pub mod sync;

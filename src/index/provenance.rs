@@ -10,7 +10,6 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::SyncError;
-use super::sync::SyncProblem;
 use crate::config::{RepoConfig, TrustPolicy};
 use crate::git::{CommitInfo, SignatureState, Verified, Workspace};
 
@@ -26,16 +25,15 @@ struct IdOnly<'a> {
 /// of the signed commits it records are verified with one git process.
 /// A memory whose `author` field names someone else than its commit's
 /// author, and a change of the trust policy by someone outside it, are
-/// reported in `problems`.
+/// reported in what it returns.
 pub(super) fn walk_provenance(
     tx: &Transaction<'_>,
     workspace: &Workspace,
     workspace_id: i64,
     head: gix::ObjectId,
     known: Option<gix::ObjectId>,
-    problems: &mut Vec<SyncProblem>,
     sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
-) -> Result<usize, SyncError> {
+) -> Result<Walked, SyncError> {
     if let Some(known) = known
         && !workspace.is_ancestor(known, head)
     {
@@ -151,9 +149,14 @@ pub(super) fn walk_provenance(
         }
     };
     let mut claimed = tx
-        .prepare_cached("SELECT author, file, line FROM memories WHERE workspace_id = ?1 AND id = ?2")
+        .prepare_cached(
+            "SELECT author, file, line FROM memories WHERE workspace_id = ?1 AND id = ?2",
+        )
         .map_err(sqlite)?;
-    let mut mismatches: Vec<SyncProblem> = Vec::new();
+    let mut walked = Walked {
+        commits: commits.len(),
+        ..Walked::default()
+    };
     for (id, index) in recording {
         let commit = &commits[index];
         let signature = signature_of(commit);
@@ -182,20 +185,19 @@ pub(super) fn walk_provenance(
         if let Some((Some(author), file, line)) = row
             && author_mismatch(&author, commit)
         {
-            mismatches.push(SyncProblem::MemoryFile {
+            walked.mismatches.push((
                 file,
-                line: Some(line),
-                reason: format!(
+                line,
+                format!(
                     "memory {id}: its `author` field says {:?}, but commit {} that introduced it is by {}; indexed, quarantined (`author-mismatch`)",
                     author.chars().take(80).collect::<String>(),
                     short(&commit.id),
                     commit.author
                 ),
-            });
+            ));
         }
     }
-    mismatches.sort_by_key(|problem| problem.relative());
-    problems.extend(mismatches);
+    walked.mismatches.sort();
     let mut record_change = tx
         .prepare_cached(
             "INSERT OR REPLACE INTO policy_changes (workspace_id, commit_id, author, date, why) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -215,23 +217,34 @@ pub(super) fn walk_provenance(
                 why
             ])
             .map_err(sqlite)?;
-        problems.push(SyncProblem::Other(policy_change_message(
+        walked.policy_changes.push(policy_change_message(
             &commit.id.to_string(),
             &commit.author,
             &why,
-        )));
+        ));
     }
-    Ok(commits.len())
+    Ok(walked)
+}
+
+/// What a walk found besides provenance.
+#[derive(Debug, Default)]
+pub(super) struct Walked {
+    /// Commits walked.
+    pub commits: usize,
+    /// Memories whose `author` field names someone other than the author
+    /// of the commit that introduced them: (file, line, what is wrong).
+    pub mismatches: Vec<(String, i64, String)>,
+    /// Changes of the trust policy by someone outside it, as sync and
+    /// doctor say them.
+    pub policy_changes: Vec<String>,
 }
 
 /// What sync and doctor say of a policy change by an outsider.
 pub fn policy_change_message(commit: &str, author: &str, why: &str) -> String {
+    let short = commit.get(..10).unwrap_or(commit);
     format!(
-        "{} changed the trust policy in {}: commit {} by {author}, {why}; check the change (`git show {}`) and revert it if it is not the team's",
+        "the trust policy in {} was changed by commit {short} ({author}), {why}; check the change (`git show {short}`) and revert it if the team did not decide it",
         crate::git::REPO_CONFIG,
-        crate::git::REPO_CONFIG,
-        commit.get(..10).unwrap_or(commit),
-        commit.get(..10).unwrap_or(commit),
     )
 }
 

@@ -34,6 +34,18 @@ pub struct Provenance {
     pub signer: String,
 }
 
+/// A change of the trust policy by a commit whose author was outside the
+/// policy before it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyChange {
+    pub commit: String,
+    pub author: String,
+    pub date: String,
+    /// Why its author was outside: "whose author (…) is outside the policy
+    /// before it".
+    pub why: String,
+}
+
 /// Whether agents receive a memory unmarked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -92,7 +104,9 @@ pub fn trust_reason_text(reason: &str) -> &'static str {
         "uncommitted" => "not committed yet: the local user's own",
         "no-policy" => "no `[trust]` section in .goldfish/config: every author is trusted",
         "author-in-policy" => "its commit's author is in the `[trust] authors`",
-        "signed-in-policy" => "its commit is signed by a key git accepts, of a signer in the policy",
+        "signed-in-policy" => {
+            "its commit is signed by a key git accepts, of a signer in the policy"
+        }
         _ => "",
     }
 }
@@ -488,6 +502,48 @@ impl Index {
             .collect();
         clusters.sort_by_key(|c| std::cmp::Reverse(c.len()));
         Ok(clusters)
+    }
+
+    /// How many live memories of a workspace are quarantined
+    /// ([`Trust::Untrusted`]).
+    pub fn quarantined(&self, workspace_id: i64) -> Result<u64, IndexError> {
+        let sql = format!(
+            "SELECT count(*) FROM memories m
+             JOIN workspaces w ON w.id = m.workspace_id
+             LEFT JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
+             WHERE m.workspace_id = ?1
+               AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = m.workspace_id AND t.forgets = m.id)
+               AND {UNTRUSTED_REASONS} <> ''"
+        );
+        self.conn
+            .query_row(&sql, rusqlite::params![workspace_id], |row| {
+                row.get::<_, i64>(0)
+            })
+            .map(|count| count as u64)
+            .map_err(self.sqlite())
+    }
+
+    /// The commits that changed a workspace's trust policy while their
+    /// author was outside the policy before them, oldest first.
+    pub fn policy_changes(&self, workspace_id: i64) -> Result<Vec<PolicyChange>, IndexError> {
+        let mut statement = self
+            .conn
+            .prepare(
+                "SELECT commit_id, author, date, why FROM policy_changes WHERE workspace_id = ?1
+                 ORDER BY date, commit_id",
+            )
+            .map_err(self.sqlite())?;
+        statement
+            .query_map(rusqlite::params![workspace_id], |row| {
+                Ok(PolicyChange {
+                    commit: row.get(0)?,
+                    author: row.get(1)?,
+                    date: row.get(2)?,
+                    why: row.get(3)?,
+                })
+            })
+            .and_then(|rows| rows.collect())
+            .map_err(self.sqlite())
     }
 
     /// The live memories of `scope` whose id starts with `prefix` (ASCII

@@ -132,6 +132,9 @@ impl Serialize for SyncProblem {
     }
 }
 
+/// Memories with a mismatching `author` field a sync names one by one.
+const LISTED_MISMATCHES: usize = 10;
+
 /// Knobs for tests.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SyncOptions {
@@ -444,15 +447,24 @@ pub fn sync(
             .as_deref()
             .and_then(|id| gix::ObjectId::from_hex(id.as_bytes()).ok());
         if known_commit != Some(head) {
-            report.commits_walked = walk_provenance(
-                &tx,
-                workspace,
-                workspace_id,
-                head,
-                known_commit,
-                &mut report.problems,
-                &sqlite,
-            )?;
+            let walked =
+                walk_provenance(&tx, workspace, workspace_id, head, known_commit, &sqlite)?;
+            report.commits_walked = walked.commits;
+            // Named one by one up to a few: a history of lines written
+            // by a tool under its own name would otherwise flood every
+            // sync's output.
+            let more = walked.mismatches.len().saturating_sub(LISTED_MISMATCHES);
+            for (file, line, reason) in walked.mismatches.into_iter().take(LISTED_MISMATCHES) {
+                report.problems.push(SyncProblem::line(&file, line, reason));
+            }
+            if more > 0 {
+                report.problems.push(SyncProblem::Other(format!(
+                    "… and {more} more memories whose `author` field is not the author of their commit (quarantined: `goldfish recall --include-untrusted --json` lists them)"
+                )));
+            }
+            report
+                .problems
+                .extend(walked.policy_changes.into_iter().map(SyncProblem::Other));
         }
     }
     if let Some(policy) = &trust.policy

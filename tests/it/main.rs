@@ -24,6 +24,7 @@ mod journal;
 mod keyword_index;
 mod layers;
 mod mcp;
+mod provenance;
 mod secrets;
 mod semantic;
 mod similarity;

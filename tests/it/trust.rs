@@ -151,7 +151,9 @@ fn hand_written_lines_are_flagged_and_kept_out_of_the_briefing() {
     assert!(!found.contains("IGNORE PREVIOUS"), "{found}");
     let found = env.ok(&repo, &["recall", "--include-untrusted", "instructions"]);
     assert!(
-        found.contains("(flagged: future-timestamp, instruction-like)  (UNTRUSTED: instruction-like)"),
+        found.contains(
+            "(flagged: future-timestamp, instruction-like)  (UNTRUSTED: instruction-like)"
+        ),
         "{found}"
     );
     let hits = json_lines(&env.ok(
@@ -481,7 +483,12 @@ fn an_order_to_agents_committed_by_hand_is_kept_out_of_the_briefing() {
     );
     let hits = json_lines(&env.ok(
         &repo,
-        &["recall", "--json", "--include-untrusted", "tests environment"],
+        &[
+            "recall",
+            "--json",
+            "--include-untrusted",
+            "tests environment",
+        ],
     ));
     let hit = hits
         .iter()

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Times sync of a team workspace with each goldfish binary given, from the
+# same starting state: N memories (one file a day) that arrived in COMMITS
+# commits by four authors, then a full sync into an empty index, a no-op
+# sync, and the sync after a pull (one new commit of 5 memories). Median of
+# RUNS runs each, binaries alternating; milliseconds.
+#   N=100000 COMMITS=100 RUNS=3 bash scripts/sync_cost.sh path/to/old/goldfish target/debug/goldfish
+set -euo pipefail
+N=${N:-100000}
+COMMITS=${COMMITS:-100}
+RUNS=${RUNS:-3}
+D=$(mktemp -d)
+trap 'rm -rf "$D"' EXIT
+export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 GOLDFISH_NOW=2026-11-21T09:30:00Z
+export GIT_COMMITTER_NAME=C GIT_COMMITTER_EMAIL=c@example.com GIT_COMMITTER_DATE=2026-11-21T10:00:00Z
+mkdir "$D/r" && cd "$D/r"
+git init -q -b main && git config user.name A && git config user.email a@example.com
+echo x > README.md && git add . && git commit -qm initial
+mkdir -p .goldfish/memories
+python3 - "$N" "$COMMITS" <<'EOF'
+import datetime, json, os, subprocess, sys
+n, commits = int(sys.argv[1]), int(sys.argv[2])
+crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+def ulid(ms, serial):
+    t = "".join(crockford[(ms >> (5 * i)) & 31] for i in reversed(range(10)))
+    r = "".join(crockford[(serial >> (5 * i)) & 31] for i in reversed(range(16)))
+    return t + r
+kinds = ["decision", "bug-fix", "insight", "observation", "checkpoint", "plan"]
+authors = [("Alice", "alice@example.com"), ("Bob", "bob@example.com"),
+           ("Carol", "carol@example.com"), ("Dan", "dan@example.com")]
+per_day = 300
+days = (n + per_day - 1) // per_day
+start = 1_700_000_000_000
+files = {}
+for i in range(n):
+    day = i // per_day
+    ms = start + day * 86_400_000 + (i % per_day) * 1000
+    ts = datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc)
+    name = ts.strftime("%Y-%m-%d") + ".jsonl"
+    author = authors[i % 4][0]
+    record = {"id": ulid(ms, i), "timestamp": ts.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+              "type": kinds[i % len(kinds)],
+              "content": f"Memory {i}: the service {i % 97} retries {i % 7} times before the queue {i % 13} gives up; see module m{i % 211}.",
+              "author": author}
+    files.setdefault(name, []).append(json.dumps(record, separators=(",", ":")))
+names = sorted(files)
+chunk = (len(names) + commits - 1) // commits
+for c in range(0, len(names), chunk):
+    for name in names[c:c + chunk]:
+        with open(f".goldfish/memories/{name}", "w") as f:
+            f.write("\n".join(files[name]) + "\n")
+    name, email = authors[(c // chunk) % 4]
+    env = dict(os.environ, GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=email,
+               GIT_AUTHOR_DATE="2026-11-21T10:00:00Z")
+    subprocess.run(["git", "add", "-A"], check=True, env=env)
+    subprocess.run(["git", "commit", "-qm", f"memories {c}"], check=True, env=env)
+EOF
+newest=$(ls .goldfish/memories | sort | tail -1)
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+ms() { local start end; start=$(date +%s%N); "$@" >/dev/null 2>&1; end=$(date +%s%N); echo $(( (end - start) / 1000000 )); }
+declare -A full noop pull
+for run in $(seq "$RUNS"); do
+  n=0
+  for bin in "$@"; do
+    n=$((n + 1)); bin=$(realpath "$bin")
+    rm -rf "$D/c" "$D/home" && cp -a "$D/r" "$D/c" && cd "$D/c"
+    full[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" sync --quiet) "
+    noop[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" sync --quiet) "
+    for k in 1 2 3 4 5; do
+      echo "{\"id\":\"01ZZZZZZZZ00000000000000$k$run\",\"timestamp\":\"2026-11-21T09:0$k:00.000Z\",\"type\":\"decision\",\"content\":\"pulled memory $k\",\"author\":\"Bob\"}" >> ".goldfish/memories/$newest"
+    done
+    GIT_AUTHOR_NAME=Bob GIT_AUTHOR_EMAIL=bob@example.com git commit -qam "pull"
+    pull[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" sync --quiet) "
+    cd "$D"
+  done
+done
+echo "| binary | memories | commits | full sync (ms) | no-op sync (ms) | sync after a pull (ms) |"
+echo "|---|---:|---:|---:|---:|---:|"
+n=0
+for bin in "$@"; do
+  n=$((n + 1))
+  echo "| $bin | $N | $COMMITS | $(tr ' ' '\n' <<< "${full[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${noop[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${pull[$n]}" | grep . | median) |"
+done
