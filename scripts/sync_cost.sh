@@ -58,7 +58,7 @@ EOF
 newest=$(ls .goldfish/memories | sort | tail -1)
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 ms() { local start end; start=$(date +%s%N); "$@" >/dev/null 2>&1; end=$(date +%s%N); echo $(( (end - start) / 1000000 )); }
-declare -A full noop pull
+declare -A full noop pull indexed
 for run in $(seq "$RUNS"); do
   n=0
   for bin in "$@"; do
@@ -66,6 +66,7 @@ for run in $(seq "$RUNS"); do
     rm -rf "$D/c" "$D/home" && cp -a "$D/r" "$D/c" && cd "$D/c"
     full[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" sync --quiet) "
     noop[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" sync --quiet) "
+    indexed[$n]=$(GOLDFISH_HOME="$D/home" "$bin" sync --json 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["memories"])')
     for k in 1 2 3 4 5; do
       echo "{\"id\":\"01ZZZZZZZZ00000000000000$k$run\",\"timestamp\":\"2026-11-21T09:0$k:00.000Z\",\"type\":\"decision\",\"content\":\"pulled memory $k\",\"author\":\"Bob\"}" >> ".goldfish/memories/$newest"
     done
@@ -74,10 +75,10 @@ for run in $(seq "$RUNS"); do
     cd "$D"
   done
 done
-echo "| binary | memories | commits | full sync (ms) | no-op sync (ms) | sync after a pull (ms) |"
-echo "|---|---:|---:|---:|---:|---:|"
+echo "| binary | memories | indexed | commits | full sync (ms) | no-op sync (ms) | sync after a pull (ms) |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
 n=0
 for bin in "$@"; do
   n=$((n + 1))
-  echo "| $bin | $N | $COMMITS | $(tr ' ' '\n' <<< "${full[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${noop[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${pull[$n]}" | grep . | median) |"
+  echo "| $bin | $N | ${indexed[$n]} | $COMMITS | $(tr ' ' '\n' <<< "${full[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${noop[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${pull[$n]}" | grep . | median) |"
 done

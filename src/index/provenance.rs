@@ -148,23 +148,20 @@ pub(super) fn walk_provenance(
             },
         }
     };
-    let mut claimed = tx
-        .prepare_cached(
-            "SELECT author, file, line FROM memories WHERE workspace_id = ?1 AND id = ?2",
-        )
-        .map_err(sqlite)?;
     let mut walked = Walked {
         commits: commits.len(),
         ..Walked::default()
     };
+    let recorded: Vec<&String> = recording.iter().map(|(id, _)| *id).collect();
     for (id, index) in recording {
         let commit = &commits[index];
+        let commit_id = commit.id.to_string();
         let signature = signature_of(commit);
         statement
             .execute(params![
                 workspace_id,
                 id,
-                commit.id.to_string(),
+                commit_id,
                 commit.author,
                 commit.date,
                 commit.author_name,
@@ -176,28 +173,10 @@ pub(super) fn walk_provenance(
                 TrustPolicy::email_of(&signature.signer),
             ])
             .map_err(sqlite)?;
-        let row: Option<(Option<String>, String, i64)> = claimed
-            .query_row(params![workspace_id, id], |row| {
-                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-            })
-            .optional()
-            .map_err(sqlite)?;
-        if let Some((Some(author), file, line)) = row
-            && author_mismatch(&author, commit)
-        {
-            walked.mismatches.push((
-                file,
-                line,
-                format!(
-                    "memory {id}: its `author` field says {:?}, but commit {} that introduced it is by {}; indexed, quarantined (`author-mismatch`)",
-                    author.chars().take(80).collect::<String>(),
-                    short(&commit.id),
-                    commit.author
-                ),
-            ));
-        }
     }
-    walked.mismatches.sort();
+    if !recorded.is_empty() {
+        walked.mismatches = author_mismatches(tx, workspace_id, &recorded, sqlite)?;
+    }
     let mut record_change = tx
         .prepare_cached(
             "INSERT OR REPLACE INTO policy_changes (workspace_id, commit_id, author, date, why) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -248,20 +227,47 @@ pub fn policy_change_message(commit: &str, author: &str, why: &str) -> String {
     )
 }
 
-fn short(id: &gix::ObjectId) -> String {
-    id.to_string()[..10].to_owned()
-}
-
-/// Whether a record's `author` field names someone other than the author
-/// of the commit that introduced it: neither its name nor its email nor
-/// `Name <email>` (case and surrounding blanks ignored). An empty field
-/// claims nobody.
-pub fn author_mismatch(claimed: &str, commit: &CommitInfo) -> bool {
-    let claimed = claimed.trim().to_lowercase();
-    !claimed.is_empty()
-        && ![&commit.author_name, &commit.author_email, &commit.author]
-            .iter()
-            .any(|known| known.trim().to_lowercase() == claimed)
+/// The memories of `ids` (whose provenance this walk recorded) whose
+/// `author` field names someone other than the author of their commit: neither its name nor its email nor
+/// `Name <email>` (ASCII case and surrounding blanks ignored, as recall
+/// compares them); an empty field claims nobody. One statement, by file and
+/// line: (file, line, what is wrong). `CROSS JOIN` keeps the ids the
+/// outer loop: the planner otherwise reads the whole list once per row.
+fn author_mismatches(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+    ids: &[&String],
+    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+) -> Result<Vec<(String, i64, String)>, SyncError> {
+    let ids = serde_json::to_string(ids).expect("a list of strings serializes");
+    let mut statement = tx
+        .prepare_cached(
+            "SELECT m.file, m.line, m.id, m.author, p.commit_id, p.author
+             FROM json_each(?2) j
+             CROSS JOIN provenance p ON p.workspace_id = ?1 AND p.id = j.value
+             CROSS JOIN memories m ON m.workspace_id = ?1 AND m.id = j.value
+             WHERE trim(coalesce(m.author, '')) <> ''
+               AND lower(trim(m.author)) NOT IN
+                   (lower(trim(p.author_name)), lower(trim(p.author_email)), lower(trim(p.author)))
+             ORDER BY m.file, m.line",
+        )
+        .map_err(sqlite)?;
+    statement
+        .query_map(params![workspace_id, ids], |row| {
+            let (file, line, id, claimed, commit, author): (String, i64, String, String, String, String) =
+                (row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?, row.get(5)?);
+            Ok((
+                file,
+                line,
+                format!(
+                    "memory {id}: its `author` field says {:?}, but commit {} that introduced it is by {author}; indexed, quarantined (`author-mismatch`)",
+                    claimed.chars().take(80).collect::<String>(),
+                    commit.get(..10).unwrap_or(&commit),
+                ),
+            ))
+        })
+        .and_then(|rows| rows.collect())
+        .map_err(sqlite)
 }
 
 /// A commit that changed the `[trust]` section of `.goldfish/config`, and
