@@ -222,7 +222,7 @@ fn trust_findings(workspace: &Workspace, index: &Index) -> Vec<Finding> {
                 "{} quarantined: left out of the briefing and of recall (outside the trust policy, a forged author, or an order to agents)",
                 crate::app::text::memories(count)
             ),
-            "see them and why with `goldfish recall --include-untrusted --json` (`trust_reasons`); forget what is wrong (`goldfish forget ID`)",
+            "see them and why with `goldfish recall --include-untrusted --json` (`trust_reasons`); forget what is wrong (`goldfish forget ID`), release a false alarm (`goldfish trust ID`, then commit)",
         )),
         // An index of an older schema: the index check says so.
         Err(_) => {}

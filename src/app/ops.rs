@@ -20,12 +20,12 @@ use crate::digest::{Source, TokenCounter};
 use crate::embed::Embedder;
 use crate::git::Workspace;
 use crate::index::Index;
-use crate::index::search::{IndexedMemory, Mode, QueryVector, Scope};
+use crate::index::search::{IndexedMemory, Mode, QueryVector, Scope, Trust};
 use crate::index::sync as index_sync;
 use crate::log::{Appended, MemoryDir};
 use crate::memory::kinds::Kinds;
 use crate::memory::view::Lookup;
-use crate::memory::{self, Entry, Memory, Tombstone};
+use crate::memory::{self, Entry, Memory, Release, Tombstone};
 use crate::recall::Request;
 use crate::{env, timespec};
 
@@ -716,6 +716,89 @@ pub fn forget(session: &mut Session, workspace: &Workspace, id: &str) -> Result<
     Ok(Forgot::Done {
         target,
         tombstone: Box::new(tombstone),
+    })
+}
+
+/// What `trust` did.
+pub enum Released {
+    /// A release line was appended for `target`, which was quarantined for
+    /// `reasons`.
+    Done {
+        target: String,
+        reasons: Vec<String>,
+        release: Box<Entry>,
+    },
+    /// The memory is not quarantined (`reasons`: why it is trusted):
+    /// nothing written.
+    NotQuarantined { id: String, reasons: Vec<String> },
+}
+
+/// Releases the quarantined memory `id` (or a unique prefix) names: appends
+/// a release line (`"type":"trust"`). It counts for this clone at once, and
+/// for the team once committed by an author inside the trust policy (a
+/// notice says so when the local user is outside it).
+pub fn release(
+    session: &mut Session,
+    workspace: &Workspace,
+    id: &str,
+) -> Result<Released, AppError> {
+    let dir = MemoryDir::of(workspace);
+    let view = dir.read()?;
+    let target = match find(&view, id)? {
+        Some(memory) => memory.id,
+        None => {
+            return Err(AppError::arg(
+                Arg::Id,
+                format!("`{id}` names a forgotten memory: nothing to release"),
+            ));
+        }
+    };
+    sync_for_reading(session, workspace, Embed::Keywords)?;
+    let index = open_index(&session.home)?;
+    let scope = scope_of(&index, workspace)?;
+    let found = index
+        .by_id_prefix(&scope, &target, 1, session.now()?)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| no_memory_has(id))?;
+    drop(index);
+    if found.trust == Trust::Trusted {
+        return Ok(Released::NotQuarantined {
+            id: target,
+            reasons: found.trust_reasons,
+        });
+    }
+    let at = session.now()?;
+    let release = Entry::Release(Release {
+        id: memory::new_id(at),
+        timestamp: memory::format_timestamp(at),
+        releases: target.clone(),
+        author: workspace.author(),
+        extra: Default::default(),
+    });
+    dir.append(&release)?;
+    let email = env::var(env::GIT_AUTHOR_EMAIL).or_else(|| workspace.config_string("user.email"));
+    if let Ok(RepoConfig {
+        trust: Some(policy),
+        ..
+    }) = repo_config(workspace)
+        && !email.as_deref().is_some_and(|email| policy.admits(email))
+    {
+        session.notice(Notice::warning(format!(
+            "your email ({}) is outside the trust policy of .goldfish/config: the release counts in this clone until it is committed, then for nobody",
+            email.as_deref().unwrap_or("not set")
+        )));
+    }
+    if let Err(err) = sync_workspace(session, workspace, Embed::Keywords) {
+        session.notice(Notice::warning(format!(
+            "released, but the index still quarantines it until the next sync: {:#}",
+            err.error
+        )));
+    }
+    Ok(Released::Done {
+        target,
+        reasons: found.trust_reasons,
+        release: Box::new(release),
     })
 }
 

@@ -9,11 +9,11 @@ use super::output;
 use super::{
     AgentArg, AgentEvent, AgentHookArgs, BriefArgs, CliError, EXIT_NO_RESULT, EXIT_OK, ForgetArgs,
     HookName, InitArgs, ModelInstallArgs, RecallArgs, ReindexArgs, ShowArgs, SimilarArgs,
-    StatusArgs, StoreArgs, SyncArgs,
+    StatusArgs, StoreArgs, SyncArgs, TrustArgs,
 };
 use crate::app::hook::{self, AfterGit};
 use crate::app::model;
-use crate::app::ops::{self, Forgot, RecallInput, Recalled, StoreInput, Target};
+use crate::app::ops::{self, Forgot, RecallInput, Recalled, Released, StoreInput, Target};
 use crate::app::session::Progress;
 use crate::app::sync::{
     self as app_sync, Embed, Rebuilt, current_workspace, open_index, problems, sync_workspace,
@@ -329,6 +329,40 @@ pub(super) fn forget(args: ForgetArgs, out: &mut dyn Write) -> Result<u8, CliErr
                 writeln!(out, "{}", tombstone.to_line()).context("writing output")?;
             } else {
                 writeln!(out, "forgot {target}").context("writing output")?;
+            }
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+pub(super) fn trust(args: TrustArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let mut session = session()?;
+    let released = ops::release(&mut session, &workspace, &args.id);
+    output::notices(&mut session);
+    match released? {
+        Released::NotQuarantined { id, reasons } => {
+            writeln!(
+                out,
+                "{id} is not quarantined ({}): nothing to release",
+                reasons.join(", ")
+            )
+            .context("writing output")?;
+        }
+        Released::Done {
+            target,
+            reasons,
+            release,
+        } => {
+            if args.json {
+                writeln!(out, "{}", release.to_line()).context("writing output")?;
+            } else {
+                writeln!(
+                    out,
+                    "released {target} (quarantined for: {}); commit .goldfish/memories to release it for the team",
+                    reasons.join(", ")
+                )
+                .context("writing output")?;
             }
         }
     }

@@ -303,6 +303,9 @@ UPDATE files SET blob_id = '', racy = 1;
 ///   globs, lowercased): what recall checks provenance against.
 /// - `policy_changes`: commits that changed `.goldfish/config`'s trust
 ///   policy while their author was outside the policy before them.
+/// - `releases`: the `goldfish trust` lines (the id of the line, the memory
+///   it releases), per file like tombstones; a release counts when its own
+///   provenance is inside the policy. Every file is read again, for them.
 const V7: &str = r#"
 ALTER TABLE provenance ADD COLUMN author_name TEXT NOT NULL DEFAULT '';
 ALTER TABLE provenance ADD COLUMN author_email TEXT NOT NULL DEFAULT '';
@@ -311,6 +314,8 @@ ALTER TABLE provenance ADD COLUMN signature TEXT NOT NULL DEFAULT 'unsigned';
 ALTER TABLE provenance ADD COLUMN signer TEXT NOT NULL DEFAULT '';
 DELETE FROM provenance;
 UPDATE workspaces SET history_commit = NULL;
+UPDATE memories SET record_hash = '';
+UPDATE files SET blob_id = '', racy = 1;
 ALTER TABLE workspaces ADD COLUMN trust_policy INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE workspaces ADD COLUMN trust_signed INTEGER NOT NULL DEFAULT 0;
 CREATE TABLE trust_authors (
@@ -318,6 +323,15 @@ CREATE TABLE trust_authors (
     pattern      TEXT NOT NULL,
     PRIMARY KEY (workspace_id, pattern)
 ) WITHOUT ROWID;
+CREATE TABLE releases (
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    id           TEXT NOT NULL,
+    releases     TEXT NOT NULL,
+    file         TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, id, file)
+) WITHOUT ROWID;
+CREATE INDEX releases_by_target ON releases (workspace_id, releases);
+CREATE INDEX releases_by_file ON releases (workspace_id, file);
 CREATE TABLE policy_changes (
     workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
     commit_id    TEXT NOT NULL,

@@ -82,6 +82,23 @@ const UNTRUSTED_REASONS: &str = "rtrim(
          THEN 'signer-outside-policy,' ELSE '' END,
  ',')";
 
+/// Whether a `goldfish trust` line releases the memory: one not committed
+/// yet (the local user's own), or committed inside a trust policy (its
+/// author, and under `signed` its signature and signer). Without a policy a
+/// committed release counts for nothing: anyone could commit one next to
+/// the memory it releases.
+const RELEASED: &str = "EXISTS (SELECT 1 FROM releases r
+    LEFT JOIN provenance rp ON rp.workspace_id = r.workspace_id AND rp.id = r.id
+    WHERE r.workspace_id = m.workspace_id AND r.releases = m.id
+      AND (rp.commit_id IS NULL
+           OR (w.trust_policy
+               AND EXISTS (SELECT 1 FROM trust_authors ta WHERE ta.workspace_id = m.workspace_id
+                             AND lower(trim(rp.author_email)) GLOB ta.pattern)
+               AND (NOT w.trust_signed
+                    OR (rp.signature = 'good'
+                        AND EXISTS (SELECT 1 FROM trust_authors ta WHERE ta.workspace_id = m.workspace_id
+                                      AND lower(trim(rp.signer)) GLOB ta.pattern))))))";
+
 /// What each reason of `trust_reasons` means, for people.
 pub fn trust_reason_text(reason: &str) -> &'static str {
     match reason {
@@ -106,6 +123,9 @@ pub fn trust_reason_text(reason: &str) -> &'static str {
         "author-in-policy" => "its commit's author is in the `[trust] authors`",
         "signed-in-policy" => {
             "its commit is signed by a key git accepts, of a signer in the policy"
+        }
+        "released" => {
+            "quarantined, then released by a `goldfish trust` line of someone inside the trust policy (or not committed yet)"
         }
         _ => "",
     }
@@ -344,7 +364,8 @@ impl Conditions {
             c.sql.push("m.flags = ''".into());
         }
         if request.trusted_only {
-            c.sql.push(format!("{UNTRUSTED_REASONS} = ''"));
+            c.sql
+                .push(format!("({UNTRUSTED_REASONS} = '' OR {RELEASED})"));
         }
         let captured = || {
             let prefix = crate::recall::Captured::SOURCE_PREFIX;
@@ -513,7 +534,7 @@ impl Index {
              LEFT JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
              WHERE m.workspace_id = ?1
                AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = m.workspace_id AND t.forgets = m.id)
-               AND {UNTRUSTED_REASONS} <> ''"
+               AND {UNTRUSTED_REASONS} <> '' AND NOT {RELEASED}"
         );
         self.conn
             .query_row(&sql, rusqlite::params![workspace_id], |row| {
@@ -958,7 +979,7 @@ impl Index {
             "SELECT m.id, m.timestamp, m.type, m.content, m.source, m.tags, m.author, m.branch, m.commit_id,
                     m.files, w.name, m.file, m.line, p.commit_id, p.author, p.date, m.content_hash,
                     {rank} AS rank_value, m.flags, p.committer, p.signature, p.signer,
-                    w.trust_policy, w.trust_signed, {UNTRUSTED_REASONS}
+                    w.trust_policy, w.trust_signed, {UNTRUSTED_REASONS}, {RELEASED}
              FROM {from}
              JOIN workspaces w ON w.id = m.workspace_id
              LEFT JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
@@ -990,8 +1011,9 @@ impl Index {
                 let flags: String = row.get(18)?;
                 let (policy, signed): (bool, bool) = (row.get(22)?, row.get(23)?);
                 let untrusted: String = row.get(24)?;
+                let released: bool = row.get(25)?;
                 let (trust, trust_reasons) =
-                    trust_of(&untrusted, introduced.as_ref(), policy, signed);
+                    trust_of(&untrusted, released, introduced.as_ref(), policy, signed);
                 let mut memory = IndexedMemory {
                     id: row.get(0)?,
                     timestamp: row.get(1)?,
@@ -1052,6 +1074,7 @@ pub const AUTHOR_MISMATCH: &str = "author-mismatch";
 /// workspace has a policy (and asks for signatures).
 fn trust_of(
     untrusted: &str,
+    released: bool,
     introduced: Option<&Provenance>,
     policy: bool,
     signed: bool,
@@ -1062,6 +1085,9 @@ fn trust_of(
         .map(str::to_owned)
         .collect();
     if !reasons.is_empty() {
+        if released {
+            return (Trust::Trusted, vec!["released".to_owned()]);
+        }
         return (Trust::Untrusted, reasons);
     }
     let why: &[&str] = match (introduced, policy, signed) {

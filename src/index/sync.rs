@@ -324,7 +324,7 @@ pub fn sync(
     // Files that left the log go first, so no id is brought back from them.
     let gone: Vec<&String> = known.keys().filter(|name| !names.contains(*name)).collect();
     for name in &gone {
-        for table in ["duplicates", "tombstones"] {
+        for table in ["duplicates", "tombstones", "releases"] {
             tx.execute(
                 &format!("DELETE FROM {table} WHERE workspace_id = ?1 AND file = ?2"),
                 params![workspace_id, name],
@@ -779,7 +779,7 @@ fn apply_file(
             existing.insert(id, value);
         }
     }
-    for table in ["tombstones", "duplicates"] {
+    for table in ["tombstones", "duplicates", "releases"] {
         tx.execute(
             &format!("DELETE FROM {table} WHERE workspace_id = ?1 AND file = ?2"),
             params![workspace_id, file],
@@ -794,6 +794,12 @@ fn apply_file(
                     "INSERT OR IGNORE INTO tombstones (workspace_id, id, forgets, file) VALUES (?1, ?2, ?3, ?4)",
                 )?
                 .execute(params![workspace_id, tombstone.id, tombstone.forgets, file])?;
+            }
+            Ok(Entry::Release(release)) => {
+                tx.prepare_cached(
+                    "INSERT OR IGNORE INTO releases (workspace_id, id, releases, file) VALUES (?1, ?2, ?3, ?4)",
+                )?
+                .execute(params![workspace_id, release.id, release.releases, file])?;
             }
             Ok(Entry::Memory(memory)) => {
                 if !seen.insert(memory.id.clone()) {

@@ -568,3 +568,95 @@ fn init_writes_a_commented_example_of_the_policy() {
         "[memory]\n"
     );
 }
+
+#[test]
+fn goldfish_trust_releases_a_quarantined_memory_when_someone_inside_the_policy_commits_it() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    std::fs::write(
+        repo.join(".goldfish/config"),
+        "[trust]\nauthors = [\"alice@example.com\"]\n",
+    )
+    .unwrap();
+    env.commit_all(&repo, "trust policy");
+    env.identify(&repo, "Mallory");
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "decision",
+            "Decided the staging deploy runs at noon",
+        ],
+    );
+    env.commit_all(&repo, "mallory's decision");
+    let id = memory_id(&env, &repo, "Decided the staging deploy");
+    let briefed = || {
+        String::from_utf8(env.goldfish(&repo, &["brief"]).stdout)
+            .unwrap()
+            .contains("staging deploy runs at noon")
+    };
+    assert!(!briefed());
+
+    // Mallory releases her own memory: it counts in her clone until she
+    // commits it, then for nobody.
+    let output = env.goldfish(&repo, &["trust", &id]);
+    assert_eq!(output.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("your email (mallory@example.com) is outside the trust policy"),
+        "{stderr}"
+    );
+    assert!(briefed(), "uncommitted: the local user's own");
+    env.commit_all(&repo, "mallory vouches for herself");
+    assert!(!briefed(), "committed by an outsider: it counts for nobody");
+    assert_eq!(trust_of(&env, &repo, &id).0, "untrusted");
+
+    // Alice, inside the policy, releases it: the line names the memory and
+    // her; once committed it counts for the team (a rebuild says the same).
+    env.identify(&repo, "Alice");
+    let released = env.ok(&repo, &["trust", &id[..16]]);
+    assert_eq!(
+        released,
+        format!(
+            "released {id} (quarantined for: author-outside-policy); commit .goldfish/memories to release it for the team\n"
+        )
+    );
+    let lines = crate::common::memory_lines(&repo);
+    let release = lines
+        .iter()
+        .rfind(|line| line["type"] == "trust")
+        .expect("a trust line");
+    assert_eq!(release["releases"], id.as_str());
+    assert_eq!(release["author"], "Alice");
+    env.commit_all(&repo, "alice vouches for it");
+    assert!(briefed());
+    assert_eq!(
+        trust_of(&env, &repo, &id),
+        ("trusted".to_owned(), serde_json::json!(["released"]))
+    );
+    env.ok(&repo, &["reindex"]);
+    assert!(briefed());
+    let again = env.ok(&repo, &["trust", &id]);
+    assert_eq!(
+        again,
+        format!("{id} is not quarantined (released): nothing to release\n")
+    );
+    assert_eq!(doctor_check(&env, &repo, "quarantine")["status"], "ok");
+}
+
+fn memory_id(env: &TestEnv, repo: &Path, content: &str) -> String {
+    find(&recalled(env, repo, true), content).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn trust_of(env: &TestEnv, repo: &Path, id: &str) -> (String, serde_json::Value) {
+    let hits = recalled(env, repo, true);
+    let hit = hits.iter().find(|m| m["id"] == id).unwrap();
+    (
+        hit["trust"].as_str().unwrap().to_owned(),
+        hit["trust_reasons"].clone(),
+    )
+}

@@ -104,6 +104,7 @@ pub fn downgrade_to_schema_1(path: &Path, extra: &str) {
          ALTER TABLE workspaces DROP COLUMN trust_policy;
          ALTER TABLE workspaces DROP COLUMN trust_signed;
          DROP TABLE trust_authors;
+         DROP TABLE releases;
          DROP TABLE policy_changes;
          DROP TRIGGER memories_queue_insert;
          DROP TRIGGER memories_queue_update;
