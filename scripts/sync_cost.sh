@@ -2,8 +2,11 @@
 # Times sync of a team workspace with each goldfish binary given, from the
 # same starting state: N memories (one file a day) that arrived in COMMITS
 # commits by four authors, then a full sync into an empty index, a no-op
-# sync, and the sync after a pull (one new commit of 5 memories). Median of
-# RUNS runs each, binaries alternating; milliseconds.
+# sync, and the sync after a pull (one new commit of 5 memories); then, on
+# that index, `brief`, a keyword recall and a recall of the newest 50 (no
+# model: the cost of the filters, not of the embedding). Median of
+# RUNS runs each, binaries alternating; milliseconds of CPU time (user +
+# system), which other work on the machine disturbs less than wall time.
 #   N=100000 COMMITS=100 RUNS=3 bash scripts/sync_cost.sh path/to/old/goldfish target/debug/goldfish
 set -euo pipefail
 N=${N:-100000}
@@ -57,8 +60,14 @@ for c in range(0, len(names), chunk):
 EOF
 newest=$(ls .goldfish/memories | sort | tail -1)
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-ms() { local start end; start=$(date +%s%N); "$@" >/dev/null 2>&1; end=$(date +%s%N); echo $(( (end - start) / 1000000 )); }
-declare -A full noop pull indexed
+# CPU time (user + system) of the command, in ms: steadier than wall time
+# on a machine other work shares.
+ms() {
+  local TIMEFORMAT='%3U %3S' t
+  t=$( { time "$@" >/dev/null 2>&1; } 2>&1 )
+  awk '{ printf "%d\n", ($1 + $2) * 1000 }' <<< "$t"
+}
+declare -A full noop pull indexed brief recall newest
 for run in $(seq "$RUNS"); do
   n=0
   for bin in "$@"; do
@@ -72,13 +81,16 @@ for run in $(seq "$RUNS"); do
     done
     GIT_AUTHOR_NAME=Bob GIT_AUTHOR_EMAIL=bob@example.com git commit -qam "pull"
     pull[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" sync --quiet) "
+    brief[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" brief) "
+    recall[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" recall --mode keyword -n 10 queue retries module) "
+    newest[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" recall -n 50) "
     cd "$D"
   done
 done
-echo "| binary | memories | indexed | commits | full sync (ms) | no-op sync (ms) | sync after a pull (ms) |"
-echo "|---|---:|---:|---:|---:|---:|---:|"
+echo "| binary | memories | indexed | commits | full sync (CPU ms) | no-op sync | sync after a pull | brief | recall (keywords) | recall (newest 50) |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 n=0
 for bin in "$@"; do
   n=$((n + 1))
-  echo "| $bin | $N | ${indexed[$n]} | $COMMITS | $(tr ' ' '\n' <<< "${full[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${noop[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${pull[$n]}" | grep . | median) |"
+  echo "| $bin | $N | ${indexed[$n]} | $COMMITS | $(tr ' ' '\n' <<< "${full[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${noop[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${pull[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${brief[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${recall[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${newest[$n]}" | grep . | median) |"
 done

@@ -603,7 +603,12 @@ mod tests {
         let uncommented: String = CONFIG_EXAMPLE
             .lines()
             .map(|line| line.strip_prefix("# ").unwrap_or(line))
-            .filter(|line| line.starts_with('[') || line.contains(" = "))
+            .filter(|line| {
+                line.starts_with('[')
+                    || line
+                        .split_once(" = ")
+                        .is_some_and(|(key, _)| key.chars().all(|c| c.is_ascii_lowercase()))
+            })
             .map(|line| format!("{line}\n"))
             .collect();
         let config = crate::config::RepoConfig::parse(&uncommented).unwrap();

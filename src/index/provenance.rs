@@ -230,7 +230,9 @@ pub fn policy_change_message(commit: &str, author: &str, why: &str) -> String {
 /// The memories of `ids` (whose provenance this walk recorded) whose
 /// `author` field names someone other than the author of their commit: neither its name nor its email nor
 /// `Name <email>` (ASCII case and surrounding blanks ignored, as recall
-/// compares them); an empty field claims nobody. One statement, by file and
+/// compares them); an empty field claims nobody, and an imported note
+/// (`imported_from`) names the note's author, whom its committer vouches
+/// for. One statement, by file and
 /// line: (file, line, what is wrong). `CROSS JOIN` keeps the ids the
 /// outer loop: the planner otherwise reads the whole list once per row.
 fn author_mismatches(
@@ -246,7 +248,7 @@ fn author_mismatches(
              FROM json_each(?2) j
              CROSS JOIN provenance p ON p.workspace_id = ?1 AND p.id = j.value
              CROSS JOIN memories m ON m.workspace_id = ?1 AND m.id = j.value
-             WHERE trim(coalesce(m.author, '')) <> ''
+             WHERE NOT m.imported AND trim(coalesce(m.author, '')) <> ''
                AND lower(trim(m.author)) NOT IN
                    (lower(trim(p.author_name)), lower(trim(p.author_email)), lower(trim(p.author)))
              ORDER BY m.file, m.line",

@@ -303,6 +303,8 @@ UPDATE files SET blob_id = '', racy = 1;
 ///   globs, lowercased): what recall checks provenance against.
 /// - `policy_changes`: commits that changed `.goldfish/config`'s trust
 ///   policy while their author was outside the policy before them.
+/// - `memories.imported`: the record came from `goldfish import` (it has
+///   `imported_from`): its `author` is the note's, not its committer's.
 /// - `releases`: the `goldfish trust` lines (the id of the line, the memory
 ///   it releases), per file like tombstones; a release counts when its own
 ///   provenance is inside the policy. Every file is read again, for them.
@@ -312,6 +314,7 @@ ALTER TABLE provenance ADD COLUMN author_email TEXT NOT NULL DEFAULT '';
 ALTER TABLE provenance ADD COLUMN committer TEXT NOT NULL DEFAULT '';
 ALTER TABLE provenance ADD COLUMN signature TEXT NOT NULL DEFAULT 'unsigned';
 ALTER TABLE provenance ADD COLUMN signer TEXT NOT NULL DEFAULT '';
+ALTER TABLE memories ADD COLUMN imported INTEGER NOT NULL DEFAULT 0;
 DELETE FROM provenance;
 UPDATE workspaces SET history_commit = NULL;
 UPDATE memories SET record_hash = '';

@@ -66,7 +66,7 @@ pub enum Trust {
 /// own), `w` its workspace with the trust policy the last sync stored.
 const UNTRUSTED_REASONS: &str = "rtrim(
     CASE WHEN instr(',' || m.flags || ',', ',instruction-like,') > 0 THEN 'instruction-like,' ELSE '' END
- || CASE WHEN p.commit_id IS NOT NULL AND trim(coalesce(m.author, '')) <> ''
+ || CASE WHEN p.commit_id IS NOT NULL AND NOT m.imported AND trim(coalesce(m.author, '')) <> ''
           AND lower(trim(m.author)) NOT IN (lower(trim(p.author_name)), lower(trim(p.author_email)), lower(trim(p.author)))
          THEN 'author-mismatch,' ELSE '' END
  || CASE WHEN p.commit_id IS NOT NULL AND w.trust_policy

@@ -986,14 +986,15 @@ fn write_memory(
     tx
         .prepare_cached(
             "INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, ts_ms,
-               type, content, source, tags, author, branch, commit_id, files, flags)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+               type, content, source, tags, author, branch, commit_id, files, flags, imported)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
              ON CONFLICT (workspace_id, id) DO UPDATE SET line = excluded.line,
                record_hash = excluded.record_hash, content_hash = excluded.content_hash,
                timestamp = excluded.timestamp, ts_ms = excluded.ts_ms, type = excluded.type,
                content = excluded.content, source = excluded.source, tags = excluded.tags,
                author = excluded.author, branch = excluded.branch, commit_id = excluded.commit_id,
-               files = excluded.files, flags = excluded.flags, file = excluded.file",
+               files = excluded.files, flags = excluded.flags, file = excluded.file,
+               imported = excluded.imported",
         )?
         .execute(params![
             workspace_id,
@@ -1013,6 +1014,7 @@ fn write_memory(
             m.commit,
             json_list(&m.files),
             flags,
+            m.extra.contains_key(crate::import::IMPORTED_FROM),
         ])?;
     Ok(())
 }

@@ -96,6 +96,7 @@ pub fn downgrade_to_schema_1(path: &Path, extra: &str) {
          DROP TABLE duplicates;
          ALTER TABLE files DROP COLUMN racy;
          ALTER TABLE memories DROP COLUMN flags;
+         ALTER TABLE memories DROP COLUMN imported;
          ALTER TABLE provenance DROP COLUMN author_name;
          ALTER TABLE provenance DROP COLUMN author_email;
          ALTER TABLE provenance DROP COLUMN committer;
