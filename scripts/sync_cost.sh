@@ -40,19 +40,19 @@ for i in range(n):
     ms = start + day * 86_400_000 + (i % per_day) * 1000
     ts = datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc)
     name = ts.strftime("%Y-%m-%d") + ".jsonl"
-    author = authors[i % 4][0]
     record = {"id": ulid(ms, i), "timestamp": ts.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
               "type": kinds[i % len(kinds)],
-              "content": f"Memory {i}: the service {i % 97} retries {i % 7} times before the queue {i % 13} gives up; see module m{i % 211}.",
-              "author": author}
-    files.setdefault(name, []).append(json.dumps(record, separators=(",", ":")))
+              "content": f"Memory {i}: the service {i % 97} retries {i % 7} times before the queue {i % 13} gives up; see module m{i % 211}."}
+    files.setdefault(name, []).append(record)
 names = sorted(files)
 chunk = (len(names) + commits - 1) // commits
 for c in range(0, len(names), chunk):
-    for name in names[c:c + chunk]:
-        with open(f".goldfish/memories/{name}", "w") as f:
-            f.write("\n".join(files[name]) + "\n")
+    # Each commit's memories were stored by its author, as `store` writes them.
     name, email = authors[(c // chunk) % 4]
+    for file in names[c:c + chunk]:
+        with open(f".goldfish/memories/{file}", "w") as f:
+            f.write("".join(json.dumps(dict(r, author=name), separators=(",", ":")) + "\n"
+                            for r in files[file]))
     env = dict(os.environ, GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=email,
                GIT_AUTHOR_DATE="2026-11-21T10:00:00Z")
     subprocess.run(["git", "add", "-A"], check=True, env=env)

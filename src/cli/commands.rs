@@ -607,7 +607,7 @@ fn session_start(budget: usize, out: &mut dyn Write) -> Result<(), CliError> {
     let briefed = ops::brief(&mut session, &workspace, budget);
     output::notices(&mut session);
     if let Some(digested) = briefed? {
-        writeln!(out, "Team memory (goldfish) for this repository:").context("writing output")?;
+        writeln!(out, "{}", crate::app::text::QUOTED_DATA).context("writing output")?;
         output::digest(&digested, false, out)?;
     }
     Ok(())

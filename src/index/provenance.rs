@@ -17,6 +17,39 @@ use crate::git::{CommitInfo, SignatureState, Verified, Workspace};
 struct IdOnly<'a> {
     #[serde(borrow)]
     id: std::borrow::Cow<'a, str>,
+    #[serde(borrow, default)]
+    author: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    imported_from: Option<serde::de::IgnoredAny>,
+}
+
+/// What a line of a memory file says of itself that provenance checks:
+/// who it claims wrote it.
+#[derive(Debug, Clone)]
+struct Claim {
+    /// The `author` field.
+    author: Option<String>,
+    /// Brought in by `goldfish import` (`imported_from`): the author is the
+    /// note's, whom its committer vouches for.
+    imported: bool,
+}
+
+impl Claim {
+    /// Whether the `author` field names someone other than the author of
+    /// `commit`: neither its name nor its email nor `Name <email>` (ASCII
+    /// case and surrounding blanks ignored, as recall compares them in
+    /// SQL). An empty field claims nobody; an imported note is its
+    /// committer's word.
+    fn mismatches(&self, commit: &CommitInfo) -> bool {
+        let Some(claimed) = self.author.as_deref().map(str::trim) else {
+            return false;
+        };
+        !self.imported
+            && !claimed.is_empty()
+            && ![&commit.author_name, &commit.author_email, &commit.author]
+                .iter()
+                .any(|known| known.trim().eq_ignore_ascii_case(claimed))
+    }
 }
 
 /// Walks the commits new since `known`, oldest first, and records for each
@@ -41,8 +74,9 @@ pub(super) fn walk_provenance(
     }
     let commits = workspace.new_commits(head, known)?;
     let mut files_at: HashMap<gix::ObjectId, BTreeMap<String, gix::ObjectId>> = HashMap::new();
-    let mut ids_in: HashMap<gix::ObjectId, HashSet<String>> = HashMap::new();
-    let mut introduced: HashMap<String, usize> = HashMap::new();
+    let mut ids_in: HashMap<gix::ObjectId, HashMap<String, Claim>> = HashMap::new();
+    // Per id: the commit (its index) and the blob of the file it is in.
+    let mut introduced: HashMap<String, (usize, gix::ObjectId)> = HashMap::new();
     let mut config_at: HashMap<gix::ObjectId, Option<gix::ObjectId>> = HashMap::new();
     let mut policy_changes: Vec<PolicyChange> = Vec::new();
 
@@ -72,13 +106,13 @@ pub(super) fn walk_provenance(
             for parent_blob in parents.iter().filter_map(|p| p.get(name)) {
                 before.extend(
                     ids_of(workspace, *parent_blob, &mut ids_in)?
-                        .iter()
+                        .keys()
                         .cloned(),
                 );
             }
-            for id in ids_of(workspace, *blob, &mut ids_in)? {
+            for id in ids_of(workspace, *blob, &mut ids_in)?.keys() {
                 if !before.contains(id) {
-                    introduced.entry(id.clone()).or_insert(index);
+                    introduced.entry(id.clone()).or_insert((index, *blob));
                 }
             }
         }
@@ -99,8 +133,8 @@ pub(super) fn walk_provenance(
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         )
         .map_err(sqlite)?;
-    let mut recording: Vec<(&String, usize)> = Vec::new();
-    for (id, index) in &introduced {
+    let mut recording: Vec<(&String, usize, gix::ObjectId)> = Vec::new();
+    for (id, (index, blob)) in &introduced {
         let commit = &commits[*index];
         let earlier: Option<String> = recorded
             .query_row(params![workspace_id, id], |row| row.get(0))
@@ -125,12 +159,12 @@ pub(super) fn walk_provenance(
                 continue;
             }
         }
-        recording.push((id, *index));
+        recording.push((id, *index, *blob));
     }
     // One git process verifies every signed commit that matters here.
     let mut to_verify: Vec<gix::ObjectId> = recording
         .iter()
-        .map(|(_, index)| *index)
+        .map(|(_, index, _)| *index)
         .chain(policy_changes.iter().map(|change| change.index))
         .map(|index| &commits[index])
         .filter(|commit| commit.signed)
@@ -152,9 +186,14 @@ pub(super) fn walk_provenance(
         commits: commits.len(),
         ..Walked::default()
     };
-    let recorded: Vec<&String> = recording.iter().map(|(id, _)| *id).collect();
-    for (id, index) in recording {
+    let mut mismatching: Vec<(&String, &Claim, &CommitInfo)> = Vec::new();
+    for (id, index, blob) in recording {
         let commit = &commits[index];
+        if let Some(claim) = ids_in.get(&blob).and_then(|claims| claims.get(id))
+            && claim.mismatches(commit)
+        {
+            mismatching.push((id, claim, commit));
+        }
         let commit_id = commit.id.to_string();
         let signature = signature_of(commit);
         statement
@@ -174,9 +213,39 @@ pub(super) fn walk_provenance(
             ])
             .map_err(sqlite)?;
     }
-    if !recorded.is_empty() {
-        walked.mismatches = author_mismatches(tx, workspace_id, &recorded, sqlite)?;
+    // Named where the index has them now (a later commit may have moved the
+    // line); an id the index does not hold (not a record) is not reported.
+    let mut located = tx
+        .prepare_cached("SELECT file, line FROM memories WHERE workspace_id = ?1 AND id = ?2")
+        .map_err(sqlite)?;
+    for (id, claim, commit) in mismatching {
+        let Some((file, line)) = located
+            .query_row(params![workspace_id, id], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .optional()
+            .map_err(sqlite)?
+        else {
+            continue;
+        };
+        let claimed: String = claim
+            .author
+            .as_deref()
+            .unwrap_or("")
+            .chars()
+            .take(80)
+            .collect();
+        walked.mismatches.push((
+            file,
+            line,
+            format!(
+                "memory {id}: its `author` field says {claimed:?}, but commit {} that introduced it is by {}; indexed, quarantined (`author-mismatch`)",
+                &commit.id.to_string()[..10],
+                commit.author
+            ),
+        ));
     }
+    walked.mismatches.sort();
     let mut record_change = tx
         .prepare_cached(
             "INSERT OR REPLACE INTO policy_changes (workspace_id, commit_id, author, date, why) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -225,51 +294,6 @@ pub fn policy_change_message(commit: &str, author: &str, why: &str) -> String {
         "the trust policy in {} was changed by commit {short} ({author}), {why}; check the change (`git show {short}`) and revert it if the team did not decide it",
         crate::git::REPO_CONFIG,
     )
-}
-
-/// The memories of `ids` (whose provenance this walk recorded) whose
-/// `author` field names someone other than the author of their commit: neither its name nor its email nor
-/// `Name <email>` (ASCII case and surrounding blanks ignored, as recall
-/// compares them); an empty field claims nobody, and an imported note
-/// (`imported_from`) names the note's author, whom its committer vouches
-/// for. One statement, by file and
-/// line: (file, line, what is wrong). `CROSS JOIN` keeps the ids the
-/// outer loop: the planner otherwise reads the whole list once per row.
-fn author_mismatches(
-    tx: &Transaction<'_>,
-    workspace_id: i64,
-    ids: &[&String],
-    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
-) -> Result<Vec<(String, i64, String)>, SyncError> {
-    let ids = serde_json::to_string(ids).expect("a list of strings serializes");
-    let mut statement = tx
-        .prepare_cached(
-            "SELECT m.file, m.line, m.id, m.author, p.commit_id, p.author
-             FROM json_each(?2) j
-             CROSS JOIN provenance p ON p.workspace_id = ?1 AND p.id = j.value
-             CROSS JOIN memories m ON m.workspace_id = ?1 AND m.id = j.value
-             WHERE NOT m.imported AND trim(coalesce(m.author, '')) <> ''
-               AND lower(trim(m.author)) NOT IN
-                   (lower(trim(p.author_name)), lower(trim(p.author_email)), lower(trim(p.author)))
-             ORDER BY m.file, m.line",
-        )
-        .map_err(sqlite)?;
-    statement
-        .query_map(params![workspace_id, ids], |row| {
-            let (file, line, id, claimed, commit, author): (String, i64, String, String, String, String) =
-                (row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?, row.get(5)?);
-            Ok((
-                file,
-                line,
-                format!(
-                    "memory {id}: its `author` field says {:?}, but commit {} that introduced it is by {author}; indexed, quarantined (`author-mismatch`)",
-                    claimed.chars().take(80).collect::<String>(),
-                    commit.get(..10).unwrap_or(&commit),
-                ),
-            ))
-        })
-        .and_then(|rows| rows.collect())
-        .map_err(sqlite)
 }
 
 /// A commit that changed the `[trust]` section of `.goldfish/config`, and
@@ -396,19 +420,26 @@ fn forget_provenance_outside(
     Ok(())
 }
 
+/// The ids of a memory file's blob, each with what its first line claims.
 fn ids_of<'a>(
     workspace: &Workspace,
     blob: gix::ObjectId,
-    cache: &'a mut HashMap<gix::ObjectId, HashSet<String>>,
-) -> Result<&'a HashSet<String>, SyncError> {
+    cache: &'a mut HashMap<gix::ObjectId, HashMap<String, Claim>>,
+) -> Result<&'a HashMap<String, Claim>, SyncError> {
     match cache.entry(blob) {
         std::collections::hash_map::Entry::Occupied(entry) => Ok(entry.into_mut()),
         std::collections::hash_map::Entry::Vacant(entry) => {
             let bytes = workspace.read_blob(blob)?;
-            let ids = goldfish_log::record::split_lines(&bytes)
-                .filter_map(|(_, line)| serde_json::from_slice::<IdOnly<'_>>(line).ok())
-                .map(|record| record.id.into_owned())
-                .collect();
+            let mut ids: HashMap<String, Claim> = HashMap::new();
+            for (_, text) in goldfish_log::record::split_lines(&bytes) {
+                let Ok(record) = serde_json::from_slice::<IdOnly<'_>>(text) else {
+                    continue;
+                };
+                ids.entry(record.id.into_owned()).or_insert_with(|| Claim {
+                    author: record.author.map(std::borrow::Cow::into_owned),
+                    imported: record.imported_from.is_some(),
+                });
+            }
             Ok(entry.insert(ids))
         }
     }
