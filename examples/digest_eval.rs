@@ -233,6 +233,7 @@ fn main() {
                 date: s.date.clone(),
                 kind: s.kind.clone(),
                 content: s.content.clone(),
+                untrusted: false,
             })
             .collect();
         let query = embedder

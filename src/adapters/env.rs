@@ -81,6 +81,9 @@ pub const GOLDFISH_TRACE: &str = "GOLDFISH_TRACE";
 
 /// Git's own overrides of the author identity, honoured by `store` and `forget`.
 pub const GIT_AUTHOR_NAME: &str = "GIT_AUTHOR_NAME";
+/// The email git commits with when set (else `user.email`): `trust` checks
+/// it against the trust policy.
+pub const GIT_AUTHOR_EMAIL: &str = "GIT_AUTHOR_EMAIL";
 
 /// Reads a variable, treating an empty value as unset.
 pub fn var(name: &str) -> Option<String> {

@@ -1,7 +1,8 @@
 //! The git adapter: finds the repository (with gix, honouring `GIT_DIR` and
 //! linked worktrees), reads identity, HEAD, trees and blobs, and runs the
 //! `git` CLI for the few things gix does not do here (config writes,
-//! `rev-parse --git-path hooks`, `merge-file`, the index's unmerged entries;
+//! `rev-parse --git-path hooks`, `merge-file`, the index's unmerged entries, verifying
+//! commit signatures;
 //! docs/ARCHITECTURE.md lists every call).
 
 use std::path::{Path, PathBuf};
@@ -142,8 +143,76 @@ pub struct CommitInfo {
     pub parents: Vec<gix::ObjectId>,
     /// `Name <email>` of the commit's author.
     pub author: String,
+    /// The author's name and email, as the commit has them.
+    pub author_name: String,
+    pub author_email: String,
+    /// `Name <email>` of the commit's committer.
+    pub committer: String,
     /// The author date, RFC 3339 UTC.
     pub date: String,
+    /// Whether the commit carries a signature (`gpgsig`), which
+    /// [`Workspace::verify_signatures`] checks.
+    pub signed: bool,
+}
+
+/// What git says of a commit's signature (`git log --format=%G?`), checked
+/// against the repository's own settings (`gpg.ssh.allowedSignersFile`,
+/// the GPG keyring).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignatureState {
+    /// No signature.
+    Unsigned,
+    /// A good signature by a key the repository allows (`G`).
+    Good,
+    /// A good signature by a key it does not know or trust (`U`: for SSH, a
+    /// key missing from `gpg.ssh.allowedSignersFile`).
+    UnknownKey,
+    /// A signature that does not match the commit (`B`).
+    Bad,
+    /// Expired signature or key (`X`, `Y`).
+    Expired,
+    /// Revoked key (`R`).
+    Revoked,
+    /// Signed, but git could not check it (`E`: no key, no
+    /// `gpg.ssh.allowedSignersFile`, git missing).
+    Unchecked,
+}
+
+impl SignatureState {
+    /// Its stable name, as the index stores it and `recall --json` shows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SignatureState::Unsigned => "unsigned",
+            SignatureState::Good => "good",
+            SignatureState::UnknownKey => "unknown-key",
+            SignatureState::Bad => "bad",
+            SignatureState::Expired => "expired",
+            SignatureState::Revoked => "revoked",
+            SignatureState::Unchecked => "unchecked",
+        }
+    }
+
+    /// From `%G?`, for a commit that carries a signature: git says `N`
+    /// when it cannot verify an SSH signature at all (no allowed signers
+    /// file), which is not "unsigned".
+    fn of_letter(letter: &str) -> SignatureState {
+        match letter {
+            "G" => SignatureState::Good,
+            "U" => SignatureState::UnknownKey,
+            "B" => SignatureState::Bad,
+            "X" | "Y" => SignatureState::Expired,
+            "R" => SignatureState::Revoked,
+            _ => SignatureState::Unchecked,
+        }
+    }
+}
+
+/// A signed commit's verification: the state and the signer git names
+/// (`%GS`: an SSH principal from the allowed signers, or a GPG user id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verified {
+    pub state: SignatureState,
+    pub signer: String,
 }
 
 fn read_error(what: impl Into<String>) -> impl FnOnce(gix::Error) -> GitError {
@@ -287,16 +356,31 @@ impl Workspace {
                 .repo
                 .find_commit(info.id)
                 .map_err(read_error(format!("commit {}", info.id)))?;
-            let (author, date) = match commit.author() {
+            let (author, author_name, author_email, date) = match commit.author() {
                 Ok(signature) => {
                     let signature = signature.trim();
                     let date = jiff::Timestamp::from_second(signature.seconds())
                         .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
                         .unwrap_or_default();
-                    (format!("{} <{}>", signature.name, signature.email), date)
+                    (
+                        format!("{} <{}>", signature.name, signature.email),
+                        signature.name.to_string(),
+                        signature.email.to_string(),
+                        date,
+                    )
                 }
-                Err(_) => (String::new(), String::new()),
+                Err(_) => Default::default(),
             };
+            let committer = commit
+                .committer()
+                .map(|signature| {
+                    let signature = signature.trim();
+                    format!("{} <{}>", signature.name, signature.email)
+                })
+                .unwrap_or_default();
+            let signed = commit
+                .decode()
+                .is_ok_and(|decoded| decoded.extra_headers().pgp_signature().is_some());
             commits.push(CommitInfo {
                 id: info.id,
                 // Parents missing from the object database (the boundary of
@@ -308,12 +392,116 @@ impl Workspace {
                     .filter(|id| self.repo.has_object(id))
                     .collect(),
                 author,
+                author_name,
+                author_email,
+                committer,
                 date,
+                signed,
             });
         }
         commits.reverse();
         Ok(commits)
     }
+
+    /// The blob id of `.goldfish/config` in `commit`'s tree; `None` when it
+    /// has none (or it is not a file).
+    pub fn repo_config_at(&self, commit: gix::ObjectId) -> Result<Option<gix::ObjectId>, GitError> {
+        let what = || format!("{REPO_CONFIG} of commit {commit}");
+        let tree = self
+            .repo
+            .find_commit(commit)
+            .and_then(|c| c.tree())
+            .map_err(read_error(what()))?;
+        let entry = tree
+            .lookup_entry_by_path(REPO_CONFIG)
+            .map_err(read_error(what()))?;
+        Ok(entry
+            .filter(|entry| entry.mode().is_blob())
+            .map(|entry| entry.id().detach()))
+    }
+
+    /// Verifies the signatures of `commits` (signed ones: see
+    /// [`CommitInfo::signed`]) with one `git log` process, as git itself
+    /// would (gix does not verify signatures): the repository's
+    /// `gpg.ssh.allowedSignersFile` for SSH, the keyring for GPG. A commit
+    /// git does not answer for, or a git that cannot run, is `Unchecked`.
+    pub fn verify_signatures(
+        &self,
+        commits: &[gix::ObjectId],
+    ) -> std::collections::HashMap<gix::ObjectId, Verified> {
+        let mut verified: std::collections::HashMap<gix::ObjectId, Verified> = commits
+            .iter()
+            .map(|id| {
+                (
+                    *id,
+                    Verified {
+                        state: SignatureState::Unchecked,
+                        signer: String::new(),
+                    },
+                )
+            })
+            .collect();
+        if commits.is_empty() {
+            return verified;
+        }
+        let stdin: String = commits.iter().map(|id| format!("{id}\n")).collect();
+        let args = [
+            "-c",
+            "log.showSignature=false",
+            "log",
+            "--no-walk=unsorted",
+            "--stdin",
+            "--no-color",
+            "--format=%H%x1f%G?%x1f%GS%x1e",
+        ];
+        let Ok(output) = git_with_stdin(&self.root, &args, stdin.as_bytes()) else {
+            return verified;
+        };
+        for record in String::from_utf8_lossy(&output.stdout).split('\x1e') {
+            let mut fields = record.trim_start_matches('\n').split('\x1f');
+            let (Some(id), Some(letter), Some(signer)) =
+                (fields.next(), fields.next(), fields.next())
+            else {
+                continue;
+            };
+            let Ok(id) = gix::ObjectId::from_hex(id.as_bytes()) else {
+                continue;
+            };
+            if let Some(entry) = verified.get_mut(&id) {
+                *entry = Verified {
+                    state: SignatureState::of_letter(letter),
+                    signer: signer.trim().to_owned(),
+                };
+            }
+        }
+        verified
+    }
+}
+
+/// Runs `git args…` in `dir` with `stdin` on its standard input, whatever
+/// its exit status.
+fn git_with_stdin(dir: &Path, args: &[&str], stdin: &[u8]) -> Result<Output, GitError> {
+    use std::io::Write;
+    let spawn_error = |source| GitError::Spawn {
+        args: args.join(" "),
+        source,
+    };
+    let mut child = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(spawn_error)?;
+    // Written from a thread: git answers as it reads, and a full stdout
+    // pipe would stop it while this still writes.
+    let mut input = child.stdin.take().expect("stdin was piped");
+    let stdin = stdin.to_vec();
+    let writer = std::thread::spawn(move || input.write_all(&stdin));
+    let output = child.wait_with_output().map_err(spawn_error)?;
+    let _ = writer.join();
+    Ok(output)
 }
 
 /// The git blob id of `bytes`, as `git hash-object` computes it.

@@ -26,6 +26,8 @@ const LISTED_LINES: usize = 10;
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Ok,
+    /// Fine as it is, but worth a look (a trust policy absent or loose).
+    Note,
     /// Worth knowing; goldfish works.
     Warning,
     /// Something is broken or out of date until the fix runs.
@@ -37,8 +39,9 @@ pub enum Severity {
 pub struct Finding {
     /// Stable name: `merge-driver`, `gitattributes`, `hooks`, `repo-config`,
     /// `goldfish-on-path`, `memory-folder`, `journal`,
-    /// `memory-conflicts`, `log`, `suspect-memories`,
-    /// `index`, `index-sync`, `keyword-index`, `model`.
+    /// `memory-conflicts`, `log`, `suspect-memories`, `trust-policy`,
+    /// `index`, `index-sync`, `keyword-index`, `quarantine`,
+    /// `policy-changes`, `model`.
     pub check: &'static str,
     pub status: Severity,
     /// What was found.
@@ -122,7 +125,128 @@ pub fn diagnose(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
     if let Ok(view) = &view {
         findings.push(suspect(view, workspace, inputs.now));
     }
+    findings.push(trust_policy(workspace));
     findings.extend(index(workspace, inputs));
+    findings
+}
+
+/// The `[trust]` section of `.goldfish/config`: absent or loose is a note
+/// (goldfish works; agents receive what any committer wrote).
+fn trust_policy(workspace: &Workspace) -> Finding {
+    const CHECK: &str = "trust-policy";
+    let fix = "list who may write memories agents receive unmarked in .goldfish/config: `[trust]` `authors = [\"alice@example.com\", \"*@example.com\"]` (and `signed = true` for verified signatures only), then commit it";
+    let config = match crate::adapters::memdir::read_repo_config(workspace) {
+        Ok(Some(bytes)) => RepoConfig::from_file(&bytes),
+        Ok(None) => Ok(RepoConfig::default()),
+        // The repo-config check says why it cannot be read.
+        Err(_) => {
+            return Finding::bad(
+                CHECK,
+                Severity::Warning,
+                "the trust policy cannot be read (see repo-config): the index keeps the policy its last sync read",
+                "fix .goldfish/config and commit it",
+            );
+        }
+    };
+    match config {
+        Err(err) => Finding::bad(
+            CHECK,
+            Severity::Warning,
+            format!(
+                "{} is invalid ({err}): the index keeps the trust policy its last sync read",
+                crate::adapters::git::REPO_CONFIG
+            ),
+            "fix .goldfish/config and commit it",
+        ),
+        Ok(RepoConfig { trust: None, .. }) => Finding::bad(
+            CHECK,
+            Severity::Note,
+            "no trust policy: memories from every committer reach agents (orders to agents and forged authors are still quarantined)",
+            fix,
+        ),
+        Ok(RepoConfig {
+            trust: Some(policy),
+            ..
+        }) => {
+            let loose = policy.loose();
+            let signed = if policy.signed {
+                ", signed commits only"
+            } else {
+                " (unsigned: git author emails can be set by anyone; `signed = true` checks signatures)"
+            };
+            if loose.is_empty() {
+                Finding::ok(
+                    CHECK,
+                    format!(
+                        "memories agents receive unmarked come from {} author pattern{}{signed}",
+                        policy.authors.len(),
+                        if policy.authors.len() == 1 { "" } else { "s" }
+                    ),
+                )
+            } else {
+                Finding::bad(
+                    CHECK,
+                    Severity::Note,
+                    format!(
+                        "the trust policy is loose: {} let{} almost any author in{signed}",
+                        loose
+                            .iter()
+                            .map(|pattern| format!("`{pattern}`"))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        if loose.len() == 1 { "s" } else { "" }
+                    ),
+                    "name the team's domain or people in `[trust] authors` (\"*@example.com\", not \"*\")",
+                )
+            }
+        }
+    }
+}
+
+/// Quarantined memories of this workspace, and changes of the trust policy
+/// by someone outside it, as the index found them.
+fn trust_findings(workspace: &Workspace, index: &Index) -> Vec<Finding> {
+    let Ok(Some(row)) = index.workspace_by_root(workspace.root()) else {
+        return Vec::new();
+    };
+    let mut findings = Vec::new();
+    match index.quarantined(row.id) {
+        Ok(0) => findings.push(Finding::ok(
+            "quarantine",
+            "no memory is quarantined",
+        )),
+        Ok(count) => findings.push(Finding::bad(
+            "quarantine",
+            Severity::Warning,
+            format!(
+                "{} quarantined: left out of the briefing and of recall (outside the trust policy, a forged author, or an order to agents)",
+                crate::app::render::memories(count)
+            ),
+            "see them and why with `goldfish recall --include-untrusted --json` (`trust_reasons`); forget what is wrong (`goldfish forget ID`), release a false alarm (`goldfish trust ID`, then commit)",
+        )),
+        // An index of an older schema: the index check says so.
+        Err(_) => {}
+    }
+    if let Ok(changes) = index.policy_changes(row.id)
+        && !changes.is_empty()
+    {
+        let listed: Vec<String> = changes
+            .iter()
+            .map(|change| {
+                crate::adapters::index::policy_change_message(
+                    &change.commit,
+                    &change.author,
+                    &change.why,
+                )
+            })
+            .collect();
+        findings.push(Finding::bad(
+            "policy-changes",
+            Severity::Warning,
+            listed.join("\n"),
+            "review each change; revert what the team did not decide, or have someone inside the policy commit it again",
+        ));
+    }
     findings
 }
 
@@ -491,6 +615,7 @@ fn index(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
     if let Some(finding) = keyword_index(&index, inputs.index_path) {
         findings.push(finding);
     }
+    findings.extend(trust_findings(workspace, &index));
     findings.push(model(Some(&index)));
     findings
 }

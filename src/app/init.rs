@@ -93,6 +93,7 @@ pub fn init(workspace: &Workspace, force: bool) -> Result<Vec<String>, InitError
     }
     let mut changes = Vec::new();
     create_memory_dir(workspace, &mut changes)?;
+    write_config_example(workspace, &mut changes)?;
     add_attributes(workspace, &mut changes)?;
     declare_driver(workspace, &mut changes)?;
     install_hooks(&hooks, &mut changes)?;
@@ -111,6 +112,50 @@ fn create_memory_dir(workspace: &Workspace, changes: &mut Vec<String>) -> Result
         fs::write(&keep, b"").map_err(io_error("create", &keep))?;
     }
     Ok(())
+}
+
+/// What `init` writes to `.goldfish/config` when there is none: every
+/// setting commented out, so it changes nothing until the team decides.
+pub const CONFIG_EXAMPLE: &str = r#"# goldfish settings for this repository (TOML), shared through git.
+
+# [memory]
+# types = ["incident", "meeting"]   # memory types beyond the built-in ones
+
+# Who may write memories that agents receive unmarked. Without this section
+# every committer is trusted (orders to agents and forged authors are still
+# quarantined). A memory whose commit author is outside `authors` (or, with
+# `signed = true`, whose commit signature does not verify against
+# gpg.ssh.allowedSignersFile) is quarantined: left out of the briefing and of
+# recall unless asked for (`goldfish recall --include-untrusted`).
+# [trust]
+# authors = ["alice@example.com", "*@example.com"]   # commit author emails; * and ? are wildcards
+# signed = true
+"#;
+
+/// Writes [`CONFIG_EXAMPLE`] unless `.goldfish/config` exists (whatever it
+/// is: a link or a folder is left for `doctor` to name).
+fn write_config_example(workspace: &Workspace, changes: &mut Vec<String>) -> Result<(), InitError> {
+    let path = workspace.repo_config_path();
+    match fs::symlink_metadata(&path) {
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {
+            let mut file = match fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(file) => file,
+                Err(err) if err.kind() == io::ErrorKind::AlreadyExists => return Ok(()),
+                Err(err) => return Err(io_error("create", &path)(err)),
+            };
+            io::Write::write_all(&mut file, CONFIG_EXAMPLE.as_bytes())
+                .map_err(io_error("write", &path))?;
+            changes.push(format!(
+                "wrote {REPO_CONFIG} (settings, all commented out: see its [trust] section)"
+            ));
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }
 
 fn has_log_files(dir: &Path) -> bool {
@@ -548,6 +593,27 @@ pub(crate) fn lexically_within(path: &Path, base: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_example_init_writes_parses_to_the_defaults() {
+        assert_eq!(
+            crate::domain::config::RepoConfig::parse(CONFIG_EXAMPLE).unwrap(),
+            crate::domain::config::RepoConfig::default()
+        );
+        let uncommented: String = CONFIG_EXAMPLE
+            .lines()
+            .map(|line| line.strip_prefix("# ").unwrap_or(line))
+            .filter(|line| {
+                line.starts_with('[')
+                    || line
+                        .split_once(" = ")
+                        .is_some_and(|(key, _)| key.chars().all(|c| c.is_ascii_lowercase()))
+            })
+            .map(|line| format!("{line}\n"))
+            .collect();
+        let config = crate::domain::config::RepoConfig::parse(&uncommented).unwrap();
+        assert!(config.trust.is_some_and(|policy| policy.signed));
+    }
 
     #[test]
     fn attributes_line_detection() {

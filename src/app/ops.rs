@@ -18,14 +18,14 @@ use crate::adapters::embed::Embedder;
 use crate::adapters::env;
 use crate::adapters::git::Workspace;
 use crate::adapters::index::Index;
-use crate::adapters::index::search::{IndexedMemory, Mode, QueryVector, Scope};
+use crate::adapters::index::search::{IndexedMemory, Mode, QueryVector, Scope, Trust};
 use crate::adapters::index::sync as index_sync;
 use crate::adapters::memdir::{Appended, MemoryDir};
 use crate::domain::config::RepoConfig;
 use crate::domain::digest::{Source, TokenCounter};
 use crate::domain::memory::kinds::Kinds;
 use crate::domain::memory::view::Lookup;
-use crate::domain::memory::{self, Entry, Memory, Tombstone};
+use crate::domain::memory::{self, Entry, Memory, Release, Tombstone};
 use crate::domain::recall::Request;
 use crate::domain::timespec;
 
@@ -312,6 +312,9 @@ pub struct RecallInput {
     pub no_cache: bool,
     /// Captured memories: with the others, left out, or alone.
     pub captured: crate::domain::recall::Captured,
+    /// Quarantined memories too (`--include-untrusted`, MCP `untrusted`),
+    /// marked.
+    pub include_untrusted: bool,
 }
 
 /// What recall found.
@@ -535,8 +538,10 @@ pub fn request(
         fusion: Default::default(),
         floor: Some(crate::domain::recall::FLOOR),
         now: Some(now),
-        // Recall shows flagged memories, marked (and a secret masked).
+        // Recall shows flagged memories, marked (and a secret masked);
+        // quarantined ones only when asked for, marked too.
         unflagged_only: false,
+        trusted_only: !input.include_untrusted,
         captured: input.captured,
     })
 }
@@ -763,6 +768,89 @@ pub fn forget(session: &mut Session, workspace: &Workspace, id: &str) -> Result<
     })
 }
 
+/// What `trust` did.
+pub enum Released {
+    /// A release line was appended for `target`, which was quarantined for
+    /// `reasons`.
+    Done {
+        target: String,
+        reasons: Vec<String>,
+        release: Box<Entry>,
+    },
+    /// The memory is not quarantined (`reasons`: why it is trusted):
+    /// nothing written.
+    NotQuarantined { id: String, reasons: Vec<String> },
+}
+
+/// Releases the quarantined memory `id` (or a unique prefix) names: appends
+/// a release line (`"type":"trust"`). It counts for this clone at once, and
+/// for the team once committed by an author inside the trust policy (a
+/// notice says so when the local user is outside it).
+pub fn release(
+    session: &mut Session,
+    workspace: &Workspace,
+    id: &str,
+) -> Result<Released, AppError> {
+    let dir = MemoryDir::of(workspace);
+    let view = dir.read()?;
+    let target = match find(&view, id)? {
+        Some(memory) => memory.id,
+        None => {
+            return Err(AppError::arg(
+                Arg::Id,
+                format!("`{id}` names a forgotten memory: nothing to release"),
+            ));
+        }
+    };
+    sync_for_reading(session, workspace, Embed::Keywords)?;
+    let now = session.now()?;
+    let index = session.index()?;
+    let scope = scope_of(index, workspace)?;
+    let found = index
+        .by_id_prefix(&scope, &target, 1, now)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| no_memory_has(id))?;
+    if found.trust == Trust::Trusted {
+        return Ok(Released::NotQuarantined {
+            id: target,
+            reasons: found.trust_reasons,
+        });
+    }
+    let at = session.now()?;
+    let release = Entry::Release(Release {
+        id: memory::new_id(at),
+        timestamp: memory::format_timestamp(at),
+        releases: target.clone(),
+        author: workspace.author(),
+        extra: Default::default(),
+    });
+    dir.append(&release)?;
+    let email = env::var(env::GIT_AUTHOR_EMAIL).or_else(|| workspace.config_string("user.email"));
+    if let Ok(RepoConfig {
+        trust: Some(policy),
+        ..
+    }) = repo_config(workspace)
+        && !email.as_deref().is_some_and(|email| policy.admits(email))
+    {
+        session.notice(Notice::warning(format!(
+            "your email ({}) is outside the trust policy of .goldfish/config: the release counts in this clone until it is committed, then for nobody",
+            email.as_deref().unwrap_or("not set")
+        )));
+    }
+    if let Err(err) = sync_workspace(session, workspace, Embed::Keywords) {
+        session.notice(Notice::warning(format!(
+            "released, but the index still quarantines it until the next sync: {:#}",
+            err.error
+        )));
+    }
+    Ok(Released::Done {
+        target,
+        reasons: found.trust_reasons,
+        release: Box::new(release),
+    })
+}
+
 /// The live memory `id` names; `None` when it is forgotten.
 fn find(view: &crate::domain::memory::view::LogView, id: &str) -> Result<Option<Memory>, AppError> {
     match view.find(id) {
@@ -985,6 +1073,7 @@ fn brief_sections(
             until,
             now: Some(now),
             unflagged_only: true,
+            trusted_only: true,
             ..Request::default()
         };
         index.recall(&request, scope, Mode::Keyword, None)
@@ -1043,6 +1132,7 @@ mod tests {
             distill: Distill::Auto,
             no_cache: false,
             captured: crate::domain::recall::Captured::Include,
+            include_untrusted: false,
         }
     }
 

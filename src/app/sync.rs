@@ -89,7 +89,7 @@ fn sync_or_hand(
     // The sync checked no type against a config it could not read.
     if let Err(err) = repo_config(workspace) {
         session.notice(Notice::warning(format!(
-            "{:#}; memory types were not checked",
+            "{:#}; memory types were not checked, and recall applies the trust policy the index last read",
             err.error
         )));
     }

@@ -38,6 +38,8 @@ pub struct Source {
     pub date: String,
     pub kind: String,
     pub content: String,
+    /// Quarantined (only there when asked for): its header says so.
+    pub untrusted: bool,
 }
 
 /// A sentence of the digest and the memory it comes from.
@@ -174,7 +176,12 @@ fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
 
 fn header(source: &Source) -> String {
     let id: String = source.id.chars().take(SHORT_ID).collect();
-    format!("[{id} · {} · {}]", source.date, source.kind)
+    let mark = if source.untrusted {
+        " · UNTRUSTED"
+    } else {
+        ""
+    };
+    format!("[{id} · {} · {}{mark}]", source.date, source.kind)
 }
 
 struct Candidate {
@@ -616,6 +623,7 @@ mod tests {
             date: "2026-11-21".into(),
             kind: "decision".into(),
             content: content.into(),
+            untrusted: false,
         }
     }
 

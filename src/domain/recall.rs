@@ -31,6 +31,10 @@ pub struct Request {
     /// timestamp ahead of now is left out by `until`, since the index does
     /// not store that flag.
     pub unflagged_only: bool,
+    /// Leave out quarantined memories (`untrusted`: see
+    /// [`crate::adapters::index::search::Trust`]): what agents receive unless they ask
+    /// for more.
+    pub trusted_only: bool,
     /// Memories captured from an agent's tool use (`source` `capture:…`):
     /// with the others, left out, or alone.
     pub captured: Captured,

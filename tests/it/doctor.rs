@@ -109,9 +109,11 @@ fn doctor_on_a_healthy_clone_exits_0_and_changes_nothing() {
             "memory-conflicts",
             "log",
             "suspect-memories",
+            "trust-policy",
             "index",
             "index-sync",
             "keyword-index",
+            "quarantine",
             "model"
         ]
     );
@@ -533,6 +535,7 @@ fn doctor_finds_a_linked_config_and_a_journal_that_commands_cannot_open() {
     let outside = env.path().join("outside.toml");
     fs::write(&outside, "[memory]\ntypes = [\"incident\"]\n").unwrap();
     let config = repo.join(".goldfish/config");
+    fs::remove_file(&config).unwrap(); // init's commented example
     std::os::unix::fs::symlink(&outside, &config).unwrap();
     let (code, report) = doctor(&env, &repo);
     let found = finding(&report, "repo-config");

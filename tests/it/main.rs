@@ -25,6 +25,7 @@ mod keyword_index;
 mod labelled;
 mod layers;
 mod mcp;
+mod provenance;
 mod secrets;
 mod semantic;
 mod similarity;

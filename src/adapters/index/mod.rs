@@ -8,6 +8,7 @@
 pub mod keyword;
 pub mod locks;
 mod provenance;
+pub use provenance::policy_change_message;
 mod schema;
 pub mod search;
 pub mod sync;

@@ -3,7 +3,7 @@
 use rusqlite::Connection;
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 6;
+pub const VERSION: i64 = 7;
 
 /// Version 1.
 ///
@@ -290,6 +290,61 @@ UPDATE memories SET record_hash = '';
 UPDATE files SET blob_id = '', racy = 1;
 "#;
 
+/// Version 7, over version 6: who wrote each memory, from git (issue 24).
+///
+/// - `provenance` also holds the introducing commit's author name and
+///   email apart, its committer (`Name <email>`), and its signature as git
+///   verified it at sync time ([`crate::adapters::git::SignatureState`]'s name) with
+///   the signer git named. Rows written before lack them: they are dropped
+///   and every workspace's history is walked again at its next sync.
+/// - `workspaces.trust_policy` (1 when `.goldfish/config` has a `[trust]`
+///   section, 0 without one, as the last sync that could read the file
+///   found it), `trust_signed`, and `trust_authors` (the section's email
+///   globs, lowercased): what recall checks provenance against.
+/// - `policy_changes`: commits that changed `.goldfish/config`'s trust
+///   policy while their author was outside the policy before them.
+/// - `memories.imported`: the record came from `goldfish import` (it has
+///   `imported_from`): its `author` is the note's, not its committer's.
+/// - `releases`: the `goldfish trust` lines (the id of the line, the memory
+///   it releases), per file like tombstones; a release counts when its own
+///   provenance is inside the policy. Every file is read again, for them.
+const V7: &str = r#"
+ALTER TABLE provenance ADD COLUMN author_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE provenance ADD COLUMN author_email TEXT NOT NULL DEFAULT '';
+ALTER TABLE provenance ADD COLUMN committer TEXT NOT NULL DEFAULT '';
+ALTER TABLE provenance ADD COLUMN signature TEXT NOT NULL DEFAULT 'unsigned';
+ALTER TABLE provenance ADD COLUMN signer TEXT NOT NULL DEFAULT '';
+ALTER TABLE memories ADD COLUMN imported INTEGER NOT NULL DEFAULT 0;
+DELETE FROM provenance;
+UPDATE workspaces SET history_commit = NULL;
+UPDATE memories SET record_hash = '';
+UPDATE files SET blob_id = '', racy = 1;
+ALTER TABLE workspaces ADD COLUMN trust_policy INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE workspaces ADD COLUMN trust_signed INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE trust_authors (
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    pattern      TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, pattern)
+) WITHOUT ROWID;
+CREATE TABLE releases (
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    id           TEXT NOT NULL,
+    releases     TEXT NOT NULL,
+    file         TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, id, file)
+) WITHOUT ROWID;
+CREATE INDEX releases_by_target ON releases (workspace_id, releases);
+CREATE INDEX releases_by_file ON releases (workspace_id, file);
+CREATE TABLE policy_changes (
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    commit_id    TEXT NOT NULL,
+    author       TEXT NOT NULL,
+    date         TEXT NOT NULL,
+    why          TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, commit_id)
+) WITHOUT ROWID;
+"#;
+
 #[derive(Debug)]
 pub enum MigrateError {
     Sqlite(rusqlite::Error),
@@ -334,6 +389,9 @@ pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
     }
     if found < 6 {
         tx.execute_batch(V6)?;
+    }
+    if found < 7 {
+        tx.execute_batch(V7)?;
     }
     tx.pragma_update(None, "user_version", VERSION)?;
     tx.commit()?;
@@ -401,6 +459,33 @@ mod tests {
             ("secret", "", ""),
             "flags stay until the next sync reads the file again"
         );
+    }
+
+    #[test]
+    fn version_7_has_every_history_walked_again() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for batch in [V1, V2, V3, V4, V5, V6] {
+            conn.execute_batch(batch).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 6).unwrap();
+        conn.execute_batch(
+            "INSERT INTO workspaces (id, root, name, head_commit, history_commit) VALUES (1, '/repo', 'repo', 'abc', 'abc');
+             INSERT INTO provenance (workspace_id, id, commit_id, author, date) VALUES (1, '01A', 'abc', 'A <a@x>', 'd');",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let (history, policy): (Option<String>, i64) = conn
+            .query_row(
+                "SELECT history_commit, trust_policy FROM workspaces",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!((history, policy), (None, 0), "the next sync walks it all");
+        let rows: i64 = conn
+            .query_row("SELECT count(*) FROM provenance", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(rows, 0);
     }
 
     #[test]

@@ -22,8 +22,116 @@ pub enum Scope {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Provenance {
     pub commit: String,
+    /// `Name <email>` of the commit's author.
     pub author: String,
     pub date: String,
+    /// `Name <email>` of the commit's committer.
+    pub committer: String,
+    /// The commit's signature as git verified it at sync time: `unsigned`,
+    /// `good`, `unknown-key`, `bad`, `expired`, `revoked`, `unchecked`
+    /// ([`crate::adapters::git::SignatureState`]).
+    pub signature: String,
+    /// Who signed it, as git names them (an email); absent when unsigned
+    /// or unverified.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub signer: String,
+}
+
+/// A change of the trust policy by a commit whose author was outside the
+/// policy before it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyChange {
+    pub commit: String,
+    pub author: String,
+    pub date: String,
+    /// Why its author was outside: "whose author (…) is outside the policy
+    /// before it".
+    pub why: String,
+}
+
+/// Whether agents receive a memory unmarked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Trust {
+    /// Uncommitted (the local user's own), or committed within the
+    /// repository's trust policy (or with none), with no content flag that
+    /// quarantines it.
+    #[default]
+    Trusted,
+    /// Quarantined: out of the briefing and of default recall; shown only
+    /// when asked for (`--include-untrusted`), marked with its reasons.
+    Untrusted,
+}
+
+/// The reasons that quarantine a memory, as `trust_reasons` spells them:
+/// comma-separated, in this order, empty when none. Columns: `m` the
+/// memory, `p` its provenance (NULL while uncommitted: the local user's
+/// own), `w` its workspace with the trust policy the last sync stored.
+const UNTRUSTED_REASONS: &str = "rtrim(
+    CASE WHEN instr(',' || m.flags || ',', ',instruction-like,') > 0 THEN 'instruction-like,' ELSE '' END
+ || CASE WHEN p.commit_id IS NOT NULL AND NOT m.imported AND trim(coalesce(m.author, '')) <> ''
+          AND lower(trim(m.author)) NOT IN (lower(trim(p.author_name)), lower(trim(p.author_email)), lower(trim(p.author)))
+         THEN 'author-mismatch,' ELSE '' END
+ || CASE WHEN p.commit_id IS NOT NULL AND w.trust_policy
+          AND NOT EXISTS (SELECT 1 FROM trust_authors ta WHERE ta.workspace_id = m.workspace_id
+                            AND lower(trim(p.author_email)) GLOB ta.pattern)
+         THEN 'author-outside-policy,' ELSE '' END
+ || CASE WHEN p.commit_id IS NOT NULL AND w.trust_policy AND w.trust_signed AND p.signature <> 'good'
+         THEN CASE p.signature WHEN 'unsigned' THEN 'unsigned,' ELSE 'signature-' || p.signature || ',' END
+         ELSE '' END
+ || CASE WHEN p.commit_id IS NOT NULL AND w.trust_policy AND w.trust_signed AND p.signature = 'good'
+          AND NOT EXISTS (SELECT 1 FROM trust_authors ta WHERE ta.workspace_id = m.workspace_id
+                            AND lower(trim(p.signer)) GLOB ta.pattern)
+         THEN 'signer-outside-policy,' ELSE '' END,
+ ',')";
+
+/// Whether a `goldfish trust` line releases the memory: one not committed
+/// yet (the local user's own), or committed inside a trust policy (its
+/// author, and under `signed` its signature and signer). Without a policy a
+/// committed release counts for nothing: anyone could commit one next to
+/// the memory it releases.
+const RELEASED: &str = "EXISTS (SELECT 1 FROM releases r
+    LEFT JOIN provenance rp ON rp.workspace_id = r.workspace_id AND rp.id = r.id
+    WHERE r.workspace_id = m.workspace_id AND r.releases = m.id
+      AND (rp.commit_id IS NULL
+           OR (w.trust_policy
+               AND EXISTS (SELECT 1 FROM trust_authors ta WHERE ta.workspace_id = m.workspace_id
+                             AND lower(trim(rp.author_email)) GLOB ta.pattern)
+               AND (NOT w.trust_signed
+                    OR (rp.signature = 'good'
+                        AND EXISTS (SELECT 1 FROM trust_authors ta WHERE ta.workspace_id = m.workspace_id
+                                      AND lower(trim(rp.signer)) GLOB ta.pattern))))))";
+
+/// What each reason of `trust_reasons` means, for people.
+pub fn trust_reason_text(reason: &str) -> &'static str {
+    match reason {
+        "instruction-like" => "its text reads as an order to an agent, not a fact",
+        "author-mismatch" => "its `author` field names someone other than the author of its commit",
+        "author-outside-policy" => {
+            "its commit's author is not in the `[trust] authors` of .goldfish/config"
+        }
+        "unsigned" => "its commit is not signed, and the trust policy asks for signed commits",
+        "signature-unknown-key" => {
+            "its commit is signed by a key git does not accept (not in gpg.ssh.allowedSignersFile or the keyring)"
+        }
+        "signature-bad" => "its commit's signature does not verify",
+        "signature-expired" => "its commit's signature or key has expired",
+        "signature-revoked" => "its commit is signed by a revoked key",
+        "signature-unchecked" => {
+            "its commit's signature could not be checked (is gpg.ssh.allowedSignersFile set?)"
+        }
+        "signer-outside-policy" => "its commit's signer is not in the `[trust] authors`",
+        "uncommitted" => "not committed yet: the local user's own",
+        "no-policy" => "no `[trust]` section in .goldfish/config: every author is trusted",
+        "author-in-policy" => "its commit's author is in the `[trust] authors`",
+        "signed-in-policy" => {
+            "its commit is signed by a key git accepts, of a signer in the policy"
+        }
+        "released" => {
+            "quarantined, then released by a `goldfish trust` line of someone inside the trust policy (or not committed yet)"
+        }
+        _ => "",
+    }
 }
 
 /// One recalled memory, as stored in the index. Field names are stable
@@ -47,6 +155,15 @@ pub struct IndexedMemory {
     pub line: i64,
     /// The commit that introduced the memory; `null` while uncommitted.
     pub introduced: Option<Provenance>,
+    /// Whether agents receive it unmarked; `untrusted` ones are left out of
+    /// the briefing and of recall unless asked for.
+    pub trust: Trust,
+    /// Why, every one: for an untrusted memory what quarantines it
+    /// (`instruction-like`, `author-mismatch`, `author-outside-policy`,
+    /// `unsigned`, `signature-…`, `signer-outside-policy`), for a trusted
+    /// one what lets it in (`uncommitted`, `no-policy`, `author-in-policy`,
+    /// `signed-in-policy`).
+    pub trust_reasons: Vec<String>,
     /// The score the ranking used, what `--min-score` filters on: the fused
     /// score in hybrid mode (see `ranking`), the cosine similarity (clamped
     /// to [0, 1]) in semantic mode, the keyword relevance in keyword mode, 1
@@ -105,6 +222,8 @@ impl IndexedMemory {
             file: "2026-11-20.jsonl".to_owned(),
             line: 1,
             introduced: None,
+            trust: Trust::Trusted,
+            trust_reasons: vec!["uncommitted".to_owned()],
             score: 1.0,
             keyword: None,
             similarity: None,
@@ -126,6 +245,7 @@ impl From<&IndexedMemory> for crate::domain::digest::Source {
                 .to_owned(),
             kind: memory.kind.clone(),
             content: memory.content.clone(),
+            untrusted: memory.trust == Trust::Untrusted,
         }
     }
 }
@@ -219,6 +339,10 @@ impl Conditions {
         }
         if request.unflagged_only {
             c.sql.push("m.flags = ''".into());
+        }
+        if request.trusted_only {
+            c.sql
+                .push(format!("({UNTRUSTED_REASONS} = '' OR {RELEASED})"));
         }
         let captured = || {
             let prefix = crate::domain::recall::Captured::SOURCE_PREFIX;
@@ -376,6 +500,48 @@ impl Index {
             .collect();
         clusters.sort_by_key(|c| std::cmp::Reverse(c.len()));
         Ok(clusters)
+    }
+
+    /// How many live memories of a workspace are quarantined
+    /// ([`Trust::Untrusted`]).
+    pub fn quarantined(&self, workspace_id: i64) -> Result<u64, IndexError> {
+        let sql = format!(
+            "SELECT count(*) FROM memories m
+             JOIN workspaces w ON w.id = m.workspace_id
+             LEFT JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
+             WHERE m.workspace_id = ?1
+               AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = m.workspace_id AND t.forgets = m.id)
+               AND {UNTRUSTED_REASONS} <> '' AND NOT {RELEASED}"
+        );
+        self.conn
+            .query_row(&sql, rusqlite::params![workspace_id], |row| {
+                row.get::<_, i64>(0)
+            })
+            .map(|count| count as u64)
+            .map_err(self.sqlite())
+    }
+
+    /// The commits that changed a workspace's trust policy while their
+    /// author was outside the policy before them, oldest first.
+    pub fn policy_changes(&self, workspace_id: i64) -> Result<Vec<PolicyChange>, IndexError> {
+        let mut statement = self
+            .conn
+            .prepare(
+                "SELECT commit_id, author, date, why FROM policy_changes WHERE workspace_id = ?1
+                 ORDER BY date, commit_id",
+            )
+            .map_err(self.sqlite())?;
+        statement
+            .query_map(rusqlite::params![workspace_id], |row| {
+                Ok(PolicyChange {
+                    commit: row.get(0)?,
+                    author: row.get(1)?,
+                    date: row.get(2)?,
+                    why: row.get(3)?,
+                })
+            })
+            .and_then(|rows| rows.collect())
+            .map_err(self.sqlite())
     }
 
     /// The live memories of `scope` whose id starts with `prefix` (ASCII
@@ -769,7 +935,8 @@ impl Index {
         let sql = format!(
             "SELECT m.id, m.timestamp, m.type, m.content, m.source, m.tags, m.author, m.branch, m.commit_id,
                     m.files, w.name, m.file, m.line, p.commit_id, p.author, p.date, m.content_hash,
-                    {rank} AS rank_value, m.flags
+                    {rank} AS rank_value, m.flags, p.committer, p.signature, p.signer,
+                    w.trust_policy, w.trust_signed, {UNTRUSTED_REASONS}, {RELEASED}
              FROM {from}
              JOIN workspaces w ON w.id = m.workspace_id
              LEFT JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
@@ -791,11 +958,19 @@ impl Index {
                         commit,
                         author: row.get(14)?,
                         date: row.get(15)?,
+                        committer: row.get(19)?,
+                        signature: row.get(20)?,
+                        signer: row.get(21)?,
                     }),
                     None => None,
                 };
                 let keyword = row.get::<_, Option<f64>>(17)?.map(keyword_relevance);
                 let flags: String = row.get(18)?;
+                let (policy, signed): (bool, bool) = (row.get(22)?, row.get(23)?);
+                let untrusted: String = row.get(24)?;
+                let released: bool = row.get(25)?;
+                let (trust, trust_reasons) =
+                    trust_of(&untrusted, released, introduced.as_ref(), policy, signed);
                 let mut memory = IndexedMemory {
                     id: row.get(0)?,
                     timestamp: row.get(1)?,
@@ -811,6 +986,8 @@ impl Index {
                     file: row.get(11)?,
                     line: row.get(12)?,
                     introduced,
+                    trust,
+                    trust_reasons,
                     score: 1.0,
                     keyword,
                     similarity: None,
@@ -828,6 +1005,12 @@ impl Index {
                         .push(crate::domain::memory::trust::FUTURE_FLAG.to_owned());
                     memory.flags.sort_unstable();
                 }
+                // Like the future timestamp, a mismatching author is read,
+                // not stored: it depends on the commit, found after the row.
+                if memory.trust_reasons.iter().any(|r| r == AUTHOR_MISMATCH) {
+                    memory.flags.push(AUTHOR_MISMATCH.to_owned());
+                    memory.flags.sort_unstable();
+                }
                 if memory.flags.iter().any(|flag| flag == "secret") {
                     memory.mask_secrets();
                 }
@@ -837,6 +1020,43 @@ impl Index {
             .map_err(self.sqlite())?;
         Ok(rows)
     }
+}
+
+/// The flag of a record whose `author` field names someone other than the
+/// author of the commit that introduced it.
+pub const AUTHOR_MISMATCH: &str = "author-mismatch";
+
+/// A memory's trust and every reason for it, from the reasons the index
+/// found to quarantine it (comma-separated), its provenance and whether its
+/// workspace has a policy (and asks for signatures).
+fn trust_of(
+    untrusted: &str,
+    released: bool,
+    introduced: Option<&Provenance>,
+    policy: bool,
+    signed: bool,
+) -> (Trust, Vec<String>) {
+    let reasons: Vec<String> = untrusted
+        .split(',')
+        .filter(|reason| !reason.is_empty())
+        .map(str::to_owned)
+        .collect();
+    if !reasons.is_empty() {
+        if released {
+            return (Trust::Trusted, vec!["released".to_owned()]);
+        }
+        return (Trust::Untrusted, reasons);
+    }
+    let why: &[&str] = match (introduced, policy, signed) {
+        (None, _, _) => &["uncommitted"],
+        (Some(_), false, _) => &["no-policy"],
+        (Some(_), true, false) => &["author-in-policy"],
+        (Some(_), true, true) => &["author-in-policy", "signed-in-policy"],
+    };
+    (
+        Trust::Trusted,
+        why.iter().map(|reason| (*reason).to_owned()).collect(),
+    )
 }
 
 /// The SQL function that lowercases text as Rust does, in every script

@@ -32,7 +32,7 @@ use serde::Serialize;
 use super::provenance::walk_provenance;
 use super::{Index, IndexError, SyncError};
 use crate::adapters::git::{Workspace, blob_id};
-use crate::domain::config::RepoConfig;
+use crate::domain::config::{RepoConfig, TrustPolicy};
 use crate::domain::memory::kinds::Kinds;
 use crate::domain::memory::{Entry, Memory, trust};
 
@@ -137,6 +137,9 @@ impl Serialize for SyncProblem {
     }
 }
 
+/// Memories with a mismatching `author` field a sync names one by one.
+const LISTED_MISMATCHES: usize = 10;
+
 /// Knobs for tests.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SyncOptions {
@@ -154,17 +157,72 @@ struct Trust {
     /// The repository's types; `None` when its config cannot be read or
     /// used.
     kinds: Option<Kinds>,
+    /// The repository's trust policy (`Some(None)`: it has none); `None`
+    /// when its config cannot be read or used: the index keeps the policy
+    /// it last stored.
+    policy: Option<Option<TrustPolicy>>,
 }
 
 impl Trust {
     fn of(workspace: &Workspace, options: SyncOptions) -> Trust {
-        let kinds =
-            RepoConfig::kinds_for_readers(crate::adapters::memdir::read_repo_config(workspace));
+        let config = match crate::adapters::memdir::read_repo_config(workspace) {
+            Ok(Some(bytes)) => RepoConfig::from_file(&bytes).ok(),
+            Ok(None) => Some(RepoConfig::default()),
+            Err(_) => None,
+        };
         Trust {
             now: options.now.unwrap_or_else(jiff::Timestamp::now),
-            kinds: kinds.ok(),
+            kinds: config.as_ref().map(|config| config.kinds.clone()),
+            policy: config.map(|config| config.trust),
         }
     }
+}
+
+/// Stores the workspace's trust policy (what recall checks provenance
+/// against) when it differs from the one stored; says whether it did.
+fn store_policy(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+    policy: Option<&TrustPolicy>,
+) -> rusqlite::Result<bool> {
+    let (stored, signed): (bool, bool) = tx.query_row(
+        "SELECT trust_policy, trust_signed FROM workspaces WHERE id = ?1",
+        params![workspace_id],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )?;
+    let mut patterns: Vec<String> = tx
+        .prepare_cached("SELECT pattern FROM trust_authors WHERE workspace_id = ?1")?
+        .query_map(params![workspace_id], |row| row.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    patterns.sort();
+    let wanted = policy.map(|policy| {
+        let mut authors = policy.authors.clone();
+        authors.sort();
+        (authors, policy.signed)
+    });
+    let current = stored.then_some((patterns, signed));
+    if wanted == current {
+        return Ok(false);
+    }
+    tx.execute(
+        "UPDATE workspaces SET trust_policy = ?2, trust_signed = ?3 WHERE id = ?1",
+        params![
+            workspace_id,
+            policy.is_some(),
+            policy.is_some_and(|policy| policy.signed)
+        ],
+    )?;
+    tx.execute(
+        "DELETE FROM trust_authors WHERE workspace_id = ?1",
+        params![workspace_id],
+    )?;
+    for pattern in policy.iter().flat_map(|policy| &policy.authors) {
+        tx.execute(
+            "INSERT OR IGNORE INTO trust_authors (workspace_id, pattern) VALUES (?1, ?2)",
+            params![workspace_id, pattern],
+        )?;
+    }
+    Ok(true)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -271,7 +329,7 @@ pub fn sync(
     // Files that left the log go first, so no id is brought back from them.
     let gone: Vec<&String> = known.keys().filter(|name| !names.contains(*name)).collect();
     for name in &gone {
-        for table in ["duplicates", "tombstones"] {
+        for table in ["duplicates", "tombstones", "releases"] {
             tx.execute(
                 &format!("DELETE FROM {table} WHERE workspace_id = ?1 AND file = ?2"),
                 params![workspace_id, name],
@@ -394,9 +452,30 @@ pub fn sync(
             .as_deref()
             .and_then(|id| gix::ObjectId::from_hex(id.as_bytes()).ok());
         if known_commit != Some(head) {
-            report.commits_walked =
+            let walked =
                 walk_provenance(&tx, workspace, workspace_id, head, known_commit, &sqlite)?;
+            report.commits_walked = walked.commits;
+            // Named one by one up to a few: a history of lines written
+            // by a tool under its own name would otherwise flood every
+            // sync's output.
+            let more = walked.mismatches.len().saturating_sub(LISTED_MISMATCHES);
+            for (file, line, reason) in walked.mismatches.into_iter().take(LISTED_MISMATCHES) {
+                report.problems.push(SyncProblem::line(&file, line, reason));
+            }
+            if more > 0 {
+                report.problems.push(SyncProblem::Other(format!(
+                    "… and {more} more memories whose `author` field is not the author of their commit (quarantined: `goldfish recall --include-untrusted --json` lists them)"
+                )));
+            }
+            report
+                .problems
+                .extend(walked.policy_changes.into_iter().map(SyncProblem::Other));
         }
+    }
+    if let Some(policy) = &trust.policy
+        && store_policy(&tx, workspace_id, policy.as_ref()).map_err(sqlite)?
+    {
+        changed = true;
     }
     if !changed {
         // Nothing to write: leave the index (and its last-sync time) alone,
@@ -705,7 +784,7 @@ fn apply_file(
             existing.insert(id, value);
         }
     }
-    for table in ["tombstones", "duplicates"] {
+    for table in ["tombstones", "duplicates", "releases"] {
         tx.execute(
             &format!("DELETE FROM {table} WHERE workspace_id = ?1 AND file = ?2"),
             params![workspace_id, file],
@@ -720,6 +799,12 @@ fn apply_file(
                     "INSERT OR IGNORE INTO tombstones (workspace_id, id, forgets, file) VALUES (?1, ?2, ?3, ?4)",
                 )?
                 .execute(params![workspace_id, tombstone.id, tombstone.forgets, file])?;
+            }
+            Ok(Entry::Release(release)) => {
+                tx.prepare_cached(
+                    "INSERT OR IGNORE INTO releases (workspace_id, id, releases, file) VALUES (?1, ?2, ?3, ?4)",
+                )?
+                .execute(params![workspace_id, release.id, release.releases, file])?;
             }
             Ok(Entry::Memory(memory)) => {
                 if !seen.insert(memory.id.clone()) {
@@ -906,14 +991,15 @@ fn write_memory(
     tx
         .prepare_cached(
             "INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, ts_ms,
-               type, content, source, tags, author, branch, commit_id, files, flags)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+               type, content, source, tags, author, branch, commit_id, files, flags, imported)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
              ON CONFLICT (workspace_id, id) DO UPDATE SET line = excluded.line,
                record_hash = excluded.record_hash, content_hash = excluded.content_hash,
                timestamp = excluded.timestamp, ts_ms = excluded.ts_ms, type = excluded.type,
                content = excluded.content, source = excluded.source, tags = excluded.tags,
                author = excluded.author, branch = excluded.branch, commit_id = excluded.commit_id,
-               files = excluded.files, flags = excluded.flags, file = excluded.file",
+               files = excluded.files, flags = excluded.flags, file = excluded.file,
+               imported = excluded.imported",
         )?
         .execute(params![
             workspace_id,
@@ -933,6 +1019,7 @@ fn write_memory(
             m.commit,
             json_list(&m.files),
             flags,
+            m.extra.contains_key(crate::domain::import::IMPORTED_FROM),
         ])?;
     Ok(())
 }

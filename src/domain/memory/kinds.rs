@@ -1,7 +1,7 @@
 //! Memory types: the built-in ones plus those a repository declares in
 //! `.goldfish/config`.
 
-use super::TOMBSTONE_TYPE;
+use super::{RELEASE_TYPE, TOMBSTONE_TYPE};
 
 /// The types every repository knows, in the order `--help` lists them.
 pub const BUILTIN: &[&str] = &[
@@ -78,6 +78,7 @@ impl Kinds {
             }
             let valid = !name.is_empty()
                 && name != TOMBSTONE_TYPE
+                && name != RELEASE_TYPE
                 && name
                     .chars()
                     .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');

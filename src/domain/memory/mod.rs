@@ -8,7 +8,9 @@ pub mod secrets;
 pub mod trust;
 pub mod view;
 
-pub use goldfish_log::record::{Entry, LogLine, Memory, ParseError, TOMBSTONE_TYPE, Tombstone};
+pub use goldfish_log::record::{
+    Entry, LogLine, Memory, ParseError, RELEASE_TYPE, Release, TOMBSTONE_TYPE, Tombstone,
+};
 
 use jiff::Timestamp;
 

@@ -9,13 +9,13 @@ use super::output;
 use super::{
     AgentArg, AgentEvent, AgentHookArgs, BriefArgs, CliError, EXIT_NO_RESULT, EXIT_OK, ForgetArgs,
     HookName, InitArgs, ModelInstallArgs, RecallArgs, ReindexArgs, ShowArgs, SimilarArgs,
-    StatusArgs, StoreArgs, SyncArgs,
+    StatusArgs, StoreArgs, SyncArgs, TrustArgs,
 };
 use crate::adapters::git::Workspace;
 use crate::adapters::home::Home;
 use crate::app::hook::{self, AfterGit};
 use crate::app::model;
-use crate::app::ops::{self, Forgot, RecallInput, Recalled, StoreInput, Target};
+use crate::app::ops::{self, Forgot, RecallInput, Recalled, Released, StoreInput, Target};
 use crate::app::render::{count, index_line, memories, near_duplicate, similar_line};
 use crate::app::session::Progress;
 use crate::app::sync::{
@@ -275,6 +275,7 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
         distill: args.distill.into(),
         no_cache: args.no_cache,
         captured: args.captured.into(),
+        include_untrusted: args.include_untrusted,
     };
     let recalled = ops::recall(&mut session, &cwd, input);
     output::notices(&mut session);
@@ -354,6 +355,40 @@ pub(super) fn forget(args: ForgetArgs, out: &mut dyn Write) -> Result<u8, CliErr
                 writeln!(out, "{}", tombstone.to_line()).context("writing output")?;
             } else {
                 writeln!(out, "forgot {target}").context("writing output")?;
+            }
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+pub(super) fn trust(args: TrustArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let mut session = session()?;
+    let released = ops::release(&mut session, &workspace, &args.id);
+    output::notices(&mut session);
+    match released? {
+        Released::NotQuarantined { id, reasons } => {
+            writeln!(
+                out,
+                "{id} is not quarantined ({}): nothing to release",
+                reasons.join(", ")
+            )
+            .context("writing output")?;
+        }
+        Released::Done {
+            target,
+            reasons,
+            release,
+        } => {
+            if args.json {
+                writeln!(out, "{}", release.to_line()).context("writing output")?;
+            } else {
+                writeln!(
+                    out,
+                    "released {target} (quarantined for: {}); commit .goldfish/memories to release it for the team",
+                    reasons.join(", ")
+                )
+                .context("writing output")?;
             }
         }
     }
@@ -590,7 +625,7 @@ fn session_start(budget: usize, out: &mut dyn Write) -> Result<(), CliError> {
     let briefed = ops::brief(&mut session, &workspace, budget);
     output::notices(&mut session);
     if let Some(digested) = briefed? {
-        writeln!(out, "Team memory (goldfish) for this repository:").context("writing output")?;
+        writeln!(out, "{}", crate::app::render::QUOTED_DATA).context("writing output")?;
         output::digest(&digested, false, out)?;
     }
     Ok(())

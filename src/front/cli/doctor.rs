@@ -54,6 +54,7 @@ fn print(findings: &[Finding], out: &mut dyn Write) -> Result<(), CliError> {
     for finding in findings {
         let status = match finding.status {
             Severity::Ok => "ok",
+            Severity::Note => "note",
             Severity::Warning => "warning",
             Severity::Problem => "problem",
         };

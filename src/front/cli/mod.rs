@@ -51,6 +51,8 @@ enum Command {
     Show(ShowArgs),
     /// Forget a memory: appends a tombstone, history is never rewritten
     Forget(ForgetArgs),
+    /// Release a quarantined memory: appends a trust line, which counts for the team once committed by someone inside the trust policy
+    Trust(TrustArgs),
     /// Near-duplicates of a memory or a text, or every duplicate cluster (--scan)
     Similar(SimilarArgs),
     /// Bring the personal index up to date with git (incremental)
@@ -209,6 +211,9 @@ struct RecallArgs {
         hide_possible_values = true
     )]
     captured: CapturedArg,
+    /// Quarantined memories too (outside the trust policy, a forged author, an order to agents), marked with their provenance and reasons
+    #[arg(long)]
+    include_untrusted: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -291,6 +296,17 @@ struct ForgetArgs {
     #[arg(value_name = "ID")]
     id: String,
     /// Print the tombstone record as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+struct TrustArgs {
+    /// The quarantined memory's id (or a unique prefix of it); see `goldfish recall --include-untrusted`
+    #[arg(value_name = "ID")]
+    id: String,
+    /// Print the trust record as JSON
     #[arg(long)]
     json: bool,
 }
@@ -646,6 +662,7 @@ fn person_facing(command: &Command) -> bool {
             | Command::Brief(_)
             | Command::Show(_)
             | Command::Forget(_)
+            | Command::Trust(_)
             | Command::Similar(_)
             | Command::Sync(_)
             | Command::Status(_)
@@ -711,6 +728,7 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<u8, CliError> {
         Command::Brief(args) => commands::brief(args, out),
         Command::Show(args) => commands::show(args, out),
         Command::Forget(args) => commands::forget(args, out),
+        Command::Trust(args) => commands::trust(args, out),
         Command::Similar(args) => commands::similar(args, out),
         Command::Sync(args) => commands::sync(args, out),
         Command::Status(args) => commands::status(args, out),
