@@ -25,8 +25,8 @@ mod common;
 use common::report::{Row, emit};
 use common::workspace::{GOLDFISH, Workspace};
 use common::{ms, percentile};
-use goldfish::capture::eval;
-use goldfish::capture::runtime::GgufModel;
+use goldfish::adapters::capture::eval;
+use goldfish::adapters::capture::runtime::GgufModel;
 
 const CALLS: usize = 200;
 const EVENTS: &str = include_str!("../fixtures/capture/events.jsonl");
@@ -91,7 +91,7 @@ fn main() {
 
     let path = common::model_home()
         .join("models/capture")
-        .join(goldfish::capture::install::DEFAULT_GGUF);
+        .join(goldfish::adapters::capture::install::DEFAULT_GGUF);
     if !path.is_file() {
         println!();
         println!(
@@ -100,7 +100,7 @@ fn main() {
         );
         return;
     }
-    // What the worker does for a model this small (src/cli/capture.rs).
+    // What the worker does for a model this small (src/app/capture.rs).
     // SAFETY: set before any thread of this process reads the environment.
     unsafe { std::env::set_var("CANDLE_DEQUANTIZE_ALL", "1") };
     let started = Instant::now();

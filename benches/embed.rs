@@ -19,8 +19,8 @@ mod common;
 
 use common::report::{Row, emit};
 use common::{ms, percentile};
-use goldfish::embed::onnx::OnnxEmbedder;
-use goldfish::embed::{Embedder, TextKind};
+use goldfish::adapters::embed::onnx::OnnxEmbedder;
+use goldfish::adapters::embed::{Embedder, TextKind};
 
 fn main() {
     let as_test = !std::env::args().any(|arg| arg == "--bench");

@@ -28,12 +28,12 @@ mod common;
 use common::report::{Row, emit};
 use common::workspace::{Workspace, peak_rss_mb, questions, run};
 use common::{ms, percentile, rss_kb};
-use goldfish::digest::{Source, TokenCounter, distill, source_tokens};
-use goldfish::embed::onnx::{ModelTokenizer, OnnxEmbedder};
-use goldfish::embed::{Embedder, InstalledModel, TextKind};
-use goldfish::index::Index;
-use goldfish::index::search::{Mode, QueryVector, Scope, content_words};
-use goldfish::recall::Request;
+use goldfish::adapters::embed::onnx::{ModelTokenizer, OnnxEmbedder};
+use goldfish::adapters::embed::{Embedder, InstalledModel, TextKind};
+use goldfish::adapters::index::Index;
+use goldfish::adapters::index::search::{Mode, QueryVector, Scope, content_words};
+use goldfish::domain::digest::{Source, TokenCounter, distill, source_tokens};
+use goldfish::domain::recall::Request;
 
 /// Workspaces up to this size are committed; larger ones stay in the work
 /// tree (committing a million lines adds minutes and nothing to recall).

@@ -135,7 +135,7 @@ struct Measured {
     index_bytes: u64,
 }
 
-fn measure(size: usize, model: &goldfish::embed::InstalledModel) -> Measured {
+fn measure(size: usize, model: &goldfish::adapters::embed::InstalledModel) -> Measured {
     let mut workspace = Workspace::create(size, true);
     let fresh_home = |workspace: &Workspace| {
         std::fs::remove_dir_all(&workspace.home).unwrap();

@@ -13,9 +13,9 @@ mod common;
 
 use common::report::{Row, emit};
 use common::{Rng, ms, percentile, rss_kb};
-use goldfish::embed::normalize;
-use goldfish::index::Index;
-use goldfish::index::search::VECTOR_CANDIDATES;
+use goldfish::adapters::embed::normalize;
+use goldfish::adapters::index::Index;
+use goldfish::adapters::index::search::VECTOR_CANDIDATES;
 
 const DIMS: usize = 384;
 

@@ -15,10 +15,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use goldfish::capture::Generator;
-use goldfish::capture::eval::{self, Report};
-use goldfish::capture::install::DEFAULT_GGUF;
-use goldfish::capture::runtime::GgufModel;
+use goldfish::adapters::capture::eval::{self, Report};
+use goldfish::adapters::capture::install::DEFAULT_GGUF;
+use goldfish::adapters::capture::runtime::GgufModel;
+use goldfish::domain::capture::Generator;
 
 fn main() -> anyhow::Result<()> {
     let path = match std::env::args_os().nth(1) {

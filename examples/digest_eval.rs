@@ -26,10 +26,10 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 
-use goldfish::digest::{Source, distill, sentences};
-use goldfish::embed::onnx::{ModelTokenizer, OnnxEmbedder};
-use goldfish::embed::{DEFAULT_MODEL, EmbedError, Embedder, InstalledModel, TextKind};
-use goldfish::index::search::content_words;
+use goldfish::adapters::embed::onnx::{ModelTokenizer, OnnxEmbedder};
+use goldfish::adapters::embed::{DEFAULT_MODEL, EmbedError, Embedder, InstalledModel, TextKind};
+use goldfish::adapters::index::search::content_words;
+use goldfish::domain::digest::{Source, distill, sentences};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -233,6 +233,7 @@ fn main() {
                 date: s.date.clone(),
                 kind: s.kind.clone(),
                 content: s.content.clone(),
+                untrusted: false,
             })
             .collect();
         let query = embedder

@@ -15,8 +15,8 @@
 
 use std::path::PathBuf;
 
-use goldfish::embed::onnx::OnnxEmbedder;
-use goldfish::embed::{DEFAULT_MODEL, Embedder, InstalledModel, TextKind, cosine};
+use goldfish::adapters::embed::onnx::OnnxEmbedder;
+use goldfish::adapters::embed::{DEFAULT_MODEL, Embedder, InstalledModel, TextKind, cosine};
 
 fn main() -> anyhow::Result<()> {
     let home = std::env::var_os("GOLDFISH_TEST_MODEL_HOME")

@@ -1,5 +1,5 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    ExitCode::from(goldfish::cli::main())
+    ExitCode::from(goldfish::front::cli::main())
 }

@@ -8,7 +8,7 @@ pub mod workspace;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use goldfish::embed::{DEFAULT_MODEL, InstalledModel, normalize};
+use goldfish::adapters::embed::{DEFAULT_MODEL, InstalledModel, normalize};
 
 /// Deterministic pseudo-random numbers (xorshift64*), no dependency.
 pub struct Rng(pub u64);

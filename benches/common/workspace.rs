@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use goldfish::embed::{EmbedError, Embedder, TextKind, normalize};
-use goldfish::index::Index;
-use goldfish::memory::{Entry, Memory, file_name_for, format_timestamp};
+use goldfish::adapters::embed::{EmbedError, Embedder, TextKind, normalize};
+use goldfish::adapters::index::Index;
+use goldfish::domain::memory::{Entry, Memory, file_name_for, format_timestamp};
 use jiff::Timestamp;
 
 use super::Rng;

@@ -63,7 +63,7 @@ FLOOR_SIMILARITY, FLOOR_WITH_WORDS = 0.1, 0.05
 RRF_K = 60.0
 MAX_TOKENS, MAX_SENTENCES = 64, 3
 
-# src/index/search.rs STOPWORDS
+# src/adapters/index/search.rs STOPWORDS
 STOPWORDS = set(
     """a about after all an and any are as at be been before but by can could did do does for
     from get got had has have how i if in into is it its last made make me more my no not now
@@ -196,7 +196,7 @@ def content_words(text: str) -> list[str]:
 
 
 def time_cue(text: str, now: dt.datetime) -> tuple[dt.datetime, dt.datetime] | None:
-    """src/recall.rs TimeCue::find."""
+    """src/domain/recall.rs TimeCue::find."""
     words = [w.lower() for w in re.split(r"[^\w]|_", text) if w]
     numbers = "one two three four five six seven eight nine ten eleven twelve".split()
     months = "january february march april may june july august september october november december".split()

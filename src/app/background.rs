@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::git::Workspace;
-use crate::home::Home;
+use crate::adapters::git::Workspace;
+use crate::adapters::home::Home;
 
 /// Starts `goldfish ARGS` in `dir`, detached (its own process group, stdin
 /// closed), appending its output to `$GOLDFISH_HOME/logs/LOG`; returns the

@@ -10,12 +10,13 @@ use anyhow::Context;
 use super::notice::Notice;
 use super::ops::{self, StoreInput};
 use super::{AppError, Session, background};
-pub use crate::capture::MAX_PAYLOAD_BYTES;
-use crate::capture::runtime::{CommandGenerator, GgufModel};
-use crate::capture::{self, Drained, Generator, Observation, Queue, Refusal, Sink};
-use crate::env;
-use crate::git::Workspace;
-use crate::home::Home;
+pub use crate::adapters::capture::MAX_PAYLOAD_BYTES;
+use crate::adapters::capture::runtime::{CommandGenerator, GgufModel};
+use crate::adapters::capture::{self, Drained, Queue, Refusal, Sink};
+use crate::adapters::env;
+use crate::adapters::git::Workspace;
+use crate::adapters::home::Home;
+use crate::domain::capture::{Generator, Observation};
 
 /// Queues one hook payload (`kind` is `tool` or `stop`; at most
 /// [`capture::MAX_PAYLOAD_BYTES`] and one byte more, to tell a larger one)
@@ -75,8 +76,9 @@ impl Sink for StoreSink<'_> {
         // What the team already has is not stored again: a memory of the
         // same type saying nearly the same (best effort: no model, no
         // check). A session's summary may well be close to the fix it made.
-        let similar = ops::near_duplicates(self.session, &workspace, &observation.content)
-            .unwrap_or_default();
+        let (similar, vector) =
+            ops::near_duplicates(self.session, &workspace, &observation.content)
+                .unwrap_or_default();
         if let Some(same) = similar.iter().find(|m| m.kind == observation.kind) {
             return Err(Refusal::Duplicate(same.id.clone()));
         }
@@ -93,6 +95,7 @@ impl Sink for StoreSink<'_> {
                 // Like a script: written, with a near-duplicate warning.
                 refuse_similar: false,
                 session: Some(session.to_owned()),
+                vector,
             },
         )
         .map_err(|e| Refusal::Failed(format!("{:#}", e.error)));
@@ -132,6 +135,7 @@ pub fn work(
             total.events += drained.events;
             total.stored += drained.stored;
             total.skipped += drained.skipped;
+            total.waiting += drained.waiting;
             total.dropped += drained.dropped;
         }
         drop(lock);
@@ -143,16 +147,34 @@ pub fn work(
     Ok(total)
 }
 
-/// A repository's capture queue and what its status log counts.
+/// Stored memories `capture status` names: the newest.
+pub const MAX_STORED_IDS: usize = 10;
+
+/// Why a failing check run was told in no fix: a run passed with nothing
+/// changed, or its fix was not stored.
+const SETTLED_WITHOUT_FIX: &str = "skipped check failed, then passed with no fix stored";
+
+/// Where failing check runs told in a stored fix are counted.
+const SETTLED_IN_FIX: &str = "told in a stored bug fix: check failed, then passed after changes";
+
+/// A repository's capture queue and what its status log counts. Every
+/// event is one of: stored (a memory), told in a stored bug fix (a failing
+/// check run), skipped, waiting (a failing check run, until a run of it
+/// passes) or dropped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Status {
     pub queued: usize,
     pub stored: usize,
+    /// Failing check runs the bug fixes stored tell.
+    pub in_fixes: usize,
     pub skipped: usize,
+    pub waiting: usize,
     pub dropped: usize,
-    /// The memories capture stored, oldest first.
+    /// The newest memories capture stored (at most [`MAX_STORED_IDS`]),
+    /// oldest first; `stored` counts them all.
     pub stored_ids: Vec<String>,
-    /// `skipped REASON` or `dropped REASON` → how many.
+    /// `skipped REASON`, `waiting REASON`, `dropped REASON` (and where
+    /// failing runs went) → how many.
     pub reasons: BTreeMap<String, usize>,
 }
 
@@ -161,25 +183,51 @@ pub fn status(home: &Home, workspace: &Workspace) -> Status {
     let queue = Queue::for_root(&capture::capture_root(home.root()), workspace.root());
     let statuses = queue.statuses();
     let count = |verdict: &str| statuses.iter().filter(|s| s["verdict"] == verdict).count();
+    let settles = |stored: bool| -> usize {
+        statuses
+            .iter()
+            .filter(|s| (s["verdict"] == "stored") == stored)
+            .filter_map(|s| s["settles"].as_u64())
+            .map(|n| n as usize)
+            .sum()
+    };
+    let (in_fixes, settled_otherwise) = (settles(true), settles(false));
+    let waiting = count("waiting").saturating_sub(in_fixes + settled_otherwise);
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     for s in &statuses {
-        if s["verdict"] != "stored" {
+        if s["verdict"] != "stored" && s["verdict"] != "waiting" {
             let reason = s["reason"].as_str().unwrap_or("unknown");
             *reasons
                 .entry(format!("{} {reason}", s["verdict"].as_str().unwrap_or("")))
                 .or_default() += 1;
         }
     }
+    for (key, n) in [
+        (
+            format!("waiting {}", crate::domain::capture::rules::WAITING),
+            waiting,
+        ),
+        (SETTLED_IN_FIX.to_owned(), in_fixes),
+        (SETTLED_WITHOUT_FIX.to_owned(), settled_otherwise),
+    ] {
+        if n > 0 {
+            reasons.insert(key, n);
+        }
+    }
+    let mut stored_ids: Vec<String> = statuses
+        .iter()
+        .filter(|s| s["verdict"] == "stored")
+        .filter_map(|s| s["id"].as_str().map(str::to_owned))
+        .collect();
+    stored_ids.drain(..stored_ids.len().saturating_sub(MAX_STORED_IDS));
     Status {
         queued: queue.pending(),
         stored: count("stored"),
-        skipped: count("skipped"),
+        in_fixes,
+        skipped: count("skipped") + settled_otherwise,
+        waiting,
         dropped: count("dropped"),
-        stored_ids: statuses
-            .iter()
-            .filter(|s| s["verdict"] == "stored")
-            .filter_map(|s| s["id"].as_str().map(str::to_owned))
-            .collect(),
+        stored_ids,
         reasons,
     }
 }
@@ -211,10 +259,10 @@ fn generator(home: &Home, log: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generat
     let size = std::fs::metadata(&path)
         .map(|m| m.len())
         .unwrap_or(u64::MAX);
-    if size < DEQUANTIZE_BELOW_BYTES && env::var("CANDLE_DEQUANTIZE_ALL").is_none() {
+    if size < DEQUANTIZE_BELOW_BYTES && env::var(env::CANDLE_DEQUANTIZE_ALL).is_none() {
         // SAFETY: the worker sets this before it loads the model, on its only
         // thread; candle reads it when the model's layers are built.
-        unsafe { std::env::set_var("CANDLE_DEQUANTIZE_ALL", "1") };
+        unsafe { std::env::set_var(env::CANDLE_DEQUANTIZE_ALL, "1") };
     }
     match GgufModel::load(&path) {
         Ok(model) => Some(Box::new(model)),

@@ -3,9 +3,9 @@
 //! it: `--type` on the command line, `type` in a tool call) and a hint that
 //! the front end words (only a person can pass `--allow-secret`).
 
-use crate::index::IndexError;
-use crate::index::SyncError;
-use crate::log::LogError;
+use crate::adapters::index::IndexError;
+use crate::adapters::index::SyncError;
+use crate::adapters::memdir::LogError;
 
 /// Whose fault it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

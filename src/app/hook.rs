@@ -3,12 +3,11 @@
 
 use std::path::PathBuf;
 
-use super::sync::{Embed, open_index, sync_workspace};
+use super::sync::{Embed, drain_journal, embed_pending, sync_workspace};
 use super::{AppError, Session, background};
-use crate::env;
-use crate::git::Workspace;
-use crate::index::sync::{self as index_sync, SyncReport};
-use crate::log::MemoryDir;
+use crate::adapters::env;
+use crate::adapters::git::Workspace;
+use crate::adapters::index::sync::{self as index_sync, SyncReport};
 
 /// Memory files changed by at least this many bytes are synced in a
 /// background process (`GOLDFISH_HOOK_BACKGROUND_BYTES`).
@@ -43,12 +42,12 @@ pub fn after_git(
     workspace: &Workspace,
     rewritten: bool,
 ) -> Result<AfterGit, AppError> {
-    MemoryDir::of(workspace).drain_journal(rewritten)?;
+    drain_journal(session, workspace, rewritten)?;
     let home = session.home.clone();
     let threshold = env::var(env::GOLDFISH_HOOK_BACKGROUND_BYTES)
         .and_then(|v| v.parse().ok())
         .unwrap_or(DEFAULT_BACKGROUND_BYTES);
-    let pending_bytes = index_sync::pending_bytes(&open_index(&home)?, workspace)?;
+    let pending_bytes = index_sync::pending_bytes(session.index()?, workspace)?;
     if pending_bytes >= threshold {
         let log = background::sync(&home, workspace)?;
         return Ok(AfterGit::Background { pending_bytes, log });
@@ -64,7 +63,7 @@ pub fn after_git(
             embedding: None,
         });
     }
-    let pending = open_index(&home)?.pending_embeddings()?;
+    let pending = session.index()?.pending_embeddings()?;
     if pending > FOREGROUND_EMBEDDINGS {
         let log = background::sync(&home, workspace)?;
         return Ok(AfterGit::Synced {
@@ -72,12 +71,10 @@ pub fn after_git(
             embedding: Some((pending, log)),
         });
     }
+    // A handful: embedded here, from the queue the sync just filled (no
+    // second sync).
     if pending > 0 {
-        sync_workspace(
-            session,
-            workspace,
-            Embed::UpTo(FOREGROUND_EMBEDDINGS as usize),
-        )?;
+        embed_pending(session, Some(FOREGROUND_EMBEDDINGS as usize))?;
     }
     Ok(AfterGit::Synced {
         report,

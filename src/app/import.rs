@@ -1,14 +1,14 @@
 //! `import`: notes of the old markdown format into the log, each file with
-//! what became of it ([`crate::import`] plans; this appends and indexes).
+//! what became of it ([`crate::domain::import`] plans; this appends and indexes).
 
 use std::path::PathBuf;
 
 use super::sync::{Embed, repo_config, sync_workspace};
 use super::{AppError, Arg, Session};
-use crate::git::Workspace;
-use crate::import::{self, FileOutcome, Known, Options};
-use crate::log::{LogError, MemoryDir};
-use crate::memory::{Entry, Memory};
+use crate::adapters::git::Workspace;
+use crate::adapters::memdir::{LogError, MemoryDir};
+use crate::domain::import::{self, FileOutcome, Known, Options};
+use crate::domain::memory::{Entry, Memory};
 
 pub struct ImportInput {
     pub dir: PathBuf,
@@ -49,7 +49,7 @@ pub fn import(
         return Err(LogError::NotInitialized(log.path().to_owned()).into());
     }
     let config = repo_config(workspace)?;
-    let files = import::find_notes(&input.dir).map_err(|err| AppError {
+    let files = crate::adapters::notes::find_notes(&input.dir).map_err(|err| AppError {
         arg: Some(Arg::Dir),
         ..AppError::input(err)
     })?;

@@ -1,5 +1,5 @@
 //! The application layer: the operations the two front ends share — the
-//! command line ([`crate::cli`]) and the MCP server ([`crate::mcp`]).
+//! command line ([`crate::front::cli`]) and the MCP server ([`crate::front::mcp`]).
 //!
 //! - [`session`]: what a process reads from its environment once (home,
 //!   model, clock), and the notices operations leave for the front end.
@@ -16,18 +16,23 @@
 //! spells the arguments (`--type`, `type`), words the hints, renders results
 //! and notices, and picks exit codes or tool errors.
 
+pub mod agent;
 pub mod background;
 pub mod capture;
+pub mod doctor;
 pub mod error;
+pub mod heal;
 pub mod hook;
 pub mod import;
+pub mod init;
+pub mod merge;
 pub mod model;
 pub mod notice;
 pub mod ops;
+pub mod render;
 pub mod session;
 pub mod status;
 pub mod sync;
-pub mod text;
 
 pub use error::{AppError, Arg, Hint, Kind};
 pub use notice::Notice;

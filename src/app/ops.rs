@@ -11,23 +11,23 @@ use jiff::Timestamp;
 use super::notice::Notice;
 use super::session::Session;
 use super::sync::{
-    Embed, READ_EMBEDS, open_index, problems, repo_config, scope_of, sync_for_reading,
-    sync_workspace,
+    Embed, READ_EMBEDS, lags, problems, repo_config, scope_of, sync_for_reading, sync_workspace,
 };
-use super::{AppError, Arg, Hint, model, text};
-use crate::config::RepoConfig;
-use crate::digest::{Source, TokenCounter};
-use crate::embed::Embedder;
-use crate::git::Workspace;
-use crate::index::Index;
-use crate::index::search::{IndexedMemory, Mode, QueryVector, Scope};
-use crate::index::sync as index_sync;
-use crate::log::{Appended, MemoryDir};
-use crate::memory::kinds::Kinds;
-use crate::memory::view::Lookup;
-use crate::memory::{self, Entry, Memory, Tombstone};
-use crate::recall::Request;
-use crate::{env, timespec};
+use super::{AppError, Arg, Hint, model, render};
+use crate::adapters::embed::Embedder;
+use crate::adapters::env;
+use crate::adapters::git::Workspace;
+use crate::adapters::index::Index;
+use crate::adapters::index::search::{IndexedMemory, Mode, QueryVector, Scope, Trust};
+use crate::adapters::index::sync as index_sync;
+use crate::adapters::memdir::{Appended, MemoryDir};
+use crate::domain::config::RepoConfig;
+use crate::domain::digest::{Source, TokenCounter};
+use crate::domain::memory::kinds::Kinds;
+use crate::domain::memory::view::Lookup;
+use crate::domain::memory::{self, Entry, Memory, Release, Tombstone};
+use crate::domain::recall::Request;
+use crate::domain::timespec;
 
 /// What to store.
 pub struct StoreInput {
@@ -42,6 +42,17 @@ pub struct StoreInput {
     pub refuse_similar: bool,
     /// The agent session it comes from (capture), recorded with it.
     pub session: Option<String>,
+    /// The content's vector, when the caller computed it already (capture's
+    /// own near-duplicate check): the index takes it as it is.
+    pub vector: Option<ContentVector>,
+}
+
+/// A text's vector under a model: computed once per store, for the
+/// near-duplicate check and for the index.
+#[derive(Debug, Clone)]
+pub struct ContentVector {
+    pub model: String,
+    pub vector: Vec<f32>,
 }
 
 /// A stored memory.
@@ -91,13 +102,15 @@ pub fn store(
         .resolve(&input.kind)
         .map_err(|err| AppError::arg(Arg::Type, err))?
         .to_owned();
-    if input.refuse_similar {
+    let mut vector = input.vector;
+    if input.refuse_similar && vector.is_none() {
         // Best effort: an index or model that fails here never stops a store.
-        let similar = near_duplicates(session, workspace, &content).unwrap_or_default();
+        let (similar, computed) = near_duplicates(session, workspace, &content).unwrap_or_default();
+        vector = computed;
         if !similar.is_empty() {
             let listed: Vec<String> = similar
                 .iter()
-                .map(|m| text::near_duplicate(m, 100))
+                .map(|m| render::near_duplicate(m, 100))
                 .collect();
             return Err(AppError::input(anyhow::anyhow!(
                 "not stored: this is {}",
@@ -166,7 +179,7 @@ pub fn store(
     };
     // The memory is safely in the log; indexing it is best effort (the next
     // sync catches up), so a broken index or model never loses a store.
-    let (similar, not_indexed) = match index_stored(session, workspace, &entry) {
+    let (similar, not_indexed) = match index_stored(session, workspace, &entry, vector) {
         Ok(similar) => (similar, None),
         Err(err) => (Vec::new(), Some(format!("{:#}", err.error))),
     };
@@ -193,46 +206,77 @@ fn refusal(arg: Arg, err: memory::ContentError) -> AppError {
 }
 
 /// Memories of the workspace at least [`DUPLICATE`] similar to `content`,
-/// before it is written (none without a model).
+/// before it is written, and the content's vector (none without a model).
+/// The index is synced first only when it lags the workspace (the hooks
+/// keep it current): a store syncs once, after its append.
 pub fn near_duplicates(
     session: &mut Session,
     workspace: &Workspace,
     content: &str,
-) -> Result<Vec<IndexedMemory>, AppError> {
+) -> Result<(Vec<IndexedMemory>, Option<ContentVector>), AppError> {
     if session.model().is_none() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     }
-    sync_workspace(session, workspace, READ_EMBEDS)?;
+    if lags(session, workspace)? {
+        sync_workspace(session, workspace, READ_EMBEDS)?;
+    }
     let now = session.now()?;
-    let index = open_index(&session.home)?;
-    let scope = scope_of(&index, workspace)?;
-    let model = session.model().expect("checked above");
-    let vector = model
-        .embedder()?
-        .embed(&[content], crate::embed::TextKind::Document)
-        .context("embedding the memory")?
-        .remove(0);
-    Ok(index.similar(&model.id(), &vector, &scope, DUPLICATE, 3, now)?)
+    let Some(vector) = content_vector(session, content)? else {
+        return Ok((Vec::new(), None));
+    };
+    let index = session.index()?;
+    let scope = scope_of(index, workspace)?;
+    let similar = index.similar(&vector.model, &vector.vector, &scope, DUPLICATE, 3, now)?;
+    Ok((similar, Some(vector)))
 }
 
-/// Indexes (and embeds) what `store` appended; returns the memories it
-/// nearly repeats.
+/// `content` embedded as a memory text (`None` without a model).
+fn content_vector(session: &mut Session, content: &str) -> Result<Option<ContentVector>, AppError> {
+    let Some(model) = session.model() else {
+        return Ok(None);
+    };
+    let vector = model
+        .embedder()?
+        .embed(&[content], crate::adapters::embed::TextKind::Document)
+        .context("embedding the memory")?
+        .remove(0);
+    let model = model.id();
+    session.trace.texts_embedded += 1;
+    Ok(Some(ContentVector { model, vector }))
+}
+
+/// Indexes (and embeds, unless `vector` is its vector already) what
+/// `store` appended, with one sync; returns the memories it nearly repeats.
 fn index_stored(
     session: &mut Session,
     workspace: &Workspace,
     entry: &Entry,
+    vector: Option<ContentVector>,
 ) -> Result<Vec<IndexedMemory>, AppError> {
+    let Entry::Memory(memory) = entry else {
+        return Ok(Vec::new());
+    };
+    let hash = index_sync::content_hash(&memory.content);
+    if let Some(ContentVector { model, vector }) = &vector
+        && session.model_id().as_ref() == Some(model)
+    {
+        // In before the sync queues the text: its embedding step finds it
+        // done.
+        let index = session.index()?;
+        index.use_model(model)?;
+        index.insert_embeddings(model, [(hash.as_str(), vector.as_slice())])?;
+    }
     sync_workspace(session, workspace, READ_EMBEDS)?;
-    let (Some(model_id), Entry::Memory(memory)) = (session.model_id(), entry) else {
+    let Some(model_id) = session.model_id() else {
         return Ok(Vec::new());
     };
-    let index = open_index(&session.home)?;
-    let Some(vector) = index.vector_of(&model_id, &index_sync::content_hash(&memory.content))?
-    else {
+    let now = session.now()?;
+    let index = session.index()?;
+    let Some(vector) = index.vector_of(&model_id, &hash)? else {
         return Ok(Vec::new());
     };
-    let scope = scope_of(&index, workspace)?;
-    let mut similar = index.similar(&model_id, &vector, &scope, DUPLICATE, 4, session.now()?)?;
+    let scope = scope_of(index, workspace)?;
+    let mut similar = index.similar(&model_id, &vector, &scope, DUPLICATE, 4, now)?;
     similar.retain(|m| m.id != memory.id);
     similar.truncate(3);
     Ok(similar)
@@ -267,7 +311,10 @@ pub struct RecallInput {
     pub distill: Distill,
     pub no_cache: bool,
     /// Captured memories: with the others, left out, or alone.
-    pub captured: crate::recall::Captured,
+    pub captured: crate::domain::recall::Captured,
+    /// Quarantined memories too (`--include-untrusted`, MCP `untrusted`),
+    /// marked.
+    pub include_untrusted: bool,
 }
 
 /// What recall found.
@@ -296,7 +343,7 @@ pub struct DigestReport {
     pub tokens: usize,
     pub tokens_of_sources: usize,
     /// Extractive digests: each sentence with its memory.
-    pub sentences: Vec<crate::digest::Picked>,
+    pub sentences: Vec<crate::domain::digest::Picked>,
     /// `llm` or `extractive`.
     pub distill: &'static str,
     /// Why the LLM's answer was not used, when it was asked.
@@ -320,7 +367,9 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
     // the types unchecked, as sync does; `store` and doctor say why.
     let kinds = match &workspace {
         Some(workspace) => {
-            match RepoConfig::kinds_for_readers(crate::log::read_repo_config(workspace)) {
+            match RepoConfig::kinds_for_readers(crate::adapters::memdir::read_repo_config(
+                workspace,
+            )) {
                 Ok(kinds) => Some(kinds),
                 Err(why) => {
                     if !input.kinds.is_empty() {
@@ -362,15 +411,17 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
             }
         }
     }
-    let mut index = open_index(&session.home)?;
-    let scope = scope(&index, workspace.as_ref(), &input.workspace)?;
-    let query_vector = match (&request.query, mode, session.model()) {
+    let mut queries_embedded = 0;
+    let (index, model) = session.index_and_model()?;
+    let scope = scope(index, workspace.as_ref(), &input.workspace)?;
+    let query_vector = match (&request.query, mode, model) {
         (Some(query), Mode::Semantic | Mode::Hybrid, Some(model)) => {
             let id = model.id();
             let vector = index.query_vector(&id, query, || -> Result<Vec<f32>, AppError> {
+                queries_embedded += 1;
                 let vector = model
                     .embedder()?
-                    .embed(&[query.as_str()], crate::embed::TextKind::Query)
+                    .embed(&[query.as_str()], crate::adapters::embed::TextKind::Query)
                     .context("embedding the query")?;
                 Ok(vector.into_iter().next().unwrap_or_default())
             })?;
@@ -386,6 +437,7 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
             .as_ref()
             .map(|(model, vector)| QueryVector { model, vector }),
     )?;
+    session.trace.queries_embedded += queries_embedded;
     if hits.is_empty() {
         return Ok(Recalled::Nothing);
     }
@@ -407,7 +459,7 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
     };
     let mut fallback_reason = None;
     if let Some(command) = llm {
-        match llm_digest(&mut index, &job, command, counter.as_mut())? {
+        match llm_digest(session.index()?, &job, command, counter.as_mut())? {
             Ok(report) => {
                 return Ok(Recalled::Digest(Digested {
                     report,
@@ -484,10 +536,12 @@ pub fn request(
         limit: input.limit,
         min_score: input.min_score,
         fusion: Default::default(),
-        floor: Some(crate::recall::FLOOR),
+        floor: Some(crate::domain::recall::FLOOR),
         now: Some(now),
-        // Recall shows flagged memories, marked (and a secret masked).
+        // Recall shows flagged memories, marked (and a secret masked);
+        // quarantined ones only when asked for, marked too.
         unflagged_only: false,
+        trusted_only: !input.include_untrusted,
         captured: input.captured,
     })
 }
@@ -584,11 +638,11 @@ pub fn llm_digest(
     job: &DigestJob,
     (command, timeout): &(String, std::time::Duration),
     counter: &mut dyn TokenCounter,
-) -> Result<Result<DigestReport, crate::distill::Failure>, AppError> {
+) -> Result<Result<DigestReport, crate::adapters::llm::Failure>, AppError> {
     let sources = job.sources();
-    let tokens_of_sources = crate::digest::source_tokens(&sources, counter);
+    let tokens_of_sources = crate::domain::digest::source_tokens(&sources, counter);
     let hashes: Vec<String> = job.hits.iter().map(|m| m.content_hash.clone()).collect();
-    let key = crate::distill::cache_key(job.query, &hashes, command, job.budget);
+    let key = crate::adapters::llm::cache_key(job.query, &hashes, command, job.budget);
     let cached = if job.no_cache {
         None
     } else {
@@ -597,11 +651,11 @@ pub fn llm_digest(
     let answer = match cached {
         Some((text, tokens)) => Ok((text, tokens, true)),
         None => {
-            let prompt = crate::distill::prompt(job.query, &sources, job.budget);
-            crate::distill::run(command, &prompt, *timeout).and_then(|text| {
+            let prompt = crate::adapters::llm::prompt(job.query, &sources, job.budget);
+            crate::adapters::llm::run(command, &prompt, *timeout).and_then(|text| {
                 let tokens = counter.count(&text);
                 if tokens > job.budget {
-                    Err(crate::distill::Failure::OverBudget {
+                    Err(crate::adapters::llm::Failure::OverBudget {
                         tokens,
                         budget: job.budget,
                     })
@@ -636,12 +690,12 @@ pub fn extractive_digest(
     counter: &mut dyn TokenCounter,
 ) -> Result<DigestReport, AppError> {
     let sources = job.sources();
-    let tokens_of_sources = crate::digest::source_tokens(&sources, counter);
+    let tokens_of_sources = crate::domain::digest::source_tokens(&sources, counter);
     let words = job
         .query
-        .map(crate::index::search::content_words)
+        .map(crate::adapters::index::search::content_words)
         .unwrap_or_default();
-    let digest = crate::digest::distill(
+    let digest = crate::domain::digest::distill(
         &sources,
         &words,
         job.query_vector,
@@ -666,7 +720,7 @@ pub fn token_counter(session: &mut Session) -> Result<(Box<dyn TokenCounter>, St
     Ok(match session.model() {
         Some(model) => (Box::new(model.tokenizer()?), model.id()),
         None => (
-            Box::new(crate::digest::CharEstimate),
+            Box::new(crate::domain::digest::CharEstimate),
             "estimate (4 characters a token)".to_owned(),
         ),
     })
@@ -714,8 +768,91 @@ pub fn forget(session: &mut Session, workspace: &Workspace, id: &str) -> Result<
     })
 }
 
+/// What `trust` did.
+pub enum Released {
+    /// A release line was appended for `target`, which was quarantined for
+    /// `reasons`.
+    Done {
+        target: String,
+        reasons: Vec<String>,
+        release: Box<Entry>,
+    },
+    /// The memory is not quarantined (`reasons`: why it is trusted):
+    /// nothing written.
+    NotQuarantined { id: String, reasons: Vec<String> },
+}
+
+/// Releases the quarantined memory `id` (or a unique prefix) names: appends
+/// a release line (`"type":"trust"`). It counts for this clone at once, and
+/// for the team once committed by an author inside the trust policy (a
+/// notice says so when the local user is outside it).
+pub fn release(
+    session: &mut Session,
+    workspace: &Workspace,
+    id: &str,
+) -> Result<Released, AppError> {
+    let dir = MemoryDir::of(workspace);
+    let view = dir.read()?;
+    let target = match find(&view, id)? {
+        Some(memory) => memory.id,
+        None => {
+            return Err(AppError::arg(
+                Arg::Id,
+                format!("`{id}` names a forgotten memory: nothing to release"),
+            ));
+        }
+    };
+    sync_for_reading(session, workspace, Embed::Keywords)?;
+    let now = session.now()?;
+    let index = session.index()?;
+    let scope = scope_of(index, workspace)?;
+    let found = index
+        .by_id_prefix(&scope, &target, 1, now)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| no_memory_has(id))?;
+    if found.trust == Trust::Trusted {
+        return Ok(Released::NotQuarantined {
+            id: target,
+            reasons: found.trust_reasons,
+        });
+    }
+    let at = session.now()?;
+    let release = Entry::Release(Release {
+        id: memory::new_id(at),
+        timestamp: memory::format_timestamp(at),
+        releases: target.clone(),
+        author: workspace.author(),
+        extra: Default::default(),
+    });
+    dir.append(&release)?;
+    let email = env::var(env::GIT_AUTHOR_EMAIL).or_else(|| workspace.config_string("user.email"));
+    if let Ok(RepoConfig {
+        trust: Some(policy),
+        ..
+    }) = repo_config(workspace)
+        && !email.as_deref().is_some_and(|email| policy.admits(email))
+    {
+        session.notice(Notice::warning(format!(
+            "your email ({}) is outside the trust policy of .goldfish/config: the release counts in this clone until it is committed, then for nobody",
+            email.as_deref().unwrap_or("not set")
+        )));
+    }
+    if let Err(err) = sync_workspace(session, workspace, Embed::Keywords) {
+        session.notice(Notice::warning(format!(
+            "released, but the index still quarantines it until the next sync: {:#}",
+            err.error
+        )));
+    }
+    Ok(Released::Done {
+        target,
+        reasons: found.trust_reasons,
+        release: Box::new(release),
+    })
+}
+
 /// The live memory `id` names; `None` when it is forgotten.
-fn find(view: &crate::memory::view::LogView, id: &str) -> Result<Option<Memory>, AppError> {
+fn find(view: &crate::domain::memory::view::LogView, id: &str) -> Result<Option<Memory>, AppError> {
     match view.find(id) {
         Lookup::Found(located) => Ok(Some(located.memory.clone())),
         Lookup::Forgotten { .. } => Ok(None),
@@ -759,8 +896,8 @@ pub fn show(
         problems(session, &report.problems);
     }
     let now = session.now()?;
-    let index = open_index(&session.home)?;
-    let scope = scope(&index, Some(&workspace), "current")?;
+    let index = session.index()?;
+    let scope = scope(index, Some(&workspace), "current")?;
     let mut shown = Vec::with_capacity(ids.len());
     for id in ids {
         let id = id.trim();
@@ -802,9 +939,11 @@ pub fn similar(
 ) -> Result<Vec<IndexedMemory>, AppError> {
     session.require_model("similar")?;
     sync_for_reading(session, workspace, Embed::All)?;
-    let index = open_index(&session.home)?;
-    let scope = scope_of(&index, workspace)?;
-    let model = session.require_model("similar")?;
+    let now = session.now()?;
+    session.require_model("similar")?;
+    let (index, model) = session.index_and_model()?;
+    let model = model.expect("required above");
+    let scope = scope_of(index, workspace)?;
     let model_id = model.id();
     let (vector, own_id) = match target {
         Target::Id(id) => {
@@ -822,20 +961,13 @@ pub fn similar(
         Target::Text(text) => {
             let vector = model
                 .embedder()?
-                .embed(&[text.as_str()], crate::embed::TextKind::Document)
+                .embed(&[text.as_str()], crate::adapters::embed::TextKind::Document)
                 .context("embedding the text")?
                 .remove(0);
             (vector, None)
         }
     };
-    let mut hits = index.similar(
-        &model_id,
-        &vector,
-        &scope,
-        threshold,
-        limit + 1,
-        session.now()?,
-    )?;
+    let mut hits = index.similar(&model_id, &vector, &scope, threshold, limit + 1, now)?;
     hits.retain(|hit| Some(&hit.id) != own_id.as_ref());
     hits.truncate(limit);
     Ok(hits)
@@ -851,9 +983,10 @@ pub fn duplicate_clusters(
     session.require_model("similar")?;
     sync_workspace(session, workspace, Embed::All)?;
     let model_id = session.require_model("similar")?.id();
-    let index = open_index(&session.home)?;
-    let scope = scope_of(&index, workspace)?;
-    Ok(index.duplicate_clusters(&model_id, &scope, threshold, limit, session.now()?)?)
+    let now = session.now()?;
+    let index = session.index()?;
+    let scope = scope_of(index, workspace)?;
+    Ok(index.duplicate_clusters(&model_id, &scope, threshold, limit, now)?)
 }
 
 /// The session-start briefing: where work stopped, what was decided, what
@@ -869,10 +1002,11 @@ pub fn brief(
     if let Some(report) = sync_for_reading(session, workspace, Embed::Keywords)? {
         problems(session, &report.problems);
     }
-    let index = open_index(&session.home)?;
-    let scope = scope_of(&index, workspace)?;
+    let now = session.now()?;
+    let index = session.index()?;
+    let scope = scope_of(index, workspace)?;
     let branch = workspace.head().branch;
-    let sections = brief_sections(&index, &scope, branch.as_deref(), session.now()?)?;
+    let sections = brief_sections(index, &scope, branch.as_deref(), now)?;
     if sections.iter().all(|section| section.memories.is_empty()) {
         return Ok(None);
     }
@@ -886,7 +1020,7 @@ pub fn brief(
             )
         })
         .collect();
-    let digest = crate::digest::sections(&parts, counter.as_mut(), budget)
+    let digest = crate::domain::digest::sections(&parts, counter.as_mut(), budget)
         .context("distilling the briefing")?;
     let hits: Vec<IndexedMemory> = sections
         .into_iter()
@@ -928,7 +1062,9 @@ fn brief_sections(
     // type) stay out, and so does a time far ahead (`until`: the index does
     // not store that flag, it depends on the clock): a hand-written line
     // dated 9999 would otherwise open every briefing.
-    let until = now.checked_add(crate::memory::trust::FUTURE_SLACK).ok();
+    let until = now
+        .checked_add(crate::domain::memory::trust::FUTURE_SLACK)
+        .ok();
     let newest = |kinds: &[&str], limit: usize, since: Option<Timestamp>| {
         let request = Request {
             kinds: kinds.iter().map(|k| (*k).to_owned()).collect(),
@@ -937,6 +1073,7 @@ fn brief_sections(
             until,
             now: Some(now),
             unflagged_only: true,
+            trusted_only: true,
             ..Request::default()
         };
         index.recall(&request, scope, Mode::Keyword, None)
@@ -994,7 +1131,8 @@ mod tests {
             budget: None,
             distill: Distill::Auto,
             no_cache: false,
-            captured: crate::recall::Captured::Include,
+            captured: crate::domain::recall::Captured::Include,
+            include_untrusted: false,
         }
     }
 
@@ -1149,7 +1287,7 @@ mod tests {
             memory("A", "The cache evicts with LRU. Entries live an hour."),
             memory("B", "Sessions are stored in Redis."),
         ];
-        let mut counter = crate::digest::CharEstimate;
+        let mut counter = crate::domain::digest::CharEstimate;
         let llm = command("cat >/dev/null; echo 'The cache uses LRU [A].'");
         let first = llm_digest(&mut index, &job(&hits, false), &llm, &mut counter)
             .unwrap()
@@ -1172,7 +1310,7 @@ mod tests {
             .unwrap()
             .unwrap_err();
         assert!(
-            matches!(failure, crate::distill::Failure::Exit(_)),
+            matches!(failure, crate::adapters::llm::Failure::Exit(_)),
             "{failure}"
         );
         let long = command("cat >/dev/null; printf '%0400d' 0");
@@ -1182,7 +1320,7 @@ mod tests {
         assert!(
             matches!(
                 failure,
-                crate::distill::Failure::OverBudget { budget: 40, .. }
+                crate::adapters::llm::Failure::OverBudget { budget: 40, .. }
             ),
             "{failure}"
         );
@@ -1194,8 +1332,12 @@ mod tests {
             memory("A", "The cache evicts with LRU. Entries live an hour."),
             memory("B", "Sessions are stored in Redis."),
         ];
-        let report =
-            extractive_digest(&job(&hits, false), None, &mut crate::digest::CharEstimate).unwrap();
+        let report = extractive_digest(
+            &job(&hits, false),
+            None,
+            &mut crate::domain::digest::CharEstimate,
+        )
+        .unwrap();
         assert_eq!(report.distill, "extractive");
         assert!(
             report.text.contains("The cache evicts with LRU."),

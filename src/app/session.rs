@@ -1,14 +1,16 @@
 //! What one process reads from its environment once: the home, the model,
-//! the clock. The command line opens a session per command; the MCP server
-//! keeps one for its whole life.
+//! the clock; and what one command opens once: the index. The command line
+//! opens a session per command; the MCP server keeps one for its whole life
+//! and lets the index go after each call ([`Session::end_command`]).
 
 use jiff::Timestamp;
 
 use super::AppError;
 use super::model::{self, Model};
 use super::notice::Notice;
-use crate::env;
-use crate::home::Home;
+use crate::adapters::env;
+use crate::adapters::home::Home;
+use crate::adapters::index::Index;
 
 /// "Now": the system clock, or the fixed time of `GOLDFISH_NOW`.
 #[derive(Debug, Clone)]
@@ -69,6 +71,36 @@ pub struct Session {
     notices: Vec<Notice>,
     /// Shows embedding progress (the command line, on a terminal).
     pub progress: Option<Box<dyn Progress + Send>>,
+    /// The index, opened on first use and kept for the command.
+    index: Option<Index>,
+    /// What the command has done so far (`GOLDFISH_TRACE=1` prints it).
+    pub trace: Trace,
+    /// Work trees whose store journal this command drained.
+    pub(super) drained: Vec<std::path::PathBuf>,
+}
+
+/// Counts of the expensive steps of a command: a trace that shows each is
+/// done once (`GOLDFISH_TRACE=1` makes the command line print it on stderr).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Trace {
+    /// Times the index was opened.
+    pub index_opens: usize,
+    /// Syncs of a workspace that ran (the keyword part).
+    pub syncs: usize,
+    /// Memory texts embedded.
+    pub texts_embedded: usize,
+    /// Queries embedded.
+    pub queries_embedded: usize,
+}
+
+impl std::fmt::Display for Trace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "index opens {}, syncs {}, texts embedded {}, queries embedded {}",
+            self.index_opens, self.syncs, self.texts_embedded, self.queries_embedded
+        )
+    }
 }
 
 /// How long work reports its progress.
@@ -100,7 +132,40 @@ impl Session {
             told_unusable: false,
             notices: Vec::new(),
             progress: None,
+            index: None,
+            trace: Trace::default(),
+            drained: Vec::new(),
         }
+    }
+
+    /// The index, opened once per command.
+    pub fn index(&mut self) -> Result<&mut Index, AppError> {
+        if self.index.is_none() {
+            self.index = Some(Index::open(&self.home.index_path())?);
+            self.trace.index_opens += 1;
+        }
+        Ok(self.index.as_mut().expect("opened above"))
+    }
+
+    /// The index and the model to use (as [`Session::model`] gives it), at
+    /// once: embedding writes the one with the other.
+    pub fn index_and_model(&mut self) -> Result<(&mut Index, Option<&mut Model>), AppError> {
+        self.model();
+        self.index()?;
+        let index = self.index.as_mut().expect("opened above");
+        let model = match &mut self.model {
+            Found::Installed(model) => Some(&mut **model),
+            _ => None,
+        };
+        Ok((index, model))
+    }
+
+    /// The command is over: the index is let go (a long-lived session opens
+    /// it again for the next command, so it never holds a file another
+    /// process has since moved aside).
+    pub fn end_command(&mut self) {
+        self.index = None;
+        self.drained.clear();
     }
 
     pub fn now(&self) -> Result<Timestamp, AppError> {
@@ -184,7 +249,7 @@ impl Session {
         use anyhow::Context;
         let path = self.home.config_path();
         let config = match std::fs::read_to_string(&path) {
-            Ok(text) => crate::config::HomeConfig::parse(&text)
+            Ok(text) => crate::domain::config::HomeConfig::parse(&text)
                 .with_context(|| format!("{} is invalid", path.display()))
                 .map_err(AppError::input)?,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => Default::default(),

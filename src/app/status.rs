@@ -6,10 +6,10 @@
 use serde::Serialize;
 
 use super::AppError;
-use crate::git::Workspace;
-use crate::index::Index;
-use crate::init::{self, Check};
-use crate::log::MemoryDir;
+use crate::adapters::git::Workspace;
+use crate::adapters::index::Index;
+use crate::adapters::memdir::MemoryDir;
+use crate::app::init::{self, Check};
 
 #[derive(Debug, Serialize)]
 pub struct Status {
@@ -125,13 +125,13 @@ pub fn collect(
 fn committed_view(
     workspace: &Workspace,
     commit: gix::ObjectId,
-) -> Result<crate::memory::view::LogView, AppError> {
-    let failed = |err: crate::git::GitError| AppError::from(anyhow::Error::new(err));
+) -> Result<crate::domain::memory::view::LogView, AppError> {
+    let failed = |err: crate::adapters::git::GitError| AppError::from(anyhow::Error::new(err));
     let mut files = Vec::new();
     for (name, blob) in workspace.memory_files_at(commit).map_err(failed)? {
         files.push((name, workspace.read_blob(blob).map_err(failed)?));
     }
-    Ok(crate::memory::view::LogView::build(
+    Ok(crate::domain::memory::view::LogView::build(
         files
             .iter()
             .map(|(name, bytes)| (name.as_str(), bytes.as_slice())),
@@ -154,7 +154,7 @@ pub fn text(status: &Status) -> String {
         if status.bad_lines > 0 {
             format!(
                 " ({}: see `goldfish doctor`)",
-                super::text::count(
+                super::render::count(
                     status.bad_lines as u64,
                     "unreadable line",
                     "unreadable lines"
@@ -181,7 +181,7 @@ pub fn text(status: &Status) -> String {
         }
         (Some(model), Some(pending)) => text.push_str(&format!(
             "model      {model}: {} not embedded yet (`goldfish sync` embeds them)\n",
-            super::text::memories(pending)
+            super::render::memories(pending)
         )),
         _ => text.push_str(&format!(
             "model      none: recall matches keywords only; {}\n",
@@ -201,7 +201,7 @@ pub fn text(status: &Status) -> String {
         text.push_str(&format!(
             "           {}: {} ({})\n",
             other.name,
-            super::text::memories(other.memories),
+            super::render::memories(other.memories),
             other.root
         ));
     }

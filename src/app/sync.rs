@@ -7,15 +7,14 @@ use anyhow::Context;
 use super::AppError;
 use super::notice::Notice;
 use super::session::Session;
-use crate::config::RepoConfig;
-use crate::env;
-use crate::git::{REPO_CONFIG, Workspace};
-use crate::home::Home;
-use crate::index::Index;
-use crate::index::locks::{self, Exclusive, Waited};
-use crate::index::search::Scope;
-use crate::index::sync::{self as index_sync, SyncOptions, SyncProblem, SyncReport};
-use crate::log::{LogError, MemoryDir};
+use crate::adapters::env;
+use crate::adapters::git::{REPO_CONFIG, Workspace};
+use crate::adapters::index::Index;
+use crate::adapters::index::locks::{self, Exclusive, Waited};
+use crate::adapters::index::search::Scope;
+use crate::adapters::index::sync::{self as index_sync, SyncOptions, SyncProblem, SyncReport};
+use crate::adapters::memdir::{LogError, MemoryDir};
+use crate::domain::config::RepoConfig;
 
 /// How much a sync embeds after its keyword part (nothing without a model).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,10 +39,6 @@ const READS_WAIT_FOR_SYNC: std::time::Duration = std::time::Duration::from_secs(
 pub fn current_workspace() -> Result<Workspace, AppError> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     Workspace::discover(&cwd).map_err(AppError::input)
-}
-
-pub fn open_index(home: &Home) -> Result<Index, AppError> {
-    Ok(Index::open(&home.index_path())?)
 }
 
 /// The current workspace as a recall scope (empty when never synced).
@@ -81,19 +76,20 @@ fn sync_or_hand(
         now: session.now().ok(),
     };
     // What a store set aside while git was busy goes into the log first.
-    MemoryDir::of(workspace).drain_journal(false)?;
-    let mut index = open_index(&session.home)?;
+    drain_journal(session, workspace, false)?;
     let locks_dir = session.home.locks_dir();
+    let index = session.index()?;
     let mut report = match locks::exclusive(&locks_dir, workspace.root(), || {
-        index_sync::sync(&mut index, workspace, options).map_err(AppError::from)
+        index_sync::sync(index, workspace, options).map_err(AppError::from)
     })? {
         Exclusive::Ran(report) => report,
         handed @ Exclusive::Handed(_) => return Ok(handed),
     };
+    session.trace.syncs += 1;
     // The sync checked no type against a config it could not read.
     if let Err(err) = repo_config(workspace) {
         session.notice(Notice::warning(format!(
-            "{:#}; memory types were not checked",
+            "{:#}; memory types were not checked, and recall applies the trust policy the index last read",
             err.error
         )));
     }
@@ -102,13 +98,58 @@ fn sync_or_hand(
         Embed::UpTo(limit) => Some(limit),
         Embed::All => None,
     };
-    let mut progress = match embed {
-        Embed::All => session.progress.take(),
-        _ => None,
+    if let Some(embedded) = embed_pending(session, limit)? {
+        report.embedded = embedded.0;
+        report.pending_embeddings = Some(embedded.1);
+    }
+    Ok(Exclusive::Ran(report))
+}
+
+/// Appends what a store set aside in the journal while git was busy (see
+/// `MemoryDir::drain_journal`), once per command and work tree.
+pub fn drain_journal(
+    session: &mut Session,
+    workspace: &Workspace,
+    rewriting: bool,
+) -> Result<(), AppError> {
+    if session.drained.iter().any(|root| root == workspace.root()) {
+        return Ok(());
+    }
+    MemoryDir::of(workspace).drain_journal(rewriting)?;
+    session.drained.push(workspace.root().to_owned());
+    Ok(())
+}
+
+/// Whether the index lags `workspace`: a memory file changed or went (stat
+/// data), or HEAD moved, since its last sync (what a store set aside in
+/// the journal goes into its file first). Reads no memory file.
+pub fn lags(session: &mut Session, workspace: &Workspace) -> Result<bool, AppError> {
+    drain_journal(session, workspace, false)?;
+    let index = session.index()?;
+    let Some(row) = index.workspace_by_root(workspace.root())? else {
+        return Ok(true);
     };
-    let Some(model) = session.model() else {
+    if row.head_commit != workspace.head_commit().map(|id| id.to_string()) {
+        return Ok(true);
+    }
+    Ok(!index_sync::changed_files(index, workspace)?.is_empty())
+}
+
+/// Embeds what the index has queued, at most `limit` texts (all when
+/// `None`, waiting for another embedder, with the session's progress):
+/// how many it embedded and how many are left. `None` without a model.
+pub fn embed_pending(
+    session: &mut Session,
+    limit: Option<usize>,
+) -> Result<Option<(usize, u64)>, AppError> {
+    let locks_dir = session.home.locks_dir();
+    let mut progress = match limit {
+        None => session.progress.take(),
+        Some(_) => None,
+    };
+    let (index, Some(model)) = session.index_and_model()? else {
         session.progress = progress;
-        return Ok(Exclusive::Ran(report));
+        return Ok(None);
     };
     // Embeddings are shared by every workspace of the home. Who asked for
     // everything waits for another embedder; who asked for a few leaves the
@@ -136,10 +177,11 @@ fn sync_or_hand(
         }
         Ok(embedded.embedded)
     });
+    let pending = index.pending_embeddings()?;
     session.progress = progress;
-    report.embedded = embedded?.unwrap_or(0);
-    report.pending_embeddings = Some(index.pending_embeddings()?);
-    Ok(Exclusive::Ran(report))
+    let embedded = embedded?.unwrap_or(0);
+    session.trace.texts_embedded += embedded;
+    Ok(Some((embedded, pending)))
 }
 
 /// Syncs `workspace` before a read. A sync that finds another running hands
@@ -180,13 +222,13 @@ pub fn problems(session: &mut Session, problems: &[SyncProblem]) {
 
 /// The repository's `.goldfish/config` (the default when there is none).
 pub fn repo_config(workspace: &Workspace) -> Result<RepoConfig, AppError> {
-    use crate::log::OpenError;
+    use crate::adapters::memdir::OpenError;
     let path = workspace.repo_config_path();
     // `.goldfish` itself a link: the config would come from outside.
     if let Err(err @ LogError::Unsafe { .. }) = MemoryDir::of(workspace).check_folder() {
         return Err(AppError::input(err));
     }
-    match crate::log::read_repo_config(workspace) {
+    match crate::adapters::memdir::read_repo_config(workspace) {
         Ok(Some(bytes)) => RepoConfig::from_file(&bytes)
             .with_context(|| format!("{REPO_CONFIG} is invalid"))
             .map_err(AppError::input),
@@ -222,14 +264,13 @@ pub fn rebuild(
     session: &mut Session,
     current: Option<&Workspace>,
 ) -> Result<Vec<Rebuilt>, AppError> {
-    let mut index = open_index(&session.home)?;
+    let index = session.index()?;
     let mut roots: Vec<std::path::PathBuf> = index
         .workspaces()?
         .into_iter()
         .map(|row| std::path::PathBuf::from(row.root))
         .collect();
     index.clear()?;
-    drop(index);
     if let Some(current) = current
         && !roots.iter().any(|root| root == current.root())
     {

@@ -155,6 +155,7 @@ fn capture_turns_a_failing_then_passing_test_into_a_bug_fix_and_a_session_summar
     // Capture is opt-in: init writes the hooks Claude Code runs.
     let init = env.ok(&alice, &["init", "--agent", "claude", "--capture"]);
     assert!(init.contains("turned capture on"), "{init}");
+    let head = env.git(&alice, &["rev-parse", "HEAD"]);
     session(&env, &alice);
 
     let lines = memory_lines(&alice);
@@ -198,8 +199,17 @@ fn capture_turns_a_failing_then_passing_test_into_a_bug_fix_and_a_session_summar
         serde_json::from_str(&env.ok(&alice, &["capture", "status", "--json"])).unwrap();
     assert_eq!(status["queued"], 0);
     assert_eq!(status["stored"], 2);
-    assert_eq!(status["skipped"], 4, "{status}");
+    // Regression (issue 29): the failing run was counted as skipped though
+    // the bug fix stored tells it. Each event is counted once: the read,
+    // the edit and `ls` skipped, the failing run in the fix.
+    assert_eq!(status["skipped"], 3, "{status}");
+    assert_eq!(status["in_bug_fixes"], 1, "{status}");
+    assert_eq!(status["waiting"], 0, "{status}");
     assert_eq!(status["reasons"]["skipped trivial command"], 1, "{status}");
+    assert_eq!(
+        status["reasons"]["told in a stored bug fix: check failed, then passed after changes"], 1,
+        "{status}"
+    );
     let home = env.path().join("home/.goldfish");
     assert!(home.join("capture").is_dir());
     assert!(
@@ -207,7 +217,19 @@ fn capture_turns_a_failing_then_passing_test_into_a_bug_fix_and_a_session_summar
         "the queue is never in the repository"
     );
 
-    // Shared like any memory: a teammate recalls it after a pull.
+    // Written, never committed (README): the user reviews and commits them.
+    assert_eq!(env.git(&alice, &["rev-parse", "HEAD"]), head, "no commit");
+    assert!(
+        !env.git(
+            &alice,
+            &["status", "--porcelain", "--", ".goldfish/memories"]
+        )
+        .is_empty(),
+        "captured memories are left for the user to commit"
+    );
+
+    // Shared like any memory once committed: a teammate recalls it after a
+    // pull.
     env.commit_all(&alice, "fix sync");
     env.git(&alice, &["push", "-q", "origin", "main"]);
     env.git(&bob, &["pull", "-q"]);
@@ -241,6 +263,304 @@ fn capture_turns_a_failing_then_passing_test_into_a_bug_fix_and_a_session_summar
     let stored = sources("exclude");
     assert_eq!(stored.len(), 1, "{stored:?}");
     assert!(!stored[0].starts_with("capture:"), "{stored:?}");
+}
+
+/// A failing run of a test runner, as Claude Code reports it: a
+/// `PostToolUseFailure` with the output in `error`, or a `PostToolUse`
+/// with it in `stdout` (no exit code).
+fn failed_run(
+    repo: &Path,
+    session: &str,
+    command: &str,
+    output: &str,
+    as_failure: bool,
+) -> (&'static str, serde_json::Value) {
+    let mut event = tool(
+        repo,
+        "Bash",
+        json!({"command": command, "description": "Run the tests"}),
+        json!({"stdout": output, "stderr": "", "interrupted": false, "isImage": false}),
+    );
+    event["session_id"] = json!(session);
+    if !as_failure {
+        return ("post-tool-use", event);
+    }
+    event["hook_event_name"] = json!("PostToolUseFailure");
+    event["error"] = json!(format!("Exit code 1\n{output}"));
+    event["is_interrupt"] = json!(false);
+    event.as_object_mut().unwrap().remove("tool_response");
+    ("post-tool-use-failure", event)
+}
+
+/// Regression (issue 29): a modern Rust panic's message is on the line
+/// after `panicked at FILE:LINE:COL:`, and only that line was kept; a Jest
+/// failure arriving as `PostToolUseFailure` stored no failing test and no
+/// error. Each runner's real output (`fixtures/capture/outputs/`) goes
+/// through the hook: the failing run, an edit, the run passing; the stored
+/// bug fix names the failing tests and keeps the error message.
+#[test]
+fn a_captured_bug_fix_names_the_failing_test_and_its_error_for_each_runner() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let outputs = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/capture/outputs");
+    // (fixture, command, as a PostToolUseFailure, file edited, failing
+    // tests, error)
+    let cases = [
+        (
+            "cargo-test.txt",
+            "cargo test",
+            true,
+            "src/billing/invoice.rs",
+            "billing::invoice::tests::numbers_are_unique_across_retries",
+            "assertion `left != right` failed: duplicate invoice number 1042 (left: 1042, right: 1042), at src/billing/invoice.rs:38:9",
+        ),
+        (
+            "cargo-test-rust-1.72.txt",
+            "cargo test",
+            false,
+            "src/billing/invoice.rs",
+            "billing::invoice::tests::empty_amount_is_zero, billing::invoice::tests::numbers_are_unique_across_retries",
+            "called `Result::unwrap()` on an `Err` value: ParseIntError { kind: Empty }, at src/billing/invoice.rs:23:42",
+        ),
+        (
+            "jest.txt",
+            "npm test",
+            true,
+            "src/cart/cart.js",
+            "Cart › total › applies the discount once, a missing item has no price",
+            "expect(received).toBe(expected) // Object.is equality (Expected: 90, Received: 81)",
+        ),
+        (
+            "vitest.txt",
+            "npx vitest run",
+            false,
+            "src/cart/cart.js",
+            "src/cart/total.test.js > Cart > total > applies the discount once",
+            "AssertionError: expected 81 to be 90 // Object.is equality",
+        ),
+        (
+            "vitest-color.txt",
+            "npx vitest run",
+            false,
+            "src/cart/cart.js",
+            "src/cart/total.test.js > Cart > total > applies the discount once",
+            "AssertionError: expected 81 to be 90 // Object.is equality",
+        ),
+        (
+            "pytest.txt",
+            "python -m pytest tests",
+            false,
+            "app/auth.py",
+            "tests/test_auth.py::test_expired_token_is_rejected",
+            "AssertionError: token expired 100 s ago (assert False, +  where False = is_expired({'exp': 1000}, now=1100)), at tests/test_auth.py:8",
+        ),
+        (
+            "go-test.txt",
+            "go test ./...",
+            true,
+            "invoice/numbering.go",
+            "TestNumbersAreUniqueAcrossRetries, TestNumbersStartAt/thousand",
+            "numbering_test.go:11: duplicate invoice number 1042: issued twice after a retry",
+        ),
+    ];
+    for (fixture, command, as_failure, file, _, _) in cases {
+        let output = fs::read_to_string(outputs.join(fixture)).unwrap();
+        let (event, failed) = failed_run(&repo, fixture, command, &output, as_failure);
+        hook(&env, &repo, event, &failed);
+        let mut edit = tool(
+            &repo,
+            "Edit",
+            json!({"file_path": repo.join(file), "old_string": "a", "new_string": "b"}),
+            json!({}),
+        );
+        edit["session_id"] = json!(fixture);
+        hook(&env, &repo, "post-tool-use", &edit);
+        let mut passed = tool(
+            &repo,
+            "Bash",
+            json!({"command": command}),
+            json!({"stdout": "all tests passed", "stderr": "", "interrupted": false}),
+        );
+        passed["session_id"] = json!(fixture);
+        hook(&env, &repo, "post-tool-use", &passed);
+    }
+    env.ok(&repo, &["capture", "work", "--wait"]);
+
+    let lines = memory_lines(&repo);
+    for (fixture, command, _, file, tests, error) in cases {
+        let fix = lines
+            .iter()
+            .find(|l| l["session"] == fixture)
+            .unwrap_or_else(|| panic!("{fixture}: no bug fix stored: {lines:#?}"));
+        assert_eq!(fix["type"], "bug-fix", "{fixture}");
+        assert_eq!(
+            fix["content"],
+            format!(
+                "`{command}` failed, then passed after changes to {file}. Failing before: {tests}. Error: {error}"
+            ),
+            "{fixture}"
+        );
+    }
+}
+
+/// Regression (issue 29): a `Write` of a decision record was stored as
+/// `Decision (…): + # 7. Cursor pagination …`, its title read from the
+/// `+ `-prefixed change text made for a model.
+#[test]
+fn a_decision_record_written_through_the_hook_is_stored_with_a_clean_title() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let record = "# 7. Cursor pagination for list endpoints\n\nDate: 2026-11-20\n\n## Status\n\nAccepted\n\n## Context\n\nOffset pagination skipped and repeated rows while invoices were inserted.\n\n## Decision\n\nList endpoints take an opaque `cursor` (the last id seen) instead of `offset`; pages hold 50 items.\n\n## Consequences\n\nClients cannot jump to page N.\n";
+    let path = repo.join("docs/adr/0007-cursor-pagination.md");
+    let write = tool(
+        &repo,
+        "Write",
+        json!({"file_path": path, "content": record}),
+        json!({"type": "create", "filePath": path, "content": record, "structuredPatch": []}),
+    );
+    hook(&env, &repo, "post-tool-use", &write);
+    env.ok(&repo, &["capture", "work", "--wait"]);
+    let lines = memory_lines(&repo);
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert_eq!(lines[0]["type"], "decision");
+    assert_eq!(
+        lines[0]["content"],
+        "Decision (docs/adr/0007-cursor-pagination.md): Cursor pagination for list endpoints. List endpoints take an opaque `cursor` (the last id seen) instead of `offset`; pages hold 50 items."
+    );
+    assert_eq!(
+        lines[0]["files"],
+        json!(["docs/adr/0007-cursor-pagination.md"])
+    );
+}
+
+/// Regression (issue 29): `capture status` listed every memory capture
+/// ever stored, and counted a failing check as skipped whatever became of
+/// it. It names the newest 10 and says how many there are; a failing run
+/// still waiting for its pass is waiting, one a pass with no change
+/// settled is skipped.
+#[test]
+fn capture_status_counts_each_event_once_and_names_only_the_newest_stored() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let in_session = |session: &str, mut event: serde_json::Value| {
+        event["session_id"] = json!(session);
+        event
+    };
+    // 12 decision records, in two sessions (a session stores 10 at most).
+    for n in 1..=12 {
+        let path = repo.join(format!("docs/adr/{n:04}-choice-{n}.md"));
+        let text = format!("# {n}. Choice {n}\n\nWe chose option {n} for part {n}.\n");
+        let write = tool(
+            &repo,
+            "Write",
+            json!({"file_path": path, "content": text}),
+            json!({}),
+        );
+        let session = if n <= 6 { "records-a" } else { "records-b" };
+        hook(&env, &repo, "post-tool-use", &in_session(session, write));
+    }
+    let run = |command: &str, output: &str| {
+        tool(
+            &repo,
+            "Bash",
+            json!({"command": command}),
+            json!({"stdout": output, "stderr": ""}),
+        )
+    };
+    // A check failing, then passing with nothing changed (flaky); another
+    // failing and not passing yet.
+    for (session, event) in [
+        (
+            "flaky",
+            run(
+                "cargo test",
+                "test a ... FAILED\ntest result: FAILED. 0 passed; 1 failed",
+            ),
+        ),
+        ("flaky", run("cargo test", "test result: ok. 1 passed")),
+        (
+            "open",
+            run(
+                "npm test",
+                "FAIL src/a.test.js\n  ● a › works\n\n    boom\n",
+            ),
+        ),
+    ] {
+        hook(&env, &repo, "post-tool-use", &in_session(session, event));
+    }
+    env.ok(&repo, &["capture", "work", "--wait"]);
+
+    let lines = memory_lines(&repo);
+    assert_eq!(lines.len(), 12);
+    let status: serde_json::Value =
+        serde_json::from_str(&env.ok(&repo, &["capture", "status", "--json"])).unwrap();
+    assert_eq!(status["stored"], 12, "{status}");
+    let newest: Vec<&serde_json::Value> = lines.iter().map(|l| &l["id"]).skip(2).collect();
+    assert_eq!(
+        status["stored_ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .collect::<Vec<_>>(),
+        newest,
+        "{status}"
+    );
+    assert_eq!(status["waiting"], 1, "{status}");
+    assert_eq!(status["skipped"], 2, "{status}");
+    assert_eq!(status["in_bug_fixes"], 0, "{status}");
+    assert_eq!(
+        status["reasons"]["skipped check failed, then passed with no fix stored"], 1,
+        "{status}"
+    );
+    assert_eq!(
+        status["reasons"]["waiting check failed (stored if it passes after changes)"], 1,
+        "{status}"
+    );
+    let text = env.ok(&repo, &["capture", "status"]);
+    assert!(
+        text.starts_with("queued 0, stored 12, skipped 2, waiting 1, dropped 0\n"),
+        "{text}"
+    );
+    assert_eq!(text.matches("\n  stored ").count(), 10, "{text}");
+    assert!(text.contains("  (the newest 10 of 12 stored)"), "{text}");
+}
+
+/// Regression (issue 29, point 6): `recall --index` titled every captured
+/// checkpoint `Session summary …` and every captured decision record
+/// `Decision …`. They are titled by the request and the record's title.
+#[test]
+fn captured_memories_are_listed_by_what_they_are_about() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    session(&env, &repo);
+    let record = "# 7. Cursor pagination for list endpoints\n\n## Decision\n\nList endpoints take a cursor.\n";
+    let write = tool(
+        &repo,
+        "Write",
+        json!({"file_path": repo.join("docs/adr/0007-cursor-pagination.md"), "content": record}),
+        json!({}),
+    );
+    hook(&env, &repo, "post-tool-use", &write);
+    env.ok(&repo, &["capture", "work", "--wait"]);
+    let listed = env.ok(&repo, &["recall", "--index", "--captured", "only"]);
+    let title_of = |kind: &str| {
+        listed
+            .lines()
+            .find(|line| line.contains(&format!("  {kind}  ")))
+            .and_then(|line| line.split("  Alice  ").nth(1))
+            .unwrap_or_else(|| panic!("no {kind}: {listed}"))
+            .to_owned()
+    };
+    assert_eq!(
+        title_of("checkpoint"),
+        "Fix the failing sync test on branch switch",
+        "{listed}"
+    );
+    assert_eq!(
+        title_of("decision"),
+        "Cursor pagination for list endpoints …",
+        "{listed}"
+    );
 }
 
 #[test]
@@ -419,10 +739,12 @@ fn capture_command_judges_what_the_rules_cannot_and_invalid_calls_are_dropped() 
 
 #[test]
 fn labelled_set_with_rules_only_records_no_junk_and_no_secret() {
-    let set =
-        goldfish::capture::eval::load(include_str!("../../fixtures/capture/events.jsonl")).unwrap();
+    let set = goldfish::adapters::capture::eval::load(include_str!(
+        "../../fixtures/capture/events.jsonl"
+    ))
+    .unwrap();
     assert!(set.len() >= 40);
-    let report = goldfish::capture::eval::evaluate(&set, Path::new("/repo"), None);
+    let report = goldfish::adapters::capture::eval::evaluate(&set, Path::new("/repo"), None);
     eprintln!(
         "{report:#?}\nprecision {:.2} recall {:.2} type accuracy {:.2}",
         report.precision(),

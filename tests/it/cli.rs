@@ -378,7 +378,7 @@ fn terminal_escapes_in_a_committed_memory_are_shown_escaped() {
         "timestamp": "2026-11-21T09:10:00.000Z",
         "type": "decision",
         "content": "Deploy notes\u{1b}[2J\u{1b}[31m now\rFAKE: all good\u{7} \u{9b}6n",
-        "author": "Mallory\u{1b}[8m",
+        "author": "Ada",
     });
     std::fs::write(
         repo.join(".goldfish/memories/2026-11-21.jsonl"),
@@ -387,10 +387,26 @@ fn terminal_escapes_in_a_committed_memory_are_shown_escaped() {
     .unwrap();
     env.commit_all(&repo, "a teammate's memory");
 
+    // The first is quarantined (hidden text; its author field is not its
+    // committer's): recall shows it when asked, escaped too.
     for args in [
-        &["recall"][..],
-        &["recall", "rotate", "--mode", "keyword"],
-        &["recall", "rotate", "--mode", "keyword", "--budget", "100"],
+        &["recall", "--include-untrusted"][..],
+        &[
+            "recall",
+            "rotate",
+            "--mode",
+            "keyword",
+            "--include-untrusted",
+        ],
+        &[
+            "recall",
+            "rotate",
+            "--mode",
+            "keyword",
+            "--budget",
+            "100",
+            "--include-untrusted",
+        ],
         &["brief"],
         &["agent-hook", "session-start"],
     ] {
@@ -409,7 +425,17 @@ fn terminal_escapes_in_a_committed_memory_are_shown_escaped() {
         assert!(!acts_on_terminal(&String::from_utf8_lossy(&output.stderr)));
     }
 
-    let json = env.ok(&repo, &["recall", "rotate", "--mode", "keyword", "--json"]);
+    let json = env.ok(
+        &repo,
+        &[
+            "recall",
+            "rotate",
+            "--mode",
+            "keyword",
+            "--json",
+            "--include-untrusted",
+        ],
+    );
     assert!(!acts_on_terminal(&json), "{json:?}");
     let memories = json_lines(&json);
     assert_eq!(memories[0]["content"], content);

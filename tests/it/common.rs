@@ -308,19 +308,22 @@ impl TestEnv {
 }
 
 /// One embedder per test binary: loading the model is the expensive part.
-pub fn with_embedder<T>(f: impl FnOnce(&mut goldfish::embed::onnx::OnnxEmbedder) -> T) -> T {
+pub fn with_embedder<T>(
+    f: impl FnOnce(&mut goldfish::adapters::embed::onnx::OnnxEmbedder) -> T,
+) -> T {
     use std::sync::{LazyLock, Mutex};
-    static EMBEDDER: LazyLock<Mutex<goldfish::embed::onnx::OnnxEmbedder>> = LazyLock::new(|| {
-        let home = model_home();
-        let model = goldfish::embed::InstalledModel::find(
-            &home.join("models"),
-            &home.join("runtime"),
-            goldfish::embed::DEFAULT_MODEL,
-        )
-        .unwrap()
-        .expect("model installed");
-        Mutex::new(goldfish::embed::onnx::OnnxEmbedder::load(&model, 2).unwrap())
-    });
+    static EMBEDDER: LazyLock<Mutex<goldfish::adapters::embed::onnx::OnnxEmbedder>> =
+        LazyLock::new(|| {
+            let home = model_home();
+            let model = goldfish::adapters::embed::InstalledModel::find(
+                &home.join("models"),
+                &home.join("runtime"),
+                goldfish::adapters::embed::DEFAULT_MODEL,
+            )
+            .unwrap()
+            .expect("model installed");
+            Mutex::new(goldfish::adapters::embed::onnx::OnnxEmbedder::load(&model, 2).unwrap())
+        });
     let mut embedder = EMBEDDER
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -328,7 +331,7 @@ pub fn with_embedder<T>(f: impl FnOnce(&mut goldfish::embed::onnx::OnnxEmbedder)
 }
 
 impl TestEnv {
-    /// Installs the tests' stand-in embedder (`goldfish::embed::fake`: words
+    /// Installs the tests' stand-in embedder (`goldfish::adapters::embed::fake`: words
     /// hashed into a vector; tokens are words) where the default model goes,
     /// for tests of behaviour that need a model but not its meaning. No
     /// files to download: `cargo test` runs them on a fresh clone.
@@ -336,11 +339,11 @@ impl TestEnv {
         let dir = self
             .path()
             .join("home/.goldfish/models")
-            .join(goldfish::embed::DEFAULT_MODEL);
+            .join(goldfish::adapters::embed::DEFAULT_MODEL);
         fs::create_dir_all(&dir).unwrap();
         let manifest = serde_json::json!({
             "name": "fake-words",
-            "kind": goldfish::embed::manifest::FAKE_KIND,
+            "kind": goldfish::adapters::embed::manifest::FAKE_KIND,
             "dims": 64,
             "pooling": "mean",
             "normalize": true,

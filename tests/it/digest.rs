@@ -1,11 +1,11 @@
 //! Digests on the labelled set: within the budget, most gold facts kept, a
 //! large reduction against the recalled memories, nothing invented.
 
-use goldfish::digest::{Digest, Source, TokenCounter, distill};
-use goldfish::embed::onnx::ModelTokenizer;
-use goldfish::embed::{DEFAULT_MODEL, InstalledModel};
-use goldfish::index::search::{Mode, QueryVector, content_words};
-use goldfish::recall::Request;
+use goldfish::adapters::embed::onnx::ModelTokenizer;
+use goldfish::adapters::embed::{DEFAULT_MODEL, InstalledModel};
+use goldfish::adapters::index::search::{Mode, QueryVector, content_words};
+use goldfish::domain::digest::{Digest, Source, TokenCounter, distill};
+use goldfish::domain::recall::Request;
 
 use crate::common::{TestEnv, json_lines, model_home, with_embedder};
 use crate::eval::{EvalSet, eval_set};

@@ -109,9 +109,11 @@ fn doctor_on_a_healthy_clone_exits_0_and_changes_nothing() {
             "memory-conflicts",
             "log",
             "suspect-memories",
+            "trust-policy",
             "index",
             "index-sync",
             "keyword-index",
+            "quarantine",
             "model"
         ]
     );
@@ -489,7 +491,7 @@ fn doctor_finds_an_index_that_a_branch_switch_would_break() {
     assert_eq!(code, Some(0), "{report}");
     let found = finding(&report, "index");
     assert_eq!(found["status"], "warning", "{found}");
-    let now = goldfish::index::Index::current_schema_version();
+    let now = goldfish::adapters::index::Index::current_schema_version();
     assert!(
         found["message"].as_str().unwrap().contains(&format!(
             "written by an older goldfish (schema 1, now {now})"
@@ -499,7 +501,7 @@ fn doctor_finds_an_index_that_a_branch_switch_would_break() {
     env.ok(&repo, &["sync"]);
     assert_healthy(&env, &repo);
 
-    let old_content = goldfish::index::sync::content_hash("Cache eviction uses LRU");
+    let old_content = goldfish::adapters::index::sync::content_hash("Cache eviction uses LRU");
     downgrade(&format!(
         "INSERT INTO embed_queue (content_hash) VALUES ('{old_content}');"
     ));
@@ -533,6 +535,7 @@ fn doctor_finds_a_linked_config_and_a_journal_that_commands_cannot_open() {
     let outside = env.path().join("outside.toml");
     fs::write(&outside, "[memory]\ntypes = [\"incident\"]\n").unwrap();
     let config = repo.join(".goldfish/config");
+    fs::remove_file(&config).unwrap(); // init's commented example
     std::os::unix::fs::symlink(&outside, &config).unwrap();
     let (code, report) = doctor(&env, &repo);
     let found = finding(&report, "repo-config");

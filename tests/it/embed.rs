@@ -1,6 +1,6 @@
 //! The real embedding model, checked against Python onnxruntime's output.
 
-use goldfish::embed::{Embedder, TextKind, cosine};
+use goldfish::adapters::embed::{Embedder, TextKind, cosine};
 use serde_json::Value;
 
 use crate::common::with_embedder;

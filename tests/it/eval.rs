@@ -8,11 +8,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::path::Path;
 
-use goldfish::embed::{Embedder, TextKind};
-use goldfish::eval::{self, Metrics};
-use goldfish::index::Index;
-use goldfish::index::search::{Mode, Scope};
-use goldfish::recall::{DEFAULT_FUSION, Fusion};
+use crate::labelled::{self as eval, Metrics};
+use goldfish::adapters::embed::{Embedder, TextKind};
+use goldfish::adapters::index::Index;
+use goldfish::adapters::index::search::{Mode, Scope};
+use goldfish::domain::recall::{DEFAULT_FUSION, Fusion};
 
 use crate::common::{TestEnv, with_embedder};
 

@@ -1172,6 +1172,7 @@ fn a_linked_or_unparsable_config_is_named_never_echoed() {
     )
     .unwrap();
     let config = repo.join(".goldfish/config");
+    fs::remove_file(&config).unwrap(); // init's commented example
     std::os::unix::fs::symlink(&credentials, &config).unwrap();
     let output = env.goldfish(&repo, &["store", "A memory"]);
     assert_eq!(output.status.code(), Some(2));

@@ -86,6 +86,16 @@ fn import_old_notes_once_then_recall_them() {
         ])
     );
     assert_eq!(auth["author"], "Aisha Demir");
+    // Committed by the importer, a note keeps its own author and is not
+    // taken for a forged one (issue 24: `author-mismatch`).
+    env.commit_all(&repo, "imported notes");
+    let recalled = json_lines(&env.ok(&repo, &["recall", "--json", "AuthLayer"]));
+    assert_eq!(recalled[0]["author"], "Aisha Demir");
+    assert_eq!(
+        recalled[0]["introduced"]["author"],
+        "Ada Lovelace <ada.lovelace@example.com>"
+    );
+    assert_eq!(recalled[0]["trust"], "trusted", "{recalled:#?}");
     // The second half of the split plan is found on its own.
     let rollback = json_lines(&env.ok(
         &repo,

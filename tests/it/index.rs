@@ -60,7 +60,7 @@ pub fn write_log(repo: &Path, count: usize, days: usize) {
     for i in 0..count {
         let day = i % days;
         let line = format!(
-            r#"{{"id":"01KA{i:022}","timestamp":"2026-10-{:02}T10:{:02}:{:02}.000Z","type":"insight","content":"Memory {i} about module m{} and the cache layer","author":"Bot"}}"#,
+            r#"{{"id":"01KA{i:022}","timestamp":"2026-10-{:02}T10:{:02}:{:02}.000Z","type":"insight","content":"Memory {i} about module m{} and the cache layer"}}"#,
             day + 1,
             (i / 60) % 60,
             i % 60,

@@ -164,3 +164,24 @@ fn hooks_do_nothing_without_goldfish_on_path() {
     assert!(output.status.success());
     assert!(output.stdout.is_empty() && output.stderr.is_empty());
 }
+
+#[test]
+fn init_says_what_readme_says_of_a_teammates_clone() {
+    // README: a teammate's clone sets itself up at its first goldfish
+    // command; init must not tell the user every clone has to run it.
+    let readme = fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    assert!(
+        readme.contains("teammate's clone sets itself up"),
+        "README changed"
+    );
+    let env = TestEnv::new();
+    let repo = env.path().join("r");
+    fs::create_dir_all(&repo).unwrap();
+    env.git(&repo, &["init", "-q"]);
+    let said = env.ok(&repo, &["init"]);
+    assert!(
+        said.contains("a teammate's clone sets itself up at its first goldfish command"),
+        "{said}"
+    );
+    assert!(!said.contains("each clone runs"), "{said}");
+}

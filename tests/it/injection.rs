@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use goldfish::memory::injection;
+use goldfish::domain::memory::injection;
 
 use crate::secrets::unescape;
 

@@ -1,6 +1,7 @@
-//! The layering of `src/`, checked from the source text: no module cycle
-//! (between top-level modules, or between the submodules of one), the
-//! application layer never prints and knows neither front end.
+//! The layering of `src/`, checked from the source text. The folders are the
+//! layers: `domain` (the pure core), `adapters`, `app`, `front`; each may use
+//! only the layers an allow-list names, the core does no I/O, the
+//! application layer never prints, and no modules use each other in a cycle.
 //!
 //! Run it alone: `cargo test --test it layers`.
 
@@ -194,71 +195,184 @@ fn no_module_cycle() {
     );
 }
 
-#[test]
-fn the_application_layer_never_prints_nor_knows_its_front_end() {
-    let files = modules(&src());
+/// The layers, bottom up: a module of one may use its own and those below,
+/// as [`may_use`] says.
+const LAYERS: [&str; 4] = ["domain", "adapters", "app", "front"];
+
+/// Whether a module of `from` (a layer) may use `target`, and why not.
+fn may_use(from: &str, target: &[&str]) -> Result<(), &'static str> {
+    let Some(&layer) = target.first() else {
+        return Ok(());
+    };
+    match (from, layer) {
+        (_, "domain") => Ok(()),
+        ("domain", _) => Err("the core uses nothing but itself"),
+        ("adapters", "adapters") => Ok(()),
+        ("adapters", _) => Err("an adapter knows neither the application layer nor a front end"),
+        ("app", "adapters" | "app") => Ok(()),
+        ("app", _) => Err("the application layer must not know its front ends"),
+        ("front", "app" | "front") => Ok(()),
+        // A front end names the index's result types to render them, finds
+        // the home and the workspace it was started in, and honours
+        // `GOLDFISH=0`; everything else it asks of `app`.
+        ("front", "adapters") => match target.get(1).copied() {
+            Some("index") if target.get(2) == Some(&"search") => Ok(()),
+            Some("git" | "home" | "env") => Ok(()),
+            _ => Err("a front end asks the application layer (src/app/) for that"),
+        },
+        _ => Err("not a layer"),
+    }
+}
+
+/// Words that give a file away as doing what its layer must not.
+fn forbidden_words(layer: &str) -> &'static [&'static str] {
+    match layer {
+        "domain" => &[
+            r"\bstd::(fs|env|process|net|io::std(in|out|err))\b",
+            r"\buse std::\{[^}]*\b(fs|env|process|net)\b",
+            r"\b(File|OpenOptions)::|\bprocess::Command\b",
+            r"\b(e?println|e?print)!",
+            r"\b(Instant|SystemTime|Timestamp|Zoned)::now\b",
+        ],
+        "app" => &[
+            r"\b(e?println|e?print)!",
+            r"\bstd::io::std(out|err)\b",
+            r"\buse std::io::\{[^}]*\bstd(out|err)\b",
+        ],
+        "front" => &[
+            r"\bstd::(fs|process)\b",
+            r"\buse std::\{[^}]*\b(fs|process)\b",
+            r"\b(File|OpenOptions)::",
+        ],
+        _ => &[],
+    }
+}
+
+/// Why `src/` breaks its layering: one line per finding.
+fn violations(files: &[(Module, String)]) -> Vec<String> {
     let known: BTreeSet<Module> = files.iter().map(|(module, _)| module.clone()).collect();
-    for (module, text) in files
-        .iter()
-        .filter(|(module, _)| module.first().is_some_and(|m| m == "app"))
-    {
-        for word in [
-            "println!",
-            "eprintln!",
-            "print!(",
-            "eprint!(",
-            "std::io::stdout",
-            "std::io::stderr",
-        ] {
-            assert!(
-                !text.contains(word),
-                "src/{}: the application layer prints ({word}); return a notice instead",
-                module.join("/")
-            );
+    let mut found = Vec::new();
+    for (module, text) in files {
+        let file = format!("src/{}", module.join("/"));
+        let Some(layer) = module.first().map(String::as_str) else {
+            continue; // lib.rs
+        };
+        if !LAYERS.contains(&layer) {
+            found.push(format!(
+                "{file}: not in a layer folder ({})",
+                LAYERS.join(", ")
+            ));
+            continue;
+        }
+        let code: String = text
+            .lines()
+            .filter(|line| !line.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for word in forbidden_words(layer) {
+            if let Some(hit) = regex::Regex::new(word).unwrap().find(&code) {
+                found.push(format!(
+                    "{file}: `{}` has no place in src/{layer}/",
+                    hit.as_str()
+                ));
+            }
         }
         for target in references(&known, module, text) {
-            assert!(
-                !matches!(target.first().map(String::as_str), Some("cli" | "mcp")),
-                "src/{} uses crate::{}: the application layer must not know its front ends",
-                module.join("/"),
-                target.join("::")
-            );
+            let path: Vec<&str> = target.iter().map(String::as_str).collect();
+            if let Err(why) = may_use(layer, &path) {
+                found.push(format!("{file} uses crate::{}: {why}", path.join("::")));
+            }
         }
+    }
+    found
+}
+
+#[test]
+fn each_layer_uses_only_what_its_allow_list_names() {
+    let files = modules(&src());
+    let found = violations(&files);
+    assert!(
+        found.is_empty(),
+        "the layering of src/ is broken:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_allow_list_catches_what_it_forbids() {
+    // The check itself, on files that break it: a test that could not fail
+    // would hold nothing.
+    let file = |path: &str, text: &str| {
+        let module: Module = path.split('/').map(str::to_owned).collect();
+        (module, text.to_owned())
+    };
+    let cases = [
+        (file("domain/a", "use std::fs;\n"), "`std::fs`"),
+        (
+            file("domain/a", "use std::{collections::HashMap, fs};\n"),
+            "`use std::{collections::HashMap, fs`",
+        ),
+        (
+            file("domain/a", "use crate::adapters::git;\n"),
+            "crate::adapters::git",
+        ),
+        (
+            file("adapters/a", "use crate::app::Session;\n"),
+            "crate::app",
+        ),
+        (file("app/a", "fn f() { println!(\"x\"); }\n"), "`println!`"),
+        (
+            file("app/a", "use crate::front::cli;\n"),
+            "crate::front::cli",
+        ),
+        (
+            file("front/a", "use crate::adapters::memdir;\n"),
+            "crate::adapters::memdir",
+        ),
+        (
+            file("front/a", "fn f() { std::fs::read(\"x\"); }\n"),
+            "`std::fs`",
+        ),
+        (file("stray", "pub fn f() {}\n"), "not in a layer folder"),
+    ];
+    for ((module, text), expected) in cases {
+        let mut files = vec![
+            (vec!["domain".to_owned()], String::new()),
+            (vec!["adapters".to_owned()], String::new()),
+            (vec!["adapters".to_owned(), "git".to_owned()], String::new()),
+            (
+                vec!["adapters".to_owned(), "memdir".to_owned()],
+                String::new(),
+            ),
+            (vec!["app".to_owned()], String::new()),
+            (vec!["front".to_owned()], String::new()),
+            (vec!["front".to_owned(), "cli".to_owned()], String::new()),
+        ];
+        files.push((module.clone(), text.clone()));
+        let found = violations(&files);
+        assert!(
+            found.iter().any(|line| line.contains(expected)),
+            "src/{}: {text:?} should be a violation mentioning {expected:?}, found {found:?}",
+            module.join("/")
+        );
     }
 }
 
 #[test]
-fn the_command_line_only_parses_dispatches_and_renders() {
-    let files = modules(&src());
-    let known: BTreeSet<Module> = files.iter().map(|(module, _)| module.clone()).collect();
-    for (module, text) in files
-        .iter()
-        .filter(|(module, _)| module.first().is_some_and(|m| m == "cli"))
-    {
-        // The index, the log, capture's queues and the processes goldfish
-        // starts are the application layer's business (`src/app/`); the
-        // command line may name the index's result types to render them.
-        for word in ["std::process::", "std::fs::"] {
-            assert!(
-                !text.contains(word),
-                "src/{}: the command line uses {word}; that belongs in src/app/",
-                module.join("/")
-            );
-        }
-        for target in references(&known, module, text) {
-            let path: Vec<&str> = target.iter().map(String::as_str).collect();
-            let allowed = match path.as_slice() {
-                ["log", ..] | ["capture", ..] => false,
-                ["index", "search"] => true,
-                ["index", ..] => false,
-                _ => true,
-            };
-            assert!(
-                allowed,
-                "src/{} uses crate::{}: the command line should call src/app/ for that",
-                module.join("/"),
-                target.join("::")
-            );
+fn the_source_root_holds_only_the_crate_and_the_binary() {
+    let mut stray = Vec::new();
+    for entry in std::fs::read_dir(src()).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_file() && !matches!(name.as_str(), "lib.rs" | "main.rs") {
+            stray.push(name);
+        } else if path.is_dir() && !LAYERS.contains(&name.as_str()) {
+            stray.push(format!("{name}/"));
         }
     }
+    assert!(
+        stray.is_empty(),
+        "src/ holds {stray:?}: every module lives in a layer folder ({})",
+        LAYERS.join(", ")
+    );
 }

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use goldfish::memory::{ContentError, secrets, validate_content};
+use goldfish::domain::memory::{ContentError, secrets, validate_content};
 
 use crate::common::{TestEnv, memory_lines};
 

@@ -102,7 +102,8 @@ fn concepts_find_memories_keywords_miss() {
     // and their weights, all in the output: the keyword weight × keyword
     // relevance relative to the best match + the semantic weight × similarity
     // (+ a time cue's boost, none here). The weights are the default fusion's.
-    let (keyword_weight, semantic_weight) = goldfish::recall::DEFAULT_FUSION.weights().unwrap();
+    let (keyword_weight, semantic_weight) =
+        goldfish::domain::recall::DEFAULT_FUSION.weights().unwrap();
     let default: Vec<Value> =
         json_lines(&env.ok(&repo, &["recall", "data not saving", "--json", "-n", "8"]));
     assert!(

@@ -5,7 +5,7 @@
 //!
 //! The table: `cargo run --release --example similarity_table`.
 
-use goldfish::embed::{Embedder, TextKind};
+use goldfish::adapters::embed::{Embedder, TextKind};
 
 /// One labelled pair and the model's cosine similarity of its texts.
 struct Scored {

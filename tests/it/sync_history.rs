@@ -84,8 +84,8 @@ pub fn memory_hashes(home: &Path) -> Vec<String> {
 }
 
 /// Turns the index at `path` into what goldfish wrote before schemas 2 and 3 (its
-/// queue triggers, no `duplicates`, no `files.racy`, no `memories.flags`),
-/// then runs `extra`.
+/// queue triggers, no `duplicates`, no `files.racy`, no `memories.flags`, no
+/// provenance identities or trust policy of schema 7), then runs `extra`.
 pub fn downgrade_to_schema_1(path: &Path, extra: &str) {
     let conn = rusqlite::Connection::open(path).unwrap();
     conn.execute_batch(&format!(
@@ -96,6 +96,17 @@ pub fn downgrade_to_schema_1(path: &Path, extra: &str) {
          DROP TABLE duplicates;
          ALTER TABLE files DROP COLUMN racy;
          ALTER TABLE memories DROP COLUMN flags;
+         ALTER TABLE memories DROP COLUMN imported;
+         ALTER TABLE provenance DROP COLUMN author_name;
+         ALTER TABLE provenance DROP COLUMN author_email;
+         ALTER TABLE provenance DROP COLUMN committer;
+         ALTER TABLE provenance DROP COLUMN signature;
+         ALTER TABLE provenance DROP COLUMN signer;
+         ALTER TABLE workspaces DROP COLUMN trust_policy;
+         ALTER TABLE workspaces DROP COLUMN trust_signed;
+         DROP TABLE trust_authors;
+         DROP TABLE releases;
+         DROP TABLE policy_changes;
          DROP TRIGGER memories_queue_insert;
          DROP TRIGGER memories_queue_update;
          DROP TRIGGER memories_queue_delete;

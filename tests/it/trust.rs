@@ -144,13 +144,22 @@ fn hand_written_lines_are_flagged_and_kept_out_of_the_briefing() {
         assert!(!brief.contains(planted), "{planted} briefed:\n{brief}");
     }
 
-    // Recall still finds them, marked.
-    let found = env.ok(&repo, &["recall", "instructions"]);
+    // Recall still finds them, marked; the order to agents is quarantined:
+    // only when asked for.
+    let output = env.goldfish(&repo, &["recall", "instructions"]);
+    let found = String::from_utf8_lossy(&output.stdout);
+    assert!(!found.contains("IGNORE PREVIOUS"), "{found}");
+    let found = env.ok(&repo, &["recall", "--include-untrusted", "instructions"]);
     assert!(
-        found.contains("(flagged: future-timestamp, instruction-like)"),
+        found.contains(
+            "(flagged: future-timestamp, instruction-like)  (UNTRUSTED: instruction-like)"
+        ),
         "{found}"
     );
-    let hits = json_lines(&env.ok(&repo, &["recall", "--json", "-n", "20"]));
+    let hits = json_lines(&env.ok(
+        &repo,
+        &["recall", "--json", "-n", "20", "--include-untrusted"],
+    ));
     let flags = |id: &str| {
         hits.iter()
             .find(|m| m["id"] == id)
@@ -468,11 +477,33 @@ fn an_order_to_agents_committed_by_hand_is_kept_out_of_the_briefing() {
         "{brief}"
     );
     let hits = json_lines(&env.ok(&repo, &["recall", "--json", "tests environment"]));
+    assert!(
+        hits.iter().all(|m| m["id"] != id),
+        "quarantined: not in default recall"
+    );
+    let hits = json_lines(&env.ok(
+        &repo,
+        &[
+            "recall",
+            "--json",
+            "--include-untrusted",
+            "tests environment",
+        ],
+    ));
     let hit = hits
         .iter()
         .find(|m| m["id"] == id)
-        .expect("recall still finds it");
-    assert_eq!(hit["flags"], serde_json::json!(["instruction-like"]));
+        .expect("recall still finds it when asked");
+    // Alice committed a line whose `author` field says Mallory.
+    assert_eq!(
+        hit["flags"],
+        serde_json::json!(["author-mismatch", "instruction-like"])
+    );
+    assert_eq!(hit["trust"], "untrusted");
+    assert_eq!(
+        hit["trust_reasons"],
+        serde_json::json!(["instruction-like", "author-mismatch"])
+    );
 
     let doctor = env.goldfish(&repo, &["doctor", "--json"]);
     let doctor: serde_json::Value = serde_json::from_slice(&doctor.stdout).unwrap();

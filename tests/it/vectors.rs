@@ -1,8 +1,8 @@
 //! The two-stage vector search (sign-bit Hamming scan, then exact cosine on
 //! the closest candidates) against exact search with sqlite-vec.
 
-use goldfish::embed::{Embedder, TextKind, normalize};
-use goldfish::index::Index;
+use goldfish::adapters::embed::{Embedder, TextKind, normalize};
+use goldfish::adapters::index::Index;
 
 use crate::common::with_embedder;
 
@@ -43,7 +43,7 @@ fn index_with(vectors: &[Vec<f32>]) -> (tempfile::TempDir, Index) {
 }
 
 /// Candidates recall re-ranks exactly (see `index::search::VECTOR_CANDIDATES`).
-const CANDIDATES: usize = goldfish::index::search::VECTOR_CANDIDATES;
+const CANDIDATES: usize = goldfish::adapters::index::search::VECTOR_CANDIDATES;
 
 #[test]
 fn two_stage_search_matches_exact_on_random_vectors() {

@@ -1,8 +1,10 @@
 //! Memory records: one JSON object per line of a `.goldfish/memories/*.jsonl` file.
 //!
-//! A line holds either a [`Memory`] or a [`Tombstone`] (a line whose `type` is
-//! `"tombstone"` and whose `forgets` names the id of a memory to hide). Lines are
-//! immutable once written; forgetting appends a tombstone.
+//! A line holds a [`Memory`], a [`Tombstone`] (a line whose `type` is
+//! `"tombstone"` and whose `forgets` names the id of a memory to hide) or a
+//! [`Release`] (`"type":"trust"`, whose `releases` names a quarantined memory
+//! a person vouches for). Lines are immutable once written; forgetting
+//! appends a tombstone, trusting a release.
 //!
 //! [`Entry::to_line`] is the canonical serialization: fixed key order (`id`,
 //! `timestamp`, `type`, `content`, `source`, `tags`, `author`, `branch`,
@@ -18,11 +20,15 @@ use serde_json::{Map, Value};
 /// The `type` of a tombstone line. Reserved: no memory may use it.
 pub const TOMBSTONE_TYPE: &str = "tombstone";
 
+/// The `type` of a release line. Reserved: no memory may use it.
+pub const RELEASE_TYPE: &str = "trust";
+
 /// One parsed line of a memory log.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Entry {
     Memory(Memory),
     Tombstone(Tombstone),
+    Release(Release),
 }
 
 /// A memory: something an agent or a person wanted to remember.
@@ -57,6 +63,18 @@ pub struct Tombstone {
     pub extra: BTreeMap<String, Value>,
 }
 
+/// A line that releases the quarantined memory whose id is `releases`
+/// (`goldfish trust ID`): who wrote it is its commit's author, as for any
+/// line; readers count it only when that author is inside the trust policy.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Release {
+    pub id: String,
+    pub timestamp: String,
+    pub releases: String,
+    pub author: Option<String>,
+    pub extra: BTreeMap<String, Value>,
+}
+
 /// Why a line is not a record.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParseError {
@@ -80,6 +98,7 @@ impl Entry {
         match self {
             Entry::Memory(m) => &m.id,
             Entry::Tombstone(t) => &t.id,
+            Entry::Release(r) => &r.id,
         }
     }
 
@@ -87,6 +106,7 @@ impl Entry {
         match self {
             Entry::Memory(m) => &m.timestamp,
             Entry::Tombstone(t) => &t.timestamp,
+            Entry::Release(r) => &r.timestamp,
         }
     }
 
@@ -109,6 +129,17 @@ impl Entry {
                 id,
                 timestamp,
                 forgets,
+                author,
+                extra: map.into_iter().collect(),
+            }));
+        }
+        if kind == RELEASE_TYPE {
+            let releases = take_required_string(&mut map, "releases")?;
+            let author = take_optional_string(&mut map, "author")?;
+            return Ok(Entry::Release(Release {
+                id,
+                timestamp,
+                releases,
                 author,
                 extra: map.into_iter().collect(),
             }));
@@ -193,6 +224,18 @@ impl Entry {
                     field(&mut out, "author", &string(author));
                 }
                 for (key, value) in &t.extra {
+                    field(&mut out, key, value);
+                }
+            }
+            Entry::Release(r) => {
+                field(&mut out, "id", &string(&r.id));
+                field(&mut out, "timestamp", &string(&r.timestamp));
+                field(&mut out, "type", &string(RELEASE_TYPE));
+                field(&mut out, "releases", &string(&r.releases));
+                if let Some(author) = &r.author {
+                    field(&mut out, "author", &string(author));
+                }
+                for (key, value) in &r.extra {
                     field(&mut out, key, value);
                 }
             }
@@ -320,6 +363,18 @@ mod tests {
         let entry = Entry::parse(line.as_bytes()).unwrap();
         assert!(matches!(&entry, Entry::Tombstone(t) if t.forgets == "01"));
         assert_eq!(entry.to_line(), line);
+    }
+
+    #[test]
+    fn release_round_trip() {
+        let line = r#"{"id":"03","timestamp":"2026-11-21T10:00:00.000Z","type":"trust","releases":"01","author":"Ada","why":"a false alarm"}"#;
+        let entry = Entry::parse(line.as_bytes()).unwrap();
+        assert!(matches!(&entry, Entry::Release(r) if r.releases == "01"));
+        assert_eq!(entry.to_line(), line);
+        assert_eq!(
+            Entry::parse(br#"{"id":"03","timestamp":"t","type":"trust"}"#),
+            Err(ParseError::MissingField("releases"))
+        );
     }
 
     #[test]

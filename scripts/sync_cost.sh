@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Times sync of a team workspace with each goldfish binary given, from the
+# same starting state: N memories (one file a day) that arrived in COMMITS
+# commits by four authors, then a full sync into an empty index, a no-op
+# sync, and the sync after a pull (one new commit of 5 memories); then, on
+# that index, `brief`, a keyword recall and a recall of the newest 50 (no
+# model: the cost of the filters, not of the embedding). Median of
+# RUNS runs each, binaries alternating; milliseconds of CPU time (user +
+# system), which other work on the machine disturbs less than wall time.
+#   N=100000 COMMITS=100 RUNS=3 bash scripts/sync_cost.sh path/to/old/goldfish target/debug/goldfish
+set -euo pipefail
+N=${N:-100000}
+COMMITS=${COMMITS:-100}
+RUNS=${RUNS:-3}
+D=$(mktemp -d)
+trap 'rm -rf "$D"' EXIT
+export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 GOLDFISH_NOW=2026-11-21T09:30:00Z
+export GIT_COMMITTER_NAME=C GIT_COMMITTER_EMAIL=c@example.com GIT_COMMITTER_DATE=2026-11-21T10:00:00Z
+mkdir "$D/r" && cd "$D/r"
+git init -q -b main && git config user.name A && git config user.email a@example.com
+echo x > README.md && git add . && git commit -qm initial
+mkdir -p .goldfish/memories
+python3 - "$N" "$COMMITS" <<'EOF'
+import datetime, json, os, subprocess, sys
+n, commits = int(sys.argv[1]), int(sys.argv[2])
+crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+def ulid(ms, serial):
+    t = "".join(crockford[(ms >> (5 * i)) & 31] for i in reversed(range(10)))
+    r = "".join(crockford[(serial >> (5 * i)) & 31] for i in reversed(range(16)))
+    return t + r
+kinds = ["decision", "bug-fix", "insight", "observation", "checkpoint", "plan"]
+authors = [("Alice", "alice@example.com"), ("Bob", "bob@example.com"),
+           ("Carol", "carol@example.com"), ("Dan", "dan@example.com")]
+per_day = 300
+days = (n + per_day - 1) // per_day
+start = 1_700_000_000_000
+files = {}
+for i in range(n):
+    day = i // per_day
+    ms = start + day * 86_400_000 + (i % per_day) * 1000
+    ts = datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc)
+    name = ts.strftime("%Y-%m-%d") + ".jsonl"
+    record = {"id": ulid(ms, i), "timestamp": ts.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+              "type": kinds[i % len(kinds)],
+              "content": f"Memory {i}: the service {i % 97} retries {i % 7} times before the queue {i % 13} gives up; see module m{i % 211}."}
+    files.setdefault(name, []).append(record)
+names = sorted(files)
+chunk = (len(names) + commits - 1) // commits
+for c in range(0, len(names), chunk):
+    # Each commit's memories were stored by its author, as `store` writes them.
+    name, email = authors[(c // chunk) % 4]
+    for file in names[c:c + chunk]:
+        with open(f".goldfish/memories/{file}", "w") as f:
+            f.write("".join(json.dumps(dict(r, author=name), separators=(",", ":")) + "\n"
+                            for r in files[file]))
+    env = dict(os.environ, GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=email,
+               GIT_AUTHOR_DATE="2026-11-21T10:00:00Z")
+    subprocess.run(["git", "add", "-A"], check=True, env=env)
+    subprocess.run(["git", "commit", "-qm", f"memories {c}"], check=True, env=env)
+EOF
+newest=$(ls .goldfish/memories | sort | tail -1)
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+# CPU time (user + system) of the command, in ms: steadier than wall time
+# on a machine other work shares.
+ms() {
+  local TIMEFORMAT='%3U %3S' t
+  t=$( { time "$@" >/dev/null 2>&1; } 2>&1 )
+  awk '{ printf "%d\n", ($1 + $2) * 1000 }' <<< "$t"
+}
+declare -A full noop pull indexed brief recall newest
+for run in $(seq "$RUNS"); do
+  n=0
+  for bin in "$@"; do
+    n=$((n + 1)); bin=$(realpath "$bin")
+    rm -rf "$D/c" "$D/home" && cp -a "$D/r" "$D/c" && cd "$D/c"
+    full[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" sync --quiet) "
+    noop[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" sync --quiet) "
+    indexed[$n]=$(GOLDFISH_HOME="$D/home" "$bin" sync --json 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["memories"])')
+    for k in 1 2 3 4 5; do
+      echo "{\"id\":\"01ZZZZZZZZ00000000000000$k$run\",\"timestamp\":\"2026-11-21T09:0$k:00.000Z\",\"type\":\"decision\",\"content\":\"pulled memory $k\",\"author\":\"Bob\"}" >> ".goldfish/memories/$newest"
+    done
+    GIT_AUTHOR_NAME=Bob GIT_AUTHOR_EMAIL=bob@example.com git commit -qam "pull"
+    pull[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" sync --quiet) "
+    brief[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" brief) "
+    recall[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" recall --mode keyword -n 10 queue retries module) "
+    newest[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" recall -n 50) "
+    cd "$D"
+  done
+done
+echo "| binary | memories | indexed | commits | full sync (CPU ms) | no-op sync | sync after a pull | brief | recall (keywords) | recall (newest 50) |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+n=0
+for bin in "$@"; do
+  n=$((n + 1))
+  echo "| $bin | $N | ${indexed[$n]} | $COMMITS | $(tr ' ' '\n' <<< "${full[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${noop[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${pull[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${brief[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${recall[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${newest[$n]}" | grep . | median) |"
+done

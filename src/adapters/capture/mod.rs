@@ -1,0 +1,367 @@
+//! Capture: memories written from an agent's tool use.
+//!
+//! The agent's PostToolUse hook hands each tool call to [`enqueue`], which
+//! removes `<private>` spans, clips it and appends it to a queue under
+//! `$GOLDFISH_HOME/capture/` (never in the repository) and returns. A
+//! worker, one per home at a time, [`drain`]s the queues: rules read the
+//! facts of each event ([`event::facts`]: files, command, exit status,
+//! failing tests, error lines, secrets removed), keep a state per session
+//! ([`rules::Session`]) and decide what is worth a memory; a Stop event adds
+//! the session summary. What to store goes to a [`Sink`] (the CLI stores it
+//! like `store` does, whose secret check runs again).
+
+pub mod eval;
+pub mod install;
+pub mod queue;
+pub mod runtime;
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::domain::capture::rules::{self, Observation, Session, Verdict};
+use crate::domain::capture::{Generator, event, judge};
+pub use queue::Queue;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CaptureError {
+    #[error("could not {action} {}", .path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("the hook payload is not a JSON object: {0}")]
+    Payload(String),
+    #[error("{} is not inside a git repository", .0.display())]
+    NoRepository(PathBuf),
+}
+
+/// The most of a hook payload read: a tool call's input and output (whose
+/// texts are clipped to 8 KiB each anyway). A larger one is dropped, and
+/// counted.
+pub const MAX_PAYLOAD_BYTES: u64 = 4 << 20;
+
+/// Why the hook dropped an event, as the status log and `capture status`
+/// say it.
+pub const DROPPED_TOO_LARGE: &str = "hook payload over 4 MiB";
+pub const DROPPED_QUEUE_FULL: &str = "capture queue full";
+
+/// The capture folder of a home.
+pub fn capture_root(home: &Path) -> PathBuf {
+    home.join("capture")
+}
+
+/// The repository holding `dir`: the nearest folder up with a `.git`.
+/// Cheap (a few `stat`s): the hook must not open the repository.
+pub fn find_root(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .find(|d| d.join(".git").symlink_metadata().is_ok())
+        .map(Path::to_owned)
+}
+
+/// What the hook did with an event.
+#[derive(Debug)]
+pub struct Enqueued {
+    pub queue: Queue,
+    /// Why the event was dropped (counted in the status log), when it was.
+    pub dropped: Option<&'static str>,
+}
+
+/// Queues one hook payload (`kind` is `tool` or `stop`) of the repository
+/// holding the payload's `cwd` (else `cwd`). A payload over
+/// [`MAX_PAYLOAD_BYTES`] (the caller reads one byte more) is dropped, for
+/// the repository holding `cwd`, and so is an event the full queue has no
+/// room for: each with a status line.
+pub fn enqueue(
+    home: &Path,
+    cwd: &Path,
+    kind: &str,
+    payload: &[u8],
+) -> Result<Enqueued, CaptureError> {
+    if payload.len() as u64 > MAX_PAYLOAD_BYTES {
+        let root = find_root(cwd).ok_or_else(|| CaptureError::NoRepository(cwd.to_owned()))?;
+        let queue = Queue::for_root(&capture_root(home), &root);
+        return dropped(queue, &root, kind, None, DROPPED_TOO_LARGE);
+    }
+    let mut value: Value =
+        serde_json::from_slice(payload).map_err(|e| CaptureError::Payload(e.to_string()))?;
+    if !value.is_object() {
+        return Err(CaptureError::Payload("not an object".to_owned()));
+    }
+    let dir = value["cwd"]
+        .as_str()
+        .filter(|d| Path::new(d).is_absolute())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| cwd.to_owned());
+    let root = find_root(&dir).ok_or(CaptureError::NoRepository(dir))?;
+    event::sanitize(&mut value);
+    event::shrink(&mut value);
+    value["goldfish_event"] = Value::String(kind.to_owned());
+    let queue = Queue::for_root(&capture_root(home), &root);
+    if !queue.push(&root, &value.to_string())? {
+        return dropped(queue, &root, kind, Some(&value), DROPPED_QUEUE_FULL);
+    }
+    Ok(Enqueued {
+        queue,
+        dropped: None,
+    })
+}
+
+/// Counts an event the hook dropped: a status line as the worker writes
+/// one (with the session and tool when the payload was read).
+fn dropped(
+    queue: Queue,
+    root: &Path,
+    kind: &str,
+    payload: Option<&Value>,
+    reason: &'static str,
+) -> Result<Enqueued, CaptureError> {
+    let tool = match (kind, payload) {
+        ("stop", _) => Value::String("Stop".to_owned()),
+        (_, Some(payload)) => payload["tool_name"].clone(),
+        (_, None) => Value::Null,
+    };
+    let session = payload.map_or(Value::Null, |payload| payload["session_id"].clone());
+    queue.record_root(root)?;
+    queue.log_status(&serde_json::json!({
+        "session": session,
+        "tool": tool,
+        "verdict": "dropped",
+        "reason": reason,
+    }))?;
+    Ok(Enqueued {
+        queue,
+        dropped: Some(reason),
+    })
+}
+
+/// Where the worker's observations go.
+pub trait Sink {
+    /// Stores an observation of `session`; returns the memory's id, or why
+    /// it was not stored.
+    fn store(
+        &mut self,
+        root: &Path,
+        session: &str,
+        observation: &Observation,
+    ) -> Result<String, Refusal>;
+}
+
+/// Why a [`Sink`] did not store an observation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The workspace has a memory saying nearly the same (its id): skipped.
+    Duplicate(String),
+    /// Storing failed (the message): dropped.
+    Failed(String),
+}
+
+/// What a drain did, by verdict.
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Drained {
+    pub events: usize,
+    pub stored: usize,
+    pub skipped: usize,
+    /// Failing checks held until a run of them passes.
+    pub waiting: usize,
+    pub dropped: usize,
+}
+
+/// Reads a transcript's first request and last answer (for the session
+/// summary); at most the file's last 4 MiB are read.
+pub fn transcript_ends(path: &Path) -> (Option<String>, Option<String>) {
+    let Ok(bytes) = crate::adapters::memdir::read_regular(path) else {
+        return (None, None);
+    };
+    let start = bytes.len().saturating_sub(4 << 20);
+    let text = String::from_utf8_lossy(&bytes[start..]);
+    let mut asked = None;
+    let mut answer = None;
+    for line in text.lines() {
+        let Ok(entry) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let role = entry["type"].as_str().or(entry["message"]["role"].as_str());
+        let content = &entry["message"]["content"];
+        let text = match content {
+            Value::String(text) => Some(text.clone()),
+            Value::Array(parts) => {
+                let texts: Vec<&str> = parts
+                    .iter()
+                    .filter(|p| p["type"] == "text")
+                    .filter_map(|p| p["text"].as_str())
+                    .collect();
+                (!texts.is_empty()).then(|| texts.join("\n"))
+            }
+            _ => None,
+        };
+        let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
+            continue;
+        };
+        match role {
+            Some("user") if asked.is_none() => asked = Some(text),
+            Some("assistant") => answer = Some(text),
+            _ => {}
+        }
+    }
+    (asked, answer)
+}
+
+/// Works through every queue of the home once: each event's facts, the
+/// session's rules, observations to `sink`, a status line per event.
+/// Events the rules cannot judge go to `generator` when there is one.
+pub fn drain(
+    home: &Path,
+    sink: &mut dyn Sink,
+    mut generator: Option<&mut (dyn Generator + '_)>,
+) -> Result<Drained, CaptureError> {
+    let mut total = Drained::default();
+    for queue in Queue::all(&capture_root(home)) {
+        let Some(root) = queue.root() else { continue };
+        while let Some(batch) = queue.take()? {
+            for line in batch.lines() {
+                let status = process(&queue, &root, line, sink, generator.as_deref_mut())?;
+                total.events += 1;
+                match status["verdict"].as_str() {
+                    Some("stored") => total.stored += 1,
+                    Some("waiting") => total.waiting += 1,
+                    Some("dropped") => total.dropped += 1,
+                    _ => total.skipped += 1,
+                }
+                queue.log_status(&status)?;
+            }
+            queue.finish()?;
+        }
+    }
+    Ok(total)
+}
+
+fn process(
+    queue: &Queue,
+    root: &Path,
+    line: &str,
+    sink: &mut dyn Sink,
+    generator: Option<&mut (dyn Generator + '_)>,
+) -> Result<Value, CaptureError> {
+    let Ok(payload) = serde_json::from_str::<Value>(line) else {
+        return Ok(serde_json::json!({"verdict": "dropped", "reason": "unreadable queue line"}));
+    };
+    let session_id = payload["session_id"]
+        .as_str()
+        .unwrap_or("unknown")
+        .to_owned();
+    let mut session: Session = queue.load_session(&session_id);
+    let mut status = serde_json::json!({
+        "session": session_id,
+        "tool": payload["tool_name"],
+    });
+    let verdict = if payload["goldfish_event"] == "stop" {
+        status["tool"] = Value::String("Stop".to_owned());
+        let (asked, answer) = payload["transcript_path"]
+            .as_str()
+            .map(|p| transcript_ends(Path::new(p)))
+            .unwrap_or_default();
+        match session.summary(asked.as_deref(), answer.as_deref()) {
+            Some(observation) => Verdict::Store(observation),
+            None => Verdict::Skip("nothing changed in the session"),
+        }
+    } else {
+        let facts = event::facts(&payload, root);
+        match (session.apply(&facts), generator) {
+            (Verdict::Consult(_), Some(generator))
+                if session.stored < rules::MAX_STORED_PER_SESSION =>
+            {
+                match judge(generator, &facts) {
+                    Ok(Some(observation)) => {
+                        session.stored += 1;
+                        Verdict::Store(observation)
+                    }
+                    Ok(None) => Verdict::Skip("the model found nothing worth recording"),
+                    Err(reason) => {
+                        status["verdict"] = "dropped".into();
+                        status["reason"] = reason.into();
+                        queue.save_session(&session_id, &session)?;
+                        return Ok(status);
+                    }
+                }
+            }
+            (verdict, _) => verdict,
+        }
+    };
+    // The failing runs this event settled: `capture status` counts them in
+    // the fix stored, or skipped when none was.
+    if session.settled > 0 {
+        status["settles"] = session.settled.into();
+    }
+    match verdict {
+        Verdict::Skip(reason) | Verdict::Consult(reason) => {
+            status["verdict"] = "skipped".into();
+            status["reason"] = reason.into();
+        }
+        Verdict::Wait(reason) => {
+            status["verdict"] = "waiting".into();
+            status["reason"] = reason.into();
+        }
+        Verdict::Store(observation) => match sink.store(root, &session_id, &observation) {
+            Ok(id) => {
+                status["verdict"] = "stored".into();
+                status["id"] = id.into();
+                status["type"] = observation.kind.into();
+            }
+            Err(Refusal::Duplicate(id)) => {
+                status["verdict"] = "skipped".into();
+                status["reason"] = "near-duplicate of a memory".into();
+                status["similar_to"] = id.into();
+            }
+            Err(Refusal::Failed(reason)) => {
+                status["verdict"] = "dropped".into();
+                status["reason"] = reason.into();
+            }
+        },
+    }
+    queue.save_session(&session_id, &session)?;
+    Ok(status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An event the full queue has no room for is dropped and counted,
+    /// with its session and tool, as one over the size limit is.
+    #[test]
+    fn events_the_hook_drops_are_counted() {
+        let home = tempfile::tempdir().unwrap();
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::create_dir(repo.path().join(".git")).unwrap();
+        let payload = serde_json::json!({
+            "session_id": "s1",
+            "tool_name": "Read",
+            "cwd": repo.path(),
+        })
+        .to_string();
+        let queue = Queue::for_root(&capture_root(home.path()), repo.path());
+        queue.record_root(repo.path()).unwrap();
+        std::fs::write(
+            queue.dir().join("queue.jsonl"),
+            vec![b'\n'; queue::MAX_QUEUE_BYTES as usize],
+        )
+        .unwrap();
+        let full = enqueue(home.path(), repo.path(), "tool", payload.as_bytes()).unwrap();
+        assert_eq!(full.dropped, Some(DROPPED_QUEUE_FULL));
+        let huge = vec![b' '; MAX_PAYLOAD_BYTES as usize + 1];
+        let large = enqueue(home.path(), repo.path(), "stop", &huge).unwrap();
+        assert_eq!(large.dropped, Some(DROPPED_TOO_LARGE));
+        let statuses = queue.statuses();
+        assert_eq!(
+            statuses,
+            [
+                serde_json::json!({"session": "s1", "tool": "Read", "verdict": "dropped", "reason": DROPPED_QUEUE_FULL}),
+                serde_json::json!({"session": null, "tool": "Stop", "verdict": "dropped", "reason": DROPPED_TOO_LARGE}),
+            ]
+        );
+    }
+}

@@ -1,0 +1,96 @@
+//! Every environment variable goldfish reads or sets, in one place (the
+//! test and bench harness variables, `GOLDFISH_TEST_MODEL_HOME` and
+//! `GOLDFISH_BENCH_*`, live with the harness).
+//!
+//! Adapters and the application layer read these; the core takes values as
+//! arguments.
+
+/// Fixes "now" (RFC 3339, e.g. `2026-11-21T09:00:00Z`) for stores, forgets and
+/// `--since`: tests and demos use it to get reproducible timestamps.
+pub const GOLDFISH_NOW: &str = "GOLDFISH_NOW";
+
+/// Where the personal index, locks and logs live (default `~/.goldfish`).
+pub const GOLDFISH_HOME: &str = "GOLDFISH_HOME";
+
+/// The embedding model to use (a folder name under `$GOLDFISH_HOME/models/`);
+/// default `all-MiniLM-L6-v2`. Changing it re-embeds on the next sync.
+pub const GOLDFISH_MODEL: &str = "GOLDFISH_MODEL";
+
+/// Intra-op threads for the embedding model (default: all cores).
+pub const GOLDFISH_THREADS: &str = "GOLDFISH_THREADS";
+
+/// A command that distils digests (`recall --budget`), e.g. `claude -p`: the
+/// prompt goes to its stdin, the digest comes from its stdout. Overrides
+/// `distill.command` in `$GOLDFISH_HOME/config.toml`.
+pub const GOLDFISH_DISTILL_COMMAND: &str = "GOLDFISH_DISTILL_COMMAND";
+
+/// Seconds the distill command may take (default 30), overriding
+/// `distill.timeout_secs`.
+pub const GOLDFISH_DISTILL_TIMEOUT: &str = "GOLDFISH_DISTILL_TIMEOUT";
+
+/// A GGUF model (llama, qwen2 or qwen3 architecture) for capture, instead
+/// of the one `goldfish model install --capture` installs.
+pub const GOLDFISH_CAPTURE_MODEL: &str = "GOLDFISH_CAPTURE_MODEL";
+
+/// A command that judges capture events instead of a model in process (e.g.
+/// `ollama run qwen3:0.6b`): the prompt on its stdin, the answer (a
+/// `<tool_call>` or not) on its stdout.
+pub const GOLDFISH_CAPTURE_COMMAND: &str = "GOLDFISH_CAPTURE_COMMAND";
+
+/// Seconds the capture command may take per event (default 60).
+pub const GOLDFISH_CAPTURE_TIMEOUT: &str = "GOLDFISH_CAPTURE_TIMEOUT";
+
+/// `rules` makes the capture worker use its rules only, even with a model
+/// installed.
+pub const GOLDFISH_CAPTURE: &str = "GOLDFISH_CAPTURE";
+
+/// Fault injection for the crash-safety tests: `sync-abort` makes a sync abort
+/// the process after writing its changes but before committing them.
+pub const GOLDFISH_FAULT: &str = "GOLDFISH_FAULT";
+
+/// Bytes of changed memory files above which a git hook syncs in a detached
+/// background process (logging to `$GOLDFISH_HOME/logs/`) instead of making
+/// the git command wait. Default 1 MiB; `0` always goes to the background.
+pub const GOLDFISH_HOOK_BACKGROUND_BYTES: &str = "GOLDFISH_HOOK_BACKGROUND_BYTES";
+
+/// `0` turns goldfish off in git: the merge driver falls back to
+/// `git merge-file` and hooks do nothing.
+pub const GOLDFISH: &str = "GOLDFISH";
+
+/// Set (to anything) to let git hooks print what they do; silent otherwise.
+pub const GOLDFISH_HOOK_VERBOSE: &str = "GOLDFISH_HOOK_VERBOSE";
+
+/// The Python (3.11 or newer) the model installers build with (default
+/// `python3`); read by the install scripts `goldfish model install` runs.
+pub const GOLDFISH_PYTHON: &str = "GOLDFISH_PYTHON";
+
+/// The model installers' work folder: a Python environment and the PyPI
+/// downloads, about 600 MB (default
+/// `${XDG_CACHE_HOME:-$HOME/.cache}/goldfish/model-build`); read by the install
+/// scripts.
+pub const GOLDFISH_MODEL_CACHE: &str = "GOLDFISH_MODEL_CACHE";
+
+/// candle's switch to dequantize a GGUF model to f32 at load: the capture
+/// worker sets it for small models (candle's quantized kernels are several
+/// times slower on a long prompt) unless the user set it.
+pub const CANDLE_DEQUANTIZE_ALL: &str = "CANDLE_DEQUANTIZE_ALL";
+
+/// Set (to anything) to have each command print its trace on stderr when it
+/// ends: index opens, syncs, texts and queries embedded.
+pub const GOLDFISH_TRACE: &str = "GOLDFISH_TRACE";
+
+/// Git's own overrides of the author identity, honoured by `store` and `forget`.
+pub const GIT_AUTHOR_NAME: &str = "GIT_AUTHOR_NAME";
+/// The email git commits with when set (else `user.email`): `trust` checks
+/// it against the trust policy.
+pub const GIT_AUTHOR_EMAIL: &str = "GIT_AUTHOR_EMAIL";
+
+/// Reads a variable, treating an empty value as unset.
+pub fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// Whether goldfish is switched off with `GOLDFISH=0`.
+pub fn disabled() -> bool {
+    var(GOLDFISH).is_some_and(|v| v == "0" || v.eq_ignore_ascii_case("off"))
+}

@@ -1,0 +1,555 @@
+//! The git adapter: finds the repository (with gix, honouring `GIT_DIR` and
+//! linked worktrees), reads identity, HEAD, trees and blobs, and runs the
+//! `git` CLI for the few things gix does not do here (config writes,
+//! `rev-parse --git-path hooks`, `merge-file`, the index's unmerged entries, verifying
+//! commit signatures;
+//! docs/ARCHITECTURE.md lists every call).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Where the memory log lives inside a work tree.
+pub const MEMORY_DIR: &str = ".goldfish/memories";
+pub use crate::domain::config::REPO_CONFIG;
+
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("not inside a git repository ({}): run goldfish in a clone, or `git init` first", .path.display())]
+    NotARepository {
+        path: PathBuf,
+        /// Why, when it is more than "no repository here" (which the
+        /// message already says).
+        #[source]
+        source: Option<Box<gix::Error>>,
+    },
+    #[error("{} is a bare repository: goldfish needs a work tree (run it in a clone)", .0.display())]
+    Bare(PathBuf),
+    #[error("could not read {what} from the git repository")]
+    Read {
+        what: String,
+        #[source]
+        source: Box<gix::Error>,
+    },
+    #[error("could not run `git {args}`")]
+    Spawn {
+        args: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`git {args}` failed: {stderr}")]
+    Failed { args: String, stderr: String },
+}
+
+/// A git repository with a work tree: the unit goldfish calls a workspace.
+#[derive(Clone)]
+pub struct Workspace {
+    repo: gix::Repository,
+    root: PathBuf,
+}
+
+/// What HEAD points to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Head {
+    /// Short branch name; `None` when detached.
+    pub branch: Option<String>,
+    /// Full commit id; `None` in a repository without commits.
+    pub commit: Option<String>,
+}
+
+impl Workspace {
+    /// Finds the repository containing `dir`, like git does (`GIT_DIR` and
+    /// `GIT_WORK_TREE` win).
+    pub fn discover(dir: &Path) -> Result<Workspace, GitError> {
+        // gix's "Could not find a git repository in …" says the same again.
+        let repo = gix::discover_with_environment_overrides(dir).map_err(|source| {
+            let not_found = source
+                .to_string()
+                .starts_with("Could not find a git repository");
+            GitError::NotARepository {
+                path: dir.to_owned(),
+                source: (!not_found).then(|| Box::new(source)),
+            }
+        })?;
+        let Some(root) = repo.workdir().map(Path::to_path_buf) else {
+            return Err(GitError::Bare(repo.git_dir().to_owned()));
+        };
+        let root = root.canonicalize().unwrap_or(root);
+        Ok(Workspace { repo, root })
+    }
+
+    /// The top of the work tree.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// This work tree's own git folder (`.git`, or `.git/worktrees/NAME` of
+    /// a linked worktree): its index, index lock and operation state.
+    pub fn git_dir(&self) -> &Path {
+        self.repo.git_dir()
+    }
+
+    /// The git data shared by all worktrees of this repository.
+    pub fn common_dir(&self) -> &Path {
+        self.repo.common_dir()
+    }
+
+    pub fn memory_dir(&self) -> PathBuf {
+        self.root.join(MEMORY_DIR)
+    }
+
+    pub fn repo_config_path(&self) -> PathBuf {
+        self.root.join(REPO_CONFIG)
+    }
+
+    /// A string from git's configuration (all scopes, as git resolves them).
+    pub fn config_string(&self, key: &str) -> Option<String> {
+        self.repo
+            .config_snapshot()
+            .string(key)
+            .map(|value| value.to_string())
+    }
+
+    /// The author name goldfish stamps on records: `GIT_AUTHOR_NAME`,
+    /// else `user.name`, else `user.email`.
+    pub fn author(&self) -> Option<String> {
+        crate::adapters::env::var(crate::adapters::env::GIT_AUTHOR_NAME)
+            .or_else(|| self.config_string("user.name"))
+            .or_else(|| self.config_string("user.email"))
+            .map(|name| name.trim().to_owned())
+            .filter(|name| !name.is_empty())
+    }
+
+    pub fn head(&self) -> Head {
+        let branch = self
+            .repo
+            .head_name()
+            .ok()
+            .flatten()
+            .map(|name| name.shorten().to_string());
+        let commit = self.repo.head_id().ok().map(|id| id.to_string());
+        Head { branch, commit }
+    }
+
+    /// Runs `git` in the work tree root.
+    pub fn git(&self, args: &[&str]) -> Result<String, GitError> {
+        run_git(&self.root, args)
+    }
+}
+
+/// A commit of the history walk, with what provenance needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitInfo {
+    pub id: gix::ObjectId,
+    pub parents: Vec<gix::ObjectId>,
+    /// `Name <email>` of the commit's author.
+    pub author: String,
+    /// The author's name and email, as the commit has them.
+    pub author_name: String,
+    pub author_email: String,
+    /// `Name <email>` of the commit's committer.
+    pub committer: String,
+    /// The author date, RFC 3339 UTC.
+    pub date: String,
+    /// Whether the commit carries a signature (`gpgsig`), which
+    /// [`Workspace::verify_signatures`] checks.
+    pub signed: bool,
+}
+
+/// What git says of a commit's signature (`git log --format=%G?`), checked
+/// against the repository's own settings (`gpg.ssh.allowedSignersFile`,
+/// the GPG keyring).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignatureState {
+    /// No signature.
+    Unsigned,
+    /// A good signature by a key the repository allows (`G`).
+    Good,
+    /// A good signature by a key it does not know or trust (`U`: for SSH, a
+    /// key missing from `gpg.ssh.allowedSignersFile`).
+    UnknownKey,
+    /// A signature that does not match the commit (`B`).
+    Bad,
+    /// Expired signature or key (`X`, `Y`).
+    Expired,
+    /// Revoked key (`R`).
+    Revoked,
+    /// Signed, but git could not check it (`E`: no key, no
+    /// `gpg.ssh.allowedSignersFile`, git missing).
+    Unchecked,
+}
+
+impl SignatureState {
+    /// Its stable name, as the index stores it and `recall --json` shows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SignatureState::Unsigned => "unsigned",
+            SignatureState::Good => "good",
+            SignatureState::UnknownKey => "unknown-key",
+            SignatureState::Bad => "bad",
+            SignatureState::Expired => "expired",
+            SignatureState::Revoked => "revoked",
+            SignatureState::Unchecked => "unchecked",
+        }
+    }
+
+    /// From `%G?`, for a commit that carries a signature: git says `N`
+    /// when it cannot verify an SSH signature at all (no allowed signers
+    /// file), which is not "unsigned".
+    fn of_letter(letter: &str) -> SignatureState {
+        match letter {
+            "G" => SignatureState::Good,
+            "U" => SignatureState::UnknownKey,
+            "B" => SignatureState::Bad,
+            "X" | "Y" => SignatureState::Expired,
+            "R" => SignatureState::Revoked,
+            _ => SignatureState::Unchecked,
+        }
+    }
+}
+
+/// A signed commit's verification: the state and the signer git names
+/// (`%GS`: an SSH principal from the allowed signers, or a GPG user id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verified {
+    pub state: SignatureState,
+    pub signer: String,
+}
+
+fn read_error(what: impl Into<String>) -> impl FnOnce(gix::Error) -> GitError {
+    let what = what.into();
+    move |source| GitError::Read {
+        what,
+        source: Box::new(source),
+    }
+}
+
+impl Workspace {
+    /// HEAD's commit id, `None` in a repository without commits.
+    pub fn head_commit(&self) -> Option<gix::ObjectId> {
+        self.repo.head_id().ok().map(|id| id.detach())
+    }
+
+    /// The `*.jsonl` files of the memory folder in `commit`'s tree, by name,
+    /// with their blob ids. Empty when the commit has no memory folder.
+    pub fn memory_files_at(
+        &self,
+        commit: gix::ObjectId,
+    ) -> Result<std::collections::BTreeMap<String, gix::ObjectId>, GitError> {
+        let what = || format!("the memory folder of commit {commit}");
+        let tree = self
+            .repo
+            .find_commit(commit)
+            .and_then(|c| c.tree())
+            .map_err(read_error(what()))?;
+        let mut files = std::collections::BTreeMap::new();
+        let Some(entry) = tree
+            .lookup_entry_by_path(MEMORY_DIR)
+            .map_err(read_error(what()))?
+        else {
+            return Ok(files);
+        };
+        if !entry.mode().is_tree() {
+            return Ok(files);
+        }
+        let folder = self
+            .repo
+            .find_tree(entry.id())
+            .map_err(read_error(what()))?;
+        for entry in folder.iter() {
+            let entry = entry.map_err(|err| read_error(what())(err))?;
+            let name = entry.filename().to_string();
+            if name.ends_with(".jsonl") && entry.mode().is_blob() {
+                files.insert(name, entry.oid().to_owned());
+            }
+        }
+        Ok(files)
+    }
+
+    /// Memory file `name` as `commit`'s tree has it, when it is a regular
+    /// file there (a link in a tree is never followed); `None` otherwise.
+    pub fn memory_file_at(&self, commit: gix::ObjectId, name: &str) -> Option<Vec<u8>> {
+        let tree = self.repo.find_commit(commit).ok()?.tree().ok()?;
+        let entry = tree
+            .lookup_entry_by_path(format!("{MEMORY_DIR}/{name}"))
+            .ok()??;
+        if !entry.mode().is_blob() {
+            return None;
+        }
+        Some(self.repo.find_blob(entry.id()).ok()?.data.clone())
+    }
+
+    /// The commits HEAD's reflog of this work tree moved to, oldest first
+    /// (empty without a reflog).
+    pub fn head_reflog(&self) -> Vec<gix::ObjectId> {
+        let Ok(head) = self.repo.head() else {
+            return Vec::new();
+        };
+        let mut log = head.log_iter();
+        match log.all() {
+            Ok(Some(lines)) => lines
+                .filter_map(Result::ok)
+                .map(|line| line.new_oid())
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The stash commits (`git stash list`): the reflog of `refs/stash`.
+    pub fn stash_commits(&self) -> Vec<gix::ObjectId> {
+        let Ok(Some(stash)) = self.repo.try_find_reference("refs/stash") else {
+            return Vec::new();
+        };
+        let mut log = stash.log_iter();
+        let mut commits: Vec<gix::ObjectId> = match log.all() {
+            Ok(Some(lines)) => lines
+                .filter_map(Result::ok)
+                .map(|line| line.new_oid())
+                .collect(),
+            _ => Vec::new(),
+        };
+        if let Some(id) = stash.target().try_id() {
+            commits.push(id.to_owned());
+        }
+        commits
+    }
+
+    /// The bytes of a blob.
+    pub fn read_blob(&self, id: gix::ObjectId) -> Result<Vec<u8>, GitError> {
+        self.repo
+            .find_blob(id)
+            .map(|blob| blob.data.clone())
+            .map_err(read_error(format!("blob {id}")))
+    }
+
+    /// Whether `ancestor` is `head` or in its history; `false` when either
+    /// is missing or the history cannot be read.
+    pub fn is_ancestor(&self, ancestor: gix::ObjectId, head: gix::ObjectId) -> bool {
+        if ancestor == head {
+            return true;
+        }
+        if self.repo.find_commit(ancestor).is_err() {
+            return false;
+        }
+        match self.repo.rev_walk([ancestor]).with_hidden([head]).all() {
+            Ok(mut walk) => walk.next().is_none(),
+            Err(_) => false,
+        }
+    }
+
+    /// Commits reachable from `head` but not from `known`, oldest first, each
+    /// with the parents this repository has.
+    pub fn new_commits(
+        &self,
+        head: gix::ObjectId,
+        known: Option<gix::ObjectId>,
+    ) -> Result<Vec<CommitInfo>, GitError> {
+        let mut walk = self.repo.rev_walk([head]);
+        // A known commit that is gone (gc after a rewrite) just means walking more.
+        if let Some(known) = known.filter(|id| self.repo.find_commit(*id).is_ok()) {
+            walk = walk.with_hidden([known]);
+        }
+        let walk = walk.all().map_err(read_error("the commit history"))?;
+        let mut commits = Vec::new();
+        for info in walk {
+            let info = info.map_err(|err| read_error("the commit history")(err))?;
+            let commit = self
+                .repo
+                .find_commit(info.id)
+                .map_err(read_error(format!("commit {}", info.id)))?;
+            let (author, author_name, author_email, date) = match commit.author() {
+                Ok(signature) => {
+                    let signature = signature.trim();
+                    let date = jiff::Timestamp::from_second(signature.seconds())
+                        .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+                        .unwrap_or_default();
+                    (
+                        format!("{} <{}>", signature.name, signature.email),
+                        signature.name.to_string(),
+                        signature.email.to_string(),
+                        date,
+                    )
+                }
+                Err(_) => Default::default(),
+            };
+            let committer = commit
+                .committer()
+                .map(|signature| {
+                    let signature = signature.trim();
+                    format!("{} <{}>", signature.name, signature.email)
+                })
+                .unwrap_or_default();
+            let signed = commit
+                .decode()
+                .is_ok_and(|decoded| decoded.extra_headers().pgp_signature().is_some());
+            commits.push(CommitInfo {
+                id: info.id,
+                // Parents missing from the object database (the boundary of
+                // a shallow clone) are left out: the oldest commit present
+                // introduces what it holds.
+                parents: commit
+                    .parent_ids()
+                    .map(|id| id.detach())
+                    .filter(|id| self.repo.has_object(id))
+                    .collect(),
+                author,
+                author_name,
+                author_email,
+                committer,
+                date,
+                signed,
+            });
+        }
+        commits.reverse();
+        Ok(commits)
+    }
+
+    /// The blob id of `.goldfish/config` in `commit`'s tree; `None` when it
+    /// has none (or it is not a file).
+    pub fn repo_config_at(&self, commit: gix::ObjectId) -> Result<Option<gix::ObjectId>, GitError> {
+        let what = || format!("{REPO_CONFIG} of commit {commit}");
+        let tree = self
+            .repo
+            .find_commit(commit)
+            .and_then(|c| c.tree())
+            .map_err(read_error(what()))?;
+        let entry = tree
+            .lookup_entry_by_path(REPO_CONFIG)
+            .map_err(read_error(what()))?;
+        Ok(entry
+            .filter(|entry| entry.mode().is_blob())
+            .map(|entry| entry.id().detach()))
+    }
+
+    /// Verifies the signatures of `commits` (signed ones: see
+    /// [`CommitInfo::signed`]) with one `git log` process, as git itself
+    /// would (gix does not verify signatures): the repository's
+    /// `gpg.ssh.allowedSignersFile` for SSH, the keyring for GPG. A commit
+    /// git does not answer for, or a git that cannot run, is `Unchecked`.
+    pub fn verify_signatures(
+        &self,
+        commits: &[gix::ObjectId],
+    ) -> std::collections::HashMap<gix::ObjectId, Verified> {
+        let mut verified: std::collections::HashMap<gix::ObjectId, Verified> = commits
+            .iter()
+            .map(|id| {
+                (
+                    *id,
+                    Verified {
+                        state: SignatureState::Unchecked,
+                        signer: String::new(),
+                    },
+                )
+            })
+            .collect();
+        if commits.is_empty() {
+            return verified;
+        }
+        let stdin: String = commits.iter().map(|id| format!("{id}\n")).collect();
+        let args = [
+            "-c",
+            "log.showSignature=false",
+            "log",
+            "--no-walk=unsorted",
+            "--stdin",
+            "--no-color",
+            "--format=%H%x1f%G?%x1f%GS%x1e",
+        ];
+        let Ok(output) = git_with_stdin(&self.root, &args, stdin.as_bytes()) else {
+            return verified;
+        };
+        for record in String::from_utf8_lossy(&output.stdout).split('\x1e') {
+            let mut fields = record.trim_start_matches('\n').split('\x1f');
+            let (Some(id), Some(letter), Some(signer)) =
+                (fields.next(), fields.next(), fields.next())
+            else {
+                continue;
+            };
+            let Ok(id) = gix::ObjectId::from_hex(id.as_bytes()) else {
+                continue;
+            };
+            if let Some(entry) = verified.get_mut(&id) {
+                *entry = Verified {
+                    state: SignatureState::of_letter(letter),
+                    signer: signer.trim().to_owned(),
+                };
+            }
+        }
+        verified
+    }
+}
+
+/// Runs `git args…` in `dir` with `stdin` on its standard input, whatever
+/// its exit status.
+fn git_with_stdin(dir: &Path, args: &[&str], stdin: &[u8]) -> Result<Output, GitError> {
+    use std::io::Write;
+    let spawn_error = |source| GitError::Spawn {
+        args: args.join(" "),
+        source,
+    };
+    let mut child = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(spawn_error)?;
+    // Written from a thread: git answers as it reads, and a full stdout
+    // pipe would stop it while this still writes.
+    let mut input = child.stdin.take().expect("stdin was piped");
+    let stdin = stdin.to_vec();
+    let writer = std::thread::spawn(move || input.write_all(&stdin));
+    let output = child.wait_with_output().map_err(spawn_error)?;
+    let _ = writer.join();
+    Ok(output)
+}
+
+/// The git blob id of `bytes`, as `git hash-object` computes it.
+pub fn blob_id(bytes: &[u8]) -> gix::ObjectId {
+    gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes)
+        .expect("sha1 hashing of in-memory bytes does not fail")
+}
+
+/// Runs `git args…` in `dir` and returns its trimmed stdout.
+pub fn run_git(dir: &Path, args: &[&str]) -> Result<String, GitError> {
+    let output = git_command(dir, args)?;
+    if output.status.success() {
+        Ok(String::from_utf8_lossy(&output.stdout)
+            .trim_end()
+            .to_owned())
+    } else {
+        Err(GitError::Failed {
+            args: args.join(" "),
+            stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+        })
+    }
+}
+
+/// Runs `git args…` in `dir`, whatever its exit status.
+pub fn git_command(dir: &Path, args: &[&str]) -> Result<Output, GitError> {
+    Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .map_err(|source| GitError::Spawn {
+            args: args.join(" "),
+            source,
+        })
+}
+
+/// `git merge-file` (gix has no text merge that leaves conflict markers):
+/// merges `theirs` into `ours` in place; the number of conflicts, negative
+/// on error (the process's exit code).
+pub fn git_merge_file(ours: &Path, base: &Path, theirs: &Path) -> Result<i32, GitError> {
+    let status = Command::new("git")
+        .args(["merge-file", "-L", "ours", "-L", "base", "-L", "theirs"])
+        .arg(ours)
+        .arg(base)
+        .arg(theirs)
+        .status()
+        .map_err(|source| GitError::Spawn {
+            args: "merge-file".to_owned(),
+            source,
+        })?;
+    Ok(status.code().unwrap_or(-1))
+}

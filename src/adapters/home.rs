@@ -1,0 +1,63 @@
+//! `$GOLDFISH_HOME` (default `~/.goldfish`): the personal, per-user state —
+//! the index, locks, logs, models and the ONNX Runtime. Everything in it is derived from
+//! git and can be deleted.
+
+use std::path::{Path, PathBuf};
+
+use crate::adapters::env;
+
+#[derive(Debug, Clone)]
+pub struct Home {
+    root: PathBuf,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot find a home for goldfish's index: set GOLDFISH_HOME (or HOME)")]
+pub struct NoHome;
+
+impl Home {
+    /// `$GOLDFISH_HOME`, else `$HOME/.goldfish`.
+    pub fn from_env() -> Result<Home, NoHome> {
+        if let Some(dir) = env::var(env::GOLDFISH_HOME) {
+            return Ok(Home::at(PathBuf::from(dir)));
+        }
+        env::var("HOME")
+            .map(|home| Home::at(Path::new(&home).join(".goldfish")))
+            .ok_or(NoHome)
+    }
+
+    pub fn at(root: PathBuf) -> Home {
+        Home { root }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn index_path(&self) -> PathBuf {
+        self.root.join("index.db")
+    }
+
+    pub fn locks_dir(&self) -> PathBuf {
+        self.root.join("locks")
+    }
+
+    pub fn logs_dir(&self) -> PathBuf {
+        self.root.join("logs")
+    }
+
+    /// The user's settings, `config.toml`.
+    pub fn config_path(&self) -> PathBuf {
+        self.root.join("config.toml")
+    }
+
+    /// `models/<name>/` for each installed embedding model.
+    pub fn models_dir(&self) -> PathBuf {
+        self.root.join("models")
+    }
+
+    /// The ONNX Runtime shared library.
+    pub fn runtime_dir(&self) -> PathBuf {
+        self.root.join("runtime")
+    }
+}

@@ -1,0 +1,539 @@
+//! The index schema and its migrations, versioned with `PRAGMA user_version`.
+
+use rusqlite::Connection;
+
+/// The schema version this build writes.
+pub const VERSION: i64 = 7;
+
+/// Version 1.
+///
+/// - `workspaces`: one row per work tree synced, with HEAD and the last commit
+///   whose history was walked for provenance.
+/// - `files`: per workspace and memory file, the git blob id of the version
+///   indexed and the stat data that lets a sync skip the file unread.
+/// - `memories`: one row per memory record (forgotten ones too: `tombstones`
+///   hide them at query time, so a tombstone that goes away brings its memory
+///   back). `content_hash` is blake3 of the content, the key of embeddings.
+/// - `tombstones`: the forget records, per file.
+/// - `provenance`: the commit that introduced each memory id, and its author.
+/// - `memories_fts`: FTS5 over content, tags and files (external content).
+/// - `embeddings`: one row per (content hash, model): the unit vector as
+///   little-endian f32 (sqlite-vec's float format, so its `vec_distance_*`
+///   functions work on it) and its sign bits (`code`), the first stage of
+///   vector search. Identical content is embedded once, whatever the
+///   workspace.
+/// - `embed_queue`: content hashes not yet embedded (kept by triggers; see
+///   [`V2`]).
+/// - `query_cache`: query embeddings by (model, query text).
+/// - `digest_cache`: LLM digests by key (question, memories, command, budget).
+/// - `meta`: `embedding_model`, the model the vectors belong to.
+const V1: &str = r#"
+CREATE TABLE workspaces (
+    id             INTEGER PRIMARY KEY,
+    root           TEXT NOT NULL UNIQUE,
+    name           TEXT NOT NULL,
+    head_commit    TEXT,
+    history_commit TEXT,
+    synced_at      TEXT,
+    live_memories  INTEGER NOT NULL DEFAULT 0,
+    memory_rows    INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE files (
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    name         TEXT NOT NULL,
+    blob_id      TEXT NOT NULL,
+    size         INTEGER,
+    mtime_ns     INTEGER,
+    ctime_ns     INTEGER,
+    inode        INTEGER,
+    PRIMARY KEY (workspace_id, name)
+) WITHOUT ROWID;
+
+CREATE TABLE memories (
+    rowid        INTEGER PRIMARY KEY,
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    id           TEXT NOT NULL,
+    file         TEXT NOT NULL,
+    line         INTEGER NOT NULL,
+    record_hash  TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    timestamp    TEXT NOT NULL,
+    ts_ms        INTEGER,
+    type         TEXT NOT NULL,
+    content      TEXT NOT NULL,
+    source       TEXT,
+    tags         TEXT NOT NULL DEFAULT '[]',
+    author       TEXT,
+    branch       TEXT,
+    commit_id    TEXT,
+    files        TEXT NOT NULL DEFAULT '[]',
+    UNIQUE (workspace_id, id)
+);
+CREATE INDEX memories_by_file ON memories (workspace_id, file);
+-- Rows per workspace, kept by triggers, so counting costs nothing at any size.
+CREATE TRIGGER memories_count_insert AFTER INSERT ON memories BEGIN
+    UPDATE workspaces SET memory_rows = memory_rows + 1 WHERE id = new.workspace_id;
+END;
+CREATE TRIGGER memories_count_delete AFTER DELETE ON memories BEGIN
+    UPDATE workspaces SET memory_rows = memory_rows - 1 WHERE id = old.workspace_id;
+END;
+CREATE INDEX memories_by_time ON memories (workspace_id, ts_ms);
+CREATE INDEX memories_by_hash ON memories (content_hash);
+
+CREATE TABLE tombstones (
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    id           TEXT NOT NULL,
+    forgets      TEXT NOT NULL,
+    file         TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, id)
+) WITHOUT ROWID;
+CREATE INDEX tombstones_by_target ON tombstones (workspace_id, forgets);
+CREATE INDEX tombstones_by_file ON tombstones (workspace_id, file);
+
+CREATE TABLE provenance (
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    id           TEXT NOT NULL,
+    commit_id    TEXT NOT NULL,
+    author       TEXT NOT NULL,
+    date         TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, id)
+) WITHOUT ROWID;
+
+CREATE VIRTUAL TABLE memories_fts USING fts5(
+    content, tags, files,
+    content = 'memories', content_rowid = 'rowid',
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts (rowid, content, tags, files) VALUES (new.rowid, new.content, new.tags, new.files);
+END;
+CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, content, tags, files) VALUES ('delete', old.rowid, old.content, old.tags, old.files);
+END;
+CREATE TRIGGER memories_fts_update AFTER UPDATE OF content, tags, files ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, content, tags, files) VALUES ('delete', old.rowid, old.content, old.tags, old.files);
+    INSERT INTO memories_fts (rowid, content, tags, files) VALUES (new.rowid, new.content, new.tags, new.files);
+END;
+
+CREATE TABLE embeddings (
+    rowid        INTEGER PRIMARY KEY,
+    content_hash TEXT NOT NULL,
+    model        TEXT NOT NULL,
+    vector       BLOB NOT NULL,
+    code         BLOB NOT NULL,
+    UNIQUE (content_hash, model)
+);
+
+CREATE TABLE embed_queue (
+    content_hash TEXT PRIMARY KEY
+) WITHOUT ROWID;
+CREATE TRIGGER memories_queue_insert AFTER INSERT ON memories BEGIN
+    INSERT OR IGNORE INTO embed_queue (content_hash) VALUES (new.content_hash);
+END;
+CREATE TRIGGER memories_queue_update AFTER UPDATE OF content_hash ON memories BEGIN
+    INSERT OR IGNORE INTO embed_queue (content_hash) VALUES (new.content_hash);
+END;
+
+CREATE TABLE query_cache (
+    model  TEXT NOT NULL,
+    query  TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model, query)
+) WITHOUT ROWID;
+
+CREATE TABLE digest_cache (
+    key     TEXT PRIMARY KEY,
+    digest  TEXT NOT NULL,
+    tokens  INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+"#;
+
+/// Version 2, over version 1.
+///
+/// - `embed_queue` holds each content hash at most once, and only while a
+///   memory row has it and the current model has no vector for it. Version
+///   1's triggers used `INSERT OR IGNORE`, which SQLite overrides with the
+///   outer statement's conflict policy: under sync's upsert (`ON CONFLICT DO
+///   UPDATE`, which aborts) a content hash coming back into a row while still
+///   queued failed the whole sync, and without a model nothing ever left the
+///   queue. The triggers now test before they insert, and deleting or
+///   changing a row drops a hash no row has any more. The queue is repaired.
+/// - `duplicates`: the records of an id that are not the indexed one, in
+///   other files than the first (by name) that has it, kept so an incremental
+///   sync can bring the next one in when that file loses the id.
+/// - `tombstones` are keyed by file too: the same tombstone in two files
+///   stays while either has it.
+/// - `files.racy`: the file changed too shortly before it was read for its
+///   stat data to prove it unchanged later; the next sync hashes it again.
+/// - Every memory file is read again at the next sync (its blob id is
+///   cleared and its stat data distrusted), so an index written by version 1
+///   ends up as a rebuild would.
+const V2: &str = r#"
+DROP TRIGGER memories_queue_insert;
+DROP TRIGGER memories_queue_update;
+CREATE TRIGGER memories_queue_insert AFTER INSERT ON memories
+WHEN NOT EXISTS (SELECT 1 FROM embed_queue WHERE content_hash = new.content_hash)
+ AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = new.content_hash
+                   AND e.model = (SELECT value FROM meta WHERE key = 'embedding_model'))
+BEGIN
+    INSERT INTO embed_queue (content_hash) VALUES (new.content_hash);
+END;
+CREATE TRIGGER memories_queue_update AFTER UPDATE OF content_hash ON memories
+WHEN old.content_hash IS NOT new.content_hash
+BEGIN
+    DELETE FROM embed_queue WHERE content_hash = old.content_hash
+      AND NOT EXISTS (SELECT 1 FROM memories WHERE content_hash = old.content_hash);
+    INSERT INTO embed_queue (content_hash) SELECT new.content_hash
+     WHERE NOT EXISTS (SELECT 1 FROM embed_queue WHERE content_hash = new.content_hash)
+       AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = new.content_hash
+                         AND e.model = (SELECT value FROM meta WHERE key = 'embedding_model'));
+END;
+CREATE TRIGGER memories_queue_delete AFTER DELETE ON memories BEGIN
+    DELETE FROM embed_queue WHERE content_hash = old.content_hash
+      AND NOT EXISTS (SELECT 1 FROM memories WHERE content_hash = old.content_hash);
+END;
+DELETE FROM embed_queue
+ WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.content_hash = embed_queue.content_hash)
+    OR EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = embed_queue.content_hash
+                 AND e.model = (SELECT value FROM meta WHERE key = 'embedding_model'));
+INSERT INTO embed_queue (content_hash)
+SELECT DISTINCT m.content_hash FROM memories m
+ WHERE NOT EXISTS (SELECT 1 FROM embed_queue q WHERE q.content_hash = m.content_hash)
+   AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = m.content_hash
+                     AND e.model = (SELECT value FROM meta WHERE key = 'embedding_model'));
+
+CREATE TABLE duplicates (
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    id           TEXT NOT NULL,
+    file         TEXT NOT NULL,
+    line         INTEGER NOT NULL,
+    record       TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, id, file)
+) WITHOUT ROWID;
+CREATE INDEX duplicates_by_file ON duplicates (workspace_id, file);
+
+CREATE TABLE tombstones_v2 (
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    id           TEXT NOT NULL,
+    forgets      TEXT NOT NULL,
+    file         TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, id, file)
+) WITHOUT ROWID;
+INSERT INTO tombstones_v2 (workspace_id, id, forgets, file)
+SELECT workspace_id, id, forgets, file FROM tombstones;
+DROP TABLE tombstones;
+ALTER TABLE tombstones_v2 RENAME TO tombstones;
+CREATE INDEX tombstones_by_target ON tombstones (workspace_id, forgets);
+CREATE INDEX tombstones_by_file ON tombstones (workspace_id, file);
+
+ALTER TABLE files ADD COLUMN racy INTEGER NOT NULL DEFAULT 0;
+UPDATE files SET blob_id = '', racy = 1;
+"#;
+
+/// Version 3, over version 2: `memories.flags`, what [`crate::domain::memory::trust`] found suspect
+/// in the record (comma-separated flag names, empty when nothing), for
+/// `brief` to leave out and recall to mark. Rows written before were never
+/// checked, so every file is read again on its workspace's next sync.
+const V3: &str = r#"
+ALTER TABLE memories ADD COLUMN flags TEXT NOT NULL DEFAULT '';
+UPDATE memories SET record_hash = '';
+UPDATE files SET blob_id = '', racy = 1;
+"#;
+
+/// Version 4, over version 3: `text_journal`, the rowid of every memory row
+/// inserted, changed (content, tags, files or workspace) or deleted, in
+/// order, kept by triggers for the keyword index (`super::keyword`), which
+/// applies and prunes it. Nothing to backfill: a keyword index that was
+/// never written for this database is built from every row.
+const V4: &str = r#"
+CREATE TABLE text_journal (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    row INTEGER NOT NULL
+);
+CREATE TRIGGER memories_text_insert AFTER INSERT ON memories BEGIN
+    INSERT INTO text_journal (row) VALUES (new.rowid);
+END;
+CREATE TRIGGER memories_text_update AFTER UPDATE OF content, tags, files, workspace_id ON memories
+WHEN old.content IS NOT new.content OR old.tags IS NOT new.tags OR old.files IS NOT new.files
+  OR old.workspace_id IS NOT new.workspace_id
+BEGIN
+    INSERT INTO text_journal (row) VALUES (new.rowid);
+END;
+CREATE TRIGGER memories_text_delete AFTER DELETE ON memories BEGIN
+    INSERT INTO text_journal (row) VALUES (old.rowid);
+END;
+"#;
+
+/// Version 5, over version 4: `memories.flags` no longer holds
+/// `future-timestamp`, which depends on the clock (readers compare the
+/// time with theirs, see [`crate::domain::memory::trust::ahead`]); a stored one
+/// stayed after the time had come, until a rebuild. Flags are sorted and
+/// comma-separated: the flag goes with its comma.
+const V5: &str = r#"
+UPDATE memories
+   SET flags = trim(replace(',' || flags || ',', ',future-timestamp,', ','), ',')
+ WHERE ',' || flags || ',' LIKE '%,future-timestamp,%';
+"#;
+
+/// Version 6, over version 5: [`crate::domain::memory::trust`] also flags
+/// `instruction-like` text (an order to an agent, not a fact). Rows written
+/// before were never checked for it, so every file is read again on its
+/// workspace's next sync.
+const V6: &str = r#"
+UPDATE memories SET record_hash = '';
+UPDATE files SET blob_id = '', racy = 1;
+"#;
+
+/// Version 7, over version 6: who wrote each memory, from git (issue 24).
+///
+/// - `provenance` also holds the introducing commit's author name and
+///   email apart, its committer (`Name <email>`), and its signature as git
+///   verified it at sync time ([`crate::adapters::git::SignatureState`]'s name) with
+///   the signer git named. Rows written before lack them: they are dropped
+///   and every workspace's history is walked again at its next sync.
+/// - `workspaces.trust_policy` (1 when `.goldfish/config` has a `[trust]`
+///   section, 0 without one, as the last sync that could read the file
+///   found it), `trust_signed`, and `trust_authors` (the section's email
+///   globs, lowercased): what recall checks provenance against.
+/// - `policy_changes`: commits that changed `.goldfish/config`'s trust
+///   policy while their author was outside the policy before them.
+/// - `memories.imported`: the record came from `goldfish import` (it has
+///   `imported_from`): its `author` is the note's, not its committer's.
+/// - `releases`: the `goldfish trust` lines (the id of the line, the memory
+///   it releases), per file like tombstones; a release counts when its own
+///   provenance is inside the policy. Every file is read again, for them.
+const V7: &str = r#"
+ALTER TABLE provenance ADD COLUMN author_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE provenance ADD COLUMN author_email TEXT NOT NULL DEFAULT '';
+ALTER TABLE provenance ADD COLUMN committer TEXT NOT NULL DEFAULT '';
+ALTER TABLE provenance ADD COLUMN signature TEXT NOT NULL DEFAULT 'unsigned';
+ALTER TABLE provenance ADD COLUMN signer TEXT NOT NULL DEFAULT '';
+ALTER TABLE memories ADD COLUMN imported INTEGER NOT NULL DEFAULT 0;
+DELETE FROM provenance;
+UPDATE workspaces SET history_commit = NULL;
+UPDATE memories SET record_hash = '';
+UPDATE files SET blob_id = '', racy = 1;
+ALTER TABLE workspaces ADD COLUMN trust_policy INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE workspaces ADD COLUMN trust_signed INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE trust_authors (
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    pattern      TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, pattern)
+) WITHOUT ROWID;
+CREATE TABLE releases (
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    id           TEXT NOT NULL,
+    releases     TEXT NOT NULL,
+    file         TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, id, file)
+) WITHOUT ROWID;
+CREATE INDEX releases_by_target ON releases (workspace_id, releases);
+CREATE INDEX releases_by_file ON releases (workspace_id, file);
+CREATE TABLE policy_changes (
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    commit_id    TEXT NOT NULL,
+    author       TEXT NOT NULL,
+    date         TEXT NOT NULL,
+    why          TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, commit_id)
+) WITHOUT ROWID;
+"#;
+
+#[derive(Debug)]
+pub enum MigrateError {
+    Sqlite(rusqlite::Error),
+    TooNew { found: i64, supported: i64 },
+}
+
+impl From<rusqlite::Error> for MigrateError {
+    fn from(err: rusqlite::Error) -> Self {
+        MigrateError::Sqlite(err)
+    }
+}
+
+/// Brings the schema to [`VERSION`], in one transaction.
+pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
+    let found: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    if found > VERSION {
+        return Err(MigrateError::TooNew {
+            found,
+            supported: VERSION,
+        });
+    }
+    if found == VERSION {
+        return Ok(());
+    }
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    // Re-read under the write lock: another process may have migrated.
+    let found: i64 = tx.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    if found < 1 {
+        tx.execute_batch(V1)?;
+    }
+    if found < 2 {
+        tx.execute_batch(V2)?;
+    }
+    if found < 3 {
+        tx.execute_batch(V3)?;
+    }
+    if found < 4 {
+        tx.execute_batch(V4)?;
+    }
+    if found < 5 {
+        tx.execute_batch(V5)?;
+    }
+    if found < 6 {
+        tx.execute_batch(V6)?;
+    }
+    if found < 7 {
+        tx.execute_batch(V7)?;
+    }
+    tx.pragma_update(None, "user_version", VERSION)?;
+    tx.commit()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_3_adds_flags_and_has_every_file_read_again() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(V1).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        conn.execute_batch(
+            "INSERT INTO workspaces (id, root, name) VALUES (1, '/repo', 'repo');
+             INSERT INTO files (workspace_id, name, blob_id) VALUES (1, '2026-11-21.jsonl', 'abc');
+             INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, type, content)
+               VALUES (1, '01A', '2026-11-21.jsonl', 1, 'r', 'c', '2026-11-21T10:00:00.000Z', 'decision', 'x');",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let version: i64 = conn
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .unwrap();
+        assert_eq!(version, VERSION);
+        let (flags, record_hash): (String, String) = conn
+            .query_row("SELECT flags, record_hash FROM memories", [], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .unwrap();
+        assert_eq!((flags.as_str(), record_hash.as_str()), ("", ""));
+        let blob: String = conn
+            .query_row("SELECT blob_id FROM files", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(blob, "", "the next sync reads the file again");
+        migrate(&mut conn).unwrap();
+    }
+
+    #[test]
+    fn version_6_has_every_file_read_again() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for batch in [V1, V2, V3, V4, V5] {
+            conn.execute_batch(batch).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 5).unwrap();
+        conn.execute_batch(
+            "INSERT INTO workspaces (id, root, name) VALUES (1, '/repo', 'repo');
+             INSERT INTO files (workspace_id, name, blob_id) VALUES (1, 'f.jsonl', 'abc');
+             INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, type, content, flags)
+               VALUES (1, '01A', 'f.jsonl', 1, 'r', 'c', 't', 'decision', 'x', 'secret');",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let (flags, record_hash, blob): (String, String, String) = conn
+            .query_row(
+                "SELECT flags, record_hash, blob_id FROM memories, files",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            (flags.as_str(), record_hash.as_str(), blob.as_str()),
+            ("secret", "", ""),
+            "flags stay until the next sync reads the file again"
+        );
+    }
+
+    #[test]
+    fn version_7_has_every_history_walked_again() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for batch in [V1, V2, V3, V4, V5, V6] {
+            conn.execute_batch(batch).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 6).unwrap();
+        conn.execute_batch(
+            "INSERT INTO workspaces (id, root, name, head_commit, history_commit) VALUES (1, '/repo', 'repo', 'abc', 'abc');
+             INSERT INTO provenance (workspace_id, id, commit_id, author, date) VALUES (1, '01A', 'abc', 'A <a@x>', 'd');",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let (history, policy): (Option<String>, i64) = conn
+            .query_row(
+                "SELECT history_commit, trust_policy FROM workspaces",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!((history, policy), (None, 0), "the next sync walks it all");
+        let rows: i64 = conn
+            .query_row("SELECT count(*) FROM provenance", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(rows, 0);
+    }
+
+    #[test]
+    fn version_5_drops_the_stored_future_flag_and_keeps_the_others() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for batch in [V1, V2, V3, V4] {
+            conn.execute_batch(batch).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 4).unwrap();
+        conn.execute(
+            "INSERT INTO workspaces (id, root, name) VALUES (1, '/repo', 'repo')",
+            [],
+        )
+        .unwrap();
+        let stored = [
+            "future-timestamp",
+            "future-timestamp,secret",
+            "future-timestamp,secret,unknown-type",
+            "secret,unknown-type",
+            "bad-timestamp",
+            "",
+        ];
+        for (n, flags) in stored.iter().enumerate() {
+            conn.execute(
+                "INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, type, content, flags)
+                 VALUES (1, ?1, 'f.jsonl', ?2, 'r', 'c', 't', 'decision', 'x', ?3)",
+                rusqlite::params![format!("0{n}"), n as i64 + 1, flags],
+            )
+            .unwrap();
+        }
+        migrate(&mut conn).unwrap();
+        let flags: Vec<String> = conn
+            .prepare("SELECT flags FROM memories ORDER BY line")
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            flags,
+            [
+                "",
+                "secret",
+                "secret,unknown-type",
+                "secret,unknown-type",
+                "bad-timestamp",
+                ""
+            ]
+        );
+    }
+}

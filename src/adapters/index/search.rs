@@ -1,0 +1,1326 @@
+//! Recall from the index: filters in SQL; keyword candidates from the keyword
+//! index (tantivy, `keyword.rs`) or FTS5 when it cannot answer, vector
+//! candidates from `vectors.rs`; the fusion policy is the core's
+//! (`crate::domain::recall`).
+
+use rusqlite::types::Value;
+use serde::Serialize;
+
+use super::{Index, IndexError};
+use crate::domain::recall::{Evidence, Request, Spread, TimeCue, fuse, ranked_before};
+
+/// Which workspaces a recall searches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// These workspace ids.
+    Workspaces(Vec<i64>),
+    /// Every workspace in the index.
+    All,
+}
+
+/// The commit that introduced a memory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Provenance {
+    pub commit: String,
+    /// `Name <email>` of the commit's author.
+    pub author: String,
+    pub date: String,
+    /// `Name <email>` of the commit's committer.
+    pub committer: String,
+    /// The commit's signature as git verified it at sync time: `unsigned`,
+    /// `good`, `unknown-key`, `bad`, `expired`, `revoked`, `unchecked`
+    /// ([`crate::adapters::git::SignatureState`]).
+    pub signature: String,
+    /// Who signed it, as git names them (an email); absent when unsigned
+    /// or unverified.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub signer: String,
+}
+
+/// A change of the trust policy by a commit whose author was outside the
+/// policy before it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyChange {
+    pub commit: String,
+    pub author: String,
+    pub date: String,
+    /// Why its author was outside: "whose author (…) is outside the policy
+    /// before it".
+    pub why: String,
+}
+
+/// Whether agents receive a memory unmarked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Trust {
+    /// Uncommitted (the local user's own), or committed within the
+    /// repository's trust policy (or with none), with no content flag that
+    /// quarantines it.
+    #[default]
+    Trusted,
+    /// Quarantined: out of the briefing and of default recall; shown only
+    /// when asked for (`--include-untrusted`), marked with its reasons.
+    Untrusted,
+}
+
+/// The reasons that quarantine a memory, as `trust_reasons` spells them:
+/// comma-separated, in this order, empty when none. Columns: `m` the
+/// memory, `p` its provenance (NULL while uncommitted: the local user's
+/// own), `w` its workspace with the trust policy the last sync stored.
+const UNTRUSTED_REASONS: &str = "rtrim(
+    CASE WHEN instr(',' || m.flags || ',', ',instruction-like,') > 0 THEN 'instruction-like,' ELSE '' END
+ || CASE WHEN p.commit_id IS NOT NULL AND NOT m.imported AND trim(coalesce(m.author, '')) <> ''
+          AND lower(trim(m.author)) NOT IN (lower(trim(p.author_name)), lower(trim(p.author_email)), lower(trim(p.author)))
+         THEN 'author-mismatch,' ELSE '' END
+ || CASE WHEN p.commit_id IS NOT NULL AND w.trust_policy
+          AND NOT EXISTS (SELECT 1 FROM trust_authors ta WHERE ta.workspace_id = m.workspace_id
+                            AND lower(trim(p.author_email)) GLOB ta.pattern)
+         THEN 'author-outside-policy,' ELSE '' END
+ || CASE WHEN p.commit_id IS NOT NULL AND w.trust_policy AND w.trust_signed AND p.signature <> 'good'
+         THEN CASE p.signature WHEN 'unsigned' THEN 'unsigned,' ELSE 'signature-' || p.signature || ',' END
+         ELSE '' END
+ || CASE WHEN p.commit_id IS NOT NULL AND w.trust_policy AND w.trust_signed AND p.signature = 'good'
+          AND NOT EXISTS (SELECT 1 FROM trust_authors ta WHERE ta.workspace_id = m.workspace_id
+                            AND lower(trim(p.signer)) GLOB ta.pattern)
+         THEN 'signer-outside-policy,' ELSE '' END,
+ ',')";
+
+/// Whether a `goldfish trust` line releases the memory: one not committed
+/// yet (the local user's own), or committed inside a trust policy (its
+/// author, and under `signed` its signature and signer). Without a policy a
+/// committed release counts for nothing: anyone could commit one next to
+/// the memory it releases.
+const RELEASED: &str = "EXISTS (SELECT 1 FROM releases r
+    LEFT JOIN provenance rp ON rp.workspace_id = r.workspace_id AND rp.id = r.id
+    WHERE r.workspace_id = m.workspace_id AND r.releases = m.id
+      AND (rp.commit_id IS NULL
+           OR (w.trust_policy
+               AND EXISTS (SELECT 1 FROM trust_authors ta WHERE ta.workspace_id = m.workspace_id
+                             AND lower(trim(rp.author_email)) GLOB ta.pattern)
+               AND (NOT w.trust_signed
+                    OR (rp.signature = 'good'
+                        AND EXISTS (SELECT 1 FROM trust_authors ta WHERE ta.workspace_id = m.workspace_id
+                                      AND lower(trim(rp.signer)) GLOB ta.pattern))))))";
+
+/// What each reason of `trust_reasons` means, for people.
+pub fn trust_reason_text(reason: &str) -> &'static str {
+    match reason {
+        "instruction-like" => "its text reads as an order to an agent, not a fact",
+        "author-mismatch" => "its `author` field names someone other than the author of its commit",
+        "author-outside-policy" => {
+            "its commit's author is not in the `[trust] authors` of .goldfish/config"
+        }
+        "unsigned" => "its commit is not signed, and the trust policy asks for signed commits",
+        "signature-unknown-key" => {
+            "its commit is signed by a key git does not accept (not in gpg.ssh.allowedSignersFile or the keyring)"
+        }
+        "signature-bad" => "its commit's signature does not verify",
+        "signature-expired" => "its commit's signature or key has expired",
+        "signature-revoked" => "its commit is signed by a revoked key",
+        "signature-unchecked" => {
+            "its commit's signature could not be checked (is gpg.ssh.allowedSignersFile set?)"
+        }
+        "signer-outside-policy" => "its commit's signer is not in the `[trust] authors`",
+        "uncommitted" => "not committed yet: the local user's own",
+        "no-policy" => "no `[trust]` section in .goldfish/config: every author is trusted",
+        "author-in-policy" => "its commit's author is in the `[trust] authors`",
+        "signed-in-policy" => {
+            "its commit is signed by a key git accepts, of a signer in the policy"
+        }
+        "released" => {
+            "quarantined, then released by a `goldfish trust` line of someone inside the trust policy (or not committed yet)"
+        }
+        _ => "",
+    }
+}
+
+/// One recalled memory, as stored in the index. Field names are stable
+/// (`recall --json`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IndexedMemory {
+    pub id: String,
+    pub timestamp: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub content: String,
+    pub source: Option<String>,
+    pub tags: Vec<String>,
+    pub author: Option<String>,
+    pub branch: Option<String>,
+    pub commit: Option<String>,
+    pub files: Vec<String>,
+    pub workspace: String,
+    /// File inside the memory folder, and 1-based line.
+    pub file: String,
+    pub line: i64,
+    /// The commit that introduced the memory; `null` while uncommitted.
+    pub introduced: Option<Provenance>,
+    /// Whether agents receive it unmarked; `untrusted` ones are left out of
+    /// the briefing and of recall unless asked for.
+    pub trust: Trust,
+    /// Why, every one: for an untrusted memory what quarantines it
+    /// (`instruction-like`, `author-mismatch`, `author-outside-policy`,
+    /// `unsigned`, `signature-…`, `signer-outside-policy`), for a trusted
+    /// one what lets it in (`uncommitted`, `no-policy`, `author-in-policy`,
+    /// `signed-in-policy`).
+    pub trust_reasons: Vec<String>,
+    /// The score the ranking used, what `--min-score` filters on: the fused
+    /// score in hybrid mode (see `ranking`), the cosine similarity (clamped
+    /// to [0, 1]) in semantic mode, the keyword relevance in keyword mode, 1
+    /// without a query.
+    pub score: f64,
+    /// BM25 relevance mapped into [0, 1) by x/(1+x); `null` when the memory
+    /// did not match the query's words.
+    pub keyword: Option<f64>,
+    /// Cosine similarity to the query; `null` without a model.
+    pub similarity: Option<f64>,
+    /// What hybrid recall's `score` is made of; absent in the other modes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ranking: Option<Ranking>,
+    /// What is suspect about the record (`secret`, `future-timestamp`,
+    /// `bad-timestamp`, `unknown-type`); left out when nothing is. A
+    /// secret is masked in every field.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<String>,
+    /// blake3 of the content: the key of its embedding.
+    #[serde(skip)]
+    pub content_hash: String,
+}
+
+impl IndexedMemory {
+    /// Masks every secret of every field (what a memory flagged `secret`
+    /// holds never leaves the index unmasked).
+    fn mask_secrets(&mut self) {
+        use crate::domain::memory::secrets::redact;
+        self.content = redact(&self.content);
+        self.source = self.source.as_deref().map(redact);
+        for item in self.tags.iter_mut().chain(self.files.iter_mut()) {
+            *item = redact(item);
+        }
+        self.author = self.author.as_deref().map(redact);
+        self.branch = self.branch.as_deref().map(redact);
+        self.commit = self.commit.as_deref().map(redact);
+    }
+}
+
+#[cfg(test)]
+impl IndexedMemory {
+    /// A decision of 2026-11-20 with this id and content, for unit tests.
+    pub(crate) fn sample(id: &str, content: &str) -> IndexedMemory {
+        IndexedMemory {
+            id: id.to_owned(),
+            timestamp: "2026-11-20T10:00:00Z".to_owned(),
+            kind: "decision".to_owned(),
+            content: content.to_owned(),
+            source: None,
+            tags: Vec::new(),
+            author: None,
+            branch: None,
+            commit: None,
+            files: Vec::new(),
+            workspace: "r".to_owned(),
+            file: "2026-11-20.jsonl".to_owned(),
+            line: 1,
+            introduced: None,
+            trust: Trust::Trusted,
+            trust_reasons: vec!["uncommitted".to_owned()],
+            score: 1.0,
+            keyword: None,
+            similarity: None,
+            ranking: None,
+            flags: Vec::new(),
+            content_hash: crate::adapters::index::sync::content_hash(content),
+        }
+    }
+}
+
+impl From<&IndexedMemory> for crate::domain::digest::Source {
+    fn from(memory: &IndexedMemory) -> Self {
+        crate::domain::digest::Source {
+            id: memory.id.clone(),
+            date: memory
+                .timestamp
+                .get(..10)
+                .unwrap_or(&memory.timestamp)
+                .to_owned(),
+            kind: memory.kind.clone(),
+            content: memory.content.clone(),
+            untrusted: memory.trust == Trust::Untrusted,
+        }
+    }
+}
+
+pub use crate::domain::recall::Ranking;
+
+/// How recall ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// BM25 over content, tags and files.
+    Keyword,
+    /// Cosine similarity of embeddings.
+    Semantic,
+    /// Both rankings, fused.
+    Hybrid,
+}
+
+/// What the vector stage needs: the model's id and the query's embedding.
+#[derive(Debug, Clone, Copy)]
+pub struct QueryVector<'a> {
+    pub model: &'a str,
+    pub vector: &'a [f32],
+}
+
+/// Vectors the vector stage re-ranks by exact cosine: measured to keep
+/// ≥ 0.98 of the exact top 10 (tests/it/vectors.rs, `cargo bench --bench vectors`).
+pub const VECTOR_CANDIDATES: usize = 2000;
+
+/// FTS5 matches the two-stage keyword ranking fetches at least: enough
+/// that filters leaving one in ten still fill a top 10.
+const KEYWORD_FETCH: usize = 100;
+
+/// Beyond this many (a `--limit` over 1,000), the exhaustive query answers:
+/// each fetched match is two bound values of one statement.
+const KEYWORD_FETCH_MAX: usize = 4_000;
+
+/// SQL conditions and their bound values, and "now" for the flags of what
+/// they select.
+struct Conditions {
+    sql: Vec<String>,
+    values: Vec<Value>,
+    /// A row whose timestamp is ahead of it is flagged `future-timestamp`
+    /// as it is read ([`crate::domain::memory::trust::ahead`]): the index never
+    /// stores that flag.
+    now: jiff::Timestamp,
+}
+
+impl Conditions {
+    fn bind(&mut self, value: Value) -> String {
+        self.values.push(value);
+        format!("?{}", self.values.len())
+    }
+
+    /// The request's filters, the scope, and "not forgotten".
+    fn filters(request: &Request, scope: &Scope) -> Conditions {
+        let mut c = Conditions {
+            sql: Vec::new(),
+            values: Vec::new(),
+            now: request.now.unwrap_or_else(jiff::Timestamp::now),
+        };
+        c.sql.push(
+            "NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = m.workspace_id AND t.forgets = m.id)".into(),
+        );
+        if let Scope::Workspaces(ids) = scope {
+            let list: Vec<String> = ids.iter().map(|id| c.bind(Value::Integer(*id))).collect();
+            c.sql
+                .push(format!("m.workspace_id IN ({})", list.join(", ")));
+        }
+        if let Some(since) = request.since {
+            let p = c.bind(Value::Integer(since.as_millisecond()));
+            c.sql.push(format!("m.ts_ms >= {p}"));
+        }
+        if let Some(until) = request.until {
+            let p = c.bind(Value::Integer(until.as_millisecond()));
+            c.sql.push(format!("m.ts_ms <= {p}"));
+        }
+        if !request.kinds.is_empty() {
+            let list: Vec<String> = request
+                .kinds
+                .iter()
+                .map(|k| c.bind(Value::Text(k.clone())))
+                .collect();
+            c.sql.push(format!("m.type IN ({})", list.join(", ")));
+        }
+        for tag in &request.tags {
+            let p = c.bind(Value::Text(tag.to_lowercase()));
+            c.sql.push(format!(
+                "EXISTS (SELECT 1 FROM json_each(m.tags) WHERE {UNICODE_LOWER}(json_each.value) = {p})"
+            ));
+        }
+        if request.unflagged_only {
+            c.sql.push("m.flags = ''".into());
+        }
+        if request.trusted_only {
+            c.sql
+                .push(format!("({UNTRUSTED_REASONS} = '' OR {RELEASED})"));
+        }
+        let captured = || {
+            let prefix = crate::domain::recall::Captured::SOURCE_PREFIX;
+            format!(
+                "substr(coalesce(m.source, ''), 1, {}) = '{prefix}'",
+                prefix.len()
+            )
+        };
+        match request.captured {
+            crate::domain::recall::Captured::Include => {}
+            crate::domain::recall::Captured::Exclude => c.sql.push(format!("NOT ({})", captured())),
+            crate::domain::recall::Captured::Only => c.sql.push(captured()),
+        }
+        if let Some(author) = &request.author {
+            let p = c.bind(Value::Text(format!("%{}%", author.to_lowercase())));
+            c.sql.push(format!(
+                "(lower(coalesce(m.author, '')) LIKE {p} OR lower(coalesce(p.author, '')) LIKE {p})"
+            ));
+        }
+        c
+    }
+}
+
+impl Index {
+    /// Runs `request` over `scope`, ranked by `mode`. Semantic and hybrid
+    /// modes need `query_vector` (keyword ranking is used without one).
+    pub fn recall(
+        &self,
+        request: &Request,
+        scope: &Scope,
+        mode: Mode,
+        query_vector: Option<QueryVector<'_>>,
+    ) -> Result<Vec<IndexedMemory>, IndexError> {
+        let has_query = request
+            .query
+            .as_deref()
+            .is_some_and(|q| fts_query(q).is_some());
+        let mut hits = match (mode, query_vector) {
+            _ if request.query.is_none() => self.newest(request, scope)?,
+            (Mode::Semantic, Some(vector)) => {
+                self.semantic(request, scope, vector, request.limit)?
+            }
+            (Mode::Hybrid, vector) if has_query || vector.is_some() => {
+                self.hybrid(request, scope, vector)?
+            }
+            _ if !has_query => Vec::new(),
+            _ => self.keyword(request, scope, request.limit)?,
+        };
+        if let (Some(floor), Mode::Semantic | Mode::Hybrid) = (request.floor, mode) {
+            hits.retain(|hit| floor.keeps(hit.similarity, hit.keyword.is_some()));
+        }
+        if let Some(min) = request.min_score {
+            hits.retain(|hit| hit.score >= min);
+        }
+        hits.truncate(request.limit);
+        Ok(hits)
+    }
+
+    /// Memories of `scope` whose embedding is at least `threshold` similar to
+    /// `vector`, most similar first.
+    pub fn similar(
+        &self,
+        model: &str,
+        vector: &[f32],
+        scope: &Scope,
+        threshold: f64,
+        limit: usize,
+        now: jiff::Timestamp,
+    ) -> Result<Vec<IndexedMemory>, IndexError> {
+        let request = Request {
+            limit,
+            min_score: Some(threshold),
+            now: Some(now),
+            ..Request::default()
+        };
+        let mut hits = self.semantic(&request, scope, QueryVector { model, vector }, limit)?;
+        hits.retain(|hit| hit.score >= threshold);
+        Ok(hits)
+    }
+
+    /// Groups the memories of `scope` into clusters whose members are at
+    /// least `threshold` similar to another member (single linkage), largest
+    /// first; within a cluster, most similar to the first member first.
+    pub fn duplicate_clusters(
+        &self,
+        model: &str,
+        scope: &Scope,
+        threshold: f64,
+        limit: usize,
+        now: jiff::Timestamp,
+    ) -> Result<Vec<Vec<IndexedMemory>>, IndexError> {
+        let everything = Request {
+            limit: usize::MAX,
+            now: Some(now),
+            ..Request::default()
+        };
+        let memories = self.newest(&everything, scope)?;
+        let index_of: std::collections::HashMap<&str, usize> = memories
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.id.as_str(), i))
+            .collect();
+        let mut parent: Vec<usize> = (0..memories.len()).collect();
+        fn root(parent: &mut [usize], mut i: usize) -> usize {
+            while parent[i] != i {
+                parent[i] = parent[parent[i]];
+                i = parent[i];
+            }
+            i
+        }
+        let mut vectors: std::collections::HashMap<String, Vec<f32>> =
+            std::collections::HashMap::new();
+        for (i, memory) in memories.iter().enumerate() {
+            let Some(vector) = self.vector_of(model, &memory.content_hash)? else {
+                continue;
+            };
+            for neighbour in self.similar(model, &vector, scope, threshold, 20, now)? {
+                if let Some(&j) = index_of.get(neighbour.id.as_str()) {
+                    let (a, b) = (root(&mut parent, i), root(&mut parent, j));
+                    parent[a] = b;
+                }
+            }
+            vectors.insert(memory.id.clone(), vector);
+        }
+        let mut groups: std::collections::BTreeMap<usize, Vec<usize>> =
+            std::collections::BTreeMap::new();
+        for i in 0..memories.len() {
+            let r = root(&mut parent, i);
+            groups.entry(r).or_default().push(i);
+        }
+        let mut clusters: Vec<Vec<IndexedMemory>> = groups
+            .into_values()
+            .filter(|members| members.len() > 1)
+            .map(|members| {
+                let first = &vectors[&memories[members[0]].id];
+                let mut cluster: Vec<IndexedMemory> = members
+                    .iter()
+                    .map(|&i| {
+                        let mut m = memories[i].clone();
+                        m.similarity = vectors
+                            .get(&m.id)
+                            .map(|v| f64::from(crate::adapters::embed::cosine(first, v)));
+                        m.score = m.similarity.unwrap_or(0.0);
+                        m
+                    })
+                    .collect();
+                cluster.sort_by(|a, b| {
+                    b.score
+                        .total_cmp(&a.score)
+                        .then_with(|| a.timestamp.cmp(&b.timestamp))
+                });
+                cluster.truncate(limit);
+                cluster
+            })
+            .collect();
+        clusters.sort_by_key(|c| std::cmp::Reverse(c.len()));
+        Ok(clusters)
+    }
+
+    /// How many live memories of a workspace are quarantined
+    /// ([`Trust::Untrusted`]).
+    pub fn quarantined(&self, workspace_id: i64) -> Result<u64, IndexError> {
+        let sql = format!(
+            "SELECT count(*) FROM memories m
+             JOIN workspaces w ON w.id = m.workspace_id
+             LEFT JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
+             WHERE m.workspace_id = ?1
+               AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = m.workspace_id AND t.forgets = m.id)
+               AND {UNTRUSTED_REASONS} <> '' AND NOT {RELEASED}"
+        );
+        self.conn
+            .query_row(&sql, rusqlite::params![workspace_id], |row| {
+                row.get::<_, i64>(0)
+            })
+            .map(|count| count as u64)
+            .map_err(self.sqlite())
+    }
+
+    /// The commits that changed a workspace's trust policy while their
+    /// author was outside the policy before them, oldest first.
+    pub fn policy_changes(&self, workspace_id: i64) -> Result<Vec<PolicyChange>, IndexError> {
+        let mut statement = self
+            .conn
+            .prepare(
+                "SELECT commit_id, author, date, why FROM policy_changes WHERE workspace_id = ?1
+                 ORDER BY date, commit_id",
+            )
+            .map_err(self.sqlite())?;
+        statement
+            .query_map(rusqlite::params![workspace_id], |row| {
+                Ok(PolicyChange {
+                    commit: row.get(0)?,
+                    author: row.get(1)?,
+                    date: row.get(2)?,
+                    why: row.get(3)?,
+                })
+            })
+            .and_then(|rows| rows.collect())
+            .map_err(self.sqlite())
+    }
+
+    /// The live memories of `scope` whose id starts with `prefix` (ASCII
+    /// case ignored), at most `limit`, by id, flagged as of `now`.
+    pub fn by_id_prefix(
+        &self,
+        scope: &Scope,
+        prefix: &str,
+        limit: usize,
+        now: jiff::Timestamp,
+    ) -> Result<Vec<IndexedMemory>, IndexError> {
+        let request = Request {
+            now: Some(now),
+            ..Request::default()
+        };
+        let mut c = Conditions::filters(&request, scope);
+        let p = c.bind(Value::Text(prefix.to_ascii_uppercase()));
+        c.sql
+            .push(format!("upper(substr(m.id, 1, length({p}))) = {p}"));
+        let limit = c.bind(Value::Integer(limit_value(limit)));
+        self.select(c, "memories m", "NULL", &format!("m.id LIMIT {limit}"))
+    }
+
+    /// Newest first, filters only.
+    fn newest(&self, request: &Request, scope: &Scope) -> Result<Vec<IndexedMemory>, IndexError> {
+        let mut c = Conditions::filters(request, scope);
+        let limit = c.bind(Value::Integer(limit_value(request.limit)));
+        self.select(
+            c,
+            "memories m",
+            "NULL",
+            &format!("m.timestamp DESC, m.id DESC LIMIT {limit}"),
+        )
+    }
+
+    /// BM25 ranking of the query's words, in two stages: the keyword index
+    /// (`keyword_text`, tantivy) or else FTS5 (`keyword_ranked`) ranks its
+    /// matches alone, and only the best few (4 × `limit`, at least
+    /// `KEYWORD_FETCH`) are joined with the memories for the filters and the
+    /// row (`join_ranked`); FTS5's one query over every match
+    /// (`keyword_exhaustive`) answers when those cannot prove the top
+    /// `limit` (too few pass the filters, or a tie at the edge). All give
+    /// the same list: the keyword index scores as FTS5's bm25() does (see
+    /// `super::keyword`).
+    fn keyword(
+        &self,
+        request: &Request,
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<Vec<IndexedMemory>, IndexError> {
+        let fetch = (limit * 4).max(KEYWORD_FETCH);
+        if let Some(hits) = self.keyword_text(request, scope, limit, fetch)? {
+            return Ok(hits);
+        }
+        if fetch > KEYWORD_FETCH_MAX {
+            return self.keyword_exhaustive(request, scope, limit);
+        }
+        match self.keyword_ranked(request, scope, limit, fetch)? {
+            Some(hits) => Ok(hits),
+            None => self.keyword_exhaustive(request, scope, limit),
+        }
+    }
+
+    /// The top `limit` from the keyword index (`super::keyword`), or `None`
+    /// when it cannot answer: not written, not fresh (FTS5 answers, with
+    /// every row), or when even its best `KEYWORD_FETCH_MAX` matches do
+    /// not prove the top `limit` (too few pass the filters: FTS5's one
+    /// query over every match answers). Asks for `fetch` matches, then 8
+    /// times more while they do not prove it.
+    fn keyword_text(
+        &self,
+        request: &Request,
+        scope: &Scope,
+        limit: usize,
+        mut fetch: usize,
+    ) -> Result<Option<Vec<IndexedMemory>>, IndexError> {
+        let words = content_words(request.query.as_deref().unwrap_or_default());
+        if words.is_empty() {
+            return Ok(Some(Vec::new()));
+        }
+        if fetch > KEYWORD_FETCH_MAX {
+            return Ok(None);
+        }
+        let mut text = self.text.lock().unwrap_or_else(|p| p.into_inner());
+        if text.is_none() {
+            // Unreadable is as good as absent: FTS5 answers, and the next
+            // sync writes it again.
+            *text = super::keyword::TextIndex::open(&self.path).ok().flatten();
+        }
+        let Some(index) = text.as_ref() else {
+            return Ok(None);
+        };
+        if !index.fresh(&self.conn).unwrap_or(false) {
+            return Ok(None);
+        }
+        // The scope is checked inside the keyword index (a fast field read
+        // per match) only when it leaves workspaces out.
+        let workspaces = match scope {
+            Scope::All => None,
+            Scope::Workspaces(ids) => {
+                let known: i64 = self
+                    .conn
+                    .query_row("SELECT count(*) FROM workspaces", [], |row| row.get(0))
+                    .map_err(self.sqlite())?;
+                (usize::try_from(known).unwrap_or(usize::MAX) > ids.len()).then_some(ids.as_slice())
+            }
+        };
+        loop {
+            let Ok(found) = index.search(&words, workspaces, fetch) else {
+                return Ok(None);
+            };
+            if found.len() > 2 * KEYWORD_FETCH_MAX {
+                // Ties past what one statement can bind: FTS5 answers.
+                return Ok(None);
+            }
+            // bm25()'s convention: lower ranks better.
+            let ranked = found
+                .into_iter()
+                .map(|(row, score)| (row, -score))
+                .collect();
+            if let Some(hits) = self.join_ranked(request, scope, limit, fetch, ranked, true)? {
+                return Ok(Some(hits));
+            }
+            if fetch >= KEYWORD_FETCH_MAX {
+                return Ok(None);
+            }
+            fetch = (fetch * 8).min(KEYWORD_FETCH_MAX);
+        }
+    }
+
+    /// The top `limit` from FTS5's best `fetch` matches, or `None` when
+    /// they may not hold it.
+    fn keyword_ranked(
+        &self,
+        request: &Request,
+        scope: &Scope,
+        limit: usize,
+        fetch: usize,
+    ) -> Result<Option<Vec<IndexedMemory>>, IndexError> {
+        let Some(query) = request.query.as_deref().and_then(fts_query) else {
+            return Ok(Some(Vec::new()));
+        };
+        // Measured (`cargo bench --bench recall`, 1M memories): FTS5's
+        // bm25() is most of a keyword recall; joining every match with the
+        // memories before ranking added 60% to it.
+        let mut statement = self
+            .conn
+            .prepare_cached(
+                "SELECT rowid, bm25(memories_fts, 1.0, 2.0, 0.5) AS rank_value FROM memories_fts
+                 WHERE memories_fts MATCH ?1 ORDER BY rank_value LIMIT ?2",
+            )
+            .map_err(self.sqlite())?;
+        let ranked: Vec<(i64, f64)> = statement
+            .query_map(rusqlite::params![query, limit_value(fetch)], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .and_then(|rows| rows.collect())
+            .map_err(self.sqlite())?;
+        self.join_ranked(request, scope, limit, fetch, ranked, false)
+    }
+
+    /// The top `limit` of `ranked` (the best `fetch` matches of every
+    /// workspace as (rowid, rank), lower ranking better) that pass the
+    /// filters and the scope, or `None` when they may not hold it. Exact
+    /// when it answers: every match ranking strictly better than the
+    /// `fetch`-th is among them, so a top `limit` whose last ranks strictly
+    /// better than the `fetch`-th (or fewer than `fetch` matches in all)
+    /// is the one a query over every match finds, ties broken the same
+    /// way. With `ties` (`ranked` holds every match ranking as well as its
+    /// last), whatever was not fetched ranks strictly worse than all that
+    /// was, so a full top `limit` is proof enough.
+    fn join_ranked(
+        &self,
+        request: &Request,
+        scope: &Scope,
+        limit: usize,
+        fetch: usize,
+        ranked: Vec<(i64, f64)>,
+        ties: bool,
+    ) -> Result<Option<Vec<IndexedMemory>>, IndexError> {
+        let complete = ranked.len() < fetch;
+        let Some(&(_, edge)) = ranked.last() else {
+            return Ok(Some(Vec::new()));
+        };
+        let mut c = Conditions::filters(request, scope);
+        let rows: Vec<String> = ranked
+            .iter()
+            .map(|(rowid, rank)| {
+                let rowid = c.bind(Value::Integer(*rowid));
+                let rank = c.bind(Value::Real(*rank));
+                format!("({rowid}, {rank})")
+            })
+            .collect();
+        let limit_param = c.bind(Value::Integer(limit_value(limit)));
+        let mut hits = self.select(
+            c,
+            &format!(
+                "(SELECT column1 AS r, column2 AS s FROM (VALUES {})) k
+                 JOIN memories m ON m.rowid = k.r",
+                rows.join(", ")
+            ),
+            "k.s",
+            &format!("rank_value ASC, m.timestamp DESC, m.id DESC LIMIT {limit_param}"),
+        )?;
+        // The relevance is monotone in the rank, so a last hit more relevant
+        // than the edge ranks strictly before it.
+        let proven = complete
+            || (hits.len() == limit
+                && (ties
+                    || hits
+                        .last()
+                        .and_then(|hit| hit.keyword)
+                        .is_some_and(|keyword| keyword > keyword_relevance(edge))));
+        if !proven {
+            return Ok(None);
+        }
+        for hit in &mut hits {
+            hit.score = hit.keyword.unwrap_or(0.0);
+        }
+        Ok(Some(hits))
+    }
+
+    /// BM25 ranking of every match joined with the memories, in one query.
+    fn keyword_exhaustive(
+        &self,
+        request: &Request,
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<Vec<IndexedMemory>, IndexError> {
+        let Some(query) = request.query.as_deref().and_then(fts_query) else {
+            return Ok(Vec::new());
+        };
+        let mut c = Conditions::filters(request, scope);
+        let p = c.bind(Value::Text(query));
+        c.sql.push(format!("memories_fts MATCH {p}"));
+        let limit = c.bind(Value::Integer(limit_value(limit)));
+        let mut hits = self.select(
+            c,
+            "memories_fts JOIN memories m ON m.rowid = memories_fts.rowid",
+            "bm25(memories_fts, 1.0, 2.0, 0.5)",
+            &format!("rank_value ASC, m.timestamp DESC, m.id DESC LIMIT {limit}"),
+        )?;
+        for hit in &mut hits {
+            hit.score = hit.keyword.unwrap_or(0.0);
+        }
+        Ok(hits)
+    }
+
+    /// Cosine ranking: the vector stage proposes content hashes, SQL keeps
+    /// the memories that have them and pass the filters. When the filters
+    /// leave too few, the vector stage is asked for more.
+    fn semantic(
+        &self,
+        request: &Request,
+        scope: &Scope,
+        query: QueryVector<'_>,
+        limit: usize,
+    ) -> Result<Vec<IndexedMemory>, IndexError> {
+        let mut k = (limit * 4).max(50);
+        loop {
+            let vector_hits =
+                self.vector_search(query.model, query.vector, k, VECTOR_CANDIDATES.max(k))?;
+            let exhausted = vector_hits.len() < k;
+            let similarity: std::collections::HashMap<&str, f32> = vector_hits
+                .iter()
+                .map(|h| (h.content_hash.as_str(), h.similarity))
+                .collect();
+            let mut hits = Vec::new();
+            for chunk in vector_hits.chunks(500) {
+                let mut c = Conditions::filters(request, scope);
+                let list: Vec<String> = chunk
+                    .iter()
+                    .map(|h| c.bind(Value::Text(h.content_hash.clone())))
+                    .collect();
+                c.sql
+                    .push(format!("m.content_hash IN ({})", list.join(", ")));
+                // Look memories up by hash: left alone, the planner may walk the
+                // workspace's index instead, scanning every memory.
+                hits.extend(self.select(
+                    c,
+                    "memories m INDEXED BY memories_by_hash",
+                    "NULL",
+                    "m.timestamp DESC",
+                )?);
+            }
+            for hit in &mut hits {
+                let s = f64::from(similarity[hit.content_hash.as_str()]);
+                hit.similarity = Some(s);
+                hit.score = s.max(0.0);
+            }
+            hits.sort_by(|a, b| {
+                ranked_before(a.score, &a.timestamp, &a.id, b.score, &b.timestamp, &b.id)
+            });
+            if hits.len() >= limit || exhausted {
+                hits.truncate(limit);
+                return Ok(hits);
+            }
+            k *= 4;
+        }
+    }
+
+    /// Keyword and vector rankings fused as `request.fusion` says (the
+    /// keyword ranking alone, normalised the same way, without a vector);
+    /// `score` is the fused score and `ranking` says what made it.
+    fn hybrid(
+        &self,
+        request: &Request,
+        scope: &Scope,
+        query: Option<QueryVector<'_>>,
+    ) -> Result<Vec<IndexedMemory>, IndexError> {
+        let depth = (request.limit * 5).max(50);
+        let (keyword, semantic) = match query {
+            // The keyword stage on the second connection, beside the vector
+            // stage on this one: same queries, same lists, in the time of
+            // the slower.
+            Some(query) if self.parallel => {
+                let side = self.take_side()?;
+                let (side, keyword, semantic) = std::thread::scope(|s| {
+                    let keyword = s.spawn(move || {
+                        let hits = side.keyword(request, scope, depth);
+                        (side, hits)
+                    });
+                    let semantic = self.semantic(request, scope, query, depth);
+                    let (side, hits) = keyword.join().expect("the keyword stage panicked");
+                    (side, hits, semantic)
+                });
+                self.put_side(side);
+                (keyword?, semantic?)
+            }
+            Some(query) => (
+                self.keyword(request, scope, depth)?,
+                self.semantic(request, scope, query, depth)?,
+            ),
+            None => (self.keyword(request, scope, depth)?, Vec::new()),
+        };
+        let mut candidates: Vec<(Evidence, IndexedMemory)> = Vec::new();
+        let mut position: std::collections::HashMap<String, usize> =
+            std::collections::HashMap::new();
+        for (list, is_keyword) in [(semantic, false), (keyword, true)] {
+            for (rank, hit) in list.into_iter().enumerate() {
+                let i = *position.entry(hit.id.clone()).or_insert_with(|| {
+                    candidates.push((Evidence::default(), hit.clone()));
+                    candidates.len() - 1
+                });
+                let (evidence, memory) = &mut candidates[i];
+                if is_keyword {
+                    evidence.keyword_rank = Some(rank);
+                    evidence.bm25 = hit.keyword.map_or(0.0, bm25_of);
+                    memory.keyword = hit.keyword;
+                } else {
+                    evidence.semantic_rank = Some(rank);
+                }
+            }
+        }
+        for (evidence, hit) in &mut candidates {
+            if let (None, Some(query)) = (hit.similarity, query) {
+                hit.similarity = self
+                    .vector_of(query.model, &hit.content_hash)?
+                    .map(|v| f64::from(crate::adapters::embed::cosine(query.vector, &v)));
+            }
+            evidence.similarity = hit.similarity;
+        }
+        let spread = Spread::of(candidates.iter().map(|(evidence, _)| evidence));
+        let cue = request
+            .query
+            .as_deref()
+            .zip(request.now)
+            .and_then(|(query, now)| TimeCue::find(query, now));
+        let mut fused: Vec<IndexedMemory> = candidates
+            .into_iter()
+            .map(|(evidence, mut hit)| {
+                let (score, ranking) = fuse(request, &evidence, &spread, cue, &hit.timestamp);
+                hit.score = score;
+                hit.ranking = Some(ranking);
+                hit
+            })
+            .collect();
+        fused.sort_by(|a, b| {
+            ranked_before(a.score, &a.timestamp, &a.id, b.score, &b.timestamp, &b.id)
+        });
+        Ok(fused)
+    }
+
+    fn select(
+        &self,
+        c: Conditions,
+        from: &str,
+        rank: &str,
+        order: &str,
+    ) -> Result<Vec<IndexedMemory>, IndexError> {
+        let sql = format!(
+            "SELECT m.id, m.timestamp, m.type, m.content, m.source, m.tags, m.author, m.branch, m.commit_id,
+                    m.files, w.name, m.file, m.line, p.commit_id, p.author, p.date, m.content_hash,
+                    {rank} AS rank_value, m.flags, p.committer, p.signature, p.signer,
+                    w.trust_policy, w.trust_signed, {UNTRUSTED_REASONS}, {RELEASED}
+             FROM {from}
+             JOIN workspaces w ON w.id = m.workspace_id
+             LEFT JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
+             WHERE {}
+             ORDER BY {order}",
+            c.sql.join(" AND ")
+        );
+        let now = c.now;
+        register_unicode_lower(&self.conn).map_err(self.sqlite())?;
+        let mut statement = self.conn.prepare(&sql).map_err(self.sqlite())?;
+        let rows = statement
+            .query_map(rusqlite::params_from_iter(c.values), |row| {
+                let list = |index: usize| -> rusqlite::Result<Vec<String>> {
+                    let text: String = row.get(index)?;
+                    Ok(serde_json::from_str(&text).unwrap_or_default())
+                };
+                let introduced = match row.get::<_, Option<String>>(13)? {
+                    Some(commit) => Some(Provenance {
+                        commit,
+                        author: row.get(14)?,
+                        date: row.get(15)?,
+                        committer: row.get(19)?,
+                        signature: row.get(20)?,
+                        signer: row.get(21)?,
+                    }),
+                    None => None,
+                };
+                let keyword = row.get::<_, Option<f64>>(17)?.map(keyword_relevance);
+                let flags: String = row.get(18)?;
+                let (policy, signed): (bool, bool) = (row.get(22)?, row.get(23)?);
+                let untrusted: String = row.get(24)?;
+                let released: bool = row.get(25)?;
+                let (trust, trust_reasons) =
+                    trust_of(&untrusted, released, introduced.as_ref(), policy, signed);
+                let mut memory = IndexedMemory {
+                    id: row.get(0)?,
+                    timestamp: row.get(1)?,
+                    kind: row.get(2)?,
+                    content: row.get(3)?,
+                    source: row.get(4)?,
+                    tags: list(5)?,
+                    author: row.get(6)?,
+                    branch: row.get(7)?,
+                    commit: row.get(8)?,
+                    files: list(9)?,
+                    workspace: row.get(10)?,
+                    file: row.get(11)?,
+                    line: row.get(12)?,
+                    introduced,
+                    trust,
+                    trust_reasons,
+                    score: 1.0,
+                    keyword,
+                    similarity: None,
+                    ranking: None,
+                    flags: flags
+                        .split(',')
+                        .filter(|flag| !flag.is_empty())
+                        .map(str::to_owned)
+                        .collect(),
+                    content_hash: row.get(16)?,
+                };
+                if crate::domain::memory::trust::ahead(&memory.timestamp, now) {
+                    memory
+                        .flags
+                        .push(crate::domain::memory::trust::FUTURE_FLAG.to_owned());
+                    memory.flags.sort_unstable();
+                }
+                // Like the future timestamp, a mismatching author is read,
+                // not stored: it depends on the commit, found after the row.
+                if memory.trust_reasons.iter().any(|r| r == AUTHOR_MISMATCH) {
+                    memory.flags.push(AUTHOR_MISMATCH.to_owned());
+                    memory.flags.sort_unstable();
+                }
+                if memory.flags.iter().any(|flag| flag == "secret") {
+                    memory.mask_secrets();
+                }
+                Ok(memory)
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(self.sqlite())?;
+        Ok(rows)
+    }
+}
+
+/// The flag of a record whose `author` field names someone other than the
+/// author of the commit that introduced it.
+pub const AUTHOR_MISMATCH: &str = "author-mismatch";
+
+/// A memory's trust and every reason for it, from the reasons the index
+/// found to quarantine it (comma-separated), its provenance and whether its
+/// workspace has a policy (and asks for signatures).
+fn trust_of(
+    untrusted: &str,
+    released: bool,
+    introduced: Option<&Provenance>,
+    policy: bool,
+    signed: bool,
+) -> (Trust, Vec<String>) {
+    let reasons: Vec<String> = untrusted
+        .split(',')
+        .filter(|reason| !reason.is_empty())
+        .map(str::to_owned)
+        .collect();
+    if !reasons.is_empty() {
+        if released {
+            return (Trust::Trusted, vec!["released".to_owned()]);
+        }
+        return (Trust::Untrusted, reasons);
+    }
+    let why: &[&str] = match (introduced, policy, signed) {
+        (None, _, _) => &["uncommitted"],
+        (Some(_), false, _) => &["no-policy"],
+        (Some(_), true, false) => &["author-in-policy"],
+        (Some(_), true, true) => &["author-in-policy", "signed-in-policy"],
+    };
+    (
+        Trust::Trusted,
+        why.iter().map(|reason| (*reason).to_owned()).collect(),
+    )
+}
+
+/// The SQL function that lowercases text as Rust does, in every script
+/// (SQLite's `lower()` folds ASCII only): tags match `--tag` whatever their case.
+const UNICODE_LOWER: &str = "goldfish_lower";
+
+/// Defines [`UNICODE_LOWER`] on `conn` (again: defining it twice is harmless,
+/// and it keeps the function next to the only SQL that uses it).
+fn register_unicode_lower(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    use rusqlite::functions::FunctionFlags;
+    conn.create_scalar_function(
+        UNICODE_LOWER,
+        1,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            Ok(ctx
+                .get::<Option<String>>(0)?
+                .map(|text| text.to_lowercase()))
+        },
+    )
+}
+
+/// bm25() is lower for better matches; its relevance (the negated rank)
+/// mapped into [0, 1) by x/(1+x), monotone: a smaller rank, a relevance at
+/// least as high.
+fn keyword_relevance(rank: f64) -> f64 {
+    let relevance = (-rank).max(0.0);
+    relevance / (1.0 + relevance)
+}
+
+/// BM25 relevance back from its mapping into [0, 1) by x/(1+x).
+fn bm25_of(keyword: f64) -> f64 {
+    if keyword < 1.0 {
+        keyword / (1.0 - keyword)
+    } else {
+        f64::MAX
+    }
+}
+
+fn limit_value(limit: usize) -> i64 {
+    i64::try_from(limit).unwrap_or(i64::MAX)
+}
+
+/// Words too common in questions to be keyword evidence ("what did we
+/// decide about …"). A query made only of these still matches on them.
+const STOPWORDS: &[&str] = &[
+    "a", "about", "after", "all", "an", "and", "any", "are", "as", "at", "be", "been", "before",
+    "but", "by", "can", "could", "did", "do", "does", "for", "from", "get", "got", "had", "has",
+    "have", "how", "i", "if", "in", "into", "is", "it", "its", "last", "made", "make", "me",
+    "more", "my", "no", "not", "now", "of", "on", "or", "our", "out", "over", "should", "so",
+    "some", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "to",
+    "up", "us", "use", "used", "was", "we", "were", "what", "when", "where", "which", "while",
+    "who", "why", "will", "with", "would", "you", "your",
+];
+
+/// An FTS5 query matching any of the words of `text` but stopwords (each
+/// quoted, so user text never reads as FTS syntax). `None` when `text` has
+/// no words.
+pub fn fts_query(text: &str) -> Option<String> {
+    let words = content_words(text);
+    if words.is_empty() {
+        return None;
+    }
+    Some(
+        words
+            .iter()
+            .map(|w| format!("\"{w}\""))
+            .collect::<Vec<_>>()
+            .join(" OR "),
+    )
+}
+
+/// The lowercased words of `text` without repeats, stopwords left out unless
+/// nothing else is left.
+pub fn content_words(text: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    for word in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+    {
+        if !words.contains(&word) {
+            words.push(word);
+        }
+    }
+    if words.iter().all(|w| STOPWORDS.contains(&w.as_str())) {
+        return words;
+    }
+    words.retain(|w| !STOPWORDS.contains(&w.as_str()));
+    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fts_queries_quote_every_word() {
+        assert_eq!(fts_query("WAL mode, wal!").unwrap(), r#""wal" OR "mode""#);
+        assert_eq!(
+            fts_query("what is the pool size").unwrap(),
+            r#""pool" OR "size""#
+        );
+        assert_eq!(
+            fts_query("what is it").unwrap(),
+            r#""what" OR "is" OR "it""#
+        );
+        assert_eq!(
+            fts_query("src/auth.rs NEAR"),
+            Some(r#""src" OR "auth" OR "rs" OR "near""#.into())
+        );
+        assert_eq!(fts_query(" -- "), None);
+    }
+
+    /// An index of 300 memories over two workspaces, with repeated texts
+    /// (ties in BM25), types and days to filter on.
+    fn seeded() -> (tempfile::TempDir, Index) {
+        let (dir, index) = crate::adapters::index::two_workspaces();
+        let words = [
+            "pool", "size", "deadlock", "sqlite", "wal", "retry", "cache", "auth", "token", "merge",
+        ];
+        let kinds = ["decision", "bug-fix", "insight"];
+        for n in 0..300_usize {
+            // Texts repeat every 37 memories: the same text scores the same.
+            let k = n % 37;
+            let content = format!(
+                "{} {} {} note {}",
+                words[k % words.len()],
+                words[(k * 3 + 1) % words.len()],
+                if k % 4 == 0 {
+                    words[(k + 5) % words.len()]
+                } else {
+                    "and more words here"
+                },
+                if k % 2 == 0 { "pool pool" } else { "" },
+            );
+            index
+                .conn
+                .execute(
+                    "INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash,
+                        timestamp, ts_ms, type, content)
+                     VALUES (?1, ?2, 'f.jsonl', ?3, ?2, ?4, ?5, ?6, ?7, ?8)",
+                    rusqlite::params![
+                        1 + (n % 3 == 0) as i64,
+                        format!("01M{n:05}"),
+                        n as i64,
+                        format!("c{k}"),
+                        format!("2026-11-{:02}T10:00:00.000Z", 1 + n % 20),
+                        1_793_000_000_000_i64 + (n % 20) as i64 * 86_400_000,
+                        kinds[n % kinds.len()],
+                        content,
+                    ],
+                )
+                .unwrap();
+        }
+        (dir, index)
+    }
+
+    fn ids(hits: &[IndexedMemory]) -> Vec<(String, f64)> {
+        hits.iter().map(|hit| (hit.id.clone(), hit.score)).collect()
+    }
+
+    /// A hybrid recall gives the same list whether its keyword stage runs
+    /// on the second connection beside the vector stage or before it on
+    /// this one; the second connection is kept for the next recall.
+    #[test]
+    fn hybrid_stages_at_once_rank_as_one_after_the_other() {
+        let (_dir, mut index) = seeded();
+        let mut seed = 7_u64;
+        let mut unit = |dims: usize| -> Vec<f32> {
+            let mut v: Vec<f32> = (0..dims)
+                .map(|_| {
+                    seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                    (seed >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+                })
+                .collect();
+            crate::adapters::embed::normalize(&mut v);
+            v
+        };
+        let vectors: Vec<(String, Vec<f32>)> =
+            (0..37).map(|k| (format!("c{k}"), unit(16))).collect();
+        index
+            .insert_embeddings("m", vectors.iter().map(|(h, v)| (h.as_str(), v.as_slice())))
+            .unwrap();
+        let query = unit(16);
+        for (text, scope) in [
+            ("pool size", Scope::All),
+            ("deadlock sqlite wal", Scope::Workspaces(vec![1])),
+            ("zebra", Scope::All),
+        ] {
+            let request = Request {
+                query: Some(text.to_owned()),
+                limit: 10,
+                ..Request::default()
+            };
+            let mut run = |parallel: bool| {
+                index.set_parallel(parallel);
+                let vector = QueryVector {
+                    model: "m",
+                    vector: &query,
+                };
+                index
+                    .recall(&request, &scope, Mode::Hybrid, Some(vector))
+                    .unwrap()
+            };
+            let apart = run(false);
+            let together = run(true);
+            assert!(!apart.is_empty(), "{text}");
+            assert_eq!(ids(&together), ids(&apart), "{text}");
+            assert_eq!(
+                together.iter().map(|h| h.ranking).collect::<Vec<_>>(),
+                apart.iter().map(|h| h.ranking).collect::<Vec<_>>(),
+                "{text}"
+            );
+            assert!(index.side.lock().unwrap().is_some(), "kept for the next");
+        }
+    }
+
+    /// The two-stage keyword ranking answers exactly what the exhaustive
+    /// query answers, whatever it fetches, or declines (and `keyword` then
+    /// falls back): with filters, another workspace, ties at the edge.
+    #[test]
+    fn the_two_stage_keyword_ranking_is_the_exhaustive_one_or_declines() {
+        let (_dir, index) = seeded();
+        let requests = [
+            ("pool size", vec![], Scope::All),
+            ("deadlock sqlite wal", vec![], Scope::Workspaces(vec![1])),
+            (
+                "pool",
+                vec!["bug-fix".to_owned()],
+                Scope::Workspaces(vec![2]),
+            ),
+            ("token merge cache", vec!["insight".to_owned()], Scope::All),
+            ("zebra", vec![], Scope::All),
+        ];
+        let (mut answered, mut declined) = (0, 0);
+        for (query, kinds, scope) in &requests {
+            let request = Request {
+                query: Some((*query).to_owned()),
+                kinds: kinds.clone(),
+                ..Request::default()
+            };
+            for limit in [1, 5, 10, 50] {
+                let exhaustive = index.keyword_exhaustive(&request, scope, limit).unwrap();
+                assert_eq!(
+                    ids(&index.keyword(&request, scope, limit).unwrap()),
+                    ids(&exhaustive),
+                    "{query} {kinds:?} {scope:?} limit {limit}"
+                );
+                for fetch in [limit, limit + 3, 2 * limit, 120, 1000] {
+                    match index.keyword_ranked(&request, scope, limit, fetch).unwrap() {
+                        Some(hits) => {
+                            answered += 1;
+                            assert_eq!(
+                                ids(&hits),
+                                ids(&exhaustive),
+                                "{query} {kinds:?} {scope:?} limit {limit} fetch {fetch}"
+                            );
+                        }
+                        None => declined += 1,
+                    }
+                }
+            }
+        }
+        assert!(answered > 20 && declined > 5, "{answered} {declined}");
+    }
+}

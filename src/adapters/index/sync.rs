@@ -1,0 +1,1025 @@
+//! Sync: git → index, incrementally.
+//!
+//! 1. List the memory files of HEAD's tree (gix) and of the work tree.
+//! 2. A work-tree file whose stat data (size, mtime, ctime, inode) matches
+//!    what the last sync recorded keeps its recorded blob id unread; others
+//!    are read and hashed as git would. A file only in HEAD (sparse or deleted
+//!    work tree) is read from its blob.
+//!    A file changed within 2 s of being read is hashed again next time
+//!    (file times are too coarse to tell a same-size write in the same tick).
+//! 3. Files whose blob id is unchanged are skipped. Changed files are parsed,
+//!    in name order, and diffed against the index by record id; bad lines
+//!    are reported with file and line and skipped. An id in several files is
+//!    indexed from the first by name; its other records wait in `duplicates`.
+//! 4. Commits new since the last sync are walked to find the commit that
+//!    introduced each memory (provenance).
+//!
+//! Whatever the order of commits, checkouts and edits, the result is the
+//! index a sync into an empty one gives.
+//!
+//! All of it is one SQLite transaction: a sync killed halfway leaves the
+//! previous state, and the next sync redoes the work.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use goldfish_log::record::parse_log;
+use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
+use serde::Serialize;
+
+use super::provenance::walk_provenance;
+use super::{Index, IndexError, SyncError};
+use crate::adapters::git::{Workspace, blob_id};
+use crate::domain::config::{RepoConfig, TrustPolicy};
+use crate::domain::memory::kinds::Kinds;
+use crate::domain::memory::{Entry, Memory, trust};
+
+/// What a sync did. Field names are stable (`sync --json`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SyncReport {
+    pub workspace: String,
+    pub head: Option<String>,
+    /// Memory files considered (work tree and HEAD).
+    pub files: usize,
+    /// Files whose content was read and parsed because their blob changed.
+    pub files_read: usize,
+    /// Files that left the log since the last sync.
+    pub files_removed: usize,
+    pub memories_added: usize,
+    pub memories_updated: usize,
+    pub memories_removed: usize,
+    /// Commits walked for provenance.
+    pub commits_walked: usize,
+    /// Live memories of the workspace in the index afterwards.
+    pub memories: u64,
+    /// What the sync skipped or could not do: `file:line: reason` (or
+    /// `file: reason`) for a memory file, inside the memory folder; else
+    /// a message that names what it is about.
+    pub problems: Vec<SyncProblem>,
+    /// Texts embedded after the keyword part (0 without a model).
+    pub embedded: usize,
+    /// Content hashes still waiting for an embedding; `null` without a model.
+    pub pending_embeddings: Option<u64>,
+}
+
+/// Something a sync skipped or could not do, and what it is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SyncProblem {
+    /// A file of the memory folder (its name there), or one of its lines.
+    MemoryFile {
+        file: String,
+        line: Option<i64>,
+        reason: String,
+    },
+    /// Anything else (the memory folder itself, the keyword index): the
+    /// message names it.
+    Other(String),
+}
+
+impl SyncProblem {
+    fn file(file: &str, reason: impl Into<String>) -> SyncProblem {
+        SyncProblem::MemoryFile {
+            file: file.to_owned(),
+            line: None,
+            reason: reason.into(),
+        }
+    }
+
+    fn line(file: &str, line: i64, reason: impl Into<String>) -> SyncProblem {
+        SyncProblem::MemoryFile {
+            file: file.to_owned(),
+            line: Some(line),
+            reason: reason.into(),
+        }
+    }
+
+    /// As `sync --json` lists it: a memory file by its name in the memory
+    /// folder.
+    pub fn relative(&self) -> String {
+        match self {
+            SyncProblem::MemoryFile {
+                file,
+                line: Some(line),
+                reason,
+            } => format!("{file}:{line}: {reason}"),
+            SyncProblem::MemoryFile {
+                file,
+                line: None,
+                reason,
+            } => format!("{file}: {reason}"),
+            SyncProblem::Other(message) => message.clone(),
+        }
+    }
+}
+
+/// As a warning says it: a memory file by its path in the repository.
+impl std::fmt::Display for SyncProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SyncProblem::MemoryFile { .. } => {
+                write!(
+                    f,
+                    "{}/{}",
+                    crate::adapters::git::MEMORY_DIR,
+                    self.relative()
+                )
+            }
+            SyncProblem::Other(message) => f.write_str(message),
+        }
+    }
+}
+
+impl Serialize for SyncProblem {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.relative())
+    }
+}
+
+/// Memories with a mismatching `author` field a sync names one by one.
+const LISTED_MISMATCHES: usize = 10;
+
+/// Knobs for tests.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SyncOptions {
+    /// Abort the process after writing, before committing (crash tests).
+    pub abort_before_commit: bool,
+    /// "Now" for the future-timestamp check of the problems it reports
+    /// (`GOLDFISH_NOW`; the clock's when `None`); the index never stores
+    /// that flag.
+    pub now: Option<jiff::Timestamp>,
+}
+
+/// What the records of a sync are checked against ([`trust::check`]).
+struct Trust {
+    now: jiff::Timestamp,
+    /// The repository's types; `None` when its config cannot be read or
+    /// used.
+    kinds: Option<Kinds>,
+    /// The repository's trust policy (`Some(None)`: it has none); `None`
+    /// when its config cannot be read or used: the index keeps the policy
+    /// it last stored.
+    policy: Option<Option<TrustPolicy>>,
+}
+
+impl Trust {
+    fn of(workspace: &Workspace, options: SyncOptions) -> Trust {
+        let config = match crate::adapters::memdir::read_repo_config(workspace) {
+            Ok(Some(bytes)) => RepoConfig::from_file(&bytes).ok(),
+            Ok(None) => Some(RepoConfig::default()),
+            Err(_) => None,
+        };
+        Trust {
+            now: options.now.unwrap_or_else(jiff::Timestamp::now),
+            kinds: config.as_ref().map(|config| config.kinds.clone()),
+            policy: config.map(|config| config.trust),
+        }
+    }
+}
+
+/// Stores the workspace's trust policy (what recall checks provenance
+/// against) when it differs from the one stored; says whether it did.
+fn store_policy(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+    policy: Option<&TrustPolicy>,
+) -> rusqlite::Result<bool> {
+    let (stored, signed): (bool, bool) = tx.query_row(
+        "SELECT trust_policy, trust_signed FROM workspaces WHERE id = ?1",
+        params![workspace_id],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )?;
+    let mut patterns: Vec<String> = tx
+        .prepare_cached("SELECT pattern FROM trust_authors WHERE workspace_id = ?1")?
+        .query_map(params![workspace_id], |row| row.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    patterns.sort();
+    let wanted = policy.map(|policy| {
+        let mut authors = policy.authors.clone();
+        authors.sort();
+        (authors, policy.signed)
+    });
+    let current = stored.then_some((patterns, signed));
+    if wanted == current {
+        return Ok(false);
+    }
+    tx.execute(
+        "UPDATE workspaces SET trust_policy = ?2, trust_signed = ?3 WHERE id = ?1",
+        params![
+            workspace_id,
+            policy.is_some(),
+            policy.is_some_and(|policy| policy.signed)
+        ],
+    )?;
+    tx.execute(
+        "DELETE FROM trust_authors WHERE workspace_id = ?1",
+        params![workspace_id],
+    )?;
+    for pattern in policy.iter().flat_map(|policy| &policy.authors) {
+        tx.execute(
+            "INSERT OR IGNORE INTO trust_authors (workspace_id, pattern) VALUES (?1, ?2)",
+            params![workspace_id, pattern],
+        )?;
+    }
+    Ok(true)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stat {
+    size: i64,
+    mtime_ns: i64,
+    ctime_ns: i64,
+    inode: i64,
+}
+
+impl Stat {
+    fn of(metadata: &fs::Metadata) -> Stat {
+        Stat {
+            size: metadata.size() as i64,
+            mtime_ns: metadata.mtime() * 1_000_000_000 + metadata.mtime_nsec(),
+            ctime_ns: metadata.ctime() * 1_000_000_000 + metadata.ctime_nsec(),
+            inode: metadata.ino() as i64,
+        }
+    }
+}
+
+impl Stat {
+    /// Whether the file changed too shortly before `read_at_ns` for its stat
+    /// data to tell a later change apart: file times are coarse (a clock
+    /// tick, or seconds on some file systems), so a write in the same tick
+    /// of the same size leaves them as they were. Git calls such entries
+    /// racily clean and hashes them again; so does sync.
+    fn racy(&self, read_at_ns: i64) -> bool {
+        const MARGIN_NS: i64 = 2_000_000_000;
+        self.mtime_ns.max(self.ctime_ns) > read_at_ns - MARGIN_NS
+    }
+}
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
+}
+
+struct KnownFile {
+    blob: String,
+    stat: Option<Stat>,
+    /// Read too soon after a change to trust `stat` (see [`Stat::racy`]).
+    racy: bool,
+}
+
+/// Syncs `workspace` into the index.
+pub fn sync(
+    index: &mut Index,
+    workspace: &Workspace,
+    options: SyncOptions,
+) -> Result<SyncReport, SyncError> {
+    let path = index.path.clone();
+    let sqlite = |source| {
+        SyncError::Index(IndexError::Sqlite {
+            path: path.clone(),
+            source,
+        })
+    };
+    let tx = index
+        .conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(sqlite)?;
+    let registered = register(&tx, workspace.root()).map_err(sqlite)?;
+    let workspace_id = registered.id;
+    let mut report = SyncReport {
+        workspace: registered.name,
+        ..SyncReport::default()
+    };
+
+    let known = known_files(&tx, workspace_id, true).map_err(sqlite)?;
+    let trust = Trust::of(workspace, options);
+    let head = workspace.head_commit();
+    report.head = head.map(|id| id.to_string());
+    let memory_dir = workspace.memory_dir();
+    let read_at_ns = now_ns();
+    let worktree = worktree_files(&memory_dir, &mut report.problems)?;
+    // HEAD's tree only matters for files not in the work tree. If HEAD did not
+    // move and no indexed work-tree file disappeared, those are unchanged.
+    let head_moved = registered.head_commit != report.head;
+    let worktree_file_gone = known
+        .iter()
+        .any(|(name, file)| file.stat.is_some() && !worktree.contains_key(name));
+    let mut head_files = match head {
+        Some(head) if head_moved || worktree_file_gone => Some(workspace.memory_files_at(head)?),
+        _ => None,
+    };
+    let unchanged_head_only = known
+        .iter()
+        .filter(|(name, file)| {
+            head_files.is_none() && file.stat.is_none() && !worktree.contains_key(*name)
+        })
+        .map(|(name, _)| name);
+    let names: BTreeSet<String> = head_files
+        .iter()
+        .flat_map(|files| files.keys())
+        .chain(worktree.keys())
+        .chain(unchanged_head_only)
+        .cloned()
+        .collect();
+    report.files = names.len();
+    let mut changed = registered.new || head_moved || registered.history_commit != report.head;
+
+    // Files that left the log go first, so no id is brought back from them.
+    let gone: Vec<&String> = known.keys().filter(|name| !names.contains(*name)).collect();
+    for name in &gone {
+        for table in ["duplicates", "tombstones", "releases"] {
+            tx.execute(
+                &format!("DELETE FROM {table} WHERE workspace_id = ?1 AND file = ?2"),
+                params![workspace_id, name],
+            )
+            .map_err(sqlite)?;
+        }
+        tx.execute(
+            "DELETE FROM files WHERE workspace_id = ?1 AND name = ?2",
+            params![workspace_id, name],
+        )
+        .map_err(sqlite)?;
+        report.files_removed += 1;
+        changed = true;
+    }
+    for name in &gone {
+        let ids = file_ids(&tx, workspace_id, name).map_err(sqlite)?;
+        for (rowid, id) in ids {
+            remove_memory(&tx, workspace_id, rowid, &id, &trust).map_err(sqlite)?;
+            report.memories_removed += 1;
+        }
+    }
+
+    // In name order: a file that takes an id over from a later one (the first
+    // file by name holds the indexed record) has that file read again.
+    let mut reread: BTreeSet<String> = BTreeSet::new();
+    for name in &names {
+        let known_file = known.get(name);
+        let (blob, stat, mut content) = match worktree.get(name) {
+            Some(metadata) => {
+                let stat = Stat::of(metadata);
+                match known_file {
+                    Some(known)
+                        if known.stat == Some(stat) && !known.racy && !reread.contains(name) =>
+                    {
+                        (known.blob.clone(), Some(stat), None)
+                    }
+                    _ => {
+                        let file_path = memory_dir.join(name);
+                        let bytes = match crate::adapters::memdir::read_regular(&file_path) {
+                            Ok(bytes) => bytes,
+                            Err(crate::adapters::memdir::OpenError::Io(source)) => {
+                                return Err(SyncError::Io {
+                                    path: file_path,
+                                    source,
+                                });
+                            }
+                            // Replaced by a link or a FIFO since it was listed.
+                            Err(err) => {
+                                report.problems.push(SyncProblem::file(name, err.skipped()));
+                                continue;
+                            }
+                        };
+                        (blob_id(&bytes).to_string(), Some(stat), Some(bytes))
+                    }
+                }
+            }
+            None => {
+                if head_files.is_none() && reread.contains(name) {
+                    head_files = match head {
+                        Some(head) => Some(workspace.memory_files_at(head)?),
+                        None => Some(BTreeMap::new()),
+                    };
+                }
+                match head_files.as_ref().and_then(|files| files.get(name)) {
+                    Some(blob) => (blob.to_string(), None, None),
+                    // A file only in HEAD, and HEAD did not move.
+                    None => continue,
+                }
+            }
+        };
+        let racy = stat.is_some_and(|stat| stat.racy(read_at_ns));
+        let unchanged =
+            known_file.is_some_and(|known| known.blob == blob) && !reread.contains(name);
+        if !unchanged {
+            let bytes = match content.take() {
+                Some(bytes) => bytes,
+                None => {
+                    let blob = head_files
+                        .as_ref()
+                        .and_then(|files| files.get(name))
+                        .expect("a file not in the work tree is in HEAD");
+                    workspace.read_blob(*blob)?
+                }
+            };
+            apply_file(
+                &tx,
+                workspace_id,
+                name,
+                &bytes,
+                &trust,
+                &mut report,
+                &mut reread,
+            )
+            .map_err(sqlite)?;
+            report.files_read += 1;
+        }
+        if !unchanged || known_file.is_some_and(|known| known.stat != stat || known.racy != racy) {
+            changed = true;
+            let stat = stat.unwrap_or(Stat {
+                size: -1,
+                mtime_ns: -1,
+                ctime_ns: -1,
+                inode: -1,
+            });
+            tx.execute(
+                "INSERT INTO files (workspace_id, name, blob_id, size, mtime_ns, ctime_ns, inode, racy)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                 ON CONFLICT (workspace_id, name) DO UPDATE SET blob_id = excluded.blob_id,
+                   size = excluded.size, mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns,
+                   inode = excluded.inode, racy = excluded.racy",
+                params![workspace_id, name, blob, stat.size, stat.mtime_ns, stat.ctime_ns, stat.inode, racy],
+            )
+            .map_err(sqlite)?;
+        }
+    }
+
+    if let Some(head) = head {
+        let known_commit = registered
+            .history_commit
+            .as_deref()
+            .and_then(|id| gix::ObjectId::from_hex(id.as_bytes()).ok());
+        if known_commit != Some(head) {
+            let walked =
+                walk_provenance(&tx, workspace, workspace_id, head, known_commit, &sqlite)?;
+            report.commits_walked = walked.commits;
+            // Named one by one up to a few: a history of lines written
+            // by a tool under its own name would otherwise flood every
+            // sync's output.
+            let more = walked.mismatches.len().saturating_sub(LISTED_MISMATCHES);
+            for (file, line, reason) in walked.mismatches.into_iter().take(LISTED_MISMATCHES) {
+                report.problems.push(SyncProblem::line(&file, line, reason));
+            }
+            if more > 0 {
+                report.problems.push(SyncProblem::Other(format!(
+                    "… and {more} more memories whose `author` field is not the author of their commit (quarantined: `goldfish recall --include-untrusted --json` lists them)"
+                )));
+            }
+            report
+                .problems
+                .extend(walked.policy_changes.into_iter().map(SyncProblem::Other));
+        }
+    }
+    if let Some(policy) = &trust.policy
+        && store_policy(&tx, workspace_id, policy.as_ref()).map_err(sqlite)?
+    {
+        changed = true;
+    }
+    if !changed {
+        // Nothing to write: leave the index (and its last-sync time) alone,
+        // but write the keyword index if it lags (gone, or a catch-up that
+        // failed or never ran after its database's commit).
+        report.memories = registered.live_memories;
+        drop(tx);
+        if !super::keyword::holds_everything(&index.conn, &index.path).unwrap_or(false) {
+            catch_up_keyword_index(index, &mut report);
+        }
+        return Ok(report);
+    }
+    report.memories = live_count(&tx, workspace_id).map_err(sqlite)?;
+    tx.execute(
+        "UPDATE workspaces SET head_commit = ?2, history_commit = ?2, synced_at = ?3, live_memories = ?4
+         WHERE id = ?1",
+        params![
+            workspace_id,
+            report.head,
+            crate::domain::memory::format_timestamp(jiff::Timestamp::now()),
+            report.memories as i64
+        ],
+    )
+    .map_err(sqlite)?;
+    if options.abort_before_commit {
+        std::process::abort();
+    }
+    tx.commit().map_err(sqlite)?;
+    catch_up_keyword_index(index, &mut report);
+    Ok(report)
+}
+
+/// Brings the keyword index up to date with the index's last commit; a
+/// failure is a problem of the sync, not its failure (recall uses FTS5
+/// meanwhile).
+fn catch_up_keyword_index(index: &Index, report: &mut SyncReport) {
+    if let Err(err) = super::keyword::catch_up(&index.conn, &index.path) {
+        report.problems.push(SyncProblem::Other(format!(
+            "{err}; keyword recall uses SQLite's full-text search until a sync writes it"
+        )));
+    }
+}
+
+/// What a sync of a workspace would look at again, from stat data alone.
+struct Stale {
+    /// Work-tree files new or changed since the last sync, with their size.
+    changed: Vec<(String, u64)>,
+    /// Files the last sync saw in the work tree that are gone.
+    gone: Vec<String>,
+}
+
+/// Compares the work tree's memory files with what the index recorded of
+/// them. Reads no file content and writes nothing.
+fn stale(index: &Index, workspace: &Workspace) -> Result<Stale, SyncError> {
+    let sqlite = |source| {
+        SyncError::Index(IndexError::Sqlite {
+            path: index.path.clone(),
+            source,
+        })
+    };
+    let known = match index
+        .workspace_by_root(workspace.root())
+        .map_err(SyncError::Index)?
+    {
+        Some(row) => {
+            let tx = index.conn.unchecked_transaction().map_err(sqlite)?;
+            known_files(&tx, row.id, false).map_err(sqlite)?
+        }
+        None => HashMap::new(),
+    };
+    let mut problems = Vec::new();
+    let files = worktree_files(&workspace.memory_dir(), &mut problems)?;
+    let changed = files
+        .iter()
+        .filter(|(name, metadata)| {
+            known
+                .get(*name)
+                .is_none_or(|k| k.stat != Some(Stat::of(metadata)))
+        })
+        .map(|(name, metadata)| (name.clone(), metadata.len()))
+        .collect();
+    let gone = known
+        .iter()
+        .filter(|(name, k)| k.stat.is_some() && !files.contains_key(*name))
+        .map(|(name, _)| name.clone())
+        .collect();
+    Ok(Stale { changed, gone })
+}
+
+/// How much a sync of `workspace` would have to read: the total size of the
+/// work-tree memory files whose stat data differs from what the index
+/// recorded. Reads no file content.
+pub fn pending_bytes(index: &Index, workspace: &Workspace) -> Result<u64, SyncError> {
+    Ok(stale(index, workspace)?
+        .changed
+        .iter()
+        .map(|(_, size)| size)
+        .sum())
+}
+
+/// The work-tree memory files a sync of `workspace` would look at again:
+/// new, changed (stat data) or gone since the last sync, by name. Reads no
+/// file content and writes nothing.
+pub fn changed_files(index: &Index, workspace: &Workspace) -> Result<Vec<String>, SyncError> {
+    let stale = stale(index, workspace)?;
+    let mut names: Vec<String> = stale.changed.into_iter().map(|(name, _)| name).collect();
+    names.extend(stale.gone);
+    names.sort();
+    Ok(names)
+}
+
+/// What the index remembers of a workspace at the start of a sync.
+struct Registered {
+    id: i64,
+    name: String,
+    head_commit: Option<String>,
+    history_commit: Option<String>,
+    live_memories: u64,
+    /// Registered by this sync.
+    new: bool,
+}
+
+/// Finds or creates the workspace row.
+fn register(tx: &Transaction<'_>, root: &Path) -> rusqlite::Result<Registered> {
+    let root_text = root.to_string_lossy();
+    let existing = tx
+        .query_row(
+            "SELECT id, name, head_commit, history_commit, live_memories FROM workspaces WHERE root = ?1",
+            params![root_text],
+            |row| {
+                Ok(Registered {
+                    id: row.get(0)?,
+                    name: row.get(1)?,
+                    head_commit: row.get(2)?,
+                    history_commit: row.get(3)?,
+                    live_memories: row.get::<_, i64>(4)? as u64,
+                    new: false,
+                })
+            },
+        )
+        .optional()?;
+    if let Some(existing) = existing {
+        return Ok(existing);
+    }
+    // The folder name, made unique among workspaces.
+    let base = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "workspace".to_owned());
+    let mut name = base.clone();
+    let mut n = 1;
+    while tx
+        .query_row(
+            "SELECT 1 FROM workspaces WHERE name = ?1",
+            params![name],
+            |_| Ok(()),
+        )
+        .optional()?
+        .is_some()
+    {
+        n += 1;
+        name = format!("{base}-{n}");
+    }
+    tx.execute(
+        "INSERT INTO workspaces (root, name) VALUES (?1, ?2)",
+        params![root_text, name],
+    )?;
+    Ok(Registered {
+        id: tx.last_insert_rowid(),
+        name,
+        head_commit: None,
+        history_commit: None,
+        live_memories: 0,
+        new: true,
+    })
+}
+
+/// Memories of a workspace that no tombstone forgets: the row count the
+/// triggers keep, less the memories tombstones hide (tombstones are few).
+pub(super) fn live_count(conn: &rusqlite::Connection, workspace_id: i64) -> rusqlite::Result<u64> {
+    let all: i64 = conn
+        .query_row(
+            "SELECT memory_rows FROM workspaces WHERE id = ?1",
+            params![workspace_id],
+            |row| row.get(0),
+        )
+        .optional()?
+        .unwrap_or(0);
+    let forgotten: i64 = conn.query_row(
+        "SELECT count(DISTINCT t.forgets) FROM tombstones t WHERE t.workspace_id = ?1
+           AND EXISTS (SELECT 1 FROM memories m WHERE m.workspace_id = t.workspace_id AND m.id = t.forgets)",
+        params![workspace_id],
+        |row| row.get(0),
+    )?;
+    Ok((all - forgotten).max(0) as u64)
+}
+
+/// The files the index recorded for a workspace. `racy` is read only by a
+/// sync: doctor also reads indexes of older schemas, which lack it.
+fn known_files(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+    with_racy: bool,
+) -> rusqlite::Result<HashMap<String, KnownFile>> {
+    let mut statement = tx.prepare(if with_racy {
+        "SELECT name, blob_id, size, mtime_ns, ctime_ns, inode, racy FROM files WHERE workspace_id = ?1"
+    } else {
+        "SELECT name, blob_id, size, mtime_ns, ctime_ns, inode, 0 FROM files WHERE workspace_id = ?1"
+    })?;
+    let rows = statement.query_map(params![workspace_id], |row| {
+        let size: i64 = row.get(2)?;
+        let stat = (size >= 0).then_some(Stat {
+            size,
+            mtime_ns: row.get(3)?,
+            ctime_ns: row.get(4)?,
+            inode: row.get(5)?,
+        });
+        Ok((
+            row.get::<_, String>(0)?,
+            KnownFile {
+                blob: row.get(1)?,
+                stat,
+                racy: row.get(6)?,
+            },
+        ))
+    })?;
+    rows.collect()
+}
+
+/// The `*.jsonl` files of the memory folder on disk with their metadata.
+fn worktree_files(
+    dir: &Path,
+    problems: &mut Vec<SyncProblem>,
+) -> Result<BTreeMap<String, fs::Metadata>, SyncError> {
+    let mut files = BTreeMap::new();
+    // A memory folder (or `.goldfish`) that is a link is never followed.
+    if let Err(err @ crate::adapters::memdir::LogError::Unsafe { .. }) =
+        crate::adapters::memdir::MemoryDir::new(dir.to_owned()).check_folder()
+    {
+        problems.push(SyncProblem::Other(err.to_string()));
+        return Ok(files);
+    }
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(files),
+        Err(source) => {
+            return Err(SyncError::Io {
+                path: dir.to_owned(),
+                source,
+            });
+        }
+    };
+    for entry in entries {
+        let entry = entry.map_err(|source| SyncError::Io {
+            path: dir.to_owned(),
+            source,
+        })?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".jsonl") {
+            continue;
+        }
+        // Links are not followed: a committed link could point anywhere.
+        match fs::symlink_metadata(entry.path()) {
+            Ok(metadata) if metadata.is_file() => {
+                files.insert(name, metadata);
+            }
+            Ok(metadata) if metadata.file_type().is_symlink() => problems.push(SyncProblem::file(
+                &name,
+                crate::adapters::memdir::OpenError::Link.skipped(),
+            )),
+            Ok(_) => problems.push(SyncProblem::file(&name, "is not a file; skipped")),
+            Err(err) => problems.push(SyncProblem::file(&name, format!("{err}; skipped"))),
+        }
+    }
+    Ok(files)
+}
+
+/// Brings the rows of one memory file in line with its new content.
+///
+/// An id in several files is indexed from the first of them by name (the
+/// first line in that file), as a reader of the log sees it and whatever the
+/// order the files arrived in; its records in the other files wait in
+/// `duplicates`. A file that takes an id over from a later file adds that
+/// file to `reread`, so its record goes back to `duplicates`.
+fn apply_file(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+    file: &str,
+    bytes: &[u8],
+    trust: &Trust,
+    report: &mut SyncReport,
+    reread: &mut BTreeSet<String>,
+) -> rusqlite::Result<()> {
+    let mut existing: HashMap<String, (i64, String, i64)> = HashMap::new();
+    {
+        let mut statement =
+            tx.prepare_cached("SELECT rowid, id, record_hash, line FROM memories WHERE workspace_id = ?1 AND file = ?2")?;
+        let rows = statement.query_map(params![workspace_id, file], |row| {
+            Ok((
+                row.get::<_, String>(1)?,
+                (row.get(0)?, row.get(2)?, row.get(3)?),
+            ))
+        })?;
+        for row in rows {
+            let (id, value) = row?;
+            existing.insert(id, value);
+        }
+    }
+    for table in ["tombstones", "duplicates", "releases"] {
+        tx.execute(
+            &format!("DELETE FROM {table} WHERE workspace_id = ?1 AND file = ?2"),
+            params![workspace_id, file],
+        )?;
+    }
+    let mut seen: HashSet<String> = HashSet::new();
+    for line in parse_log(bytes) {
+        let number = line.number as i64;
+        match line.parsed {
+            Ok(Entry::Tombstone(tombstone)) => {
+                tx.prepare_cached(
+                    "INSERT OR IGNORE INTO tombstones (workspace_id, id, forgets, file) VALUES (?1, ?2, ?3, ?4)",
+                )?
+                .execute(params![workspace_id, tombstone.id, tombstone.forgets, file])?;
+            }
+            Ok(Entry::Release(release)) => {
+                tx.prepare_cached(
+                    "INSERT OR IGNORE INTO releases (workspace_id, id, releases, file) VALUES (?1, ?2, ?3, ?4)",
+                )?
+                .execute(params![workspace_id, release.id, release.releases, file])?;
+            }
+            Ok(Entry::Memory(memory)) => {
+                if !seen.insert(memory.id.clone()) {
+                    report.problems.push(SyncProblem::line(
+                        file,
+                        number,
+                        format!("id {} appears twice in this file; skipped", memory.id),
+                    ));
+                    continue;
+                }
+                let entry = Entry::Memory(memory);
+                let canonical = entry.to_line();
+                let record_hash = blake3::hash(canonical.as_bytes()).to_hex().to_string();
+                let Entry::Memory(memory) = entry else {
+                    unreachable!()
+                };
+                // Reported at every read of the file, recorded in the row.
+                let suspicions = trust::check(&memory, trust.now, trust.kinds.as_ref());
+                for suspicion in &suspicions {
+                    report.problems.push(SyncProblem::line(
+                        file,
+                        number,
+                        format!(
+                            "memory {}: {suspicion}; indexed, flagged `{}`",
+                            memory.id,
+                            suspicion.flag()
+                        ),
+                    ));
+                }
+                let flags = trust::index_flags(&suspicions);
+                let write = || {
+                    write_memory(
+                        tx,
+                        workspace_id,
+                        file,
+                        &memory,
+                        number,
+                        &record_hash,
+                        &flags,
+                    )
+                };
+                match existing.get(&memory.id) {
+                    Some((_, hash, old_line)) if *hash == record_hash && *old_line == number => {}
+                    Some((rowid, hash, _)) if *hash == record_hash => {
+                        tx.prepare_cached("UPDATE memories SET line = ?2 WHERE rowid = ?1")?
+                            .execute(params![rowid, number])?;
+                    }
+                    Some(_) => {
+                        write()?;
+                        report.memories_updated += 1;
+                    }
+                    None => match indexed_from(tx, workspace_id, &memory.id)? {
+                        None => {
+                            write()?;
+                            report.memories_added += 1;
+                        }
+                        Some(other) if other.as_str() < file => {
+                            tx.prepare_cached(
+                                "INSERT INTO duplicates (workspace_id, id, file, line, record) VALUES (?1, ?2, ?3, ?4, ?5)",
+                            )?
+                            .execute(params![workspace_id, memory.id, file, number, canonical])?;
+                            report.problems.push(SyncProblem::line(
+                                file,
+                                number,
+                                format!(
+                                    "id {} is already indexed from another file ({other}); skipped",
+                                    memory.id
+                                ),
+                            ));
+                        }
+                        Some(other) => {
+                            // This file comes first: its record is the one.
+                            write()?;
+                            report.memories_updated += 1;
+                            reread.insert(other);
+                        }
+                    },
+                }
+            }
+            Err(err) => report.problems.push(SyncProblem::line(
+                file,
+                number,
+                format!(
+                    "not a memory record ({err}{}); skipped",
+                    crate::domain::memory::view::bom_note(bytes, number as usize)
+                ),
+            )),
+        }
+    }
+    for (id, (rowid, _, _)) in &existing {
+        if !seen.contains(id) {
+            remove_memory(tx, workspace_id, *rowid, id, trust)?;
+            report.memories_removed += 1;
+        }
+    }
+    Ok(())
+}
+
+/// The file the indexed record of `id` comes from.
+fn indexed_from(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+    id: &str,
+) -> rusqlite::Result<Option<String>> {
+    tx.prepare_cached("SELECT file FROM memories WHERE workspace_id = ?1 AND id = ?2")?
+        .query_row(params![workspace_id, id], |row| row.get(0))
+        .optional()
+}
+
+/// The (rowid, id) of every memory indexed from `file`.
+fn file_ids(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+    file: &str,
+) -> rusqlite::Result<Vec<(i64, String)>> {
+    let mut statement =
+        tx.prepare_cached("SELECT rowid, id FROM memories WHERE workspace_id = ?1 AND file = ?2")?;
+    let rows = statement.query_map(params![workspace_id, file], |row| {
+        Ok((row.get(0)?, row.get(1)?))
+    })?;
+    rows.collect()
+}
+
+/// Deletes the indexed record of `id` (row `rowid`); the record of the same
+/// id in the next file by name, if one has it, takes its place.
+fn remove_memory(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+    rowid: i64,
+    id: &str,
+    trust: &Trust,
+) -> rusqlite::Result<()> {
+    tx.prepare_cached("DELETE FROM memories WHERE rowid = ?1")?
+        .execute(params![rowid])?;
+    let next: Option<(String, i64, String)> = tx
+        .prepare_cached(
+            "SELECT file, line, record FROM duplicates WHERE workspace_id = ?1 AND id = ?2 ORDER BY file LIMIT 1",
+        )?
+        .query_row(params![workspace_id, id], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+        })
+        .optional()?;
+    let Some((file, line, record)) = next else {
+        return Ok(());
+    };
+    tx.prepare_cached("DELETE FROM duplicates WHERE workspace_id = ?1 AND id = ?2 AND file = ?3")?
+        .execute(params![workspace_id, id, file])?;
+    // Stored canonical by this sync or an earlier one: it parses.
+    if let Ok(Entry::Memory(memory)) = Entry::parse(record.as_bytes()) {
+        let record_hash = blake3::hash(record.as_bytes()).to_hex().to_string();
+        let flags = trust::index_flags(&trust::check(&memory, trust.now, trust.kinds.as_ref()));
+        write_memory(tx, workspace_id, &file, &memory, line, &record_hash, &flags)?;
+    }
+    Ok(())
+}
+
+/// blake3 of the text that gets embedded: the key of the embeddings table.
+pub fn content_hash(content: &str) -> String {
+    blake3::hash(content.as_bytes()).to_hex().to_string()
+}
+
+fn timestamp_ms(timestamp: &str) -> Option<i64> {
+    timestamp
+        .parse::<jiff::Timestamp>()
+        .ok()
+        .map(|t| t.as_millisecond())
+}
+
+fn json_list(items: &[String]) -> String {
+    serde_json::to_string(items).expect("a list of strings serializes")
+}
+
+/// Inserts a memory, or rewrites the row of the same id, whatever file it
+/// came from.
+fn write_memory(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+    file: &str,
+    m: &Memory,
+    line: i64,
+    record_hash: &str,
+    flags: &str,
+) -> rusqlite::Result<()> {
+    tx
+        .prepare_cached(
+            "INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, ts_ms,
+               type, content, source, tags, author, branch, commit_id, files, flags, imported)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
+             ON CONFLICT (workspace_id, id) DO UPDATE SET line = excluded.line,
+               record_hash = excluded.record_hash, content_hash = excluded.content_hash,
+               timestamp = excluded.timestamp, ts_ms = excluded.ts_ms, type = excluded.type,
+               content = excluded.content, source = excluded.source, tags = excluded.tags,
+               author = excluded.author, branch = excluded.branch, commit_id = excluded.commit_id,
+               files = excluded.files, flags = excluded.flags, file = excluded.file,
+               imported = excluded.imported",
+        )?
+        .execute(params![
+            workspace_id,
+            m.id,
+            file,
+            line,
+            record_hash,
+            content_hash(&m.content),
+            m.timestamp,
+            timestamp_ms(&m.timestamp),
+            m.kind,
+            m.content,
+            m.source,
+            json_list(&m.tags),
+            m.author,
+            m.branch,
+            m.commit,
+            json_list(&m.files),
+            flags,
+            m.extra.contains_key(crate::domain::import::IMPORTED_FROM),
+        ])?;
+    Ok(())
+}

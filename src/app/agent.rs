@@ -1,0 +1,665 @@
+//! What goldfish writes into and reads from coding agents' own files: the
+//! project setup of `init --agent` (MCP server registration, a `/recall`
+//! command, a section of the agent's instructions file), merged into what
+//! the user already has, and the checkpoint a pre-compact hook stores from a
+//! session transcript.
+
+use std::io::{self, BufRead};
+use std::path::{Path, PathBuf};
+
+/// The agents `init --agent` sets up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agent {
+    /// Claude Code: `.mcp.json`, `.claude/commands/recall.md`, `CLAUDE.md`.
+    Claude,
+    /// Gemini CLI: `.gemini/settings.json`, `GEMINI.md`.
+    Gemini,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("could not {action} {}", .path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{} {reason}: goldfish never follows a link or opens what is not a regular file in an agent's files; replace it with a regular file (`git rm` it) and run init again, nothing was changed", .path.display())]
+    Unsafe { path: PathBuf, reason: String },
+    #[error("{} is not valid JSON ({source}); fix it and run init again, nothing was changed", .path.display())]
+    Json {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{}: `{key}` is not a JSON object; fix it and run init again, nothing was changed", .path.display())]
+    NotAnObject { path: PathBuf, key: String },
+    #[error("{}: could not add the goldfish server without changing the rest of the file; add `\"goldfish\": {{\"command\": \"goldfish\", \"args\": [\"mcp\"]}}` to `mcpServers` by hand, nothing was changed", .path.display())]
+    Edit { path: PathBuf },
+    #[error("{}: could not add the capture hooks without changing the rest of the file; add them by hand as the README shows (Capture), nothing was changed", .path.display())]
+    HooksEdit { path: PathBuf },
+}
+
+/// The MCP server entry every agent's configuration gets.
+fn server_entry() -> serde_json::Value {
+    serde_json::json!({ "command": "goldfish", "args": ["mcp"] })
+}
+
+/// Where the section goes in an instructions file, between these markers.
+const SECTION_START: &str = "<!-- goldfish:start -->";
+const SECTION_END: &str = "<!-- goldfish:end -->";
+
+/// The instructions section: when to store and recall.
+const SECTION: &str = "## Team memory (goldfish)
+
+This repository keeps the team's memory in git (`.goldfish/memories/`), served by the
+`goldfish` MCP server.
+
+- At the start of a task, call `brief`; before designing, debugging or deciding, call
+  `recall` with a question and `budget: 500`. Cite memory ids you rely on.
+- Call `store` when you make a decision (and why), fix a non-obvious bug (cause and fix),
+  learn something about the code, or stop mid-task (type `checkpoint`: what is done, what
+  is next). One fact per memory, a few sentences, exact identifiers, `files` it is about.
+- Never store secrets. If a memory is wrong or superseded, `forget` it and store the new one.
+- Commit `.goldfish/memories/` with your changes so teammates get them.
+";
+
+/// The `/recall` command for Claude Code.
+const RECALL_COMMAND: &str = "---
+description: Recall what the team's memory (goldfish) knows about a topic
+argument-hint: <question>
+---
+Call the goldfish MCP tool `recall` with query \"$ARGUMENTS\" and budget 500. If the
+tool is not available, run `goldfish recall --budget 500 \"$ARGUMENTS\"` in a shell.
+Then say briefly what of it applies to the current task, citing the memory ids.
+";
+
+/// Sets `agent` up in the repository at `root`; returns what changed, one
+/// sentence each (empty when everything was in place). Existing files are
+/// merged into, never replaced; a file that cannot be merged safely is left
+/// untouched and reported as an error.
+pub fn setup(root: &Path, agent: Agent) -> Result<Vec<String>, SetupError> {
+    let mut changes = Vec::new();
+    let (config, instructions) = agent_files(root, agent);
+    changes.extend(merge_server(root, &config)?);
+    if agent == Agent::Claude {
+        changes.extend(write_new(root, &recall_command(root), RECALL_COMMAND)?);
+    }
+    changes.extend(merge_section(root, &instructions)?);
+    Ok(changes)
+}
+
+fn relative(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+fn read_optional(root: &Path, path: &Path) -> Result<Option<String>, SetupError> {
+    refuse_links(root, path)?;
+    let io_error = |source| SetupError::Io {
+        action: "read",
+        path: path.to_owned(),
+        source,
+    };
+    match crate::adapters::memdir::read_regular(path) {
+        Ok(bytes) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|err| io_error(io::Error::new(io::ErrorKind::InvalidData, err))),
+        Err(crate::adapters::memdir::OpenError::Io(err))
+            if err.kind() == io::ErrorKind::NotFound =>
+        {
+            Ok(None)
+        }
+        Err(crate::adapters::memdir::OpenError::Io(err)) => Err(io_error(err)),
+        Err(crate::adapters::memdir::OpenError::Link) => {
+            Err(unsafe_path(path, "is a symbolic link"))
+        }
+        Err(crate::adapters::memdir::OpenError::NotRegular(kind)) => {
+            Err(unsafe_path(path, &format!("is {kind}, not a regular file")))
+        }
+    }
+}
+
+/// Refuses a path whose folders below `root` are not real folders: the
+/// agent's files arrive through git, and a committed link (`.claude` to a
+/// folder elsewhere, `CLAUDE.md` to a file elsewhere) would make `init`
+/// read a file outside the repository into one it commits, or write
+/// outside it.
+fn refuse_links(root: &Path, path: &Path) -> Result<(), SetupError> {
+    let Ok(relative) = path.strip_prefix(root) else {
+        return Ok(());
+    };
+    let mut at = root.to_owned();
+    let mut parts = relative.components().peekable();
+    while let Some(part) = parts.next() {
+        at.push(part);
+        let last = parts.peek().is_none();
+        match std::fs::symlink_metadata(&at) {
+            Ok(metadata) if metadata.file_type().is_symlink() => {
+                return Err(unsafe_path(&at, "is a symbolic link"));
+            }
+            Ok(metadata) if !last && !metadata.is_dir() => {
+                return Err(unsafe_path(&at, "is not a folder"));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn unsafe_path(path: &Path, reason: &str) -> SetupError {
+    SetupError::Unsafe {
+        path: path.to_owned(),
+        reason: reason.to_owned(),
+    }
+}
+
+/// Writes `text` to `path` (never through a link, its folder made) with the
+/// one atomic writer.
+fn write_atomic(root: &Path, path: &Path, text: &str) -> Result<(), SetupError> {
+    refuse_links(root, path)?;
+    let io_error = |action| {
+        let path = path.to_owned();
+        move |source| SetupError::Io {
+            action,
+            path,
+            source,
+        }
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(io_error("create the folder of"))?;
+    crate::adapters::memdir::write_atomically(path, text.as_bytes()).map_err(io_error("write"))?;
+    Ok(())
+}
+
+/// Checks that `init --agent` can set `agent` up in the repository at
+/// `root` (its configuration file parses and has room for the server)
+/// without writing anything, so `init` can refuse before it changes anything.
+pub fn check(root: &Path, agent: Agent) -> Result<(), SetupError> {
+    let (config, instructions) = agent_files(root, agent);
+    read_optional(root, &instructions)?;
+    if agent == Agent::Claude {
+        read_optional(root, &recall_command(root))?;
+    }
+    server_edit(root, &config).map(|_| ())
+}
+
+fn recall_command(root: &Path) -> PathBuf {
+    root.join(".claude").join("commands").join("recall.md")
+}
+
+fn agent_files(root: &Path, agent: Agent) -> (PathBuf, PathBuf) {
+    match agent {
+        Agent::Claude => (root.join(".mcp.json"), root.join("CLAUDE.md")),
+        Agent::Gemini => (
+            root.join(".gemini").join("settings.json"),
+            root.join("GEMINI.md"),
+        ),
+    }
+}
+
+/// Adds the `goldfish` server to `mcpServers` in the JSON file at `path`,
+/// keeping every other byte of the file; an existing `goldfish` entry is the
+/// user's and stays as it is.
+fn merge_server(root: &Path, path: &Path) -> Result<Option<String>, SetupError> {
+    let Some(text) = server_edit(root, path)? else {
+        return Ok(None);
+    };
+    write_atomic(root, path, &text)?;
+    Ok(Some(format!(
+        "registered the goldfish MCP server in {}",
+        relative(root, path)
+    )))
+}
+
+/// The file at `path` with the goldfish server added, or `None` when it has
+/// one. The entry is inserted into the user's text (a parse and re-write
+/// would sort keys and change numbers: `2.50` → `2.5`, big integers to
+/// floats); the result is checked to parse to the user's value plus the entry.
+fn server_edit(root: &Path, path: &Path) -> Result<Option<String>, SetupError> {
+    let existing = read_optional(root, path)?.unwrap_or_default();
+    if existing.trim().is_empty() {
+        let config = serde_json::json!({ "mcpServers": { "goldfish": server_entry() } });
+        let mut text = serde_json::to_string_pretty(&config).expect("a JSON value serializes");
+        text.push('\n');
+        return Ok(Some(text));
+    }
+    let json_error = |source| SetupError::Json {
+        path: path.to_owned(),
+        source,
+    };
+    let mut config: serde_json::Value = serde_json::from_str(&existing).map_err(json_error)?;
+    let not_an_object = |key: &str| SetupError::NotAnObject {
+        path: path.to_owned(),
+        key: key.to_owned(),
+    };
+    let top = config
+        .as_object_mut()
+        .ok_or_else(|| not_an_object("(top level)"))?;
+    let servers = top.get("mcpServers");
+    if servers.is_some_and(|servers| !servers.is_object()) {
+        return Err(not_an_object("mcpServers"));
+    }
+    if servers.is_some_and(|servers| servers.get("goldfish").is_some()) {
+        return Ok(None);
+    }
+    let entry = r#""goldfish": {"command": "goldfish", "args": ["mcp"]}"#;
+    let brace = top_brace(&existing);
+    // The value of `mcpServers`, when it is an object.
+    let servers_brace =
+        member_value(&existing, brace, "mcpServers").filter(|&at| existing[at..].starts_with('{'));
+    let text = match servers_brace {
+        Some(at) => insert_member(&existing, at, entry),
+        None => insert_member(&existing, brace, &format!(r#""mcpServers": {{{entry}}}"#)),
+    };
+    top.entry("mcpServers")
+        .or_insert_with(|| serde_json::json!({}))
+        .as_object_mut()
+        .expect("checked above")
+        .insert("goldfish".to_owned(), server_entry());
+    // Cannot fail on valid JSON; checked rather than trusted all the same.
+    let reread: Option<serde_json::Value> = serde_json::from_str(&text).ok();
+    if reread.as_ref() != Some(&config) {
+        return Err(SetupError::Edit {
+            path: path.to_owned(),
+        });
+    }
+    Ok(Some(text))
+}
+
+/// The byte offset of the `{` opening valid JSON `text` whose top level is
+/// an object.
+fn top_brace(text: &str) -> usize {
+    text.len() - text.trim_start().len()
+}
+
+/// Inserts `member` as the first member of the object (or element of the
+/// array) whose `{` (`[`) is at `brace`, in the style of the text: on its
+/// own line with the indentation of the next member, or inline.
+fn insert_member(text: &str, brace: usize, member: &str) -> String {
+    let after = &text[brace + 1..];
+    let next = after.trim_start();
+    let empty = next.starts_with(['}', ']']);
+    let gap = &after[..after.len() - next.len()];
+    let insertion = match gap.rfind('\n') {
+        Some(newline) if !empty => format!("\n{}{member},", &gap[newline + 1..]),
+        Some(_) => {
+            // `{` then `}` on a later line: indent one step past the brace's line.
+            let line_start = text[..brace].rfind('\n').map_or(0, |n| n + 1);
+            let indent: String = text[line_start..]
+                .chars()
+                .take_while(|c| *c == ' ' || *c == '\t')
+                .collect();
+            format!("\n{indent}  {member}")
+        }
+        None if empty => member.to_owned(),
+        None => format!("{member}, "),
+    };
+    let mut out = String::with_capacity(text.len() + insertion.len());
+    out.push_str(&text[..=brace]);
+    out.push_str(&insertion);
+    out.push_str(after);
+    out
+}
+
+/// The Claude Code hook events capture listens to, with the command each
+/// runs (`init --agent claude --capture`).
+const CAPTURE_HOOKS: [(&str, &str); 3] = [
+    ("PostToolUse", "goldfish agent-hook post-tool-use"),
+    (
+        "PostToolUseFailure",
+        "goldfish agent-hook post-tool-use-failure",
+    ),
+    ("Stop", "goldfish agent-hook stop"),
+];
+
+/// The other goldfish hooks `init --agent claude --capture` adds: the
+/// briefing at session start, a checkpoint before the context is compacted.
+const SESSION_HOOKS: [(&str, &str); 2] = [
+    ("SessionStart", "goldfish agent-hook session-start"),
+    ("PreCompact", "goldfish agent-hook pre-compact"),
+];
+
+/// One hook entry of Claude Code's settings for `command`: tool events
+/// match every tool, the others take no matcher.
+fn hook_entry(event: &str, command: &str) -> serde_json::Value {
+    let hook = serde_json::json!({ "type": "command", "command": command });
+    if event.starts_with("PostToolUse") {
+        serde_json::json!({ "matcher": "*", "hooks": [hook] })
+    } else {
+        serde_json::json!({ "hooks": [hook] })
+    }
+}
+
+/// Whether the entries of an event already run `command` (with or without
+/// arguments of the user's: `… session-start --budget 500`).
+fn runs(entries: &serde_json::Value, command: &str) -> bool {
+    entries.as_array().is_some_and(|entries| {
+        entries.iter().any(|entry| {
+            entry["hooks"].as_array().is_some_and(|hooks| {
+                hooks.iter().any(|hook| {
+                    hook["command"].as_str().is_some_and(|c| {
+                        let c = c.trim();
+                        c == command || c.starts_with(&format!("{command} "))
+                    })
+                })
+            })
+        })
+    })
+}
+
+/// The offset of the value of member `key` in the object whose `{` is at
+/// `brace` in valid JSON `text` (the last such member, as JSON readers take
+/// the last).
+fn member_value(text: &str, brace: usize, key: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let (mut depth, mut found) = (0usize, None);
+    let mut i = brace;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                let start = i;
+                i += 1;
+                while bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                let rest = text[i + 1..].trim_start();
+                if depth == 1
+                    && rest.starts_with(':')
+                    && serde_json::from_str::<String>(&text[start..=i]).is_ok_and(|k| k == key)
+                {
+                    let value = rest[1..].trim_start();
+                    found = Some(text.len() - value.len());
+                }
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    found
+}
+
+/// `.claude/settings.json` with the capture and session hooks added (and
+/// the events added), or `None` when every one is there. Like [`server_edit`], the entries are inserted into
+/// the user's text (first in each event's list, the user's hooks after
+/// them) and the result is checked to parse to the user's value plus them.
+fn capture_hooks_edit(
+    root: &Path,
+    path: &Path,
+) -> Result<Option<(String, Vec<&'static str>)>, SetupError> {
+    let existing = read_optional(root, path)?.unwrap_or_default();
+    let existing = if existing.trim().is_empty() {
+        "{}\n".to_owned()
+    } else {
+        existing
+    };
+    let mut config: serde_json::Value =
+        serde_json::from_str(&existing).map_err(|source| SetupError::Json {
+            path: path.to_owned(),
+            source,
+        })?;
+    let not_an_object = |key: &str| SetupError::NotAnObject {
+        path: path.to_owned(),
+        key: key.to_owned(),
+    };
+    let top = config
+        .as_object_mut()
+        .ok_or_else(|| not_an_object("(top level)"))?;
+    let hooks = top
+        .entry("hooks")
+        .or_insert_with(|| serde_json::json!({}))
+        .as_object_mut()
+        .ok_or_else(|| not_an_object("hooks"))?;
+    let mut text = existing.clone();
+    let mut added = Vec::new();
+    for (event, command) in CAPTURE_HOOKS.into_iter().chain(SESSION_HOOKS) {
+        let entries = hooks.entry(event).or_insert_with(|| serde_json::json!([]));
+        if runs(entries, command) {
+            continue;
+        }
+        let entry = hook_entry(event, command);
+        entries
+            .as_array_mut()
+            .ok_or_else(|| SetupError::NotAnObject {
+                path: path.to_owned(),
+                key: format!("hooks.{event} (a list)"),
+            })?
+            .insert(0, entry.clone());
+        added.push(event);
+        let top = top_brace(&text);
+        text = match member_value(&text, top, "hooks") {
+            Some(at) => match member_value(&text, at, event) {
+                Some(list) => insert_member(&text, list, &entry.to_string()),
+                None => insert_member(&text, at, &format!("\"{event}\": [{entry}]")),
+            },
+            None => insert_member(
+                &text,
+                top,
+                &format!("\"hooks\": {{\"{event}\": [{entry}]}}"),
+            ),
+        };
+    }
+    if added.is_empty() {
+        return Ok(None);
+    }
+    let reread: Option<serde_json::Value> = serde_json::from_str(&text).ok();
+    if reread.as_ref() != Some(&config) {
+        return Err(SetupError::HooksEdit {
+            path: path.to_owned(),
+        });
+    }
+    Ok(Some((text, added)))
+}
+
+fn claude_settings(root: &Path) -> PathBuf {
+    root.join(".claude").join("settings.json")
+}
+
+/// Checks that `init --agent claude --capture` can add the capture hooks to
+/// the repository at `root` without writing anything.
+pub fn check_capture(root: &Path) -> Result<(), SetupError> {
+    capture_hooks_edit(root, &claude_settings(root)).map(|_| ())
+}
+
+/// Adds Claude Code's capture hooks (`PostToolUse`, `PostToolUseFailure`,
+/// `Stop`) and the session ones (`SessionStart`, `PreCompact`) that are
+/// not there yet to `.claude/settings.json` of the repository at `root`,
+/// keeping every other byte of the file and the user's own hooks.
+pub fn setup_capture(root: &Path) -> Result<Vec<String>, SetupError> {
+    let path = claude_settings(root);
+    let Some((text, added)) = capture_hooks_edit(root, &path)? else {
+        return Ok(Vec::new());
+    };
+    write_atomic(root, &path, &text)?;
+    let shown = relative(root, &path);
+    let (capture, session): (Vec<&str>, Vec<&str>) = added
+        .into_iter()
+        .partition(|event| CAPTURE_HOOKS.iter().any(|(e, _)| e == event));
+    let mut changes = Vec::new();
+    if !capture.is_empty() {
+        changes.push(format!(
+            "turned capture on: {} {} in {shown}",
+            and_list(&capture),
+            hooks_word(&capture)
+        ));
+    }
+    if !session.is_empty() {
+        changes.push(format!(
+            "added the {} {} to {shown} (the briefing at session start, a checkpoint before compaction)",
+            and_list(&session),
+            hooks_word(&session)
+        ));
+    }
+    Ok(changes)
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+fn hooks_word(items: &[&str]) -> &'static str {
+    if items.len() == 1 { "hook" } else { "hooks" }
+}
+
+/// Creates `path` with `text` unless it exists (then it is the user's).
+fn write_new(root: &Path, path: &Path, text: &str) -> Result<Option<String>, SetupError> {
+    if read_optional(root, path)?.is_some() {
+        return Ok(None);
+    }
+    write_atomic(root, path, text)?;
+    Ok(Some(format!("wrote {}", relative(root, path))))
+}
+
+/// Puts the goldfish section into the instructions file: appended when the
+/// file has none, refreshed between its markers when it has an older one.
+fn merge_section(root: &Path, path: &Path) -> Result<Option<String>, SetupError> {
+    let block = format!("{SECTION_START}\n{SECTION}{SECTION_END}\n");
+    let existing = read_optional(root, path)?.unwrap_or_default();
+    let verb = if existing.contains(SECTION_START) {
+        "updated"
+    } else {
+        "added"
+    };
+    let updated = match (existing.find(SECTION_START), existing.find(SECTION_END)) {
+        (Some(start), Some(end)) if start < end => {
+            let after = existing[end + SECTION_END.len()..]
+                .strip_prefix('\n')
+                .unwrap_or(&existing[end + SECTION_END.len()..]);
+            format!("{}{block}{after}", &existing[..start])
+        }
+        _ if existing.is_empty() => block,
+        _ => {
+            let separator = if existing.ends_with("\n\n") {
+                ""
+            } else if existing.ends_with('\n') {
+                "\n"
+            } else {
+                "\n\n"
+            };
+            format!("{existing}{separator}{block}")
+        }
+    };
+    if updated == existing {
+        return Ok(None);
+    }
+    write_atomic(root, path, &updated)?;
+    Ok(Some(format!(
+        "{verb} the goldfish section in {}",
+        relative(root, path)
+    )))
+}
+
+/// Characters kept of the last request and of the last answer.
+const EXCERPT: usize = 1500;
+
+/// A checkpoint from a Claude Code transcript (JSON Lines of `user` and
+/// `assistant` messages): the last request the user typed and the agent's
+/// last text answer. `None` when the transcript has neither.
+pub fn checkpoint_from_transcript(path: &Path) -> io::Result<Option<String>> {
+    let file = std::fs::File::open(path)?;
+    let mut request = None;
+    let mut answer = None;
+    for line in io::BufReader::new(file).lines() {
+        let line = line?;
+        let Ok(entry) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        let role = entry["type"].as_str().or(entry["message"]["role"].as_str());
+        let Some(text) = message_text(&entry["message"]["content"]) else {
+            continue;
+        };
+        match role {
+            Some("user") => request = Some(text),
+            Some("assistant") => answer = Some(text),
+            _ => {}
+        }
+    }
+    if request.is_none() && answer.is_none() {
+        return Ok(None);
+    }
+    let mut checkpoint = String::from("Checkpoint before the agent's context was compacted.");
+    if let Some(request) = request {
+        checkpoint.push_str("\nLast request: ");
+        checkpoint.push_str(&clip(&request, EXCERPT));
+    }
+    if let Some(answer) = answer {
+        checkpoint.push_str("\nLast answer: ");
+        checkpoint.push_str(&clip(&answer, EXCERPT));
+    }
+    Ok(Some(checkpoint))
+}
+
+/// The text of a message: a string, or the `text` parts of a list (tool
+/// calls and tool results are not what a person said).
+fn message_text(content: &serde_json::Value) -> Option<String> {
+    let text = match content {
+        serde_json::Value::String(text) => text.clone(),
+        serde_json::Value::Array(parts) => parts
+            .iter()
+            .filter(|part| part["type"] == "text")
+            .filter_map(|part| part["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => return None,
+    };
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+/// The first `max` characters of `text`, marked when cut.
+fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let cut: String = text.chars().take(max).collect();
+    format!("{cut}…")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_request_and_answer_without_tool_traffic() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let lines = [
+            r#"{"type":"user","message":{"role":"user","content":"Fix the flaky login test"}}"#,
+            r#"{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Looking at tests/login.rs."},{"type":"tool_use","name":"Read"}]}}"#,
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"file body"}]}}"#,
+            "not json",
+            r#"{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"The test raced the token refresh; fixed with a fake clock."}]}}"#,
+        ];
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        let checkpoint = checkpoint_from_transcript(&path).unwrap().unwrap();
+        assert_eq!(
+            checkpoint,
+            "Checkpoint before the agent's context was compacted.\n\
+             Last request: Fix the flaky login test\n\
+             Last answer: The test raced the token refresh; fixed with a fake clock."
+        );
+    }
+
+    #[test]
+    fn empty_transcript_gives_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(&path, "").unwrap();
+        assert_eq!(checkpoint_from_transcript(&path).unwrap(), None);
+    }
+}

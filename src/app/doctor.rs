@@ -1,0 +1,799 @@
+//! `goldfish doctor`: every health check of a clone, its index and the
+//! embedding model, each problem with the command that fixes it.
+//!
+//! Doctor only looks: it never writes, syncs or repairs. A corrupt index is
+//! reported, not moved aside and rebuilt as [`Index::open`] would.
+
+use std::ffi::OsStr;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::adapters::git::{MEMORY_DIR, Workspace};
+use crate::adapters::index::{Index, Inspection, sync};
+use crate::adapters::memdir::{LogError, MemoryDir, OpenError};
+use crate::app::init;
+use crate::domain::config::RepoConfig;
+use crate::domain::memory::trust;
+use crate::domain::memory::view::LogView;
+
+/// How many unreadable lines a finding lists by name.
+const LISTED_LINES: usize = 10;
+
+/// How bad a finding is. Only problems make doctor fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Ok,
+    /// Fine as it is, but worth a look (a trust policy absent or loose).
+    Note,
+    /// Worth knowing; goldfish works.
+    Warning,
+    /// Something is broken or out of date until the fix runs.
+    Problem,
+}
+
+/// One check's result. Field names are stable (`doctor --json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// Stable name: `merge-driver`, `gitattributes`, `hooks`, `repo-config`,
+    /// `goldfish-on-path`, `memory-folder`, `journal`,
+    /// `memory-conflicts`, `log`, `suspect-memories`, `trust-policy`,
+    /// `index`, `index-sync`, `keyword-index`, `quarantine`,
+    /// `policy-changes`, `model`.
+    pub check: &'static str,
+    pub status: Severity,
+    /// What was found.
+    pub message: String,
+    /// The command (or step) that fixes it; `None` when ok.
+    pub fix: Option<String>,
+}
+
+impl Finding {
+    fn ok(check: &'static str, message: impl Into<String>) -> Finding {
+        Finding {
+            check,
+            status: Severity::Ok,
+            message: message.into(),
+            fix: None,
+        }
+    }
+
+    fn bad(
+        check: &'static str,
+        status: Severity,
+        message: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Finding {
+        Finding {
+            check,
+            status,
+            message: message.into(),
+            fix: Some(fix.into()),
+        }
+    }
+}
+
+/// The embedding model as the caller found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelState {
+    /// Installed and usable: its id.
+    Installed(String),
+    Missing,
+    /// Installed but broken: why (a sentence that says so).
+    Unusable(String),
+}
+
+/// What doctor looks at besides the workspace.
+pub struct Inputs<'a> {
+    /// `$GOLDFISH_HOME/index.db`.
+    pub index_path: &'a Path,
+    /// `PATH`, where git's hooks and merge driver look for `goldfish`.
+    pub path_var: Option<&'a OsStr>,
+    pub model: ModelState,
+    /// "Now", for timestamps too far ahead (`GOLDFISH_NOW` or the clock).
+    pub now: jiff::Timestamp,
+}
+
+/// Runs every check, in a fixed order.
+pub fn diagnose(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
+    let mut findings: Vec<Finding> = init::health(workspace)
+        .into_iter()
+        .map(|check| match (check.problem, check.fix) {
+            (Some(problem), Some(fix)) => {
+                Finding::bad(check.check, Severity::Problem, problem, fix)
+            }
+            _ => Finding::ok(check.check, setup_ok_message(check.check)),
+        })
+        .collect();
+    findings.push(goldfish_on_path(inputs.path_var));
+    let memory_dir = MemoryDir::of(workspace);
+    findings.push(memory_folder(&memory_dir));
+    findings.push(journal(workspace));
+    findings.push(match unmerged_memory_files(workspace).as_slice() {
+        [] => Finding::ok("memory-conflicts", "no memory file in conflict"),
+        files => Finding::bad(
+            "memory-conflicts",
+            Severity::Problem,
+            conflict_message(files),
+            remerge_fix(files),
+        ),
+    });
+    let view = memory_dir.read();
+    findings.push(log(&view));
+    if let Ok(view) = &view {
+        findings.push(suspect(view, workspace, inputs.now));
+    }
+    findings.push(trust_policy(workspace));
+    findings.extend(index(workspace, inputs));
+    findings
+}
+
+/// The `[trust]` section of `.goldfish/config`: absent or loose is a note
+/// (goldfish works; agents receive what any committer wrote).
+fn trust_policy(workspace: &Workspace) -> Finding {
+    const CHECK: &str = "trust-policy";
+    let fix = "list who may write memories agents receive unmarked in .goldfish/config: `[trust]` `authors = [\"alice@example.com\", \"*@example.com\"]` (and `signed = true` for verified signatures only), then commit it";
+    let config = match crate::adapters::memdir::read_repo_config(workspace) {
+        Ok(Some(bytes)) => RepoConfig::from_file(&bytes),
+        Ok(None) => Ok(RepoConfig::default()),
+        // The repo-config check says why it cannot be read.
+        Err(_) => {
+            return Finding::bad(
+                CHECK,
+                Severity::Warning,
+                "the trust policy cannot be read (see repo-config): the index keeps the policy its last sync read",
+                "fix .goldfish/config and commit it",
+            );
+        }
+    };
+    match config {
+        Err(err) => Finding::bad(
+            CHECK,
+            Severity::Warning,
+            format!(
+                "{} is invalid ({err}): the index keeps the trust policy its last sync read",
+                crate::adapters::git::REPO_CONFIG
+            ),
+            "fix .goldfish/config and commit it",
+        ),
+        Ok(RepoConfig { trust: None, .. }) => Finding::bad(
+            CHECK,
+            Severity::Note,
+            "no trust policy: memories from every committer reach agents (orders to agents and forged authors are still quarantined)",
+            fix,
+        ),
+        Ok(RepoConfig {
+            trust: Some(policy),
+            ..
+        }) => {
+            let loose = policy.loose();
+            let signed = if policy.signed {
+                ", signed commits only"
+            } else {
+                " (unsigned: git author emails can be set by anyone; `signed = true` checks signatures)"
+            };
+            if loose.is_empty() {
+                Finding::ok(
+                    CHECK,
+                    format!(
+                        "memories agents receive unmarked come from {} author pattern{}{signed}",
+                        policy.authors.len(),
+                        if policy.authors.len() == 1 { "" } else { "s" }
+                    ),
+                )
+            } else {
+                Finding::bad(
+                    CHECK,
+                    Severity::Note,
+                    format!(
+                        "the trust policy is loose: {} let{} almost any author in{signed}",
+                        loose
+                            .iter()
+                            .map(|pattern| format!("`{pattern}`"))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        if loose.len() == 1 { "s" } else { "" }
+                    ),
+                    "name the team's domain or people in `[trust] authors` (\"*@example.com\", not \"*\")",
+                )
+            }
+        }
+    }
+}
+
+/// Quarantined memories of this workspace, and changes of the trust policy
+/// by someone outside it, as the index found them.
+fn trust_findings(workspace: &Workspace, index: &Index) -> Vec<Finding> {
+    let Ok(Some(row)) = index.workspace_by_root(workspace.root()) else {
+        return Vec::new();
+    };
+    let mut findings = Vec::new();
+    match index.quarantined(row.id) {
+        Ok(0) => findings.push(Finding::ok(
+            "quarantine",
+            "no memory is quarantined",
+        )),
+        Ok(count) => findings.push(Finding::bad(
+            "quarantine",
+            Severity::Warning,
+            format!(
+                "{} quarantined: left out of the briefing and of recall (outside the trust policy, a forged author, or an order to agents)",
+                crate::app::render::memories(count)
+            ),
+            "see them and why with `goldfish recall --include-untrusted --json` (`trust_reasons`); forget what is wrong (`goldfish forget ID`), release a false alarm (`goldfish trust ID`, then commit)",
+        )),
+        // An index of an older schema: the index check says so.
+        Err(_) => {}
+    }
+    if let Ok(changes) = index.policy_changes(row.id)
+        && !changes.is_empty()
+    {
+        let listed: Vec<String> = changes
+            .iter()
+            .map(|change| {
+                crate::adapters::index::policy_change_message(
+                    &change.commit,
+                    &change.author,
+                    &change.why,
+                )
+            })
+            .collect();
+        findings.push(Finding::bad(
+            "policy-changes",
+            Severity::Warning,
+            listed.join("\n"),
+            "review each change; revert what the team did not decide, or have someone inside the policy commit it again",
+        ));
+    }
+    findings
+}
+
+/// Whether nothing needs fixing (warnings allowed).
+pub fn healthy(findings: &[Finding]) -> bool {
+    findings.iter().all(|f| f.status != Severity::Problem)
+}
+
+fn setup_ok_message(check: &str) -> &'static str {
+    match check {
+        "merge-driver" => "declared in this clone's git config",
+        "gitattributes" => "routes memory files to the merge driver",
+        "hooks" => "post-merge, post-checkout and post-rewrite installed and executable",
+        "repo-config" => "none (the built-in types), or a valid one",
+        _ => "ok",
+    }
+}
+
+/// Git runs the hooks and the merge driver as `goldfish`, found on PATH.
+fn goldfish_on_path(path_var: Option<&OsStr>) -> Finding {
+    let found = path_var
+        .map(std::env::split_paths)
+        .into_iter()
+        .flatten()
+        .map(|dir| dir.join("goldfish"))
+        .find(|candidate| {
+            std::fs::metadata(candidate)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        });
+    match found {
+        Some(path) => Finding::ok("goldfish-on-path", path.display().to_string()),
+        None => Finding::bad(
+            "goldfish-on-path",
+            Severity::Problem,
+            "`goldfish` is not on PATH: git runs the hooks and the merge driver by that name, so the index would not follow pulls, and a merge of a memory file both sides changed stops with a conflict that leaves the file as your side, without markers",
+            "put the goldfish binary on PATH (`cargo install --locked --path .` in goldfish's source); then merge a memory file left in conflict again with `goldfish resolve`",
+        ),
+    }
+}
+
+/// The memory folder is a real folder holding regular files only: a link
+/// committed in its place, or in place of a memory file, would have goldfish
+/// write or read outside the repository.
+fn memory_folder(dir: &MemoryDir) -> Finding {
+    let unsafe_fix = "remove it, or replace it with a real folder or regular file (`git rm` a committed link, commit, then `goldfish init`)";
+    match dir.check_folder() {
+        Ok(()) => {}
+        Err(LogError::NotInitialized(_)) => {
+            return Finding::bad(
+                "memory-folder",
+                Severity::Problem,
+                format!("{MEMORY_DIR}/ does not exist: `store` has nowhere to write"),
+                "goldfish init",
+            );
+        }
+        Err(err @ LogError::Unsafe { .. }) => {
+            return Finding::bad("memory-folder", Severity::Problem, chain(&err), unsafe_fix);
+        }
+        Err(err) => {
+            return Finding::bad(
+                "memory-folder",
+                Severity::Problem,
+                chain(&err),
+                "check the permissions of the memory folder",
+            );
+        }
+    }
+    let mut odd: Vec<String> = std::fs::read_dir(dir.path())
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_name().to_string_lossy().ends_with(".jsonl"))
+        .filter_map(|entry| {
+            let file_type = entry.file_type().ok()?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if file_type.is_symlink() {
+                Some(format!(
+                    "{MEMORY_DIR}/{name} is a symbolic link (not followed)"
+                ))
+            } else if !file_type.is_file() {
+                Some(format!(
+                    "{MEMORY_DIR}/{name} is not a regular file (skipped)"
+                ))
+            } else {
+                None
+            }
+        })
+        .collect();
+    if odd.is_empty() {
+        return Finding::ok("memory-folder", format!("{MEMORY_DIR}/ exists"));
+    }
+    odd.sort();
+    Finding::bad(
+        "memory-folder",
+        Severity::Problem,
+        odd.join("\n"),
+        unsafe_fix,
+    )
+}
+
+/// The store journal in the git folder (`log::JOURNAL`): every sync opens
+/// it when it exists, so one that cannot be opened for appending makes every
+/// command fail. Opened here to check, never written.
+fn journal(workspace: &Workspace) -> Finding {
+    let path = workspace.git_dir().join(crate::adapters::memdir::JOURNAL);
+    let shown = path.display();
+    let opened = crate::adapters::memdir::open_regular(
+        &path,
+        std::fs::OpenOptions::new().read(true).append(true),
+    );
+    let reason = match opened {
+        Ok(_) => return Finding::ok("journal", format!("{shown} can take stores")),
+        Err(OpenError::Io(err)) if err.kind() == std::io::ErrorKind::NotFound => {
+            return Finding::ok("journal", "no store waiting in the journal");
+        }
+        Err(err) => err,
+    };
+    let (immutable, what) = match &reason {
+        OpenError::Link => (false, "is a symbolic link (not followed)".to_owned()),
+        OpenError::NotRegular(kind) => (false, format!("is {kind}, not a regular file")),
+        OpenError::Io(err) => (
+            err.kind() == std::io::ErrorKind::PermissionDenied,
+            format!("cannot be opened for appending ({err})"),
+        ),
+    };
+    let fix = if immutable {
+        format!(
+            "make it writable again (`chattr -i {shown}` if it is immutable, else its permissions or owner), or move it aside (`mv {shown} {shown}.aside`); it is not tracked by git"
+        )
+    } else {
+        format!(
+            "move it aside (`mv {shown} {shown}.aside`): it lives in the git folder and git does not track it; the next store creates a new one"
+        )
+    };
+    Finding::bad(
+        "journal",
+        Severity::Problem,
+        format!(
+            "{shown}, goldfish's store journal, {what}: `store` and every command that syncs fail until then"
+        ),
+        fix,
+    )
+}
+
+/// Memory files git left unmerged (entries at a conflict stage in the
+/// index): a merge whose driver could not run, as when `goldfish` was not on
+/// git's PATH. Git then keeps the file as ours, with no markers, so nothing
+/// in it shows the conflict. Paths relative to the repository; none when git
+/// cannot be asked.
+pub fn unmerged_memory_files(workspace: &Workspace) -> Vec<String> {
+    let Ok(listing) = workspace.git(&["ls-files", "-u", "-z", "--", MEMORY_DIR]) else {
+        return Vec::new();
+    };
+    let mut files: Vec<String> = listing
+        .split('\0')
+        .filter_map(|entry| entry.split_once('\t').map(|(_, path)| path.to_owned()))
+        .filter(|path| path.ends_with(".jsonl"))
+        .collect();
+    files.dedup();
+    files
+}
+
+/// What an unmerged memory file means, for doctor and the CLI's warning.
+pub fn conflict_message(files: &[String]) -> String {
+    format!(
+        "{} {} in conflict: git merged without the goldfish merge driver (not declared in this clone, or `goldfish` not on git's PATH)",
+        files.join(", "),
+        if files.len() == 1 { "is" } else { "are" },
+    )
+}
+
+/// How to merge them again: from git's index stages, never the file (which
+/// holds one side, or conflict markers).
+pub fn remerge_fix(_files: &[String]) -> String {
+    "goldfish resolve (merges them again from git's index with the driver, keeping both sides, and stages them)".to_owned()
+}
+
+/// Lines of the log readers skip: not a misconfiguration of this clone, but
+/// worth a look (committed conflict markers come from a clone without the
+/// driver).
+fn log(view: &Result<LogView, LogError>) -> Finding {
+    let view = match view {
+        Ok(view) => view,
+        Err(err) => {
+            return Finding::bad(
+                "log",
+                Severity::Problem,
+                chain(err),
+                "check the permissions of the memory folder",
+            );
+        }
+    };
+    if view.problems.is_empty() {
+        return Finding::ok(
+            "log",
+            format!(
+                "{}, every line readable",
+                crate::app::render::memories(view.memories.len() as u64)
+            ),
+        );
+    }
+    let mut listed: Vec<String> = view
+        .problems
+        .iter()
+        .take(LISTED_LINES)
+        .map(|problem| format!("{MEMORY_DIR}/{problem}"))
+        .collect();
+    if view.problems.len() > LISTED_LINES {
+        listed.push(format!("… and {} more", view.problems.len() - LISTED_LINES));
+    }
+    Finding::bad(
+        "log",
+        Severity::Warning,
+        format!(
+            "{}; {} not readable records and skipped (kept in the file):\n{}",
+            crate::app::render::memories(view.memories.len() as u64),
+            crate::app::render::count(view.problems.len() as u64, "line is", "lines are"),
+            listed.join("\n")
+        ),
+        "edit or remove those lines by hand; conflict markers mean a clone merged without the driver: run `goldfish init` there",
+    )
+}
+
+/// Memories not to take at face value ([`trust::check`]): readers index
+/// them, recall marks them, `brief` leaves them out. Each is listed with its
+/// file, line and fix. Types are not checked when `.goldfish/config`
+/// cannot be used: a warning that says why.
+fn suspect(view: &LogView, workspace: &Workspace, now: jiff::Timestamp) -> Finding {
+    let kinds = RepoConfig::kinds_for_readers(crate::adapters::memdir::read_repo_config(workspace));
+    let (kinds, unchecked) = match kinds {
+        Ok(kinds) => (Some(kinds), None),
+        Err(why) => (None, Some(format!("types are not checked: {why}"))),
+    };
+    let mut listed = Vec::new();
+    let mut fixes: Vec<&'static str> = Vec::new();
+    if unchecked.is_some() {
+        fixes.push(
+            "fix .goldfish/config (`store` refuses to write until it can use it) and commit it",
+        );
+    }
+    let mut count = 0;
+    for located in &view.memories {
+        for suspicion in trust::check(&located.memory, now, kinds.as_ref()) {
+            count += 1;
+            if listed.len() < LISTED_LINES {
+                listed.push(format!(
+                    "{MEMORY_DIR}/{}:{}: memory {}: {suspicion}",
+                    located.file, located.line, located.memory.id
+                ));
+            }
+            if !fixes.contains(&suspicion.fix()) {
+                fixes.push(suspicion.fix());
+            }
+        }
+    }
+    if count == 0 {
+        return match unchecked {
+            None => Finding::ok(
+                "suspect-memories",
+                "no memory holds a secret, an odd timestamp or an unknown type",
+            ),
+            Some(unchecked) => Finding::bad(
+                "suspect-memories",
+                Severity::Warning,
+                format!("no memory holds a secret or an odd timestamp; {unchecked}"),
+                fixes.join("; "),
+            ),
+        };
+    }
+    if count > listed.len() {
+        listed.push(format!("… and {} more", count - listed.len()));
+    }
+    listed.extend(unchecked);
+    Finding::bad(
+        "suspect-memories",
+        Severity::Warning,
+        format!(
+            "{count} findings in memories written by hand or by another tool (recall marks them and masks secrets; the briefing leaves them out):\n{}",
+            listed.join("\n")
+        ),
+        fixes.join("; "),
+    )
+}
+
+/// The index file, whether it follows this workspace, and the embeddings.
+fn index(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
+    let path = inputs.index_path.display();
+    let mut findings = Vec::new();
+    let model = |index: Option<&Index>| -> Finding {
+        match &inputs.model {
+            ModelState::Missing => Finding::bad(
+                "model",
+                Severity::Warning,
+                "no embedding model is installed: recall matches keywords only",
+                "goldfish model install",
+            ),
+            ModelState::Unusable(why) => Finding::bad(
+                "model",
+                Severity::Problem,
+                why.clone(),
+                "goldfish model install",
+            ),
+            ModelState::Installed(id) => match index.map(Index::pending_embeddings) {
+                Some(Ok(pending)) if pending > 0 => Finding::bad(
+                    "model",
+                    Severity::Warning,
+                    format!(
+                        "{id}: {} not embedded yet (found by keywords only)",
+                        crate::app::render::memories(pending)
+                    ),
+                    "goldfish sync",
+                ),
+                _ => Finding::ok("model", id.clone()),
+            },
+        }
+    };
+    let index = match Index::inspect(inputs.index_path) {
+        Ok(Inspection::Intact(index)) => {
+            findings.push(intact(&index, &path.to_string()));
+            index
+        }
+        Ok(Inspection::Missing) => {
+            findings.push(Finding::bad(
+                "index",
+                Severity::Problem,
+                format!("no index at {path} yet: nothing was synced"),
+                "goldfish sync",
+            ));
+            findings.push(model(None));
+            return findings;
+        }
+        Ok(Inspection::Corrupt(why)) => {
+            findings.push(Finding::bad(
+                "index",
+                Severity::Problem,
+                format!("{path} is corrupt ({why}); it is only a cache of git"),
+                "goldfish reindex",
+            ));
+            findings.push(model(None));
+            return findings;
+        }
+        Ok(Inspection::TooNew { found, supported }) => {
+            findings.push(Finding::bad(
+                "index",
+                Severity::Problem,
+                format!(
+                    "{path} has schema version {found}, newer than this goldfish understands ({supported})"
+                ),
+                format!("upgrade goldfish, or delete {path} (it is rebuilt from git)"),
+            ));
+            findings.push(model(None));
+            return findings;
+        }
+        Err(err) => {
+            findings.push(Finding::bad(
+                "index",
+                Severity::Problem,
+                format!("cannot read the index: {}", chain(&err)),
+                format!("check the permissions of {path}"),
+            ));
+            findings.push(model(None));
+            return findings;
+        }
+    };
+    findings.push(index_sync(workspace, &index));
+    if let Some(finding) = keyword_index(&index, inputs.index_path) {
+        findings.push(finding);
+    }
+    findings.extend(trust_findings(workspace, &index));
+    findings.push(model(Some(&index)));
+    findings
+}
+
+/// Whether keyword recall ranks with the keyword index or falls back on
+/// SQLite's full-text search (the same ranking, slower at scale). Nothing
+/// for an index of an older schema: its next sync upgrades it and writes
+/// the keyword index.
+fn keyword_index(index: &Index, index_path: &std::path::Path) -> Option<Finding> {
+    use crate::adapters::index::keyword::{self, Standing};
+    if index.schema_version().ok()? < Index::current_schema_version() {
+        return None;
+    }
+    let dir = keyword::dir_of(index_path);
+    let fallback =
+        "keyword recall uses SQLite's full-text search (the same ranking, slower) until a sync";
+    Some(match index.keyword_index() {
+        Ok(Standing::Fresh { rows }) => Finding::ok(
+            "keyword-index",
+            format!(
+                "{}: up to date ({})",
+                dir.display(),
+                crate::app::render::memories(rows)
+            ),
+        ),
+        Ok(Standing::Behind { changes }) => Finding::bad(
+            "keyword-index",
+            Severity::Warning,
+            format!(
+                "{}: {} behind the index; {fallback} applies them",
+                dir.display(),
+                crate::app::render::memories(changes)
+            ),
+            "goldfish sync",
+        ),
+        Ok(Standing::Unwritten) => Finding::bad(
+            "keyword-index",
+            Severity::Warning,
+            format!(
+                "{}: not written for this index yet; {fallback} writes it",
+                dir.display()
+            ),
+            "goldfish sync",
+        ),
+        Ok(Standing::Damaged(damage)) => Finding::bad(
+            "keyword-index",
+            Severity::Warning,
+            format!(
+                "{}: {}; {fallback} writes it again",
+                damage.file.display(),
+                damage.reason
+            ),
+            "goldfish sync",
+        ),
+        Err(err) => Finding::bad(
+            "keyword-index",
+            Severity::Warning,
+            format!("{}; {fallback} writes it again", chain(&err)),
+            "goldfish sync",
+        ),
+    })
+}
+
+/// An intact index, as this goldfish would use it. One written by an older
+/// goldfish is upgraded by the next command that opens it for writing; some
+/// of them also hold queued content no memory has, which made a sync after a
+/// branch switch fail for as long as no model emptied the queue.
+fn intact(index: &Index, path: &str) -> Finding {
+    let version = match index.schema_version() {
+        Ok(version) => version,
+        Err(err) => {
+            return Finding::bad(
+                "index",
+                Severity::Problem,
+                format!("cannot read the index: {}", chain(&err)),
+                format!("check the permissions of {path}"),
+            );
+        }
+    };
+    let current = Index::current_schema_version();
+    if version >= current {
+        return Finding::ok("index", format!("{path}: intact"));
+    }
+    match index.stale_embeddings() {
+        Ok(0) => Finding::bad(
+            "index",
+            Severity::Warning,
+            format!(
+                "{path}: intact, written by an older goldfish (schema {version}, now {current}); the next sync upgrades it and reads every memory file again"
+            ),
+            "goldfish sync",
+        ),
+        Ok(stale) => Finding::bad(
+            "index",
+            Severity::Problem,
+            format!(
+                "{path}: written by an older goldfish (schema {version}), its embedding queue holds {stale} texts no memory has: a sync that brings one back (a branch switch, a revert) fails until the index is upgraded"
+            ),
+            "goldfish sync (upgrades the index and repairs the queue)",
+        ),
+        Err(err) => Finding::bad(
+            "index",
+            Severity::Problem,
+            format!("cannot read the index: {}", chain(&err)),
+            format!("check the permissions of {path}"),
+        ),
+    }
+}
+
+/// Whether the index saw this workspace's HEAD and memory files as they are.
+fn index_sync(workspace: &Workspace, index: &Index) -> Finding {
+    let stale =
+        |message: String| Finding::bad("index-sync", Severity::Problem, message, "goldfish sync");
+    let row = match index.workspace_by_root(workspace.root()) {
+        Ok(Some(row)) => row,
+        Ok(None) => return stale("this workspace was never synced into the index".to_owned()),
+        Err(err) => return stale(chain(&err)),
+    };
+    let head = workspace.head_commit().map(|id| id.to_string());
+    let changed = match sync::changed_files(index, workspace) {
+        Ok(changed) => changed,
+        Err(err) => return stale(chain(&err)),
+    };
+    if row.head_commit != head {
+        let moved = format!(
+            "HEAD moved since the last sync ({} → {})",
+            short(row.head_commit.as_deref()),
+            short(head.as_deref())
+        );
+        // A commit moves HEAD and runs no hook; with the memory files as the
+        // index saw them, only the commits that introduced memories are new.
+        if changed.is_empty() {
+            return Finding::bad(
+                "index-sync",
+                Severity::Warning,
+                format!(
+                    "{moved}, memory files unchanged: the commits that introduced memories are recorded at the next sync"
+                ),
+                "goldfish sync",
+            );
+        }
+        return stale(format!(
+            "{moved} and memory files changed ({}); recall syncs first, hooks did not",
+            changed.join(", ")
+        ));
+    }
+    if changed.is_empty() {
+        Finding::ok(
+            "index-sync",
+            format!(
+                "up to date with {} (last sync {})",
+                match head.as_deref() {
+                    Some(_) => format!("HEAD {}", short(head.as_deref())),
+                    None => "the work tree (no commit yet)".to_owned(),
+                },
+                row.synced_at.as_deref().unwrap_or("never")
+            ),
+        )
+    } else {
+        stale(format!(
+            "memory files changed since the last sync: {}",
+            changed.join(", ")
+        ))
+    }
+}
+
+fn short(commit: Option<&str>) -> &str {
+    commit.map_or("no commit yet", |id| id.get(..12).unwrap_or(id))
+}
+
+/// An error and its causes, `: `-separated.
+fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

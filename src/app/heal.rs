@@ -1,0 +1,220 @@
+//! Self-healing clones. Git copies `.gitattributes` through a clone but not
+//! the merge driver's declaration nor the hooks, so a teammate who never ran
+//! `goldfish init` gets text merges (conflicts, markers) in memory files.
+//! [`heal`] declares what the committed `.gitattributes` already asks for;
+//! [`resolve`] merges again, from git's index stages, the memory files a
+//! merge left in conflict.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io;
+use std::path::PathBuf;
+
+use crate::adapters::git::{GitError, MEMORY_DIR, Workspace};
+use crate::adapters::memdir::OpenError;
+use crate::app::init::{HOOKS, InitError};
+
+/// What [`heal`] did, and what it saw that a person should fix.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Healed {
+    /// What changed, one sentence each.
+    pub changes: Vec<String>,
+    /// What a person should fix, one sentence each: a `.gitattributes` that
+    /// is not a regular file (not read), or its lines that route other files
+    /// to the driver this declared.
+    pub warnings: Vec<String>,
+}
+
+/// Sets up what the repository's `.gitattributes` routes to goldfish and
+/// this clone lacks: the driver's declaration (local git config) and the
+/// hooks that are missing from a hooks folder inside the repository. A hook
+/// that exists is never touched (`init` handles foreign ones); nothing is
+/// written outside the repository.
+pub fn heal(workspace: &Workspace) -> Result<Healed, InitError> {
+    let mut healed = Healed::default();
+    // A link is not followed (the text could come from outside the
+    // repository), a FIFO not waited on: both are named.
+    let read = match crate::app::init::read_attributes(workspace) {
+        Ok(bytes) => String::from_utf8(bytes).ok(),
+        Err(OpenError::Link) => {
+            healed.warnings.push(
+                ".gitattributes is a symbolic link; not followed, so memory files are not routed to the merge driver here".to_owned(),
+            );
+            None
+        }
+        Err(OpenError::NotRegular(kind)) => {
+            healed.warnings.push(format!(
+                ".gitattributes is {kind}, not a regular file; not read, so memory files are not routed to the merge driver here"
+            ));
+            None
+        }
+        Err(OpenError::Io(_)) => None,
+    };
+    let Some(attributes) = read.filter(|text| crate::app::init::attributes_ok(text)) else {
+        return Ok(healed);
+    };
+    if crate::app::init::declare_driver(workspace, &mut healed.changes)? {
+        // Said when the driver starts taking merges in this clone; status
+        // and doctor keep saying it.
+        for route in crate::app::init::foreign_routes(&attributes) {
+            healed.warnings.push(format!(
+                "{route}: the merge driver merges only memory files and leaves `{}` to git's text merge; remove that line from .gitattributes",
+                route.pattern
+            ));
+        }
+    }
+    let hooks = crate::app::init::hooks_dir(workspace)?;
+    let inside = [workspace.root(), workspace.common_dir()]
+        .iter()
+        .any(|base| crate::app::init::lexically_within(&hooks, base));
+    let missing: Vec<&str> = HOOKS
+        .into_iter()
+        .filter(|name| fs::symlink_metadata(hooks.join(name)).is_err())
+        .collect();
+    if !inside || missing.is_empty() {
+        return Ok(healed);
+    }
+    if !hooks.is_dir() {
+        fs::create_dir_all(&hooks).map_err(|source| InitError::Io {
+            action: "create",
+            path: hooks.clone(),
+            source,
+        })?;
+    }
+    for name in &missing {
+        crate::app::init::write_hook(&hooks.join(name), &crate::app::init::hook_script(name))?;
+    }
+    healed.changes.push(format!(
+        "installed the {} {} in {}",
+        missing.join(", "),
+        if missing.len() == 1 { "hook" } else { "hooks" },
+        hooks.display()
+    ));
+    Ok(healed)
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error(transparent)]
+    Unsafe(crate::adapters::memdir::LogError),
+    #[error("{path}: {reason}; merge it by hand")]
+    Refused { path: String, reason: String },
+    #[error("could not write {}", .path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// A memory file merged again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// Its path in the repository.
+    pub path: String,
+    /// What the merge reported (lines that are not records, kept).
+    pub notices: Vec<String>,
+}
+
+/// One entry of `git ls-files -u`: the blob of each stage (1 base, 2 ours,
+/// 3 theirs) a path has.
+#[derive(Debug, Default)]
+struct Stages {
+    blobs: [Option<String>; 3],
+}
+
+/// Merges every memory file left in conflict again, with the merge driver's
+/// own merge over git's index stages (a missing stage is an empty file: an
+/// add/add conflict has no base), writes the result to the work tree and
+/// `git add`s it. The work-tree file is never read: after a text merge it
+/// holds conflict markers, after a failed driver only our side. Returns the
+/// files merged; a file that cannot be merged is an error and the others
+/// are left as they are.
+pub fn resolve(workspace: &Workspace) -> Result<Vec<Resolved>, ResolveError> {
+    let conflicted = conflicted_memory_files(workspace)?;
+    if conflicted.is_empty() {
+        return Ok(Vec::new());
+    }
+    crate::adapters::memdir::MemoryDir::of(workspace)
+        .check_folder()
+        .map_err(ResolveError::Unsafe)?;
+    let mut resolved = Vec::new();
+    for (path, stages) in conflicted {
+        let [base, ours, theirs] = stages.blobs.each_ref().map(|blob| {
+            blob.as_deref()
+                .map_or(Ok(Vec::new()), |oid| blob_bytes(workspace, oid))
+        });
+        let merged = goldfish_log::merge::merge(&base?, &ours?, &theirs?);
+        let file = workspace.root().join(&path);
+        match fs::symlink_metadata(&file) {
+            Ok(metadata) if !metadata.is_file() => {
+                return Err(ResolveError::Refused {
+                    path,
+                    reason: "the work-tree file is not a regular file (a link is never followed)"
+                        .to_owned(),
+                });
+            }
+            _ => {}
+        }
+        crate::adapters::memdir::write_atomically(&file, &merged.bytes).map_err(|source| {
+            ResolveError::Io {
+                path: file.clone(),
+                source,
+            }
+        })?;
+        workspace.git(&["add", "--", &path])?;
+        resolved.push(Resolved {
+            path,
+            notices: merged.notices.iter().map(ToString::to_string).collect(),
+        });
+    }
+    Ok(resolved)
+}
+
+/// Memory files with unmerged index entries, and their stages. Only regular
+/// files directly in the memory folder count; a link staged as a memory file
+/// is refused.
+fn conflicted_memory_files(
+    workspace: &Workspace,
+) -> Result<BTreeMap<String, Stages>, ResolveError> {
+    let listing = workspace.git(&["ls-files", "-u", "-z", "--", MEMORY_DIR])?;
+    let mut files: BTreeMap<String, Stages> = BTreeMap::new();
+    for entry in listing.split('\0').filter(|e| !e.is_empty()) {
+        let Some((meta, path)) = entry.split_once('\t') else {
+            continue;
+        };
+        if !crate::app::init::is_memory_path(path) {
+            continue;
+        }
+        let mut words = meta.split(' ');
+        let (Some(mode), Some(oid), Some(stage)) = (words.next(), words.next(), words.next())
+        else {
+            continue;
+        };
+        if mode != "100644" && mode != "100755" {
+            return Err(ResolveError::Refused {
+                path: path.to_owned(),
+                reason: format!("a side of the merge is not a regular file (mode {mode})"),
+            });
+        }
+        let slot = match stage {
+            "1" => 0,
+            "2" => 1,
+            "3" => 2,
+            _ => continue,
+        };
+        files.entry(path.to_owned()).or_default().blobs[slot] = Some(oid.to_owned());
+    }
+    Ok(files)
+}
+
+/// The bytes of a blob, exactly (read with gix).
+fn blob_bytes(workspace: &Workspace, oid: &str) -> Result<Vec<u8>, ResolveError> {
+    let id = gix::ObjectId::from_hex(oid.as_bytes()).map_err(|err| ResolveError::Refused {
+        path: oid.to_owned(),
+        reason: format!("git listed an object id that is not one ({err})"),
+    })?;
+    Ok(workspace.read_blob(id)?)
+}

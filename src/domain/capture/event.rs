@@ -1,0 +1,309 @@
+//! Claude Code's hook payloads, and the facts read from them without a
+//! model: files read and modified, the command and how it ended, failing
+//! tests and error lines.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{failures, redact};
+
+/// Bytes a string of a queued payload keeps (head and tail).
+pub const MAX_STRING_BYTES: usize = 8 * 1024;
+
+/// Bytes a queued event takes at most; a bigger one keeps its facts' fields
+/// only (tool input paths and command, no outputs).
+pub const MAX_EVENT_BYTES: usize = 32 * 1024;
+
+/// Prepares a hook payload for the queue: `<private>` spans removed and
+/// every string clipped, in place. Cheap: no secret scan here (the worker
+/// scans before anything goes further).
+pub fn sanitize(payload: &mut Value) {
+    match payload {
+        Value::String(text) => {
+            let kept = redact::strip_private(text);
+            *text = redact::clip_middle(&kept, MAX_STRING_BYTES);
+        }
+        Value::Array(items) => items.iter_mut().for_each(sanitize),
+        Value::Object(fields) => fields.values_mut().for_each(sanitize),
+        _ => {}
+    }
+}
+
+/// Shrinks a payload over [`MAX_EVENT_BYTES`] to what the facts need.
+pub fn shrink(payload: &mut Value) {
+    if payload.to_string().len() <= MAX_EVENT_BYTES {
+        return;
+    }
+    if let Some(response) = payload.get_mut("tool_response") {
+        for key in ["stdout", "stderr", "output", "content", "file"] {
+            if let Some(field) = response.get_mut(key) {
+                *field = Value::String(redact::clip_middle(
+                    field.as_str().unwrap_or_default(),
+                    MAX_STRING_BYTES / 4,
+                ));
+            }
+        }
+    }
+    if payload.to_string().len() > MAX_EVENT_BYTES {
+        payload["tool_response"] = Value::Null;
+        if let Some(input) = payload.get_mut("tool_input").and_then(Value::as_object_mut) {
+            input.retain(|key, _| {
+                matches!(
+                    key.as_str(),
+                    "file_path" | "notebook_path" | "command" | "path" | "pattern"
+                )
+            });
+        }
+    }
+}
+
+/// How a tool call ended, as far as the payload says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Succeeded,
+    Failed,
+}
+
+/// What a tool event is, read from its payload by rules.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Facts {
+    pub tool: String,
+    /// Repository-relative paths the tool read.
+    pub read: Vec<String>,
+    /// Repository-relative paths the tool wrote.
+    pub modified: Vec<String>,
+    /// The shell command, secrets removed.
+    pub command: Option<String>,
+    pub outcome: Option<Outcome>,
+    /// Names of failing tests found in the output.
+    pub failing_tests: Vec<String>,
+    /// Error lines of the output (at most [`failures::MAX_ERRORS`], a
+    /// message over lines joined into one), secrets removed.
+    pub errors: Vec<String>,
+    /// The new text of an edit (clipped, secrets removed), for a model:
+    /// `- old` and `+ new` lines.
+    pub change: Option<String>,
+    /// The text a `Write` gave the file, as written (secrets removed):
+    /// what a decision record says.
+    pub written: Option<String>,
+    /// Whether a secret was removed from what is kept.
+    pub secret_removed: bool,
+}
+
+/// Bytes of an edit's new text a model sees.
+const MAX_CHANGE_BYTES: usize = 1500;
+
+/// Reads the facts of a PostToolUse (or PostToolUseFailure) payload.
+/// `root` is the repository: paths outside it are left out.
+pub fn facts(payload: &Value, root: &Path) -> Facts {
+    let tool = payload["tool_name"].as_str().unwrap_or_default().to_owned();
+    let input = &payload["tool_input"];
+    let response = &payload["tool_response"];
+    let mut facts = Facts {
+        tool: tool.clone(),
+        ..Facts::default()
+    };
+    let cwd = payload["cwd"].as_str().map(Path::new).unwrap_or(root);
+    let path_of = |key: &str| {
+        input[key]
+            .as_str()
+            .and_then(|path| relative_path(path, cwd, root))
+    };
+    match tool.as_str() {
+        "Read" => facts.read.extend(path_of("file_path")),
+        "Edit" | "MultiEdit" | "Write" => {
+            facts.modified.extend(path_of("file_path"));
+            let mut change = String::new();
+            let edits = input["edits"]
+                .as_array()
+                .cloned()
+                .unwrap_or_else(|| vec![input.clone()]);
+            for edit in &edits {
+                if let Some(old) = edit["old_string"].as_str() {
+                    change.push_str(&format!("- {}\n", old.trim()));
+                }
+                if let Some(new) = edit["new_string"].as_str().or(edit["content"].as_str()) {
+                    change.push_str(&format!("+ {}\n", new.trim()));
+                }
+            }
+            if !change.is_empty() {
+                let (change, secret) =
+                    redact::remove_secrets(&redact::clip_middle(&change, MAX_CHANGE_BYTES));
+                facts.secret_removed |= secret;
+                facts.change = Some(change);
+            }
+            if let Some(content) = input["content"].as_str().filter(|_| tool == "Write") {
+                // Whole as queued (8 KiB at most): a record's decision may
+                // come after a long context.
+                let (content, secret) = redact::remove_secrets(content);
+                facts.secret_removed |= secret;
+                facts.written = Some(content);
+            }
+        }
+        "NotebookEdit" => facts.modified.extend(path_of("notebook_path")),
+        "Grep" | "Glob" | "LS" => facts.read.extend(path_of("path")),
+        "Bash" => {
+            let command = input["command"].as_str().unwrap_or_default().trim();
+            let (command, secret) = redact::remove_secrets(command);
+            facts.secret_removed |= secret;
+            facts.command = Some(command);
+            // Colours removed: runners colour their output even through a
+            // pipe, and a coloured `FAIL` is still a failure.
+            let output = failures::strip_ansi(&output_text(payload)).into_owned();
+            facts.outcome = Some(bash_outcome(payload, &output));
+            let failures = failures::read(&output);
+            facts.failing_tests = failures.tests;
+            for line in failures.errors {
+                let (line, secret) = redact::remove_secrets(&line);
+                facts.secret_removed |= secret;
+                if !facts.errors.contains(&line) {
+                    facts.errors.push(line);
+                }
+            }
+        }
+        _ => {}
+    }
+    let failure = payload["hook_event_name"].as_str() == Some("PostToolUseFailure")
+        || facts.outcome.is_none() && response.get("success") == Some(&Value::Bool(false));
+    if failure {
+        facts.outcome = Some(Outcome::Failed);
+    }
+    facts
+}
+
+/// `path` relative to the repository, or `None` when it is outside it (or
+/// goes up with `..`). Pure string work: nothing is opened or resolved.
+pub fn relative_path(path: &str, cwd: &Path, root: &Path) -> Option<String> {
+    let path = Path::new(path);
+    let absolute = if path.is_absolute() {
+        path.to_owned()
+    } else {
+        cwd.join(path)
+    };
+    let relative = absolute.strip_prefix(root).ok()?;
+    let mut parts = Vec::new();
+    for part in relative.components() {
+        match part {
+            std::path::Component::Normal(name) => parts.push(name.to_str()?.to_owned()),
+            std::path::Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    if parts.is_empty() || parts[0] == ".git" {
+        return None;
+    }
+    Some(parts.join("/"))
+}
+
+/// The output of a shell command: stdout, stderr and a failure's error.
+fn output_text(payload: &Value) -> String {
+    let response = &payload["tool_response"];
+    let mut text = String::new();
+    for part in [
+        &response["stdout"],
+        &response["stderr"],
+        &response["output"],
+        &payload["error"],
+        response,
+    ] {
+        if let Some(part) = part.as_str() {
+            text.push_str(part);
+            text.push('\n');
+        }
+    }
+    text
+}
+
+fn bash_outcome(payload: &Value, output: &str) -> Outcome {
+    let response = &payload["tool_response"];
+    let code = ["exit_code", "exitCode", "returncode", "code"]
+        .iter()
+        .find_map(|key| response[*key].as_i64());
+    if let Some(code) = code {
+        return if code == 0 {
+            Outcome::Succeeded
+        } else {
+            Outcome::Failed
+        };
+    }
+    if response["interrupted"].as_bool() == Some(true) {
+        return Outcome::Failed;
+    }
+    let failed = output.lines().any(|line| {
+        let line = line.trim();
+        line.starts_with("Exit code ")
+            && line["Exit code ".len()..]
+                .trim()
+                .parse::<i64>()
+                .is_ok_and(|c| c != 0)
+            || line.starts_with("test result: FAILED")
+            || line.starts_with("error: could not compile")
+            || line.starts_with("FAILED ")
+            || line.starts_with("--- FAIL:")
+            || line == "FAIL"
+            || line.starts_with("FAIL ")
+            || line.starts_with("FAIL\t")
+            || line.starts_with("npm ERR!")
+            || (line.starts_with("=") && line.contains(" failed"))
+    });
+    if failed {
+        Outcome::Failed
+    } else {
+        Outcome::Succeeded
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_outside_the_repository_are_left_out() {
+        let root = Path::new("/work/repo");
+        let cwd = Path::new("/work/repo/src");
+        assert_eq!(
+            relative_path("/work/repo/src/a.rs", cwd, root).as_deref(),
+            Some("src/a.rs")
+        );
+        assert_eq!(
+            relative_path("b.rs", cwd, root).as_deref(),
+            Some("src/b.rs")
+        );
+        assert_eq!(relative_path("../../etc/passwd", cwd, root), None);
+        assert_eq!(relative_path("/etc/passwd", cwd, root), None);
+        assert_eq!(relative_path("/work/repo/.git/config", cwd, root), None);
+    }
+
+    #[test]
+    fn cargo_pytest_and_go_failures_are_named() {
+        let output = "test sync::branch_switch ... FAILED\ntest ok_one ... ok\nFAILED tests/test_auth.py::test_expired - AssertionError\n--- FAIL: TestMerge (0.01s)\n";
+        assert_eq!(
+            failures::read(output).tests,
+            [
+                "sync::branch_switch",
+                "tests/test_auth.py::test_expired",
+                "TestMerge"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_bash_failure_has_its_exit_status_errors_and_no_secret() {
+        let payload = serde_json::json!({
+            "tool_name": "Bash",
+            "cwd": "/r",
+            "tool_input": {"command": "API_KEY=Zx9fQ2mR7tL4vB8nK3wP cargo build"},
+            "tool_response": {"stdout": "", "stderr": "error[E0599]: no method named `journal` found\nerror: could not compile `goldfish`\nExit code 101"}
+        });
+        let facts = facts(&payload, Path::new("/r"));
+        assert_eq!(facts.outcome, Some(Outcome::Failed));
+        assert_eq!(facts.command.as_deref(), Some(redact::SECRET_REMOVED));
+        assert!(facts.secret_removed);
+        assert_eq!(
+            facts.errors[0],
+            "error[E0599]: no method named `journal` found"
+        );
+    }
+}

@@ -1,0 +1,768 @@
+//! The rules that decide, without a model, what a tool event is worth: a
+//! failing check that passes after edits is a bug fix; reads, searches,
+//! trivial commands and dead ends are not memories.
+
+use serde::{Deserialize, Serialize};
+
+use super::event::{Facts, Outcome};
+use super::redact;
+
+/// Memories one session may add; what comes after is skipped and counted.
+pub const MAX_STORED_PER_SESSION: usize = 10;
+
+/// Events of one session the worker looks at; later ones are skipped.
+pub const MAX_EVENTS_PER_SESSION: usize = 1000;
+
+/// The `source` of what the rules store.
+pub const RULES_SOURCE: &str = "capture:rules";
+
+/// Paths a session remembers per list.
+const MAX_PATHS: usize = 200;
+
+/// What the worker remembers of a session between events.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Session {
+    pub events: usize,
+    pub stored: usize,
+    pub read: Vec<String>,
+    pub modified: Vec<String>,
+    /// Checks (tests, builds) that failed and have not passed since.
+    pub failing: Vec<Failure>,
+    /// One line per bug fix stored.
+    pub fixed: Vec<String>,
+    /// The last check commands that passed.
+    pub passed: Vec<String>,
+    /// Failing runs the last event settled: a run that passes covered them
+    /// (told in the fix it stored, or not, when nothing changed). Not kept.
+    #[serde(skip)]
+    pub settled: usize,
+}
+
+/// Why a failing check waits ([`Verdict::Wait`]).
+pub const WAITING: &str = "check failed (stored if it passes after changes)";
+
+/// A failing check, waiting for the run that passes.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Failure {
+    pub command: String,
+    pub tests: Vec<String>,
+    pub errors: Vec<String>,
+    /// Files modified since it failed.
+    pub modified_since: Vec<String>,
+    /// The failing runs it stands for (the same command failing again
+    /// replaces it).
+    #[serde(default)]
+    pub runs: usize,
+}
+
+impl Failure {
+    /// Failing runs it stands for (a session saved before they were
+    /// counted: one).
+    fn runs(&self) -> usize {
+        self.runs.max(1)
+    }
+}
+
+/// What a memory made of a session's events says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Observation {
+    /// A memory type of the repository (bug-fix, checkpoint, …).
+    pub kind: String,
+    pub content: String,
+    pub files: Vec<String>,
+    /// `capture:rules`, or `capture:<model id>`.
+    pub source: String,
+}
+
+/// The rules' verdict on one event.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    Store(Observation),
+    /// Not worth a memory, and why.
+    Skip(&'static str),
+    /// The rules cannot tell (an edit, a command that ran well): a model
+    /// may judge; without one it is skipped for this reason.
+    Consult(&'static str),
+    /// A failing check, held until a run of it passes: a bug fix when files
+    /// changed in between ([`Session::settled`] counts the runs it settles).
+    Wait(&'static str),
+}
+
+impl Session {
+    /// Applies one event's facts; returns what to store, if anything.
+    pub fn apply(&mut self, facts: &Facts) -> Verdict {
+        self.events += 1;
+        self.settled = 0;
+        if self.events > MAX_EVENTS_PER_SESSION {
+            return Verdict::Skip("session event cap reached");
+        }
+        for path in &facts.read {
+            push_unique(&mut self.read, path);
+        }
+        for path in &facts.modified {
+            push_unique(&mut self.modified, path);
+            for failure in &mut self.failing {
+                push_unique(&mut failure.modified_since, path);
+            }
+        }
+        match facts.tool.as_str() {
+            "Read" | "Grep" | "Glob" | "LS" => return Verdict::Skip("read or search"),
+            "Write" if self.stored < MAX_STORED_PER_SESSION => {
+                if let Some(observation) = decision_record(facts) {
+                    self.stored += 1;
+                    return Verdict::Store(observation);
+                }
+                return Verdict::Consult("edit (kept for the session summary)");
+            }
+            "Edit" | "MultiEdit" | "Write" | "NotebookEdit" => {
+                return Verdict::Consult("edit (kept for the session summary)");
+            }
+            "Bash" => {}
+            _ => return Verdict::Skip("not a code event"),
+        }
+        let Some(command) = facts.command.as_deref() else {
+            return Verdict::Skip("no command");
+        };
+        let command = normalize(command);
+        let check = is_check(&command);
+        match facts.outcome {
+            Some(Outcome::Failed) if check => {
+                let earlier: usize = self
+                    .failing
+                    .iter()
+                    .filter(|f| f.command == command)
+                    .map(Failure::runs)
+                    .sum();
+                self.failing.retain(|f| f.command != command);
+                self.failing.push(Failure {
+                    command,
+                    tests: facts.failing_tests.clone(),
+                    errors: facts.errors.clone(),
+                    modified_since: Vec::new(),
+                    runs: earlier + 1,
+                });
+                Verdict::Wait(WAITING)
+            }
+            Some(Outcome::Failed) => Verdict::Skip("command failed (a dead end is not stored)"),
+            _ if is_trivial(&command) => Verdict::Skip("trivial command"),
+            _ if !check => Verdict::Consult("command succeeded, nothing learned"),
+            _ => self.passed_check(command),
+        }
+    }
+
+    fn passed_check(&mut self, command: String) -> Verdict {
+        push_unique(&mut self.passed, &command);
+        if self.passed.len() > 20 {
+            self.passed.remove(0);
+        }
+        // Every failure this run covers passes now; the first is the fix
+        // told, with the tests and files of them all.
+        let (covered, failing): (Vec<Failure>, Vec<Failure>) = std::mem::take(&mut self.failing)
+            .into_iter()
+            .partition(|f| covers(&command, &f.command));
+        self.failing = failing;
+        self.settled = covered.iter().map(Failure::runs).sum();
+        let mut covered = covered.into_iter();
+        let Some(mut failure) = covered.next() else {
+            return Verdict::Skip("check passed");
+        };
+        for other in covered {
+            for test in &other.tests {
+                push_unique(&mut failure.tests, test);
+            }
+            for path in &other.modified_since {
+                push_unique(&mut failure.modified_since, path);
+            }
+        }
+        if failure.modified_since.is_empty() {
+            return Verdict::Skip("check passed again with no change (flaky?)");
+        }
+        if self.stored >= MAX_STORED_PER_SESSION {
+            return Verdict::Skip("session memory cap reached");
+        }
+        let mut content = format!(
+            "`{}` failed, then passed after changes to {}.",
+            clip(&failure.command, 200),
+            list(&failure.modified_since, 8)
+        );
+        if !failure.tests.is_empty() {
+            content.push_str(&format!(" Failing before: {}.", list(&failure.tests, 5)));
+        }
+        if let Some(error) = failure.errors.first() {
+            content.push_str(&format!(" Error: {error}"));
+        }
+        let (content, _) = redact::remove_secrets(&content);
+        self.fixed.push(clip(&content, 300));
+        self.stored += 1;
+        Verdict::Store(Observation {
+            kind: "bug-fix".to_owned(),
+            content,
+            files: failure.modified_since.into_iter().take(20).collect(),
+            source: RULES_SOURCE.to_owned(),
+        })
+    }
+
+    /// The session summary for the Stop event: what was asked, what was
+    /// done, what is next. `None` when the session changed nothing.
+    pub fn summary(&self, asked: Option<&str>, last_answer: Option<&str>) -> Option<Observation> {
+        if self.modified.is_empty() && self.fixed.is_empty() {
+            return None;
+        }
+        let mut content = String::from("Session summary.");
+        if let Some(asked) = asked {
+            content.push_str(&format!("\nAsked: {}", clip(asked, 600)));
+        }
+        content.push_str(&format!("\nDone: changed {}.", list(&self.modified, 12)));
+        for fix in self.fixed.iter().take(5) {
+            content.push_str(&format!("\nFixed: {fix}"));
+        }
+        if !self.passed.is_empty() {
+            content.push_str(&format!("\nPassing: {}.", list(&self.passed, 4)));
+        }
+        for failure in self.failing.iter().take(3) {
+            content.push_str(&format!(
+                "\nStill failing: `{}`",
+                clip(&failure.command, 200)
+            ));
+        }
+        if let Some(answer) = last_answer {
+            content.push_str(&format!("\nLast answer: {}", clip(answer, 1200)));
+        }
+        let content = redact::strip_private(&content);
+        let (content, _) = redact::remove_secrets(&content);
+        Some(Observation {
+            kind: "checkpoint".to_owned(),
+            content,
+            files: self.modified.iter().take(20).cloned().collect(),
+            source: RULES_SOURCE.to_owned(),
+        })
+    }
+}
+
+/// Folders that hold architecture decision records, by the conventions of
+/// adr-tools (`doc/adr/`), MADR (`docs/decisions/`) and their kin.
+const DECISION_FOLDERS: &[&str] = &["adr", "adrs", "decisions", "architecture-decisions"];
+
+/// A new decision record written (a markdown file in a decision folder) is
+/// a decision: its title and decision (else first paragraph), naming the
+/// file. The layouts of adr-tools and Nygard (`# 7. Title`, `## Status`,
+/// `## Decision`) and MADR (YAML front matter or `* Status:` lines,
+/// `## Decision Outcome`) are read; numbers (`7.`, `ADR 7:`, `0007`) and
+/// status, date and deciders lines are left out.
+fn decision_record(facts: &Facts) -> Option<Observation> {
+    let [path] = facts.modified.as_slice() else {
+        return None;
+    };
+    let path_ref = std::path::Path::new(path);
+    let in_folder = path_ref
+        .parent()
+        .and_then(|dir| dir.file_name())
+        .and_then(|name| name.to_str())
+        .is_some_and(|name| DECISION_FOLDERS.contains(&name.to_ascii_lowercase().as_str()));
+    if !in_folder || path_ref.extension().is_none_or(|ext| ext != "md") {
+        return None;
+    }
+    let text = facts.written.as_deref()?;
+    let mut lines = without_front_matter(text).lines().map(str::trim).peekable();
+    let title = record_title(lines.by_ref().find(|line| !line.is_empty())?);
+    // A setext heading's underline.
+    lines.next_if(|line| !line.is_empty() && line.chars().all(|c| c == '=' || c == '-'));
+    // The paragraphs after the title, each under the heading it follows.
+    let mut paragraphs: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut heading = String::new();
+    let mut open = false;
+    for line in lines {
+        if line.starts_with('#') {
+            heading = line.trim_start_matches('#').trim().to_lowercase();
+            open = false;
+        } else if line.is_empty() || is_record_metadata(line) {
+            open = false;
+        } else if open {
+            paragraphs.last_mut().expect("open").1.push(line);
+        } else {
+            paragraphs.push((heading.clone(), vec![line]));
+            open = true;
+        }
+    }
+    // The decision itself (MADR's "Decision Outcome", Nygard's "Decision"),
+    // else the first paragraph that is not under a status or date heading.
+    let paragraph = paragraphs
+        .iter()
+        .find(|(heading, _)| heading.starts_with("decision"))
+        .or_else(|| {
+            paragraphs
+                .iter()
+                .find(|(heading, _)| !matches!(heading.as_str(), "status" | "date"))
+        })
+        .map(|(_, lines)| lines.join(" "))
+        .unwrap_or_default();
+    if title.is_empty() || paragraph.is_empty() {
+        return None;
+    }
+    let content = format!("Decision ({path}): {title}. {}", clip(&paragraph, 400));
+    let (content, _) = redact::remove_secrets(&content);
+    Some(Observation {
+        kind: "decision".to_owned(),
+        content,
+        files: vec![path.clone()],
+        source: RULES_SOURCE.to_owned(),
+    })
+}
+
+/// MADR's YAML front matter (`---` … `---`) left out.
+fn without_front_matter(text: &str) -> &str {
+    let trimmed = text.trim_start();
+    let Some(rest) = trimmed.strip_prefix("---\n") else {
+        return text;
+    };
+    match rest.find("\n---") {
+        Some(end) => rest[end + 4..].trim_start_matches(['-', '\n']),
+        None => text,
+    }
+}
+
+/// A record's title without its heading marks and number: `# 7. Use WAL`,
+/// `# ADR 7: Use WAL`, `# ADR-0007 - Use WAL`, `# 0007 Use WAL` → `Use WAL`.
+fn record_title(line: &str) -> String {
+    let mut title = line.trim_start_matches('#').trim();
+    for prefix in ["ADR", "adr", "Adr"] {
+        if let Some(rest) = title.strip_prefix(prefix)
+            && rest
+                .trim_start_matches(['-', ' '])
+                .starts_with(|c: char| c.is_ascii_digit())
+        {
+            title = rest.trim_start_matches(['-', ' ']);
+        }
+    }
+    let number_end = title
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(title.len());
+    if number_end > 0 {
+        let rest = &title[number_end..];
+        let separated = rest.trim_start_matches(['.', ':', '-', '–', '—', ' ']);
+        // `7. Title`, `7: Title`, `0007 Title`: a number, then a separator.
+        if separated.len() < rest.len() {
+            title = separated;
+        }
+    }
+    title.trim().trim_end_matches('.').trim().to_owned()
+}
+
+/// `Status: Accepted`, `* Date: 2026-11-02`, `- **Deciders:** Ada`: a
+/// record's metadata, not what it says.
+fn is_record_metadata(line: &str) -> bool {
+    let line = line
+        .trim_start_matches(['*', '-', ' '])
+        .trim_start_matches("**");
+    let Some((key, _)) = line.split_once(':') else {
+        return false;
+    };
+    matches!(
+        key.trim_end_matches("**").trim().to_lowercase().as_str(),
+        "status"
+            | "date"
+            | "deciders"
+            | "decision-makers"
+            | "authors"
+            | "author"
+            | "consulted"
+            | "informed"
+            | "technical story"
+            | "supersedes"
+            | "superseded by"
+    )
+}
+
+fn push_unique(list: &mut Vec<String>, item: &str) {
+    if list.len() < MAX_PATHS && !list.iter().any(|i| i == item) {
+        list.push(item.to_owned());
+    }
+}
+
+fn normalize(command: &str) -> String {
+    command.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Commands whose failure is a finding and whose later success a fix:
+/// tests, builds, type checks and linters (a program and its subcommand).
+const CHECKS: &[&str] = &[
+    "cargo test",
+    "cargo nextest",
+    "cargo build",
+    "cargo check",
+    "cargo clippy",
+    "cargo run",
+    "pytest",
+    "python -m pytest",
+    "python3 -m pytest",
+    "npm test",
+    "npm run test",
+    "npm run build",
+    "npm run lint",
+    "yarn test",
+    "pnpm test",
+    "npx jest",
+    "npx vitest",
+    "jest",
+    "vitest",
+    "go test",
+    "go build",
+    "go vet",
+    "make",
+    "mvn test",
+    "mvn verify",
+    "gradle test",
+    "./gradlew test",
+    "tsc",
+    "npx tsc",
+    "mypy",
+    "ruff",
+    "rspec",
+    "bundle exec rspec",
+    "dotnet test",
+    "dotnet build",
+    "ctest",
+    "bash scripts/test.sh",
+    "scripts/test.sh",
+];
+
+/// Flags that change what a run prints, not what it runs.
+const OUTPUT_ONLY: &[&str] = &[
+    "-q",
+    "--quiet",
+    "-v",
+    "-vv",
+    "-vvv",
+    "--verbose",
+    "-s",
+    "--nocapture",
+    "--no-capture",
+    "--show-output",
+];
+
+/// Whether `command` runs a check: a test run, a build, a linter.
+pub fn is_check(command: &str) -> bool {
+    check_of(command).is_some()
+}
+
+/// The check `command` runs (its [`CHECKS`] entry) and its arguments but
+/// [`OUTPUT_ONLY`] flags: the last command of a `cd x && …` chain, without
+/// leading `A=1` assignments.
+fn check_of(command: &str) -> Option<(&'static str, Vec<&str>)> {
+    let last = strip_env(command.rsplit("&&").next().unwrap_or(command).trim());
+    let check = CHECKS
+        .iter()
+        .filter(|check| last == **check || last.starts_with(&format!("{check} ")))
+        .max_by_key(|check| check.len())?;
+    let arguments = last[check.len()..]
+        .split_whitespace()
+        .filter(|arg| !OUTPUT_ONLY.contains(arg) && !arg.starts_with("--color"))
+        .collect();
+    Some((check, arguments))
+}
+
+/// `A=1 B=2 cmd` → `cmd`.
+fn strip_env(command: &str) -> &str {
+    let mut rest = command;
+    while let Some((word, tail)) = rest.split_once(' ') {
+        if word.contains('=') && !word.starts_with('-') {
+            rest = tail.trim_start();
+        } else {
+            break;
+        }
+    }
+    rest
+}
+
+/// Whether the run `passed` covers the run `failed`, so that the tests
+/// that failed then pass now: the same check (program and subcommand), and
+/// every argument of `passed` (its filters, targets, paths) one of
+/// `failed`, or a prefix of one up to `::` or `/`. `cargo test` covers
+/// `cargo test t0` (a superset run), `cargo test sync` covers `cargo test
+/// sync::branch_switch`, `pytest tests` covers `pytest tests/test_a.py`;
+/// `cargo test t48` does not cover `cargo test t0`, nor `cargo test t0`
+/// `cargo test` (t48 may still fail). Output flags (`-q`, `-v`) do not
+/// count. Arguments are compared as words, not parsed: an approximation
+/// that errs towards "not the same check" when they differ.
+fn covers(passed: &str, failed: &str) -> bool {
+    let (Some((check, passed)), Some((failed_check, failed))) =
+        (check_of(passed), check_of(failed))
+    else {
+        return false;
+    };
+    check == failed_check
+        && passed.iter().all(|p| {
+            failed.iter().any(|f| {
+                *f == *p
+                    || (f.starts_with(p)
+                        && (p.ends_with('/') || matches!(f.as_bytes()[p.len()], b'/' | b':')))
+            })
+        })
+}
+
+fn is_trivial(command: &str) -> bool {
+    const TRIVIAL: &[&str] = &[
+        "ls",
+        "cd",
+        "pwd",
+        "cat",
+        "head",
+        "tail",
+        "echo",
+        "which",
+        "find",
+        "grep",
+        "rg",
+        "wc",
+        "tree",
+        "less",
+        "file",
+        "stat",
+        "du",
+        "df",
+        "env",
+        "date",
+        "whoami",
+        "sed -n",
+        "git status",
+        "git log",
+        "git diff",
+        "git show",
+        "git branch",
+        "git remote",
+    ];
+    let last = strip_env(command.rsplit("&&").next().unwrap_or(command).trim());
+    TRIVIAL
+        .iter()
+        .any(|t| last == *t || last.starts_with(&format!("{t} ")))
+}
+
+fn list(items: &[String], max: usize) -> String {
+    let mut shown: Vec<&str> = items.iter().take(max).map(String::as_str).collect();
+    let more = items.len().saturating_sub(max);
+    let extra;
+    if more > 0 {
+        extra = format!("{more} more");
+        shown.push(&extra);
+    }
+    shown.join(", ")
+}
+
+fn clip(text: &str, max: usize) -> String {
+    let text = text.trim();
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bash(command: &str, outcome: Outcome) -> Facts {
+        Facts {
+            tool: "Bash".to_owned(),
+            command: Some(command.to_owned()),
+            outcome: Some(outcome),
+            ..Facts::default()
+        }
+    }
+
+    fn edit(path: &str) -> Facts {
+        Facts {
+            tool: "Edit".to_owned(),
+            modified: vec![path.to_owned()],
+            ..Facts::default()
+        }
+    }
+
+    #[test]
+    fn a_check_failing_then_passing_after_an_edit_is_a_bug_fix() {
+        let mut session = Session::default();
+        let mut failed = bash("cargo test --test it sync", Outcome::Failed);
+        failed.failing_tests = vec!["sync::branch_switch".to_owned()];
+        assert_eq!(session.apply(&failed), Verdict::Wait(WAITING));
+        // Failing again: one failure, of two runs.
+        assert_eq!(session.apply(&failed), Verdict::Wait(WAITING));
+        assert!(matches!(
+            session.apply(&edit("src/git.rs")),
+            Verdict::Consult(_)
+        ));
+        assert_eq!(session.settled, 0);
+        let Verdict::Store(observation) =
+            session.apply(&bash("cargo test --test it", Outcome::Succeeded))
+        else {
+            panic!("a fix is stored");
+        };
+        assert_eq!(session.settled, 2, "the fix settles both failing runs");
+        assert_eq!(observation.kind, "bug-fix");
+        assert_eq!(observation.files, ["src/git.rs"]);
+        assert!(
+            observation.content.contains("sync::branch_switch"),
+            "{}",
+            observation.content
+        );
+    }
+
+    #[test]
+    fn trivial_commands_dead_ends_and_flaky_passes_are_not_stored() {
+        let mut session = Session::default();
+        assert_eq!(
+            session.apply(&bash("ls -la", Outcome::Succeeded)),
+            Verdict::Skip("trivial command")
+        );
+        assert!(matches!(
+            session.apply(&bash("curl http://x", Outcome::Failed)),
+            Verdict::Skip(_)
+        ));
+        session.apply(&bash("pytest tests", Outcome::Failed));
+        assert!(matches!(
+            session.apply(&bash("pytest tests", Outcome::Succeeded)),
+            Verdict::Skip(_)
+        ));
+        assert_eq!(session.settled, 1, "a flaky pass settles the failing run");
+        assert!(session.summary(None, None).is_none(), "nothing changed");
+    }
+
+    #[test]
+    fn a_new_decision_record_is_a_decision_and_other_writes_are_not() {
+        let write = |path: &str, text: &str| Facts {
+            tool: "Write".into(),
+            modified: vec![path.into()],
+            written: Some(text.into()),
+            ..Facts::default()
+        };
+        let mut session = Session::default();
+        let Verdict::Store(decision) = session.apply(&write(
+            "docs/adr/0007-queue-in-home.md",
+            "# 7. The capture queue lives in the home\n\nStatus: accepted\n\nThe queue is never in the repository: it holds tool output.\n\n## Consequences\n\nNone.",
+        )) else {
+            panic!("a decision record is a decision")
+        };
+        assert_eq!(decision.kind, "decision");
+        assert_eq!(
+            decision.content,
+            "Decision (docs/adr/0007-queue-in-home.md): The capture queue lives in the home. The queue is never in the repository: it holds tool output."
+        );
+        // Nygard's layout: the paragraph under "Decision".
+        let Verdict::Store(nygard) = session.apply(&write(
+            "doc/adr/0002-use-wal.md",
+            "# 2. Use WAL\n\nDate: 2026-11-02\n\n## Status\n\nAccepted\n\n## Context\n\nReaders blocked.\n\n## Decision\n\nWe will open SQLite in WAL mode.\n",
+        )) else {
+            panic!("a decision record is a decision")
+        };
+        assert_eq!(
+            nygard.content,
+            "Decision (doc/adr/0002-use-wal.md): Use WAL. We will open SQLite in WAL mode."
+        );
+        assert_eq!(decision.files, vec!["docs/adr/0007-queue-in-home.md"]);
+        // Numbers as other tools write them, MADR's metadata lines and
+        // front matter, a setext title.
+        for (text, expected) in [
+            (
+                "# ADR 7: Cursor pagination\n\nStatus: Accepted\nDate: 2026-11-02\n\nList endpoints take a cursor.",
+                "Cursor pagination. List endpoints take a cursor.",
+            ),
+            (
+                "# ADR-0007 - Cursor pagination\n\n* Status: accepted\n* Deciders: Ada, Linus\n\n## Context and Problem Statement\n\nOffsets skip rows.\n\n## Decision Outcome\n\nChosen option: \"cursor\", because rows move.",
+                "Cursor pagination. Chosen option: \"cursor\", because rows move.",
+            ),
+            (
+                "---\nstatus: accepted\ndate: 2026-11-02\n---\n\n# 0007 Cursor pagination\n\n**Status:** Accepted\n\nList endpoints take a cursor.",
+                "Cursor pagination. List endpoints take a cursor.",
+            ),
+            (
+                "Cursor pagination\n=================\n\nList endpoints take a cursor.",
+                "Cursor pagination. List endpoints take a cursor.",
+            ),
+        ] {
+            let Verdict::Store(decision) =
+                Session::default().apply(&write("docs/decisions/0007-cursor.md", text))
+            else {
+                panic!("a decision record is a decision: {text}")
+            };
+            assert_eq!(
+                decision.content,
+                format!("Decision (docs/decisions/0007-cursor.md): {expected}")
+            );
+        }
+        for (path, text) in [
+            ("docs/guide.md", "# Guide\n\nHow to start."),
+            ("docs/adr/README.md.bak", "# x\n\ny"),
+            ("src/adr/mod.rs", "// code"),
+            ("docs/decisions/0001-x.md", "# Only a title"),
+        ] {
+            assert!(
+                matches!(session.apply(&write(path, text)), Verdict::Consult(_)),
+                "{path}"
+            );
+        }
+    }
+
+    /// Regression: `cargo test t0` failing, then `cargo test t48` passing
+    /// after an edit was stored as a fix of t0 (the same tool, another test).
+    #[test]
+    fn a_different_test_passing_is_no_fix() {
+        let mut session = Session::default();
+        let mut failed = bash("cargo test t0", Outcome::Failed);
+        failed.failing_tests = vec!["parse::t0".to_owned()];
+        session.apply(&failed);
+        session.apply(&edit("src/parse.rs"));
+        assert_eq!(
+            session.apply(&bash("cargo test t48", Outcome::Succeeded)),
+            Verdict::Skip("check passed")
+        );
+        // The whole suite passing covers t0.
+        let Verdict::Store(fix) = session.apply(&bash("cargo test", Outcome::Succeeded)) else {
+            panic!("a fix is stored");
+        };
+        assert!(fix.content.contains("parse::t0"), "{}", fix.content);
+    }
+
+    #[test]
+    fn a_passing_run_covers_a_failing_one_it_includes() {
+        for (failed, passed) in [
+            ("cargo test t0", "cargo test"),
+            ("cargo test t0", "cargo test t0"),
+            ("cargo test --test it sync", "cargo test --test it"),
+            ("cargo test sync::branch_switch", "cargo test sync"),
+            ("cargo test -q t0", "cargo test t0"),
+            ("cargo test t0", "cargo test -q"),
+            ("cd app && cargo test t0", "cargo test"),
+            (
+                "pytest tests/test_a.py::test_x -q",
+                "pytest tests/test_a.py",
+            ),
+            ("pytest tests/unit/test_a.py", "pytest tests"),
+            ("go test ./merge/...", "go test ./merge/..."),
+        ] {
+            assert!(covers(passed, failed), "`{passed}` covers `{failed}`");
+        }
+        for (failed, passed) in [
+            ("cargo test t0", "cargo test t48"),
+            ("cargo test", "cargo test t0"),
+            ("cargo test --test it", "cargo test --lib"),
+            ("cargo test -p core t0", "cargo test -p cli"),
+            ("cargo test t0", "cargo build"),
+            ("pytest tests/test_a.py", "pytest tests/test_b.py"),
+            ("npx jest src/ui", "npx jest src/api"),
+        ] {
+            assert!(
+                !covers(passed, failed),
+                "`{passed}` does not cover `{failed}`"
+            );
+        }
+    }
+
+    #[test]
+    fn checks_are_recognised_behind_cd_and_env() {
+        assert!(is_check("cd app && RUST_LOG=debug cargo test -q"));
+        assert!(!is_check("cargo fmt"));
+        assert!(!is_check("echo cargo test"));
+    }
+}

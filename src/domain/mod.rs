@@ -1,0 +1,19 @@
+//! The pure core: what a memory is and what may be believed of it
+//! ([`memory`]), a recall request and how its rankings are fused
+//! ([`recall`]), `--since`-style times ([`timespec`]), the repository's
+//! `.goldfish/config` ([`config`]), the digest within a token budget
+//! ([`digest`]), the embedder's interface and vector arithmetic
+//! ([`embedding`]), capture's rules ([`capture`]) and the plan of an import
+//! ([`import`]).
+//!
+//! **Invariant:** nothing here does I/O, reads the environment or prints
+//! (`tests/it/layers.rs` holds it to that).
+
+pub mod capture;
+pub mod config;
+pub mod digest;
+pub mod embedding;
+pub mod import;
+pub mod memory;
+pub mod recall;
+pub mod timespec;

@@ -1,0 +1,108 @@
+//! `agent-hook post-tool-use|stop`, `capture status|work` and
+//! `model install --capture`: [`crate::app::capture`] on the command line.
+
+use std::io::{Read, Write};
+
+use anyhow::Context;
+
+use super::{CliError, EXIT_OK};
+use crate::adapters::home::Home;
+use crate::app::{Session, capture};
+
+/// Queues the event on stdin and makes sure a worker runs. Never fails and
+/// never waits on the worker: problems go to stderr, the exit status is 0.
+pub(super) fn hook(kind: &str) -> u8 {
+    if let Err(err) = queue_event(kind) {
+        super::output::stderr_line(&format!("goldfish agent-hook: {err:#}"));
+    }
+    EXIT_OK
+}
+
+/// How much of a payload over the limit is still read (and thrown away),
+/// so the agent's write of it completes.
+const DRAIN_BYTES: u64 = 64 << 20;
+
+fn queue_event(kind: &str) -> anyhow::Result<()> {
+    let mut payload = Vec::new();
+    let mut stdin = std::io::stdin().lock();
+    (&mut stdin)
+        .take(capture::MAX_PAYLOAD_BYTES + 1)
+        .read_to_end(&mut payload)
+        .context("cannot read stdin")?;
+    if payload.len() as u64 > capture::MAX_PAYLOAD_BYTES {
+        let _ = std::io::copy(&mut stdin.take(DRAIN_BYTES), &mut std::io::sink());
+    }
+    let home = Home::from_env()?;
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    if let Some(notice) = capture::hook(&home, &cwd, kind, &payload)? {
+        eprintln!("goldfish agent-hook: {}", notice.text());
+    }
+    Ok(())
+}
+
+/// The worker (started by the hook, its output in the capture log).
+pub(super) fn work(wait: bool, out: &mut dyn Write) -> Result<u8, CliError> {
+    let mut session = Session::open()?;
+    let total = capture::work(&mut session, wait, &mut |notice| {
+        super::output::notice(&notice)
+    })?;
+    let at = session.now()?;
+    writeln!(
+        out,
+        "{at}: {} events, {} stored, {} skipped, {} waiting, {} dropped",
+        total.events, total.stored, total.skipped, total.waiting, total.dropped
+    )
+    .context("writing output")?;
+    Ok(EXIT_OK)
+}
+
+/// `capture status`: this repository's queue and the status log's counts.
+pub(super) fn status(json: bool, out: &mut dyn Write) -> Result<u8, CliError> {
+    let home = Home::from_env().map_err(CliError::usage)?;
+    let workspace = super::commands::workspace()?;
+    let status = capture::status(&home, &workspace);
+    if json {
+        let report = serde_json::json!({
+            "queued": status.queued,
+            "stored": status.stored,
+            "in_bug_fixes": status.in_fixes,
+            "skipped": status.skipped,
+            "waiting": status.waiting,
+            "dropped": status.dropped,
+            "stored_ids": status.stored_ids,
+            "reasons": status.reasons,
+        });
+        writeln!(out, "{report}").context("writing output")?;
+        return Ok(EXIT_OK);
+    }
+    writeln!(
+        out,
+        "queued {}, stored {}, skipped {}, waiting {}, dropped {}",
+        status.queued, status.stored, status.skipped, status.waiting, status.dropped
+    )
+    .context("writing output")?;
+    for id in &status.stored_ids {
+        writeln!(out, "  stored {id}").context("writing output")?;
+    }
+    if status.stored > status.stored_ids.len() {
+        writeln!(
+            out,
+            "  (the newest {} of {} stored)",
+            status.stored_ids.len(),
+            status.stored
+        )
+        .context("writing output")?;
+    }
+    for (reason, n) in &status.reasons {
+        writeln!(out, "  {n} {reason}").context("writing output")?;
+    }
+    Ok(EXIT_OK)
+}
+
+/// `model install --capture`.
+pub(super) fn model_install(out: &mut dyn Write) -> Result<u8, CliError> {
+    let home = Home::from_env().map_err(CliError::usage)?;
+    let path = capture::install_model(&home)?;
+    writeln!(out, "installed the capture model {}", path.display()).context("writing output")?;
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,675 @@
+//! One function per subcommand: validate arguments, call the library, print.
+
+use std::ffi::OsString;
+use std::io::{IsTerminal, Read, Write};
+
+use anyhow::Context;
+
+use super::output;
+use super::{
+    AgentArg, AgentEvent, AgentHookArgs, BriefArgs, CliError, EXIT_NO_RESULT, EXIT_OK, ForgetArgs,
+    HookName, InitArgs, ModelInstallArgs, RecallArgs, ReindexArgs, ShowArgs, SimilarArgs,
+    StatusArgs, StoreArgs, SyncArgs, TrustArgs,
+};
+use crate::adapters::git::Workspace;
+use crate::adapters::home::Home;
+use crate::app::hook::{self, AfterGit};
+use crate::app::model;
+use crate::app::ops::{self, Forgot, RecallInput, Recalled, Released, StoreInput, Target};
+use crate::app::render::{count, index_line, memories, near_duplicate, similar_line};
+use crate::app::session::Progress;
+use crate::app::sync::{
+    self as app_sync, Embed, Rebuilt, current_workspace, problems, sync_workspace,
+};
+use crate::app::{AppError, Notice, Session};
+
+pub(super) fn workspace() -> Result<Workspace, CliError> {
+    Ok(current_workspace()?)
+}
+
+pub(super) fn session() -> Result<Traced, CliError> {
+    Ok(Traced(Session::open()?))
+}
+
+/// A command's session; with `GOLDFISH_TRACE=1`, the command's trace (index
+/// opens, syncs, embeddings) goes to stderr when it ends.
+pub(super) struct Traced(Session);
+
+impl std::ops::Deref for Traced {
+    type Target = Session;
+    fn deref(&self) -> &Session {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Traced {
+    fn deref_mut(&mut self) -> &mut Session {
+        &mut self.0
+    }
+}
+
+impl Drop for Traced {
+    fn drop(&mut self) {
+        if crate::adapters::env::var(crate::adapters::env::GOLDFISH_TRACE).is_some() {
+            super::output::stderr_line(&format!("goldfish trace: {}", self.0.trace));
+        }
+    }
+}
+
+/// A progress bar on stderr when it is a terminal and the work is long
+/// enough to watch; hidden otherwise (hooks, pipes, small jobs).
+pub(super) struct Bar(Option<indicatif::ProgressBar>);
+
+impl Bar {
+    /// Progress for `session`'s long embeddings, when `wanted`.
+    pub(super) fn install(session: &mut Session, wanted: bool) {
+        session.progress = wanted.then(|| Box::new(Bar(None)) as Box<dyn Progress + Send>);
+    }
+}
+
+impl Progress for Bar {
+    fn start(&mut self, total: u64) {
+        if total < 64 || !std::io::stderr().is_terminal() {
+            return;
+        }
+        let bar = indicatif::ProgressBar::new(total);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "embedding {bar:30} {pos}/{len} memories ({per_sec}, {eta} left)",
+            )
+            .expect("a valid progress template"),
+        );
+        self.0 = Some(bar);
+    }
+
+    fn set(&mut self, done: u64) {
+        if let Some(bar) = &self.0 {
+            bar.set_position(done);
+        }
+    }
+
+    fn finish(&mut self) {
+        if let Some(bar) = self.0.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let agent_error = |err: crate::app::agent::SetupError| match err {
+        crate::app::agent::SetupError::Io { .. } => anyhow::Error::new(err).into(),
+        _ => CliError::usage(err),
+    };
+    // An agent file that cannot be merged stops init before it changes
+    // anything (its error says "nothing was changed").
+    for agent in &args.agent {
+        crate::app::agent::check(workspace.root(), (*agent).into()).map_err(agent_error)?;
+    }
+    if args.capture {
+        if !args
+            .agent
+            .iter()
+            .any(|agent| matches!(agent, AgentArg::Claude))
+        {
+            return Err(CliError::usage(anyhow::anyhow!(
+                "--capture works through Claude Code's hooks: give it with --agent claude"
+            )));
+        }
+        crate::app::agent::check_capture(workspace.root()).map_err(agent_error)?;
+    }
+    let changes = crate::app::init::init(&workspace, args.force).map_err(|err| match err {
+        crate::app::init::InitError::HooksOutside(_)
+        | crate::app::init::InitError::LegacyTaken { .. }
+        | crate::app::init::InitError::Unsafe(_)
+        | crate::app::init::InitError::LinkedFile(_)
+        | crate::app::init::InitError::NotRegularFile { .. } => CliError::usage(err),
+        other => anyhow::Error::new(other).into(),
+    })?;
+    // What init cannot set up for the user.
+    if let Some((problem, fix)) = crate::app::init::repo_config_problem(&workspace) {
+        eprintln!("warning: {problem}\nhint: {fix}");
+    }
+    let mut agent_changes = Vec::new();
+    for agent in args.agent {
+        agent_changes
+            .extend(crate::app::agent::setup(workspace.root(), agent.into()).map_err(agent_error)?);
+    }
+    if args.capture {
+        agent_changes
+            .extend(crate::app::agent::setup_capture(workspace.root()).map_err(agent_error)?);
+    }
+    if changes.is_empty() && agent_changes.is_empty() {
+        writeln!(
+            out,
+            "goldfish is already set up in {}",
+            workspace.root().display()
+        )
+        .context("writing output")?;
+        return Ok(EXIT_OK);
+    }
+    for change in changes.iter().chain(&agent_changes) {
+        writeln!(out, "{change}").context("writing output")?;
+    }
+    if !changes.is_empty() {
+        writeln!(
+            out,
+            "commit .gitattributes and {} so teammates share them; a teammate's clone sets itself up at its first goldfish command",
+            crate::adapters::git::MEMORY_DIR
+        )
+        .context("writing output")?;
+    }
+    if !agent_changes.is_empty() {
+        writeln!(
+            out,
+            "commit the agent files too; the agent starts `goldfish mcp` in this repository (goldfish must be on its PATH)"
+        )
+        .context("writing output")?;
+    }
+    Ok(EXIT_OK)
+}
+
+/// What `resolve` (or any command healing the clone) says of a file it merged.
+pub(super) fn resolved_line(file: &crate::app::heal::Resolved) -> String {
+    let mut line = format!(
+        "merged {} again with the goldfish merge driver (both sides kept) and staged it; finish with `git commit`",
+        file.path
+    );
+    for notice in &file.notices {
+        line.push_str(&format!("\n  {}: {notice}", file.path));
+    }
+    line
+}
+
+pub(super) fn resolve(out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let resolved = crate::app::heal::resolve(&workspace).map_err(|err| match err {
+        crate::app::heal::ResolveError::Refused { .. }
+        | crate::app::heal::ResolveError::Unsafe(_) => CliError::usage(err),
+        other => anyhow::Error::new(other).into(),
+    })?;
+    if resolved.is_empty() {
+        writeln!(out, "no memory file is in conflict").context("writing output")?;
+    }
+    for file in &resolved {
+        writeln!(out, "{}", resolved_line(file)).context("writing output")?;
+    }
+    Ok(EXIT_OK)
+}
+
+pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let content = if args.content == ["-"] {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .context("cannot read the memory from stdin")?;
+        bytes
+    } else {
+        args.content.join(" ").into_bytes()
+    };
+    let workspace = workspace()?;
+    let mut session = session()?;
+    let stored = ops::store(
+        &mut session,
+        &workspace,
+        StoreInput {
+            content,
+            kind: args.kind,
+            tags: args.tags.into_iter().collect(),
+            files: args.files.into_iter().collect(),
+            source: args.source,
+            allow_secret: args.allow_secret,
+            // A script keeps today's behaviour (write, then warn); a person
+            // at a terminal is asked first.
+            refuse_similar: !args.force && std::io::stdin().is_terminal(),
+            session: None,
+            vector: None,
+        },
+    );
+    output::notices(&mut session);
+    let stored = stored?;
+    if let Some(journaled) = &stored.journaled {
+        output::notice(&Notice::note(journaled.to_string()));
+    }
+    if let Some(reason) = &stored.not_indexed {
+        output::notice(&Notice::warning(format!(
+            "stored, but not indexed yet: {reason}"
+        )));
+    }
+    for similar in &stored.similar {
+        output::notice(&Notice::warning(format!(
+            "this is {}",
+            near_duplicate(similar, 80)
+        )));
+    }
+    if args.json {
+        writeln!(out, "{}", stored.entry.to_line()).context("writing output")?;
+    } else {
+        writeln!(
+            out,
+            "stored {} in {}",
+            stored.entry.id(),
+            stored.file.display()
+        )
+        .context("writing output")?;
+    }
+    Ok(EXIT_OK)
+}
+
+pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let mut session = session()?;
+    let query = args.query.join(" ");
+    let input = RecallInput {
+        query: Some(query),
+        since: args.since,
+        until: args.until,
+        kinds: args.kinds,
+        tags: args.tags,
+        author: args.author,
+        mode: args.mode.map(Into::into),
+        min_score: args.min_score,
+        workspace: args.workspace,
+        limit: args.limit,
+        budget: args.budget,
+        distill: args.distill.into(),
+        no_cache: args.no_cache,
+        captured: args.captured.into(),
+        include_untrusted: args.include_untrusted,
+    };
+    let recalled = ops::recall(&mut session, &cwd, input);
+    output::notices(&mut session);
+    match recalled? {
+        Recalled::Nothing => {
+            eprintln!("no memories match");
+            Ok(EXIT_NO_RESULT)
+        }
+        Recalled::Memories { hits, .. } if args.index => {
+            let (mut counter, _) = ops::token_counter(&mut session)?;
+            for memory in &hits {
+                writeln!(out, "{}", index_line(memory, counter.as_mut()))
+                    .context("writing output")?;
+            }
+            Ok(EXIT_OK)
+        }
+        Recalled::Memories {
+            hits,
+            all_workspaces,
+        } => {
+            if args.json {
+                output::memories_json(&hits, out)?;
+            } else {
+                output::memories_text(&hits, all_workspaces, out)?;
+            }
+            Ok(EXIT_OK)
+        }
+        Recalled::Digest(digested) => {
+            output::digest(&digested, args.json, out)?;
+            Ok(EXIT_OK)
+        }
+    }
+}
+
+pub(super) fn brief(args: BriefArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let mut session = session()?;
+    let briefed = ops::brief(&mut session, &workspace, args.budget);
+    output::notices(&mut session);
+    match briefed? {
+        Some(digested) => {
+            output::digest(&digested, args.json, out)?;
+            Ok(EXIT_OK)
+        }
+        None => {
+            eprintln!("nothing to brief on yet: no checkpoints, plans, decisions or recent fixes");
+            Ok(EXIT_NO_RESULT)
+        }
+    }
+}
+
+pub(super) fn show(args: ShowArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let mut session = session()?;
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let shown = ops::show(&mut session, &cwd, &args.ids);
+    output::notices(&mut session);
+    let memories = shown?;
+    if args.json {
+        output::memories_json(&memories, out)?;
+    } else {
+        output::memories_text(&memories, false, out)?;
+    }
+    Ok(EXIT_OK)
+}
+
+pub(super) fn forget(args: ForgetArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let mut session = session()?;
+    let forgot = ops::forget(&mut session, &workspace, &args.id);
+    output::notices(&mut session);
+    match forgot? {
+        Forgot::Already { id, at } => {
+            writeln!(out, "{id} is already forgotten (since {at})").context("writing output")?;
+        }
+        Forgot::Done { target, tombstone } => {
+            if args.json {
+                writeln!(out, "{}", tombstone.to_line()).context("writing output")?;
+            } else {
+                writeln!(out, "forgot {target}").context("writing output")?;
+            }
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+pub(super) fn trust(args: TrustArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let mut session = session()?;
+    let released = ops::release(&mut session, &workspace, &args.id);
+    output::notices(&mut session);
+    match released? {
+        Released::NotQuarantined { id, reasons } => {
+            writeln!(
+                out,
+                "{id} is not quarantined ({}): nothing to release",
+                reasons.join(", ")
+            )
+            .context("writing output")?;
+        }
+        Released::Done {
+            target,
+            reasons,
+            release,
+        } => {
+            if args.json {
+                writeln!(out, "{}", release.to_line()).context("writing output")?;
+            } else {
+                writeln!(
+                    out,
+                    "released {target} (quarantined for: {}); commit .goldfish/memories to release it for the team",
+                    reasons.join(", ")
+                )
+                .context("writing output")?;
+            }
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+pub(super) fn hook(name: HookName, _args: &[OsString]) -> Result<u8, CliError> {
+    // A hook must never fail or slow down the git command: any error is only
+    // reported (hooks hide stderr unless GOLDFISH_HOOK_VERBOSE is set), and
+    // `recall` syncs by itself if this one did not happen.
+    match hook_sync(name) {
+        Ok(message) => output::stderr_line(&format!("goldfish {}: {message}", name.as_str())),
+        Err(err) => output::stderr_line(&format!("goldfish {}: {:#}", name.as_str(), err.error)),
+    }
+    Ok(EXIT_OK)
+}
+
+/// Syncs after git changed the work tree (see [`hook::after_git`]); what
+/// happened, in a line.
+fn hook_sync(name: HookName) -> Result<String, CliError> {
+    let workspace = workspace()?;
+    let mut session = session()?;
+    let done = hook::after_git(
+        &mut session,
+        &workspace,
+        matches!(name, HookName::PostRewrite),
+    )?;
+    Ok(match done {
+        AfterGit::Background { pending_bytes, log } => format!(
+            "syncing {pending_bytes} bytes in the background (log: {})",
+            log.display()
+        ),
+        AfterGit::Busy => "another sync is running; it will pick this up".to_owned(),
+        AfterGit::Synced { report, embedding } => {
+            let synced = format!(
+                "synced {} ({} read, {})",
+                report.workspace,
+                count(report.files_read as u64, "file", "files"),
+                memories(report.memories)
+            );
+            match embedding {
+                Some((pending, log)) => format!(
+                    "{synced}; embedding {pending} in the background (log: {})",
+                    log.display()
+                ),
+                None => synced,
+            }
+        }
+    })
+}
+
+pub(super) fn sync(args: SyncArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let mut session = session()?;
+    // An installed model that cannot be used stops a sync: it says why.
+    session.usable_model()?;
+    Bar::install(&mut session, !args.quiet && !args.json);
+    let Some(report) = sync_workspace(&mut session, &workspace, Embed::All)? else {
+        if !args.quiet {
+            eprintln!("another sync of this workspace is running; it will include your changes");
+        }
+        return Ok(EXIT_OK);
+    };
+    if !args.quiet || args.json {
+        problems(&mut session, &report.problems);
+    }
+    output::notices(&mut session);
+    if args.json {
+        let line = serde_json::to_string(&report).context("serializing the report")?;
+        writeln!(out, "{line}").context("writing output")?;
+    } else if !args.quiet {
+        writeln!(
+            out,
+            "synced {}: {} ({} read of {}, +{} ~{} -{}, {} walked)",
+            report.workspace,
+            memories(report.memories),
+            count(report.files_read as u64, "file", "files"),
+            report.files,
+            report.memories_added,
+            report.memories_updated,
+            report.memories_removed,
+            count(report.commits_walked as u64, "commit", "commits")
+        )
+        .context("writing output")?;
+        match report.pending_embeddings {
+            Some(pending) => writeln!(
+                out,
+                "embedded {} ({pending} pending)",
+                memories(report.embedded as u64)
+            ),
+            None => writeln!(
+                out,
+                "no embedding model: recall matches keywords only; {}",
+                model::INSTALL_HINT
+            ),
+        }
+        .context("writing output")?;
+    }
+    Ok(EXIT_OK)
+}
+
+pub(super) fn status(args: StatusArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let mut session = session()?;
+    let model = session.usable_model()?.map(|model| model.id());
+    let status = crate::app::status::collect(&workspace, session.index()?, model)?;
+    if args.json {
+        let line = serde_json::to_string(&status).context("serializing the status")?;
+        writeln!(out, "{line}").context("writing output")?;
+    } else {
+        out.write_all(crate::app::status::text(&status).as_bytes())
+            .context("writing output")?;
+    }
+    Ok(EXIT_OK)
+}
+
+pub(super) fn reindex(args: ReindexArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let mut session = session()?;
+    Bar::install(&mut session, !args.json);
+    let current = workspace().ok();
+    let rebuilt = app_sync::rebuild(&mut session, current.as_ref());
+    output::notices(&mut session);
+    for done in rebuilt? {
+        match done {
+            Rebuilt::Dropped { root, reason } => output::notice(&Notice::warning(format!(
+                "{} is no longer a repository ({reason}); dropped",
+                root.display()
+            ))),
+            Rebuilt::Synced(report) if args.json => {
+                let line = serde_json::to_string(&report).context("serializing the report")?;
+                writeln!(out, "{line}").context("writing output")?;
+            }
+            Rebuilt::Synced(report) => writeln!(
+                out,
+                "rebuilt {}: {}",
+                report.workspace,
+                memories(report.memories)
+            )
+            .context("writing output")?,
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+pub(super) fn model_install(args: ModelInstallArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let home = Home::from_env().map_err(AppError::input)?;
+    let installed = crate::app::model::install(&home, args.from.as_deref())?;
+    writeln!(
+        out,
+        "installed {} ({} dims) in {}\nONNX Runtime: {}",
+        installed.manifest.name,
+        installed.manifest.dims,
+        installed.dir.display(),
+        installed.runtime.display()
+    )
+    .context("writing output")?;
+    Ok(EXIT_OK)
+}
+
+pub(super) fn similar(args: SimilarArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let mut session = session()?;
+    Bar::install(&mut session, !args.json);
+    if args.scan {
+        let clusters =
+            ops::duplicate_clusters(&mut session, &workspace, args.threshold, args.limit);
+        output::notices(&mut session);
+        let clusters = clusters?;
+        if clusters.is_empty() {
+            eprintln!(
+                "no near-duplicates at similarity {} or more",
+                args.threshold
+            );
+            return Ok(EXIT_NO_RESULT);
+        }
+        for (n, cluster) in clusters.iter().enumerate() {
+            if args.json {
+                let line = serde_json::to_string(
+                    &serde_json::json!({ "cluster": n + 1, "memories": cluster }),
+                )
+                .context("serializing a cluster")?;
+                writeln!(out, "{line}").context("writing output")?;
+            } else {
+                writeln!(out, "cluster {}:", n + 1).context("writing output")?;
+                for m in cluster {
+                    writeln!(out, "  {}", similar_line(m, 70)).context("writing output")?;
+                }
+            }
+        }
+        return Ok(EXIT_OK);
+    }
+    let target = match (args.id, args.text) {
+        (Some(id), _) => Target::Id(id),
+        (None, Some(text)) => Target::Text(text),
+        (None, None) => unreachable!("clap requires an id, --text or --scan"),
+    };
+    let hits = ops::similar(&mut session, &workspace, target, args.threshold, args.limit);
+    output::notices(&mut session);
+    let hits = hits?;
+    if hits.is_empty() {
+        eprintln!("nothing at similarity {} or more", args.threshold);
+        return Ok(EXIT_NO_RESULT);
+    }
+    if args.json {
+        output::memories_json(&hits, out)?;
+    } else {
+        for m in &hits {
+            writeln!(out, "{}", similar_line(m, 90)).context("writing output")?;
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+pub(super) fn agent_hook(args: AgentHookArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    // An agent's hook must never break its session: problems are reported
+    // on stderr and the exit status is always 0.
+    let result = match args.event {
+        AgentEvent::SessionStart => session_start(args.budget, out),
+        AgentEvent::PreCompact => pre_compact(out),
+        AgentEvent::PostToolUse | AgentEvent::PostToolUseFailure | AgentEvent::Stop => {
+            unreachable!("capture events are dispatched to cli::capture")
+        }
+    };
+    if let Err(err) = result {
+        output::stderr_line(&format!("goldfish agent-hook: {:#}", err.error));
+    }
+    Ok(EXIT_OK)
+}
+
+/// Prints the briefing (nothing when there is nothing to brief on).
+fn session_start(budget: usize, out: &mut dyn Write) -> Result<(), CliError> {
+    let workspace = workspace()?;
+    let mut session = session()?;
+    let briefed = ops::brief(&mut session, &workspace, budget);
+    output::notices(&mut session);
+    if let Some(digested) = briefed? {
+        writeln!(out, "{}", crate::app::render::QUOTED_DATA).context("writing output")?;
+        output::digest(&digested, false, out)?;
+    }
+    Ok(())
+}
+
+/// Stores what stdin says as a checkpoint: plain text as it is, or, from a
+/// Claude Code hook (JSON with `transcript_path`), the session's last request
+/// and last answer. No LLM is called: a hook must stay cheap.
+fn pre_compact(out: &mut dyn Write) -> Result<(), CliError> {
+    let mut input = String::new();
+    std::io::stdin()
+        .read_to_string(&mut input)
+        .context("cannot read stdin")?;
+    let content = match serde_json::from_str::<serde_json::Value>(&input) {
+        Ok(event) if event.is_object() => match event["transcript_path"].as_str() {
+            Some(path) => crate::app::agent::checkpoint_from_transcript(std::path::Path::new(path))
+                .with_context(|| format!("cannot read the transcript {path}"))?,
+            None => None,
+        },
+        _ => Some(input.trim().to_owned()).filter(|text| !text.is_empty()),
+    };
+    let Some(content) = content else {
+        eprintln!("goldfish agent-hook: nothing to store");
+        return Ok(());
+    };
+    let workspace = workspace()?;
+    let mut session = session()?;
+    let stored = ops::store(
+        &mut session,
+        &workspace,
+        StoreInput {
+            content: content.into_bytes(),
+            kind: "checkpoint".to_owned(),
+            tags: vec!["pre-compact".to_owned()],
+            files: Vec::new(),
+            source: Some("agent-hook".to_owned()),
+            allow_secret: false,
+            refuse_similar: false,
+            session: None,
+            vector: None,
+        },
+    );
+    output::notices(&mut session);
+    let stored = stored?;
+    writeln!(out, "stored checkpoint {}", stored.entry.id()).context("writing output")?;
+    Ok(())
+}

@@ -1,0 +1,7 @@
+//! The front ends: the command line ([`cli`]), the MCP server ([`mcp`]) and
+//! the merge driver git runs ([`driver`]). They parse, call the application
+//! layer (`crate::app`) and render; they hold no logic of their own.
+
+pub mod cli;
+pub mod driver;
+pub mod mcp;

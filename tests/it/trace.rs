@@ -1,0 +1,168 @@
+//! One sync per command: the trace a command prints with `GOLDFISH_TRACE=1`
+//! (index opens, syncs of the workspace, texts and queries embedded), for a
+//! store, the hook after a pull and a recall; and a store that checks for
+//! near-duplicates first (a person at a terminal, an agent over MCP), run in
+//! process with the same session the front ends use. The embedder is the
+//! tests' stand-in: what is counted is how often it runs, not what it says.
+
+use std::path::Path;
+
+use goldfish::adapters::git::Workspace;
+use goldfish::adapters::home::Home;
+use goldfish::app::Session;
+use goldfish::app::ops::{self, StoreInput};
+use goldfish::app::session::{Clock, Trace};
+
+use crate::common::TestEnv;
+
+/// The trace line a command printed on stderr.
+fn trace_of(stderr: &[u8]) -> String {
+    let stderr = String::from_utf8_lossy(stderr);
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter_map(|line| line.split_once("goldfish trace: ").map(|(_, trace)| trace))
+        .collect();
+    assert_eq!(lines.len(), 1, "one trace line expected:\n{stderr}");
+    lines[0].to_owned()
+}
+
+fn traced(env: &TestEnv, cwd: &Path, program: &str, args: &[&str]) -> String {
+    let program = if program == "goldfish" {
+        env!("CARGO_BIN_EXE_goldfish")
+    } else {
+        program
+    };
+    let output = env
+        .command(program, cwd)
+        .args(args)
+        .env("GOLDFISH_TRACE", "1")
+        .env("GOLDFISH_HOOK_VERBOSE", "1")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{program} {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    trace_of(&output.stderr)
+}
+
+#[test]
+fn a_store_a_hook_after_a_pull_and_a_recall_each_sync_once() {
+    let env = TestEnv::new().with_fake_model();
+    let (_remote, alice, bob) = env.team();
+    env.ok(&alice, &["sync", "--quiet"]);
+    // A store: one index open, one sync (which indexes the new line), its
+    // text embedded once.
+    assert_eq!(
+        traced(
+            &env,
+            &alice,
+            "goldfish",
+            &[
+                "store",
+                "--type",
+                "decision",
+                "Invoices are numbered per tenant"
+            ]
+        ),
+        "index opens 1, syncs 1, texts embedded 1, queries embedded 0"
+    );
+    // Bob's five memories (stored with a home of his own: Alice's has
+    // never embedded them) arrive with a pull: the post-merge hook syncs
+    // once and embeds the five from the queue that sync filled.
+    for i in 1..=5 {
+        let content = format!("Cache warmup number {i} takes a minute");
+        let stored = env
+            .command(env!("CARGO_BIN_EXE_goldfish"), &bob)
+            .args(["store", "--type", "insight", &content])
+            .env("GOLDFISH_HOME", env.path().join("bob-home"))
+            .output()
+            .unwrap();
+        assert!(stored.status.success(), "{stored:?}");
+    }
+    env.commit_all(&bob, "five memories");
+    env.git(&bob, &["push", "-q"]);
+    env.commit_all(&alice, "a memory");
+    let pull = traced(
+        &env,
+        &alice,
+        "git",
+        &["pull", "-q", "--no-rebase", "--no-edit"],
+    );
+    assert_eq!(
+        pull,
+        "index opens 1, syncs 1, texts embedded 5, queries embedded 0"
+    );
+    // A recall: one sync (nothing changed: stats and HEAD compared), its
+    // query embedded once.
+    assert_eq!(
+        traced(
+            &env,
+            &alice,
+            "goldfish",
+            &["recall", "how long is the cache warmup"]
+        ),
+        "index opens 1, syncs 1, texts embedded 0, queries embedded 1"
+    );
+}
+
+#[test]
+fn a_store_that_checks_for_near_duplicates_embeds_its_text_once() {
+    let env = TestEnv::new().with_fake_model();
+    let repo = env.repo("repo", "Alice");
+    env.ok(
+        &repo,
+        &["store", "--type", "decision", "Payments retry three times"],
+    );
+    env.ok(&repo, &["sync", "--quiet"]);
+    let workspace = Workspace::discover(&repo).unwrap();
+    let home = Home::at(env.path().join("home/.goldfish"));
+    let clock = Clock::Fixed("2026-11-25T10:00:00Z".parse().unwrap());
+    let input = |content: &str| StoreInput {
+        content: content.as_bytes().to_vec(),
+        kind: "decision".to_owned(),
+        tags: Vec::new(),
+        files: Vec::new(),
+        source: None,
+        allow_secret: false,
+        refuse_similar: true,
+        session: None,
+        vector: None,
+    };
+    // The index is current: the check reads it as it is, the vector it
+    // computed goes into the index, and the one sync indexes the line.
+    let mut session = Session::at(home.clone(), clock.clone());
+    ops::store(
+        &mut session,
+        &workspace,
+        input("Refunds go through the ledger service"),
+    )
+    .unwrap();
+    assert_eq!(
+        session.trace,
+        Trace {
+            index_opens: 1,
+            syncs: 1,
+            texts_embedded: 1,
+            queries_embedded: 0,
+        }
+    );
+    // A near-duplicate is refused before anything is written, and what it
+    // repeats is named.
+    let mut session = Session::at(home, clock);
+    let refused = ops::store(
+        &mut session,
+        &workspace,
+        input("Payments retry three times"),
+    )
+    .err()
+    .expect("a near-duplicate is refused");
+    assert!(
+        format!("{:#}", refused.error).contains("Payments retry three times"),
+        "{:#}",
+        refused.error
+    );
+    assert_eq!(session.trace.texts_embedded, 1);
+    assert_eq!(session.trace.syncs, 0, "the index was current: no sync");
+}
