@@ -370,6 +370,15 @@ pub fn sync(
                         let file_path = memory_dir.join(name);
                         let bytes = match crate::adapters::memdir::read_regular(&file_path) {
                             Ok(bytes) => bytes,
+                            // Gone since it was listed: git rewrites a file by
+                            // unlinking it and creating it anew. Its rows and
+                            // stamp stay as they were, so the next sync reads
+                            // the new one.
+                            Err(crate::adapters::memdir::OpenError::Io(source))
+                                if source.kind() == std::io::ErrorKind::NotFound =>
+                            {
+                                continue;
+                            }
                             Err(crate::adapters::memdir::OpenError::Io(source)) => {
                                 return Err(SyncError::Io {
                                     path: file_path,
