@@ -29,8 +29,11 @@ pub enum Embed {
     All,
 }
 
+/// How many texts a read (`store`, `recall`) embeds on its way.
+pub const READ_EMBED_LIMIT: usize = 64;
+
 /// What a read (`store`, `recall`) embeds on its way.
-pub const READ_EMBEDS: Embed = Embed::UpTo(64);
+pub const READ_EMBEDS: Embed = Embed::UpTo(READ_EMBED_LIMIT);
 
 /// How long a read waits for another sync of its workspace to finish.
 const READS_WAIT_FOR_SYNC: std::time::Duration = std::time::Duration::from_secs(10);

@@ -165,4 +165,40 @@ fn a_store_that_checks_for_near_duplicates_embeds_its_text_once() {
     );
     assert_eq!(session.trace.texts_embedded, 1);
     assert_eq!(session.trace.syncs, 0, "the index was current: no sync");
+    // A memory indexed but not embedded yet (stored and synced with no
+    // model: its text waits in the queue) is embedded before the check
+    // compares with it: its near-duplicate is refused too.
+    let stored = env
+        .command(env!("CARGO_BIN_EXE_goldfish"), &repo)
+        .args([
+            "store",
+            "--type",
+            "decision",
+            "Webhooks are verified with the signing secret",
+        ])
+        .env("GOLDFISH_MODEL", "none-installed")
+        .output()
+        .unwrap();
+    assert!(stored.status.success(), "{stored:?}");
+    let mut session = Session::at(
+        Home::at(env.path().join("home/.goldfish")),
+        Clock::Fixed("2026-11-25T10:00:00Z".parse().unwrap()),
+    );
+    let refused = ops::store(
+        &mut session,
+        &workspace,
+        input("Webhooks are verified with the signing secret"),
+    )
+    .err()
+    .expect("a near-duplicate of a memory not embedded yet is refused");
+    assert!(
+        format!("{:#}", refused.error).contains("signing secret"),
+        "{:#}",
+        refused.error
+    );
+    assert_eq!(session.trace.syncs, 0, "the index was current: no sync");
+    assert_eq!(
+        session.trace.texts_embedded, 2,
+        "the waiting memory, then the new text"
+    );
 }
