@@ -6,6 +6,7 @@ pub mod injection;
 pub mod kinds;
 pub mod secrets;
 pub mod trust;
+pub mod verdict;
 pub mod view;
 
 pub use goldfish_log::record::{
