@@ -234,6 +234,8 @@ fn main() {
                 kind: s.kind.clone(),
                 content: s.content.clone(),
                 untrusted: false,
+                author: None,
+                commit: None,
             })
             .collect();
         let query = embedder

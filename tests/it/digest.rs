@@ -182,9 +182,13 @@ fn recall_budget_from_the_command_line() {
             .unwrap()
             .starts_with("all-MiniLM-L6-v2@")
     );
-    // Text output is the digest itself.
+    // Text output is the digest itself, after the line that frames it as
+    // quoted data.
     let plain = env.ok(&repo, &["recall", "login problems", "--budget", "60"]);
-    assert_eq!(plain, text);
+    assert_eq!(
+        plain,
+        format!("{}\n{text}", goldfish::app::render::QUOTED_DATA)
+    );
 }
 
 /// A stand-in for an LLM CLI (no real LLM runs in tests): records its

@@ -250,7 +250,10 @@ fn outsiders_and_forged_authors_are_quarantined() {
             "auth checks in CI",
         ],
     );
-    assert!(digest.contains(" · decision · UNTRUSTED]"), "{digest}");
+    assert!(
+        digest.contains(" · decision · Mallory @") && digest.contains(" · UNTRUSTED]"),
+        "{digest}"
+    );
     let digest = env.goldfish(&repo, &["recall", "--budget", "200", "auth checks in CI"]);
     let digest = String::from_utf8_lossy(&digest.stdout);
     assert!(!digest.contains("auth checks off"), "{digest}");

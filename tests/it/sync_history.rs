@@ -97,6 +97,8 @@ pub fn downgrade_to_schema_1(path: &Path, extra: &str) {
          ALTER TABLE files DROP COLUMN racy;
          ALTER TABLE memories DROP COLUMN flags;
          ALTER TABLE memories DROP COLUMN imported;
+         ALTER TABLE memories DROP COLUMN quarantine;
+         ALTER TABLE memories DROP COLUMN released;
          ALTER TABLE provenance DROP COLUMN author_name;
          ALTER TABLE provenance DROP COLUMN author_email;
          ALTER TABLE provenance DROP COLUMN committer;

@@ -13,6 +13,7 @@ mod schema;
 pub mod search;
 pub mod sync;
 pub mod vectors;
+mod verdicts;
 
 use std::path::{Path, PathBuf};
 use std::sync::Once;

@@ -12,6 +12,7 @@ use rusqlite::{OptionalExtension, Transaction, params};
 use super::SyncError;
 use crate::adapters::git::{CommitInfo, SignatureState, Verified, Workspace};
 use crate::domain::config::{RepoConfig, TrustPolicy};
+use crate::domain::memory::verdict;
 
 #[derive(serde::Deserialize)]
 struct IdOnly<'a> {
@@ -36,19 +37,20 @@ struct Claim {
 
 impl Claim {
     /// Whether the `author` field names someone other than the author of
-    /// `commit`: neither its name nor its email nor `Name <email>` (ASCII
-    /// case and surrounding blanks ignored, as recall compares them in
-    /// SQL). An empty field claims nobody; an imported note is its
-    /// committer's word.
+    /// `commit` ([`verdict::Claim::mismatches`]: the verdict's own test).
     fn mismatches(&self, commit: &CommitInfo) -> bool {
-        let Some(claimed) = self.author.as_deref().map(str::trim) else {
-            return false;
+        let claim = verdict::Claim {
+            author: self.author.as_deref(),
+            imported: self.imported,
+            instruction_like: false,
         };
-        !self.imported
-            && !claimed.is_empty()
-            && ![&commit.author_name, &commit.author_email, &commit.author]
-                .iter()
-                .any(|known| known.trim().eq_ignore_ascii_case(claimed))
+        claim.mismatches(&verdict::Origin {
+            author: &commit.author,
+            author_name: &commit.author_name,
+            author_email: &commit.author_email,
+            signature: "",
+            signer: "",
+        })
     }
 }
 

@@ -3,7 +3,7 @@
 use rusqlite::Connection;
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 7;
+pub const VERSION: i64 = 8;
 
 /// Version 1.
 ///
@@ -345,6 +345,17 @@ CREATE TABLE policy_changes (
 ) WITHOUT ROWID;
 "#;
 
+/// Version 8, over version 7: each memory's trust verdict is stored on its
+/// row ([`super::verdicts`]) instead of weighed for every row a recall
+/// reads: `quarantine` (every reason to quarantine it, comma-separated,
+/// empty when none) and `released` (a `goldfish trust` line that counts
+/// releases it). The migration weighs every memory at once, so no reader
+/// sees a quarantined memory as trusted in between.
+const V8: &str = r#"
+ALTER TABLE memories ADD COLUMN quarantine TEXT NOT NULL DEFAULT '';
+ALTER TABLE memories ADD COLUMN released INTEGER NOT NULL DEFAULT 0;
+"#;
+
 #[derive(Debug)]
 pub enum MigrateError {
     Sqlite(rusqlite::Error),
@@ -392,6 +403,16 @@ pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
     }
     if found < 7 {
         tx.execute_batch(V7)?;
+    }
+    if found < 8 {
+        tx.execute_batch(V8)?;
+        let workspaces: Vec<i64> = tx
+            .prepare("SELECT id FROM workspaces")?
+            .query_map([], |row| row.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        for workspace in workspaces {
+            super::verdicts::apply(&tx, workspace, super::verdicts::Due::All)?;
+        }
     }
     tx.pragma_update(None, "user_version", VERSION)?;
     tx.commit()?;
@@ -486,6 +507,53 @@ mod tests {
             .query_row("SELECT count(*) FROM provenance", [], |row| row.get(0))
             .unwrap();
         assert_eq!(rows, 0);
+    }
+
+    #[test]
+    fn version_8_weighs_every_memory_at_once() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for batch in [V1, V2, V3, V4, V5, V6, V7] {
+            conn.execute_batch(batch).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 7).unwrap();
+        conn.execute_batch(
+            "INSERT INTO workspaces (id, root, name, trust_policy) VALUES (1, '/repo', 'repo', 1);
+             INSERT INTO trust_authors (workspace_id, pattern) VALUES (1, '*@example.com');
+             INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, type, content, author)
+               VALUES (1, 'inside', 'f.jsonl', 1, 'r', 'c', 't', 'decision', 'x', 'Ann'),
+                      (1, 'outside', 'f.jsonl', 2, 'r', 'c', 't', 'decision', 'x', NULL),
+                      (1, 'forged', 'f.jsonl', 3, 'r', 'c', 't', 'decision', 'x', 'Bob'),
+                      (1, 'released', 'f.jsonl', 4, 'r', 'c', 't', 'decision', 'x', NULL),
+                      (1, 'local', 'f.jsonl', 5, 'r', 'c', 't', 'decision', 'x', 'Mallory');
+             INSERT INTO provenance (workspace_id, id, commit_id, author, date, author_name, author_email)
+               VALUES (1, 'inside', 'c1', 'Ann <ann@example.com>', 'd', 'Ann', 'ann@example.com'),
+                      (1, 'outside', 'c2', 'Eve <eve@evil.test>', 'd', 'Eve', 'eve@evil.test'),
+                      (1, 'forged', 'c1', 'Ann <ann@example.com>', 'd', 'Ann', 'ann@example.com'),
+                      (1, 'released', 'c2', 'Eve <eve@evil.test>', 'd', 'Eve', 'eve@evil.test'),
+                      (1, 'release', 'c1', 'Ann <ann@example.com>', 'd', 'Ann', 'ann@example.com');
+             INSERT INTO releases (workspace_id, id, releases, file) VALUES (1, 'release', 'released', 'f.jsonl');",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let verdicts: Vec<(String, String, bool)> = conn
+            .prepare("SELECT id, quarantine, released FROM memories ORDER BY line")
+            .unwrap()
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let expected = [
+            ("inside", "", false),
+            ("outside", "author-outside-policy", false),
+            ("forged", "author-mismatch", false),
+            ("released", "author-outside-policy", true),
+            ("local", "", false),
+        ];
+        let verdicts: Vec<(&str, &str, bool)> = verdicts
+            .iter()
+            .map(|(id, reasons, released)| (id.as_str(), reasons.as_str(), *released))
+            .collect();
+        assert_eq!(verdicts, expected);
     }
 
     #[test]

@@ -7,6 +7,7 @@ use rusqlite::types::Value;
 use serde::Serialize;
 
 use super::{Index, IndexError};
+use crate::domain::memory::injection::visible;
 use crate::domain::recall::{Evidence, Request, Spread, TimeCue, fuse, ranked_before};
 
 /// Which workspaces a recall searches.
@@ -37,6 +38,17 @@ pub struct Provenance {
     pub signer: String,
 }
 
+impl Provenance {
+    /// The name of a `Name <email>` identity (the whole text without an
+    /// email part).
+    pub fn name_of(identity: &str) -> &str {
+        match identity.rfind(" <") {
+            Some(at) if identity.ends_with('>') => identity[..at].trim(),
+            _ => identity.trim(),
+        }
+    }
+}
+
 /// A change of the trust policy by a commit whose author was outside the
 /// policy before it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,43 +76,15 @@ pub enum Trust {
 }
 
 /// The reasons that quarantine a memory, as `trust_reasons` spells them:
-/// comma-separated, in this order, empty when none. Columns: `m` the
-/// memory, `p` its provenance (NULL while uncommitted: the local user's
-/// own), `w` its workspace with the trust policy the last sync stored.
-const UNTRUSTED_REASONS: &str = "rtrim(
-    CASE WHEN instr(',' || m.flags || ',', ',instruction-like,') > 0 THEN 'instruction-like,' ELSE '' END
- || CASE WHEN p.commit_id IS NOT NULL AND NOT m.imported AND trim(coalesce(m.author, '')) <> ''
-          AND lower(trim(m.author)) NOT IN (lower(trim(p.author_name)), lower(trim(p.author_email)), lower(trim(p.author)))
-         THEN 'author-mismatch,' ELSE '' END
- || CASE WHEN p.commit_id IS NOT NULL AND w.trust_policy
-          AND NOT EXISTS (SELECT 1 FROM trust_authors ta WHERE ta.workspace_id = m.workspace_id
-                            AND lower(trim(p.author_email)) GLOB ta.pattern)
-         THEN 'author-outside-policy,' ELSE '' END
- || CASE WHEN p.commit_id IS NOT NULL AND w.trust_policy AND w.trust_signed AND p.signature <> 'good'
-         THEN CASE p.signature WHEN 'unsigned' THEN 'unsigned,' ELSE 'signature-' || p.signature || ',' END
-         ELSE '' END
- || CASE WHEN p.commit_id IS NOT NULL AND w.trust_policy AND w.trust_signed AND p.signature = 'good'
-          AND NOT EXISTS (SELECT 1 FROM trust_authors ta WHERE ta.workspace_id = m.workspace_id
-                            AND lower(trim(p.signer)) GLOB ta.pattern)
-         THEN 'signer-outside-policy,' ELSE '' END,
- ',')";
+/// comma-separated, in [`crate::domain::memory::verdict::quarantine`]'s
+/// order, empty when none. Weighed when a sync writes what they depend on
+/// and stored on the row ([`super::verdicts`]), so a recall that leaves
+/// quarantined memories out reads two columns of `m`, the memory.
+const UNTRUSTED_REASONS: &str = "m.quarantine";
 
-/// Whether a `goldfish trust` line releases the memory: one not committed
-/// yet (the local user's own), or committed inside a trust policy (its
-/// author, and under `signed` its signature and signer). Without a policy a
-/// committed release counts for nothing: anyone could commit one next to
-/// the memory it releases.
-const RELEASED: &str = "EXISTS (SELECT 1 FROM releases r
-    LEFT JOIN provenance rp ON rp.workspace_id = r.workspace_id AND rp.id = r.id
-    WHERE r.workspace_id = m.workspace_id AND r.releases = m.id
-      AND (rp.commit_id IS NULL
-           OR (w.trust_policy
-               AND EXISTS (SELECT 1 FROM trust_authors ta WHERE ta.workspace_id = m.workspace_id
-                             AND lower(trim(rp.author_email)) GLOB ta.pattern)
-               AND (NOT w.trust_signed
-                    OR (rp.signature = 'good'
-                        AND EXISTS (SELECT 1 FROM trust_authors ta WHERE ta.workspace_id = m.workspace_id
-                                      AND lower(trim(rp.signer)) GLOB ta.pattern))))))";
+/// Whether a `goldfish trust` line that counts releases the memory
+/// ([`crate::domain::memory::verdict::releases`]), stored with the reasons.
+const RELEASED: &str = "m.released";
 
 /// What each reason of `trust_reasons` means, for people.
 pub fn trust_reason_text(reason: &str) -> &'static str {
@@ -234,6 +218,10 @@ impl IndexedMemory {
     }
 }
 
+/// Hex digits of a commit that agent-facing output shows (as `git log
+/// --oneline` does).
+pub const SHORT_COMMIT: usize = 7;
+
 impl From<&IndexedMemory> for crate::domain::digest::Source {
     fn from(memory: &IndexedMemory) -> Self {
         crate::domain::digest::Source {
@@ -244,8 +232,16 @@ impl From<&IndexedMemory> for crate::domain::digest::Source {
                 .unwrap_or(&memory.timestamp)
                 .to_owned(),
             kind: memory.kind.clone(),
-            content: memory.content.clone(),
+            content: visible(&memory.content).into_owned(),
             untrusted: memory.trust == Trust::Untrusted,
+            author: memory
+                .introduced
+                .as_ref()
+                .map(|p| visible(Provenance::name_of(&p.author)).into_owned()),
+            commit: memory
+                .introduced
+                .as_ref()
+                .map(|p| p.commit.chars().take(SHORT_COMMIT).collect()),
         }
     }
 }

@@ -282,6 +282,7 @@ pub fn sync(
             source,
         })
     };
+    super::verdicts::track(&index.conn).map_err(sqlite)?;
     let tx = index
         .conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -481,11 +482,11 @@ pub fn sync(
                 .extend(walked.policy_changes.into_iter().map(SyncProblem::Other));
         }
     }
-    if let Some(policy) = &trust.policy
-        && store_policy(&tx, workspace_id, policy.as_ref()).map_err(sqlite)?
-    {
-        changed = true;
-    }
+    let policy_changed = match &trust.policy {
+        Some(policy) => store_policy(&tx, workspace_id, policy.as_ref()).map_err(sqlite)?,
+        None => false,
+    };
+    changed |= policy_changed;
     if !changed {
         // Nothing to write: leave the index (and its last-sync time) alone,
         // but write the keyword index if it lags (gone, or a catch-up that
@@ -497,6 +498,14 @@ pub fn sync(
         }
         return Ok(report);
     }
+    // Every memory weighed again under a new policy; else those whose row,
+    // provenance or releases this sync wrote.
+    let due = if policy_changed {
+        super::verdicts::Due::All
+    } else {
+        super::verdicts::Due::Noted
+    };
+    super::verdicts::apply(&tx, workspace_id, due).map_err(sqlite)?;
     report.memories = live_count(&tx, workspace_id).map_err(sqlite)?;
     tx.execute(
         "UPDATE workspaces SET head_commit = ?2, history_commit = ?2, synced_at = ?3, live_memories = ?4

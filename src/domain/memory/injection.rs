@@ -146,10 +146,45 @@ pub fn find(text: &str) -> Option<Finding> {
 }
 
 /// Whether `c` hides text or reorders it on screen: zero-width spaces and
-/// joiners, the word joiner, a byte order mark, bidi embeddings, overrides
-/// and isolates.
-fn is_hidden(c: char) -> bool {
-    matches!(c, '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+/// joiners, the word joiner and the invisible operators, a byte order mark,
+/// bidi marks, embeddings, overrides and isolates, the interlinear
+/// annotation marks, and the tag characters (U+E0000–U+E007F, which spell
+/// ASCII no one sees).
+pub fn is_hidden(c: char) -> bool {
+    matches!(c, '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}'
+        | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FFF9}'..='\u{FFFB}'
+        | '\u{E0000}'..='\u{E007F}')
+}
+
+/// Whether `c` would act instead of showing, on a terminal or in what an
+/// agent reads: a control character other than newline and tab (C0, DEL,
+/// C1), a line or paragraph separator, or a hidden one ([`is_hidden`]).
+pub fn acts(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{2028}' | '\u{2029}')
+        || is_hidden(c)
+}
+
+/// `text` with every character that [`acts`] written as a visible escape:
+/// `\r`, or `\uXXXX` (as JSON writes it, so a JSON line stays valid and
+/// means the same; a tag character as `\u{E0041}`). What a memory holds
+/// reaches a terminal or an agent only this way.
+pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(acts) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '\r' => out.push_str("\\r"),
+            c if acts(c) && u32::from(c) > 0xFFFF => {
+                out.push_str(&format!("\\u{{{:X}}}", u32::from(c)));
+            }
+            c if acts(c) => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// The byte offset of the first hidden character, except a zero-width
@@ -293,6 +328,20 @@ mod tests {
         );
         let digest = "sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg==";
         assert_eq!(find(&format!("integrity {digest}")), None);
+    }
+
+    #[test]
+    fn visible_escapes_what_acts_or_hides_and_keeps_the_rest() {
+        assert!(matches!(
+            visible("plain text, tabs\tand\nlines, ünïcode, 日本"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(visible("a\u{200B}b"), "a\\u200bb");
+        assert_eq!(visible("x\u{202E}y\r"), "x\\u202ey\\r");
+        assert_eq!(visible("\u{1b}[31m"), "\\u001b[31m");
+        // Tag characters spell ASCII no one sees: each shown.
+        assert_eq!(visible("ok\u{E0041}\u{E0042}"), "ok\\u{E0041}\\u{E0042}");
+        assert_eq!(visible("a\u{2028}b"), "a\\u2028b");
     }
 
     #[test]

@@ -625,7 +625,6 @@ fn session_start(budget: usize, out: &mut dyn Write) -> Result<(), CliError> {
     let briefed = ops::brief(&mut session, &workspace, budget);
     output::notices(&mut session);
     if let Some(digested) = briefed? {
-        writeln!(out, "{}", crate::app::render::QUOTED_DATA).context("writing output")?;
         output::digest(&digested, false, out)?;
     }
     Ok(())

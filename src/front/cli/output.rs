@@ -79,6 +79,9 @@ pub(super) fn digest(digested: &Digested, json: bool, out: &mut dyn Write) -> Re
         tokenizer,
     } = digested;
     if !json {
+        // What an agent reads (the briefing, a recall with a budget) opens
+        // with the line that says the memories are quoted data.
+        writeln!(out, "{}", crate::app::render::QUOTED_DATA).context("writing output")?;
         out.write_all(digest.text.as_bytes())
             .context("writing output")?;
         return Ok(());

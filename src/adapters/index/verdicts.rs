@@ -1,0 +1,199 @@
+//! The trust verdict of every memory, stored on its row when a sync (or a
+//! migration) changes what it depends on, so a recall that leaves
+//! quarantined memories out filters on two columns instead of weighing
+//! provenance and policy for every row it reads.
+//!
+//! The verdict is [`crate::domain::memory::verdict`]'s, the one `goldfish
+//! review` applies too. What it depends on: the row (`author`, `imported`,
+//! its `instruction-like` flag), its provenance, the releases that name it
+//! and their own provenance, and the workspace's policy. Connection-local
+//! (TEMP) triggers note the memories whose row, provenance or releases a
+//! sync writes; [`apply`] weighs those again, or every memory of the
+//! workspace when its policy changed.
+
+use rusqlite::{Connection, Transaction, params};
+
+use crate::domain::config::TrustPolicy;
+use crate::domain::memory::verdict::{self, Claim, Origin};
+
+/// The memories to weigh again, and the triggers that note them: on this
+/// connection only, created by the first sync that needs them.
+const TRACKING: &str = "
+CREATE TEMP TABLE IF NOT EXISTS verdicts_due (
+    workspace_id INTEGER NOT NULL,
+    id           TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, id)
+) WITHOUT ROWID;
+CREATE TEMP TRIGGER IF NOT EXISTS verdicts_due_memory_insert AFTER INSERT ON main.memories BEGIN
+    INSERT OR IGNORE INTO verdicts_due VALUES (new.workspace_id, new.id);
+END;
+CREATE TEMP TRIGGER IF NOT EXISTS verdicts_due_memory_update
+AFTER UPDATE OF author, imported, flags ON main.memories BEGIN
+    INSERT OR IGNORE INTO verdicts_due VALUES (new.workspace_id, new.id);
+END;
+CREATE TEMP TRIGGER IF NOT EXISTS verdicts_due_provenance_insert AFTER INSERT ON main.provenance BEGIN
+    INSERT OR IGNORE INTO verdicts_due VALUES (new.workspace_id, new.id);
+    INSERT OR IGNORE INTO verdicts_due
+        SELECT workspace_id, releases FROM main.releases
+        WHERE workspace_id = new.workspace_id AND id = new.id;
+END;
+CREATE TEMP TRIGGER IF NOT EXISTS verdicts_due_provenance_delete AFTER DELETE ON main.provenance BEGIN
+    INSERT OR IGNORE INTO verdicts_due VALUES (old.workspace_id, old.id);
+    INSERT OR IGNORE INTO verdicts_due
+        SELECT workspace_id, releases FROM main.releases
+        WHERE workspace_id = old.workspace_id AND id = old.id;
+END;
+CREATE TEMP TRIGGER IF NOT EXISTS verdicts_due_release_insert AFTER INSERT ON main.releases BEGIN
+    INSERT OR IGNORE INTO verdicts_due VALUES (new.workspace_id, new.releases);
+END;
+CREATE TEMP TRIGGER IF NOT EXISTS verdicts_due_release_delete AFTER DELETE ON main.releases BEGIN
+    INSERT OR IGNORE INTO verdicts_due VALUES (old.workspace_id, old.releases);
+END;
+";
+
+/// Creates the tracking table and triggers on `conn` (once per connection:
+/// later calls find them).
+pub(super) fn track(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(TRACKING)
+}
+
+/// Which memories [`apply`] weighs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Due {
+    /// Those the triggers noted.
+    Noted,
+    /// Every memory of the workspace (its policy changed, or the index
+    /// learned to store verdicts).
+    All,
+}
+
+/// The policy a workspace's last sync stored: `None` without a `[trust]`
+/// section.
+fn stored_policy(tx: &Transaction<'_>, workspace_id: i64) -> rusqlite::Result<Option<TrustPolicy>> {
+    let (has, signed): (bool, bool) = tx.query_row(
+        "SELECT trust_policy, trust_signed FROM workspaces WHERE id = ?1",
+        params![workspace_id],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )?;
+    if !has {
+        return Ok(None);
+    }
+    let authors = tx
+        .prepare_cached("SELECT pattern FROM trust_authors WHERE workspace_id = ?1")?
+        .query_map(params![workspace_id], |row| row.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(Some(TrustPolicy { authors, signed }))
+}
+
+/// A provenance row's columns, as [`Origin`] borrows them.
+#[derive(Debug, Default)]
+struct OriginRow {
+    author: String,
+    author_name: String,
+    author_email: String,
+    signature: String,
+    signer: String,
+}
+
+impl OriginRow {
+    fn origin(&self) -> Origin<'_> {
+        Origin {
+            author: &self.author,
+            author_name: &self.author_name,
+            author_email: &self.author_email,
+            signature: &self.signature,
+            signer: &self.signer,
+        }
+    }
+
+    /// Columns `first..first + 5` of `row` (author, name, email,
+    /// signature, signer), `None` when the memory has no provenance (its
+    /// commit column, `first - 1`, is NULL).
+    fn read(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Option<OriginRow>> {
+        if row.get::<_, Option<String>>(first - 1)?.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(OriginRow {
+            author: row.get(first)?,
+            author_name: row.get(first + 1)?,
+            author_email: row.get(first + 2)?,
+            signature: row.get(first + 3)?,
+            signer: row.get(first + 4)?,
+        }))
+    }
+}
+
+/// Weighs the memories of `workspace_id` that `due` names again and stores
+/// what changed (`memories.quarantine`, `memories.released`); the noted
+/// ones of the workspace are cleared. Returns how many rows changed.
+pub(super) fn apply(tx: &Transaction<'_>, workspace_id: i64, due: Due) -> rusqlite::Result<usize> {
+    track(tx)?;
+    let policy = stored_policy(tx, workspace_id)?;
+    let which = match due {
+        Due::All => "",
+        Due::Noted => {
+            "AND m.id IN (SELECT id FROM temp.verdicts_due WHERE workspace_id = m.workspace_id)"
+        }
+    };
+    let sql = format!(
+        "SELECT m.rowid, m.id, m.author, m.imported, m.flags, m.quarantine, m.released,
+                p.commit_id, p.author, p.author_name, p.author_email, p.signature, p.signer,
+                EXISTS (SELECT 1 FROM releases r WHERE r.workspace_id = m.workspace_id AND r.releases = m.id)
+         FROM memories m
+         LEFT JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
+         WHERE m.workspace_id = ?1 {which}"
+    );
+    let mut releases = tx.prepare_cached(
+        "SELECT p.commit_id, p.author, p.author_name, p.author_email, p.signature, p.signer
+         FROM releases r
+         LEFT JOIN provenance p ON p.workspace_id = r.workspace_id AND p.id = r.id
+         WHERE r.workspace_id = ?1 AND r.releases = ?2",
+    )?;
+    let mut update =
+        tx.prepare_cached("UPDATE memories SET quarantine = ?2, released = ?3 WHERE rowid = ?1")?;
+    let mut statement = tx.prepare(&sql)?;
+    let mut rows = statement.query(params![workspace_id])?;
+    let mut changed = 0;
+    while let Some(row) = rows.next()? {
+        let rowid: i64 = row.get(0)?;
+        let id: String = row.get(1)?;
+        let author: Option<String> = row.get(2)?;
+        let flags: String = row.get(4)?;
+        let claim = Claim {
+            author: author.as_deref(),
+            imported: row.get(3)?,
+            instruction_like: flags
+                .split(',')
+                .any(|flag| flag == verdict::INSTRUCTION_LIKE),
+        };
+        let origin = OriginRow::read(row, 8)?;
+        let reasons = verdict::quarantine(
+            &claim,
+            origin.as_ref().map(OriginRow::origin).as_ref(),
+            policy.as_ref(),
+        )
+        .join(",");
+        let named: bool = row.get(13)?;
+        let released = named && !reasons.is_empty() && {
+            let origins = releases
+                .query_map(params![workspace_id, id], |row| OriginRow::read(row, 1))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            origins.iter().any(|origin| {
+                verdict::releases(
+                    origin.as_ref().map(OriginRow::origin).as_ref(),
+                    policy.as_ref(),
+                )
+            })
+        };
+        let (stored, was_released): (String, bool) = (row.get(5)?, row.get(6)?);
+        if stored != reasons || was_released != released {
+            update.execute(params![rowid, reasons, released])?;
+            changed += 1;
+        }
+    }
+    tx.execute(
+        "DELETE FROM temp.verdicts_due WHERE workspace_id = ?1",
+        params![workspace_id],
+    )?;
+    Ok(changed)
+}
