@@ -97,6 +97,11 @@ const DUPLICATE: f64 = 0.9;
 /// A memory of at most this share of the budget (1/4) is kept whole once one
 /// of its sentences is picked: its other sentences are the answer's context.
 const WHOLE_SHARE: usize = 4;
+
+/// Full headers (id, date, type, author, commit: ~27 tokens each) take at
+/// most a third of the budget; past that the digest uses compact ones
+/// (`[TYPE · AUTHOR]`), so a small budget goes to what the memories say.
+const HEADER_SHARE_DENOMINATOR: usize = 3;
 /// A piece of fewer words than this is never shown alone: it comes with its
 /// neighbour ("See docs/auth.md." says nothing by itself).
 const CLAUSE_WORDS: usize = 5;
@@ -181,15 +186,20 @@ fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
 
 /// The line that opens a memory's block: `[ID · DATE · TYPE · AUTHOR
 /// @COMMIT]` (`uncommitted` for the local user's own), ` · UNTRUSTED` when
-/// quarantined. What follows it up to the next header is that memory's text
+/// quarantined; `compact`, `[TYPE · AUTHOR]` (the digest's `--json` lists
+/// the ids). What follows it up to the next header is that memory's text
 /// alone: [`block_text`] keeps it from passing for a header or a heading.
-fn header(source: &Source) -> String {
-    let id: String = source.id.chars().take(SHORT_ID).collect();
+fn header(source: &Source, compact: bool) -> String {
     let mark = if source.untrusted {
         " · UNTRUSTED"
     } else {
         ""
     };
+    if compact {
+        let author = source.author.as_deref().unwrap_or("uncommitted");
+        return format!("[{} · {author}{mark}]", source.kind);
+    }
+    let id: String = source.id.chars().take(SHORT_ID).collect();
     let origin = match (&source.author, &source.commit) {
         (Some(author), Some(commit)) => format!("{author} @{commit}"),
         (Some(author), None) => author.clone(),
@@ -329,13 +339,18 @@ pub fn distill(
         f64::NEG_INFINITY
     };
 
-    let mut picked: Vec<usize> = Vec::new();
-    let mut is_picked = vec![false; candidates.len()];
-    let mut groups: Vec<usize> = Vec::new();
-    let mut used = 0usize;
-    let mut open: Vec<bool> = vec![true; candidates.len()];
-    let cost_of =
-        |unit: &[usize], is_picked: &[bool], groups: &[usize], counter: &mut dyn TokenCounter| {
+    // Picks and renders with full headers or compact ones; says what the
+    // full headers of what it picked cost.
+    let select = |compact: bool, counter: &mut dyn TokenCounter| -> (Digest, usize) {
+        let mut picked: Vec<usize> = Vec::new();
+        let mut is_picked = vec![false; candidates.len()];
+        let mut groups: Vec<usize> = Vec::new();
+        let mut used = 0usize;
+        let mut open: Vec<bool> = vec![true; candidates.len()];
+        let cost_of = |unit: &[usize],
+                       is_picked: &[bool],
+                       groups: &[usize],
+                       counter: &mut dyn TokenCounter| {
             let mut cost: usize = unit
                 .iter()
                 .filter(|&&j| !is_picked[j])
@@ -343,96 +358,119 @@ pub fn distill(
                 .sum();
             let memory = candidates[unit[0]].memory;
             if !groups.contains(&memory) {
-                cost += counter.count(&header(&sources[memory])) + 1;
+                cost += counter.count(&header(&sources[memory], compact)) + 1;
             }
             cost
         };
-    loop {
-        let mut best: Option<(f64, Vec<usize>, usize)> = None;
-        for (i, c) in candidates.iter().enumerate() {
-            if !open[i] || is_picked[i] || c.relevance == f64::NEG_INFINITY || c.relevance < cut {
-                continue;
+        loop {
+            let mut best: Option<(f64, Vec<usize>, usize)> = None;
+            for (i, c) in candidates.iter().enumerate() {
+                if !open[i] || is_picked[i] || c.relevance == f64::NEG_INFINITY || c.relevance < cut
+                {
+                    continue;
+                }
+                let similar = picked
+                    .iter()
+                    .map(|&p| redundancy(c, &candidates[p]))
+                    .fold(0.0, f64::max);
+                // A repeat says nothing new, unless it names other things or
+                // numbers: "10-12 hours" after "5 hours" is an update.
+                let repeats = picked.iter().any(|&p| {
+                    redundancy(c, &candidates[p]) >= DUPLICATE
+                        && c.marks.is_subset(&candidates[p].marks)
+                });
+                if repeats {
+                    open[i] = false;
+                    continue;
+                }
+                // The whole memory when it is short, else the sentence with the
+                // neighbours it needs to be understood.
+                let span = spans[c.memory].clone();
+                let mut units = Vec::new();
+                if short(c.memory) {
+                    units.push(span.clone().collect::<Vec<_>>());
+                }
+                units.push(context(&candidates, span.clone(), i, true));
+                units.push(context(&candidates, span, i, false));
+                let Some((unit, cost)) = units.into_iter().find_map(|unit| {
+                    let cost = cost_of(&unit, &is_picked, &groups, counter);
+                    (used + cost <= budget).then_some((unit, cost))
+                }) else {
+                    open[i] = false;
+                    continue;
+                };
+                let score = MMR_LAMBDA * c.relevance - (1.0 - MMR_LAMBDA) * similar;
+                if best.as_ref().is_none_or(|(s, _, _)| score > *s) {
+                    best = Some((score, unit, cost));
+                }
             }
-            let similar = picked
-                .iter()
-                .map(|&p| redundancy(c, &candidates[p]))
-                .fold(0.0, f64::max);
-            // A repeat says nothing new, unless it names other things or
-            // numbers: "10-12 hours" after "5 hours" is an update.
-            let repeats = picked.iter().any(|&p| {
-                redundancy(c, &candidates[p]) >= DUPLICATE
-                    && c.marks.is_subset(&candidates[p].marks)
-            });
-            if repeats {
-                open[i] = false;
-                continue;
+            let Some((_, unit, cost)) = best else { break };
+            used += cost;
+            let memory = candidates[unit[0]].memory;
+            if !groups.contains(&memory) {
+                groups.push(memory);
             }
-            // The whole memory when it is short, else the sentence with the
-            // neighbours it needs to be understood.
-            let span = spans[c.memory].clone();
-            let mut units = Vec::new();
-            if short(c.memory) {
-                units.push(span.clone().collect::<Vec<_>>());
-            }
-            units.push(context(&candidates, span.clone(), i, true));
-            units.push(context(&candidates, span, i, false));
-            let Some((unit, cost)) = units.into_iter().find_map(|unit| {
-                let cost = cost_of(&unit, &is_picked, &groups, counter);
-                (used + cost <= budget).then_some((unit, cost))
-            }) else {
-                open[i] = false;
-                continue;
-            };
-            let score = MMR_LAMBDA * c.relevance - (1.0 - MMR_LAMBDA) * similar;
-            if best.as_ref().is_none_or(|(s, _, _)| score > *s) {
-                best = Some((score, unit, cost));
+            for j in unit {
+                if !is_picked[j] {
+                    is_picked[j] = true;
+                    open[j] = false;
+                    picked.push(j);
+                }
             }
         }
-        let Some((_, unit, cost)) = best else { break };
-        used += cost;
-        let memory = candidates[unit[0]].memory;
-        if !groups.contains(&memory) {
-            groups.push(memory);
-        }
-        for j in unit {
-            if !is_picked[j] {
-                is_picked[j] = true;
-                open[j] = false;
-                picked.push(j);
-            }
-        }
-    }
 
-    // Render, then trim from the least relevant pick if the exact count of
-    // the whole text is over (token boundaries differ from piecewise sums).
-    loop {
-        let (text, sentences) = render(sources, &candidates, &picked);
-        let tokens = if text.is_empty() {
-            0
-        } else {
-            counter.count(&text)
-        };
-        if tokens <= budget || picked.is_empty() {
-            let tokens_of_sources = source_tokens(sources, counter);
-            return Ok(Digest {
-                text,
-                tokens,
-                tokens_of_sources,
-                sentences,
-            });
+        // Render, then trim from the least relevant pick if the exact count of
+        // the whole text is over (token boundaries differ from piecewise sums).
+        loop {
+            let (text, sentences) = render(sources, &candidates, &picked, compact);
+            let tokens = if text.is_empty() {
+                0
+            } else {
+                counter.count(&text)
+            };
+            if tokens <= budget || picked.is_empty() {
+                let headers = if compact {
+                    0
+                } else {
+                    let memories: HashSet<usize> =
+                        picked.iter().map(|&p| candidates[p].memory).collect();
+                    memories
+                        .iter()
+                        .map(|&memory| counter.count(&header(&sources[memory], false)) + 1)
+                        .sum()
+                };
+                return (
+                    Digest {
+                        text,
+                        tokens,
+                        tokens_of_sources: 0,
+                        sentences,
+                    },
+                    headers,
+                );
+            }
+            let weakest = picked
+                .iter()
+                .enumerate()
+                .min_by(|a, b| {
+                    candidates[*a.1]
+                        .relevance
+                        .total_cmp(&candidates[*b.1].relevance)
+                })
+                .map(|(at, _)| at)
+                .expect("picked is not empty");
+            picked.remove(weakest);
         }
-        let weakest = picked
-            .iter()
-            .enumerate()
-            .min_by(|a, b| {
-                candidates[*a.1]
-                    .relevance
-                    .total_cmp(&candidates[*b.1].relevance)
-            })
-            .map(|(at, _)| at)
-            .expect("picked is not empty");
-        picked.remove(weakest);
+    };
+    // Headers take at most a fixed share of the budget: when the full ones
+    // of what fits would take more, the digest is made again with compact
+    // ones (what a small budget is for is the memories' text).
+    let (mut digest, headers) = select(false, counter);
+    if headers * HEADER_SHARE_DENOMINATOR > budget {
+        digest = select(true, counter).0;
     }
+    digest.tokens_of_sources = source_tokens(sources, counter);
+    Ok(digest)
 }
 
 /// Distils titled groups of sources (each in recall order) into one digest
@@ -504,7 +542,7 @@ pub fn source_tokens(sources: &[Source], counter: &mut dyn TokenCounter) -> usiz
         .iter()
         .map(|s| {
             let lines: Vec<String> = s.content.lines().map(block_text).collect();
-            format!("{}\n{}\n", header(s), lines.join("\n"))
+            format!("{}\n{}\n", header(s, false), lines.join("\n"))
         })
         .collect();
     counter.count(&whole)
@@ -587,7 +625,12 @@ fn identifiers(text: &str) -> HashSet<String> {
         .collect()
 }
 
-fn render(sources: &[Source], candidates: &[Candidate], picked: &[usize]) -> (String, Vec<Picked>) {
+fn render(
+    sources: &[Source],
+    candidates: &[Candidate],
+    picked: &[usize],
+    compact: bool,
+) -> (String, Vec<Picked>) {
     let mut memories: Vec<usize> = Vec::new();
     for &p in picked {
         if !memories.contains(&candidates[p].memory) {
@@ -605,7 +648,7 @@ fn render(sources: &[Source], candidates: &[Candidate], picked: &[usize]) -> (St
             .filter(|c| c.memory == memory)
             .collect();
         mine.sort_by_key(|c| c.position);
-        text.push_str(&header(&sources[memory]));
+        text.push_str(&header(&sources[memory], compact));
         text.push('\n');
         // Sentences that were apart in the memory are apart here too.
         let mut line = String::new();
@@ -698,9 +741,9 @@ mod tests {
         assert!(digest.tokens <= 40);
         assert!(digest.tokens < digest.tokens_of_sources);
         assert!(
-            digest
-                .text
-                .starts_with("[01KAAAAAAAAA · 2026-11-21 · decision · uncommitted]\n")
+            digest.text.starts_with("[decision · uncommitted]\n"),
+            "a small budget gets compact headers: {}",
+            digest.text
         );
         for picked in &digest.sentences {
             let source = sources.iter().find(|s| s.id == picked.memory).unwrap();
@@ -897,6 +940,57 @@ mod tests {
         );
         let whole = source_tokens(&sources, &mut CharEstimate);
         assert!(whole > 0);
+    }
+
+    #[test]
+    fn headers_take_at_most_a_third_of_the_budget() {
+        let sources: Vec<Source> = [
+            "Deploys go through staging first.",
+            "The cache holds one hour of prices.",
+            "Invoices are numbered per customer.",
+            "Retries back off exponentially.",
+        ]
+        .iter()
+        .enumerate()
+        .map(|(n, text)| Source {
+            author: Some("Ann".into()),
+            commit: Some("3f9a2c1".into()),
+            ..source(&format!("01KA{n}AAAAAAAAAAAAAAAAAAAA"), text)
+        })
+        .collect();
+        let full_header = "[01KA0AAAAAAA · 2026-11-21 · decision · Ann @3f9a2c1]";
+        for budget in [40, 60, 80, 120, 200, 400] {
+            let digest = distill(&sources, &[], None, None, &mut CharEstimate, budget).unwrap();
+            let headers: usize = digest
+                .text
+                .lines()
+                .filter(|line| line.starts_with('['))
+                .map(|line| CharEstimate.count(line) + 1)
+                .sum();
+            assert!(
+                headers * HEADER_SHARE_DENOMINATOR <= budget,
+                "{budget}: {headers} tokens of headers in\n{}",
+                digest.text
+            );
+            assert!(digest.tokens <= budget);
+            if budget >= 400 {
+                assert!(digest.text.starts_with(full_header), "{}", digest.text);
+                assert_eq!(digest.sentences.len(), 4);
+            }
+        }
+        // The standup case: a small budget holds the four memories with
+        // compact headers, where full ones (about 14 tokens each here) would
+        // leave room for two.
+        let small = distill(&sources, &[], None, None, &mut CharEstimate, 60).unwrap();
+        assert!(
+            small.text.starts_with("[decision · Ann]\n"),
+            "{}",
+            small.text
+        );
+        assert_eq!(small.sentences.len(), 4, "{}", small.text);
+        let full_block =
+            CharEstimate.count(full_header) + 1 + CharEstimate.count(&sources[0].content) + 1;
+        assert!(60 / full_block < 4, "{full_block}");
     }
 
     #[test]
