@@ -282,13 +282,15 @@ pub fn sync(
             source,
         })
     };
-    super::verdicts::track(&index.conn).map_err(sqlite)?;
     let tx = index
         .conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(sqlite)?;
     let registered = register(&tx, workspace.root()).map_err(sqlite)?;
     let workspace_id = registered.id;
+    if !registered.new {
+        super::verdicts::track(&tx).map_err(sqlite)?;
+    }
     let mut report = SyncReport {
         workspace: registered.name,
         ..SyncReport::default()
@@ -498,9 +500,10 @@ pub fn sync(
         }
         return Ok(report);
     }
-    // Every memory weighed again under a new policy; else those whose row,
-    // provenance or releases this sync wrote.
-    let due = if policy_changed {
+    // Every memory weighed (again) under a new policy or in a workspace
+    // seen for the first time; else those whose row, provenance or
+    // releases this sync wrote.
+    let due = if policy_changed || registered.new {
         super::verdicts::Due::All
     } else {
         super::verdicts::Due::Noted

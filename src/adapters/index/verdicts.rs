@@ -16,14 +16,20 @@ use rusqlite::{Connection, Transaction, params};
 use crate::domain::config::TrustPolicy;
 use crate::domain::memory::verdict::{self, Claim, Origin};
 
-/// The memories to weigh again, and the triggers that note them: on this
-/// connection only, created by the first sync that needs them.
-const TRACKING: &str = "
+/// The memories to weigh again: on this connection only (TEMP), created by
+/// the first sync or migration that needs it.
+const DUE: &str = "
 CREATE TEMP TABLE IF NOT EXISTS verdicts_due (
     workspace_id INTEGER NOT NULL,
     id           TEXT NOT NULL,
     PRIMARY KEY (workspace_id, id)
 ) WITHOUT ROWID;
+";
+
+/// The triggers that note them: a memory's row written, its provenance
+/// recorded or forgotten, a release of it found or gone (or the
+/// provenance of a release of it).
+const TRIGGERS: &str = "
 CREATE TEMP TRIGGER IF NOT EXISTS verdicts_due_memory_insert AFTER INSERT ON main.memories BEGIN
     INSERT OR IGNORE INTO verdicts_due VALUES (new.workspace_id, new.id);
 END;
@@ -51,10 +57,13 @@ CREATE TEMP TRIGGER IF NOT EXISTS verdicts_due_release_delete AFTER DELETE ON ma
 END;
 ";
 
-/// Creates the tracking table and triggers on `conn` (once per connection:
-/// later calls find them).
+/// Notes, from now on, the memories whose verdict a write on `conn` may
+/// change (once per connection: later calls find the triggers). A sync
+/// that will weigh every memory anyway (a workspace seen for the first
+/// time) need not: it saves a write per row.
 pub(super) fn track(conn: &Connection) -> rusqlite::Result<()> {
-    conn.execute_batch(TRACKING)
+    conn.execute_batch(DUE)?;
+    conn.execute_batch(TRIGGERS)
 }
 
 /// Which memories [`apply`] weighs.
@@ -127,7 +136,7 @@ impl OriginRow {
 /// what changed (`memories.quarantine`, `memories.released`); the noted
 /// ones of the workspace are cleared. Returns how many rows changed.
 pub(super) fn apply(tx: &Transaction<'_>, workspace_id: i64, due: Due) -> rusqlite::Result<usize> {
-    track(tx)?;
+    tx.execute_batch(DUE)?;
     let policy = stored_policy(tx, workspace_id)?;
     let which = match due {
         Due::All => "",
