@@ -24,7 +24,10 @@
 //!
 //! [`MemoryDir::drain_journal`] (every sync, so every command and hook)
 //! appends journaled lines missing from their file once git is idle, and
-//! forgets a line once it is in its file and [`JOURNAL_KEEP`] old.
+//! forgets a line once it is in its file and [`JOURNAL_KEEP`] old. A line
+//! the store had placed in its file and that the user took out again with
+//! `git restore` (the file back to HEAD's version, HEAD unmoved) is left out,
+//! not put back: see [`MemoryDir::drain_journal`].
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
@@ -72,6 +75,11 @@ const GIT_POLL: Duration = Duration::from_millis(5);
 /// Appends tried before the line is journaled, when git keeps rewriting the
 /// file under it.
 const ATTEMPTS: usize = 8;
+/// How long a drain waits before it believes a file restored to HEAD's
+/// version with HEAD unmoved: `git reset` (a stash's, a merge's abort)
+/// writes the work tree, then releases the index lock, then adds its reflog
+/// entry.
+const RESTORE_SETTLE: Duration = Duration::from_millis(150);
 /// The journal's file name in the (per-worktree) git folder.
 pub const JOURNAL: &str = "goldfish-journal.jsonl";
 
@@ -367,12 +375,21 @@ impl MemoryDir {
         // The journal first: from here on the line cannot be lost, whatever
         // git does to the file. Held until the line is in place, so a drain
         // never appends it a second time.
+        // Marked as placed in its file from the start (a store that dies
+        // before it says "stored" promised nothing); marked otherwise when
+        // the line only waits in the journal (see `JournalEntry::placed`).
         let mut journal = Journal::open(&git.journal())?;
-        let before = journal.add(&line, git.reflog_len())?;
+        let reflog = git.reflog_len();
+        let before = journal.add(&line, reflog, true)?;
         let placed = Self::place(git, &file_path, &line);
-        if placed.is_err() {
+        match &placed {
             // Not stored, so not journaled either.
-            journal.truncate(before)?;
+            Err(_) => journal.truncate(before)?,
+            Ok(Appended::Journaled { .. }) => {
+                journal.truncate(before)?;
+                journal.add(&line, reflog, false)?;
+            }
+            Ok(Appended::File(_)) => {}
         }
         placed
     }
@@ -413,15 +430,26 @@ impl MemoryDir {
     /// appending it would make the stash's apply fail). A line stays in the
     /// journal until it is in its file and [`JOURNAL_KEEP`] old. The lines
     /// of one file go in with one write, and only those the file lacks when
-    /// it is locked for that write. Returns how many lines it appended.
-    pub fn drain_journal(&self, rewriting: bool) -> Result<usize, LogError> {
+    /// it is locked for that write.
+    ///
+    /// A line the store had placed in its file is left out, and leaves the
+    /// journal, when the user took it out: the file is byte for byte HEAD's
+    /// version, HEAD's reflog has exactly the entries it had at the store
+    /// and git is idle, checked twice [`RESTORE_SETTLE`] apart. That is
+    /// `git restore` or `git checkout -- FILE` (or an edit back to HEAD's
+    /// version), which write a file whatever it held, so no store raced
+    /// them; a git command that can race a store moves HEAD, resets it, or
+    /// leaves a merge in progress, and the reflog or the activity shows it.
+    /// Returns what it appended and what it left out.
+    pub fn drain_journal(&self, rewriting: bool) -> Result<Drained, LogError> {
+        let mut drained = Drained::default();
         let Some(git) = &self.git else {
-            return Ok(0);
+            return Ok(drained);
         };
         let journal_path = git.journal();
         // Not followed: a link in its place is refused by the open below.
         if fs::symlink_metadata(&journal_path).is_err() {
-            return Ok(0);
+            return Ok(drained);
         }
         let idle = || match git.activity() {
             GitActivity::Idle => true,
@@ -436,10 +464,19 @@ impl MemoryDir {
         // Per file: its lines as read now, or None when it cannot take lines
         // (a link, say: the entries stay in the journal, for doctor to see).
         let mut files: HashMap<String, Option<HashSet<Vec<u8>>>> = HashMap::new();
-        let mut missing: BTreeMap<String, Vec<Vec<u8>>> = BTreeMap::new();
+        // Per file: the lines to append, each described, and whether its store
+        // had placed it (then appending it puts it back).
+        let mut missing: BTreeMap<String, Vec<(Vec<u8>, JournalLine, bool)>> = BTreeMap::new();
         let mut kept = Vec::new();
+        // Placed lines the user may have restored away, checked again below.
+        let mut restored: Vec<(String, JournalEntry)> = Vec::new();
         for entry in entries {
-            let JournalEntry { at, reflog, line } = &entry;
+            let JournalEntry {
+                at,
+                reflog,
+                line,
+                placed,
+            } = &entry;
             let Some(name) = Entry::parse(line).ok().and_then(|e| day_file(&e).ok()) else {
                 continue; // torn by a crash before its store said anything
             };
@@ -465,34 +502,66 @@ impl MemoryDir {
             if !present && history.committed_since(*reflog, &name, line) {
                 continue;
             }
-            if !present && !history.stashed(&name, line) {
-                missing.entry(name).or_default().push(line.clone());
+            if present || history.stashed(&name, line) {
+                kept.push(entry);
+                continue;
             }
+            if *placed && restored_by_user(git, &self.path, &name, *reflog) {
+                restored.push((name, entry));
+                continue;
+            }
+            let described = JournalLine::of(line, &name, now.saturating_sub(*at));
+            missing
+                .entry(name)
+                .or_default()
+                .push((line.clone(), described, *placed));
             kept.push(entry);
         }
-        let mut placed = 0;
+        if !restored.is_empty() {
+            // Not a `git reset` between its work tree and its reflog entry.
+            std::thread::sleep(RESTORE_SETTLE);
+            for (name, entry) in restored {
+                let described = JournalLine::of(&entry.line, &name, now.saturating_sub(entry.at));
+                if restored_by_user(git, &self.path, &name, entry.reflog) {
+                    drained.left_out.push(described);
+                } else {
+                    missing
+                        .entry(name)
+                        .or_default()
+                        .push((entry.line.clone(), described, true));
+                    kept.push(entry);
+                }
+            }
+        }
         for (name, lines) in missing {
             if !idle() {
                 break;
             }
-            let lines: Vec<Vec<u8>> = lines
+            let (lines, described): (Vec<Vec<u8>>, Vec<(JournalLine, bool)>) = lines
                 .into_iter()
-                .map(|mut line| {
+                .map(|(mut line, described, placed)| {
                     line.push(b'\n');
-                    line
+                    (line, (described, placed))
                 })
-                .collect();
+                .unzip();
             let lines: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
             // A file that cannot take them now (replaced by a link, say)
             // leaves the lines in the journal, for doctor to see.
             if let Ok((Verified::Yes, written)) =
                 append_once(&self.path.join(&name), &lines, Some(git), true)
             {
-                placed += written;
+                drained.appended += written.len();
+                // A line that only waited in the journal goes in as its store
+                // said it would; one the store had placed is put back.
+                for (index, (described, placed)) in described.into_iter().enumerate() {
+                    if placed && written.contains(&index) {
+                        drained.put_back.push(described);
+                    }
+                }
             }
         }
         journal.rewrite(&kept)?;
-        Ok(placed)
+        Ok(drained)
     }
 
     /// Reads every `*.jsonl` file of the folder into one view. Files that
@@ -558,7 +627,11 @@ fn unix_millis() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// A line of the journal: `MILLIS<TAB>REFLOG<TAB>RECORD`.
+/// A line of the journal: `MILLIS<TAB>REFLOG<TAB>RECORD`, or
+/// `MILLIS<TAB>REFLOG<TAB>placed<TAB>RECORD` for a line the store placed in
+/// its file (a record is JSON: it holds no raw tab, and starts with `{`).
+/// A goldfish from before the mark reads a marked entry as torn and drops
+/// it: the line is in its file already.
 struct JournalEntry {
     /// When it was stored (ms since 1970).
     at: u64,
@@ -566,6 +639,70 @@ struct JournalEntry {
     reflog: usize,
     /// The record line, without its newline.
     line: Vec<u8>,
+    /// Whether the store placed the line in its file (it said "stored"),
+    /// rather than leaving it to wait in the journal while git was busy.
+    /// Only a placed line can have been taken out by the user.
+    placed: bool,
+}
+
+/// The mark of a placed entry, between the reflog length and the record.
+const PLACED: &[u8] = b"placed\t";
+
+/// A journaled line a drain put back in its file, or left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalLine {
+    /// The record's id (a memory, or a tombstone or trust line).
+    pub id: String,
+    /// `memory`, `tombstone` or `trust`.
+    pub record: &'static str,
+    /// The memory file's name, e.g. `2026-11-21.jsonl`.
+    pub file: String,
+    /// Milliseconds since its store.
+    pub age_ms: u64,
+}
+
+impl JournalLine {
+    fn of(line: &[u8], file: &str, age_ms: u64) -> JournalLine {
+        let (id, record) = match Entry::parse(line) {
+            Ok(Entry::Memory(memory)) => (memory.id, "memory"),
+            Ok(Entry::Tombstone(tombstone)) => (tombstone.id, "tombstone"),
+            Ok(Entry::Release(release)) => (release.id, "trust"),
+            Err(_) => (String::new(), "memory"),
+        };
+        JournalLine {
+            id,
+            record,
+            file: file.to_owned(),
+            age_ms,
+        }
+    }
+}
+
+/// What a drain of the journal did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Drained {
+    /// Lines appended to their files.
+    pub appended: usize,
+    /// Lines appended again that the store had placed in their file: git
+    /// rewrote the file without them since.
+    pub put_back: Vec<JournalLine>,
+    /// Placed lines the user took out of their file (`git restore`), not
+    /// put back and gone from the journal.
+    pub left_out: Vec<JournalLine>,
+}
+
+/// Whether the user took a line the store had placed out of memory file
+/// `name` (see [`MemoryDir::drain_journal`]): git idle, HEAD's reflog as
+/// long as it was at the store (`reflog`), and the file, a regular one,
+/// byte for byte HEAD's version of it.
+fn restored_by_user(git: &GitSide, dir: &Path, name: &str, reflog: usize) -> bool {
+    if git.activity() != GitActivity::Idle || git.reflog_len() != reflog {
+        return false;
+    }
+    let Some(head) = git.head_file(name) else {
+        return false;
+    };
+    matches!(read_regular(&dir.join(name)), Ok(bytes) if bytes == head)
 }
 
 /// The journal in the git folder, locked.
@@ -606,14 +743,18 @@ impl Journal {
         }
     }
 
-    /// Appends an entry; returns the journal's length before it.
-    fn add(&mut self, line: &[u8], reflog: usize) -> Result<u64, LogError> {
+    /// Appends an entry (`placed`: see [`JournalEntry::placed`]); returns
+    /// the journal's length before it.
+    fn add(&mut self, line: &[u8], reflog: usize, placed: bool) -> Result<u64, LogError> {
         let before = self
             .file
             .metadata()
             .map_err(io_error("read", &self.path))?
             .len();
         let mut bytes = format!("{}\t{reflog}\t", unix_millis()).into_bytes();
+        if placed {
+            bytes.extend_from_slice(PLACED);
+        }
         bytes.extend_from_slice(line);
         if let Err(err) = self
             .file
@@ -647,10 +788,16 @@ impl Journal {
                 let mut number = || std::str::from_utf8(fields.next()?).ok()?.parse().ok();
                 let at = number()?;
                 let reflog = number()? as usize;
+                let rest = fields.next()?;
+                let (line, placed) = match rest.strip_prefix(PLACED) {
+                    Some(line) => (line, true),
+                    None => (rest, false),
+                };
                 Some(JournalEntry {
                     at,
                     reflog,
-                    line: fields.next()?.to_vec(),
+                    line: line.to_vec(),
+                    placed,
                 })
             })
             .collect())
@@ -664,8 +811,17 @@ impl Journal {
             return fs::remove_file(&self.path).map_err(io_error("remove", &self.path));
         }
         let mut bytes = Vec::new();
-        for JournalEntry { at, reflog, line } in entries {
+        for JournalEntry {
+            at,
+            reflog,
+            line,
+            placed,
+        } in entries
+        {
             bytes.extend_from_slice(format!("{at}\t{reflog}\t").as_bytes());
+            if *placed {
+                bytes.extend_from_slice(PLACED);
+            }
             bytes.extend_from_slice(line);
             bytes.push(b'\n');
         }
@@ -887,7 +1043,7 @@ fn append_once(
     lines: &[&[u8]],
     git: Option<&GitSide>,
     skip_present: bool,
-) -> Result<(Verified, usize), LogError> {
+) -> Result<(Verified, Vec<usize>), LogError> {
     let (mut file, created) = open_or_create(file_path)?;
     file.lock().map_err(io_error("lock", file_path))?;
     let before = file.metadata().map_err(io_error("read", file_path))?.len();
@@ -922,16 +1078,16 @@ fn append_once(
             bytes.push(b'\n');
         }
     }
-    let mut written = 0;
-    for line in lines {
+    let mut written = Vec::new();
+    for (index, line) in lines.iter().enumerate() {
         let bare = line.strip_suffix(b"\n").unwrap_or(line);
         if skip_present && !present.insert(bare.to_vec()) {
             continue;
         }
         bytes.extend_from_slice(line);
-        written += 1;
+        written.push(index);
     }
-    if written > 0 || created {
+    if !written.is_empty() || created {
         let outcome = file.write_all(&bytes).and_then(|()| file.sync_data());
         if let Err(err) = outcome {
             // Whole or not at all: the file as it was before this write.

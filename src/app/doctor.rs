@@ -3,6 +3,11 @@
 //!
 //! Doctor only looks: it never writes, syncs or repairs. A corrupt index is
 //! reported, not moved aside and rebuilt as [`Index::open`] would.
+//!
+//! What the next goldfish command sets up by itself in a clone (the merge
+//! driver's declaration and missing hooks, see [`crate::app::heal`]; the
+//! index, at its first sync) is a note, not a problem: a fresh clone of a
+//! repository that uses goldfish is healthy.
 
 use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt;
@@ -13,7 +18,7 @@ use serde::Serialize;
 use crate::adapters::git::{MEMORY_DIR, Workspace};
 use crate::adapters::index::{Index, Inspection, sync};
 use crate::adapters::memdir::{LogError, MemoryDir, OpenError};
-use crate::app::init;
+use crate::app::{heal, init};
 use crate::domain::config::RepoConfig;
 use crate::domain::memory::trust;
 use crate::domain::memory::view::LogView;
@@ -26,7 +31,9 @@ const LISTED_LINES: usize = 10;
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Ok,
-    /// Fine as it is, but worth a look (a trust policy absent or loose).
+    /// Fine as it is, but worth a look (a trust policy absent or loose), or
+    /// set up by the next goldfish command by itself (see
+    /// [`sets_itself_up`]).
     Note,
     /// Worth knowing; goldfish works.
     Warning,
@@ -94,13 +101,60 @@ pub struct Inputs<'a> {
     pub model: ModelState,
     /// "Now", for timestamps too far ahead (`GOLDFISH_NOW` or the clock).
     pub now: jiff::Timestamp,
+    /// Whether goldfish commands set this clone up by themselves (not with
+    /// `GOLDFISH=0`): then what they would set up is a note.
+    pub heals: bool,
+}
+
+/// What a note about something the next command sets up tells to do.
+const NEXT_COMMAND_FIX: &str =
+    "none needed: the next goldfish command does it by itself (or `goldfish sync` now)";
+
+/// Whether `finding` is a note about what the next goldfish command sets up
+/// by itself (driver, hooks, the index and this workspace in it).
+pub fn sets_itself_up(finding: &Finding) -> bool {
+    finding.status == Severity::Note
+        && matches!(
+            finding.check,
+            "merge-driver" | "hooks" | "index" | "index-sync"
+        )
 }
 
 /// Runs every check, in a fixed order.
 pub fn diagnose(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
+    let pending = if inputs.heals {
+        heal::pending(workspace)
+    } else {
+        heal::Pending::default()
+    };
     let mut findings: Vec<Finding> = init::health(workspace)
         .into_iter()
         .map(|check| match (check.problem, check.fix) {
+            (Some(_), Some(_)) if check.check == "merge-driver" && pending.driver => Finding::bad(
+                check.check,
+                Severity::Note,
+                format!(
+                    "the merge driver is not declared in this clone yet (git does not copy it through a clone): the next goldfish command declares it ({}), as .gitattributes asks; a memory file a merge leaves in conflict before then is merged again by that command",
+                    init::DRIVER_KEY
+                ),
+                NEXT_COMMAND_FIX,
+            ),
+            (Some(_), Some(_)) if check.check == "hooks" && !pending.hooks.is_empty() => {
+                let (them, are) = if pending.hooks.len() == 1 {
+                    ("it", "is")
+                } else {
+                    ("them", "are")
+                };
+                Finding::bad(
+                    check.check,
+                    Severity::Note,
+                    format!(
+                        "{} {are} not installed in this clone yet (git does not copy hooks through a clone): the next goldfish command installs {them} (and syncs what a pull brings before then)",
+                        pending.hooks.join(", ")
+                    ),
+                    NEXT_COMMAND_FIX,
+                )
+            }
             (Some(problem), Some(fix)) => {
                 Finding::bad(check.check, Severity::Problem, problem, fix)
             }
@@ -571,9 +625,11 @@ fn index(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
         Ok(Inspection::Missing) => {
             findings.push(Finding::bad(
                 "index",
-                Severity::Problem,
-                format!("no index at {path} yet: nothing was synced"),
-                "goldfish sync",
+                Severity::Note,
+                format!(
+                    "no index at {path} yet: nothing was synced; the next goldfish command that reads memories (recall, brief, store, sync) builds it from git"
+                ),
+                NEXT_COMMAND_FIX,
             ));
             findings.push(model(None));
             return findings;
@@ -731,7 +787,14 @@ fn index_sync(workspace: &Workspace, index: &Index) -> Finding {
         |message: String| Finding::bad("index-sync", Severity::Problem, message, "goldfish sync");
     let row = match index.workspace_by_root(workspace.root()) {
         Ok(Some(row)) => row,
-        Ok(None) => return stale("this workspace was never synced into the index".to_owned()),
+        Ok(None) => {
+            return Finding::bad(
+                "index-sync",
+                Severity::Note,
+                "this workspace was never synced into the index: the next goldfish command that reads memories (recall, brief, store, sync) adds it",
+                NEXT_COMMAND_FIX,
+            );
+        }
         Err(err) => return stale(chain(&err)),
     };
     let head = workspace.head_commit().map(|id| id.to_string());

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use crate::adapters::git::{GitError, MEMORY_DIR, Workspace};
 use crate::adapters::memdir::OpenError;
-use crate::app::init::{HOOKS, InitError};
+use crate::app::init::{DRIVER_KEY, HOOKS, InitError, hook_issue};
 
 /// What [`heal`] did, and what it saw that a person should fix.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -32,25 +32,7 @@ pub struct Healed {
 /// written outside the repository.
 pub fn heal(workspace: &Workspace) -> Result<Healed, InitError> {
     let mut healed = Healed::default();
-    // A link is not followed (the text could come from outside the
-    // repository), a FIFO not waited on: both are named.
-    let read = match crate::app::init::read_attributes(workspace) {
-        Ok(bytes) => String::from_utf8(bytes).ok(),
-        Err(OpenError::Link) => {
-            healed.warnings.push(
-                ".gitattributes is a symbolic link; not followed, so memory files are not routed to the merge driver here".to_owned(),
-            );
-            None
-        }
-        Err(OpenError::NotRegular(kind)) => {
-            healed.warnings.push(format!(
-                ".gitattributes is {kind}, not a regular file; not read, so memory files are not routed to the merge driver here"
-            ));
-            None
-        }
-        Err(OpenError::Io(_)) => None,
-    };
-    let Some(attributes) = read.filter(|text| crate::app::init::attributes_ok(text)) else {
+    let Some(attributes) = routed_attributes(workspace, &mut healed.warnings) else {
         return Ok(healed);
     };
     if crate::app::init::declare_driver(workspace, &mut healed.changes)? {
@@ -63,15 +45,10 @@ pub fn heal(workspace: &Workspace) -> Result<Healed, InitError> {
             ));
         }
     }
-    let hooks = crate::app::init::hooks_dir(workspace)?;
-    let inside = [workspace.root(), workspace.common_dir()]
-        .iter()
-        .any(|base| crate::app::init::lexically_within(&hooks, base));
-    let missing: Vec<&str> = HOOKS
-        .into_iter()
-        .filter(|name| fs::symlink_metadata(hooks.join(name)).is_err())
-        .collect();
-    if !inside || missing.is_empty() {
+    let Some((hooks, missing)) = missing_hooks(workspace)? else {
+        return Ok(healed);
+    };
+    if missing.is_empty() {
         return Ok(healed);
     }
     if !hooks.is_dir() {
@@ -91,6 +68,84 @@ pub fn heal(workspace: &Workspace) -> Result<Healed, InitError> {
         hooks.display()
     ));
     Ok(healed)
+}
+
+/// What [`heal`] would set up in this clone if a command ran now: what
+/// `doctor` (which writes nothing, and heals nothing) reports as notes
+/// rather than problems.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Pending {
+    /// `.gitattributes` routes memory files to goldfish and no git config
+    /// declares the driver: the next command declares it.
+    pub driver: bool,
+    /// Hooks missing from a hooks folder inside the repository, when every
+    /// other hook is goldfish's and executable: the next command installs
+    /// them. Empty when a hook has an issue heal leaves to `init`.
+    pub hooks: Vec<&'static str>,
+}
+
+/// What the next person-facing goldfish command sets up by itself here
+/// (see [`heal`]); nothing when `.gitattributes` does not route memory
+/// files to goldfish, since heal then does nothing.
+pub fn pending(workspace: &Workspace) -> Pending {
+    if routed_attributes(workspace, &mut Vec::new()).is_none() {
+        return Pending::default();
+    }
+    let driver = workspace.config_string(DRIVER_KEY).is_none();
+    let hooks = match missing_hooks(workspace) {
+        Ok(Some((dir, missing)))
+            if HOOKS
+                .iter()
+                .all(|name| missing.contains(name) || hook_issue(&dir.join(name)).is_none()) =>
+        {
+            missing
+        }
+        _ => Vec::new(),
+    };
+    Pending { driver, hooks }
+}
+
+/// The text of `.gitattributes` when it is a regular file in UTF-8 that
+/// routes memory files to goldfish: what heal acts on. A link or a FIFO in
+/// its place is not read, and named in `warnings`.
+fn routed_attributes(workspace: &Workspace, warnings: &mut Vec<String>) -> Option<String> {
+    // A link is not followed (the text could come from outside the
+    // repository), a FIFO not waited on: both are named.
+    let read = match crate::app::init::read_attributes(workspace) {
+        Ok(bytes) => String::from_utf8(bytes).ok(),
+        Err(OpenError::Link) => {
+            warnings.push(
+                ".gitattributes is a symbolic link; not followed, so memory files are not routed to the merge driver here".to_owned(),
+            );
+            None
+        }
+        Err(OpenError::NotRegular(kind)) => {
+            warnings.push(format!(
+                ".gitattributes is {kind}, not a regular file; not read, so memory files are not routed to the merge driver here"
+            ));
+            None
+        }
+        Err(OpenError::Io(_)) => None,
+    };
+    read.filter(|text| crate::app::init::attributes_ok(text))
+}
+
+/// The hooks folder and the hooks missing from it (nothing at their path,
+/// not even a link), or `None` when the folder is outside the repository:
+/// heal writes nothing there.
+fn missing_hooks(workspace: &Workspace) -> Result<Option<(PathBuf, Vec<&'static str>)>, GitError> {
+    let hooks = crate::app::init::hooks_dir(workspace)?;
+    let inside = [workspace.root(), workspace.common_dir()]
+        .iter()
+        .any(|base| crate::app::init::lexically_within(&hooks, base));
+    if !inside {
+        return Ok(None);
+    }
+    let missing = HOOKS
+        .into_iter()
+        .filter(|name| fs::symlink_metadata(hooks.join(name)).is_err())
+        .collect();
+    Ok(Some((hooks, missing)))
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -551,7 +551,7 @@ fn attributes_problem(workspace: &Workspace) -> Option<(String, String)> {
 }
 
 /// What keeps the hook at `path` from running goldfish, if anything.
-fn hook_issue(path: &Path) -> Option<&'static str> {
+pub(crate) fn hook_issue(path: &Path) -> Option<&'static str> {
     match fs::read_to_string(path) {
         Ok(text) if text.contains(HOOK_MARKER) => {
             (!is_executable(path)).then_some("is not executable")

@@ -8,12 +8,12 @@ use super::AppError;
 use super::notice::Notice;
 use super::session::Session;
 use crate::adapters::env;
-use crate::adapters::git::{REPO_CONFIG, Workspace};
+use crate::adapters::git::{MEMORY_DIR, REPO_CONFIG, Workspace};
 use crate::adapters::index::Index;
 use crate::adapters::index::locks::{self, Exclusive, Waited};
 use crate::adapters::index::search::Scope;
 use crate::adapters::index::sync::{self as index_sync, SyncOptions, SyncProblem, SyncReport};
-use crate::adapters::memdir::{LogError, MemoryDir};
+use crate::adapters::memdir::{Drained, LogError, MemoryDir};
 use crate::domain::config::RepoConfig;
 
 /// How much a sync embeds after its keyword part (nothing without a model).
@@ -118,9 +118,58 @@ pub fn drain_journal(
     if session.drained.iter().any(|root| root == workspace.root()) {
         return Ok(());
     }
-    MemoryDir::of(workspace).drain_journal(rewriting)?;
+    let drained = MemoryDir::of(workspace).drain_journal(rewriting)?;
     session.drained.push(workspace.root().to_owned());
+    for notice in journal_notices(&drained) {
+        session.notice(notice);
+    }
     Ok(())
+}
+
+/// What a drain of the journal tells the user: a line the store had placed
+/// and git took out again is back (and how to discard a store for good); a
+/// line the user restored away is left out.
+pub fn journal_notices(drained: &Drained) -> Vec<Notice> {
+    let mut notices = Vec::new();
+    for line in &drained.put_back {
+        let (what, discard) = match line.record {
+            "memory" => (
+                "memory",
+                format!(" To discard it for good: `goldfish forget {}`.", line.id),
+            ),
+            "tombstone" => ("the forget line", String::new()),
+            _ => ("the trust line", String::new()),
+        };
+        notices.push(Notice::note(format!(
+            "{what} {} is back in {MEMORY_DIR}/{}: git rewrote the file without it {} after its store, and a store is kept for a minute against git commands racing it (a pull, a checkout, a stash).{discard}",
+            line.id,
+            line.file,
+            age(line.age_ms)
+        )));
+    }
+    for line in &drained.left_out {
+        let what = match line.record {
+            "memory" => "memory",
+            "tombstone" => "the forget line",
+            _ => "the trust line",
+        };
+        notices.push(Notice::note(format!(
+            "{what} {} is left out of {MEMORY_DIR}/{}: the file was restored to HEAD's version {} after its store (`git restore`), so the store is discarded, not put back",
+            line.id,
+            line.file,
+            age(line.age_ms)
+        )));
+    }
+    notices
+}
+
+/// "12 s", "850 ms".
+fn age(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else {
+        format!("{} s", ms / 1000)
+    }
 }
 
 /// Whether the index lags `workspace`: a memory file changed or went (stat

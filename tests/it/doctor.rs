@@ -1,5 +1,6 @@
 //! `goldfish doctor`: every misconfiguration found and printed with its fix
-//! (exit 1), a healthy clone exits 0 (warnings allowed), and doctor never
+//! (exit 1), a healthy clone exits 0 (warnings allowed), a fresh clone too
+//! (what the next command sets up by itself is a note), and doctor never
 //! changes anything, a corrupt index included.
 
 use std::collections::BTreeMap;
@@ -44,6 +45,28 @@ fn assert_problem(env: &TestEnv, repo: &Path, check: &str, message: &str, fix: &
     assert_eq!(found["fix"], fix, "{found}");
     assert_eq!(code, Some(1), "{report}");
     assert_eq!(report["healthy"], false);
+}
+
+/// Asserts `check` is a note about what the next goldfish command sets up
+/// by itself, whose message contains `message`, and that doctor exits 0.
+#[track_caller]
+fn assert_note(env: &TestEnv, repo: &Path, check: &str, message: &str) {
+    let (code, report) = doctor(env, repo);
+    let found = finding(&report, check);
+    assert_eq!(found["status"], "note", "{report}");
+    assert!(
+        found["message"].as_str().unwrap().contains(message),
+        "{found}"
+    );
+    assert!(
+        found["fix"]
+            .as_str()
+            .unwrap()
+            .starts_with("none needed: the next goldfish command does it by itself"),
+        "{found}"
+    );
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(report["healthy"], true);
 }
 
 #[track_caller]
@@ -129,10 +152,15 @@ fn doctor_on_a_healthy_clone_exits_0_and_changes_nothing() {
     );
 }
 
+/// Regression (issue 29, point 7): doctor on a fresh clone of a repository
+/// that uses goldfish exited 1 with "3 problems" (driver, hooks, no index)
+/// that the next command fixes by itself. It is healthy: notes say what the
+/// next command sets up, and after one command they are gone.
 #[test]
-fn doctor_on_a_clone_without_init() {
+fn doctor_on_a_fresh_clone_is_healthy_with_notes() {
     let env = TestEnv::new();
     let (remote, _alice, _bob) = env.team();
+    assert!(!env.path().join("home/.goldfish/index.db").exists());
     let fresh = env.clone_of(&remote, "fresh");
     let output = env.goldfish(&fresh, &["doctor"]);
     let filters = filters(&env);
@@ -143,24 +171,132 @@ fn doctor_on_a_clone_without_init() {
     insta::with_settings!({ filters => filters }, {
         insta::assert_snapshot!(render(&output));
     });
-    assert_problem(
+    assert_eq!(output.status.code(), Some(0), "{}", render(&output));
+    assert_note(&env, &fresh, "merge-driver", "merge.goldfish.driver");
+    assert_note(
         &env,
         &fresh,
+        "hooks",
+        "post-merge, post-checkout, post-rewrite are not installed in this clone yet",
+    );
+    assert_note(&env, &fresh, "index", "nothing was synced");
+    let (_, report) = doctor(&env, &fresh);
+    assert_eq!(report["problems"], 0, "{report}");
+    assert_eq!(
+        report["notes"], 4,
+        "three for setup, one for trust: {report}"
+    );
+    assert!(
+        !env.git(&fresh, &["config", "--list", "--local"])
+            .contains("merge.goldfish"),
+        "doctor sets nothing up"
+    );
+    assert!(!fresh.join(".git/hooks/post-merge").exists());
+
+    // Any command sets the clone up and syncs: the notes are gone.
+    let recall = env.goldfish(&fresh, &["recall", "anything"]);
+    assert!(
+        matches!(recall.status.code(), Some(0 | 1)),
+        "{}",
+        render(&recall)
+    );
+    let (code, report) = doctor(&env, &fresh);
+    assert_eq!(code, Some(0), "{report}");
+    for check in ["merge-driver", "hooks", "index", "index-sync"] {
+        assert_eq!(finding(&report, check)["status"], "ok", "{report}");
+    }
+    assert_eq!(report["notes"], 1, "the trust policy: {report}");
+    let text = String::from_utf8(env.goldfish(&fresh, &["doctor"]).stdout).unwrap();
+    assert!(text.ends_with("healthy, 1 warning\n"), "{text}");
+}
+
+/// A clone in a home whose index other workspaces use: this one is not in
+/// it yet, which its first command fixes by itself (a note, exit 0).
+#[test]
+fn doctor_on_a_fresh_clone_in_a_used_home_notes_the_first_sync() {
+    let env = TestEnv::new();
+    let (remote, alice, _bob) = env.team();
+    env.ok(&alice, &["sync", "--quiet"]);
+    let fresh = env.clone_of(&remote, "fresh");
+    assert_note(&env, &fresh, "index-sync", "never synced");
+    let (_, report) = doctor(&env, &fresh);
+    assert_eq!(finding(&report, "index")["status"], "ok", "{report}");
+    assert_eq!(report["problems"], 0, "{report}");
+    env.ok(&fresh, &["sync", "--quiet"]);
+    assert_healthy(&env, &fresh);
+    let (_, report) = doctor(&env, &fresh);
+    assert_eq!(finding(&report, "index-sync")["status"], "ok", "{report}");
+}
+
+/// What heal leaves alone stays a problem in a fresh clone: a hook that is
+/// not goldfish's, a driver declared as something else, `.gitattributes`
+/// that does not route memory files to goldfish (heal then does nothing),
+/// and with `GOLDFISH=0` no command sets anything up.
+#[test]
+fn doctor_on_a_fresh_clone_keeps_what_no_command_fixes_a_problem() {
+    let env = TestEnv::new();
+    let (remote, _alice, _bob) = env.team();
+
+    let foreign = env.clone_of(&remote, "foreign");
+    fs::write(
+        foreign.join(".git/hooks/post-merge"),
+        "#!/bin/sh\necho mine\n",
+    )
+    .unwrap();
+    fs::set_permissions(
+        foreign.join(".git/hooks/post-merge"),
+        fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    assert_problem(
+        &env,
+        &foreign,
+        "hooks",
+        "post-merge is not goldfish's",
+        "goldfish init",
+    );
+    // The driver is still a note: the next command declares it.
+    let (_, report) = doctor(&env, &foreign);
+    assert_eq!(finding(&report, "merge-driver")["status"], "note");
+
+    let routed = env.clone_of(&remote, "routed");
+    env.git(&routed, &["config", "merge.goldfish.driver", "cat %A"]);
+    assert_problem(
+        &env,
+        &routed,
         "merge-driver",
-        "merge.goldfish.driver",
+        "is `cat %A`",
+        "goldfish init",
+    );
+
+    let unrouted = env.clone_of(&remote, "unrouted");
+    fs::write(unrouted.join(".gitattributes"), "*.png binary\n").unwrap();
+    assert_problem(
+        &env,
+        &unrouted,
+        "merge-driver",
+        "not declared",
         "goldfish init",
     );
     assert_problem(
         &env,
-        &fresh,
+        &unrouted,
         "hooks",
         "post-merge is missing",
         "goldfish init",
     );
-    assert_problem(&env, &fresh, "index", "nothing was synced", "goldfish sync");
-    env.ok(&fresh, &["init"]);
-    env.ok(&fresh, &["sync"]);
-    assert_healthy(&env, &fresh);
+
+    let off = env.clone_of(&remote, "off");
+    let output = env
+        .command(env!("CARGO_BIN_EXE_goldfish"), &off)
+        .env("GOLDFISH", "0")
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", render(&output));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(finding(&report, "merge-driver")["status"], "problem");
+    assert_eq!(finding(&report, "hooks")["status"], "problem");
 }
 
 /// Also a regression: `init` did not make a hook of its own executable again.
@@ -201,18 +337,24 @@ fn doctor_finds_broken_hooks_and_setup_that_init_repairs() {
     repaired("foreign");
     assert!(hooks.join("post-checkout.legacy").is_file());
 
+    // A missing hook, and a hooks folder set to one inside the repository
+    // with none in it yet: the next command installs them (notes); init too.
     fs::remove_file(hooks.join("post-rewrite")).unwrap();
-    assert_problem(
+    assert_note(
         &env,
         &repo,
         "hooks",
-        "post-rewrite is missing",
-        "goldfish init",
+        "post-rewrite is not installed in this clone yet",
     );
     repaired("missing");
 
     env.git(&repo, &["config", "core.hooksPath", ".githooks"]);
-    assert_problem(&env, &repo, "hooks", ".githooks", "goldfish init");
+    assert_note(
+        &env,
+        &repo,
+        "hooks",
+        "post-merge, post-checkout, post-rewrite are not installed",
+    );
     repaired("core.hooksPath");
     assert!(repo.join(".githooks/post-merge").is_file());
 
@@ -227,7 +369,12 @@ fn doctor_finds_broken_hooks_and_setup_that_init_repairs() {
     repaired("gitattributes");
 
     env.git(&repo, &["config", "--unset", "merge.goldfish.driver"]);
-    assert_problem(&env, &repo, "merge-driver", "not declared", "goldfish init");
+    assert_note(
+        &env,
+        &repo,
+        "merge-driver",
+        "not declared in this clone yet",
+    );
     repaired("driver");
 
     fs::remove_dir_all(repo.join(".goldfish")).unwrap();
@@ -307,7 +454,7 @@ fn doctor_reports_the_keyword_index() {
 fn doctor_finds_a_stale_index() {
     let env = TestEnv::new();
     let repo = env.repo("r", "Ada");
-    assert_problem(&env, &repo, "index", "nothing was synced", "goldfish sync");
+    assert_note(&env, &repo, "index", "nothing was synced");
     env.ok(&repo, &["store", "Stored and indexed at once"]);
     assert_healthy(&env, &repo);
     // A commit moves HEAD, and no hook runs on commit: the memories are

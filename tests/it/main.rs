@@ -8,6 +8,7 @@ mod capture;
 mod cli;
 mod concurrency;
 mod digest;
+mod discard;
 mod doctor;
 mod driver;
 mod embed;

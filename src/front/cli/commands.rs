@@ -415,8 +415,11 @@ fn hook_sync(name: HookName) -> Result<String, CliError> {
         &mut session,
         &workspace,
         matches!(name, HookName::PostRewrite),
-    )?;
-    Ok(match done {
+    );
+    // What the journal's drain said (a store put back or left out): seen
+    // with GOLDFISH_HOOK_VERBOSE, like the rest of a hook's report.
+    output::notices(&mut session);
+    Ok(match done? {
         AfterGit::Background { pending_bytes, log } => format!(
             "syncing {pending_bytes} bytes in the background (log: {})",
             log.display()
@@ -494,6 +497,9 @@ pub(super) fn status(args: StatusArgs, out: &mut dyn Write) -> Result<u8, CliErr
     let workspace = workspace()?;
     let mut session = session()?;
     let model = session.usable_model()?.map(|model| model.id());
+    // The journal drains through the session, which keeps what it says.
+    app_sync::drain_journal(&mut session, &workspace, false)?;
+    output::notices(&mut session);
     let status = crate::app::status::collect(&workspace, session.index()?, model)?;
     if args.json {
         let line = serde_json::to_string(&status).context("serializing the status")?;

@@ -1,5 +1,7 @@
 //! `goldfish doctor`: the health checks of [`crate::app::doctor`], printed with
-//! their fixes; exit 1 when something needs fixing. Changes nothing.
+//! their fixes; exit 1 when something needs fixing. Changes nothing. What
+//! the next goldfish command sets up by itself (a fresh clone) is a note:
+//! exit 0.
 
 use std::io::Write;
 
@@ -28,6 +30,7 @@ pub(super) fn doctor(args: DoctorArgs, out: &mut dyn Write) -> Result<u8, CliErr
             path_var: path_var.as_deref(),
             model,
             now: session.now()?,
+            heals: !crate::adapters::env::disabled(),
         },
     );
     let healthy = doctor::healthy(&findings);
@@ -38,6 +41,7 @@ pub(super) fn doctor(args: DoctorArgs, out: &mut dyn Write) -> Result<u8, CliErr
             "root": workspace.root().display().to_string(),
             "problems": count(Severity::Problem),
             "warnings": count(Severity::Warning),
+            "notes": count(Severity::Note),
             "checks": findings,
         });
         writeln!(out, "{value}").context("writing output")?;
@@ -80,9 +84,15 @@ fn print(findings: &[Finding], out: &mut dyn Write) -> Result<(), CliError> {
         .iter()
         .filter(|f| f.status == Severity::Warning)
         .count();
+    // A fresh clone: healthy, and the notes say what the next command does.
+    let setting_up = if findings.iter().any(doctor::sets_itself_up) {
+        "; the next goldfish command finishes setting up this clone (see the notes)"
+    } else {
+        ""
+    };
     text.push_str(&match (problems, warnings) {
-        (0, 0) => "healthy\n".to_owned(),
-        (0, w) => format!("healthy, {w} warning{}\n", plural(w)),
+        (0, 0) => format!("healthy{setting_up}\n"),
+        (0, w) => format!("healthy, {w} warning{}{setting_up}\n", plural(w)),
         (p, w) => format!(
             "{p} problem{}, {w} warning{}: run the fixes above\n",
             plural(p),

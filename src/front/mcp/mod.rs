@@ -527,6 +527,9 @@ impl Server {
         self.run("status", move |shared| {
             let workspace = current_workspace()?;
             let model = shared.session.model_id();
+            // The journal drains through the session, which keeps what it
+            // says for the log.
+            crate::app::sync::drain_journal(&mut shared.session, &workspace, false)?;
             let status = crate::app::status::collect(&workspace, shared.session.index()?, model)?;
             Ok(crate::app::status::text(&status))
         })
