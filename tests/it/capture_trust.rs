@@ -223,7 +223,7 @@ fn the_issue_24_scenario_stores_neither_the_order_nor_the_password() {
 /// `fixtures/capture/outputs/` keep their content, and so do the
 /// engineering memories of `fixtures/injection/engineering.txt` but the
 /// detector's false alarms; the counts are printed (docs/BENCHMARKS.md).
-/// About a minute in a debug build: 245 memories stored.
+/// One to two minutes in a debug build: 245 memories stored.
 #[test]
 fn no_labelled_injection_from_tool_output_or_an_answer_survives_into_a_stored_memory() {
     let env = TestEnv::new();
@@ -240,8 +240,8 @@ fn no_labelled_injection_from_tool_output_or_an_answer_survives_into_a_stored_me
         let session = format!("injection-{n}");
         let path = env.path().join(format!("{session}.jsonl"));
         transcript(&path, "Make the cart tests pass", text);
-        // The message on the runner's line, as a runner prints it.
-        let message = format!("Error: {}", text.replace('\n', "\n    "));
+        // The thrown message as Jest prints it, indented under the test.
+        let message = text.replace('\n', "\n    ");
         enqueue("tool", &failing_npm_test(&repo, &session, &message));
         enqueue("tool", &edit(&repo, &session));
         enqueue("tool", &passing_npm_test(&repo, &session));
@@ -287,10 +287,13 @@ fn no_labelled_injection_from_tool_output_or_an_answer_survives_into_a_stored_me
         .iter()
         .filter(|s| removed_in(s, "Stop") > 0)
         .count();
-    let errors_cleaned = sessions
+    let errors_kept: Vec<&str> = sessions
         .iter()
-        .filter(|s| removed_in(s, "Bash") > 0)
-        .count();
+        .zip(&injections)
+        .filter(|(s, _)| removed_in(s, "Bash") == 0)
+        .map(|(_, (_, text))| text.as_str())
+        .collect();
+    let errors_cleaned = sessions.len() - errors_kept.len();
     let (stored_fixes, stored_checkpoints) = (
         memories.iter().filter(|m| m.kind == "bug-fix").count(),
         memories.iter().filter(|m| m.kind == "checkpoint").count(),
@@ -303,18 +306,16 @@ fn no_labelled_injection_from_tool_output_or_an_answer_survives_into_a_stored_me
         .filter(|(_, text)| !redact::remove_instructions(text).1.is_empty())
         .count();
     println!(
-        "injections ({}): last answer cleaned {answers_cleaned}, test error cleaned {errors_cleaned}; stored {stored_fixes} bug fixes, {stored_checkpoints} checkpoints, none instruction-like; engineering memories cut {engineering_cut}/{}",
+        "injections ({}): last answer cleaned {answers_cleaned}, test error cleaned {errors_cleaned} (not: {errors_kept:?}); stored {stored_fixes} bug fixes, {stored_checkpoints} checkpoints, none instruction-like; engineering memories cut {engineering_cut}/{}",
         injections.len(),
         engineering.len(),
     );
     // The detector flags every injection of the set whole: as a last answer
     // (clipped at 1200 bytes), each one loses a span.
     assert_eq!(answers_cleaned, injections.len());
-    // An error line is clipped at 240 bytes: most keep their order in it.
-    assert!(
-        errors_cleaned * 10 >= injections.len() * 8,
-        "{errors_cleaned}"
-    );
+    // So does each one as printed in the output (before the runner's
+    // message lines are joined and clipped at 240 bytes).
+    assert_eq!(errors_cleaned, injections.len(), "{errors_kept:?}");
     assert!(
         engineering_cut * 20 <= engineering.len(),
         "{engineering_cut}"

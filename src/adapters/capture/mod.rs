@@ -5,10 +5,13 @@
 //! `$GOLDFISH_HOME/capture/` (never in the repository) and returns. A
 //! worker, one per home at a time, [`drain`]s the queues: rules read the
 //! facts of each event ([`event::facts`]: files, command, exit status,
-//! failing tests, error lines, secrets removed), keep a state per session
-//! ([`rules::Session`]) and decide what is worth a memory; a Stop event adds
-//! the session summary. What to store goes to a [`Sink`] (the CLI stores it
-//! like `store` does, whose secret check runs again).
+//! failing tests, error lines; instruction-like spans and secrets removed),
+//! keep a state per session ([`rules::Session`]) and decide what is worth a
+//! memory; a Stop event adds the session summary. Before the store,
+//! [`guard`] removes what still reads as an order to an agent (a model may
+//! echo one) or skips the observation; each event's status line names the
+//! rules of what was removed. What to store goes to a [`Sink`] (the CLI
+//! stores it like `store` does, whose secret check runs again).
 
 pub mod eval;
 pub mod install;
