@@ -176,6 +176,20 @@ pub struct Status {
     /// `skipped REASON`, `waiting REASON`, `dropped REASON` (and where
     /// failing runs went) → how many.
     pub reasons: BTreeMap<String, usize>,
+    /// Spans of tool output, transcripts and model answers removed because
+    /// they read as an order to an agent, never stored.
+    pub instructions: Removed,
+}
+
+/// Instruction-like spans removed from what capture was about to store.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Removed {
+    /// Spans (or file paths, or failing test names) removed.
+    pub spans: usize,
+    /// Events whose texts they were removed from.
+    pub events: usize,
+    /// The detector's rule (`override`, `role-tag`, …) → spans.
+    pub rules: BTreeMap<String, usize>,
 }
 
 /// `capture status` of `workspace`.
@@ -220,6 +234,20 @@ pub fn status(home: &Home, workspace: &Workspace) -> Status {
         .filter_map(|s| s["id"].as_str().map(str::to_owned))
         .collect();
     stored_ids.drain(..stored_ids.len().saturating_sub(MAX_STORED_IDS));
+    let mut instructions = Removed::default();
+    for s in &statuses {
+        let Some(rules) = s[capture::INSTRUCTIONS_REMOVED].as_array() else {
+            continue;
+        };
+        instructions.events += 1;
+        for rule in rules {
+            instructions.spans += 1;
+            *instructions
+                .rules
+                .entry(rule.as_str().unwrap_or("unknown").to_owned())
+                .or_default() += 1;
+        }
+    }
     Status {
         queued: queue.pending(),
         stored: count("stored"),
@@ -229,6 +257,7 @@ pub fn status(home: &Home, workspace: &Workspace) -> Status {
         dropped: count("dropped"),
         stored_ids,
         reasons,
+        instructions,
     }
 }
 

@@ -14,7 +14,7 @@ const SECRET: &str = "Zx9fQ2mR7tL4vB8nK3wPq";
 /// `init --agent claude --capture` wrote into `.claude/settings.json` (by
 /// `sh`, with `goldfish` on PATH), or `goldfish agent-hook EVENT` where
 /// that file has none.
-fn hook(env: &TestEnv, repo: &Path, event: &str, payload: &serde_json::Value) {
+pub(crate) fn hook(env: &TestEnv, repo: &Path, event: &str, payload: &serde_json::Value) {
     use std::io::Write;
     let settings: serde_json::Value = fs::read_to_string(repo.join(".claude/settings.json"))
         .ok()
@@ -46,7 +46,7 @@ fn hook(env: &TestEnv, repo: &Path, event: &str, payload: &serde_json::Value) {
     assert_eq!(output.status.code(), Some(0), "{command}: {output:?}");
 }
 
-fn tool(
+pub(crate) fn tool(
     repo: &Path,
     name: &str,
     input: serde_json::Value,
@@ -630,7 +630,7 @@ fn a_capture_hook_payload_over_4_mib_is_dropped_uncounted() {
 }
 
 /// Runs goldfish with extra environment variables.
-fn goldfish_with(
+pub(crate) fn goldfish_with(
     env: &TestEnv,
     repo: &Path,
     vars: &[(&str, &str)],

@@ -12,7 +12,7 @@ use crate::secrets::unescape;
 /// `(style, text)` of a fixture file: one case a line, `style<TAB>text`,
 /// `\n` for a line break, `\u{…}` for an invisible character (see
 /// fixtures/injection/README.md).
-fn cases(file: &str) -> Vec<(String, String)> {
+pub(crate) fn cases(file: &str) -> Vec<(String, String)> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/injection")
         .join(file);

@@ -5,6 +5,7 @@ mod common;
 
 mod agent;
 mod capture;
+mod capture_trust;
 mod cli;
 mod concurrency;
 mod digest;

@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use crate::domain::capture::event;
 use crate::domain::capture::rules::{Session, Verdict};
-use crate::domain::capture::{Generator, judge};
+use crate::domain::capture::{Generator, guard, judge};
 use crate::domain::memory::secrets;
 
 /// One labelled event.
@@ -92,7 +92,8 @@ fn secrets_in(value: &serde_json::Value, found: &mut Vec<String>) {
     }
 }
 
-/// Replays the set: rules first, `generator` on what they cannot judge.
+/// Replays the set: rules first, `generator` on what they cannot judge,
+/// then [`guard`] as the worker runs it before the store.
 pub fn evaluate(
     set: &[Labelled],
     root: &Path,
@@ -126,6 +127,8 @@ pub fn evaluate(
             }
             _ => None,
         };
+        // The worker's last check before the store.
+        let observation = observation.and_then(|observation| guard(observation).observation);
         let elapsed = started.elapsed();
         report.latency_total += elapsed;
         report.latency_max = report.latency_max.max(elapsed);

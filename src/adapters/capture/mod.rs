@@ -5,10 +5,13 @@
 //! `$GOLDFISH_HOME/capture/` (never in the repository) and returns. A
 //! worker, one per home at a time, [`drain`]s the queues: rules read the
 //! facts of each event ([`event::facts`]: files, command, exit status,
-//! failing tests, error lines, secrets removed), keep a state per session
-//! ([`rules::Session`]) and decide what is worth a memory; a Stop event adds
-//! the session summary. What to store goes to a [`Sink`] (the CLI stores it
-//! like `store` does, whose secret check runs again).
+//! failing tests, error lines; instruction-like spans and secrets removed),
+//! keep a state per session ([`rules::Session`]) and decide what is worth a
+//! memory; a Stop event adds the session summary. Before the store,
+//! [`guard`] removes what still reads as an order to an agent (a model may
+//! echo one) or skips the observation; each event's status line names the
+//! rules of what was removed. What to store goes to a [`Sink`] (the CLI
+//! stores it like `store` does, whose secret check runs again).
 
 pub mod eval;
 pub mod install;
@@ -21,7 +24,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::domain::capture::rules::{self, Observation, Session, Verdict};
-use crate::domain::capture::{Generator, event, judge};
+use crate::domain::capture::{Generator, READ_AS_AN_ORDER, event, guard, judge, redact};
 pub use queue::Queue;
 
 #[derive(Debug, thiserror::Error)]
@@ -258,18 +261,30 @@ fn process(
         "session": session_id,
         "tool": payload["tool_name"],
     });
+    // The rule of each span removed from this event's texts because it read
+    // as an order to an agent: `capture status` counts and names them.
+    let mut removed: Vec<&'static str> = Vec::new();
     let verdict = if payload["goldfish_event"] == "stop" {
         status["tool"] = Value::String("Stop".to_owned());
         let (asked, answer) = payload["transcript_path"]
             .as_str()
             .map(|p| transcript_ends(Path::new(p)))
             .unwrap_or_default();
+        let mut keep = |text: Option<String>| {
+            text.map(|text| {
+                let (text, rules) = redact::remove_instructions(&text);
+                removed.extend(rules);
+                text
+            })
+        };
+        let (asked, answer) = (keep(asked), keep(answer));
         match session.summary(asked.as_deref(), answer.as_deref()) {
             Some(observation) => Verdict::Store(observation),
             None => Verdict::Skip("nothing changed in the session"),
         }
     } else {
         let facts = event::facts(&payload, root);
+        removed.extend(&facts.instructions_removed);
         match (session.apply(&facts), generator) {
             (Verdict::Consult(_), Some(generator))
                 if session.stored < rules::MAX_STORED_PER_SESSION =>
@@ -283,6 +298,7 @@ fn process(
                     Err(reason) => {
                         status["verdict"] = "dropped".into();
                         status["reason"] = reason.into();
+                        note_removed(&mut status, &removed);
                         queue.save_session(&session_id, &session)?;
                         return Ok(status);
                     }
@@ -296,6 +312,20 @@ fn process(
     if session.settled > 0 {
         status["settles"] = session.settled.into();
     }
+    // The last check before the store, whoever wrote the text (a model may
+    // echo what it read): orders removed, or the observation skipped.
+    let verdict = match verdict {
+        Verdict::Store(observation) => {
+            let guarded = guard(observation);
+            removed.extend(guarded.removed);
+            match guarded.observation {
+                Some(observation) => Verdict::Store(observation),
+                None => Verdict::Skip(READ_AS_AN_ORDER),
+            }
+        }
+        verdict => verdict,
+    };
+    note_removed(&mut status, &removed);
     match verdict {
         Verdict::Skip(reason) | Verdict::Consult(reason) => {
             status["verdict"] = "skipped".into();
@@ -325,6 +355,18 @@ fn process(
     queue.save_session(&session_id, &session)?;
     Ok(status)
 }
+
+/// Names, in an event's status line, the rule of each span removed from
+/// its texts because it read as an order to an agent.
+fn note_removed(status: &mut Value, removed: &[&'static str]) {
+    if !removed.is_empty() {
+        status[INSTRUCTIONS_REMOVED] = removed.into();
+    }
+}
+
+/// The status line's field listing the rule of each instruction-like span
+/// removed from the event's texts.
+pub const INSTRUCTIONS_REMOVED: &str = "instructions_removed";
 
 #[cfg(test)]
 mod tests {

@@ -203,7 +203,10 @@ impl Session {
     }
 
     /// The session summary for the Stop event: what was asked, what was
-    /// done, what is next. `None` when the session changed nothing.
+    /// done, what is next. `None` when the session changed nothing. The
+    /// request and the answer come from the transcript: the caller removes
+    /// what reads as an order in them first
+    /// ([`redact::remove_instructions`]), as the worker does.
     pub fn summary(&self, asked: Option<&str>, last_answer: Option<&str>) -> Option<Observation> {
         if self.modified.is_empty() && self.fixed.is_empty() {
             return None;
@@ -296,7 +299,9 @@ fn decision_record(facts: &Facts) -> Option<Observation> {
         })
         .map(|(_, lines)| lines.join(" "))
         .unwrap_or_default();
-    if title.is_empty() || paragraph.is_empty() {
+    // A title or decision that was all order (removed when the facts were
+    // read) is no decision.
+    if redact::said(&title) == 0 || redact::said(&paragraph) == 0 {
         return None;
     }
     let content = format!("Decision ({path}): {title}. {}", clip(&paragraph, 400));

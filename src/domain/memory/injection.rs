@@ -25,6 +25,9 @@ pub struct Finding {
     pub rule: &'static str,
     /// A short excerpt around what matched, invisible characters escaped.
     pub excerpt: String,
+    /// Byte range of what matched in the text (a hidden character: that
+    /// character), so a caller can remove just that part.
+    pub span: std::ops::Range<usize>,
 }
 
 /// How long an excerpt may be, in characters.
@@ -124,6 +127,7 @@ pub fn find(text: &str) -> Option<Finding> {
         return Some(Finding {
             rule: "hidden-character",
             excerpt: excerpt(text, at..at),
+            span: at..at + text[at..].chars().next().map_or(0, char::len_utf8),
         });
     }
     for rule in RULES.iter() {
@@ -131,6 +135,7 @@ pub fn find(text: &str) -> Option<Finding> {
             return Some(Finding {
                 rule: rule.name,
                 excerpt: excerpt(text, found.range()),
+                span: found.range(),
             });
         }
     }
@@ -139,6 +144,7 @@ pub fn find(text: &str) -> Option<Finding> {
             return Some(Finding {
                 rule: "encoded-payload",
                 excerpt: excerpt(text, found.range()),
+                span: found.range(),
             });
         }
     }

@@ -14,6 +14,13 @@
 //! `DB_PASSWORD=`, `secret=`, `Authorization: Bearer …`) takes any value
 //! that is not a placeholder, however weak (`hunter2`), unless it reads as
 //! prose: a plain word followed by more words (`password: rotate it`).
+//! A sentence giving a credential a value (`the deploy password is
+//! hunter2`, `the API key is …`, `token was …`) counts when the value is
+//! marked as one: a digit or a symbol in it, or quotes around it; a plain
+//! word (`the token is valid`), a number with a unit (`the token is 3600
+//! seconds`), a format (`the key is ed25519`), a path or a variable's name
+//! does not. Only a key that ends in a credential word counts:
+//! `PASSWORD_MIN_LENGTH=12` and `MAX_TOKENS=4096` are settings.
 //!
 //! Invisible characters (zero-width spaces and joiners, the word joiner, a
 //! byte order mark, soft hyphens) are removed before matching, so they
@@ -63,6 +70,9 @@ enum Check {
     Bare,
     /// A value in a credential position: see [`credential`].
     Credential,
+    /// A value a sentence gives a credential (`the password is …`): see
+    /// [`stated`].
+    Stated,
 }
 
 struct Rule {
@@ -81,8 +91,16 @@ const SECRET_KEYS: &str = r"password|passwd|pwd|passphrase|secret|secret_?key|ap
 /// Keys whose value is a password: any value counts ([`Check::Credential`]).
 const PASSWORD_KEYS: &str = r"password|passwd|pwd|passphrase|secret";
 
+/// Credential words a sentence may give a value to (`the deploy password is
+/// …`, `API key: …`): a word, or two joined by a space, `_` or `-`.
+const STATED_KEYS: &str = r"password|passwd|passphrase|pwd|secret|(?:api|access|secret|private|signing|deploy|master|encryption|license)[ _-]?key|apikey|(?:(?:access|auth|api|bearer|refresh|session|deploy|personal[ _-]access)[ _-]?)?token|credentials?";
+
 /// The rules that run on the lowercased text (their keys are lowercase).
-const LOWERCASED: &[&str] = &["secret-assignment", "password-assignment"];
+const LOWERCASED: &[&str] = &[
+    "secret-assignment",
+    "password-assignment",
+    "credential-statement",
+];
 
 /// Characters that change nothing a reader sees but split a token: zero-width
 /// space, non-joiner and joiner, word joiner, byte order mark, soft hyphen.
@@ -192,6 +210,13 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             "password-assignment",
             &format!(r#"(?:{PASSWORD_KEYS})\b["']?\s*[:=]\s*["']?(?P<s>[^\s"',;]{{4,}})"#),
             Check::Credential,
+        ),
+        rule(
+            "credential-statement",
+            &format!(
+                r#"\b(?:{STATED_KEYS})(?:\s+(?:is|was|are)\s+|\s*[:=]\s*)["'`]?(?P<s>[^\s"'`,;]{{3,}}[^\s"'`,;.:!?)])"#
+            ),
+            Check::Stated,
         ),
         rule(
             "high-entropy",
@@ -339,6 +364,7 @@ fn matches(rule: &Rule, visible: &Visible<'_>) -> Vec<Finding> {
             Check::Token => !is_placeholder(value) && looks_like_token(value),
             Check::Bare => !is_placeholder(value) && bare_token(text, secret.start(), value),
             Check::Credential => credential(text, whole.start()..secret.start(), secret.range()),
+            Check::Stated => stated(text, whole.start()..secret.start(), secret.range()),
         };
         if fires {
             found.push(Finding {
@@ -434,6 +460,136 @@ fn credential(text: &str, key: Range<usize>, secret: Range<usize>) -> bool {
     let after = &text[secret.end..];
     let ends_line = after.is_empty() || after.starts_with(['\n', '\r']);
     looks_like_token(value) || marked || quoted || tight || ends_line
+}
+
+/// Words that name a format, an algorithm or a scheme: what a sentence
+/// says a token *is* (`the token is base64`, `the key is ed25519`), not its
+/// value.
+const TECHNICAL_TERMS: &[&str] = &[
+    "base32",
+    "base58",
+    "base64",
+    "base64url",
+    "hex",
+    "sha1",
+    "sha256",
+    "sha384",
+    "sha512",
+    "md5",
+    "hs256",
+    "hs384",
+    "hs512",
+    "rs256",
+    "rs384",
+    "rs512",
+    "es256",
+    "es384",
+    "es512",
+    "ps256",
+    "eddsa",
+    "ed25519",
+    "ed448",
+    "x25519",
+    "p256",
+    "p384",
+    "secp256k1",
+    "rsa",
+    "rsa2048",
+    "rsa4096",
+    "aes",
+    "aes128",
+    "aes256",
+    "utf8",
+    "utf-8",
+    "x509",
+    "oauth",
+    "oauth2",
+    "oidc",
+    "saml2",
+    "jwt",
+    "jwe",
+    "jws",
+    "uuid",
+    "uuid4",
+    "uuidv4",
+    "uuidv7",
+    "ulid",
+    "argon2",
+    "argon2id",
+    "bcrypt",
+    "scrypt",
+    "pbkdf2",
+    "http2",
+    "ipv4",
+    "ipv6",
+    "2fa",
+    "mfa",
+    "totp",
+    "hotp",
+    "hmac",
+    "sha",
+    "sha2",
+    "sha3",
+    "chacha20",
+    "id_rsa",
+    "id_ed25519",
+    "id_ecdsa",
+    "pkcs8",
+    "pkcs12",
+    "pem",
+    "der",
+];
+
+/// Units after a number: `the token is 3600 seconds`, `32-byte`.
+static NUMBER_WITH_UNIT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\d+(?:\.\d+)?[ -]?(?:bits?|bytes?|chars?|characters?|digits?|letters?|ms|s|secs?|seconds?|m|mins?|minutes?|h|hours?|d|days?|weeks?|months?|years?|kb|mb|k)?$")
+        .expect("a valid pattern")
+});
+
+/// A value a sentence gives a credential (`key` is what precedes it in
+/// the match: `the password is `, `api key: `): not a placeholder or a
+/// setting, nor a number (`the token is 3600 seconds`), a format or an
+/// algorithm (`the token is HS256-signed`), a path or a file; and marked
+/// as a value: a digit or a symbol in it (`hunter2`, `p@ss`), or quoted
+/// (`the password is "swordfish"`). A plain word after `is` (`the token is
+/// valid`, `the password is wrong`) reads as prose: `the password is
+/// swordfish` is missed, as it cannot be told from prose by its words.
+fn stated(text: &str, key: Range<usize>, secret: Range<usize>) -> bool {
+    let value = &text[secret.clone()];
+    let lower = value.to_ascii_lowercase();
+    if is_placeholder(value) || NOT_VALUES.contains(&lower.as_str()) {
+        return false;
+    }
+    let head = lower.split(['-', '.', '/']).next().unwrap_or(&lower);
+    if TECHNICAL_TERMS.contains(&lower.as_str())
+        || TECHNICAL_TERMS.contains(&head)
+        || NUMBER_WITH_UNIT.is_match(&lower)
+        || lower.starts_with(['/', '~', '.'])
+    {
+        return false;
+    }
+    // A number of fewer than 6 digits is a size or a count (`the token
+    // limit: 4096`), and so is one followed by a word (`the token is 86400
+    // seconds`).
+    let digits = value.chars().filter(char::is_ascii_digit).count();
+    let after = &text[secret.end..];
+    if digits == value.len()
+        && (digits < 6 || after.starts_with(' ') && after[1..].starts_with(char::is_alphabetic))
+    {
+        return false;
+    }
+    // An environment variable's name (`the token is GITHUB_TOKEN`).
+    if value.contains('_')
+        && value
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+    {
+        return false;
+    }
+    let key = &text[key];
+    let quoted = key.ends_with(['"', '\'', '`']);
+    let marked = digits > 0 || value.chars().any(|c| "!@#$%^&*+=?~|".contains(c));
+    quoted || marked
 }
 
 /// `value` without `word`.
@@ -777,6 +933,46 @@ mod tests {
         clean("the secret= flag is documented, secret=true turns it on");
         clean("the Authorization: Bearer header carries the session token");
         clean("the token= field is parsed in src/auth/session.rs");
+    }
+
+    /// Regression (issue 24): a credential given in a sentence, as a
+    /// failing test's output told it, was neither refused nor redacted.
+    #[test]
+    fn credentials_stated_in_a_sentence() {
+        flagged("the deploy password is hunter2", "credential-statement");
+        flagged("Error: the password is hunter2.", "credential-statement");
+        flagged(
+            "the API key is Zx9fQ2mR7tL4vB8nK3wP",
+            "credential-statement",
+        );
+        flagged("our staging token is abc123xyz", "credential-statement");
+        flagged(
+            "the admin password was \"swordfish\"",
+            "credential-statement",
+        );
+        flagged("the pwd is `letmein!`", "credential-statement");
+        flagged("API key: hunter22", "credential-statement");
+        assert_eq!(
+            redact("the deploy password is hunter2."),
+            "the deploy password is …[redacted]."
+        );
+        for prose in [
+            "the password field is required",
+            "the password is required",
+            "rotate the API key monthly",
+            "the token bucket rate limiter drops bursts",
+            "the token is valid for one hour",
+            "the token is 3600 seconds",
+            "the token is HS256-signed",
+            "the token limit: 4096",
+            "the token is GITHUB_TOKEN from the environment",
+            "the key is ~/.ssh/id_ed25519",
+            "the password is swordfish",
+            "PASSWORD_MIN_LENGTH=12",
+            "MAX_TOKENS=4096",
+        ] {
+            clean(prose);
+        }
     }
 
     #[test]

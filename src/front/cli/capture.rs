@@ -71,6 +71,7 @@ pub(super) fn status(json: bool, out: &mut dyn Write) -> Result<u8, CliError> {
             "dropped": status.dropped,
             "stored_ids": status.stored_ids,
             "reasons": status.reasons,
+            "instructions_removed": status.instructions,
         });
         writeln!(out, "{report}").context("writing output")?;
         return Ok(EXIT_OK);
@@ -96,7 +97,29 @@ pub(super) fn status(json: bool, out: &mut dyn Write) -> Result<u8, CliError> {
     for (reason, n) in &status.reasons {
         writeln!(out, "  {n} {reason}").context("writing output")?;
     }
+    let removed = &status.instructions;
+    if removed.spans > 0 {
+        let rules: Vec<String> = removed
+            .rules
+            .iter()
+            .map(|(rule, n)| format!("{rule} ×{n}"))
+            .collect();
+        writeln!(
+            out,
+            "  {} instruction-like {} removed from {} {} ({}): never stored",
+            removed.spans,
+            plural(removed.spans, "span", "spans"),
+            removed.events,
+            plural(removed.events, "event", "events"),
+            rules.join(", ")
+        )
+        .context("writing output")?;
+    }
     Ok(EXIT_OK)
+}
+
+fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 { one } else { many }
 }
 
 /// `model install --capture`.
