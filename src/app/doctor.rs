@@ -189,21 +189,15 @@ pub fn diagnose(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
 fn trust_policy(workspace: &Workspace) -> Finding {
     const CHECK: &str = "trust-policy";
     let fix = "list who may write memories agents receive unmarked in .goldfish/config: `[trust]` `authors = [\"alice@example.com\", \"*@example.com\"]` (and `signed = true` for verified signatures only), then commit it";
-    let config = match crate::adapters::memdir::read_repo_config(workspace) {
-        Ok(Some(bytes)) => RepoConfig::from_file(&bytes),
-        Ok(None) => Ok(RepoConfig::default()),
+    match RepoConfig::for_readers(crate::adapters::memdir::read_repo_config(workspace)) {
         // The repo-config check says why it cannot be read.
-        Err(_) => {
-            return Finding::bad(
-                CHECK,
-                Severity::Warning,
-                "the trust policy cannot be read (see repo-config): the index keeps the policy its last sync read",
-                "fix .goldfish/config and commit it",
-            );
-        }
-    };
-    match config {
-        Err(err) => Finding::bad(
+        Err(crate::domain::config::Unchecked::Unreadable(_)) => Finding::bad(
+            CHECK,
+            Severity::Warning,
+            "the trust policy cannot be read (see repo-config): the index keeps the policy its last sync read",
+            "fix .goldfish/config and commit it",
+        ),
+        Err(crate::domain::config::Unchecked::Invalid(err)) => Finding::bad(
             CHECK,
             Severity::Warning,
             format!(

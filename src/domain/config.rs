@@ -282,19 +282,25 @@ impl RepoConfig {
         RepoConfig::parse(text)
     }
 
-    /// The types a reader checks records against, given what reading
-    /// `.goldfish/config` gave (`None`: there is none, so the built-in
-    /// ones), or why they are not checked (it cannot be read or used).
+    /// The config a reader (sync, recall, doctor) goes by, given what
+    /// reading `.goldfish/config` gave (`None`: there is none, so the
+    /// defaults: built-in types, no trust policy), or why it cannot (the
+    /// file cannot be read or used). The one way readers take it.
+    pub fn for_readers(
+        read: Result<Option<Vec<u8>>, impl std::fmt::Display>,
+    ) -> Result<RepoConfig, Unchecked> {
+        match read {
+            Ok(Some(bytes)) => RepoConfig::from_file(&bytes).map_err(Unchecked::Invalid),
+            Ok(None) => Ok(RepoConfig::default()),
+            Err(err) => Err(Unchecked::Unreadable(err.to_string())),
+        }
+    }
+
+    /// The types a reader checks records against ([`Self::for_readers`]).
     pub fn kinds_for_readers(
         read: Result<Option<Vec<u8>>, impl std::fmt::Display>,
     ) -> Result<Kinds, Unchecked> {
-        match read {
-            Ok(Some(bytes)) => RepoConfig::from_file(&bytes)
-                .map(|config| config.kinds)
-                .map_err(Unchecked::Invalid),
-            Ok(None) => Ok(Kinds::default()),
-            Err(err) => Err(Unchecked::Unreadable(err.to_string())),
-        }
+        RepoConfig::for_readers(read).map(|config| config.kinds)
     }
 }
 

@@ -165,11 +165,8 @@ struct Trust {
 
 impl Trust {
     fn of(workspace: &Workspace, options: SyncOptions) -> Trust {
-        let config = match crate::adapters::memdir::read_repo_config(workspace) {
-            Ok(Some(bytes)) => RepoConfig::from_file(&bytes).ok(),
-            Ok(None) => Some(RepoConfig::default()),
-            Err(_) => None,
-        };
+        let config =
+            RepoConfig::for_readers(crate::adapters::memdir::read_repo_config(workspace)).ok();
         Trust {
             now: options.now.unwrap_or_else(jiff::Timestamp::now),
             kinds: config.as_ref().map(|config| config.kinds.clone()),
