@@ -469,3 +469,119 @@ fn the_pre_push_hook_stops_a_push_that_would_be_quarantined() {
     assert!(ok, "{stderr}");
     assert_ne!(env.git(&remote, &["rev-parse", "main"]), before);
 }
+
+#[test]
+fn releases_deletions_unreadable_lines_and_secrets() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    std::fs::write(
+        repo.join(".goldfish/config"),
+        "[trust]\nauthors = [\"alice@example.com\"]\n",
+    )
+    .unwrap();
+    store(&env, &repo, "Tabs, not spaces, in the Makefile");
+    let deleted = store(&env, &repo, "The cache lives in /var/cache/app");
+    env.commit_all(&repo, "policy and two decisions");
+    let base = rev(&env, &repo, "HEAD");
+
+    // An outsider's memory, released by Alice (inside the policy).
+    identity(&env, &repo, "Mallory", "mallory@example.com");
+    let released = store(&env, &repo, "The nightly job runs at 02:00 UTC");
+    env.commit_all(&repo, "mallory: a decision");
+    identity(&env, &repo, "Alice", "alice@example.com");
+    env.ok(&repo, &["trust", &released]);
+    // A secret (stored on purpose), a line that is not a record, a memory
+    // with a terminal escape.
+    let secret = env.ok(
+        &repo,
+        &[
+            "store",
+            "--allow-secret",
+            "The staging database password=hunter2 until Friday",
+        ],
+    );
+    let secret = secret.split_whitespace().nth(1).unwrap().to_owned();
+    let file = repo.join(".goldfish/memories/2026-11-21.jsonl");
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str("not a record\n");
+    std::fs::write(&file, text).unwrap();
+    hand_write(
+        &repo,
+        FORGED,
+        "Alice",
+        "Red \u{1b}[31malert\u{1b}[0m in the logs",
+    );
+    env.commit_all(&repo, "alice: release, secret, junk, escape");
+    let clean = rev(&env, &repo, "HEAD");
+    // Alice deletes a line: memories are forgotten, never deleted.
+    let text = std::fs::read_to_string(&file).unwrap();
+    let kept: String = text
+        .lines()
+        .filter(|line| !line.contains(&deleted))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    std::fs::write(&file, kept).unwrap();
+    env.commit_all(&repo, "alice: delete a line");
+
+    let (code, json) = review_json(&env, &repo, &[&base, &clean]);
+    assert_eq!(code, 0, "{json:#}");
+    let memory = change(&json, &released);
+    assert_eq!(
+        memory["introduced"]["author"],
+        "Mallory <mallory@example.com>"
+    );
+    assert_eq!(memory["trust"], "trusted");
+    assert_eq!(reasons(memory), ["released"]);
+    let release = json["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["change"] == "released")
+        .unwrap();
+    assert_eq!(release["target"], released.as_str());
+    assert!(
+        release["note"]
+            .as_str()
+            .unwrap()
+            .ends_with("; counts (its commit is inside the trust policy)"),
+        "{release:#}"
+    );
+    let secret = change(&json, &secret);
+    assert_eq!(secret["flags"], serde_json::json!(["secret"]));
+    assert_eq!(
+        secret["content"],
+        "The staging database password=…[redacted] until Friday"
+    );
+    let junk = json["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["change"] == "unreadable")
+        .unwrap();
+    assert_eq!(junk["content"], "not a record");
+    assert_eq!(junk["stops"], false);
+    assert!(
+        junk["note"].as_str().unwrap().starts_with("not valid JSON"),
+        "{junk:#}"
+    );
+
+    let (code, text, _) = review(&env, &repo, &[&base, &clean]);
+    assert_eq!(code, 0, "{text}");
+    assert!(!text.contains('\u{1b}'), "{text}");
+    assert!(
+        text.contains("Red \\u001b[31malert\\u001b[0m in the logs"),
+        "{text}"
+    );
+    assert!(!text.contains("hunter2"), "{text}");
+
+    let (code, text, _) = review(&env, &repo, &[&clean, "HEAD"]);
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains(&format!("deleted    2026-11-21.jsonl:2  {deleted}  decision  by Alice <alice@example.com>  commit ")),
+        "{text}"
+    );
+    assert!(
+        text.contains("    was (2026-11-21.jsonl:2): The cache lives in /var/cache/app\n    STOPS: deleted-in-place (a line BASE has, removed: memories are forgotten with a tombstone (`goldfish forget`), never deleted)\n"),
+        "{text}"
+    );
+}
