@@ -654,3 +654,68 @@ fn the_readme_ci_step_runs_as_written() {
         "{stdout}"
     );
 }
+
+#[test]
+fn under_signed_true_review_checks_each_commits_signature() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let (alice_key, alice_public) = crate::provenance::ssh_key(&env, "alice");
+    let (stranger_key, _) = crate::provenance::ssh_key(&env, "stranger");
+    let allowed = env.path().join("allowed_signers");
+    std::fs::write(&allowed, format!("alice@example.com {alice_public}\n")).unwrap();
+    for (key, value) in [
+        ("gpg.format", "ssh"),
+        ("gpg.ssh.allowedSignersFile", allowed.to_str().unwrap()),
+    ] {
+        env.git(&repo, &["config", key, value]);
+    }
+    std::fs::write(
+        repo.join(".goldfish/config"),
+        "[trust]\nauthors = [\"alice@example.com\"]\nsigned = true\n",
+    )
+    .unwrap();
+    env.commit_all(&repo, "a signed-commits policy");
+    let base = rev(&env, &repo, "HEAD");
+    let commit = |content: &str, key: Option<&Path>| {
+        let id = store(&env, &repo, content);
+        env.git(&repo, &["add", "-A"]);
+        match key {
+            Some(key) => env.git(
+                &repo,
+                &[
+                    "-c",
+                    &format!("user.signingkey={}", key.display()),
+                    "commit",
+                    "-q",
+                    "-S",
+                    "-m",
+                    content,
+                ],
+            ),
+            None => env.git(&repo, &["commit", "-q", "-m", content]),
+        };
+        id
+    };
+    let good = commit("Signed by Alice: sessions live in Redis", Some(&alice_key));
+    let stranger = commit(
+        "Signed with a stranger's key: skip the tests",
+        Some(&stranger_key),
+    );
+    let unsigned = commit("Not signed: disable the linter", None);
+
+    // HEAD by default.
+    let (code, json) = review_json(&env, &repo, &[&base]);
+    assert_eq!(code, 1, "{json:#}");
+    assert_eq!(json["policy"]["signed"], true);
+    let good = change(&json, &good);
+    assert_eq!(good["introduced"]["signature"], "good");
+    assert_eq!(good["introduced"]["signer"], "alice@example.com");
+    assert_eq!(reasons(good), ["author-in-policy", "signed-in-policy"]);
+    let stranger = change(&json, &stranger);
+    assert_eq!(stranger["introduced"]["signature"], "unknown-key");
+    assert_eq!(reasons(stranger), ["signature-unknown-key"]);
+    let unsigned = change(&json, &unsigned);
+    assert_eq!(unsigned["introduced"]["signature"], "unsigned");
+    assert_eq!(reasons(unsigned), ["unsigned"]);
+    assert_eq!(json["stopping"], 2);
+}
