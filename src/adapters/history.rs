@@ -128,6 +128,11 @@ where
         Ok(&self.keys_in[&blob])
     }
 
+    /// The keys of a blob this walker has read; `None` for one it has not.
+    pub fn read(&self, blob: gix::ObjectId) -> Option<&HashMap<K, V>> {
+        self.keys_in.get(&blob)
+    }
+
     fn load(&mut self, blob: gix::ObjectId) -> Result<(), GitError> {
         if !self.keys_in.contains_key(&blob) {
             let bytes = self.workspace.read_blob(blob)?;
