@@ -217,6 +217,7 @@ pub fn review(
 }
 
 /// One line of a memory file at a commit.
+#[derive(Clone)]
 struct Line {
     file: String,
     number: usize,
@@ -249,28 +250,94 @@ fn keys_in(bytes: &[u8]) -> HashMap<Key, ()> {
         .collect()
 }
 
-/// Every line of every memory file of `commit`, in file and line order.
-fn lines_at(workspace: &Workspace, commit: Option<gix::ObjectId>) -> Result<Vec<Line>, AppError> {
-    let Some(commit) = commit else {
-        return Ok(Vec::new());
-    };
-    let git = |err| AppError::from(anyhow::Error::new(err));
+/// Every line of memory file `file` (blob `blob`), in order; with `only`,
+/// only the lines whose id it holds (read with a light parse of the id).
+fn file_lines(
+    workspace: &Workspace,
+    file: &str,
+    blob: gix::ObjectId,
+    only: Option<&HashSet<&str>>,
+) -> Result<Vec<Line>, AppError> {
+    #[derive(serde::Deserialize)]
+    struct IdOnly<'a> {
+        #[serde(borrow)]
+        id: std::borrow::Cow<'a, str>,
+    }
+    let bytes = workspace
+        .read_blob(blob)
+        .map_err(|err| AppError::from(anyhow::Error::new(err)))?;
     let mut lines = Vec::new();
-    for (file, blob) in workspace.memory_files_at(commit).map_err(git)? {
-        let bytes = workspace.read_blob(blob).map_err(git)?;
-        for (number, raw) in goldfish_log::record::split_lines(&bytes) {
-            let (key, entry, problem) = key_of(raw);
-            lines.push(Line {
-                file: file.clone(),
-                number,
-                key,
-                entry,
-                problem,
-                raw: String::from_utf8_lossy(raw).into_owned(),
-            });
+    for (number, raw) in goldfish_log::record::split_lines(&bytes) {
+        if let Some(only) = only {
+            let wanted = serde_json::from_slice::<IdOnly<'_>>(raw)
+                .is_ok_and(|record| only.contains(record.id.as_ref()));
+            if !wanted {
+                continue;
+            }
         }
+        let (key, entry, problem) = key_of(raw);
+        lines.push(Line {
+            file: file.to_owned(),
+            number,
+            key,
+            entry,
+            problem,
+            raw: String::from_utf8_lossy(raw).into_owned(),
+        });
     }
     Ok(lines)
+}
+
+/// The lines of the memory files that differ between `since` and `head`
+/// (each side's), and of the files both have alike only those whose id a
+/// change may concern: what the diff needs, without reading every memory
+/// of a large log in full.
+fn diffed_lines(
+    workspace: &Workspace,
+    since: Option<gix::ObjectId>,
+    head: gix::ObjectId,
+) -> Result<(Vec<Line>, Vec<Line>), AppError> {
+    let git = |err| AppError::from(anyhow::Error::new(err));
+    let files_since = match since {
+        Some(since) => workspace.memory_files_at(since).map_err(git)?,
+        None => Default::default(),
+    };
+    let files_head = workspace.memory_files_at(head).map_err(git)?;
+    let alike = |name: &String, blob: &gix::ObjectId| {
+        files_since.get(name) == Some(blob) && files_head.get(name) == Some(blob)
+    };
+    let mut before = Vec::new();
+    for (name, blob) in files_since.iter().filter(|(n, b)| !alike(n, b)) {
+        before.extend(file_lines(workspace, name, *blob, None)?);
+    }
+    let mut after = Vec::new();
+    for (name, blob) in files_head.iter().filter(|(n, b)| !alike(n, b)) {
+        after.extend(file_lines(workspace, name, *blob, None)?);
+    }
+    let before_keys: HashSet<&Key> = before.iter().map(|line| &line.key).collect();
+    let after_keys: HashSet<&Key> = after.iter().map(|line| &line.key).collect();
+    let mut ids: HashSet<&str> = HashSet::new();
+    for line in after.iter().filter(|line| !before_keys.contains(&line.key)) {
+        ids.insert(&line.key.0);
+        match &line.entry {
+            Some(Entry::Tombstone(t)) => ids.insert(&t.forgets),
+            Some(Entry::Release(r)) => ids.insert(&r.releases),
+            _ => true,
+        };
+    }
+    for line in before.iter().filter(|line| !after_keys.contains(&line.key)) {
+        ids.insert(&line.key.0);
+    }
+    ids.remove("");
+    let mut shared = Vec::new();
+    if !ids.is_empty() {
+        for (name, blob) in files_head.iter().filter(|(n, b)| alike(n, b)) {
+            shared.extend(file_lines(workspace, name, *blob, Some(&ids))?);
+        }
+    }
+    before.extend(shared.iter().cloned());
+    after.extend(shared);
+    Ok((before, after))
 }
 
 /// The config of a commit: the policy it gives and how to say it
@@ -355,8 +422,7 @@ pub fn review_commits(
     } else {
         workspace.merge_base(base_id, head_id)
     };
-    let before = lines_at(workspace, since)?;
-    let after = lines_at(workspace, Some(head_id))?;
+    let (before, after) = diffed_lines(workspace, since, head_id)?;
     let before_keys: HashSet<&Key> = before.iter().map(|line| &line.key).collect();
     let after_keys: HashSet<&Key> = after.iter().map(|line| &line.key).collect();
     let mut before_by_id: HashMap<&str, Vec<&Line>> = HashMap::new();

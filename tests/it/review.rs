@@ -481,8 +481,15 @@ fn releases_deletions_unreadable_lines_and_secrets() {
     .unwrap();
     store(&env, &repo, "Tabs, not spaces, in the Makefile");
     let deleted = store(&env, &repo, "The cache lives in /var/cache/app");
-    env.commit_all(&repo, "policy and two decisions");
+    // A day file the range leaves alike: review reads only the ids a change
+    // concerns in it.
+    env.set_now("2026-11-20T09:30:00Z");
+    let old = store(&env, &repo, "The old queue drains at midnight");
+    env.set_now(crate::common::NOW);
+    env.commit_all(&repo, "policy and three decisions");
     let base = rev(&env, &repo, "HEAD");
+    let old_line =
+        std::fs::read_to_string(repo.join(".goldfish/memories/2026-11-20.jsonl")).unwrap();
 
     // An outsider's memory, released by Alice (inside the policy).
     identity(&env, &repo, "Mallory", "mallory@example.com");
@@ -490,6 +497,7 @@ fn releases_deletions_unreadable_lines_and_secrets() {
     env.commit_all(&repo, "mallory: a decision");
     identity(&env, &repo, "Alice", "alice@example.com");
     env.ok(&repo, &["trust", &released]);
+    env.ok(&repo, &["forget", &old]);
     // A secret (stored on purpose), a line that is not a record, a memory
     // with a terminal escape.
     let secret = env.ok(
@@ -504,6 +512,8 @@ fn releases_deletions_unreadable_lines_and_secrets() {
     let file = repo.join(".goldfish/memories/2026-11-21.jsonl");
     let mut text = std::fs::read_to_string(&file).unwrap();
     text.push_str("not a record\n");
+    // A copy of a line BASE has, byte for byte: no change.
+    text.push_str(&old_line);
     std::fs::write(&file, text).unwrap();
     hand_write(
         &repo,
@@ -546,6 +556,17 @@ fn releases_deletions_unreadable_lines_and_secrets() {
             .ends_with("; counts (its commit is inside the trust policy)"),
         "{release:#}"
     );
+    let forget = json["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["change"] == "forgotten")
+        .unwrap();
+    assert_eq!(
+        forget["note"],
+        format!("forgets {old}: The old queue drains at midnight").as_str()
+    );
+    assert_eq!(json["changes"].as_array().unwrap().len(), 6, "{json:#}");
     let secret = change(&json, &secret);
     assert_eq!(secret["flags"], serde_json::json!(["secret"]));
     assert_eq!(

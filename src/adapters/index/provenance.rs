@@ -87,7 +87,9 @@ pub(super) fn walk_provenance(
     ids_in.walk(&commits, |change| {
         if let Some(blob) = change.blob {
             for (id, _) in change.added {
-                introduced.entry(id.clone()).or_insert((change.commit, blob));
+                introduced
+                    .entry(id.clone())
+                    .or_insert((change.commit, blob));
             }
         }
     })?;
