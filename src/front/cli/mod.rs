@@ -61,7 +61,10 @@ enum Command {
     Status(StatusArgs),
     /// Drop the index and rebuild it from git
     Reindex(ReindexArgs),
-    /// Review the memory changes between two commits before they spread: added, forgotten, edited and deleted lines, each with its commit's author, signature, flags and trust verdict
+    /// Review the memory changes between two commits before they spread: who made each, and whether it would be quarantined
+    ///
+    /// Lists added, forgotten, released, edited and deleted lines, each with the commit that made
+    /// it, its author and signature, the line's flags and the trust verdict agents would get.
     ///
     /// BASE defaults to the current branch's upstream, HEAD to HEAD (`BASE..HEAD` works
     /// too). The verdicts use the trust policy of BASE, so a change cannot loosen its own
