@@ -9,6 +9,54 @@ use std::hash::Hash;
 
 use crate::adapters::git::{CommitInfo, GitError, Workspace};
 
+/// A commit that changed `.goldfish/config`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConfigChange {
+    /// The commit's index in the walked commits.
+    pub commit: usize,
+    /// The file's blob in the commit's first parent, and in the commit
+    /// (`None`: no such file).
+    pub before: Option<gix::ObjectId>,
+    pub after: Option<gix::ObjectId>,
+}
+
+/// The commits of `commits` that changed `.goldfish/config`: their version
+/// of it differs from every parent's (a merge that takes one side's file
+/// changes nothing: that side's own commit did). Whether the trust policy
+/// changed with it is the caller's to read from the two blobs.
+pub fn config_changes(
+    workspace: &Workspace,
+    commits: &[CommitInfo],
+) -> Result<Vec<ConfigChange>, GitError> {
+    let mut config_at: HashMap<gix::ObjectId, Option<gix::ObjectId>> = HashMap::new();
+    let mut blob_of = |id: gix::ObjectId| -> Result<Option<gix::ObjectId>, GitError> {
+        if let Some(blob) = config_at.get(&id) {
+            return Ok(*blob);
+        }
+        let blob = workspace.repo_config_at(id)?;
+        config_at.insert(id, blob);
+        Ok(blob)
+    };
+    let mut changes = Vec::new();
+    for (index, commit) in commits.iter().enumerate() {
+        let after = blob_of(commit.id)?;
+        let parents = commit
+            .parents
+            .iter()
+            .map(|parent| blob_of(*parent))
+            .collect::<Result<Vec<_>, _>>()?;
+        if parents.contains(&after) || (parents.is_empty() && after.is_none()) {
+            continue;
+        }
+        changes.push(ConfigChange {
+            commit: index,
+            before: parents.first().copied().flatten(),
+            after,
+        });
+    }
+    Ok(changes)
+}
+
 /// What one commit changed in one memory file.
 pub struct FileChange<'a, K, V> {
     /// The commit's index in the walked commits.

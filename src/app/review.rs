@@ -477,7 +477,7 @@ pub fn review_commits(
         Err(_) => None,
     };
     let policy_commits = if describe(&since_config) != describe(&head_config) {
-        policy_commits(workspace, &commits)
+        policy_commits(workspace, &commits)?
     } else {
         Vec::new()
     };
@@ -780,26 +780,35 @@ pub fn review_commits(
     })
 }
 
-/// The commits of the range that changed the `[trust]` policy: their
+/// The commits of the range that changed the `[trust]` policy (their
 /// `.goldfish/config` differs from every parent's and reads as another
-/// policy than the first parent's. With the policy before and after each.
-fn policy_commits(workspace: &Workspace, commits: &[CommitInfo]) -> Vec<(usize, String, String)> {
-    let mut found = Vec::new();
-    for (index, commit) in commits.iter().enumerate() {
-        let blob = |id: gix::ObjectId| workspace.repo_config_at(id).ok().flatten();
-        let own = blob(commit.id);
-        let parents: Vec<Option<gix::ObjectId>> =
-            commit.parents.iter().map(|parent| blob(*parent)).collect();
-        if parents.contains(&own) || (parents.is_empty() && own.is_none()) {
-            continue;
-        }
-        let before = describe(&config_at(workspace, commit.parents.first().copied()));
-        let after = describe(&config_at(workspace, Some(commit.id)));
-        if before != after {
-            found.push((index, before, after));
-        }
-    }
-    found
+/// policy than the first parent's), with the policy before and after each.
+fn policy_commits(
+    workspace: &Workspace,
+    commits: &[CommitInfo],
+) -> Result<Vec<(usize, String, String)>, AppError> {
+    let read = |blob: Option<gix::ObjectId>| -> Result<Option<RepoConfig>, String> {
+        let Some(blob) = blob else {
+            return Ok(None);
+        };
+        let bytes = workspace.read_blob(blob).map_err(|err| err.to_string())?;
+        RepoConfig::from_file(&bytes)
+            .map(Some)
+            .map_err(|err| format!("{REPO_CONFIG} is invalid: {err}"))
+    };
+    let changes = crate::adapters::history::config_changes(workspace, commits)
+        .map_err(|err| AppError::from(anyhow::Error::new(err)))?;
+    Ok(changes
+        .into_iter()
+        .map(|change| {
+            (
+                change.commit,
+                describe(&read(change.before)),
+                describe(&read(change.after)),
+            )
+        })
+        .filter(|(_, before, after)| before != after)
+        .collect())
 }
 
 /// What `goldfish review` prints: a header (the range, the policy used),

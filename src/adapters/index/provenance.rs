@@ -11,7 +11,7 @@ use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::SyncError;
 use crate::adapters::git::{CommitInfo, SignatureState, Verified, Workspace};
-use crate::adapters::history::Walker;
+use crate::adapters::history::{self, Walker};
 use crate::domain::config::{RepoConfig, TrustPolicy};
 
 #[derive(serde::Deserialize)]
@@ -76,11 +76,16 @@ pub(super) fn walk_provenance(
     let commits = workspace.new_commits(head, known)?;
     // Per id: the commit (its index) and the blob of the file it is in.
     let mut introduced: HashMap<String, (usize, gix::ObjectId)> = HashMap::new();
-    let mut config_at: HashMap<gix::ObjectId, Option<gix::ObjectId>> = HashMap::new();
+    // The commits that changed the trust policy, with the policy before
+    // each (its first parent's).
     let mut policy_changes: Vec<PolicyChange> = Vec::new();
-    for (index, commit) in commits.iter().enumerate() {
-        if let Some(change) = policy_change(workspace, commit, index, &mut config_at)? {
-            policy_changes.push(change);
+    for change in history::config_changes(workspace, &commits)? {
+        let before = policy_in(workspace, change.before);
+        if before.is_some() && before != policy_in(workspace, change.after) {
+            policy_changes.push(PolicyChange {
+                index: change.commit,
+                before,
+            });
         }
     }
     let mut ids_in = Walker::new(workspace, claims_in);
@@ -313,40 +318,6 @@ impl PolicyChange {
 fn policy_in(workspace: &Workspace, blob: Option<gix::ObjectId>) -> Option<TrustPolicy> {
     let bytes = workspace.read_blob(blob?).ok()?;
     RepoConfig::from_file(&bytes).ok()?.trust
-}
-
-/// Whether `commit` changed the trust policy: its `.goldfish/config`
-/// differs from every parent's (a merge that takes one side's file changes
-/// nothing: that side's own commit did) and its policy differs from the
-/// first parent's.
-fn policy_change(
-    workspace: &Workspace,
-    commit: &CommitInfo,
-    index: usize,
-    config_at: &mut HashMap<gix::ObjectId, Option<gix::ObjectId>>,
-) -> Result<Option<PolicyChange>, SyncError> {
-    let mut blob_of = |id: gix::ObjectId| -> Result<Option<gix::ObjectId>, SyncError> {
-        if let Some(blob) = config_at.get(&id) {
-            return Ok(*blob);
-        }
-        let blob = workspace.repo_config_at(id)?;
-        config_at.insert(id, blob);
-        Ok(blob)
-    };
-    let blob = blob_of(commit.id)?;
-    let parents = commit
-        .parents
-        .iter()
-        .map(|parent| blob_of(*parent))
-        .collect::<Result<Vec<_>, _>>()?;
-    if parents.contains(&blob) || (parents.is_empty() && blob.is_none()) {
-        return Ok(None);
-    }
-    let before = policy_in(workspace, parents.first().copied().flatten());
-    if before.is_none() || before == policy_in(workspace, blob) {
-        return Ok(None);
-    }
-    Ok(Some(PolicyChange { index, before }))
 }
 
 /// HEAD left the history an earlier walk saw (a checkout of an older commit
