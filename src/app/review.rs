@@ -689,7 +689,21 @@ pub fn review_commits(
                     .map(|content| format!(": {content}"))
                     .unwrap_or_default();
                 change.note = Some(match kind {
-                    ChangeKind::Forgotten => format!("forgets {target}{about}"),
+                    ChangeKind::Forgotten => {
+                        // A forget counts whoever commits it: say when its
+                        // commit is outside the policy.
+                        let outside: Vec<&str> = commit
+                            .map(|commit| judge(commit, &Claim::default()))
+                            .unwrap_or_default();
+                        if outside.is_empty() {
+                            format!("forgets {target}{about}")
+                        } else {
+                            format!(
+                                "forgets {target}{about}; its commit is outside the trust policy ({})",
+                                outside.join(", ")
+                            )
+                        }
+                    }
                     _ => {
                         format!(
                             "releases {target}{about}; {}",

@@ -302,6 +302,14 @@ fn review_lists_a_pull_with_authors_verdicts_and_exit_codes() {
         "Carol <carol@team.example.com>"
     );
     assert_eq!(forgets[0]["stops"], false);
+    assert_eq!(
+        forgets[0]["note"],
+        format!(
+            "forgets {}: Sessions live in Redis, not Postgres",
+            pushed.forget_target
+        )
+        .as_str()
+    );
     assert_eq!(json["changes"].as_array().unwrap().len(), 6, "{json:#}");
 
     let policy = &json["policy_changes"][0];
@@ -497,7 +505,12 @@ fn releases_deletions_unreadable_lines_and_secrets() {
     env.commit_all(&repo, "mallory: a decision");
     identity(&env, &repo, "Alice", "alice@example.com");
     env.ok(&repo, &["trust", &released]);
+    env.commit_all(&repo, "alice: release");
+    // An outsider's forget counts (as any forget): said, not stopped.
+    identity(&env, &repo, "Mallory", "mallory@example.com");
     env.ok(&repo, &["forget", &old]);
+    env.commit_all(&repo, "mallory: forget");
+    identity(&env, &repo, "Alice", "alice@example.com");
     // A secret (stored on purpose), a line that is not a record, a memory
     // with a terminal escape.
     let secret = env.ok(
@@ -521,7 +534,7 @@ fn releases_deletions_unreadable_lines_and_secrets() {
         "Alice",
         "Red \u{1b}[31malert\u{1b}[0m in the logs",
     );
-    env.commit_all(&repo, "alice: release, secret, junk, escape");
+    env.commit_all(&repo, "alice: secret, junk, escape");
     let clean = rev(&env, &repo, "HEAD");
     // Alice deletes a line: memories are forgotten, never deleted.
     let text = std::fs::read_to_string(&file).unwrap();
@@ -564,7 +577,7 @@ fn releases_deletions_unreadable_lines_and_secrets() {
         .unwrap();
     assert_eq!(
         forget["note"],
-        format!("forgets {old}: The old queue drains at midnight").as_str()
+        format!("forgets {old}: The old queue drains at midnight; its commit is outside the trust policy (author-outside-policy)").as_str()
     );
     assert_eq!(json["changes"].as_array().unwrap().len(), 6, "{json:#}");
     let secret = change(&json, &secret);
