@@ -170,12 +170,6 @@ where
         Ok(())
     }
 
-    /// The keys of a blob, read once.
-    pub fn keys_of(&mut self, blob: gix::ObjectId) -> Result<&HashMap<K, V>, GitError> {
-        self.load(blob)?;
-        Ok(&self.keys_in[&blob])
-    }
-
     /// The keys of a blob this walker has read; `None` for one it has not.
     pub fn read(&self, blob: gix::ObjectId) -> Option<&HashMap<K, V>> {
         self.keys_in.get(&blob)

@@ -176,13 +176,7 @@ mod tests {
     #[test]
     fn an_author_field_naming_someone_else_is_a_mismatch_whatever_the_policy() {
         let ann = origin("ann@example.com", "unsigned", "");
-        for claimed in [
-            "Ann",
-            " ann ",
-            "ANN@example.com",
-            "Ann <ann@example.com>",
-            "",
-        ] {
+        for claimed in ["Ann", " ann ", "ANN@example.com", "Ann <ann@example.com>", ""] {
             let claim = Claim {
                 author: Some(claimed),
                 ..Claim::default()
