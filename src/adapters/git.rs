@@ -336,6 +336,54 @@ impl Workspace {
         }
     }
 
+    /// The commit `spec` names (a branch, a tag, `origin/main`, a commit id,
+    /// `@{upstream}`, as `git rev-parse` reads it); `None` when it names no
+    /// commit here. A spec that starts with `-` names nothing (it would be
+    /// read as an option).
+    pub fn resolve_commit(&self, spec: &str) -> Result<Option<gix::ObjectId>, GitError> {
+        if spec.is_empty() || spec.starts_with('-') {
+            return Ok(None);
+        }
+        let peeled = format!("{spec}^{{commit}}");
+        let output = git_command(
+            &self.root,
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                "--end-of-options",
+                &peeled,
+            ],
+        )?;
+        if !output.status.success() {
+            return Ok(None);
+        }
+        let text = String::from_utf8_lossy(&output.stdout);
+        Ok(gix::ObjectId::from_hex(text.trim().as_bytes()).ok())
+    }
+
+    /// The upstream of the current branch (`@{upstream}`, e.g.
+    /// `origin/main`); `None` when detached or without one.
+    pub fn upstream(&self) -> Option<String> {
+        self.git(&[
+            "rev-parse",
+            "--abbrev-ref",
+            "--symbolic-full-name",
+            "@{upstream}",
+        ])
+        .ok()
+        .filter(|name| !name.is_empty())
+    }
+
+    /// The best common ancestor of `a` and `b` (`git merge-base`); `None`
+    /// when their histories are unrelated.
+    pub fn merge_base(&self, a: gix::ObjectId, b: gix::ObjectId) -> Option<gix::ObjectId> {
+        let found = self
+            .git(&["merge-base", &a.to_string(), &b.to_string()])
+            .ok()?;
+        gix::ObjectId::from_hex(found.trim().as_bytes()).ok()
+    }
+
     /// Commits reachable from `head` but not from `known`, oldest first, each
     /// with the parents this repository has.
     pub fn new_commits(

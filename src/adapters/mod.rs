@@ -1,5 +1,6 @@
 //! The adapters: everything that touches the world outside the process's
-//! memory. git objects and config ([`git`]), the memory folder on disk
+//! memory. git objects and config ([`git`]), which commit changed which
+//! memory line ([`history`]), the memory folder on disk
 //! ([`memdir`]), the personal index ([`index`]), the embedding model
 //! ([`embed`]), capture's queues, worker and model runtime ([`capture`]),
 //! the home folder ([`home`]), the environment ([`env`](mod@env)), processes run
@@ -13,6 +14,7 @@ pub mod capture;
 pub mod embed;
 pub mod env;
 pub mod git;
+pub mod history;
 pub mod home;
 pub mod index;
 pub mod llm;

@@ -25,6 +25,12 @@ pub const DRIVER_COMMAND: &str = "goldfish merge-driver %O %A %B %P";
 
 const HOOK_TEMPLATE: &str = include_str!("../../git-hooks/hook.sh");
 
+/// The opt-in pre-push hook (`init --review-on-push`): it runs `goldfish
+/// review` on what a push sends and stops the push on exit 1. Not one of
+/// [`HOOKS`]: `heal` never installs it, doctor never asks for it.
+pub const REVIEW_HOOK: &str = "pre-push";
+pub const REVIEW_HOOK_SCRIPT: &str = include_str!("../../git-hooks/pre-push.sh");
+
 /// The shim installed as hook `name`.
 pub fn hook_script(name: &str) -> String {
     HOOK_TEMPLATE.replace("@HOOK@", name)
@@ -346,13 +352,38 @@ fn checked_hooks_dir(workspace: &Workspace, force: bool) -> Result<PathBuf, Init
     Ok(dir)
 }
 
+/// Installs the pre-push hook that reviews what a push sends
+/// ([`REVIEW_HOOK`]), as [`init`] installs its hooks: a foreign one is kept
+/// as `pre-push.legacy` and runs first. Returns what changed.
+pub fn install_review_hook(workspace: &Workspace, force: bool) -> Result<Vec<String>, InitError> {
+    let hooks = checked_hooks_dir(workspace, force)?;
+    let mut changes = Vec::new();
+    install(
+        &hooks,
+        [(REVIEW_HOOK, REVIEW_HOOK_SCRIPT.to_owned())],
+        &mut changes,
+    )?;
+    Ok(changes)
+}
+
 fn install_hooks(dir: &Path, changes: &mut Vec<String>) -> Result<(), InitError> {
+    install(
+        dir,
+        HOOKS.into_iter().map(|name| (name, hook_script(name))),
+        changes,
+    )
+}
+
+fn install(
+    dir: &Path,
+    hooks: impl IntoIterator<Item = (&'static str, String)>,
+    changes: &mut Vec<String>,
+) -> Result<(), InitError> {
     if !dir.is_dir() {
         fs::create_dir_all(dir).map_err(io_error("create", dir))?;
     }
-    for name in HOOKS {
+    for (name, script) in hooks {
         let path = dir.join(name);
-        let script = hook_script(name);
         match fs::read_to_string(&path) {
             Ok(current) if current == script && is_executable(&path) => continue,
             Ok(current) if current == script => {

@@ -9,7 +9,8 @@
 //! - [`hook`]: what a git hook does; [`capture`]: the agent hook, the
 //!   capture worker and its status; [`import`]: old notes into the log;
 //!   [`background`]: the detached processes they start.
-//! - [`status`]: `goldfish status`'s report, as data.
+//! - [`status`]: `goldfish status`'s report, as data; [`review`]: the memory
+//!   changes between two commits and their trust verdicts.
 //! - [`error`]: [`AppError`], with the argument at fault as an [`Arg`].
 //!
 //! Nothing here prints or knows which front end calls it: each front end
@@ -30,6 +31,7 @@ pub mod model;
 pub mod notice;
 pub mod ops;
 pub mod render;
+pub mod review;
 pub mod session;
 pub mod status;
 pub mod sync;

@@ -28,6 +28,7 @@ mod labelled;
 mod layers;
 mod mcp;
 mod provenance;
+mod review;
 mod secrets;
 mod semantic;
 mod similarity;

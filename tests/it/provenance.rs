@@ -311,7 +311,7 @@ fn outsiders_and_forged_authors_are_quarantined() {
 
 /// `ssh-keygen` with a throwaway key in the test's home: a key pair and
 /// its public key line.
-fn ssh_key(env: &TestEnv, name: &str) -> (std::path::PathBuf, String) {
+pub(crate) fn ssh_key(env: &TestEnv, name: &str) -> (std::path::PathBuf, String) {
     let dir = env.path().join("home/.ssh");
     std::fs::create_dir_all(&dir).unwrap();
     let key = dir.join(name);

@@ -5,12 +5,13 @@
 //! `.goldfish/config` while their author was outside the policy before
 //! them.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::SyncError;
 use crate::adapters::git::{CommitInfo, SignatureState, Verified, Workspace};
+use crate::adapters::history::{self, Walker};
 use crate::domain::config::{RepoConfig, TrustPolicy};
 use crate::domain::memory::verdict;
 
@@ -75,50 +76,30 @@ pub(super) fn walk_provenance(
         forget_provenance_outside(tx, workspace, workspace_id, head, sqlite)?;
     }
     let commits = workspace.new_commits(head, known)?;
-    let mut files_at: HashMap<gix::ObjectId, BTreeMap<String, gix::ObjectId>> = HashMap::new();
-    let mut ids_in: HashMap<gix::ObjectId, HashMap<String, Claim>> = HashMap::new();
     // Per id: the commit (its index) and the blob of the file it is in.
     let mut introduced: HashMap<String, (usize, gix::ObjectId)> = HashMap::new();
-    let mut config_at: HashMap<gix::ObjectId, Option<gix::ObjectId>> = HashMap::new();
+    // The commits that changed the trust policy, with the policy before
+    // each (its first parent's).
     let mut policy_changes: Vec<PolicyChange> = Vec::new();
-
-    let mut files_of = |id: gix::ObjectId| -> Result<BTreeMap<String, gix::ObjectId>, SyncError> {
-        if let Some(files) = files_at.get(&id) {
-            return Ok(files.clone());
-        }
-        let files = workspace.memory_files_at(id)?;
-        files_at.insert(id, files.clone());
-        Ok(files)
-    };
-    for (index, commit) in commits.iter().enumerate() {
-        if let Some(change) = policy_change(workspace, commit, index, &mut config_at)? {
-            policy_changes.push(change);
-        }
-        let files = files_of(commit.id)?;
-        let parents = commit
-            .parents
-            .iter()
-            .map(|parent| files_of(*parent))
-            .collect::<Result<Vec<_>, _>>()?;
-        for (name, blob) in &files {
-            if parents.iter().any(|p| p.get(name) == Some(blob)) {
-                continue;
-            }
-            let mut before: HashSet<String> = HashSet::new();
-            for parent_blob in parents.iter().filter_map(|p| p.get(name)) {
-                before.extend(
-                    ids_of(workspace, *parent_blob, &mut ids_in)?
-                        .keys()
-                        .cloned(),
-                );
-            }
-            for id in ids_of(workspace, *blob, &mut ids_in)?.keys() {
-                if !before.contains(id) {
-                    introduced.entry(id.clone()).or_insert((index, *blob));
-                }
-            }
+    for change in history::config_changes(workspace, &commits)? {
+        let before = policy_in(workspace, change.before);
+        if before.is_some() && before != policy_in(workspace, change.after) {
+            policy_changes.push(PolicyChange {
+                index: change.commit,
+                before,
+            });
         }
     }
+    let mut ids_in = Walker::new(workspace, claims_in);
+    ids_in.walk(&commits, |change| {
+        if let Some(blob) = change.blob {
+            for (id, _) in change.added {
+                introduced
+                    .entry(id.clone())
+                    .or_insert((change.commit, blob));
+            }
+        }
+    })?;
     // An id this walk sees introduced again (copied into another file,
     // or brought back) keeps what an earlier walk recorded when that commit
     // is in HEAD's history too: it is the older one, as a walk of the whole
@@ -191,7 +172,7 @@ pub(super) fn walk_provenance(
     let mut mismatching: Vec<(&String, &Claim, &CommitInfo)> = Vec::new();
     for (id, index, blob) in recording {
         let commit = &commits[index];
-        if let Some(claim) = ids_in.get(&blob).and_then(|claims| claims.get(id))
+        if let Some(claim) = ids_in.read(blob).and_then(|claims| claims.get(id))
             && claim.mismatches(commit)
         {
             mismatching.push((id, claim, commit));
@@ -341,40 +322,6 @@ fn policy_in(workspace: &Workspace, blob: Option<gix::ObjectId>) -> Option<Trust
     RepoConfig::from_file(&bytes).ok()?.trust
 }
 
-/// Whether `commit` changed the trust policy: its `.goldfish/config`
-/// differs from every parent's (a merge that takes one side's file changes
-/// nothing: that side's own commit did) and its policy differs from the
-/// first parent's.
-fn policy_change(
-    workspace: &Workspace,
-    commit: &CommitInfo,
-    index: usize,
-    config_at: &mut HashMap<gix::ObjectId, Option<gix::ObjectId>>,
-) -> Result<Option<PolicyChange>, SyncError> {
-    let mut blob_of = |id: gix::ObjectId| -> Result<Option<gix::ObjectId>, SyncError> {
-        if let Some(blob) = config_at.get(&id) {
-            return Ok(*blob);
-        }
-        let blob = workspace.repo_config_at(id)?;
-        config_at.insert(id, blob);
-        Ok(blob)
-    };
-    let blob = blob_of(commit.id)?;
-    let parents = commit
-        .parents
-        .iter()
-        .map(|parent| blob_of(*parent))
-        .collect::<Result<Vec<_>, _>>()?;
-    if parents.contains(&blob) || (parents.is_empty() && blob.is_none()) {
-        return Ok(None);
-    }
-    let before = policy_in(workspace, parents.first().copied().flatten());
-    if before.is_none() || before == policy_in(workspace, blob) {
-        return Ok(None);
-    }
-    Ok(Some(PolicyChange { index, before }))
-}
-
 /// HEAD left the history an earlier walk saw (a checkout of an older commit
 /// or of another branch): what commits outside HEAD's history introduced no
 /// longer counts, as a walk of HEAD's whole history would not see them.
@@ -423,26 +370,16 @@ fn forget_provenance_outside(
 }
 
 /// The ids of a memory file's blob, each with what its first line claims.
-fn ids_of<'a>(
-    workspace: &Workspace,
-    blob: gix::ObjectId,
-    cache: &'a mut HashMap<gix::ObjectId, HashMap<String, Claim>>,
-) -> Result<&'a HashMap<String, Claim>, SyncError> {
-    match cache.entry(blob) {
-        std::collections::hash_map::Entry::Occupied(entry) => Ok(entry.into_mut()),
-        std::collections::hash_map::Entry::Vacant(entry) => {
-            let bytes = workspace.read_blob(blob)?;
-            let mut ids: HashMap<String, Claim> = HashMap::new();
-            for (_, text) in goldfish_log::record::split_lines(&bytes) {
-                let Ok(record) = serde_json::from_slice::<IdOnly<'_>>(text) else {
-                    continue;
-                };
-                ids.entry(record.id.into_owned()).or_insert_with(|| Claim {
-                    author: record.author.map(std::borrow::Cow::into_owned),
-                    imported: record.imported_from.is_some(),
-                });
-            }
-            Ok(entry.insert(ids))
-        }
+fn claims_in(bytes: &[u8]) -> HashMap<String, Claim> {
+    let mut ids: HashMap<String, Claim> = HashMap::new();
+    for (_, text) in goldfish_log::record::split_lines(bytes) {
+        let Ok(record) = serde_json::from_slice::<IdOnly<'_>>(text) else {
+            continue;
+        };
+        ids.entry(record.id.into_owned()).or_insert_with(|| Claim {
+            author: record.author.map(std::borrow::Cow::into_owned),
+            imported: record.imported_from.is_some(),
+        });
     }
+    ids
 }

@@ -8,8 +8,8 @@ use anyhow::Context;
 use super::output;
 use super::{
     AgentArg, AgentEvent, AgentHookArgs, BriefArgs, CliError, EXIT_NO_RESULT, EXIT_OK, ForgetArgs,
-    HookName, InitArgs, ModelInstallArgs, RecallArgs, ReindexArgs, ShowArgs, SimilarArgs,
-    StatusArgs, StoreArgs, SyncArgs, TrustArgs,
+    HookName, InitArgs, ModelInstallArgs, RecallArgs, ReindexArgs, ReviewArgs, ShowArgs,
+    SimilarArgs, StatusArgs, StoreArgs, SyncArgs, TrustArgs,
 };
 use crate::adapters::git::Workspace;
 use crate::adapters::home::Home;
@@ -138,6 +138,18 @@ pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> 
     if args.capture {
         agent_changes
             .extend(crate::app::agent::setup_capture(workspace.root()).map_err(agent_error)?);
+    }
+    let mut changes = changes;
+    if args.review_on_push {
+        changes.extend(
+            crate::app::init::install_review_hook(&workspace, args.force).map_err(
+                |err| match err {
+                    crate::app::init::InitError::HooksOutside(_)
+                    | crate::app::init::InitError::LegacyTaken { .. } => CliError::usage(err),
+                    other => anyhow::Error::new(other).into(),
+                },
+            )?,
+        );
     }
     if changes.is_empty() && agent_changes.is_empty() {
         writeln!(
@@ -395,7 +407,92 @@ pub(super) fn trust(args: TrustArgs, out: &mut dyn Write) -> Result<u8, CliError
     Ok(EXIT_OK)
 }
 
-pub(super) fn hook(name: HookName, _args: &[OsString]) -> Result<u8, CliError> {
+pub(super) fn review(args: ReviewArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let now = crate::app::session::Clock::from_env().now()?;
+    let review =
+        crate::app::review::review(&workspace, args.base.as_deref(), args.head.as_deref(), now)?;
+    if args.json {
+        let line = serde_json::to_string(&review).context("serializing the review")?;
+        writeln!(out, "{line}").context("writing output")?;
+    } else {
+        write!(out, "{}", crate::app::review::text(&review)).context("writing output")?;
+    }
+    // 1: something would enter quarantine (or rewrites the log): the check
+    // failed, as doctor's 1.
+    Ok(if review.stopping > 0 {
+        EXIT_NO_RESULT
+    } else {
+        EXIT_OK
+    })
+}
+
+/// The pre-push hook (`init --review-on-push`): reviews each range git is
+/// about to push (its lines on stdin); 1 stops the push. Unlike the other
+/// hooks it reports on stderr and can fail: that is its job.
+fn pre_push(args: &[OsString]) -> u8 {
+    use crate::app::review::{self, Pushed};
+    let remote = args
+        .first()
+        .map(|remote| remote.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut input = String::new();
+    let reviewed = std::io::stdin()
+        .read_to_string(&mut input)
+        .context("cannot read what git passes the pre-push hook on stdin")
+        .map_err(crate::app::AppError::from)
+        .and_then(|_| {
+            let workspace = current_workspace()?;
+            let now = crate::app::session::Clock::from_env().now()?;
+            review::pre_push(&workspace, &remote, &input, now)
+        });
+    let bypass = "push anyway with `git push --no-verify`";
+    let pushed = match reviewed {
+        Ok(pushed) => pushed,
+        Err(err) => {
+            output::stderr_line(&format!(
+                "goldfish pre-push: could not review the memory changes of this push: {:#}\n{bypass}",
+                err.error
+            ));
+            return EXIT_NO_RESULT;
+        }
+    };
+    let mut stopped = Vec::new();
+    for pushed in pushed {
+        match pushed {
+            Pushed::Skipped(name, why) => {
+                output::stderr_line(&format!("goldfish pre-push: {name}: {why}"));
+            }
+            Pushed::Reviewed(name, review) if review.stopping > 0 => {
+                output::stderr_line(&format!("goldfish pre-push: {name}:"));
+                eprint!("{}", review::text(&review));
+                stopped.push(name);
+            }
+            Pushed::Reviewed(name, review) => {
+                let total = review.changes.len() + review.policy_changes.len();
+                if total > 0 {
+                    output::stderr_line(&format!(
+                        "goldfish pre-push: {name}: {}, none would be quarantined",
+                        crate::app::render::count(total as u64, "memory change", "memory changes")
+                    ));
+                }
+            }
+        }
+    }
+    if stopped.is_empty() {
+        return EXIT_OK;
+    }
+    output::stderr_line(&format!(
+        "goldfish pre-push: push stopped: {} brings memory changes that would be quarantined or rewrite the log (see above; `goldfish review` shows them again). Forget or fix them, or, if the team accepts them, {bypass}",
+        stopped.join(", ")
+    ));
+    EXIT_NO_RESULT
+}
+
+pub(super) fn hook(name: HookName, args: &[OsString]) -> Result<u8, CliError> {
+    if let HookName::PrePush = name {
+        return Ok(pre_push(args));
+    }
     // A hook must never fail or slow down the git command: any error is only
     // reported (hooks hide stderr unless GOLDFISH_HOOK_VERBOSE is set), and
     // `recall` syncs by itself if this one did not happen.

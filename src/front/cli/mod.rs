@@ -61,6 +61,20 @@ enum Command {
     Status(StatusArgs),
     /// Drop the index and rebuild it from git
     Reindex(ReindexArgs),
+    /// Review the memory changes between two commits before they spread: who made each, and whether it would be quarantined
+    ///
+    /// Lists added, forgotten, released, edited and deleted lines, each with the commit that made
+    /// it, its author and signature, the line's flags and the trust verdict agents would get.
+    ///
+    /// BASE defaults to the current branch's upstream, HEAD to HEAD (`BASE..HEAD` works
+    /// too). The verdicts use the trust policy of BASE, so a change cannot loosen its own
+    /// review. Reads git only: no sync, no index, no model.
+    ///
+    /// Exit status: 0 nothing would be quarantined (the changes are listed anyway),
+    /// 1 a change would enter quarantine, edits or deletes a line in place, or changes
+    /// the trust policy from outside it, 2 BASE or HEAD is not a commit, 3 other failures.
+    #[command(verbatim_doc_comment)]
+    Review(ReviewArgs),
     /// Merge again, with the merge driver, memory files a merge left in conflict, and stage them
     ///
     /// Reads the three versions from git's index (base, ours, theirs), never the
@@ -112,6 +126,9 @@ struct InitArgs {
     /// With --agent claude: also turn on capture (memories from the agent's tool use) through hooks in .claude/settings.json, with the session-start briefing and pre-compact checkpoint hooks
     #[arg(long)]
     capture: bool,
+    /// Also install a pre-push hook that runs `goldfish review` on what a push sends, and stops the push when a change would be quarantined
+    #[arg(long)]
+    review_on_push: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -368,6 +385,20 @@ struct ResolveArgs {}
 
 #[derive(Debug, clap::Args)]
 #[deny(missing_docs)]
+struct ReviewArgs {
+    /// The commit the changes are counted from (default: the current branch's upstream); or BASE..HEAD
+    #[arg(value_name = "BASE")]
+    base: Option<String>,
+    /// The commit reviewed (default: HEAD)
+    #[arg(value_name = "HEAD")]
+    head: Option<String>,
+    /// Print the review as one JSON object
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
 struct ReindexArgs {
     /// Print what was rebuilt as JSON Lines (one sync report per workspace)
     #[arg(long)]
@@ -439,6 +470,7 @@ impl HookName {
             HookName::PostMerge => "post-merge",
             HookName::PostCheckout => "post-checkout",
             HookName::PostRewrite => "post-rewrite",
+            HookName::PrePush => "pre-push",
         }
     }
 }
@@ -520,6 +552,7 @@ enum HookName {
     PostMerge,
     PostCheckout,
     PostRewrite,
+    PrePush,
 }
 
 /// An error with the exit code it should end the process with, and what to
@@ -733,6 +766,7 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<u8, CliError> {
         Command::Sync(args) => commands::sync(args, out),
         Command::Status(args) => commands::status(args, out),
         Command::Reindex(args) => commands::reindex(args, out),
+        Command::Review(args) => commands::review(args, out),
         Command::Resolve(ResolveArgs {}) => commands::resolve(out),
         Command::Import(args) => import::import(args, out),
         Command::Doctor(args) => doctor::doctor(args, out),
