@@ -175,17 +175,20 @@ pub fn title(content: &str) -> String {
     terminal_safe(&clipped(&words, TITLE_WORDS, more)).into_owned()
 }
 
-/// `SHORTID  DATE  TYPE  AUTHOR  title`: one memory on one line of at most
+/// `SHORTID  TYPE  AUTHOR  title`: one memory on one line of at most
 /// [`INDEX_LINE_TOKENS`] tokens (the title gives up words to fit), the same
-/// bytes for the same memory and tokenizer (no time relative to now).
+/// bytes for the same memory and tokenizer (no time relative to now). The
+/// short id is most of the line's tokens (11 of the model's tokenizer) and
+/// tells the time (ids sort by it): a date beside it took six more, which
+/// the title needs to tell memories apart. The author is who committed it
+/// (its commit author's name), else the line's own while it is uncommitted.
 pub fn index_line(m: &IndexedMemory, counter: &mut dyn TokenCounter) -> String {
     let short: String = m.id.chars().take(SHORT_ID).collect();
-    let date = m.timestamp.get(..10).unwrap_or(&m.timestamp);
-    let author = m
-        .author
-        .as_deref()
-        .or(m.introduced.as_ref().map(|p| p.author.as_str()))
-        .unwrap_or("-");
+    let author = match (&m.introduced, &m.author) {
+        (Some(p), _) => Provenance::name_of(&p.author),
+        (None, Some(author)) => author.as_str(),
+        (None, None) => "-",
+    };
     let mut flags = if m.flags.is_empty() {
         String::new()
     } else {
@@ -197,7 +200,7 @@ pub fn index_line(m: &IndexedMemory, counter: &mut dyn TokenCounter) -> String {
     let (words, more) = first_clause(&m.content);
     let line = |n: usize| {
         terminal_safe(&format!(
-            "{short}  {date}  {}  {author}  {}{flags}",
+            "{short}  {}  {author}  {}{flags}",
             m.kind,
             clipped(&words, n, more)
         ))
@@ -320,7 +323,7 @@ mod tests {
     }
 
     #[test]
-    fn an_index_line_has_short_id_date_type_author_and_title() {
+    fn an_index_line_has_short_id_type_author_and_title() {
         let memory = IndexedMemory {
             timestamp: "2026-11-23T10:00:00.000Z".into(),
             kind: "insight".into(),
@@ -332,7 +335,7 @@ mod tests {
         };
         assert_eq!(
             index_line(&memory, &mut crate::domain::digest::CharEstimate),
-            "01M841X0X359  2026-11-23  insight  Ada  The auth bug first showed as 401s only …"
+            "01M841X0X359  insight  Ada  The auth bug first showed as 401s only …"
         );
         // Every line fits its tokens: the title gives up words.
         for content in [

@@ -254,7 +254,7 @@ fn show_opens_whole_memories_by_id_or_unique_prefix() {
     assert_eq!(
         line,
         format!(
-            "{}  2026-11-21  decision  Ada  The export job streams ledger rows in batches …",
+            "{}  decision  Ada  The export job streams ledger rows in batches …",
             &first[..12]
         )
     );
@@ -632,4 +632,45 @@ fn issue_14_keywords_work_when_the_installed_model_is_unusable() {
     let semantic = env.goldfish(&repo, &["recall", "cache", "--mode", "semantic"]);
     assert_eq!(semantic.status.code(), Some(3), "{}", render(&semantic));
     assert!(String::from_utf8_lossy(&semantic.stderr).contains("installed but unusable"));
+}
+
+/// Regression (issue 29, point 6): with the model's tokenizer, the id and
+/// the date took most of an index line's 25 tokens, so titles were three
+/// words (`Date picker showed …`). The line now holds the short id, the
+/// type, who committed it and a title that tells memories apart.
+#[test]
+#[cfg_attr(
+    not(feature = "real-model"),
+    ignore = "needs the real model: bash scripts/test.sh"
+)]
+fn index_titles_tell_memories_apart_within_the_line() {
+    let env = TestEnv::new().with_model();
+    let repo = env.repo("repo", "Alice");
+    let contents = [
+        "Date picker showed the wrong month after the DST switch: it built dates in local time.",
+        "Date picker showed no days at all for locales starting the week on Saturday.",
+        "Stripe webhooks were processed twice when the worker restarted mid-batch.",
+    ];
+    for content in contents {
+        env.ok(&repo, &["store", "-t", "bug-fix", content]);
+    }
+    env.commit_all(&repo, "fixes");
+    let listed = env.ok(&repo, &["recall", "--index", "-n", "10"]);
+    let titles: Vec<&str> = listed
+        .lines()
+        .map(|line| {
+            line.split("  Alice  ")
+                .nth(1)
+                .unwrap_or_else(|| panic!("{listed}"))
+        })
+        .collect();
+    assert_eq!(titles.len(), 3, "{listed}");
+    for title in &titles {
+        assert!(
+            title.split_whitespace().filter(|w| *w != "…").count() >= 6,
+            "too short to choose from: {title}\n{listed}"
+        );
+    }
+    let distinct: std::collections::HashSet<&str> = titles.iter().copied().collect();
+    assert_eq!(distinct.len(), 3, "{listed}");
 }
