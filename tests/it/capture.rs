@@ -743,7 +743,7 @@ fn labelled_set_with_rules_only_records_no_junk_and_no_secret() {
         "../../fixtures/capture/events.jsonl"
     ))
     .unwrap();
-    assert!(set.len() >= 40);
+    assert!(set.len() >= 60);
     let report = goldfish::adapters::capture::eval::evaluate(&set, Path::new("/repo"), None);
     eprintln!(
         "{report:#?}\nprecision {:.2} recall {:.2} type accuracy {:.2}",
@@ -753,11 +753,58 @@ fn labelled_set_with_rules_only_records_no_junk_and_no_secret() {
     );
     assert_eq!(report.secrets_leaked, 0);
     assert!(report.false_positives.is_empty(), "{report:#?}");
-    assert!(
-        report.precision() >= 0.9 && report.recall() >= 0.6,
-        "{report:#?}"
-    );
+    assert!(report.precision() >= 0.9, "{report:#?}");
     assert_eq!(report.type_accuracy(), 1.0, "{report:#?}");
+    // The first 9 sessions (ids 1-49: runs failing then passing, decision
+    // records, trivia) are the shapes the rules are for; the sessions after
+    // them state their reasons in comments, commit messages and outputs,
+    // which no rule reads (docs/BENCHMARKS.md, "Capture").
+    let first: Vec<_> = set.iter().filter(|e| e.id <= 49).cloned().collect();
+    let report = goldfish::adapters::capture::eval::evaluate(&first, Path::new("/repo"), None);
+    assert!(report.recall() >= 0.6, "{report:#?}");
+}
+
+/// The model given more context sees what says why: the comment lines an
+/// edit adds, a commit's message, a command's output, secrets removed; the
+/// plain description (what the worker shows) has none of them.
+#[test]
+fn more_context_shows_the_model_the_reasons_the_labelled_events_state() {
+    use goldfish::domain::capture::{event, prompt};
+    let set = goldfish::adapters::capture::eval::load(include_str!(
+        "../../fixtures/capture/events.jsonl"
+    ))
+    .unwrap();
+    let describe = |id: u32, context: prompt::Context| {
+        let labelled = set.iter().find(|e| e.id == id).unwrap();
+        let mut payload = labelled.payload.clone();
+        event::sanitize(&mut payload);
+        prompt::describe_with(&event::facts(&payload, Path::new("/repo")), context)
+    };
+    for (id, why) in [
+        (
+            51,
+            "Comments added:\n# Avatar and invoice uploads over 1 MB got 413 errors",
+        ),
+        (53, "hammered the pricing service"),
+        (
+            56,
+            "Commit message:\nPin openssl to 3.0.x: 3.2 breaks the FIPS provider",
+        ),
+        (
+            61,
+            "Commit message:\nMove sessions from sticky load balancing to Redis\n\nEvery deploy logged users out",
+        ),
+        (70, "Output:\nINC-2291 closed.\nSummary: checkout 502s"),
+    ] {
+        let rich = describe(id, prompt::Context::Rich);
+        assert!(rich.contains(why), "event {id}: {rich}");
+        let plain = describe(id, prompt::Context::Plain);
+        assert!(rich.starts_with(&plain), "event {id}: {plain}");
+        assert!(!plain.contains("Comments added:") && !plain.contains("Commit message:"));
+    }
+    // A secret in a command's output never reaches the model.
+    let rich = describe(31, prompt::Context::Rich);
+    assert!(!rich.contains("sk_live_51HxQ2eLkdIwHu7ix"), "{rich}");
 }
 
 /// The capture model: `GOLDFISH_TEST_CAPTURE_MODEL`, else the default one
