@@ -8,6 +8,11 @@
 //! cargo run --release --example capture_eval [-- MODEL.gguf]
 //! ```
 //!
+//! Three rows: the rules alone; the rules and the model shown the plain
+//! facts of an event (what the worker shows it); the rules and the model
+//! shown more of it ([`Context::Rich`]: the comment lines an edit adds, a
+//! commit's message, a command's output).
+//!
 //! The model: the argument, else the default one installed by
 //! `scripts/test.sh` (`GOLDFISH_TEST_MODEL_HOME`, else `target/model-home`).
 //! A model under 300 MB is dequantized at load, as the worker does.
@@ -19,6 +24,7 @@ use goldfish::adapters::capture::eval::{self, Report};
 use goldfish::adapters::capture::install::DEFAULT_GGUF;
 use goldfish::adapters::capture::runtime::GgufModel;
 use goldfish::domain::capture::Generator;
+use goldfish::domain::capture::prompt::Context;
 
 fn main() -> anyhow::Result<()> {
     let path = match std::env::args_os().nth(1) {
@@ -52,12 +58,29 @@ fn main() -> anyhow::Result<()> {
     let started = Instant::now();
     let mut model = GgufModel::load(&path)?;
     let load = started.elapsed().as_secs_f64();
-    let report = eval::evaluate(&set, root, Some(&mut model));
-    row(&format!("rules + {}", model.id()), &report, Some(load));
+    let plain = eval::evaluate_with(&set, root, Some(&mut model), Context::Plain);
+    row(&format!("rules + {}", model.id()), &plain, Some(load));
+    let rich = eval::evaluate_with(&set, root, Some(&mut model), Context::Rich);
+    row(
+        &format!(
+            "rules + {}, more context (comment lines, commit message, output)",
+            model.id()
+        ),
+        &rich,
+        Some(load),
+    );
     eprintln!();
-    eprintln!("missed: {:?}", report.missed);
-    eprintln!("recorded but not worth it: {:?}", report.false_positives);
-    anyhow::ensure!(report.secrets_leaked == 0, "a secret reached the log");
+    eprintln!("rules only: missed {:?}", rules.missed);
+    for (name, report) in [("model", &plain), ("model, more context", &rich)] {
+        eprintln!(
+            "{name}: missed {:?}, recorded but not worth it {:?}",
+            report.missed, report.false_positives
+        );
+    }
+    anyhow::ensure!(
+        plain.secrets_leaked == 0 && rich.secrets_leaked == 0,
+        "a secret reached the log"
+    );
     Ok(())
 }
 

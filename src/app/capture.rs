@@ -179,6 +179,9 @@ pub struct Status {
     /// Spans of tool output, transcripts and model answers removed because
     /// they read as an order to an agent, never stored.
     pub instructions: Removed,
+    /// What judges the events the rules cannot, as a worker started now
+    /// would.
+    pub judge: Judge,
 }
 
 /// Instruction-like spans removed from what capture was about to store.
@@ -258,6 +261,7 @@ pub fn status(home: &Home, workspace: &Workspace) -> Status {
         stored_ids,
         reasons,
         instructions,
+        judge: judge(home),
     }
 }
 
@@ -265,26 +269,123 @@ pub fn status(home: &Home, workspace: &Workspace) -> Status {
 /// at about four times the memory.
 const DEQUANTIZE_BELOW_BYTES: u64 = 300 << 20;
 
-/// What judges the events the rules cannot: `GOLDFISH_CAPTURE_COMMAND`,
-/// else `GOLDFISH_CAPTURE_MODEL`, else the installed default model, else
-/// nothing (rules only). A model that does not load is reported and the
-/// worker goes on with rules only.
-fn generator(home: &Home, log: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generator>> {
-    if env::var(env::GOLDFISH_CAPTURE).is_some_and(|v| v == "rules") {
-        return None;
+/// What judges the events the rules cannot. The rules alone by default:
+/// on the labelled set the default model recorded nothing the rules did
+/// not (docs/BENCHMARKS.md, "Capture"), so a model runs only when asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Judge {
+    /// The rules alone; `installed` is the default model when it is there
+    /// but not turned on, `why` what the environment said, if anything.
+    Rules {
+        installed: Option<std::path::PathBuf>,
+        why: Option<String>,
+    },
+    /// `GOLDFISH_CAPTURE_COMMAND`.
+    Command(String),
+    /// `GOLDFISH_CAPTURE_MODEL`, or the default model with
+    /// `GOLDFISH_CAPTURE=model`.
+    Model(std::path::PathBuf),
+}
+
+impl Judge {
+    /// `rules`, `model` or `command`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Judge::Rules { .. } => "rules",
+            Judge::Command(_) => "command",
+            Judge::Model(_) => "model",
+        }
+    }
+
+    /// One line for `capture status`.
+    pub fn describe(&self) -> String {
+        match self {
+            Judge::Rules { installed, why } => {
+                let mut text = "rules only".to_owned();
+                if let Some(why) = why {
+                    text.push_str(&format!(" ({why})"));
+                } else if let Some(path) = installed {
+                    text.push_str(&format!(
+                        " (the capture model {} is installed but off: {}=model turns it on)",
+                        path.display(),
+                        env::GOLDFISH_CAPTURE
+                    ));
+                }
+                text
+            }
+            Judge::Command(command) => format!(
+                "rules, then the command `{command}` ({})",
+                env::GOLDFISH_CAPTURE_COMMAND
+            ),
+            Judge::Model(path) => format!("rules, then the model {}", path.display()),
+        }
+    }
+}
+
+/// The judge capture runs, from the environment and what the home holds:
+/// `GOLDFISH_CAPTURE=rules` keeps to the rules whatever else is set; a
+/// command (`GOLDFISH_CAPTURE_COMMAND`) or a model named
+/// (`GOLDFISH_CAPTURE_MODEL`) is asked for and runs; the default model runs
+/// only with `GOLDFISH_CAPTURE=model`.
+pub fn judge(home: &Home) -> Judge {
+    let installed = capture::install::default_model(&home.models_dir());
+    let setting = env::var(env::GOLDFISH_CAPTURE);
+    match setting.as_deref() {
+        Some("rules") => {
+            return Judge::Rules {
+                installed,
+                why: Some(format!("{}=rules", env::GOLDFISH_CAPTURE)),
+            };
+        }
+        None | Some("model") => {}
+        Some(other) => {
+            return Judge::Rules {
+                installed,
+                why: Some(format!(
+                    "{}={other} is neither `rules` nor `model`",
+                    env::GOLDFISH_CAPTURE
+                )),
+            };
+        }
     }
     if let Some(command) = env::var(env::GOLDFISH_CAPTURE_COMMAND) {
-        let timeout = env::var(env::GOLDFISH_CAPTURE_TIMEOUT)
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(60);
-        return Some(Box::new(CommandGenerator {
-            command,
-            timeout: std::time::Duration::from_secs(timeout),
-        }));
+        return Judge::Command(command);
     }
-    let path = env::var(env::GOLDFISH_CAPTURE_MODEL)
-        .map(std::path::PathBuf::from)
-        .or_else(|| capture::install::default_model(&home.models_dir()))?;
+    if let Some(path) = env::var(env::GOLDFISH_CAPTURE_MODEL) {
+        return Judge::Model(std::path::PathBuf::from(path));
+    }
+    match (setting.is_some(), installed) {
+        (true, Some(path)) => Judge::Model(path),
+        (true, None) => Judge::Rules {
+            installed: None,
+            why: Some(format!(
+                "{}=model, but no capture model is installed: `goldfish model install --capture`",
+                env::GOLDFISH_CAPTURE
+            )),
+        },
+        (false, installed) => Judge::Rules {
+            installed,
+            why: None,
+        },
+    }
+}
+
+/// The generator of [`judge`]'s choice. A model that does not load is
+/// reported and the worker goes on with rules only.
+fn generator(home: &Home, log: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generator>> {
+    let path = match judge(home) {
+        Judge::Rules { .. } => return None,
+        Judge::Command(command) => {
+            let timeout = env::var(env::GOLDFISH_CAPTURE_TIMEOUT)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(60);
+            return Some(Box::new(CommandGenerator {
+                command,
+                timeout: std::time::Duration::from_secs(timeout),
+            }));
+        }
+        Judge::Model(path) => path,
+    };
     let size = std::fs::metadata(&path)
         .map(|m| m.len())
         .unwrap_or(u64::MAX);

@@ -743,7 +743,7 @@ fn labelled_set_with_rules_only_records_no_junk_and_no_secret() {
         "../../fixtures/capture/events.jsonl"
     ))
     .unwrap();
-    assert!(set.len() >= 40);
+    assert!(set.len() >= 60);
     let report = goldfish::adapters::capture::eval::evaluate(&set, Path::new("/repo"), None);
     eprintln!(
         "{report:#?}\nprecision {:.2} recall {:.2} type accuracy {:.2}",
@@ -753,11 +753,155 @@ fn labelled_set_with_rules_only_records_no_junk_and_no_secret() {
     );
     assert_eq!(report.secrets_leaked, 0);
     assert!(report.false_positives.is_empty(), "{report:#?}");
-    assert!(
-        report.precision() >= 0.9 && report.recall() >= 0.6,
-        "{report:#?}"
-    );
+    assert!(report.precision() >= 0.9, "{report:#?}");
     assert_eq!(report.type_accuracy(), 1.0, "{report:#?}");
+    // The first 9 sessions (ids 1-49: runs failing then passing, decision
+    // records, trivia) are the shapes the rules are for; the sessions after
+    // them state their reasons in comments, commit messages and outputs,
+    // which no rule reads (docs/BENCHMARKS.md, "Capture").
+    let first: Vec<_> = set.iter().filter(|e| e.id <= 49).cloned().collect();
+    let report = goldfish::adapters::capture::eval::evaluate(&first, Path::new("/repo"), None);
+    assert!(report.recall() >= 0.6, "{report:#?}");
+}
+
+/// The model given more context sees what says why: the comment lines an
+/// edit adds, a commit's message, a command's output, secrets removed; the
+/// plain description (what the worker shows) has none of them.
+#[test]
+fn more_context_shows_the_model_the_reasons_the_labelled_events_state() {
+    use goldfish::domain::capture::{event, prompt};
+    let set = goldfish::adapters::capture::eval::load(include_str!(
+        "../../fixtures/capture/events.jsonl"
+    ))
+    .unwrap();
+    let describe = |id: u32, context: prompt::Context| {
+        let labelled = set.iter().find(|e| e.id == id).unwrap();
+        let mut payload = labelled.payload.clone();
+        event::sanitize(&mut payload);
+        prompt::describe_with(&event::facts(&payload, Path::new("/repo")), context)
+    };
+    for (id, why) in [
+        (
+            51,
+            "Comments added:\n# Avatar and invoice uploads over 1 MB got 413 errors",
+        ),
+        (53, "hammered the pricing service"),
+        (
+            56,
+            "Commit message:\nPin openssl to 3.0.x: 3.2 breaks the FIPS provider",
+        ),
+        (
+            61,
+            "Commit message:\nMove sessions from sticky load balancing to Redis\n\nEvery deploy logged users out",
+        ),
+        (70, "Output:\nINC-2291 closed.\nSummary: checkout 502s"),
+    ] {
+        let rich = describe(id, prompt::Context::Rich);
+        assert!(rich.contains(why), "event {id}: {rich}");
+        let plain = describe(id, prompt::Context::Plain);
+        assert!(rich.starts_with(&plain), "event {id}: {plain}");
+        assert!(!plain.contains("Comments added:") && !plain.contains("Commit message:"));
+    }
+    // A secret in a command's output never reaches the model.
+    let rich = describe(31, prompt::Context::Rich);
+    assert!(!rich.contains("sk_live_51HxQ2eLkdIwHu7ix"), "{rich}");
+}
+
+/// Installs `model` as the home's default capture model, as `goldfish
+/// model install --capture` leaves it.
+fn install_capture_model(env: &TestEnv, model: &Path) {
+    let dir = env.path().join("home/.goldfish/models/capture");
+    fs::create_dir_all(&dir).unwrap();
+    let to = dir.join(goldfish::adapters::capture::install::DEFAULT_GGUF);
+    if fs::hard_link(model, &to).is_err() {
+        fs::copy(model, &to).unwrap();
+    }
+}
+
+/// The default model installed and not turned on: capture keeps to the
+/// rules (the model did not beat them on the labelled set), `capture
+/// status` says so and how to turn it on; `GOLDFISH_CAPTURE=model` turns it
+/// on, `rules` off, anything else is named and ignored.
+#[test]
+fn with_the_capture_model_installed_and_no_opt_in_status_names_the_rules_as_judge() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let status = |vars: &[(&str, &str)]| -> serde_json::Value {
+        let out = goldfish_with(&env, &repo, vars, &["capture", "status", "--json"], b"");
+        assert!(out.status.success(), "{out:?}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let nothing = status(&[]);
+    assert_eq!(nothing["judge"], "rules", "{nothing}");
+    let asked = status(&[("GOLDFISH_CAPTURE", "model")]);
+    assert_eq!(asked["judge"], "rules", "{asked}");
+    assert!(
+        asked["judge_detail"]
+            .as_str()
+            .unwrap()
+            .contains("no capture model is installed: `goldfish model install --capture`"),
+        "{asked}"
+    );
+
+    // Not a model: with no opt-in it is never loaded.
+    let model = env.path().join("model.gguf");
+    fs::write(&model, "not a model").unwrap();
+    install_capture_model(&env, &model);
+    let text = env.ok(&repo, &["capture", "status"]);
+    assert!(
+        text.contains("judge: rules only (the capture model ")
+            && text.contains("SmolLM2-135M-Instruct.Q4_1.gguf is installed but off: GOLDFISH_CAPTURE=model turns it on)"),
+        "{text}"
+    );
+    assert_eq!(status(&[])["judge"], "rules");
+    let on = status(&[("GOLDFISH_CAPTURE", "model")]);
+    assert_eq!(on["judge"], "model", "{on}");
+    assert!(
+        on["judge_detail"]
+            .as_str()
+            .unwrap()
+            .contains("SmolLM2-135M-Instruct.Q4_1.gguf")
+    );
+    let off = status(&[
+        ("GOLDFISH_CAPTURE", "rules"),
+        ("GOLDFISH_CAPTURE_COMMAND", "true"),
+    ]);
+    assert_eq!(off["judge"], "rules", "{off}");
+    let typo = status(&[("GOLDFISH_CAPTURE", "modle")]);
+    assert_eq!(typo["judge"], "rules", "{typo}");
+    assert!(
+        typo["judge_detail"]
+            .as_str()
+            .unwrap()
+            .contains("GOLDFISH_CAPTURE=modle is neither `rules` nor `model`"),
+        "{typo}"
+    );
+    assert_eq!(
+        status(&[("GOLDFISH_CAPTURE_COMMAND", "true")])["judge"],
+        "command"
+    );
+
+    // The worker does not load it: an edit is left to the rules (no "did
+    // not load" warning, the rules' own verdict) and the fix is theirs.
+    session(&env, &repo);
+    let out = goldfish_with(&env, &repo, &[], &["capture", "work", "--wait"], b"");
+    assert!(out.status.success(), "{out:?}");
+    // The hooks' background worker logs there.
+    let log =
+        fs::read_to_string(env.path().join("home/.goldfish/logs/capture.log")).unwrap_or_default();
+    assert!(!log.contains("did not load"), "{log}");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("did not load"));
+    let status = status(&[]);
+    assert_eq!(
+        status["reasons"]["skipped edit (kept for the session summary)"], 1,
+        "{status}"
+    );
+    let lines = memory_lines(&repo);
+    assert!(!lines.is_empty());
+    assert!(
+        lines.iter().all(|m| m["source"] == "capture:rules"),
+        "{lines:#?}"
+    );
 }
 
 /// The capture model: `GOLDFISH_TEST_CAPTURE_MODEL`, else the default one
@@ -784,8 +928,13 @@ fn capture_model() -> std::path::PathBuf {
 fn capture_with_the_default_model_in_process_judges_edits_and_stores_only_valid_calls() {
     let env = TestEnv::new();
     let repo = env.repo("repo", "Alice");
-    let model = capture_model();
-    let vars = [("GOLDFISH_CAPTURE_MODEL", model.to_str().unwrap())];
+    install_capture_model(&env, &capture_model());
+    let vars = [("GOLDFISH_CAPTURE", "model")];
+    let status: serde_json::Value = serde_json::from_slice(
+        &goldfish_with(&env, &repo, &vars, &["capture", "status", "--json"], b"").stdout,
+    )
+    .unwrap();
+    assert_eq!(status["judge"], "model", "{status}");
     let events = [
         edit_event(&repo),
         tool(

@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 
 use crate::domain::capture::event;
+use crate::domain::capture::prompt::Context;
 use crate::domain::capture::rules::{Session, Verdict};
-use crate::domain::capture::{Generator, guard, judge};
+use crate::domain::capture::{Generator, guard, judge_with};
 use crate::domain::memory::secrets;
 
 /// One labelled event.
@@ -97,7 +98,17 @@ fn secrets_in(value: &serde_json::Value, found: &mut Vec<String>) {
 pub fn evaluate(
     set: &[Labelled],
     root: &Path,
+    generator: Option<&mut (dyn Generator + '_)>,
+) -> Report {
+    evaluate_with(set, root, generator, Context::Plain)
+}
+
+/// [`evaluate`], the model shown `context` of each event.
+pub fn evaluate_with(
+    set: &[Labelled],
+    root: &Path,
     mut generator: Option<&mut (dyn Generator + '_)>,
+    context: Context,
 ) -> Report {
     let mut report = Report::default();
     let mut sessions: std::collections::BTreeMap<String, Session> = Default::default();
@@ -117,7 +128,7 @@ pub fn evaluate(
             (Verdict::Store(observation), _) => Some(observation),
             (Verdict::Consult(_), Some(generator)) => {
                 report.model_calls += 1;
-                match judge(generator, &facts) {
+                match judge_with(generator, &facts, context) {
                     Ok(observation) => {
                         report.model_valid += 1;
                         observation

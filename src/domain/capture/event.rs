@@ -92,6 +92,9 @@ pub struct Facts {
     /// The text a `Write` gave the file, as written (secrets removed):
     /// what a decision record says.
     pub written: Option<String>,
+    /// The output of a shell command (head and tail, secrets removed), for
+    /// a model given more context ([`super::prompt::Context::Rich`]).
+    pub output: Option<String>,
     /// Whether a secret was removed from what is kept.
     pub secret_removed: bool,
     /// The rule of each span of the kept texts (and each failing test name)
@@ -121,6 +124,9 @@ impl Facts {
 
 /// Bytes of an edit's new text a model sees.
 const MAX_CHANGE_BYTES: usize = 1500;
+
+/// Bytes of a command's output kept for a model.
+const MAX_OUTPUT_BYTES: usize = 800;
 
 /// Reads the facts of a PostToolUse (or PostToolUseFailure) payload.
 /// `root` is the repository: paths outside it are left out.
@@ -180,6 +186,12 @@ pub fn facts(payload: &Value, root: &Path) -> Facts {
             // runners' messages are joined into one line below, where a
             // `SYSTEM:` that started a line no longer does.
             let output = facts.remove_orders(&output);
+            // Secrets removed before the clip, which could cut one in two.
+            let (kept, secret) = redact::remove_secrets(output.trim());
+            facts.secret_removed |= secret;
+            if !kept.is_empty() {
+                facts.output = Some(redact::clip_middle(&kept, MAX_OUTPUT_BYTES));
+            }
             let failures = failures::read(&output);
             for name in failures.tests {
                 // A test's name is the output's text too: one that reads

@@ -92,7 +92,16 @@ pub fn judge(
     generator: &mut dyn Generator,
     facts: &event::Facts,
 ) -> Result<Option<Observation>, String> {
-    let prompt = prompt::prompt(&prompt::describe(facts));
+    judge_with(generator, facts, prompt::Context::Plain)
+}
+
+/// [`judge`] with the model shown `context` of the event.
+pub fn judge_with(
+    generator: &mut dyn Generator,
+    facts: &event::Facts,
+    context: prompt::Context,
+) -> Result<Option<Observation>, String> {
+    let prompt = prompt::prompt(&prompt::describe_with(facts, context));
     let output = generator
         .generate(&prompt)
         .map_err(|err| format!("model failed: {err}"))?;

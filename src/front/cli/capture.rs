@@ -72,6 +72,8 @@ pub(super) fn status(json: bool, out: &mut dyn Write) -> Result<u8, CliError> {
             "stored_ids": status.stored_ids,
             "reasons": status.reasons,
             "instructions_removed": status.instructions,
+            "judge": status.judge.kind(),
+            "judge_detail": status.judge.describe(),
         });
         writeln!(out, "{report}").context("writing output")?;
         return Ok(EXIT_OK);
@@ -115,6 +117,12 @@ pub(super) fn status(json: bool, out: &mut dyn Write) -> Result<u8, CliError> {
         )
         .context("writing output")?;
     }
+    writeln!(
+        out,
+        "judge: {}",
+        crate::app::render::terminal_safe(&status.judge.describe())
+    )
+    .context("writing output")?;
     Ok(EXIT_OK)
 }
 
@@ -127,5 +135,11 @@ pub(super) fn model_install(out: &mut dyn Write) -> Result<u8, CliError> {
     let home = Home::from_env().map_err(CliError::usage)?;
     let path = capture::install_model(&home)?;
     writeln!(out, "installed the capture model {}", path.display()).context("writing output")?;
+    writeln!(
+        out,
+        "it is off by default (on the labelled set it recorded nothing the rules did not: docs/BENCHMARKS.md, \"Capture\"); \
+         set GOLDFISH_CAPTURE=model where the capture worker runs (the agent's environment) to turn it on"
+    )
+    .context("writing output")?;
     Ok(EXIT_OK)
 }
