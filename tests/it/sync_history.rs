@@ -26,6 +26,8 @@ pub struct IndexState {
     pub duplicates: Vec<(String, String, i64, String)>,
     /// id → (commit, author), for indexed memories.
     pub provenance: BTreeMap<String, (String, String)>,
+    /// id → the stored trust verdict (reasons to quarantine, released).
+    pub verdicts: BTreeMap<String, (String, i64)>,
     /// name → blob id.
     pub files: BTreeMap<String, String>,
     /// (live memories, memory rows, head).
@@ -176,6 +178,14 @@ pub fn index_state(home: &Path, root: &Path) -> IndexState {
     .iter()
     .map(|r| (text(r, 0), (text(r, 1), text(r, 2))))
     .collect();
+    let verdicts = rows(
+        &conn,
+        "SELECT id, quarantine, released FROM memories WHERE workspace_id = ?1",
+        id,
+    )
+    .iter()
+    .map(|r| (text(r, 0), (text(r, 1), int(r, 2))))
+    .collect();
     let files = rows(
         &conn,
         "SELECT name, blob_id FROM files WHERE workspace_id = ?1",
@@ -189,6 +199,7 @@ pub fn index_state(home: &Path, root: &Path) -> IndexState {
         tombstones,
         duplicates,
         provenance,
+        verdicts,
         files,
         counts: (live, rows_count, head),
         queued: queued_hashes(home),
@@ -481,6 +492,27 @@ fn a_checkout_of_an_older_commit_forgets_provenance_outside_its_history() {
         Op::Branch { n: 0 },
         Op::Append { day: 2 },
         Op::Older { back: 1 },
+    ] {
+        play.step(&op).unwrap();
+    }
+    play.compare().unwrap();
+}
+
+/// A history the property found: an id copied into a second file, then
+/// edited, so one sync writes the same row twice: the trigger that notes a
+/// memory's verdict as due failed on the second note (an upsert's conflict
+/// policy overrides the trigger's `OR IGNORE`).
+#[test]
+fn a_row_written_twice_in_one_sync_is_weighed_once() {
+    let mut play = Play::new();
+    for op in [
+        Op::Append { day: 0 },
+        Op::Copy { pick: 0, day: 1 },
+        Op::Branch { n: 0 },
+        Op::Delete {
+            pick: 978_694_294_407_825_902,
+        },
+        Op::Edit { pick: 0 },
     ] {
         play.step(&op).unwrap();
     }

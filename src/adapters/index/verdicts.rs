@@ -28,32 +28,46 @@ CREATE TEMP TABLE IF NOT EXISTS verdicts_due (
 
 /// The triggers that note them: a memory's row written, its provenance
 /// recorded or forgotten, a release of it found or gone (or the
-/// provenance of a release of it).
+/// provenance of a release of it). Each insert skips what is noted
+/// already (`WHERE NOT EXISTS`), never relying on `OR IGNORE`: the
+/// conflict policy of the statement that fires a trigger overrides the
+/// trigger's own (an upsert that writes a row twice in one sync would
+/// fail on the second note).
 const TRIGGERS: &str = "
 CREATE TEMP TRIGGER IF NOT EXISTS verdicts_due_memory_insert AFTER INSERT ON main.memories BEGIN
-    INSERT OR IGNORE INTO verdicts_due VALUES (new.workspace_id, new.id);
+    INSERT INTO verdicts_due SELECT new.workspace_id, new.id
+    WHERE NOT EXISTS (SELECT 1 FROM verdicts_due d WHERE d.workspace_id = new.workspace_id AND d.id = new.id);
 END;
 CREATE TEMP TRIGGER IF NOT EXISTS verdicts_due_memory_update
 AFTER UPDATE OF author, imported, flags ON main.memories BEGIN
-    INSERT OR IGNORE INTO verdicts_due VALUES (new.workspace_id, new.id);
+    INSERT INTO verdicts_due SELECT new.workspace_id, new.id
+    WHERE NOT EXISTS (SELECT 1 FROM verdicts_due d WHERE d.workspace_id = new.workspace_id AND d.id = new.id);
 END;
 CREATE TEMP TRIGGER IF NOT EXISTS verdicts_due_provenance_insert AFTER INSERT ON main.provenance BEGIN
-    INSERT OR IGNORE INTO verdicts_due VALUES (new.workspace_id, new.id);
-    INSERT OR IGNORE INTO verdicts_due
-        SELECT workspace_id, releases FROM main.releases
-        WHERE workspace_id = new.workspace_id AND id = new.id;
+    INSERT INTO verdicts_due
+        SELECT DISTINCT workspace_id, target FROM (
+            SELECT new.workspace_id AS workspace_id, new.id AS target
+            UNION SELECT workspace_id, releases FROM main.releases
+                  WHERE workspace_id = new.workspace_id AND id = new.id) AS due
+        WHERE NOT EXISTS (SELECT 1 FROM verdicts_due d
+                          WHERE d.workspace_id = due.workspace_id AND d.id = due.target);
 END;
 CREATE TEMP TRIGGER IF NOT EXISTS verdicts_due_provenance_delete AFTER DELETE ON main.provenance BEGIN
-    INSERT OR IGNORE INTO verdicts_due VALUES (old.workspace_id, old.id);
-    INSERT OR IGNORE INTO verdicts_due
-        SELECT workspace_id, releases FROM main.releases
-        WHERE workspace_id = old.workspace_id AND id = old.id;
+    INSERT INTO verdicts_due
+        SELECT DISTINCT workspace_id, target FROM (
+            SELECT old.workspace_id AS workspace_id, old.id AS target
+            UNION SELECT workspace_id, releases FROM main.releases
+                  WHERE workspace_id = old.workspace_id AND id = old.id) AS due
+        WHERE NOT EXISTS (SELECT 1 FROM verdicts_due d
+                          WHERE d.workspace_id = due.workspace_id AND d.id = due.target);
 END;
 CREATE TEMP TRIGGER IF NOT EXISTS verdicts_due_release_insert AFTER INSERT ON main.releases BEGIN
-    INSERT OR IGNORE INTO verdicts_due VALUES (new.workspace_id, new.releases);
+    INSERT INTO verdicts_due SELECT new.workspace_id, new.releases
+    WHERE NOT EXISTS (SELECT 1 FROM verdicts_due d WHERE d.workspace_id = new.workspace_id AND d.id = new.releases);
 END;
 CREATE TEMP TRIGGER IF NOT EXISTS verdicts_due_release_delete AFTER DELETE ON main.releases BEGIN
-    INSERT OR IGNORE INTO verdicts_due VALUES (old.workspace_id, old.releases);
+    INSERT INTO verdicts_due SELECT old.workspace_id, old.releases
+    WHERE NOT EXISTS (SELECT 1 FROM verdicts_due d WHERE d.workspace_id = old.workspace_id AND d.id = old.releases);
 END;
 ";
 

@@ -162,8 +162,10 @@ pub fn facts(payload: &Value, root: &Path) -> Facts {
                 }
             }
             if !change.is_empty() {
-                let change = facts.keep(&redact::clip_middle(&change, MAX_CHANGE_BYTES));
-                facts.change = Some(change);
+                // Orders and secrets removed before the clip, which could cut
+                // one in two (and leave half of it to pass the scan).
+                let change = facts.keep(&change);
+                facts.change = Some(redact::clip_middle(&change, MAX_CHANGE_BYTES));
             }
             if let Some(content) = input["content"].as_str().filter(|_| tool == "Write") {
                 // Whole as queued (8 KiB at most): a record's decision may
@@ -332,6 +334,32 @@ mod tests {
                 "TestMerge"
             ]
         );
+    }
+
+    /// A secret across the point where an edit's change is clipped is
+    /// removed whole: secrets go before the clip, which could otherwise
+    /// leave a fragment of one that no rule recognises.
+    #[test]
+    fn a_secret_where_the_change_is_clipped_never_leaves_a_fragment() {
+        let stripe = ["sk_live_", "9naHVck6pbd4", "ZRj2SxphvDTw"].concat();
+        for lead in 330..380 {
+            let new = format!(
+                "{}\nkey = \"{stripe}\"\n{}",
+                "x".repeat(lead),
+                "y".repeat(3000)
+            );
+            let payload = serde_json::json!({
+                "tool_name": "Edit",
+                "cwd": "/repo",
+                "tool_input": {"file_path": "/repo/src/pay.rs", "old_string": "a", "new_string": new},
+            });
+            let facts = facts(&payload, Path::new("/repo"));
+            let change = facts.change.expect("an edit has a change");
+            assert!(change.len() <= MAX_CHANGE_BYTES + 16, "{}", change.len());
+            for fragment in ["9naHVck6", "pbd4ZRj2", "SxphvDTw"] {
+                assert!(!change.contains(fragment), "{lead}: {change}");
+            }
+        }
     }
 
     /// Regression (issue 24): an order in a test's output reached the bug
