@@ -126,16 +126,33 @@ pub fn said(text: &str) -> usize {
         .count()
 }
 
-/// At most `max` bytes of `text`, cut at a character boundary, keeping the
-/// head and the tail (errors are often at the end of an output).
+/// At most `max` bytes of `text`, cut between words (else at a character
+/// boundary), keeping the head and the tail (errors are often at the end
+/// of an output).
 pub fn clip_middle(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_owned();
     }
     let head = floor_boundary(text, max / 4);
     let tail = ceil_boundary(text, text.len() - (max - head));
+    // Cut between words where a word ends near the cut: a token split in
+    // two (a secret, before anything scanned it) could leave a fragment
+    // that no rule recognises.
+    let head = text[..head]
+        .rfind(char::is_whitespace)
+        .filter(|&at| head - at <= WORD_SLACK)
+        .unwrap_or(head);
+    let tail = text[tail..]
+        .find(char::is_whitespace)
+        .map(|at| tail + at)
+        .filter(|&at| at - tail <= WORD_SLACK)
+        .unwrap_or(tail);
     format!("{}\n[… cut …]\n{}", &text[..head], &text[tail..])
 }
+
+/// How far back (or on) a clip looks for the end of a word: longer than any
+/// secret a rule knows (a private key is cut into lines anyway).
+const WORD_SLACK: usize = 256;
 
 fn floor_boundary(text: &str, mut at: usize) -> usize {
     while !text.is_char_boundary(at) {
@@ -227,6 +244,21 @@ mod tests {
             said(&format!("ab {INSTRUCTION_REMOVED} c {SECRET_REMOVED}")),
             3
         );
+    }
+
+    #[test]
+    fn clipping_never_splits_a_word_that_ends_near_the_cut() {
+        let stripe = ["sk_live_", "9naHVck6pbd4", "ZRj2SxphvDTw"].concat();
+        for lead in 0..120 {
+            let text = format!("{} {stripe} {}", "x ".repeat(lead), "y ".repeat(400));
+            let clipped = clip_middle(&text, 400);
+            assert!(clipped.len() <= 400 + "\n[… cut …]\n".len(), "{lead}");
+            assert!(
+                clipped.contains(&stripe)
+                    || !clipped.contains("9naHV") && !clipped.contains("SxphvDTw"),
+                "{lead}: {clipped}"
+            );
+        }
     }
 
     #[test]
