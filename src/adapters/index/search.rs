@@ -91,11 +91,14 @@ const RELEASED: &str = "m.released";
 /// not quarantined, not flagged, not dated ahead of now), so a line that
 /// arrived through git from outside the trust policy cannot hide good
 /// memories by claiming to replace them. `{now}` is replaced by the
-/// latest timestamp (ms) that is not ahead.
+/// latest timestamp (ms) that is not ahead. The unary `+` keeps SQLite off
+/// `memories_by_time` for these terms: without statistics it took that
+/// index over `memories_by_supersedes` and scanned every memory per row
+/// (1.3 s instead of 3 ms for a recall over 3,000 memories).
 const SUPERSEDER: &str = "FROM memories s
  WHERE s.workspace_id = m.workspace_id AND s.supersedes = m.id AND s.id <> m.id
    AND (s.quarantine = '' OR s.released) AND s.flags = ''
-   AND s.ts_ms IS NOT NULL AND s.ts_ms <= {now}
+   AND +s.ts_ms IS NOT NULL AND +s.ts_ms <= {now}
    AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = s.workspace_id AND t.forgets = s.id)";
 
 /// [`SUPERSEDER`] as of `now`.
@@ -1261,6 +1264,38 @@ mod tests {
                 .unwrap();
         }
         (dir, index)
+    }
+
+    /// The superseder probe is an index search on `supersedes`, never a
+    /// scan of a time range (quadratic: 1.3 s for 3,000 memories).
+    #[test]
+    fn the_superseder_probe_searches_by_supersedes() {
+        let (_dir, index) = seeded();
+        let now: jiff::Timestamp = "2026-11-21T09:30:00Z".parse().unwrap();
+        let sql = format!(
+            "EXPLAIN QUERY PLAN SELECT m.id, (SELECT s.id {0} LIMIT 1) FROM memories m
+             WHERE NOT EXISTS (SELECT 1 {0}) ORDER BY m.timestamp DESC LIMIT 10",
+            superseder(now)
+        );
+        let plan: Vec<String> = index
+            .conn
+            .prepare(&sql)
+            .unwrap()
+            .query_map([], |row| row.get::<_, String>(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let probes: Vec<&String> = plan
+            .iter()
+            .filter(|step| step.contains("SEARCH s "))
+            .collect();
+        assert_eq!(probes.len(), 2, "{plan:?}");
+        assert!(
+            probes
+                .iter()
+                .all(|step| step.contains("memories_by_supersedes")),
+            "{plan:?}"
+        );
     }
 
     fn ids(hits: &[IndexedMemory]) -> Vec<(String, f64)> {
