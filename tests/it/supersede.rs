@@ -409,3 +409,28 @@ fn mcp_store_supersedes_and_recall_brings_the_old_one_back_when_asked() {
         client.cancel().await.unwrap();
     });
 }
+
+/// The memory a store supersedes says nearly the same by nature: it is no
+/// near-duplicate of the new one (MCP refuses a near-duplicate otherwise).
+#[test]
+fn the_superseded_memory_is_no_near_duplicate_of_its_replacement() {
+    use crate::mcp::{call, connect, runtime, text_of};
+    let env = TestEnv::new().with_fake_model();
+    let repo = env.repo("repo", "Alice");
+    env.ok(&repo, &["store", "-t", "decision", REDIS]);
+    let old = id_of(&env, &repo, REDIS);
+    runtime().block_on(async {
+        let client = connect(&env, &repo).await;
+        let same = serde_json::json!({ "content": REDIS, "type": "decision" });
+        let refused = call(&client, "store", same).await;
+        assert_eq!(refused.is_error, Some(true), "{}", text_of(&refused));
+        assert!(text_of(&refused).contains(&old), "{}", text_of(&refused));
+        let replacing =
+            serde_json::json!({ "content": REDIS, "type": "decision", "supersedes": old });
+        let stored = call(&client, "store", replacing).await;
+        assert_ne!(stored.is_error, Some(true), "{}", text_of(&stored));
+        assert!(!text_of(&stored).contains("nearly"), "{}", text_of(&stored));
+        client.cancel().await.unwrap();
+    });
+    assert_eq!(memory_lines(&repo).len(), 2);
+}
