@@ -349,6 +349,7 @@ impl Iterator for Memories {
             )),
             files,
             session: None,
+            supersedes: None,
             extra: Default::default(),
         })
     }

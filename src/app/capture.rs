@@ -96,6 +96,7 @@ impl Sink for StoreSink<'_> {
                 refuse_similar: false,
                 session: Some(session.to_owned()),
                 vector,
+                supersedes: None,
             },
         )
         .map_err(|e| Refusal::Failed(format!("{:#}", e.error)));

@@ -25,6 +25,8 @@ pub enum Arg {
     Tags,
     Files,
     Source,
+    /// The memory a store replaces (`--supersedes`).
+    Supersedes,
     Since,
     Until,
     Limit,

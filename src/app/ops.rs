@@ -46,6 +46,9 @@ pub struct StoreInput {
     /// The content's vector, when the caller computed it already (capture's
     /// own near-duplicate check): the index takes it as it is.
     pub vector: Option<ContentVector>,
+    /// The live memory of this repository (an id or a unique prefix) the
+    /// new one replaces (`--supersedes`, MCP `supersedes`).
+    pub supersedes: Option<String>,
 }
 
 /// A text's vector under a model: computed once per store, for the
@@ -103,11 +106,18 @@ pub fn store(
         .resolve(&input.kind)
         .map_err(|err| AppError::arg(Arg::Type, err))?
         .to_owned();
+    let supersedes = match input.supersedes.as_deref() {
+        Some(id) => Some(superseded(workspace, id.trim())?),
+        None => None,
+    };
     let mut vector = input.vector;
     if input.refuse_similar && vector.is_none() {
         // Best effort: an index or model that fails here never stops a store.
-        let (similar, computed) = near_duplicates(session, workspace, &content).unwrap_or_default();
+        let (mut similar, computed) =
+            near_duplicates(session, workspace, &content).unwrap_or_default();
         vector = computed;
+        // The memory it replaces says nearly the same: that is the point.
+        similar.retain(|m| Some(&m.id) != supersedes.as_ref());
         if !similar.is_empty() {
             let listed: Vec<String> = similar
                 .iter()
@@ -137,6 +147,7 @@ pub fn store(
         commit: head.commit,
         files,
         session: input.session,
+        supersedes,
         extra: Default::default(),
     });
     if !input.allow_secret
@@ -181,7 +192,12 @@ pub fn store(
     // The memory is safely in the log; indexing it is best effort (the next
     // sync catches up), so a broken index or model never loses a store.
     let (similar, not_indexed) = match index_stored(session, workspace, &entry, vector) {
-        Ok(similar) => (similar, None),
+        Ok(mut similar) => {
+            if let Entry::Memory(m) = &entry {
+                similar.retain(|s| Some(&s.id) != m.supersedes.as_ref());
+            }
+            (similar, None)
+        }
         Err(err) => (Vec::new(), Some(format!("{:#}", err.error))),
     };
     Ok(Stored {
@@ -191,6 +207,38 @@ pub fn store(
         similar,
         not_indexed,
     })
+}
+
+/// The full id of the live memory `id` (an id or a unique prefix) names,
+/// for `store --supersedes`: an empty, unknown, ambiguous or forgotten id
+/// is an error naming it. A memory superseded already may be superseded
+/// again (a chain).
+fn superseded(workspace: &Workspace, id: &str) -> Result<String, AppError> {
+    let shown = render::terminal_safe(id);
+    if id.is_empty() {
+        return Err(AppError::arg(Arg::Supersedes, "the id is empty"));
+    }
+    let view = MemoryDir::of(workspace).read()?;
+    match view.find(id) {
+        Lookup::Found(located) => Ok(located.memory.id.clone()),
+        Lookup::Forgotten { id: full, at } => Err(AppError::arg(
+            Arg::Supersedes,
+            format!(
+                "`{shown}` names {full}, forgotten at {at}: a forgotten memory cannot be superseded"
+            ),
+        )),
+        Lookup::Missing => Err(AppError::arg(
+            Arg::Supersedes,
+            format!("no memory of this repository has the id `{shown}` (see `goldfish recall`)"),
+        )),
+        Lookup::Ambiguous(ids) => Err(AppError::arg(
+            Arg::Supersedes,
+            format!(
+                "`{shown}` matches several memories ({}); give more of the id",
+                ids.join(", ")
+            ),
+        )),
+    }
 }
 
 /// Why `store` refused content: a secret comes with the hint the front end
@@ -320,6 +368,9 @@ pub struct RecallInput {
     /// Quarantined memories too (`--include-untrusted`, MCP `untrusted`),
     /// marked.
     pub include_untrusted: bool,
+    /// Memories a later one supersedes too (`--include-superseded`, MCP
+    /// `superseded`), marked.
+    pub include_superseded: bool,
 }
 
 /// What recall found.
@@ -547,6 +598,7 @@ pub fn request(
         // quarantined ones only when asked for, marked too.
         unflagged_only: false,
         trusted_only: !input.include_untrusted,
+        hide_superseded: !input.include_superseded,
         captured: input.captured,
     })
 }
@@ -1079,6 +1131,7 @@ fn brief_sections(
             now: Some(now),
             unflagged_only: true,
             trusted_only: true,
+            hide_superseded: true,
             ..Request::default()
         };
         index.recall(&request, scope, Mode::Keyword, None)
@@ -1138,6 +1191,7 @@ mod tests {
             no_cache: false,
             captured: crate::domain::recall::Captured::Include,
             include_untrusted: false,
+            include_superseded: false,
         }
     }
 

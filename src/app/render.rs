@@ -47,6 +47,9 @@ pub fn memory_text(m: &IndexedMemory, show_workspace: bool) -> String {
     if m.trust == Trust::Untrusted {
         text.push_str(&format!("  (UNTRUSTED: {})", m.trust_reasons.join(", ")));
     }
+    if let Some(by) = &m.superseded_by {
+        text.push_str(&format!("  (SUPERSEDED by {by})"));
+    }
     text.push('\n');
     // The header on a line of its own, the memory's text indented under
     // it: nothing a memory says can open a line like a header.
@@ -58,6 +61,13 @@ pub fn memory_text(m: &IndexedMemory, show_workspace: bool) -> String {
     }
     if m.trust == Trust::Untrusted {
         text.push_str(&format!("    untrusted: {}\n", untrusted_note(m)));
+    }
+    // The chain both ways: what this one replaces, what replaces it.
+    if let Some(old) = &m.supersedes {
+        text.push_str(&format!("    supersedes: {old}\n"));
+    }
+    if let Some(by) = &m.superseded_by {
+        text.push_str(&format!("    superseded by: {by}\n"));
     }
     // Whatever reads it (a terminal, an agent over MCP) sees every hidden
     // or control character escaped.
@@ -196,6 +206,9 @@ pub fn index_line(m: &IndexedMemory, counter: &mut dyn TokenCounter) -> String {
     };
     if m.trust == Trust::Untrusted {
         flags.push_str("  (UNTRUSTED)");
+    }
+    if m.superseded_by.is_some() {
+        flags.push_str("  (SUPERSEDED)");
     }
     let (words, more) = first_clause(&m.content);
     let line = |n: usize| {

@@ -35,6 +35,9 @@ pub struct Request {
     /// [`crate::adapters::index::search::Trust`]): what agents receive unless they ask
     /// for more.
     pub trusted_only: bool,
+    /// Leave out memories that a memory which counts supersedes (see
+    /// `crate::adapters::index::search`'s superseder condition).
+    pub hide_superseded: bool,
     /// Memories captured from an agent's tool use (`source` `capture:…`):
     /// with the others, left out, or alone.
     pub captured: Captured,

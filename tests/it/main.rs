@@ -32,6 +32,7 @@ mod review;
 mod secrets;
 mod semantic;
 mod similarity;
+mod supersede;
 mod sync_history;
 mod trace;
 mod trust;

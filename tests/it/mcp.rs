@@ -11,7 +11,7 @@ use rmcp::transport::TokioChildProcess;
 
 use crate::common::{TestEnv, memory_lines};
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -19,7 +19,10 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// A client connected to `goldfish mcp` started in `repo`.
-async fn connect(env: &TestEnv, repo: &std::path::Path) -> RunningService<RoleClient, ()> {
+pub(crate) async fn connect(
+    env: &TestEnv,
+    repo: &std::path::Path,
+) -> RunningService<RoleClient, ()> {
     let mut command = env.command(env!("CARGO_BIN_EXE_goldfish"), repo);
     command.arg("mcp");
     let (transport, _) = TokioChildProcess::builder(tokio::process::Command::from(command))
@@ -29,7 +32,7 @@ async fn connect(env: &TestEnv, repo: &std::path::Path) -> RunningService<RoleCl
     ().serve(transport).await.expect("initialize")
 }
 
-async fn call(
+pub(crate) async fn call(
     client: &RunningService<RoleClient, ()>,
     tool: &'static str,
     arguments: serde_json::Value,
@@ -43,7 +46,7 @@ async fn call(
         .unwrap_or_else(|err| panic!("{tool}: {err}"))
 }
 
-fn text_of(result: &CallToolResult) -> String {
+pub(crate) fn text_of(result: &CallToolResult) -> String {
     result
         .content
         .iter()

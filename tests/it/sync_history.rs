@@ -101,6 +101,8 @@ pub fn downgrade_to_schema_1(path: &Path, extra: &str) {
          ALTER TABLE memories DROP COLUMN imported;
          ALTER TABLE memories DROP COLUMN quarantine;
          ALTER TABLE memories DROP COLUMN released;
+         DROP INDEX memories_by_supersedes;
+         ALTER TABLE memories DROP COLUMN supersedes;
          ALTER TABLE provenance DROP COLUMN author_name;
          ALTER TABLE provenance DROP COLUMN author_email;
          ALTER TABLE provenance DROP COLUMN committer;

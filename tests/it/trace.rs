@@ -129,6 +129,7 @@ fn a_store_that_checks_for_near_duplicates_embeds_its_text_once() {
         refuse_similar: true,
         session: None,
         vector: None,
+        supersedes: None,
     };
     // The index is current: the check reads it as it is, the vector it
     // computed goes into the index, and the one sync indexes the line.

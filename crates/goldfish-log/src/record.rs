@@ -8,7 +8,7 @@
 //!
 //! [`Entry::to_line`] is the canonical serialization: fixed key order (`id`,
 //! `timestamp`, `type`, `content`, `source`, `tags`, `author`, `branch`,
-//! `commit`, `files`, `session`, then unknown keys sorted), no whitespace, no trailing
+//! `commit`, `files`, `session`, `supersedes`, then unknown keys sorted), no whitespace, no trailing
 //! newline. Unknown keys survive a parse/serialize round trip, so a newer
 //! writer's fields are never dropped by an older reader or the merge driver.
 
@@ -49,6 +49,9 @@ pub struct Memory {
     pub files: Vec<String>,
     /// The agent session that produced it (captured memories).
     pub session: Option<String>,
+    /// The id of an older memory this one replaces (`store --supersedes`):
+    /// readers hide that one while this one counts.
+    pub supersedes: Option<String>,
     /// Keys this version does not know, kept verbatim (sorted).
     pub extra: BTreeMap<String, Value>,
 }
@@ -152,6 +155,7 @@ impl Entry {
         let commit = take_optional_string(&mut map, "commit")?;
         let files = take_string_list(&mut map, "files")?;
         let session = take_optional_string(&mut map, "session")?;
+        let supersedes = take_optional_string(&mut map, "supersedes")?;
         Ok(Entry::Memory(Memory {
             id,
             timestamp,
@@ -164,6 +168,7 @@ impl Entry {
             commit,
             files,
             session,
+            supersedes,
             extra: map.into_iter().collect(),
         }))
     }
@@ -210,6 +215,9 @@ impl Entry {
                 }
                 if let Some(session) = &m.session {
                     field(&mut out, "session", &string(session));
+                }
+                if let Some(supersedes) = &m.supersedes {
+                    field(&mut out, "supersedes", &string(supersedes));
                 }
                 for (key, value) in &m.extra {
                     field(&mut out, key, value);
@@ -355,6 +363,29 @@ mod tests {
             r#"{"id":"01JD","timestamp":"2026-11-21T10:00:00.000Z","type":"decision","content":"use \"x\"","tags":["db"],"files":["src/a.rs"],"session":"s-1","aa":{"b":2},"zz":1}"#
         );
         assert_eq!(Entry::parse(canonical.as_bytes()).unwrap(), entry);
+    }
+
+    #[test]
+    fn supersedes_is_a_known_field_in_its_place() {
+        let line = br#"{"zz":1,"supersedes":"01JC","content":"x","type":"decision","timestamp":"2026-11-21T10:00:00.000Z","id":"01JD","session":"s"}"#;
+        let Entry::Memory(memory) = Entry::parse(line).unwrap() else {
+            panic!("a memory");
+        };
+        assert_eq!(memory.supersedes.as_deref(), Some("01JC"));
+        assert!(!memory.extra.contains_key("supersedes"));
+        assert_eq!(
+            Entry::Memory(memory).to_line(),
+            r#"{"id":"01JD","timestamp":"2026-11-21T10:00:00.000Z","type":"decision","content":"x","session":"s","supersedes":"01JC","zz":1}"#
+        );
+        let wrong =
+            br#"{"id":"01JD","timestamp":"t","type":"decision","content":"x","supersedes":7}"#;
+        assert!(matches!(
+            Entry::parse(wrong),
+            Err(ParseError::WrongType {
+                field: "supersedes",
+                ..
+            })
+        ));
     }
 
     #[test]

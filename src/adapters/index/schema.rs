@@ -3,7 +3,7 @@
 use rusqlite::Connection;
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 8;
+pub const VERSION: i64 = 9;
 
 /// Version 1.
 ///
@@ -356,6 +356,18 @@ ALTER TABLE memories ADD COLUMN quarantine TEXT NOT NULL DEFAULT '';
 ALTER TABLE memories ADD COLUMN released INTEGER NOT NULL DEFAULT 0;
 "#;
 
+/// Version 9, over version 8: `memories.supersedes`, the id of the older
+/// memory a memory declares it replaces (`store --supersedes`), for recall
+/// and `brief` to leave that one out (see `super::search`). Rows written
+/// before never read the field, so every file is read again on its
+/// workspace's next sync.
+const V9: &str = r#"
+ALTER TABLE memories ADD COLUMN supersedes TEXT;
+CREATE INDEX memories_by_supersedes ON memories (workspace_id, supersedes);
+UPDATE memories SET record_hash = '';
+UPDATE files SET blob_id = '', racy = 1;
+"#;
+
 #[derive(Debug)]
 pub enum MigrateError {
     Sqlite(rusqlite::Error),
@@ -413,6 +425,9 @@ pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
         for workspace in workspaces {
             super::verdicts::apply(&tx, workspace, super::verdicts::Due::All)?;
         }
+    }
+    if found < 9 {
+        tx.execute_batch(V9)?;
     }
     tx.pragma_update(None, "user_version", VERSION)?;
     tx.commit()?;
@@ -554,6 +569,35 @@ mod tests {
             .map(|(id, reasons, released)| (id.as_str(), reasons.as_str(), *released))
             .collect();
         assert_eq!(verdicts, expected);
+    }
+
+    #[test]
+    fn version_9_adds_supersedes_and_has_every_file_read_again() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for batch in [V1, V2, V3, V4, V5, V6, V7, V8] {
+            conn.execute_batch(batch).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 8).unwrap();
+        conn.execute_batch(
+            "INSERT INTO workspaces (id, root, name) VALUES (1, '/repo', 'repo');
+             INSERT INTO files (workspace_id, name, blob_id) VALUES (1, 'f.jsonl', 'abc');
+             INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, type, content)
+               VALUES (1, '01A', 'f.jsonl', 1, 'r', 'c', 't', 'decision', 'x');",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let (supersedes, record_hash, blob): (Option<String>, String, String) = conn
+            .query_row(
+                "SELECT supersedes, record_hash, blob_id FROM memories, files",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            (supersedes, record_hash.as_str(), blob.as_str()),
+            (None, "", ""),
+            "the next sync reads the file again and fills the column"
+        );
     }
 
     #[test]

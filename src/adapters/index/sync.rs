@@ -355,6 +355,7 @@ pub fn sync(
     // In name order: a file that takes an id over from a later one (the first
     // file by name holds the indexed record) has that file read again.
     let mut reread: BTreeSet<String> = BTreeSet::new();
+    let mut read: BTreeSet<String> = BTreeSet::new();
     for name in &names {
         let known_file = known.get(name);
         let (blob, stat, mut content) = match worktree.get(name) {
@@ -434,6 +435,7 @@ pub fn sync(
             )
             .map_err(sqlite)?;
             report.files_read += 1;
+            read.insert(name.clone());
         }
         if !unchanged || known_file.is_some_and(|known| known.stat != stat || known.racy != racy) {
             changed = true;
@@ -452,6 +454,25 @@ pub fn sync(
                 params![workspace_id, name, blob, stat.size, stat.mtime_ns, stat.ctime_ns, stat.inode, racy],
             )
             .map_err(sqlite)?;
+        }
+    }
+
+    // Once every file is in: a `supersedes` naming no memory of the
+    // repository (or its own) hides nothing, and the lines read now say so.
+    if !read.is_empty() {
+        for (file, line, id, target) in dangling_supersedes(&tx, workspace_id).map_err(sqlite)? {
+            if read.contains(&file) {
+                let why = if target == id {
+                    "names the memory itself".to_owned()
+                } else {
+                    format!("names {target}, which no memory of this repository has")
+                };
+                report.problems.push(SyncProblem::line(
+                    &file,
+                    line,
+                    format!("memory {id}: `supersedes` {why}; it hides nothing"),
+                ));
+            }
         }
     }
 
@@ -921,6 +942,26 @@ fn apply_file(
     Ok(())
 }
 
+/// (file, line, id, supersedes) of every memory whose `supersedes` names
+/// itself or an id no memory of the workspace has (forgotten ones count as
+/// had: the link is right, the memory is gone).
+fn dangling_supersedes(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+) -> rusqlite::Result<Vec<(String, i64, String, String)>> {
+    let mut statement = tx.prepare_cached(
+        "SELECT m.file, m.line, m.id, m.supersedes FROM memories m
+         WHERE m.workspace_id = ?1 AND m.supersedes IS NOT NULL
+           AND (m.supersedes = m.id OR NOT EXISTS (
+                SELECT 1 FROM memories o WHERE o.workspace_id = m.workspace_id AND o.id = m.supersedes))
+         ORDER BY m.file, m.line",
+    )?;
+    let rows = statement.query_map(params![workspace_id], |row| {
+        Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+    })?;
+    rows.collect()
+}
+
 /// The file the indexed record of `id` comes from.
 fn indexed_from(
     tx: &Transaction<'_>,
@@ -1009,15 +1050,15 @@ fn write_memory(
     tx
         .prepare_cached(
             "INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, ts_ms,
-               type, content, source, tags, author, branch, commit_id, files, flags, imported)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
+               type, content, source, tags, author, branch, commit_id, files, flags, imported, supersedes)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
              ON CONFLICT (workspace_id, id) DO UPDATE SET line = excluded.line,
                record_hash = excluded.record_hash, content_hash = excluded.content_hash,
                timestamp = excluded.timestamp, ts_ms = excluded.ts_ms, type = excluded.type,
                content = excluded.content, source = excluded.source, tags = excluded.tags,
                author = excluded.author, branch = excluded.branch, commit_id = excluded.commit_id,
                files = excluded.files, flags = excluded.flags, file = excluded.file,
-               imported = excluded.imported",
+               imported = excluded.imported, supersedes = excluded.supersedes",
         )?
         .execute(params![
             workspace_id,
@@ -1038,6 +1079,7 @@ fn write_memory(
             json_list(&m.files),
             flags,
             m.extra.contains_key(crate::domain::import::IMPORTED_FROM),
+            m.supersedes,
         ])?;
     Ok(())
 }

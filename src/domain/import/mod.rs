@@ -292,6 +292,7 @@ fn plan_file(
             commit: note.commit.clone(),
             files: note.files.clone(),
             session: None,
+            supersedes: None,
             extra,
         });
     }

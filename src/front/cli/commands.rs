@@ -22,6 +22,7 @@ use crate::app::sync::{
     self as app_sync, Embed, Rebuilt, current_workspace, problems, sync_workspace,
 };
 use crate::app::{AppError, Notice, Session};
+use crate::domain::memory::Entry;
 
 pub(super) fn workspace() -> Result<Workspace, CliError> {
     Ok(current_workspace()?)
@@ -236,6 +237,7 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
             refuse_similar: !args.force && std::io::stdin().is_terminal(),
             session: None,
             vector: None,
+            supersedes: args.supersedes,
         },
     );
     output::notices(&mut session);
@@ -257,9 +259,17 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
     if args.json {
         writeln!(out, "{}", stored.entry.to_line()).context("writing output")?;
     } else {
+        let superseding = match &stored.entry {
+            Entry::Memory(m) => m
+                .supersedes
+                .as_deref()
+                .map(|old| format!(", superseding {old}"))
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
         writeln!(
             out,
-            "stored {} in {}",
+            "stored {} in {}{superseding}",
             stored.entry.id(),
             stored.file.display()
         )
@@ -288,6 +298,7 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
         no_cache: args.no_cache,
         captured: args.captured.into(),
         include_untrusted: args.include_untrusted,
+        include_superseded: args.include_superseded,
     };
     let recalled = ops::recall(&mut session, &cwd, input);
     output::notices(&mut session);
@@ -768,6 +779,7 @@ fn pre_compact(out: &mut dyn Write) -> Result<(), CliError> {
             refuse_similar: false,
             session: None,
             vector: None,
+            supersedes: None,
         },
     );
     output::notices(&mut session);

@@ -155,6 +155,9 @@ struct StoreArgs {
     /// Store even though the workspace has a memory saying nearly the same (asked only when stdin is a terminal)
     #[arg(long)]
     force: bool,
+    /// The id (or a unique prefix) of a memory the new one replaces: it leaves `brief` and default recall
+    #[arg(long, value_name = "ID")]
+    supersedes: Option<String>,
     /// Print the stored record as JSON
     #[arg(long)]
     json: bool,
@@ -231,6 +234,9 @@ struct RecallArgs {
     /// Quarantined memories too (outside the trust policy, a forged author, an order to agents), marked with their provenance and reasons
     #[arg(long)]
     include_untrusted: bool,
+    /// Memories a later one supersedes too, marked `(SUPERSEDED by ID)`
+    #[arg(long)]
+    include_superseded: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -593,6 +599,7 @@ fn arg_name(arg: Arg) -> &'static str {
         Arg::Tags => "--tags",
         Arg::Files => "--files",
         Arg::Source => "--source",
+        Arg::Supersedes => "--supersedes",
         Arg::Since => "--since",
         Arg::Until => "--until",
         Arg::Limit => "--limit",
