@@ -435,7 +435,7 @@ impl MemoryDir {
     /// A line the store had placed in its file is left out, and leaves the
     /// journal, when the user took it out: the file is byte for byte HEAD's
     /// version, HEAD's reflog has exactly the entries it had at the store
-    /// and git is idle, checked twice [`RESTORE_SETTLE`] apart. That is
+    /// and git is idle, checked twice `RESTORE_SETTLE` (150 ms) apart. That is
     /// `git restore` or `git checkout -- FILE` (or an edit back to HEAD's
     /// version), which write a file whatever it held, so no store raced
     /// them; a git command that can race a store moves HEAD, resets it, or

@@ -360,10 +360,12 @@ ALTER TABLE memories ADD COLUMN released INTEGER NOT NULL DEFAULT 0;
 /// memory a memory declares it replaces (`store --supersedes`), for recall
 /// and `brief` to leave that one out (see `super::search`). Rows written
 /// before never read the field, so every file is read again on its
-/// workspace's next sync.
+/// workspace's next sync. The index holds only the memories that declare
+/// one (a partial index: nothing to write for the others).
 const V9: &str = r#"
 ALTER TABLE memories ADD COLUMN supersedes TEXT;
-CREATE INDEX memories_by_supersedes ON memories (workspace_id, supersedes);
+CREATE INDEX memories_by_supersedes ON memories (workspace_id, supersedes)
+    WHERE supersedes IS NOT NULL;
 UPDATE memories SET record_hash = '';
 UPDATE files SET blob_id = '', racy = 1;
 "#;

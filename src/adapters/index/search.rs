@@ -384,8 +384,14 @@ impl Conditions {
                 .push(format!("({UNTRUSTED_REASONS} = '' OR {RELEASED})"));
         }
         if request.hide_superseded {
-            c.sql
-                .push(format!("NOT EXISTS (SELECT 1 {})", superseder(c.now)));
+            // The first test does not depend on the row: SQLite runs it once
+            // per statement, so while nothing in the index declares a
+            // supersession no row pays for the probe.
+            c.sql.push(format!(
+                "(NOT EXISTS (SELECT 1 FROM memories x WHERE x.supersedes IS NOT NULL)
+                  OR NOT EXISTS (SELECT 1 {}))",
+                superseder(c.now)
+            ));
         }
         let captured = || {
             let prefix = crate::domain::recall::Captured::SOURCE_PREFIX;
