@@ -331,6 +331,9 @@ struct Conditions {
     /// as it is read ([`crate::domain::memory::trust::ahead`]): the index never
     /// stores that flag.
     now: jiff::Timestamp,
+    /// Superseded memories are left out: no row read can have a superseder
+    /// that counts, so none is looked for.
+    hides_superseded: bool,
 }
 
 impl Conditions {
@@ -345,6 +348,7 @@ impl Conditions {
             sql: Vec::new(),
             values: Vec::new(),
             now: request.now.unwrap_or_else(jiff::Timestamp::now),
+            hides_superseded: request.hide_superseded,
         };
         c.sql.push(
             "NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = m.workspace_id AND t.forgets = m.id)".into(),
@@ -981,18 +985,28 @@ impl Index {
         rank: &str,
         order: &str,
     ) -> Result<Vec<IndexedMemory>, IndexError> {
+        // SQLite computes the columns of every row it sorts, not only of
+        // those the limit keeps: the superseder of each row is looked for
+        // only when superseded rows are shown.
+        let superseded_by = if c.hides_superseded {
+            "NULL".to_owned()
+        } else {
+            format!(
+                "(SELECT s.id {} ORDER BY s.timestamp DESC, s.id DESC LIMIT 1)",
+                superseder(c.now)
+            )
+        };
         let sql = format!(
             "SELECT m.id, m.timestamp, m.type, m.content, m.source, m.tags, m.author, m.branch, m.commit_id,
                     m.files, w.name, m.file, m.line, p.commit_id, p.author, p.date, m.content_hash,
                     {rank} AS rank_value, m.flags, p.committer, p.signature, p.signer,
                     w.trust_policy, w.trust_signed, {UNTRUSTED_REASONS}, {RELEASED}, m.supersedes,
-                    (SELECT s.id {} ORDER BY s.timestamp DESC, s.id DESC LIMIT 1) AS superseded_by
+                    {superseded_by} AS superseded_by
              FROM {from}
              JOIN workspaces w ON w.id = m.workspace_id
              LEFT JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
              WHERE {}
              ORDER BY {order}",
-            superseder(c.now),
             c.sql.join(" AND ")
         );
         let now = c.now;
