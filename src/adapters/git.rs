@@ -215,6 +215,33 @@ pub struct Verified {
     pub signer: String,
 }
 
+impl Verified {
+    /// No signature.
+    pub fn unsigned() -> Verified {
+        Verified {
+            state: SignatureState::Unsigned,
+            signer: String::new(),
+        }
+    }
+}
+
+impl CommitInfo {
+    /// The commit as the trust verdict sees it, with `signature` its
+    /// verification ([`Workspace::verify_signatures`]).
+    pub fn origin<'a>(
+        &'a self,
+        signature: &'a Verified,
+    ) -> crate::domain::memory::verdict::Origin<'a> {
+        crate::domain::memory::verdict::Origin {
+            author: &self.author,
+            author_name: &self.author_name,
+            author_email: &self.author_email,
+            signature: signature.state.name(),
+            signer: crate::domain::config::TrustPolicy::email_of(&signature.signer),
+        }
+    }
+}
+
 fn read_error(what: impl Into<String>) -> impl FnOnce(gix::Error) -> GitError {
     let what = what.into();
     move |source| GitError::Read {
@@ -468,15 +495,22 @@ impl Workspace {
             .map(|entry| entry.id().detach()))
     }
 
-    /// Verifies the signatures of `commits` (signed ones: see
-    /// [`CommitInfo::signed`]) with one `git log` process, as git itself
-    /// would (gix does not verify signatures): the repository's
+    /// Verifies the signatures of the signed ones among `commits` (see
+    /// [`CommitInfo::signed`]; each once) with one `git log` process, as git
+    /// itself would (gix does not verify signatures): the repository's
     /// `gpg.ssh.allowedSignersFile` for SSH, the keyring for GPG. A commit
     /// git does not answer for, or a git that cannot run, is `Unchecked`.
-    pub fn verify_signatures(
+    pub fn verify_signatures<'a>(
         &self,
-        commits: &[gix::ObjectId],
-    ) -> std::collections::HashMap<gix::ObjectId, Verified> {
+        commits: impl IntoIterator<Item = &'a CommitInfo>,
+    ) -> Signatures {
+        let mut commits: Vec<gix::ObjectId> = commits
+            .into_iter()
+            .filter(|commit| commit.signed)
+            .map(|commit| commit.id)
+            .collect();
+        commits.sort_unstable();
+        commits.dedup();
         let mut verified: std::collections::HashMap<gix::ObjectId, Verified> = commits
             .iter()
             .map(|id| {
@@ -490,7 +524,7 @@ impl Workspace {
             })
             .collect();
         if commits.is_empty() {
-            return verified;
+            return Signatures(verified);
         }
         let stdin: String = commits.iter().map(|id| format!("{id}\n")).collect();
         let args = [
@@ -503,7 +537,7 @@ impl Workspace {
             "--format=%H%x1f%G?%x1f%GS%x1e",
         ];
         let Ok(output) = git_with_stdin(&self.root, &args, stdin.as_bytes()) else {
-            return verified;
+            return Signatures(verified);
         };
         for record in String::from_utf8_lossy(&output.stdout).split('\x1e') {
             let mut fields = record.trim_start_matches('\n').split('\x1f');
@@ -522,7 +556,22 @@ impl Workspace {
                 };
             }
         }
-        verified
+        Signatures(verified)
+    }
+}
+
+/// What [`Workspace::verify_signatures`] found, by commit.
+#[derive(Debug, Default)]
+pub struct Signatures(std::collections::HashMap<gix::ObjectId, Verified>);
+
+impl Signatures {
+    /// The signature of `commit`: unsigned when it carries none (or was not
+    /// among the commits verified).
+    pub fn of(&self, commit: &CommitInfo) -> Verified {
+        match self.0.get(&commit.id) {
+            Some(verified) if commit.signed => verified.clone(),
+            _ => Verified::unsigned(),
+        }
     }
 }
 

@@ -14,13 +14,13 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use super::{AppError, Arg};
-use crate::adapters::git::{CommitInfo, REPO_CONFIG, SignatureState, Verified, Workspace};
+use crate::adapters::git::{CommitInfo, REPO_CONFIG, Verified, Workspace};
 use crate::adapters::history::Walker;
 use crate::adapters::index::search::{Provenance, Trust, trust_reason_text};
 use crate::domain::config::{RepoConfig, TrustPolicy};
 use crate::domain::memory::kinds::Kinds;
 use crate::domain::memory::secrets::redact;
-use crate::domain::memory::verdict::{self, Claim, Origin};
+use crate::domain::memory::verdict::{self, Claim};
 use crate::domain::memory::{Entry, trust};
 
 /// The reason an edit of an existing line stops a review.
@@ -399,16 +399,6 @@ fn shown(text: &str, max: usize) -> String {
 }
 
 /// The verdict's view of the commit that made a change.
-fn origin<'a>(commit: &'a CommitInfo, signature: &'a Verified) -> Origin<'a> {
-    Origin {
-        author: &commit.author,
-        author_name: &commit.author_name,
-        author_email: &commit.author_email,
-        signature: signature.state.name(),
-        signer: TrustPolicy::email_of(&signature.signer),
-    }
-}
-
 /// Reviews the range between two resolved commits (`(as named, id)`).
 pub fn review_commits(
     workspace: &Workspace,
@@ -483,26 +473,14 @@ pub fn review_commits(
     };
 
     // One git process verifies the signed commits that matter.
-    let mut to_verify: Vec<gix::ObjectId> = made_by
-        .values()
-        .chain(removed_by.values())
-        .chain(policy_commits.iter().map(|(index, _, _)| index))
-        .map(|index| &commits[*index])
-        .filter(|commit| commit.signed)
-        .map(|commit| commit.id)
-        .collect();
-    to_verify.sort_unstable();
-    to_verify.dedup();
-    let verified = workspace.verify_signatures(&to_verify);
-    let signature_of = |commit: &CommitInfo| -> Verified {
-        match verified.get(&commit.id) {
-            Some(verified) if commit.signed => verified.clone(),
-            _ => Verified {
-                state: SignatureState::Unsigned,
-                signer: String::new(),
-            },
-        }
-    };
+    let signatures = workspace.verify_signatures(
+        made_by
+            .values()
+            .chain(removed_by.values())
+            .chain(policy_commits.iter().map(|(index, _, _)| index))
+            .map(|index| &commits[*index]),
+    );
+    let signature_of = |commit: &CommitInfo| -> Verified { signatures.of(commit) };
     let provenance = |commit: &CommitInfo| -> Provenance {
         let signature = signature_of(commit);
         Provenance {
@@ -517,15 +495,15 @@ pub fn review_commits(
     // The verdict's view of a commit.
     let judge = |commit: &CommitInfo, claim: &Claim<'_>| -> Vec<&'static str> {
         let signature = signature_of(commit);
-        verdict::quarantine(claim, Some(&origin(commit, &signature)), policy.as_ref())
+        verdict::quarantine(claim, Some(&commit.origin(&signature)), policy.as_ref())
     };
     let counts = |commit: &CommitInfo| -> bool {
         let signature = signature_of(commit);
-        verdict::releases(Some(&origin(commit, &signature)), policy.as_ref())
+        verdict::releases(Some(&commit.origin(&signature)), policy.as_ref())
     };
     let trusted_because = |commit: Option<&CommitInfo>| -> Vec<String> {
         let signature = commit.map(signature_of);
-        let origin = commit.zip(signature.as_ref()).map(|(c, s)| origin(c, s));
+        let origin = commit.zip(signature.as_ref()).map(|(c, s)| c.origin(s));
         verdict::trusted_because(origin.as_ref(), policy.as_ref())
             .iter()
             .map(|reason| (*reason).to_owned())

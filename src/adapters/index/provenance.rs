@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::SyncError;
-use crate::adapters::git::{CommitInfo, SignatureState, Verified, Workspace};
+use crate::adapters::git::{CommitInfo, Verified, Workspace};
 use crate::adapters::history::{self, Walker};
 use crate::domain::config::{RepoConfig, TrustPolicy};
 use crate::domain::memory::verdict;
@@ -45,13 +45,7 @@ impl Claim {
             imported: self.imported,
             instruction_like: false,
         };
-        claim.mismatches(&verdict::Origin {
-            author: &commit.author,
-            author_name: &commit.author_name,
-            author_email: &commit.author_email,
-            signature: "",
-            signer: "",
-        })
+        claim.mismatches(&commit.origin(&Verified::unsigned()))
     }
 }
 
@@ -145,26 +139,14 @@ pub(super) fn walk_provenance(
         recording.push((id, *index, *blob));
     }
     // One git process verifies every signed commit that matters here.
-    let mut to_verify: Vec<gix::ObjectId> = recording
-        .iter()
-        .map(|(_, index, _)| *index)
-        .chain(policy_changes.iter().map(|change| change.index))
-        .map(|index| &commits[index])
-        .filter(|commit| commit.signed)
-        .map(|commit| commit.id)
-        .collect();
-    to_verify.sort_unstable();
-    to_verify.dedup();
-    let verified = workspace.verify_signatures(&to_verify);
-    let signature_of = |commit: &CommitInfo| -> Verified {
-        match verified.get(&commit.id) {
-            Some(verified) if commit.signed => verified.clone(),
-            _ => Verified {
-                state: SignatureState::Unsigned,
-                signer: String::new(),
-            },
-        }
-    };
+    let signatures = workspace.verify_signatures(
+        recording
+            .iter()
+            .map(|(_, index, _)| *index)
+            .chain(policy_changes.iter().map(|change| change.index))
+            .map(|index| &commits[index]),
+    );
+    let signature_of = |commit: &CommitInfo| -> Verified { signatures.of(commit) };
     let mut walked = Walked {
         commits: commits.len(),
         ..Walked::default()
@@ -291,27 +273,27 @@ impl PolicyChange {
     /// Why its author was outside the policy before it; `None` when inside.
     fn outside(&self, commit: &CommitInfo, signature: &Verified) -> Option<String> {
         let before = self.before.as_ref()?;
-        if !before.admits(&commit.author_email) {
-            return Some(format!(
+        // The verdict's test of the commit against the policy before it;
+        // its first reason, told.
+        let reasons = verdict::quarantine(
+            &verdict::Claim::default(),
+            Some(&commit.origin(signature)),
+            Some(before),
+        );
+        Some(match *reasons.first()? {
+            verdict::AUTHOR_OUTSIDE_POLICY => format!(
                 "whose author ({}) is outside the policy before it",
                 commit.author_email
-            ));
-        }
-        if before.signed {
-            if signature.state != SignatureState::Good {
-                return Some(format!(
-                    "whose signature is {} while the policy before it asks for signed commits",
-                    signature.state.name()
-                ));
-            }
-            if !before.admits(TrustPolicy::email_of(&signature.signer)) {
-                return Some(format!(
-                    "signed by {}, outside the policy before it",
-                    signature.signer
-                ));
-            }
-        }
-        None
+            ),
+            verdict::SIGNER_OUTSIDE_POLICY => format!(
+                "signed by {}, outside the policy before it",
+                signature.signer
+            ),
+            _ => format!(
+                "whose signature is {} while the policy before it asks for signed commits",
+                signature.state.name()
+            ),
+        })
     }
 }
 
