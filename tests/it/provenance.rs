@@ -326,6 +326,27 @@ pub(crate) fn ssh_key(env: &TestEnv, name: &str) -> (std::path::PathBuf, String)
     (key, public.trim().to_owned())
 }
 
+/// Commits everything in `repo` with `message`, signed with `key` (an
+/// ssh key of [`ssh_key`]; `gpg.format` is the repository's) or unsigned.
+pub(crate) fn commit_signed(env: &TestEnv, repo: &Path, message: &str, key: Option<&Path>) {
+    env.git(repo, &["add", "-A"]);
+    match key {
+        Some(key) => env.git(
+            repo,
+            &[
+                "-c",
+                &format!("user.signingkey={}", key.display()),
+                "commit",
+                "-q",
+                "-S",
+                "-m",
+                message,
+            ],
+        ),
+        None => env.git(repo, &["commit", "-q", "-m", message]),
+    };
+}
+
 #[test]
 fn with_signed_true_only_commits_whose_signature_verifies_are_trusted() {
     let env = TestEnv::new();
@@ -353,22 +374,7 @@ fn with_signed_true_only_commits_whose_signature_verifies_are_trusted() {
     .unwrap();
     let commit = |content: &str, signing: Option<&Path>| {
         env.ok(&repo, &["store", "-t", "decision", content]);
-        env.git(&repo, &["add", "-A"]);
-        match signing {
-            Some(key) => env.git(
-                &repo,
-                &[
-                    "-c",
-                    &format!("user.signingkey={}", key.display()),
-                    "commit",
-                    "-q",
-                    "-S",
-                    "-m",
-                    content,
-                ],
-            ),
-            None => env.git(&repo, &["commit", "-q", "-m", content]),
-        };
+        commit_signed(&env, &repo, content, signing);
     };
     commit("Signed by Alice: sessions live in Redis", Some(&alice_key));
     commit(

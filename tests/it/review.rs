@@ -712,22 +712,7 @@ fn under_signed_true_review_checks_each_commits_signature() {
     let base = rev(&env, &repo, "HEAD");
     let commit = |content: &str, key: Option<&Path>| {
         let id = store(&env, &repo, content);
-        env.git(&repo, &["add", "-A"]);
-        match key {
-            Some(key) => env.git(
-                &repo,
-                &[
-                    "-c",
-                    &format!("user.signingkey={}", key.display()),
-                    "commit",
-                    "-q",
-                    "-S",
-                    "-m",
-                    content,
-                ],
-            ),
-            None => env.git(&repo, &["commit", "-q", "-m", content]),
-        };
+        crate::provenance::commit_signed(&env, &repo, content, key);
         id
     };
     let good = commit("Signed by Alice: sessions live in Redis", Some(&alice_key));
