@@ -502,12 +502,13 @@ pub fn review_commits(
         verdict::releases(Some(&commit.origin(&signature)), policy.as_ref())
     };
     let trusted_because = |commit: Option<&CommitInfo>| -> Vec<String> {
-        let signature = commit.map(signature_of);
-        let origin = commit.zip(signature.as_ref()).map(|(c, s)| c.origin(s));
-        verdict::trusted_because(origin.as_ref(), policy.as_ref())
-            .iter()
-            .map(|reason| (*reason).to_owned())
-            .collect()
+        verdict::trusted_because(
+            commit.is_some(),
+            policy.as_ref().map(|policy| policy.signed),
+        )
+        .iter()
+        .map(|reason| (*reason).to_owned())
+        .collect()
     };
 
     // Releases the range adds that count: a memory they name is released.

@@ -1118,12 +1118,10 @@ fn trust_of(
         }
         return (Trust::Untrusted, reasons);
     }
-    let why: &[&str] = match (introduced, policy, signed) {
-        (None, _, _) => &["uncommitted"],
-        (Some(_), false, _) => &["no-policy"],
-        (Some(_), true, false) => &["author-in-policy"],
-        (Some(_), true, true) => &["author-in-policy", "signed-in-policy"],
-    };
+    let why = crate::domain::memory::verdict::trusted_because(
+        introduced.is_some(),
+        policy.then_some(signed),
+    );
     (
         Trust::Trusted,
         why.iter().map(|reason| (*reason).to_owned()).collect(),

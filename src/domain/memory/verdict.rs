@@ -124,16 +124,16 @@ pub fn releases(origin: Option<&Origin<'_>>, policy: Option<&TrustPolicy>) -> bo
     }
 }
 
-/// Why a memory that nothing quarantines is trusted.
-pub fn trusted_because(
-    origin: Option<&Origin<'_>>,
-    policy: Option<&TrustPolicy>,
-) -> &'static [&'static str] {
-    match (origin, policy) {
-        (None, _) => &["uncommitted"],
-        (Some(_), None) => &["no-policy"],
-        (Some(_), Some(policy)) if policy.signed => &["author-in-policy", "signed-in-policy"],
-        (Some(_), Some(_)) => &["author-in-policy"],
+/// Why a memory that nothing quarantines is trusted: whether it is
+/// committed, and `Some(signed)` when the repository has a policy (and
+/// whether it asks for signatures). What else the verdict weighed found
+/// nothing, so nothing else is needed.
+pub fn trusted_because(committed: bool, policy_signed: Option<bool>) -> &'static [&'static str] {
+    match (committed, policy_signed) {
+        (false, _) => &["uncommitted"],
+        (true, None) => &["no-policy"],
+        (true, Some(true)) => &["author-in-policy", "signed-in-policy"],
+        (true, Some(false)) => &["author-in-policy"],
     }
 }
 
@@ -170,7 +170,7 @@ mod tests {
             ..Claim::default()
         };
         assert_eq!(quarantine(&order, None, None), [INSTRUCTION_LIKE]);
-        assert_eq!(trusted_because(None, Some(&policy(true))), ["uncommitted"]);
+        assert_eq!(trusted_because(false, Some(true)), ["uncommitted"]);
     }
 
     #[test]
@@ -229,7 +229,7 @@ mod tests {
         let good = origin("ann@example.com", "good", "ann@example.com");
         assert!(quarantine(&none, Some(&good), Some(&policy(true))).is_empty());
         assert_eq!(
-            trusted_because(Some(&good), Some(&policy(true))),
+            trusted_because(true, Some(true)),
             ["author-in-policy", "signed-in-policy"]
         );
     }
