@@ -232,6 +232,18 @@ pub fn memory_lines(repo: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// The problems `goldfish sync --json` reports in `repo`, one line each.
+pub fn sync_problems(env: &TestEnv, repo: &Path) -> Vec<String> {
+    let report: serde_json::Value =
+        serde_json::from_str(&env.ok(repo, &["sync", "--json"])).unwrap();
+    report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().to_owned())
+        .collect()
+}
+
 /// Lines of JSON Lines stdout.
 pub fn json_lines(stdout: &str) -> Vec<serde_json::Value> {
     stdout

@@ -117,14 +117,7 @@ fn outsiders_and_forged_authors_are_quarantined() {
     env.commit_all(&repo, "a line in bob's name");
 
     // Sync names each forged line with the commit's real author.
-    let report: serde_json::Value =
-        serde_json::from_str(&env.ok(&repo, &["sync", "--json"])).unwrap();
-    let problems: Vec<&str> = report["problems"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p.as_str().unwrap())
-        .collect();
+    let problems = crate::common::sync_problems(&env, &repo);
     let named = |id: &str, claimed: &str, author: &str| {
         problems.iter().any(|p| {
             p.starts_with("2026-11-21.jsonl:")

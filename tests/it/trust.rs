@@ -104,14 +104,7 @@ fn hand_written_lines_are_flagged_and_kept_out_of_the_briefing() {
     env.commit_all(&repo, "notes");
 
     // Sync: one problem per suspect line, with file:line and what is wrong.
-    let report: serde_json::Value =
-        serde_json::from_str(&env.ok(&repo, &["sync", "--json"])).unwrap();
-    let problems: Vec<&str> = report["problems"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p.as_str().unwrap())
-        .collect();
+    let problems = crate::common::sync_problems(&env, &repo);
     for expected in [
         "9999-12-31.jsonl:1: memory 01M808JSD5E063FV73QVNQJ5D1: timestamp 9999-12-31T23:59:59.999Z is in the future",
         "2026-11-20.jsonl:1: memory 01M808JSD5E063FV73QVNQJ5D2: timestamp `yesterday at noon` is not an RFC 3339 time",
