@@ -276,3 +276,57 @@ fn a_checkpoint_from_outside_the_trust_policy_covers_nothing() {
         render(&dry)
     );
 }
+
+/// At a terminal, `--apply` asks per group and forgets only the groups
+/// confirmed.
+#[test]
+fn at_a_terminal_apply_forgets_only_the_groups_confirmed() {
+    use std::io::Write;
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    env.set_now("2026-09-01T10:00:00Z");
+    env.ok(
+        &repo,
+        &["store", "-t", "decision", "Sessions live in Redis"],
+    );
+    env.ok(&repo, &["store", "-t", "checkpoint", "Checkpoint one"]);
+    let redis = id_of(&env, &repo, "Sessions live in Redis");
+    env.set_now("2026-11-20T10:00:00Z");
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "decision",
+            "--supersedes",
+            &redis,
+            "Sessions moved to Postgres",
+        ],
+    );
+    env.ok(&repo, &["store", "-t", "checkpoint", "Checkpoint two"]);
+    let (keep, stdin) = crate::common::terminal();
+    let mut child = env
+        .command(env!("CARGO_BIN_EXE_goldfish"), &repo)
+        .args(["tidy", "--apply"])
+        .stdin(stdin)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // No to the superseded memory, yes to the covered checkpoint.
+    let mut answers = std::fs::File::from(keep.try_clone().unwrap());
+    answers.write_all(b"n\ny\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    drop(keep);
+    assert_eq!(out.status.code(), Some(0), "{}", render(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("Forget 1 memory listed above? [y/N]")
+            && stderr.contains("forgot 1 of 2 memories"),
+        "{stderr}"
+    );
+    assert_eq!(
+        remembered(&env, &repo),
+        ["Checkpoint t", "Sessions liv", "Sessions mov"]
+    );
+}

@@ -770,7 +770,7 @@ pub(super) fn tidy(args: TidyArgs, out: &mut dyn Write) -> Result<u8, CliError> 
         }
         let confirmed = !asks || {
             eprint!(
-                "Forget these {}? [y/N] ",
+                "Forget {} listed above? [y/N] ",
                 crate::app::render::memories(members.len() as u64)
             );
             let mut answer = String::new();
