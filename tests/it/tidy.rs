@@ -305,7 +305,7 @@ fn at_a_terminal_apply_forgets_only_the_groups_confirmed() {
     );
     env.ok(&repo, &["store", "-t", "checkpoint", "Checkpoint two"]);
     let (keep, stdin) = crate::common::terminal();
-    let mut child = env
+    let child = env
         .command(env!("CARGO_BIN_EXE_goldfish"), &repo)
         .args(["tidy", "--apply"])
         .stdin(stdin)

@@ -651,9 +651,13 @@ static DIGEST_WORD: LazyLock<Regex> = LazyLock::new(|| {
 /// word.
 fn bare_token(text: &str, start: usize, token: &str) -> bool {
     let end = start + token.len();
+    // After the whitespace before it, which may be more than a byte (a
+    // no-break space).
     let word_start = text[..start]
-        .rfind(char::is_whitespace)
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rev()
+        .find(|(_, c)| c.is_whitespace())
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let word_end = text[end..]
         .find(char::is_whitespace)
         .map_or(text.len(), |i| end + i);
@@ -933,6 +937,50 @@ mod tests {
         clean("the secret= flag is documented, secret=true turns it on");
         clean("the Authorization: Bearer header carries the session token");
         clean("the token= field is parsed in src/auth/session.rs");
+    }
+
+    /// Regression: a token after a no-break space (two bytes of
+    /// whitespace) panicked the scan, and with it the sync of every clone
+    /// whose log held such a line (a LongMemEval conversation did).
+    #[test]
+    fn a_token_after_a_multibyte_space_is_scanned_not_a_panic() {
+        let rule = |text: &str| scan(text).map(|finding| finding.rule);
+        for space in ["\u{a0}", "\u{2003}", "\u{3000}"] {
+            // Candidates are runs of 32 or more: random, a file name, prose
+            // run together (as the conversation had it, after a quote).
+            for token in [
+                "Zx9fQ2mR7tL4vB8nK3wPq5TzHy6Jc1Ds",
+                "3fA9Zq7Lm2Xc8Vb4Nk1Pw6Tz5Hy3Jc7Ds.webp",
+                "\u{2018}IhopeyoufindthisASCIIartheartmoretoyourliking.",
+            ] {
+                let with = format!("you might li{space}{token} here");
+                let plain = format!("you might li {token} here");
+                assert_eq!(rule(&with), rule(&plain), "{with}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever mix of multi-byte spaces, quotes, letters and the
+        /// words the rules look at a line holds, scanning and redacting it
+        /// never panics (every slice on a character boundary).
+        #[test]
+        fn scanning_never_panics_on_any_mix_of_characters(
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    " ", "\u{a0}", "\u{2003}", "\u{3000}", "\u{200b}", "\u{2018}", "\u{e9}",
+                    "\u{1f600}", "\n", "a", "Z", "9", "/", "_", ".", "=", ":", "-",
+                    "key", "token ", "password is ", "sha256", "://", "Bearer ",
+                    "Zx9fQ2mR7tL4vB8n", "K3wPq5TzHy6Jc1Ds",
+                ]),
+                0..80,
+            )
+        ) {
+            let text = pieces.concat();
+            let _ = scan(&text);
+            let _ = scan_all(&text);
+            let _ = redact(&text);
+        }
     }
 
     /// Regression (issue 24): a credential given in a sentence, as a
