@@ -4,7 +4,9 @@
 # commits by four authors, then a full sync into an empty index, a no-op
 # sync, and the sync after a pull (one new commit of 5 memories); then, on
 # that index, `brief`, a keyword recall and a recall of the newest 50 (no
-# model: the cost of the filters, not of the embedding). Median of
+# model: the cost of the filters, not of the embedding); and the index's
+# bytes per memory on disk (index.db after a checkpoint of its write-ahead
+# log, plus the keyword index index.text/; no vectors). Median of
 # RUNS runs each, binaries alternating; milliseconds of CPU time (user +
 # system), which other work on the machine disturbs less than wall time.
 #   N=100000 COMMITS=100 RUNS=3 bash scripts/sync_cost.sh path/to/old/goldfish target/debug/goldfish
@@ -67,7 +69,7 @@ ms() {
   t=$( { time "$@" >/dev/null 2>&1; } 2>&1 )
   awk '{ printf "%d\n", ($1 + $2) * 1000 }' <<< "$t"
 }
-declare -A full noop pull indexed brief recall newest
+declare -A full noop pull indexed brief recall newest size
 for run in $(seq "$RUNS"); do
   n=0
   for bin in "$@"; do
@@ -84,13 +86,15 @@ for run in $(seq "$RUNS"); do
     brief[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" brief) "
     recall[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" recall --mode keyword -n 10 queue retries module) "
     newest[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" recall -n 50) "
+    python3 -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute("PRAGMA wal_checkpoint(TRUNCATE)")' "$D/home/index.db"
+    size[$n]=$(du -sb "$D/home/index.db" "$D/home/index.text" | awk -v n="$N" '{ s += $1 } END { printf "%d\n", s / n }')
     cd "$D"
   done
 done
-echo "| binary | memories | indexed | commits | full sync (CPU ms) | no-op sync | sync after a pull | brief | recall (keywords) | recall (newest 50) |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| binary | memories | indexed | commits | full sync (CPU ms) | no-op sync | sync after a pull | brief | recall (keywords) | recall (newest 50) | index bytes/memory |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 n=0
 for bin in "$@"; do
   n=$((n + 1))
-  echo "| $bin | $N | ${indexed[$n]} | $COMMITS | $(tr ' ' '\n' <<< "${full[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${noop[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${pull[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${brief[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${recall[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${newest[$n]}" | grep . | median) |"
+  echo "| $bin | $N | ${indexed[$n]} | $COMMITS | $(tr ' ' '\n' <<< "${full[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${noop[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${pull[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${brief[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${recall[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${newest[$n]}" | grep . | median) | ${size[$n]} |"
 done

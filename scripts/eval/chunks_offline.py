@@ -2,8 +2,8 @@
 """Offline check: does embedding each memory as sentence-window chunks help recall?
 
 Reads what `scripts/eval/longmemeval.py` built (its GOLDFISH_HOME's index.db:
-the workspaces' memories, their one-vector-per-memory embeddings and the FTS5
-index) and re-ranks each question in Python, without changing goldfish:
+the workspaces' memories and their one-vector-per-memory embeddings; an FTS5
+table of the memories is written in memory) and re-ranks each question in Python, without changing goldfish:
 
 - keyword: FTS5 BM25 as `goldfish recall --mode keyword` (same query, weights);
 - semantic and hybrid under three similarity variants:
@@ -405,6 +405,14 @@ def main() -> None:
     args.sets = args.sets.split(",")
     home = args.home.expanduser().resolve()
     index = sqlite3.connect(f"file:{args.index}?mode=ro", uri=True)
+    # The index has no FTS5 table since its schema 10 (its keyword index
+    # scores with FTS5's bm25 formula): the same table, in memory.
+    index.executescript(
+        "CREATE VIRTUAL TABLE temp.memories_fts USING fts5(content, tags, files, "
+        "tokenize = 'porter unicode61 remove_diacritics 2');"
+        "INSERT INTO temp.memories_fts (rowid, content, tags, files) "
+        "SELECT rowid, content, tags, files FROM memories;"
+    )
     model = Model(args.model, args.threads)
     all_cases = cases(args, index, home)
 

@@ -680,8 +680,9 @@ fn keyword_index(index: &Index, index_path: &std::path::Path) -> Option<Finding>
         return None;
     }
     let dir = keyword::dir_of(index_path);
-    let fallback =
-        "keyword recall uses SQLite's full-text search (the same ranking, slower) until a sync";
+    // When it cannot be written, keyword recall ranks with a copy in
+    // memory: the same ranking, slower.
+    let fallback = "the next sync or recall";
     Some(match index.keyword_index() {
         Ok(Standing::Fresh { rows }) => Finding::ok(
             "keyword-index",

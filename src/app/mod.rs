@@ -5,7 +5,8 @@
 //!   model, clock), and the notices operations leave for the front end.
 //! - [`sync`]: the one path to the index (keyword sync, then embedding as
 //!   an [`sync::Embed`] policy says).
-//! - [`ops`]: store, recall, brief, forget, similar, show.
+//! - [`ops`]: store, recall, brief, forget, similar, show; [`tidy`]: what
+//!   the log holds that no longer helps, and forgetting it.
 //! - [`hook`]: what a git hook does; [`capture`]: the agent hook, the
 //!   capture worker and its status; [`import`]: old notes into the log;
 //!   [`background`]: the detached processes they start.
@@ -35,6 +36,7 @@ pub mod review;
 pub mod session;
 pub mod status;
 pub mod sync;
+pub mod tidy;
 
 pub use error::{AppError, Arg, Hint, Kind};
 pub use notice::Notice;

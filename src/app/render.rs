@@ -248,8 +248,8 @@ pub fn similar_line(m: &IndexedMemory, width: usize) -> String {
     )
 }
 
-/// The first `max` characters of `text`, on one line.
-fn excerpt(text: &str, max: usize) -> String {
+/// The first `max` characters of `text`, on one line, terminal-safe.
+pub fn excerpt(text: &str, max: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     // Printed on stderr too (a near duplicate at store): never raw controls.
     let flat = terminal_safe(&flat).into_owned();

@@ -366,3 +366,28 @@ impl TestEnv {
         self
     }
 }
+
+/// A pseudo-terminal: (the side to keep open, the side to give a child as
+/// stdin).
+pub fn terminal() -> (std::os::fd::OwnedFd, std::process::Stdio) {
+    use std::os::fd::FromRawFd;
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty writes two new descriptors, which are owned below.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty");
+    // SAFETY: both descriptors are new and owned by nothing else.
+    unsafe {
+        (
+            std::os::fd::OwnedFd::from_raw_fd(master),
+            std::process::Stdio::from(std::os::fd::OwnedFd::from_raw_fd(slave)),
+        )
+    }
+}

@@ -428,7 +428,8 @@ fn doctor_reports_the_keyword_index() {
             .ends_with("index.text: up to date (2 memories)"),
         "{found}"
     );
-    // Gone (it is derived): recall falls back on FTS5, doctor says so and
+    // Gone (it is derived): recall writes it again, or ranks with a copy in
+    // memory when it cannot; doctor says so and
     // writes nothing back; the next sync writes it again, even one that
     // finds no memory file changed.
     let dir = env.path().join("home/.goldfish/index.text");
@@ -438,9 +439,10 @@ fn doctor_reports_the_keyword_index() {
     let found = finding(&report, "keyword-index");
     assert_eq!(found["status"], "warning", "{found}");
     assert!(
-        found["message"].as_str().unwrap().contains(
-            "not written for this index yet; keyword recall uses SQLite's full-text search"
-        ),
+        found["message"]
+            .as_str()
+            .unwrap()
+            .contains("not written for this index yet; the next sync or recall writes it"),
         "{found}"
     );
     assert_eq!(found["fix"], "goldfish sync", "{found}");

@@ -1,7 +1,7 @@
 //! The keyword index (`$GOLDFISH_HOME/index.text/`, tantivy) when its files
-//! are damaged or its folder cannot be written: recall answers as SQLite's
-//! full-text search would, `doctor` names the damage, the next sync writes
-//! it again, and nothing waits.
+//! are damaged or its folder cannot be written: recall answers as an intact
+//! index would (from a copy in memory), `doctor` names the damage, the next
+//! sync writes it again, and nothing waits.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -173,10 +173,9 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 /// keyword` panic (`.idx`: exit 101) or silently change its ranking
 /// (`.fast`), while `doctor` said "up to date" and `sync` left it as it was.
 /// Now, for every kind of segment file: recall answers exactly as with an
-/// intact index (FTS5's answer: the keyword index scores as FTS5 does), even
-/// when no sync can write the index again; `doctor` names the damaged file
-/// and changes nothing; the next sync writes the index again and recall
-/// uses it.
+/// intact index (from a copy of it in memory), even when nothing can write
+/// the index again; `doctor` names the damaged file and changes nothing;
+/// the next sync writes the index again and recall uses it.
 #[test]
 fn medium_2_a_corrupt_keyword_index_never_crashes_or_changes_recall() {
     let env = TestEnv::new();
@@ -197,7 +196,8 @@ fn medium_2_a_corrupt_keyword_index_never_crashes_or_changes_recall() {
     let intact = answers(&env, &repo);
     assert!(intact.iter().all(|a| !a.is_empty()), "{intact:?}");
     assert_eq!(doctor_keyword_index(&env, &repo)["status"], "ok");
-    // The same answers without the keyword index: FTS5's.
+    // The same answers when the keyword index is gone and cannot be
+    // written: a copy in memory's.
     let pristine = env.path().join("pristine.text");
     fs::rename(&dir, &pristine).unwrap();
     fs::create_dir(&dir).unwrap();
@@ -205,7 +205,7 @@ fn medium_2_a_corrupt_keyword_index_never_crashes_or_changes_recall() {
     assert_eq!(
         answers(&env, &repo),
         intact,
-        "FTS5 ranks as the keyword index"
+        "a copy in memory ranks as the keyword index"
     );
     fs::remove_dir_all(&dir).unwrap();
 
@@ -305,7 +305,7 @@ fn medium_2_mcp_recall_over_a_corrupt_keyword_index_answers() {
 /// command with a hook waited 30 s (the catch-up retried its writer's lock on any error, not only
 /// while another process held it). Now the catch-up gives up at once: the
 /// command finishes, a warning names the keyword index's folder, and recall
-/// answers from SQLite's full-text search. As root, whom permissions do not
+/// answers from a copy of the keyword index in memory. As root, whom permissions do not
 /// stop, a folder where the lock file goes plays the unwritable folder.
 #[test]
 fn medium_3_an_unwritable_keyword_index_is_named_at_once() {

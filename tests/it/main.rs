@@ -34,6 +34,7 @@ mod semantic;
 mod similarity;
 mod supersede;
 mod sync_history;
+mod tidy;
 mod trace;
 mod trust;
 mod vectors;

@@ -120,31 +120,6 @@ fn similar_text_finds_a_paraphrase_at_the_default_threshold() {
     }
 }
 
-/// A pseudo-terminal: (the side to keep open, the side to give a child as
-/// stdin).
-fn terminal() -> (std::os::fd::OwnedFd, std::process::Stdio) {
-    use std::os::fd::FromRawFd;
-    let (mut master, mut slave) = (0, 0);
-    // SAFETY: openpty writes two new descriptors, which are owned below.
-    let rc = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(rc, 0, "openpty");
-    // SAFETY: both descriptors are new and owned by nothing else.
-    unsafe {
-        (
-            std::os::fd::OwnedFd::from_raw_fd(master),
-            std::process::Stdio::from(std::os::fd::OwnedFd::from_raw_fd(slave)),
-        )
-    }
-}
-
 /// At a terminal, `store` refuses a near-duplicate before writing it and
 /// names the memory; `--force` stores it. From a script (stdin not a
 /// terminal) it writes, then warns, as before.
@@ -161,7 +136,7 @@ fn store_at_a_terminal_asks_for_force_before_writing_a_near_duplicate() {
     let stored = env.ok(&repo, &["store", first]);
     let id = stored.split_whitespace().nth(1).unwrap().to_owned();
     let at_terminal = |args: &[&str]| {
-        let (_keep, stdin) = terminal();
+        let (_keep, stdin) = crate::common::terminal();
         env.command(env!("CARGO_BIN_EXE_goldfish"), &repo)
             .args(args)
             .stdin(stdin)

@@ -1,7 +1,8 @@
-//! The keyword index: a tantivy index beside `index.db` (`index.text/`) that
-//! ranks keyword matches with FTS5's bm25 scores in a fraction of the time
-//! `bm25()` takes (a few milliseconds at a million memories, against
-//! hundreds).
+//! The keyword index, goldfish's one keyword engine: a tantivy index beside
+//! `index.db` (`index.text/`) that ranks keyword matches with FTS5's bm25
+//! formula (what goldfish ranked with before it had this index) in a
+//! fraction of the time `bm25()` took (a few milliseconds at a million
+//! memories, against hundreds).
 //!
 //! SQLite stays the truth. Triggers on `memories` append the rowid of every
 //! row inserted, changed or deleted to `text_journal` (schema version 4);
@@ -11,8 +12,11 @@
 //! what it applied. A recall uses the keyword index only when that payload
 //! names this database and the journal's last entry ([`TextIndex::fresh`]);
 //! otherwise (never caught up, a sync half way, an index of another
-//! database, an unreadable directory) keyword ranking stays with FTS5, so
-//! an answer never misses a row SQLite has.
+//! database, an unreadable directory) recall catches it up first, and when
+//! that cannot be done (an unwritable folder, a full disk) ranks with a
+//! copy written in memory from every row ([`TextIndex::in_memory`]): the
+//! same engine and scores, only slower, so an answer never misses a row
+//! SQLite has.
 //!
 //! Nor does recall read a damaged file: tantivy ends each with a crc32 of
 //! the rest, but reads without checking it (random bytes in a postings list
@@ -22,10 +26,10 @@
 //! file's ctime) and checks the checksum of a file whose stamp changed,
 //! once per process. A damaged file makes the index not fresh, and the
 //! next catch-up write every row again. A panic in tantivy all the same is
-//! caught (`TextIndex::guarded`): FTS5 answers, and the next sync rebuilds.
-//! (A kernel with coarse file times could leave a stamp equal after a
-//! write in the very tick the catch-up stamped it; `doctor` checks every
-//! checksum.)
+//! caught (`TextIndex::guarded`): a copy in memory answers, and the next
+//! catch-up rebuilds. (A kernel with coarse file times could leave a stamp
+//! equal after a write in the very tick the catch-up stamped it; `doctor`
+//! checks every checksum.)
 //!
 //! Fields: `row` (the memory's rowid), `workspace` (its workspace id),
 //! `length` (its words in all three texts), all fast, and `content`, `tags`,
@@ -35,13 +39,13 @@
 //! Porter2, which stems "generated" and "generic" apart where FTS5 does
 //! not).
 //!
-//! [`TextIndex::search`] scores with FTS5's own `bm25(memories_fts, 1.0,
-//! 2.0, 0.5)` formula, not tantivy's BM25 (which scores each field on its
-//! own): per query word, its frequency weighted over the three texts, the
-//! row's whole length against the average, and the word's rows over all
-//! rows; so keyword ranking, and the hybrid fusion built on its scores, is
-//! the one SQLite gave (`tests`: the same scores as FTS5 on
-//! fixtures/eval/). What is faster is reading: tantivy's compressed
+//! [`TextIndex::search`] scores with FTS5's own `bm25(fts, 1.0, 2.0, 0.5)`
+//! formula, not tantivy's BM25 (which scores each field on its own): per
+//! query word, its frequency weighted over the three texts, the row's whole
+//! length against the average, and the word's rows over all rows; so
+//! keyword ranking, and the hybrid fusion built on its scores, is the one
+//! FTS5 gave (`tests`: the same scores as an FTS5 table of the same rows,
+//! on fixtures/eval/). What is faster is reading: tantivy's compressed
 //! postings lists, read once per word into a score per row, instead of
 //! FTS5's per-match function call and row-size lookup.
 
@@ -246,6 +250,9 @@ pub struct TextIndex {
     /// Rows and their words in all, for the searcher generation they were
     /// counted in.
     totals: std::sync::Mutex<Option<(u64, Totals)>>,
+    /// For a copy in memory ([`TextIndex::in_memory`]): the journal's last
+    /// entry when it was written (it holds the rows as they were then).
+    memory_at: Option<i64>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -274,7 +281,63 @@ impl TextIndex {
             verified: Default::default(),
             broken: AtomicBool::new(false),
             totals: Default::default(),
+            memory_at: None,
         }))
+    }
+
+    /// A keyword index of every row of `conn`'s database (at `db`), written
+    /// in memory: what keyword ranking reads when the index on disk cannot
+    /// be brought up to date (its folder unwritable, the disk full, its
+    /// files damaged and no catch-up able to write them again). The same
+    /// engine and scores, at the cost of writing every row: a few seconds
+    /// a hundred thousand memories. Fresh while the database's journal has
+    /// nothing newer.
+    pub fn in_memory(conn: &Connection, db: &Path) -> Result<TextIndex, TextError> {
+        let dir = dir_of(db);
+        let sqlite = sqlite_at(&dir);
+        let tantivy = tantivy_at(&dir);
+        let (schema, fields) = schema();
+        let index = tantivy::Index::create_in_ram(schema);
+        index.tokenizers().register(ANALYZER, analyzer());
+        let mut writer = index
+            .writer_with_num_threads(1, WRITER_MEMORY)
+            .map_err(tantivy)?;
+        // One read transaction: the rows and the journal's end agree.
+        let tx = conn.unchecked_transaction().map_err(sqlite)?;
+        let end = journal_end(&tx).map_err(sqlite)?;
+        let mut statement = tx
+            .prepare("SELECT rowid, workspace_id, content, tags, files FROM memories")
+            .map_err(sqlite)?;
+        let mut rows = statement.query([]).map_err(sqlite)?;
+        add_rows(&writer, fields, &mut rows, &dir, tantivy)?;
+        drop(rows);
+        drop(statement);
+        tx.finish().map_err(sqlite)?;
+        writer.commit().map_err(tantivy)?;
+        drop(writer);
+        let reader: tantivy::IndexReader = index
+            .reader_builder()
+            .reload_policy(tantivy::ReloadPolicy::Manual)
+            .try_into()
+            .map_err(tantivy)?;
+        let searcher = reader.searcher();
+        Ok(TextIndex {
+            db: db.to_owned(),
+            dir,
+            index,
+            fields,
+            reader: std::sync::Mutex::new(Some(reader)),
+            searcher: std::sync::Mutex::new(Some(searcher)),
+            verified: Default::default(),
+            broken: AtomicBool::new(false),
+            totals: Default::default(),
+            memory_at: Some(end),
+        })
+    }
+
+    /// Whether this is a copy in memory ([`TextIndex::in_memory`]).
+    pub fn is_in_memory(&self) -> bool {
+        self.memory_at.is_some()
     }
 
     /// Whether the index holds every row of `conn`'s database as it is now
@@ -283,9 +346,14 @@ impl TextIndex {
     /// checked by the last catch-up (a write to a file changes its stamp),
     /// else its checksum matches now (once per process and stamp). A search
     /// after `true` reads exactly the segments checked. A damaged index, or
-    /// one tantivy panicked on, is not fresh: FTS5 answers, and the next
-    /// sync writes it again.
+    /// one tantivy panicked on, is not fresh: the next catch-up writes it
+    /// again. A copy in memory is fresh while the journal has nothing newer
+    /// than it holds.
     pub fn fresh(&self, conn: &Connection) -> Result<bool, TextError> {
+        if let Some(end) = self.memory_at {
+            return Ok(!self.broken.load(Ordering::Relaxed)
+                && journal_end(conn).map_err(sqlite_at(&self.dir))? == end);
+        }
         let mut kept = self.searcher.lock().unwrap_or_else(|p| p.into_inner());
         *kept = None;
         *kept = self.checked_searcher(conn)?;
@@ -331,7 +399,8 @@ impl TextIndex {
         let searcher = match opened {
             Ok(searcher) => searcher.map_err(tantivy_at(&self.dir))?,
             Err(_) => {
-                // FTS5 answers whether or not this mark is written.
+                // A copy in memory answers whether or not this mark is
+                // written.
                 let _ = rebuild_at_next_sync(&self.db);
                 return Ok(None);
             }
@@ -395,9 +464,11 @@ impl TextIndex {
             })?;
         self.guarded(|| self.search_in(&searcher, words, workspaces, limit))
             .inspect_err(|_| {
-                // The caller's FTS5 answers whether or not this mark is
-                // written.
-                let _ = rebuild_at_next_sync(&self.db);
+                // The caller's copy in memory answers whether or not this
+                // mark is written.
+                if self.memory_at.is_none() {
+                    let _ = rebuild_at_next_sync(&self.db);
+                }
             })?
     }
 
@@ -615,14 +686,15 @@ fn holds_all(conn: &Connection, committed: Option<&Payload>) -> rusqlite::Result
 pub enum Standing {
     /// It holds every row (`rows` in all): keyword recall ranks with it.
     Fresh { rows: u64 },
-    /// Written for this database, `changes` changed rows ago: keyword
-    /// recall uses FTS5 until a sync applies them.
+    /// Written for this database, `changes` changed rows ago: the next
+    /// sync or recall applies them.
     Behind { changes: u64 },
     /// Never written for this database (none, or one left from a deleted
-    /// database): keyword recall uses FTS5 until a sync writes it.
+    /// database): the next sync or recall writes it.
     Unwritten,
     /// A file of it is missing, unreadable or does not match its checksum:
-    /// keyword recall uses FTS5 until a sync writes it again.
+    /// the next sync or recall writes it again (a copy in memory answers
+    /// until one can).
     Damaged(Damage),
 }
 
@@ -744,25 +816,6 @@ pub fn catch_up(conn: &Connection, db: &Path) -> Result<CaughtUp, TextError> {
         }
         return Ok(CaughtUp::Fresh);
     }
-    let mut words = analyzer();
-    let mut document = |rowid: i64, workspace: i64, texts: [String; 3]| {
-        let mut doc = TantivyDocument::new();
-        doc.add_u64(fields.row, rowid as u64);
-        doc.add_i64(fields.workspace, workspace);
-        let mut length = 0u64;
-        for text in &texts {
-            let mut stream = words.token_stream(text);
-            while stream.advance() {
-                length += 1;
-            }
-        }
-        doc.add_u64(fields.length, length);
-        for (field, text) in fields.text.iter().zip(texts) {
-            doc.add_text(*field, text);
-        }
-        doc
-    };
-    let mut rows = 0;
     let mut statement;
     let mut query = match since {
         None => {
@@ -793,21 +846,7 @@ pub fn catch_up(conn: &Connection, db: &Path) -> Result<CaughtUp, TextError> {
             statement.query(params![since, end]).map_err(sqlite)?
         }
     };
-    while let Some(row) = query.next().map_err(sqlite)? {
-        let texts = [
-            row.get::<_, String>(2).map_err(sqlite)?,
-            row.get::<_, String>(3).map_err(sqlite)?,
-            row.get::<_, String>(4).map_err(sqlite)?,
-        ];
-        writer
-            .add_document(document(
-                row.get(0).map_err(sqlite)?,
-                row.get(1).map_err(sqlite)?,
-                texts,
-            ))
-            .map_err(written)?;
-        rows += 1;
-    }
+    let rows = add_rows(&writer, fields, &mut query, &dir, written)?;
     drop(query);
     drop(statement);
     tx.finish().map_err(sqlite)?;
@@ -834,6 +873,46 @@ pub fn catch_up(conn: &Connection, db: &Path) -> Result<CaughtUp, TextError> {
         None => CaughtUp::Rebuilt { rows },
         Some(_) => CaughtUp::Applied { rows },
     })
+}
+
+/// Adds a document for each of `rows` (rowid, workspace id, content, tags,
+/// files) with `writer`; how many. A failed write is `failed`'s error.
+fn add_rows(
+    writer: &tantivy::IndexWriter,
+    fields: Fields,
+    rows: &mut rusqlite::Rows<'_>,
+    dir: &Path,
+    failed: impl Fn(tantivy::TantivyError) -> TextError,
+) -> Result<usize, TextError> {
+    let sqlite = sqlite_at(dir);
+    let mut words = analyzer();
+    let mut added = 0;
+    while let Some(row) = rows.next().map_err(sqlite)? {
+        let rowid: i64 = row.get(0).map_err(sqlite)?;
+        let workspace: i64 = row.get(1).map_err(sqlite)?;
+        let texts = [
+            row.get::<_, String>(2).map_err(sqlite)?,
+            row.get::<_, String>(3).map_err(sqlite)?,
+            row.get::<_, String>(4).map_err(sqlite)?,
+        ];
+        let mut doc = TantivyDocument::new();
+        doc.add_u64(fields.row, rowid as u64);
+        doc.add_i64(fields.workspace, workspace);
+        let mut length = 0u64;
+        for text in &texts {
+            let mut stream = words.token_stream(text);
+            while stream.advance() {
+                length += 1;
+            }
+        }
+        doc.add_u64(fields.length, length);
+        for (field, text) in fields.text.iter().zip(texts) {
+            doc.add_text(*field, text);
+        }
+        writer.add_document(doc).map_err(&failed)?;
+        added += 1;
+    }
+    Ok(added)
 }
 
 /// The keyword index written in `dir`, its analyser registered; `None`
@@ -1134,8 +1213,23 @@ mod tests {
             .unwrap();
     }
 
-    /// FTS5's scores of every match of `words`, by rowid.
+    /// FTS5's scores of every match of `words`, by rowid: the oracle the
+    /// keyword index's scores are held to (the index itself has no FTS5
+    /// table since schema 10), an FTS5 table of the memories' texts as the
+    /// index had it, written anew for each question.
     fn fts5(index: &Index, words: &[String]) -> Vec<(i64, f64)> {
+        index
+            .conn
+            .execute_batch(
+                "DROP TABLE IF EXISTS temp.oracle;
+                 CREATE VIRTUAL TABLE temp.oracle USING fts5(
+                     content, tags, files,
+                     tokenize = 'porter unicode61 remove_diacritics 2'
+                 );
+                 INSERT INTO temp.oracle (rowid, content, tags, files)
+                     SELECT rowid, content, tags, files FROM memories;",
+            )
+            .unwrap();
         let query = words
             .iter()
             .map(|w| format!("\"{w}\""))
@@ -1144,8 +1238,8 @@ mod tests {
         let mut statement = index
             .conn
             .prepare(
-                "SELECT rowid, -bm25(memories_fts, 1.0, 2.0, 0.5) FROM memories_fts
-                 WHERE memories_fts MATCH ?1",
+                "SELECT rowid, -bm25(oracle, 1.0, 2.0, 0.5) FROM temp.oracle
+                 WHERE oracle MATCH ?1",
             )
             .unwrap();
         let mut scores: Vec<(i64, f64)> = statement

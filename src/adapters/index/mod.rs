@@ -1,5 +1,6 @@
-//! The personal index: `$GOLDFISH_HOME/index.db`, SQLite with FTS5 and the
-//! sqlite-vec extension. It is derived state: delete it and `goldfish sync`
+//! The personal index: `$GOLDFISH_HOME/index.db` (SQLite, with the
+//! sqlite-vec extension) and its keyword index beside it (`index.text/`,
+//! tantivy: [`keyword`]). It is derived state: delete it and `goldfish sync`
 //! rebuilds it from git.
 //!
 //! WAL mode lets readers run while one writer writes; writers wait for each
@@ -40,6 +41,8 @@ pub enum IndexError {
         #[source]
         source: rusqlite::Error,
     },
+    #[error(transparent)]
+    Keyword(#[from] keyword::TextError),
     #[error("index {} has schema version {found}, newer than this goldfish understands ({supported}); upgrade goldfish or delete the index (it is rebuilt from git)", .path.display())]
     TooNew {
         path: PathBuf,
@@ -77,8 +80,11 @@ pub struct Index {
     /// core).
     parallel: bool,
     /// The keyword index (`text`), opened on the first keyword ranking
-    /// that finds it written.
+    /// that finds it written, or a copy of it in memory.
     text: std::sync::Mutex<Option<keyword::TextIndex>>,
+    /// A catch-up of the keyword index failed on this connection: keyword
+    /// ranking does not try again, a copy in memory answers.
+    keyword_catch_up_failed: std::sync::atomic::AtomicBool,
 }
 
 /// What [`Index::inspect`] found.
@@ -156,6 +162,7 @@ impl Index {
             side: Default::default(),
             parallel: cores > 1,
             text: Default::default(),
+            keyword_catch_up_failed: Default::default(),
         }
     }
 
@@ -328,11 +335,7 @@ impl Index {
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(sqlite)?;
-        tx.execute_batch(
-            "DELETE FROM workspaces;
-             INSERT INTO memories_fts (memories_fts) VALUES ('rebuild');",
-        )
-        .map_err(sqlite)?;
+        tx.execute("DELETE FROM workspaces", []).map_err(sqlite)?;
         tx.commit().map_err(sqlite)
     }
 

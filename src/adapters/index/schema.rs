@@ -3,7 +3,7 @@
 use rusqlite::Connection;
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 9;
+pub const VERSION: i64 = 10;
 
 /// Version 1.
 ///
@@ -16,7 +16,8 @@ pub const VERSION: i64 = 9;
 ///   back). `content_hash` is blake3 of the content, the key of embeddings.
 /// - `tombstones`: the forget records, per file.
 /// - `provenance`: the commit that introduced each memory id, and its author.
-/// - `memories_fts`: FTS5 over content, tags and files (external content).
+/// - `memories_fts`: FTS5 over content, tags and files (external content;
+///   dropped in [`V10`]).
 /// - `embeddings`: one row per (content hash, model): the unit vector as
 ///   little-endian f32 (sqlite-vec's float format, so its `vec_distance_*`
 ///   functions work on it) and its sign bits (`code`), the first stage of
@@ -370,6 +371,18 @@ UPDATE memories SET record_hash = '';
 UPDATE files SET blob_id = '', racy = 1;
 "#;
 
+/// Version 10, over version 9: no `memories_fts` (nor its triggers). The
+/// keyword index (`super::keyword`, tantivy) is the one keyword engine; it
+/// had ranked with FTS5's own bm25 scores since version 4, FTS5 answering
+/// only while it lagged. The journal (`text_journal`) stays its source of
+/// changes. The pages FTS5 held are free for SQLite to reuse.
+const V10: &str = r#"
+DROP TRIGGER IF EXISTS memories_fts_insert;
+DROP TRIGGER IF EXISTS memories_fts_delete;
+DROP TRIGGER IF EXISTS memories_fts_update;
+DROP TABLE IF EXISTS memories_fts;
+"#;
+
 #[derive(Debug)]
 pub enum MigrateError {
     Sqlite(rusqlite::Error),
@@ -430,6 +443,9 @@ pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
     }
     if found < 9 {
         tx.execute_batch(V9)?;
+    }
+    if found < 10 {
+        tx.execute_batch(V10)?;
     }
     tx.pragma_update(None, "user_version", VERSION)?;
     tx.commit()?;
@@ -600,6 +616,50 @@ mod tests {
             (None, "", ""),
             "the next sync reads the file again and fills the column"
         );
+    }
+
+    /// Version 10 drops FTS5 and its triggers and keeps every row; the
+    /// journal still notes each change for the keyword index.
+    #[test]
+    fn version_10_drops_fts5_and_keeps_the_rows_and_the_journal() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for batch in [V1, V2, V3, V4, V5, V6, V7, V8, V9] {
+            conn.execute_batch(batch).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 9).unwrap();
+        conn.execute_batch(
+            "INSERT INTO workspaces (id, root, name) VALUES (1, '/repo', 'repo');
+             INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, type, content)
+               VALUES (1, '01A', 'f.jsonl', 1, 'r', 'c', 't', 'decision', 'the pool size');",
+        )
+        .unwrap();
+        let fts = |conn: &Connection| -> i64 {
+            conn.query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'memories_fts%'",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap()
+        };
+        assert!(
+            fts(&conn) > 3,
+            "version 9 has the table, its shadows and triggers"
+        );
+        migrate(&mut conn).unwrap();
+        assert_eq!(fts(&conn), 0);
+        conn.execute(
+            "UPDATE memories SET content = 'the pool holds eight' WHERE id = '01A'",
+            [],
+        )
+        .unwrap();
+        let (memories, journal): (i64, i64) = conn
+            .query_row(
+                "SELECT (SELECT count(*) FROM memories), (SELECT count(*) FROM text_journal)",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!((memories, journal), (1, 2), "the insert and the update");
     }
 
     #[test]

@@ -314,13 +314,49 @@ pub struct QueryVector<'a> {
 /// ≥ 0.98 of the exact top 10 (tests/it/vectors.rs, `cargo bench --bench vectors`).
 pub const VECTOR_CANDIDATES: usize = 2000;
 
-/// FTS5 matches the two-stage keyword ranking fetches at least: enough
+/// Matches the two-stage keyword ranking fetches at least: enough
 /// that filters leaving one in ten still fill a top 10.
 const KEYWORD_FETCH: usize = 100;
 
 /// Beyond this many (a `--limit` over 1,000), the exhaustive query answers:
 /// each fetched match is two bound values of one statement.
 const KEYWORD_FETCH_MAX: usize = 4_000;
+
+/// A query for the keyword index: its words (stopwords left out) and the
+/// workspaces it keeps to (`None`: every one).
+struct KeywordQuery {
+    words: Vec<String>,
+    workspaces: Option<Vec<i64>>,
+}
+
+/// Why a keyword search failed: reading the keyword index (a copy in
+/// memory may answer instead) or the database.
+#[derive(Debug)]
+enum KeywordError {
+    Text(super::keyword::TextError),
+    Index(IndexError),
+}
+
+impl From<super::keyword::TextError> for KeywordError {
+    fn from(err: super::keyword::TextError) -> Self {
+        KeywordError::Text(err)
+    }
+}
+
+impl From<IndexError> for KeywordError {
+    fn from(err: IndexError) -> Self {
+        KeywordError::Index(err)
+    }
+}
+
+impl From<KeywordError> for IndexError {
+    fn from(err: KeywordError) -> Self {
+        match err {
+            KeywordError::Text(err) => IndexError::Keyword(err),
+            KeywordError::Index(err) => err,
+        }
+    }
+}
 
 /// SQL conditions and their bound values, and "now" for the flags of what
 /// they select.
@@ -432,7 +468,7 @@ impl Index {
         let has_query = request
             .query
             .as_deref()
-            .is_some_and(|q| fts_query(q).is_some());
+            .is_some_and(|q| !content_words(q).is_empty());
         let mut hits = match (mode, query_vector) {
             _ if request.query.is_none() => self.newest(request, scope)?,
             (Mode::Semantic, Some(vector)) => {
@@ -630,68 +666,53 @@ impl Index {
         )
     }
 
-    /// BM25 ranking of the query's words, in two stages: the keyword index
-    /// (`keyword_text`, tantivy) or else FTS5 (`keyword_ranked`) ranks its
-    /// matches alone, and only the best few (4 × `limit`, at least
-    /// `KEYWORD_FETCH`) are joined with the memories for the filters and the
-    /// row (`join_ranked`); FTS5's one query over every match
-    /// (`keyword_exhaustive`) answers when those cannot prove the top
-    /// `limit` (too few pass the filters, or a tie at the edge). All give
-    /// the same list: the keyword index scores as FTS5's bm25() does (see
-    /// `super::keyword`).
+    /// BM25 ranking of the query's words (FTS5's formula and weights) by
+    /// the keyword index (`super::keyword`, the one keyword engine), in two
+    /// stages: it ranks its matches alone, and only the best few (4 ×
+    /// `limit`, at least `KEYWORD_FETCH`) are joined with the memories for
+    /// the filters and the row (`join_ranked`); 8 times more while they do
+    /// not prove the top `limit`, and past `KEYWORD_FETCH_MAX` every match
+    /// is sorted against the rows the filters pass (`keyword_exhaustive`).
+    /// All give the same list.
     fn keyword(
         &self,
         request: &Request,
         scope: &Scope,
         limit: usize,
     ) -> Result<Vec<IndexedMemory>, IndexError> {
-        let fetch = (limit * 4).max(KEYWORD_FETCH);
-        if let Some(hits) = self.keyword_text(request, scope, limit, fetch)? {
-            return Ok(hits);
-        }
-        if fetch > KEYWORD_FETCH_MAX {
-            return self.keyword_exhaustive(request, scope, limit);
-        }
-        match self.keyword_ranked(request, scope, limit, fetch)? {
-            Some(hits) => Ok(hits),
-            None => self.keyword_exhaustive(request, scope, limit),
-        }
+        let Some(query) = self.keyword_query(request, scope)? else {
+            return Ok(Vec::new());
+        };
+        self.with_keyword_index(|index| {
+            let mut fetch = (limit * 4).max(KEYWORD_FETCH);
+            while fetch <= KEYWORD_FETCH_MAX {
+                if let Some(hits) =
+                    self.keyword_fetched(index, &query, request, scope, limit, fetch)?
+                {
+                    return Ok(hits);
+                }
+                if fetch == KEYWORD_FETCH_MAX {
+                    break;
+                }
+                fetch = (fetch * 8).min(KEYWORD_FETCH_MAX);
+            }
+            self.keyword_exhaustive(index, &query, request, scope, limit)
+        })
     }
 
-    /// The top `limit` from the keyword index (`super::keyword`), or `None`
-    /// when it cannot answer: not written, not fresh (FTS5 answers, with
-    /// every row), or when even its best `KEYWORD_FETCH_MAX` matches do
-    /// not prove the top `limit` (too few pass the filters: FTS5's one
-    /// query over every match answers). Asks for `fetch` matches, then 8
-    /// times more while they do not prove it.
-    fn keyword_text(
+    /// The query's words for the keyword index, and the workspaces it
+    /// keeps to (`None`: every one; the scope is checked inside the keyword
+    /// index, a fast field read per match, only when it leaves workspaces
+    /// out). `None` when the query has no words.
+    fn keyword_query(
         &self,
         request: &Request,
         scope: &Scope,
-        limit: usize,
-        mut fetch: usize,
-    ) -> Result<Option<Vec<IndexedMemory>>, IndexError> {
+    ) -> Result<Option<KeywordQuery>, IndexError> {
         let words = content_words(request.query.as_deref().unwrap_or_default());
         if words.is_empty() {
-            return Ok(Some(Vec::new()));
-        }
-        if fetch > KEYWORD_FETCH_MAX {
             return Ok(None);
         }
-        let mut text = self.text.lock().unwrap_or_else(|p| p.into_inner());
-        if text.is_none() {
-            // Unreadable is as good as absent: FTS5 answers, and the next
-            // sync writes it again.
-            *text = super::keyword::TextIndex::open(&self.path).ok().flatten();
-        }
-        let Some(index) = text.as_ref() else {
-            return Ok(None);
-        };
-        if !index.fresh(&self.conn).unwrap_or(false) {
-            return Ok(None);
-        }
-        // The scope is checked inside the keyword index (a fast field read
-        // per match) only when it leaves workspaces out.
         let workspaces = match scope {
             Scope::All => None,
             Scope::Workspaces(ids) => {
@@ -699,61 +720,144 @@ impl Index {
                     .conn
                     .query_row("SELECT count(*) FROM workspaces", [], |row| row.get(0))
                     .map_err(self.sqlite())?;
-                (usize::try_from(known).unwrap_or(usize::MAX) > ids.len()).then_some(ids.as_slice())
+                (usize::try_from(known).unwrap_or(usize::MAX) > ids.len()).then(|| ids.clone())
             }
         };
-        loop {
-            let Ok(found) = index.search(&words, workspaces, fetch) else {
-                return Ok(None);
-            };
-            if found.len() > 2 * KEYWORD_FETCH_MAX {
-                // Ties past what one statement can bind: FTS5 answers.
-                return Ok(None);
-            }
-            // bm25()'s convention: lower ranks better.
-            let ranked = found
-                .into_iter()
-                .map(|(row, score)| (row, -score))
-                .collect();
-            if let Some(hits) = self.join_ranked(request, scope, limit, fetch, ranked, true)? {
-                return Ok(Some(hits));
-            }
-            if fetch >= KEYWORD_FETCH_MAX {
-                return Ok(None);
-            }
-            fetch = (fetch * 8).min(KEYWORD_FETCH_MAX);
-        }
+        Ok(Some(KeywordQuery { words, workspaces }))
     }
 
-    /// The top `limit` from FTS5's best `fetch` matches, or `None` when
-    /// they may not hold it.
-    fn keyword_ranked(
+    /// The top `limit` from the keyword index's best `fetch` matches, or
+    /// `None` when they may not hold it (too few pass the filters, or ties
+    /// at the edge past what one statement binds).
+    fn keyword_fetched(
         &self,
+        index: &super::keyword::TextIndex,
+        query: &KeywordQuery,
         request: &Request,
         scope: &Scope,
         limit: usize,
         fetch: usize,
-    ) -> Result<Option<Vec<IndexedMemory>>, IndexError> {
-        let Some(query) = request.query.as_deref().and_then(fts_query) else {
-            return Ok(Some(Vec::new()));
+    ) -> Result<Option<Vec<IndexedMemory>>, KeywordError> {
+        let found = index.search(&query.words, query.workspaces.as_deref(), fetch)?;
+        if found.len() > 2 * KEYWORD_FETCH_MAX {
+            return Ok(None);
+        }
+        // bm25()'s convention: lower ranks better.
+        let ranked = found
+            .into_iter()
+            .map(|(row, score)| (row, -score))
+            .collect();
+        Ok(self.join_ranked(request, scope, limit, fetch, ranked, true)?)
+    }
+
+    /// Runs `search` with the keyword index: the one on disk when it holds
+    /// every row; else, after bringing it up to date (a connection that can
+    /// write, once per process: a catch-up that failed is not tried again);
+    /// else (or when reading it fails: damage its checksums did not show) a
+    /// copy in memory of every row ([`super::keyword::TextIndex::in_memory`]),
+    /// kept while nothing changes. Never a different ranking: only slower.
+    fn with_keyword_index<R>(
+        &self,
+        search: impl Fn(&super::keyword::TextIndex) -> Result<R, KeywordError>,
+    ) -> Result<R, IndexError> {
+        let mut text = self.text.lock().unwrap_or_else(|p| p.into_inner());
+        if self.keyword_index_ready(&mut text) {
+            match search(text.as_ref().expect("ready")) {
+                Err(KeywordError::Text(_)) => {}
+                answer => return answer.map_err(IndexError::from),
+            }
+        }
+        let copy = super::keyword::TextIndex::in_memory(&self.conn, &self.path)?;
+        let answer = search(&copy);
+        *text = Some(copy);
+        answer.map_err(IndexError::from)
+    }
+
+    /// Whether `text` holds a keyword index that holds every row (a copy
+    /// in memory, or the one on disk), after opening the one on disk and,
+    /// on a connection that can write, bringing it up to date (once per
+    /// process: a catch-up that failed is not tried again).
+    fn keyword_index_ready(&self, text: &mut Option<super::keyword::TextIndex>) -> bool {
+        use super::keyword::{TextIndex, catch_up};
+        use std::sync::atomic::Ordering::Relaxed;
+        let fresh = |text: &Option<TextIndex>| {
+            text.as_ref()
+                .is_some_and(|index| index.fresh(&self.conn).unwrap_or(false))
         };
-        // Measured (`cargo bench --bench recall`, 1M memories): FTS5's
-        // bm25() is most of a keyword recall; joining every match with the
-        // memories before ranking added 60% to it.
-        let mut statement = self
-            .conn
-            .prepare_cached(
-                "SELECT rowid, bm25(memories_fts, 1.0, 2.0, 0.5) AS rank_value FROM memories_fts
-                 WHERE memories_fts MATCH ?1 ORDER BY rank_value LIMIT ?2",
-            )
+        if fresh(text) {
+            return true;
+        }
+        // Unreadable is as good as absent.
+        *text = TextIndex::open(&self.path).ok().flatten();
+        if fresh(text)
+            || self.conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(true)
+            || self.keyword_catch_up_failed.load(Relaxed)
+        {
+            return fresh(text);
+        }
+        if catch_up(&self.conn, &self.path).is_err() {
+            self.keyword_catch_up_failed.store(true, Relaxed);
+        }
+        *text = TextIndex::open(&self.path).ok().flatten();
+        fresh(text)
+    }
+
+    /// The top `limit` of every match of the query that pass the filters
+    /// and the scope, ordered as
+    /// `join_ranked` orders them: the rows the filters pass are read
+    /// (rowid, timestamp, id only), the matches among them sorted, the
+    /// first `limit` joined.
+    fn keyword_exhaustive(
+        &self,
+        index: &super::keyword::TextIndex,
+        query: &KeywordQuery,
+        request: &Request,
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<Vec<IndexedMemory>, KeywordError> {
+        let found = index.search(&query.words, query.workspaces.as_deref(), usize::MAX)?;
+        let scores: std::collections::HashMap<i64, f64> = found.into_iter().collect();
+        let c = Conditions::filters(request, scope);
+        let sql = format!(
+            "SELECT m.rowid, m.timestamp, m.id FROM memories m
+             JOIN workspaces w ON w.id = m.workspace_id
+             LEFT JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
+             WHERE {}",
+            c.sql.join(" AND ")
+        );
+        register_unicode_lower(&self.conn).map_err(self.sqlite())?;
+        let mut statement = self.conn.prepare(&sql).map_err(self.sqlite())?;
+        let mut passing: Vec<(f64, String, String, i64)> = Vec::new();
+        let mut rows = statement
+            .query(rusqlite::params_from_iter(c.values))
             .map_err(self.sqlite())?;
-        let ranked: Vec<(i64, f64)> = statement
-            .query_map(rusqlite::params![query, limit_value(fetch)], |row| {
-                Ok((row.get(0)?, row.get(1)?))
-            })
-            .and_then(|rows| rows.collect())
-            .map_err(self.sqlite())?;
-        self.join_ranked(request, scope, limit, fetch, ranked, false)
+        while let Some(row) = rows.next().map_err(self.sqlite())? {
+            let rowid: i64 = row.get(0).map_err(self.sqlite())?;
+            if let Some(score) = scores.get(&rowid) {
+                passing.push((
+                    *score,
+                    row.get(1).map_err(self.sqlite())?,
+                    row.get(2).map_err(self.sqlite())?,
+                    rowid,
+                ));
+            }
+        }
+        drop(rows);
+        // Best score first, then newer, then the greater id: the order of
+        // `join_ranked`'s SQL (bytewise, as SQLite compares text).
+        passing.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| b.1.cmp(&a.1))
+                .then_with(|| b.2.cmp(&a.2))
+        });
+        passing.truncate(limit);
+        let ranked = passing
+            .into_iter()
+            .map(|(score, _, _, rowid)| (rowid, -score))
+            .collect();
+        Ok(self
+            .join_ranked(request, scope, limit, usize::MAX, ranked, true)?
+            .expect("every passing match is there"))
     }
 
     /// The top `limit` of `ranked` (the best `fetch` matches of every
@@ -815,32 +919,6 @@ impl Index {
             hit.score = hit.keyword.unwrap_or(0.0);
         }
         Ok(Some(hits))
-    }
-
-    /// BM25 ranking of every match joined with the memories, in one query.
-    fn keyword_exhaustive(
-        &self,
-        request: &Request,
-        scope: &Scope,
-        limit: usize,
-    ) -> Result<Vec<IndexedMemory>, IndexError> {
-        let Some(query) = request.query.as_deref().and_then(fts_query) else {
-            return Ok(Vec::new());
-        };
-        let mut c = Conditions::filters(request, scope);
-        let p = c.bind(Value::Text(query));
-        c.sql.push(format!("memories_fts MATCH {p}"));
-        let limit = c.bind(Value::Integer(limit_value(limit)));
-        let mut hits = self.select(
-            c,
-            "memories_fts JOIN memories m ON m.rowid = memories_fts.rowid",
-            "bm25(memories_fts, 1.0, 2.0, 0.5)",
-            &format!("rank_value ASC, m.timestamp DESC, m.id DESC LIMIT {limit}"),
-        )?;
-        for hit in &mut hits {
-            hit.score = hit.keyword.unwrap_or(0.0);
-        }
-        Ok(hits)
     }
 
     /// Cosine ranking: the vector stage proposes content hashes, SQL keeps
@@ -911,6 +989,9 @@ impl Index {
             // stage on this one: same queries, same lists, in the time of
             // the slower.
             Some(query) if self.parallel => {
+                // The side connection only reads: the keyword index is
+                // brought up to date here, if it lags.
+                self.keyword_index_ready(&mut self.text.lock().unwrap_or_else(|p| p.into_inner()));
                 let side = self.take_side()?;
                 let (side, keyword, semantic) = std::thread::scope(|s| {
                     let keyword = s.spawn(move || {
@@ -1181,23 +1262,6 @@ const STOPWORDS: &[&str] = &[
     "who", "why", "will", "with", "would", "you", "your",
 ];
 
-/// An FTS5 query matching any of the words of `text` but stopwords (each
-/// quoted, so user text never reads as FTS syntax). `None` when `text` has
-/// no words.
-pub fn fts_query(text: &str) -> Option<String> {
-    let words = content_words(text);
-    if words.is_empty() {
-        return None;
-    }
-    Some(
-        words
-            .iter()
-            .map(|w| format!("\"{w}\""))
-            .collect::<Vec<_>>()
-            .join(" OR "),
-    )
-}
-
 /// The lowercased words of `text` without repeats, stopwords left out unless
 /// nothing else is left.
 pub fn content_words(text: &str) -> Vec<String> {
@@ -1223,21 +1287,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fts_queries_quote_every_word() {
-        assert_eq!(fts_query("WAL mode, wal!").unwrap(), r#""wal" OR "mode""#);
+    fn query_words_leave_stopwords_out_unless_nothing_else_is_left() {
+        assert_eq!(content_words("WAL mode, wal!"), ["wal", "mode"]);
+        assert_eq!(content_words("what is the pool size"), ["pool", "size"]);
+        assert_eq!(content_words("what is it"), ["what", "is", "it"]);
         assert_eq!(
-            fts_query("what is the pool size").unwrap(),
-            r#""pool" OR "size""#
+            content_words("src/auth.rs NEAR"),
+            ["src", "auth", "rs", "near"]
         );
-        assert_eq!(
-            fts_query("what is it").unwrap(),
-            r#""what" OR "is" OR "it""#
-        );
-        assert_eq!(
-            fts_query("src/auth.rs NEAR"),
-            Some(r#""src" OR "auth" OR "rs" OR "near""#.into())
-        );
-        assert_eq!(fts_query(" -- "), None);
+        assert!(content_words(" -- ").is_empty());
     }
 
     /// An index of 300 memories over two workspaces, with repeated texts
@@ -1377,8 +1435,9 @@ mod tests {
     }
 
     /// The two-stage keyword ranking answers exactly what the exhaustive
-    /// query answers, whatever it fetches, or declines (and `keyword` then
-    /// falls back): with filters, another workspace, ties at the edge.
+    /// ranking answers, whatever it fetches, or declines (and `keyword` then
+    /// asks for more): with filters, another workspace, ties at the edge;
+    /// and a copy of the keyword index in memory answers as the one on disk.
     #[test]
     fn the_two_stage_keyword_ranking_is_the_exhaustive_one_or_declines() {
         let (_dir, index) = seeded();
@@ -1393,6 +1452,16 @@ mod tests {
             ("token merge cache", vec!["insight".to_owned()], Scope::All),
             ("zebra", vec![], Scope::All),
         ];
+        let on_disk = {
+            let mut text = None;
+            assert!(index.keyword_index_ready(&mut text));
+            let text = text.unwrap();
+            assert!(!text.is_in_memory());
+            text
+        };
+        let in_memory =
+            super::super::keyword::TextIndex::in_memory(&index.conn, &index.path).unwrap();
+        assert!(in_memory.is_in_memory() && in_memory.fresh(&index.conn).unwrap());
         let (mut answered, mut declined) = (0, 0);
         for (query, kinds, scope) in &requests {
             let request = Request {
@@ -1400,15 +1469,28 @@ mod tests {
                 kinds: kinds.clone(),
                 ..Request::default()
             };
+            let words = index.keyword_query(&request, scope).unwrap().unwrap();
             for limit in [1, 5, 10, 50] {
-                let exhaustive = index.keyword_exhaustive(&request, scope, limit).unwrap();
+                let exhaustive = index
+                    .keyword_exhaustive(&on_disk, &words, &request, scope, limit)
+                    .unwrap();
                 assert_eq!(
                     ids(&index.keyword(&request, scope, limit).unwrap()),
                     ids(&exhaustive),
                     "{query} {kinds:?} {scope:?} limit {limit}"
                 );
+                assert_eq!(
+                    ids(&index
+                        .keyword_exhaustive(&in_memory, &words, &request, scope, limit)
+                        .unwrap()),
+                    ids(&exhaustive),
+                    "in memory: {query} {kinds:?} {scope:?} limit {limit}"
+                );
                 for fetch in [limit, limit + 3, 2 * limit, 120, 1000] {
-                    match index.keyword_ranked(&request, scope, limit, fetch).unwrap() {
+                    match index
+                        .keyword_fetched(&on_disk, &words, &request, scope, limit, fetch)
+                        .unwrap()
+                    {
                         Some(hits) => {
                             answered += 1;
                             assert_eq!(

@@ -548,12 +548,15 @@ pub fn sync(
 }
 
 /// Brings the keyword index up to date with the index's last commit; a
-/// failure is a problem of the sync, not its failure (recall uses FTS5
-/// meanwhile).
+/// failure is a problem of the sync, not its failure (keyword recall then
+/// ranks with a copy in memory, and this connection does not try again).
 fn catch_up_keyword_index(index: &Index, report: &mut SyncReport) {
     if let Err(err) = super::keyword::catch_up(&index.conn, &index.path) {
+        index
+            .keyword_catch_up_failed
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         report.problems.push(SyncProblem::Other(format!(
-            "{err}; keyword recall uses SQLite's full-text search until a sync writes it"
+            "{err}; keyword recall ranks with a copy in memory until a sync writes it"
         )));
     }
 }

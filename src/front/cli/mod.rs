@@ -55,6 +55,19 @@ enum Command {
     Trust(TrustArgs),
     /// Near-duplicates of a memory or a text, or every duplicate cluster (--scan)
     Similar(SimilarArgs),
+    /// List what the log holds that no longer helps, and forget it with --apply
+    ///
+    /// Superseded memories (a later one declares it replaces them), checkpoints older than
+    /// --older-than days that a later checkpoint of the same branch covers, and near-duplicates
+    /// of a newer memory (with the embedding model). Only a memory agents receive unmarked
+    /// (trusted, unflagged) makes another one redundant.
+    ///
+    /// A dry run by default: nothing changes. --apply asks, group by group, and forgets what
+    /// you confirm (--yes confirms all, and is needed where no terminal can ask): a tombstone
+    /// line each, which merges like any memory line and which a `git revert` of its commit
+    /// undoes. No memory is deleted from history.
+    #[command(verbatim_doc_comment)]
+    Tidy(TidyArgs),
     /// Bring the personal index up to date with git (incremental)
     Sync(SyncArgs),
     /// Show the index and the health of this clone's setup
@@ -354,6 +367,23 @@ struct SimilarArgs {
     #[arg(long, short = 'n', value_name = "N", default_value_t = 10)]
     limit: usize,
     /// JSON Lines: one memory (or, with --scan, one cluster) per line
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+struct TidyArgs {
+    /// Checkpoints older than this many days are candidates
+    #[arg(long, value_name = "DAYS", default_value_t = 30)]
+    older_than: u64,
+    /// Forget what is listed, after asking
+    #[arg(long)]
+    apply: bool,
+    /// With --apply: forget without asking
+    #[arg(long, requires = "apply")]
+    yes: bool,
+    /// JSON Lines: one object per memory listed (`why`, `because_of`, `reason`, `memory`, and with --apply `forgotten`)
     #[arg(long)]
     json: bool,
 }
@@ -704,6 +734,7 @@ fn person_facing(command: &Command) -> bool {
             | Command::Forget(_)
             | Command::Trust(_)
             | Command::Similar(_)
+            | Command::Tidy(_)
             | Command::Sync(_)
             | Command::Status(_)
             | Command::Resolve(_)
@@ -770,6 +801,7 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<u8, CliError> {
         Command::Forget(args) => commands::forget(args, out),
         Command::Trust(args) => commands::trust(args, out),
         Command::Similar(args) => commands::similar(args, out),
+        Command::Tidy(args) => commands::tidy(args, out),
         Command::Sync(args) => commands::sync(args, out),
         Command::Status(args) => commands::status(args, out),
         Command::Reindex(args) => commands::reindex(args, out),
