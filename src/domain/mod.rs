@@ -3,8 +3,8 @@
 //! ([`recall`]), `--since`-style times ([`timespec`]), the repository's
 //! `.goldfish/config` ([`config`]), the digest within a token budget
 //! ([`digest`]), the embedder's interface and vector arithmetic
-//! ([`embedding`]), capture's rules ([`capture`]) and the plan of an import
-//! ([`import`]).
+//! ([`embedding`]), capture's rules ([`capture`]), the plan of an import
+//! ([`import`]) and what a sync writes into the index ([`sync_plan`]).
 //!
 //! **Invariant:** nothing here does I/O, reads the environment or prints
 //! (`tests/it/layers.rs` holds it to that).
@@ -16,4 +16,5 @@ pub mod embedding;
 pub mod import;
 pub mod memory;
 pub mod recall;
+pub mod sync_plan;
 pub mod timespec;
