@@ -4,7 +4,8 @@
 //! `.goldfish/config` ([`config`]), the digest within a token budget
 //! ([`digest`]), the embedder's interface and vector arithmetic
 //! ([`embedding`]), capture's rules ([`capture`]), the plan of an import
-//! ([`import`]) and what `tidy` proposes to forget ([`tidy`]).
+//! ([`import`]), what a sync writes into the index ([`sync_plan`]) and what
+//! `tidy` proposes to forget ([`tidy`]).
 //!
 //! **Invariant:** nothing here does I/O, reads the environment or prints
 //! (`tests/it/layers.rs` holds it to that).
@@ -16,5 +17,6 @@ pub mod embedding;
 pub mod import;
 pub mod memory;
 pub mod recall;
+pub mod sync_plan;
 pub mod tidy;
 pub mod timespec;

@@ -1,18 +1,25 @@
-//! Sync: git → index, incrementally.
+//! Sync: git → index, incrementally, in three parts: gather, plan, apply.
 //!
-//! 1. List the memory files of HEAD's tree (gix) and of the work tree.
-//! 2. A work-tree file whose stat data (size, mtime, ctime, inode) matches
-//!    what the last sync recorded keeps its recorded blob id unread; others
-//!    are read and hashed as git would. A file only in HEAD (sparse or deleted
-//!    work tree) is read from its blob.
-//!    A file changed within 2 s of being read is hashed again next time
-//!    (file times are too coarse to tell a same-size write in the same tick).
-//! 3. Files whose blob id is unchanged are skipped. Changed files are parsed,
-//!    in name order, and diffed against the index by record id; bad lines
-//!    are reported with file and line and skipped. An id in several files is
-//!    indexed from the first by name; its other records wait in `duplicates`.
+//! 1. Gather ([`Gathered`]): list the memory files of HEAD's tree (gix) and
+//!    of the work tree. A work-tree file whose stat data (size, mtime,
+//!    ctime, inode) matches what the last sync recorded keeps its recorded
+//!    blob id unread; others are read and hashed as git would. A file only
+//!    in HEAD (sparse or deleted work tree) is read from its blob. A file
+//!    changed within 2 s of being read is hashed again next time (file
+//!    times are too coarse to tell a same-size write in the same tick).
+//!    Files whose blob changed are parsed, and the index's rows of them
+//!    (and of the ids they hold) loaded.
+//! 2. Plan ([`sync_plan::plan`], in the core, pure): files whose blob id is
+//!    unchanged are skipped; changed files are diffed against the index by
+//!    record id, in name order; bad lines are reported with file and line
+//!    and skipped. An id in several files is indexed from the first by
+//!    name; its other records wait in `duplicates`. A plan that needs a file
+//!    read again (it lost an id to an earlier file) asks for it, and the
+//!    gathering reads it.
+//! 3. Apply ([`apply`]): write the plan.
 //! 4. Commits new since the last sync are walked to find the commit that
-//!    introduced each memory (provenance).
+//!    introduced each memory (provenance); the trust policy is stored and
+//!    the verdicts weighed.
 //!
 //! Whatever the order of commits, checkouts and edits, the result is the
 //! index a sync into an empty one gives.
@@ -23,9 +30,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use goldfish_log::record::parse_log;
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 use serde::Serialize;
 
@@ -33,8 +39,12 @@ use super::provenance::walk_provenance;
 use super::{Index, IndexError, SyncError};
 use crate::adapters::git::{Workspace, blob_id};
 use crate::domain::config::{RepoConfig, TrustPolicy};
+use crate::domain::memory::Memory;
 use crate::domain::memory::kinds::Kinds;
-use crate::domain::memory::{Entry, Memory, trust};
+use crate::domain::sync_plan::{
+    self, Content, Duplicate, FileProblem, FileState, Found, Planned, Recorded, RecordedFile, Row,
+    RowChange, Stat, SyncPlan, Waiting,
+};
 
 /// What a sync did. Field names are stable (`sync --json`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -110,6 +120,16 @@ impl SyncProblem {
                 reason,
             } => format!("{file}: {reason}"),
             SyncProblem::Other(message) => message.clone(),
+        }
+    }
+}
+
+impl From<FileProblem> for SyncProblem {
+    fn from(problem: FileProblem) -> SyncProblem {
+        SyncProblem::MemoryFile {
+            file: problem.file,
+            line: problem.line,
+            reason: problem.reason,
         }
     }
 }
@@ -222,34 +242,13 @@ fn store_policy(
     Ok(true)
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stat {
-    size: i64,
-    mtime_ns: i64,
-    ctime_ns: i64,
-    inode: i64,
-}
-
-impl Stat {
-    fn of(metadata: &fs::Metadata) -> Stat {
-        Stat {
-            size: metadata.size() as i64,
-            mtime_ns: metadata.mtime() * 1_000_000_000 + metadata.mtime_nsec(),
-            ctime_ns: metadata.ctime() * 1_000_000_000 + metadata.ctime_nsec(),
-            inode: metadata.ino() as i64,
-        }
-    }
-}
-
-impl Stat {
-    /// Whether the file changed too shortly before `read_at_ns` for its stat
-    /// data to tell a later change apart: file times are coarse (a clock
-    /// tick, or seconds on some file systems), so a write in the same tick
-    /// of the same size leaves them as they were. Git calls such entries
-    /// racily clean and hashes them again; so does sync.
-    fn racy(&self, read_at_ns: i64) -> bool {
-        const MARGIN_NS: i64 = 2_000_000_000;
-        self.mtime_ns.max(self.ctime_ns) > read_at_ns - MARGIN_NS
+/// The stat data of a work-tree file, as the index records it.
+fn stat_of(metadata: &fs::Metadata) -> Stat {
+    Stat {
+        size: metadata.size() as i64,
+        mtime_ns: metadata.mtime() * 1_000_000_000 + metadata.mtime_nsec(),
+        ctime_ns: metadata.ctime() * 1_000_000_000 + metadata.ctime_nsec(),
+        inode: metadata.ino() as i64,
     }
 }
 
@@ -259,14 +258,11 @@ fn now_ns() -> i64 {
         .map_or(0, |d| d.as_nanos() as i64)
 }
 
-struct KnownFile {
-    blob: String,
-    stat: Option<Stat>,
-    /// Read too soon after a change to trust `stat` (see [`Stat::racy`]).
-    racy: bool,
-}
-
-/// Syncs `workspace` into the index.
+/// Syncs `workspace` into the index: gathers what the log holds and what
+/// the index records ([`Gathered`]), plans what to write
+/// ([`sync_plan::plan`], pure), writes it ([`apply`]), then walks the new
+/// commits (provenance), stores the trust policy and weighs the verdicts,
+/// all in one transaction; the keyword index catches up after it commits.
 pub fn sync(
     index: &mut Index,
     workspace: &Workspace,
@@ -289,179 +285,37 @@ pub fn sync(
         super::verdicts::track(&tx).map_err(sqlite)?;
     }
     let mut report = SyncReport {
-        workspace: registered.name,
+        workspace: registered.name.clone(),
         ..SyncReport::default()
     };
 
-    let known = known_files(&tx, workspace_id, true).map_err(sqlite)?;
     let trust = Trust::of(workspace, options);
-    let head = workspace.head_commit();
-    report.head = head.map(|id| id.to_string());
-    let memory_dir = workspace.memory_dir();
-    let read_at_ns = now_ns();
-    let worktree = worktree_files(&memory_dir, &mut report.problems)?;
-    // HEAD's tree only matters for files not in the work tree. If HEAD did not
-    // move and no indexed work-tree file disappeared, those are unchanged.
-    let head_moved = registered.head_commit != report.head;
-    let worktree_file_gone = known
-        .iter()
-        .any(|(name, file)| file.stat.is_some() && !worktree.contains_key(name));
-    let mut head_files = match head {
-        Some(head) if head_moved || worktree_file_gone => Some(workspace.memory_files_at(head)?),
-        _ => None,
+    let mut gathered = Gathered::new(&tx, workspace, &registered, &trust, &mut report, &sqlite)?;
+    let plan = loop {
+        match sync_plan::plan(&gathered.found) {
+            Planned::Ready(plan) => break plan,
+            Planned::Read(names) => gathered.read_again(&tx, names, &sqlite)?,
+        }
     };
-    let unchanged_head_only = known
-        .iter()
-        .filter(|(name, file)| {
-            head_files.is_none() && file.stat.is_none() && !worktree.contains_key(*name)
-        })
-        .map(|(name, _)| name);
-    let names: BTreeSet<String> = head_files
-        .iter()
-        .flat_map(|files| files.keys())
-        .chain(worktree.keys())
-        .chain(unchanged_head_only)
-        .cloned()
-        .collect();
-    report.files = names.len();
-    let mut changed = registered.new || head_moved || registered.history_commit != report.head;
-
-    // Files that left the log go first, so no id is brought back from them.
-    let gone: Vec<&String> = known.keys().filter(|name| !names.contains(*name)).collect();
-    for name in &gone {
-        for table in ["duplicates", "tombstones", "releases"] {
-            tx.execute(
-                &format!("DELETE FROM {table} WHERE workspace_id = ?1 AND file = ?2"),
-                params![workspace_id, name],
-            )
-            .map_err(sqlite)?;
-        }
-        tx.execute(
-            "DELETE FROM files WHERE workspace_id = ?1 AND name = ?2",
-            params![workspace_id, name],
-        )
-        .map_err(sqlite)?;
-        report.files_removed += 1;
-        changed = true;
-    }
-    for name in &gone {
-        let ids = file_ids(&tx, workspace_id, name).map_err(sqlite)?;
-        for (rowid, id) in ids {
-            remove_memory(&tx, workspace_id, rowid, &id, &trust).map_err(sqlite)?;
-            report.memories_removed += 1;
-        }
-    }
-
-    // In name order: a file that takes an id over from a later one (the first
-    // file by name holds the indexed record) has that file read again.
-    let mut reread: BTreeSet<String> = BTreeSet::new();
-    let mut read: BTreeSet<String> = BTreeSet::new();
-    for name in &names {
-        let known_file = known.get(name);
-        let (blob, stat, mut content) = match worktree.get(name) {
-            Some(metadata) => {
-                let stat = Stat::of(metadata);
-                match known_file {
-                    Some(known)
-                        if known.stat == Some(stat) && !known.racy && !reread.contains(name) =>
-                    {
-                        (known.blob.clone(), Some(stat), None)
-                    }
-                    _ => {
-                        let file_path = memory_dir.join(name);
-                        let bytes = match crate::adapters::memdir::read_regular(&file_path) {
-                            Ok(bytes) => bytes,
-                            // Gone since it was listed: git rewrites a file by
-                            // unlinking it and creating it anew. Its rows and
-                            // stamp stay as they were, so the next sync reads
-                            // the new one.
-                            Err(crate::adapters::memdir::OpenError::Io(source))
-                                if source.kind() == std::io::ErrorKind::NotFound =>
-                            {
-                                continue;
-                            }
-                            Err(crate::adapters::memdir::OpenError::Io(source)) => {
-                                return Err(SyncError::Io {
-                                    path: file_path,
-                                    source,
-                                });
-                            }
-                            // Replaced by a link or a FIFO since it was listed.
-                            Err(err) => {
-                                report.problems.push(SyncProblem::file(name, err.skipped()));
-                                continue;
-                            }
-                        };
-                        (blob_id(&bytes).to_string(), Some(stat), Some(bytes))
-                    }
-                }
-            }
-            None => {
-                if head_files.is_none() && reread.contains(name) {
-                    head_files = match head {
-                        Some(head) => Some(workspace.memory_files_at(head)?),
-                        None => Some(BTreeMap::new()),
-                    };
-                }
-                match head_files.as_ref().and_then(|files| files.get(name)) {
-                    Some(blob) => (blob.to_string(), None, None),
-                    // A file only in HEAD, and HEAD did not move.
-                    None => continue,
-                }
-            }
-        };
-        let racy = stat.is_some_and(|stat| stat.racy(read_at_ns));
-        let unchanged =
-            known_file.is_some_and(|known| known.blob == blob) && !reread.contains(name);
-        if !unchanged {
-            let bytes = match content.take() {
-                Some(bytes) => bytes,
-                None => {
-                    let blob = head_files
-                        .as_ref()
-                        .and_then(|files| files.get(name))
-                        .expect("a file not in the work tree is in HEAD");
-                    workspace.read_blob(*blob)?
-                }
-            };
-            apply_file(
-                &tx,
-                workspace_id,
-                name,
-                &bytes,
-                &trust,
-                &mut report,
-                &mut reread,
-            )
-            .map_err(sqlite)?;
-            report.files_read += 1;
-            read.insert(name.clone());
-        }
-        if !unchanged || known_file.is_some_and(|known| known.stat != stat || known.racy != racy) {
-            changed = true;
-            let stat = stat.unwrap_or(Stat {
-                size: -1,
-                mtime_ns: -1,
-                ctime_ns: -1,
-                inode: -1,
-            });
-            tx.execute(
-                "INSERT INTO files (workspace_id, name, blob_id, size, mtime_ns, ctime_ns, inode, racy)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-                 ON CONFLICT (workspace_id, name) DO UPDATE SET blob_id = excluded.blob_id,
-                   size = excluded.size, mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns,
-                   inode = excluded.inode, racy = excluded.racy",
-                params![workspace_id, name, blob, stat.size, stat.mtime_ns, stat.ctime_ns, stat.inode, racy],
-            )
-            .map_err(sqlite)?;
-        }
-    }
+    apply(&tx, workspace_id, &plan).map_err(sqlite)?;
+    report.files_read = plan.files_read.len();
+    report.files_removed = plan.files_removed.len();
+    report.memories_added = plan.memories_added;
+    report.memories_updated = plan.memories_updated;
+    report.memories_removed = plan.memories_removed;
+    report
+        .problems
+        .extend(plan.problems.iter().cloned().map(SyncProblem::from));
+    let head_moved = registered.head_commit != report.head;
+    let mut changed =
+        registered.new || head_moved || registered.history_commit != report.head || plan.writes();
 
     // Once every file is in: a `supersedes` naming no memory of the
     // repository (or its own) hides nothing, and the lines read now say so.
-    if !read.is_empty() {
+    if !plan.files_read.is_empty() {
+        let read: HashSet<&str> = plan.files_read.iter().map(|file| file.name).collect();
         for (file, line, id, target) in dangling_supersedes(&tx, workspace_id).map_err(sqlite)? {
-            if read.contains(&file) {
+            if read.contains(file.as_str()) {
                 let why = if target == id {
                     "names the memory itself".to_owned()
                 } else {
@@ -475,6 +329,10 @@ pub fn sync(
             }
         }
     }
+    let head = gathered.head;
+    // What the sync read is written: let it go before the commit walk.
+    drop(plan);
+    drop(gathered);
 
     if let Some(head) = head {
         let known_commit = registered
@@ -547,6 +405,365 @@ pub fn sync(
     Ok(report)
 }
 
+/// What a sync found of the log and of the index ([`Found`]: the input of
+/// [`sync_plan::plan`]), and what it needs to read more of the log when
+/// the plan asks for files it did not read.
+struct Gathered<'w> {
+    found: Found,
+    workspace: &'w Workspace,
+    workspace_id: i64,
+    memory_dir: PathBuf,
+    /// The work tree's memory files and their stat data.
+    worktree: BTreeMap<String, Stat>,
+    head: Option<gix::ObjectId>,
+    /// HEAD's memory files and their blobs, once read: only when a file
+    /// only in HEAD may have changed (HEAD moved, or a work-tree file the
+    /// index recorded is gone) or the plan asks for one.
+    head_files: Option<BTreeMap<String, gix::ObjectId>>,
+    read_at_ns: i64,
+    /// Files whose rows are in `found.recorded`.
+    loaded: HashSet<String>,
+    /// Ids whose row was looked up, whether there was one or not.
+    looked_up: HashSet<String>,
+}
+
+impl<'w> Gathered<'w> {
+    /// Lists the memory files of HEAD's tree and of the work tree, reads
+    /// those whose blob changed, and loads what the index records of them.
+    fn new(
+        tx: &Transaction<'_>,
+        workspace: &'w Workspace,
+        registered: &Registered,
+        trust: &Trust,
+        report: &mut SyncReport,
+        sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+    ) -> Result<Gathered<'w>, SyncError> {
+        let known = known_files(tx, registered.id, true).map_err(sqlite)?;
+        let head = workspace.head_commit();
+        report.head = head.map(|id| id.to_string());
+        let memory_dir = workspace.memory_dir();
+        let read_at_ns = now_ns();
+        let worktree: BTreeMap<String, Stat> = worktree_files(&memory_dir, &mut report.problems)?
+            .iter()
+            .map(|(name, metadata)| (name.clone(), stat_of(metadata)))
+            .collect();
+        // HEAD's tree only matters for files not in the work tree. If HEAD did
+        // not move and no indexed work-tree file disappeared, those are
+        // unchanged.
+        let head_moved = registered.head_commit != report.head;
+        let worktree_file_gone = known
+            .iter()
+            .any(|(name, file)| file.stat.is_some() && !worktree.contains_key(name));
+        let head_files = match head {
+            Some(head) if head_moved || worktree_file_gone => {
+                Some(workspace.memory_files_at(head)?)
+            }
+            _ => None,
+        };
+        let unchanged_head_only = known
+            .iter()
+            .filter(|(name, file)| {
+                head_files.is_none() && file.stat.is_none() && !worktree.contains_key(*name)
+            })
+            .map(|(name, _)| name);
+        let names: BTreeSet<String> = head_files
+            .iter()
+            .flat_map(|files| files.keys())
+            .chain(worktree.keys())
+            .chain(unchanged_head_only)
+            .cloned()
+            .collect();
+        report.files = names.len();
+        let mut gathered = Gathered {
+            found: Found {
+                files: BTreeMap::new(),
+                recorded: Recorded {
+                    files: known,
+                    ..Recorded::default()
+                },
+                now: trust.now,
+                kinds: trust.kinds.clone(),
+            },
+            workspace,
+            workspace_id: registered.id,
+            memory_dir,
+            worktree,
+            head,
+            head_files,
+            read_at_ns,
+            loaded: HashSet::new(),
+            looked_up: HashSet::new(),
+        };
+        for name in names {
+            let state = gathered.look(&name, false)?;
+            gathered.found.files.insert(name, state);
+        }
+        gathered.load_rows(tx, sqlite)?;
+        Ok(gathered)
+    }
+
+    /// A file of the log as it is now: its blob id, and its lines when the
+    /// blob differs from the recorded one or `again` asks for them.
+    fn look(&self, name: &str, again: bool) -> Result<FileState, SyncError> {
+        let recorded = self.found.recorded.files.get(name);
+        let Some(&stat) = self.worktree.get(name) else {
+            let Some(head_files) = &self.head_files else {
+                return Ok(FileState::Unlooked);
+            };
+            let Some(&blob) = head_files.get(name) else {
+                return Ok(FileState::Vanished);
+            };
+            let blob_text = blob.to_string();
+            let content = if again || recorded.is_none_or(|recorded| recorded.blob != blob_text) {
+                Some(Content::parse(&self.workspace.read_blob(blob)?))
+            } else {
+                None
+            };
+            return Ok(FileState::Listed {
+                blob: blob_text,
+                stat: None,
+                racy: false,
+                content,
+            });
+        };
+        let racy = stat.racy(self.read_at_ns);
+        if !again
+            && let Some(recorded) = recorded
+            && recorded.stat == Some(stat)
+            && !recorded.racy
+        {
+            return Ok(FileState::Listed {
+                blob: recorded.blob.clone(),
+                stat: Some(stat),
+                racy,
+                content: None,
+            });
+        }
+        let path = self.memory_dir.join(name);
+        let bytes = match crate::adapters::memdir::read_regular(&path) {
+            Ok(bytes) => bytes,
+            // Gone since it was listed: git rewrites a file by unlinking it
+            // and creating it anew. Its rows and stamp stay as they were, so
+            // the next sync reads the new one.
+            Err(crate::adapters::memdir::OpenError::Io(source))
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                return Ok(FileState::Vanished);
+            }
+            Err(crate::adapters::memdir::OpenError::Io(source)) => {
+                return Err(SyncError::Io { path, source });
+            }
+            // Replaced by a link or a FIFO since it was listed.
+            Err(err) => return Ok(FileState::Refused(err.skipped())),
+        };
+        let blob = blob_id(&bytes).to_string();
+        let content = (again || recorded.is_none_or(|recorded| recorded.blob != blob))
+            .then(|| Content::parse(&bytes));
+        Ok(FileState::Listed {
+            blob,
+            stat: Some(stat),
+            racy,
+            content,
+        })
+    }
+
+    /// Reads the files the plan asks for, whatever their blob, and loads
+    /// what the index records of them.
+    fn read_again(
+        &mut self,
+        tx: &Transaction<'_>,
+        names: BTreeSet<String>,
+        sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+    ) -> Result<(), SyncError> {
+        for name in names {
+            if self.head_files.is_none() && !self.worktree.contains_key(&name) {
+                // HEAD's tree is read once a file only there is needed; as
+                // for a sync that reads the files in name order, the files
+                // only in HEAD from this one on are taken from it.
+                self.head_files = Some(match self.head {
+                    Some(head) => self.workspace.memory_files_at(head)?,
+                    None => BTreeMap::new(),
+                });
+                let later: Vec<String> = self
+                    .found
+                    .files
+                    .range(name.clone()..)
+                    .filter(|(_, state)| matches!(state, FileState::Unlooked))
+                    .map(|(later, _)| later.clone())
+                    .collect();
+                for later in later {
+                    let state = self.look(&later, false)?;
+                    self.found.files.insert(later, state);
+                }
+            }
+            let state = self.look(&name, true)?;
+            self.found.files.insert(name, state);
+        }
+        self.load_rows(tx, sqlite)
+    }
+
+    /// Loads what the index records of the files read and the files that
+    /// left the log, not loaded yet: their rows, the rows of the ids their
+    /// lines hold, and the duplicates of the ids they lost.
+    fn load_rows(
+        &mut self,
+        tx: &Transaction<'_>,
+        sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+    ) -> Result<(), SyncError> {
+        let Found {
+            files, recorded, ..
+        } = &mut self.found;
+        let gone = recorded
+            .files
+            .keys()
+            .filter(|name| !files.contains_key(*name))
+            .map(|name| (name, None));
+        let read = files.iter().filter_map(|(name, state)| match state {
+            FileState::Listed {
+                content: Some(content),
+                ..
+            } => Some((name, Some(content))),
+            _ => None,
+        });
+        let mut due: Vec<(String, Option<&Content>)> = gone
+            .chain(read)
+            .filter(|(name, _)| !self.loaded.contains(*name))
+            .map(|(name, content)| (name.clone(), content))
+            .collect();
+        due.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, content) in due {
+            let indexed = file_rows(tx, self.workspace_id, &name).map_err(sqlite)?;
+            let held: HashSet<&str> = content.into_iter().flat_map(Content::memory_ids).collect();
+            for id in &held {
+                if !self.looked_up.contains(*id) && !indexed.contains_key(*id) {
+                    self.looked_up.insert((*id).to_owned());
+                    if let Some(row) = row_of(tx, self.workspace_id, id).map_err(sqlite)? {
+                        recorded.rows.insert((*id).to_owned(), row);
+                    }
+                }
+            }
+            for (id, (record_hash, line)) in indexed {
+                if !held.contains(id.as_str()) && !recorded.duplicates.contains_key(&id) {
+                    let waiting = duplicates_of(tx, self.workspace_id, &id).map_err(sqlite)?;
+                    recorded.duplicates.insert(id.clone(), waiting);
+                }
+                self.looked_up.insert(id.clone());
+                let row = Row {
+                    file: name.clone(),
+                    record_hash,
+                    line,
+                };
+                recorded.rows.insert(id, row);
+            }
+            self.loaded.insert(name);
+        }
+        Ok(())
+    }
+}
+
+/// Writes a plan in the sync's transaction: the files that left the log,
+/// the memory rows in the plan's order, the duplicates that became the
+/// indexed record, each file read (its tombstones, releases and duplicates
+/// replaced, in name order), and the files' records.
+fn apply(tx: &Transaction<'_>, workspace_id: i64, plan: &SyncPlan<'_>) -> rusqlite::Result<()> {
+    const CLEAR_FILE: [&str; 3] = [
+        "DELETE FROM duplicates WHERE workspace_id = ?1 AND file = ?2",
+        "DELETE FROM tombstones WHERE workspace_id = ?1 AND file = ?2",
+        "DELETE FROM releases WHERE workspace_id = ?1 AND file = ?2",
+    ];
+    for name in &plan.files_removed {
+        for statement in CLEAR_FILE {
+            tx.prepare_cached(statement)?
+                .execute(params![workspace_id, name])?;
+        }
+        tx.prepare_cached("DELETE FROM files WHERE workspace_id = ?1 AND name = ?2")?
+            .execute(params![workspace_id, name])?;
+    }
+    for change in &plan.rows {
+        match change {
+            RowChange::Write {
+                file,
+                line,
+                memory,
+                record_hash,
+                flags,
+            } => write_memory(tx, workspace_id, file, memory, *line, record_hash, flags)?,
+            RowChange::MoveLine { id, line } => {
+                tx.prepare_cached(
+                    "UPDATE memories SET line = ?3 WHERE workspace_id = ?1 AND id = ?2",
+                )?
+                .execute(params![workspace_id, id, line])?;
+            }
+            RowChange::Remove { id } => {
+                tx.prepare_cached("DELETE FROM memories WHERE workspace_id = ?1 AND id = ?2")?
+                    .execute(params![workspace_id, id])?;
+            }
+        }
+    }
+    for (id, file) in &plan.duplicates_taken {
+        tx.prepare_cached(
+            "DELETE FROM duplicates WHERE workspace_id = ?1 AND id = ?2 AND file = ?3",
+        )?
+        .execute(params![workspace_id, id, file])?;
+    }
+    for read in &plan.files_read {
+        for statement in CLEAR_FILE {
+            tx.prepare_cached(statement)?
+                .execute(params![workspace_id, read.name])?;
+        }
+        for tombstone in &read.tombstones {
+            tx.prepare_cached(
+                "INSERT OR IGNORE INTO tombstones (workspace_id, id, forgets, file) VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![workspace_id, tombstone.id, tombstone.forgets, read.name])?;
+        }
+        for release in &read.releases {
+            tx.prepare_cached(
+                "INSERT OR IGNORE INTO releases (workspace_id, id, releases, file) VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![workspace_id, release.id, release.releases, read.name])?;
+        }
+        for duplicate in &read.duplicates {
+            tx.prepare_cached(
+                "INSERT INTO duplicates (workspace_id, id, file, line, record) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?
+            .execute(params![
+                workspace_id,
+                duplicate.id,
+                duplicate.file,
+                duplicate.line,
+                duplicate.record
+            ])?;
+        }
+    }
+    for record in &plan.files_recorded {
+        let stat = record.stat.unwrap_or(Stat {
+            size: -1,
+            mtime_ns: -1,
+            ctime_ns: -1,
+            inode: -1,
+        });
+        tx.prepare_cached(
+            "INSERT INTO files (workspace_id, name, blob_id, size, mtime_ns, ctime_ns, inode, racy)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+             ON CONFLICT (workspace_id, name) DO UPDATE SET blob_id = excluded.blob_id,
+               size = excluded.size, mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns,
+               inode = excluded.inode, racy = excluded.racy",
+        )?
+        .execute(params![
+            workspace_id,
+            record.name,
+            record.blob,
+            stat.size,
+            stat.mtime_ns,
+            stat.ctime_ns,
+            stat.inode,
+            record.racy
+        ])?;
+    }
+    Ok(())
+}
+
 /// Brings the keyword index up to date with the index's last commit; a
 /// failure is a problem of the sync, not its failure (keyword recall then
 /// ranks with a copy in memory, and this connection does not try again).
@@ -595,7 +812,7 @@ fn stale(index: &Index, workspace: &Workspace) -> Result<Stale, SyncError> {
         .filter(|(name, metadata)| {
             known
                 .get(*name)
-                .is_none_or(|k| k.stat != Some(Stat::of(metadata)))
+                .is_none_or(|k| k.stat != Some(stat_of(metadata)))
         })
         .map(|(name, metadata)| (name.clone(), metadata.len()))
         .collect();
@@ -721,7 +938,7 @@ fn known_files(
     tx: &Transaction<'_>,
     workspace_id: i64,
     with_racy: bool,
-) -> rusqlite::Result<HashMap<String, KnownFile>> {
+) -> rusqlite::Result<HashMap<String, RecordedFile>> {
     let mut statement = tx.prepare(if with_racy {
         "SELECT name, blob_id, size, mtime_ns, ctime_ns, inode, racy FROM files WHERE workspace_id = ?1"
     } else {
@@ -737,7 +954,7 @@ fn known_files(
         });
         Ok((
             row.get::<_, String>(0)?,
-            KnownFile {
+            RecordedFile {
                 blob: row.get(1)?,
                 stat,
                 racy: row.get(6)?,
@@ -795,156 +1012,6 @@ fn worktree_files(
     Ok(files)
 }
 
-/// Brings the rows of one memory file in line with its new content.
-///
-/// An id in several files is indexed from the first of them by name (the
-/// first line in that file), as a reader of the log sees it and whatever the
-/// order the files arrived in; its records in the other files wait in
-/// `duplicates`. A file that takes an id over from a later file adds that
-/// file to `reread`, so its record goes back to `duplicates`.
-fn apply_file(
-    tx: &Transaction<'_>,
-    workspace_id: i64,
-    file: &str,
-    bytes: &[u8],
-    trust: &Trust,
-    report: &mut SyncReport,
-    reread: &mut BTreeSet<String>,
-) -> rusqlite::Result<()> {
-    let mut existing: HashMap<String, (i64, String, i64)> = HashMap::new();
-    {
-        let mut statement =
-            tx.prepare_cached("SELECT rowid, id, record_hash, line FROM memories WHERE workspace_id = ?1 AND file = ?2")?;
-        let rows = statement.query_map(params![workspace_id, file], |row| {
-            Ok((
-                row.get::<_, String>(1)?,
-                (row.get(0)?, row.get(2)?, row.get(3)?),
-            ))
-        })?;
-        for row in rows {
-            let (id, value) = row?;
-            existing.insert(id, value);
-        }
-    }
-    for table in ["tombstones", "duplicates", "releases"] {
-        tx.execute(
-            &format!("DELETE FROM {table} WHERE workspace_id = ?1 AND file = ?2"),
-            params![workspace_id, file],
-        )?;
-    }
-    let mut seen: HashSet<String> = HashSet::new();
-    for line in parse_log(bytes) {
-        let number = line.number as i64;
-        match line.parsed {
-            Ok(Entry::Tombstone(tombstone)) => {
-                tx.prepare_cached(
-                    "INSERT OR IGNORE INTO tombstones (workspace_id, id, forgets, file) VALUES (?1, ?2, ?3, ?4)",
-                )?
-                .execute(params![workspace_id, tombstone.id, tombstone.forgets, file])?;
-            }
-            Ok(Entry::Release(release)) => {
-                tx.prepare_cached(
-                    "INSERT OR IGNORE INTO releases (workspace_id, id, releases, file) VALUES (?1, ?2, ?3, ?4)",
-                )?
-                .execute(params![workspace_id, release.id, release.releases, file])?;
-            }
-            Ok(Entry::Memory(memory)) => {
-                if !seen.insert(memory.id.clone()) {
-                    report.problems.push(SyncProblem::line(
-                        file,
-                        number,
-                        format!("id {} appears twice in this file; skipped", memory.id),
-                    ));
-                    continue;
-                }
-                let entry = Entry::Memory(memory);
-                let canonical = entry.to_line();
-                let record_hash = blake3::hash(canonical.as_bytes()).to_hex().to_string();
-                let Entry::Memory(memory) = entry else {
-                    unreachable!()
-                };
-                // Reported at every read of the file, recorded in the row.
-                let suspicions = trust::check(&memory, trust.now, trust.kinds.as_ref());
-                for suspicion in &suspicions {
-                    report.problems.push(SyncProblem::line(
-                        file,
-                        number,
-                        format!(
-                            "memory {}: {suspicion}; indexed, flagged `{}`",
-                            memory.id,
-                            suspicion.flag()
-                        ),
-                    ));
-                }
-                let flags = trust::index_flags(&suspicions);
-                let write = || {
-                    write_memory(
-                        tx,
-                        workspace_id,
-                        file,
-                        &memory,
-                        number,
-                        &record_hash,
-                        &flags,
-                    )
-                };
-                match existing.get(&memory.id) {
-                    Some((_, hash, old_line)) if *hash == record_hash && *old_line == number => {}
-                    Some((rowid, hash, _)) if *hash == record_hash => {
-                        tx.prepare_cached("UPDATE memories SET line = ?2 WHERE rowid = ?1")?
-                            .execute(params![rowid, number])?;
-                    }
-                    Some(_) => {
-                        write()?;
-                        report.memories_updated += 1;
-                    }
-                    None => match indexed_from(tx, workspace_id, &memory.id)? {
-                        None => {
-                            write()?;
-                            report.memories_added += 1;
-                        }
-                        Some(other) if other.as_str() < file => {
-                            tx.prepare_cached(
-                                "INSERT INTO duplicates (workspace_id, id, file, line, record) VALUES (?1, ?2, ?3, ?4, ?5)",
-                            )?
-                            .execute(params![workspace_id, memory.id, file, number, canonical])?;
-                            report.problems.push(SyncProblem::line(
-                                file,
-                                number,
-                                format!(
-                                    "id {} is already indexed from another file ({other}); skipped",
-                                    memory.id
-                                ),
-                            ));
-                        }
-                        Some(other) => {
-                            // This file comes first: its record is the one.
-                            write()?;
-                            report.memories_updated += 1;
-                            reread.insert(other);
-                        }
-                    },
-                }
-            }
-            Err(err) => report.problems.push(SyncProblem::line(
-                file,
-                number,
-                format!(
-                    "not a memory record ({err}{}); skipped",
-                    crate::domain::memory::view::bom_note(bytes, number as usize)
-                ),
-            )),
-        }
-    }
-    for (id, (rowid, _, _)) in &existing {
-        if !seen.contains(id) {
-            remove_memory(tx, workspace_id, *rowid, id, trust)?;
-            report.memories_removed += 1;
-        }
-    }
-    Ok(())
-}
-
 /// (file, line, id, supersedes) of every memory whose `supersedes` names
 /// itself or an id no memory of the workspace has (forgotten ones count as
 /// had: the link is right, the memory is gone).
@@ -965,62 +1032,54 @@ fn dangling_supersedes(
     rows.collect()
 }
 
-/// The file the indexed record of `id` comes from.
-fn indexed_from(
-    tx: &Transaction<'_>,
-    workspace_id: i64,
-    id: &str,
-) -> rusqlite::Result<Option<String>> {
-    tx.prepare_cached("SELECT file FROM memories WHERE workspace_id = ?1 AND id = ?2")?
-        .query_row(params![workspace_id, id], |row| row.get(0))
-        .optional()
-}
-
-/// The (rowid, id) of every memory indexed from `file`.
-fn file_ids(
+/// The rows indexed from `file`: id → (record hash, line).
+fn file_rows(
     tx: &Transaction<'_>,
     workspace_id: i64,
     file: &str,
-) -> rusqlite::Result<Vec<(i64, String)>> {
-    let mut statement =
-        tx.prepare_cached("SELECT rowid, id FROM memories WHERE workspace_id = ?1 AND file = ?2")?;
+) -> rusqlite::Result<HashMap<String, (String, i64)>> {
+    let mut statement = tx.prepare_cached(
+        "SELECT id, record_hash, line FROM memories WHERE workspace_id = ?1 AND file = ?2",
+    )?;
     let rows = statement.query_map(params![workspace_id, file], |row| {
-        Ok((row.get(0)?, row.get(1)?))
+        Ok((row.get(0)?, (row.get(1)?, row.get(2)?)))
     })?;
     rows.collect()
 }
 
-/// Deletes the indexed record of `id` (row `rowid`); the record of the same
-/// id in the next file by name, if one has it, takes its place.
-fn remove_memory(
+/// The indexed record of `id`, if there is one.
+fn row_of(tx: &Transaction<'_>, workspace_id: i64, id: &str) -> rusqlite::Result<Option<Row>> {
+    tx.prepare_cached(
+        "SELECT file, record_hash, line FROM memories WHERE workspace_id = ?1 AND id = ?2",
+    )?
+    .query_row(params![workspace_id, id], |row| {
+        Ok(Row {
+            file: row.get(0)?,
+            record_hash: row.get(1)?,
+            line: row.get(2)?,
+        })
+    })
+    .optional()
+}
+
+/// The records of `id` waiting in `duplicates`.
+fn duplicates_of(
     tx: &Transaction<'_>,
     workspace_id: i64,
-    rowid: i64,
     id: &str,
-    trust: &Trust,
-) -> rusqlite::Result<()> {
-    tx.prepare_cached("DELETE FROM memories WHERE rowid = ?1")?
-        .execute(params![rowid])?;
-    let next: Option<(String, i64, String)> = tx
-        .prepare_cached(
-            "SELECT file, line, record FROM duplicates WHERE workspace_id = ?1 AND id = ?2 ORDER BY file LIMIT 1",
-        )?
-        .query_row(params![workspace_id, id], |row| {
-            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-        })
-        .optional()?;
-    let Some((file, line, record)) = next else {
-        return Ok(());
-    };
-    tx.prepare_cached("DELETE FROM duplicates WHERE workspace_id = ?1 AND id = ?2 AND file = ?3")?
-        .execute(params![workspace_id, id, file])?;
-    // Stored canonical by this sync or an earlier one: it parses.
-    if let Ok(Entry::Memory(memory)) = Entry::parse(record.as_bytes()) {
-        let record_hash = blake3::hash(record.as_bytes()).to_hex().to_string();
-        let flags = trust::index_flags(&trust::check(&memory, trust.now, trust.kinds.as_ref()));
-        write_memory(tx, workspace_id, &file, &memory, line, &record_hash, &flags)?;
-    }
-    Ok(())
+) -> rusqlite::Result<Vec<Waiting>> {
+    let mut statement = tx.prepare_cached(
+        "SELECT file, line, record FROM duplicates WHERE workspace_id = ?1 AND id = ?2",
+    )?;
+    let rows = statement.query_map(params![workspace_id, id], |row| {
+        Ok(Waiting::parse(Duplicate {
+            id: id.to_owned(),
+            file: row.get(0)?,
+            line: row.get(1)?,
+            record: row.get(2)?,
+        }))
+    })?;
+    rows.collect()
 }
 
 /// blake3 of the text that gets embedded: the key of the embeddings table.

@@ -17,10 +17,14 @@ pub struct Located {
     pub line: usize,
 }
 
-/// What to add to the reason line `number` of `bytes` is unreadable: the
-/// file may start with a UTF-8 byte order mark, which no record can.
-pub fn bom_note(bytes: &[u8], number: usize) -> &'static str {
-    if number == 1 && bytes.starts_with(b"\xEF\xBB\xBF") {
+/// The bytes of a UTF-8 byte order mark.
+pub const BYTE_ORDER_MARK: &[u8] = b"\xEF\xBB\xBF";
+
+/// What to add to the reason line `number` of a file is unreadable: the
+/// file may start with a UTF-8 byte order mark (`starts_with_bom`), which
+/// no record can.
+pub fn bom_note(starts_with_bom: bool, number: usize) -> &'static str {
+    if number == 1 && starts_with_bom {
         "; the file starts with a UTF-8 byte order mark (bytes EF BB BF): remove it"
     } else {
         ""
@@ -98,7 +102,7 @@ impl LogView {
                         line: line.number,
                         reason: format!(
                             "not a memory record ({err}{}); skipped",
-                            bom_note(bytes, line.number)
+                            bom_note(bytes.starts_with(BYTE_ORDER_MARK), line.number)
                         ),
                     }),
                 }
