@@ -272,7 +272,11 @@ def fixture_cases(args, home: Path) -> list[dict]:
     last = max(json.loads(line)["timestamp"] for line in lines)
     cases = []
     for q in json.loads((fixtures / "questions.json").read_text()):
-        extra = []
+        # The set's memories name a fictional team as authors, which the
+        # one commit that brings them here does not have: every one is
+        # quarantined (`author-mismatch`). What is measured is ranking, so
+        # they are asked for.
+        extra = ["--include-untrusted"]
         if q.get("since"):
             extra += ["--since", q["since"]]
         if q.get("until"):
