@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 mod common;
 
 use common::report::{Row, emit};
-use common::sqlite_vec::{self, BitTable};
+use common::sqlite_vec::{self, BitTable, ExactSearch};
 use common::{Rng, ms, percentile, rss_kb};
 use goldfish::adapters::embed::normalize;
 use goldfish::adapters::index::Index;

@@ -1,12 +1,15 @@
-//! sqlite-vec on an index's own file, beside goldfish's vector stage: its
-//! binary quantisation (a `vec0` table of sign bits, KNN by Hamming
-//! distance) with exact cosine on the candidates, all in SQL. What
-//! `benches/vectors.rs` measures against the two-stage search.
+//! sqlite-vec on an index's own file, for the tests and benchmarks (the
+//! binary does not link it; the index stores vectors in its float format):
+//! exact search over every vector, the reference the two-stage search is
+//! held to, and sqlite-vec's binary quantisation (a `vec0` table of sign
+//! bits, KNN by Hamming distance) with exact cosine on the candidates, all
+//! in SQL, which `benches/vectors.rs` measures against the two-stage search.
 
 use std::path::Path;
 use std::sync::Once;
 use std::time::{Duration, Instant};
 
+use goldfish::adapters::index::Index;
 use goldfish::adapters::index::vectors::{VectorHit, to_blob};
 use rusqlite::{Connection, params};
 
@@ -31,6 +34,51 @@ pub fn open(index: &Path) -> Connection {
     let conn = Connection::open(index).expect("open the index with sqlite-vec");
     conn.busy_timeout(Duration::from_secs(5)).unwrap();
     conn
+}
+
+/// Exact search with sqlite-vec's `vec_distance_cosine` over every stored
+/// vector of a model, on a connection of its own to the index's file.
+pub trait ExactSearch {
+    /// The `k` vectors of `model` closest to `query` by cosine, best first
+    /// (ties by content hash).
+    fn vector_search_exact(
+        &self,
+        model: &str,
+        query: &[f32],
+        k: usize,
+    ) -> rusqlite::Result<Vec<VectorHit>>;
+}
+
+impl ExactSearch for Index {
+    fn vector_search_exact(
+        &self,
+        model: &str,
+        query: &[f32],
+        k: usize,
+    ) -> rusqlite::Result<Vec<VectorHit>> {
+        exact_search(&open(self.path()), model, query, k)
+    }
+}
+
+/// [`ExactSearch`] on an open connection.
+pub fn exact_search(
+    conn: &Connection,
+    model: &str,
+    query: &[f32],
+    k: usize,
+) -> rusqlite::Result<Vec<VectorHit>> {
+    let mut statement = conn.prepare_cached(
+        "SELECT content_hash, vec_distance_cosine(vector, ?2) AS distance FROM embeddings
+          WHERE model = ?1 ORDER BY distance, content_hash LIMIT ?3",
+    )?;
+    statement
+        .query_map(params![model, to_blob(query), k as i64], |row| {
+            Ok(VectorHit {
+                content_hash: row.get(0)?,
+                similarity: 1.0 - row.get::<_, f64>(1)? as f32,
+            })
+        })?
+        .collect()
 }
 
 /// A `vec0` table of sign bits: `vec0(code bit[DIMS])`, with sqlite-vec's
