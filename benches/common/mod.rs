@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod report;
+pub mod sqlite_vec;
 pub mod workspace;
 
 use std::path::{Path, PathBuf};

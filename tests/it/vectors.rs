@@ -1,5 +1,6 @@
 //! The two-stage vector search (sign-bit Hamming scan, then exact cosine on
-//! the closest candidates) against exact search with sqlite-vec.
+//! the closest candidates) against exact search with sqlite-vec (a
+//! dev-dependency: `bench_common::sqlite_vec`).
 
 use goldfish::adapters::embed::{Embedder, TextKind, normalize};
 use goldfish::adapters::index::Index;
@@ -10,6 +11,7 @@ use crate::common::with_embedder;
 #[path = "../../benches/common/mod.rs"]
 mod bench_common;
 use bench_common::Rng;
+use bench_common::sqlite_vec::ExactSearch;
 
 /// Mean share of the exact top 10 that the two-stage search also returns.
 fn overlap(index: &Index, queries: &[Vec<f32>], candidates: usize) -> f64 {

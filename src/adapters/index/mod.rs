@@ -1,7 +1,6 @@
-//! The personal index: `$GOLDFISH_HOME/index.db` (SQLite, with the
-//! sqlite-vec extension) and its keyword index beside it (`index.text/`,
-//! tantivy: [`keyword`]). It is derived state: delete it and `goldfish sync`
-//! rebuilds it from git.
+//! The personal index: `$GOLDFISH_HOME/index.db` (SQLite) and its keyword
+//! index beside it (`index.text/`, tantivy: [`keyword`]). It is derived
+//! state: delete it and `goldfish sync` rebuilds it from git.
 //!
 //! WAL mode lets readers run while one writer writes; writers wait for each
 //! other up to [`BUSY_TIMEOUT`].
@@ -17,7 +16,6 @@ pub mod vectors;
 mod verdicts;
 
 use std::path::{Path, PathBuf};
-use std::sync::Once;
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
@@ -109,22 +107,6 @@ pub struct WorkspaceRow {
     pub synced_at: Option<String>,
 }
 
-static REGISTER_VEC: Once = Once::new();
-
-/// Makes sqlite-vec available in every connection this process opens.
-fn register_sqlite_vec() {
-    REGISTER_VEC.call_once(|| {
-        // SAFETY: `sqlite3_vec_init` is the extension's entry point with the
-        // signature SQLite expects of an auto extension.
-        unsafe {
-            #[allow(clippy::missing_transmute_annotations)]
-            rusqlite::ffi::sqlite3_auto_extension(Some(std::mem::transmute(
-                sqlite_vec::sqlite3_vec_init as *const (),
-            )));
-        }
-    });
-}
-
 impl Index {
     /// Opens (creating if needed) the index at `path`. An index that is not a
     /// database or is corrupt is moved aside to `index.db.corrupt` and a new
@@ -195,7 +177,6 @@ impl Index {
     }
 
     fn open_unchecked(path: &Path) -> Result<Index, IndexError> {
-        register_sqlite_vec();
         let sqlite = |source| IndexError::Sqlite {
             path: path.to_owned(),
             source,
@@ -238,7 +219,6 @@ impl Index {
         if !path.exists() {
             return Ok(Inspection::Missing);
         }
-        register_sqlite_vec();
         // Whether a process has the file open, and its size and mtime.
         let state = || {
             let in_use = ["-wal", "-shm"].iter().any(|suffix| {

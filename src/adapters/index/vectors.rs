@@ -428,34 +428,6 @@ impl Index {
         hits.truncate(k);
         Ok(hits)
     }
-
-    /// Exact search over every stored vector with sqlite-vec's
-    /// `vec_distance_cosine`: the reference the two-stage search is measured
-    /// against.
-    pub fn vector_search_exact(
-        &self,
-        model: &str,
-        query: &[f32],
-        k: usize,
-    ) -> Result<Vec<VectorHit>, IndexError> {
-        let mut statement = self
-            .conn
-            .prepare_cached(
-                "SELECT content_hash, vec_distance_cosine(vector, ?2) AS distance FROM embeddings
-                 WHERE model = ?1 ORDER BY distance, content_hash LIMIT ?3",
-            )
-            .map_err(self.sqlite())?;
-        let rows = statement
-            .query_map(params![model, to_blob(query), k as i64], |row| {
-                Ok(VectorHit {
-                    content_hash: row.get(0)?,
-                    similarity: 1.0 - row.get::<_, f64>(1)? as f32,
-                })
-            })
-            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-            .map_err(self.sqlite())?;
-        Ok(rows)
-    }
 }
 
 /// Indices of the `keep` codes closest to `query` in Hamming distance:
