@@ -246,7 +246,8 @@ pub enum RowChange<'a> {
         file: &'a str,
         line: i64,
         memory: &'a Memory,
-        record_hash: String,
+        /// [`record_hash`] of the record.
+        record_hash: blake3::Hash,
         /// [`trust::index_flags`] of the record.
         flags: String,
     },
@@ -403,7 +404,9 @@ pub fn plan(found: &Found) -> Planned<'_> {
 /// A row as the plan goes: the index's, or one it wrote.
 struct CopiedRow<'a> {
     file: &'a str,
-    record_hash: Cow<'a, str>,
+    /// `None` when the index's is not a hash (a migration clears it to
+    /// have the row written again): it matches no record.
+    record_hash: Option<blake3::Hash>,
     line: i64,
 }
 
@@ -432,7 +435,8 @@ impl<'a> Mirror<'a> {
             duplicates: HashMap::new(),
         };
         for (id, row) in &recorded.rows {
-            copy.index(id, &row.file, Cow::Borrowed(&row.record_hash), row.line);
+            let record_hash = blake3::Hash::from_hex(&row.record_hash).ok();
+            copy.index(id, &row.file, record_hash, row.line);
         }
         for (id, duplicates) in &recorded.duplicates {
             let waiting = copy.duplicates.entry(id).or_default();
@@ -448,7 +452,7 @@ impl<'a> Mirror<'a> {
         copy
     }
 
-    fn index(&mut self, id: &'a str, file: &'a str, record_hash: Cow<'a, str>, line: i64) {
+    fn index(&mut self, id: &'a str, file: &'a str, record_hash: Option<blake3::Hash>, line: i64) {
         let row = CopiedRow {
             file,
             record_hash,
@@ -485,7 +489,7 @@ impl<'a> Mirror<'a> {
             ..
         } = &change
         {
-            self.index(id, file, Cow::Owned(record_hash.clone()), *line);
+            self.index(id, file, Some(*record_hash), *line);
         }
         plan.rows.push(change);
     }
@@ -530,11 +534,11 @@ impl<'a> Mirror<'a> {
         reread: &mut BTreeSet<&'a str>,
     ) -> FileRead<'a> {
         let indexed = self.ids_in(name);
-        let existing: HashMap<&str, (Cow<'a, str>, i64)> = indexed
+        let existing: HashMap<&str, (Option<blake3::Hash>, i64)> = indexed
             .iter()
             .map(|&id| {
                 let row = &self.rows[id];
-                (id, (row.record_hash.clone(), row.line))
+                (id, (row.record_hash, row.line))
             })
             .collect();
         self.clear_duplicates(name);
@@ -597,8 +601,8 @@ impl<'a> Mirror<'a> {
                 flags,
             };
             match existing.get(id) {
-                Some((old_hash, old_line)) if *old_hash == hash && *old_line == number => {}
-                Some((old_hash, _)) if *old_hash == hash => {
+                Some((old_hash, old_line)) if *old_hash == Some(hash) && *old_line == number => {}
+                Some((old_hash, _)) if *old_hash == Some(hash) => {
                     plan.rows.push(RowChange::MoveLine { id, line: number });
                     if let Some(row) = self.rows.get_mut(id) {
                         row.line = number;
@@ -650,8 +654,8 @@ impl<'a> Mirror<'a> {
 }
 
 /// blake3 of a canonical line: what tells a changed record.
-pub fn record_hash(canonical: &str) -> String {
-    blake3::hash(canonical.as_bytes()).to_hex().to_string()
+pub fn record_hash(canonical: &str) -> blake3::Hash {
+    blake3::hash(canonical.as_bytes())
 }
 
 #[cfg(test)]
@@ -713,7 +717,9 @@ mod tests {
     fn row(file: &str, memory: &Memory, line: i64) -> Row {
         Row {
             file: file.to_owned(),
-            record_hash: record_hash(&super::tests::line(memory)),
+            record_hash: record_hash(&super::tests::line(memory))
+                .to_hex()
+                .to_string(),
             line,
         }
     }
