@@ -300,7 +300,7 @@ impl FileProblem {
 
 /// What a sync writes, given what it found (see the module's steps).
 pub fn plan(found: &Found) -> Planned<'_> {
-    let mut index = Mirror::of(&found.recorded);
+    let mut mirror = Mirror::of(&found.recorded);
     let mut plan = SyncPlan::default();
 
     let mut gone: Vec<&str> = found
@@ -312,12 +312,12 @@ pub fn plan(found: &Found) -> Planned<'_> {
         .collect();
     gone.sort_unstable();
     for &name in &gone {
-        index.clear_duplicates(name);
+        mirror.clear_duplicates(name);
         plan.files_removed.push(name);
     }
     for &name in &gone {
-        for id in index.ids_in(name) {
-            index.remove(id, found, &mut plan);
+        for id in mirror.ids_in(name) {
+            mirror.remove(id, found, &mut plan);
             plan.memories_removed += 1;
         }
     }
@@ -358,7 +358,7 @@ pub fn plan(found: &Found) -> Planned<'_> {
                 unread.insert(name.clone());
                 continue;
             };
-            let read = index.read(name, content, found, &mut plan, &mut reread);
+            let read = mirror.read(name, content, found, &mut plan, &mut reread);
             plan.files_read.push(read);
         }
         if !unchanged
@@ -383,7 +383,7 @@ pub fn plan(found: &Found) -> Planned<'_> {
         .enumerate()
         .map(|(n, file)| (file.name, n))
         .collect();
-    for (id, waiting) in index.duplicates {
+    for (id, waiting) in mirror.duplicates {
         for (file, Waits { line, record, .. }) in waiting {
             if let Some(&n) = read.get(file) {
                 plan.files_read[n].duplicates.push(Duplicate {
@@ -402,7 +402,7 @@ pub fn plan(found: &Found) -> Planned<'_> {
 }
 
 /// A row as the plan goes: the index's, or one it wrote.
-struct CopiedRow<'a> {
+struct MirroredRow<'a> {
     file: &'a str,
     /// `None` when the index's is not a hash (a migration clears it to
     /// have the row written again): it matches no record.
@@ -420,7 +420,7 @@ struct Waits<'a> {
 
 /// The plan's mirror of the index, as its writes so far leave it.
 struct Mirror<'a> {
-    rows: HashMap<&'a str, CopiedRow<'a>>,
+    rows: HashMap<&'a str, MirroredRow<'a>>,
     /// The ids indexed from each file.
     by_file: HashMap<&'a str, BTreeSet<&'a str>>,
     /// By id, then file.
@@ -429,17 +429,17 @@ struct Mirror<'a> {
 
 impl<'a> Mirror<'a> {
     fn of(recorded: &'a Recorded) -> Mirror<'a> {
-        let mut copy = Mirror {
+        let mut mirror = Mirror {
             rows: HashMap::with_capacity(recorded.rows.len()),
             by_file: HashMap::new(),
             duplicates: HashMap::new(),
         };
         for (id, row) in &recorded.rows {
             let record_hash = blake3::Hash::from_hex(&row.record_hash).ok();
-            copy.index(id, &row.file, record_hash, row.line);
+            mirror.index(id, &row.file, record_hash, row.line);
         }
         for (id, duplicates) in &recorded.duplicates {
-            let waiting = copy.duplicates.entry(id).or_default();
+            let waiting = mirror.duplicates.entry(id).or_default();
             for Waiting { duplicate, memory } in duplicates {
                 let waits = Waits {
                     line: duplicate.line,
@@ -449,11 +449,11 @@ impl<'a> Mirror<'a> {
                 waiting.insert(&duplicate.file, waits);
             }
         }
-        copy
+        mirror
     }
 
     fn index(&mut self, id: &'a str, file: &'a str, record_hash: Option<blake3::Hash>, line: i64) {
-        let row = CopiedRow {
+        let row = MirroredRow {
             file,
             record_hash,
             line,
