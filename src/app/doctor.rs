@@ -18,6 +18,7 @@ use serde::Serialize;
 use crate::adapters::git::{MEMORY_DIR, Workspace};
 use crate::adapters::index::{Index, Inspection, sync};
 use crate::adapters::memdir::{LogError, MemoryDir, OpenError};
+use crate::app::session::ModelState;
 use crate::app::{heal, init};
 use crate::domain::config::RepoConfig;
 use crate::domain::memory::trust;
@@ -80,16 +81,6 @@ impl Finding {
             fix: Some(fix.into()),
         }
     }
-}
-
-/// The embedding model as the caller found it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ModelState {
-    /// Installed and usable: its id.
-    Installed(String),
-    Missing,
-    /// Installed but broken: why (a sentence that says so).
-    Unusable(String),
 }
 
 /// What doctor looks at besides the workspace.

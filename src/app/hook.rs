@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use super::session::Need;
 use super::sync::{Embed, drain_journal, embed_pending, sync_workspace};
 use super::{AppError, Session, background};
 use crate::adapters::env;
@@ -57,7 +58,7 @@ pub fn after_git(
     let Some(report) = sync_workspace(session, workspace, Embed::Keywords)? else {
         return Ok(AfterGit::Busy);
     };
-    if session.usable_model()?.is_none() {
+    if session.model(Need::Usable)?.is_none() {
         return Ok(AfterGit::Synced {
             report,
             embedding: None,

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use super::session::Need;
 use super::sync::{Embed, repo_config, sync_workspace};
 use super::{AppError, Arg, Session};
 use crate::adapters::git::Workspace;
@@ -108,7 +109,7 @@ fn every_memory(log: &MemoryDir) -> Result<Vec<Memory>, AppError> {
 }
 
 fn index(session: &mut Session, workspace: &Workspace) -> Result<(), AppError> {
-    session.usable_model()?;
+    session.model(Need::Usable)?;
     sync_workspace(session, workspace, Embed::All)?;
     Ok(())
 }

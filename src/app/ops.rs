@@ -9,7 +9,7 @@ use anyhow::Context;
 use jiff::Timestamp;
 
 use super::notice::Notice;
-use super::session::Session;
+use super::session::{ModelState, Need, Session};
 use super::sync::{
     Embed, READ_EMBED_LIMIT, READ_EMBEDS, embed_pending, lags, problems, repo_config, scope_of,
     sync_for_reading, sync_workspace,
@@ -263,7 +263,7 @@ pub fn near_duplicates(
     workspace: &Workspace,
     content: &str,
 ) -> Result<(Vec<IndexedMemory>, Option<ContentVector>), AppError> {
-    if session.model().is_none() {
+    if session.model(Need::Optional)?.is_none() {
         return Ok((Vec::new(), None));
     }
     if lags(session, workspace)? {
@@ -285,7 +285,7 @@ pub fn near_duplicates(
 
 /// `content` embedded as a memory text (`None` without a model).
 fn content_vector(session: &mut Session, content: &str) -> Result<Option<ContentVector>, AppError> {
-    let Some(model) = session.model() else {
+    let Some(model) = session.model(Need::Optional)? else {
         return Ok(None);
     };
     let vector = model
@@ -311,7 +311,7 @@ fn index_stored(
     };
     let hash = index_sync::content_hash(&memory.content);
     if let Some(ContentVector { model, vector }) = &vector
-        && session.model_id().as_ref() == Some(model)
+        && session.model_state().id() == Some(model.as_str())
     {
         // In before the sync queues the text: its embedding step finds it
         // done.
@@ -320,7 +320,7 @@ fn index_stored(
         index.insert_embeddings(model, [(hash.as_str(), vector.as_slice())])?;
     }
     sync_workspace(session, workspace, READ_EMBEDS)?;
-    let Some(model_id) = session.model_id() else {
+    let ModelState::Installed(model_id) = session.model_state() else {
         return Ok(Vec::new());
     };
     let now = session.now()?;
@@ -440,15 +440,21 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
     let request = request(&input, kinds.as_ref(), session.now()?)?;
     if matches!(input.mode, Some(Mode::Semantic | Mode::Hybrid)) {
         // Asked for by name: an unusable model is an error, not a fallback.
-        session.usable_model()?;
+        session.model(Need::Usable)?;
     }
-    let mode = mode(input.mode, session.has_model())?;
-    if session.unusable_model().is_some() {
-        session.model();
-    } else if !session.has_model()
-        && let Some(notice) = model::notice_no_model(&session.home)
-    {
-        session.notice(notice);
+    let found = session.model_state();
+    let mode = mode(input.mode, matches!(found, ModelState::Installed(_)))?;
+    match found {
+        // The warning, once.
+        ModelState::Unusable(_) => {
+            session.model(Need::Optional)?;
+        }
+        ModelState::Missing => {
+            if let Some(notice) = model::notice_no_model(&session.home) {
+                session.notice(notice);
+            }
+        }
+        ModelState::Installed(_) => {}
     }
     // Recall never trusts a stale index: the sync is incremental, so when
     // nothing changed it only compares HEAD and file stats. A few new
@@ -468,7 +474,7 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
         }
     }
     let mut queries_embedded = 0;
-    let (index, model) = session.index_and_model()?;
+    let (index, model) = session.index_and_model(Need::Optional)?;
     let scope = scope(index, workspace.as_ref(), &input.workspace)?;
     let query_vector = match (&request.query, mode, model) {
         (Some(query), Mode::Semantic | Mode::Hybrid, Some(model)) => {
@@ -532,7 +538,7 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
             }
         }
     }
-    let mut sentence_embedder = match (mode, session.model()) {
+    let mut sentence_embedder = match (mode, session.model(Need::Optional)?) {
         (Mode::Keyword, _) | (_, None) => None,
         (_, Some(model)) => Some(model.sentence_embedder()?),
     };
@@ -774,7 +780,7 @@ pub fn extractive_digest(
 
 /// The model's tokenizer (cached on the model), or an estimate without one.
 pub fn token_counter(session: &mut Session) -> Result<(Box<dyn TokenCounter>, String), AppError> {
-    Ok(match session.model() {
+    Ok(match session.model(Need::Optional)? {
         Some(model) => (Box::new(model.tokenizer()?), model.id()),
         None => (
             Box::new(crate::domain::digest::CharEstimate),
@@ -994,12 +1000,11 @@ pub fn similar(
     threshold: f64,
     limit: usize,
 ) -> Result<Vec<IndexedMemory>, AppError> {
-    session.require_model("similar")?;
+    session.model(Need::Required("similar"))?;
     sync_for_reading(session, workspace, Embed::All)?;
     let now = session.now()?;
-    session.require_model("similar")?;
-    let (index, model) = session.index_and_model()?;
-    let model = model.expect("required above");
+    let (index, model) = session.index_and_model(Need::Required("similar"))?;
+    let model = model.expect("required");
     let scope = scope_of(index, workspace)?;
     let model_id = model.id();
     let (vector, own_id) = match target {
@@ -1037,9 +1042,12 @@ pub fn duplicate_clusters(
     threshold: f64,
     limit: usize,
 ) -> Result<Vec<Vec<IndexedMemory>>, AppError> {
-    session.require_model("similar")?;
+    session.model(Need::Required("similar"))?;
     sync_workspace(session, workspace, Embed::All)?;
-    let model_id = session.require_model("similar")?.id();
+    let model_id = session
+        .model(Need::Required("similar"))?
+        .expect("required")
+        .id();
     let now = session.now()?;
     let index = session.index()?;
     let scope = scope_of(index, workspace)?;

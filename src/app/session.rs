@@ -52,6 +52,43 @@ impl Clock {
     }
 }
 
+/// How an operation asks for the embedding model ([`Session::model`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need<'a> {
+    /// The model if a usable one is installed; one that is installed but
+    /// unusable counts as none, with a warning (once a session): keyword
+    /// recall goes on without it.
+    Optional,
+    /// The model if one is installed; one that is installed but unusable is
+    /// an error that says why (a sync, a rebuild, an import: what they
+    /// write would lack its embeddings).
+    Usable,
+    /// The model, or an error saying how to install it (or why it is
+    /// unusable): `what` (a command) compares embeddings.
+    Required(&'a str),
+}
+
+/// The embedding model as the session found it, for reports (`status`,
+/// `doctor`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelState {
+    /// Installed and usable: its id.
+    Installed(String),
+    Missing,
+    /// Installed but broken: why (a sentence that says so).
+    Unusable(String),
+}
+
+impl ModelState {
+    /// The id of the usable model.
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            ModelState::Installed(id) => Some(id),
+            _ => None,
+        }
+    }
+}
+
 /// The model as a session found it.
 enum Found {
     Missing,
@@ -147,10 +184,13 @@ impl Session {
         Ok(self.index.as_mut().expect("opened above"))
     }
 
-    /// The index and the model to use (as [`Session::model`] gives it), at
-    /// once: embedding writes the one with the other.
-    pub fn index_and_model(&mut self) -> Result<(&mut Index, Option<&mut Model>), AppError> {
-        self.model();
+    /// The index and the model, as `need` asks for it ([`Session::model`]),
+    /// at once: embedding writes the one with the other.
+    pub fn index_and_model(
+        &mut self,
+        need: Need<'_>,
+    ) -> Result<(&mut Index, Option<&mut Model>), AppError> {
+        self.settle(need)?;
         self.index()?;
         let index = self.index.as_mut().expect("opened above");
         let model = match &mut self.model {
@@ -172,62 +212,47 @@ impl Session {
         self.clock.now()
     }
 
-    /// The model to use if there is one: an unusable one counts as none,
-    /// with a warning (once).
-    pub fn model(&mut self) -> Option<&mut Model> {
-        if let Found::Unusable(why) = &self.model
-            && !self.told_unusable
-        {
-            self.told_unusable = true;
-            let text = format!("{why}; using keywords only (see `goldfish doctor`)");
-            self.notices.push(Notice::warning(text));
-        }
-        match &mut self.model {
+    /// The model, as `need` asks for it: `None` when there is none to use
+    /// (never for [`Need::Required`]), or the error `need` makes of its
+    /// absence.
+    pub fn model(&mut self, need: Need<'_>) -> Result<Option<&mut Model>, AppError> {
+        self.settle(need)?;
+        Ok(match &mut self.model {
             Found::Installed(model) => Some(model),
             _ => None,
-        }
+        })
     }
 
-    /// Whether a usable model is installed.
-    pub fn has_model(&self) -> bool {
-        matches!(self.model, Found::Installed(_))
-    }
-
-    /// The usable model, `None` when none is installed; an error when the
-    /// installed one is unusable.
-    pub fn usable_model(&mut self) -> Result<Option<&mut Model>, AppError> {
-        match &mut self.model {
-            Found::Installed(model) => Ok(Some(model)),
-            Found::Missing => Ok(None),
-            Found::Unusable(why) => Err(anyhow::anyhow!("{why}").into()),
-        }
-    }
-
-    /// The model, or an error saying how to install it (or why it is
-    /// unusable): `what` compares embeddings.
-    pub fn require_model(&mut self, what: &str) -> Result<&mut Model, AppError> {
-        match self.usable_model()? {
-            Some(model) => Ok(model),
-            None => Err(AppError::input(anyhow::anyhow!(
+    /// What `need` makes of the model found: nothing, a warning (once a
+    /// session) or an error.
+    fn settle(&mut self, need: Need<'_>) -> Result<(), AppError> {
+        match (&self.model, need) {
+            (Found::Installed(_), _) | (Found::Missing, Need::Optional | Need::Usable) => Ok(()),
+            (Found::Unusable(why), Need::Optional) => {
+                if !self.told_unusable {
+                    self.told_unusable = true;
+                    let text = format!("{why}; using keywords only (see `goldfish doctor`)");
+                    self.notices.push(Notice::warning(text));
+                }
+                Ok(())
+            }
+            (Found::Unusable(why), Need::Usable | Need::Required(_)) => {
+                Err(anyhow::anyhow!("{why}").into())
+            }
+            (Found::Missing, Need::Required(what)) => Err(AppError::input(anyhow::anyhow!(
                 "{what} compares embeddings, and no embedding model is installed; {}",
                 model::INSTALL_HINT
             ))),
         }
     }
 
-    /// The model's id, if a usable one is installed.
-    pub fn model_id(&self) -> Option<String> {
+    /// The model as the session found it, for a report: nothing is loaded
+    /// or told.
+    pub fn model_state(&self) -> ModelState {
         match &self.model {
-            Found::Installed(model) => Some(model.id()),
-            _ => None,
-        }
-    }
-
-    /// Why the installed model is unusable, if it is.
-    pub fn unusable_model(&self) -> Option<&str> {
-        match &self.model {
-            Found::Unusable(why) => Some(why),
-            _ => None,
+            Found::Installed(model) => ModelState::Installed(model.id()),
+            Found::Missing => ModelState::Missing,
+            Found::Unusable(why) => ModelState::Unusable(why.clone()),
         }
     }
 

@@ -6,7 +6,7 @@ use anyhow::Context;
 
 use super::AppError;
 use super::notice::Notice;
-use super::session::Session;
+use super::session::{Need, Session};
 use crate::adapters::env;
 use crate::adapters::git::{MEMORY_DIR, REPO_CONFIG, Workspace};
 use crate::adapters::index::Index;
@@ -199,7 +199,7 @@ pub fn embed_pending(
         None => session.progress.take(),
         Some(_) => None,
     };
-    let (index, Some(model)) = session.index_and_model()? else {
+    let (index, Some(model)) = session.index_and_model(Need::Optional)? else {
         session.progress = progress;
         return Ok(None);
     };
@@ -344,7 +344,7 @@ pub fn rebuild(
             continue;
         }
         // An installed model that cannot be used stops a rebuild: it says why.
-        session.usable_model()?;
+        session.model(Need::Usable)?;
         if let Some(report) = sync_workspace(session, &workspace, Embed::All)? {
             rebuilt.push(Rebuilt::Synced(report));
         }

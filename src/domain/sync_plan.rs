@@ -246,7 +246,8 @@ pub enum RowChange<'a> {
         file: &'a str,
         line: i64,
         memory: &'a Memory,
-        record_hash: String,
+        /// [`record_hash`] of the record.
+        record_hash: blake3::Hash,
         /// [`trust::index_flags`] of the record.
         flags: String,
     },
@@ -299,7 +300,7 @@ impl FileProblem {
 
 /// What a sync writes, given what it found (see the module's steps).
 pub fn plan(found: &Found) -> Planned<'_> {
-    let mut index = Mirror::of(&found.recorded);
+    let mut mirror = Mirror::of(&found.recorded);
     let mut plan = SyncPlan::default();
 
     let mut gone: Vec<&str> = found
@@ -311,12 +312,12 @@ pub fn plan(found: &Found) -> Planned<'_> {
         .collect();
     gone.sort_unstable();
     for &name in &gone {
-        index.clear_duplicates(name);
+        mirror.clear_duplicates(name);
         plan.files_removed.push(name);
     }
     for &name in &gone {
-        for id in index.ids_in(name) {
-            index.remove(id, found, &mut plan);
+        for id in mirror.ids_in(name) {
+            mirror.remove(id, found, &mut plan);
             plan.memories_removed += 1;
         }
     }
@@ -357,7 +358,7 @@ pub fn plan(found: &Found) -> Planned<'_> {
                 unread.insert(name.clone());
                 continue;
             };
-            let read = index.read(name, content, found, &mut plan, &mut reread);
+            let read = mirror.read(name, content, found, &mut plan, &mut reread);
             plan.files_read.push(read);
         }
         if !unchanged
@@ -382,7 +383,7 @@ pub fn plan(found: &Found) -> Planned<'_> {
         .enumerate()
         .map(|(n, file)| (file.name, n))
         .collect();
-    for (id, waiting) in index.duplicates {
+    for (id, waiting) in mirror.duplicates {
         for (file, Waits { line, record, .. }) in waiting {
             if let Some(&n) = read.get(file) {
                 plan.files_read[n].duplicates.push(Duplicate {
@@ -401,9 +402,11 @@ pub fn plan(found: &Found) -> Planned<'_> {
 }
 
 /// A row as the plan goes: the index's, or one it wrote.
-struct CopiedRow<'a> {
+struct MirroredRow<'a> {
     file: &'a str,
-    record_hash: Cow<'a, str>,
+    /// `None` when the index's is not a hash (a migration clears it to
+    /// have the row written again): it matches no record.
+    record_hash: Option<blake3::Hash>,
     line: i64,
 }
 
@@ -417,7 +420,7 @@ struct Waits<'a> {
 
 /// The plan's mirror of the index, as its writes so far leave it.
 struct Mirror<'a> {
-    rows: HashMap<&'a str, CopiedRow<'a>>,
+    rows: HashMap<&'a str, MirroredRow<'a>>,
     /// The ids indexed from each file.
     by_file: HashMap<&'a str, BTreeSet<&'a str>>,
     /// By id, then file.
@@ -426,16 +429,17 @@ struct Mirror<'a> {
 
 impl<'a> Mirror<'a> {
     fn of(recorded: &'a Recorded) -> Mirror<'a> {
-        let mut copy = Mirror {
+        let mut mirror = Mirror {
             rows: HashMap::with_capacity(recorded.rows.len()),
             by_file: HashMap::new(),
             duplicates: HashMap::new(),
         };
         for (id, row) in &recorded.rows {
-            copy.index(id, &row.file, Cow::Borrowed(&row.record_hash), row.line);
+            let record_hash = blake3::Hash::from_hex(&row.record_hash).ok();
+            mirror.index(id, &row.file, record_hash, row.line);
         }
         for (id, duplicates) in &recorded.duplicates {
-            let waiting = copy.duplicates.entry(id).or_default();
+            let waiting = mirror.duplicates.entry(id).or_default();
             for Waiting { duplicate, memory } in duplicates {
                 let waits = Waits {
                     line: duplicate.line,
@@ -445,11 +449,11 @@ impl<'a> Mirror<'a> {
                 waiting.insert(&duplicate.file, waits);
             }
         }
-        copy
+        mirror
     }
 
-    fn index(&mut self, id: &'a str, file: &'a str, record_hash: Cow<'a, str>, line: i64) {
-        let row = CopiedRow {
+    fn index(&mut self, id: &'a str, file: &'a str, record_hash: Option<blake3::Hash>, line: i64) {
+        let row = MirroredRow {
             file,
             record_hash,
             line,
@@ -485,7 +489,7 @@ impl<'a> Mirror<'a> {
             ..
         } = &change
         {
-            self.index(id, file, Cow::Owned(record_hash.clone()), *line);
+            self.index(id, file, Some(*record_hash), *line);
         }
         plan.rows.push(change);
     }
@@ -530,11 +534,11 @@ impl<'a> Mirror<'a> {
         reread: &mut BTreeSet<&'a str>,
     ) -> FileRead<'a> {
         let indexed = self.ids_in(name);
-        let existing: HashMap<&str, (Cow<'a, str>, i64)> = indexed
+        let existing: HashMap<&str, (Option<blake3::Hash>, i64)> = indexed
             .iter()
             .map(|&id| {
                 let row = &self.rows[id];
-                (id, (row.record_hash.clone(), row.line))
+                (id, (row.record_hash, row.line))
             })
             .collect();
         self.clear_duplicates(name);
@@ -597,8 +601,8 @@ impl<'a> Mirror<'a> {
                 flags,
             };
             match existing.get(id) {
-                Some((old_hash, old_line)) if *old_hash == hash && *old_line == number => {}
-                Some((old_hash, _)) if *old_hash == hash => {
+                Some((old_hash, old_line)) if *old_hash == Some(hash) && *old_line == number => {}
+                Some((old_hash, _)) if *old_hash == Some(hash) => {
                     plan.rows.push(RowChange::MoveLine { id, line: number });
                     if let Some(row) = self.rows.get_mut(id) {
                         row.line = number;
@@ -650,8 +654,8 @@ impl<'a> Mirror<'a> {
 }
 
 /// blake3 of a canonical line: what tells a changed record.
-pub fn record_hash(canonical: &str) -> String {
-    blake3::hash(canonical.as_bytes()).to_hex().to_string()
+pub fn record_hash(canonical: &str) -> blake3::Hash {
+    blake3::hash(canonical.as_bytes())
 }
 
 #[cfg(test)]
@@ -713,7 +717,9 @@ mod tests {
     fn row(file: &str, memory: &Memory, line: i64) -> Row {
         Row {
             file: file.to_owned(),
-            record_hash: record_hash(&super::tests::line(memory)),
+            record_hash: record_hash(&super::tests::line(memory))
+                .to_hex()
+                .to_string(),
             line,
         }
     }

@@ -423,8 +423,6 @@ struct Gathered<'w> {
     read_at_ns: i64,
     /// Files whose rows are in `found.recorded`.
     loaded: HashSet<String>,
-    /// Ids whose row was looked up, whether there was one or not.
-    looked_up: HashSet<String>,
 }
 
 impl<'w> Gathered<'w> {
@@ -492,7 +490,6 @@ impl<'w> Gathered<'w> {
             head_files,
             read_at_ns,
             loaded: HashSet::new(),
-            looked_up: HashSet::new(),
         };
         for name in names {
             let state = gathered.look(&name, false)?;
@@ -635,11 +632,14 @@ impl<'w> Gathered<'w> {
             let indexed = file_rows(tx, self.workspace_id, &name).map_err(sqlite)?;
             let held: HashSet<&str> = content.into_iter().flat_map(Content::memory_ids).collect();
             for id in &held {
-                if !self.looked_up.contains(*id) && !indexed.contains_key(*id) {
-                    self.looked_up.insert((*id).to_owned());
-                    if let Some(row) = row_of(tx, self.workspace_id, id).map_err(sqlite)? {
-                        recorded.rows.insert((*id).to_owned(), row);
-                    }
+                // An id with no row is looked up again for another file
+                // that holds it too: rare, and cheaper than remembering
+                // every new id.
+                if !indexed.contains_key(*id)
+                    && !recorded.rows.contains_key(*id)
+                    && let Some(row) = row_of(tx, self.workspace_id, id).map_err(sqlite)?
+                {
+                    recorded.rows.insert((*id).to_owned(), row);
                 }
             }
             for (id, (record_hash, line)) in indexed {
@@ -647,7 +647,6 @@ impl<'w> Gathered<'w> {
                     let waiting = duplicates_of(tx, self.workspace_id, &id).map_err(sqlite)?;
                     recorded.duplicates.insert(id.clone(), waiting);
                 }
-                self.looked_up.insert(id.clone());
                 let row = Row {
                     file: name.clone(),
                     record_hash,
@@ -687,7 +686,10 @@ fn apply(tx: &Transaction<'_>, workspace_id: i64, plan: &SyncPlan<'_>) -> rusqli
                 memory,
                 record_hash,
                 flags,
-            } => write_memory(tx, workspace_id, file, memory, *line, record_hash, flags)?,
+            } => {
+                let record_hash = record_hash.to_hex();
+                write_memory(tx, workspace_id, file, memory, *line, &record_hash, flags)?;
+            }
             RowChange::MoveLine { id, line } => {
                 tx.prepare_cached(
                     "UPDATE memories SET line = ?3 WHERE workspace_id = ?1 AND id = ?2",

@@ -17,7 +17,7 @@ use crate::app::hook::{self, AfterGit};
 use crate::app::model;
 use crate::app::ops::{self, Forgot, RecallInput, Recalled, Released, StoreInput, Target};
 use crate::app::render::{count, index_line, memories, near_duplicate, similar_line};
-use crate::app::session::Progress;
+use crate::app::session::{Need, Progress};
 use crate::app::sync::{
     self as app_sync, Embed, Rebuilt, current_workspace, problems, sync_workspace,
 };
@@ -555,7 +555,7 @@ pub(super) fn sync(args: SyncArgs, out: &mut dyn Write) -> Result<u8, CliError> 
     let workspace = workspace()?;
     let mut session = session()?;
     // An installed model that cannot be used stops a sync: it says why.
-    session.usable_model()?;
+    session.model(Need::Usable)?;
     Bar::install(&mut session, !args.quiet && !args.json);
     let Some(report) = sync_workspace(&mut session, &workspace, Embed::All)? else {
         if !args.quiet {
@@ -604,7 +604,7 @@ pub(super) fn sync(args: SyncArgs, out: &mut dyn Write) -> Result<u8, CliError> 
 pub(super) fn status(args: StatusArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = workspace()?;
     let mut session = session()?;
-    let model = session.usable_model()?.map(|model| model.id());
+    let model = session.model(Need::Usable)?.map(|model| model.id());
     // The journal drains through the session, which keeps what it says.
     app_sync::drain_journal(&mut session, &workspace, false)?;
     output::notices(&mut session);

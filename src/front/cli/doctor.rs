@@ -8,7 +8,7 @@ use std::io::Write;
 use anyhow::Context;
 
 use super::{CliError, DoctorArgs, EXIT_OK};
-use crate::app::doctor::{self, Finding, Inputs, ModelState, Severity};
+use crate::app::doctor::{self, Finding, Inputs, Severity};
 
 /// Exit code: a check found a problem (warnings alone exit 0).
 const EXIT_PROBLEM: u8 = 1;
@@ -17,11 +17,7 @@ pub(super) fn doctor(args: DoctorArgs, out: &mut dyn Write) -> Result<u8, CliErr
     let workspace = super::commands::workspace()?;
     let session = super::commands::session()?;
     let home = session.home.clone();
-    let model = match (session.model_id(), session.unusable_model()) {
-        (Some(id), _) => ModelState::Installed(id),
-        (None, Some(why)) => ModelState::Unusable(why.to_owned()),
-        (None, None) => ModelState::Missing,
-    };
+    let model = session.model_state();
     let path_var = std::env::var_os("PATH");
     let findings = doctor::diagnose(
         &workspace,

@@ -25,6 +25,7 @@ mod filter;
 
 use crate::adapters::index::search::{IndexedMemory, Mode};
 use crate::app::ops::{self, Distill, Forgot, RecallInput, Recalled, StoreInput, Target};
+use crate::app::session::{ModelState, Need};
 use crate::app::sync::current_workspace;
 use crate::app::{AppError, Arg, Hint, Notice, Session, render as plain};
 use crate::domain::recall::Captured;
@@ -541,7 +542,7 @@ impl Server {
     ) -> Result<CallToolResult, ErrorData> {
         self.run("status", move |shared| {
             let workspace = current_workspace()?;
-            let model = shared.session.model_id();
+            let model = shared.session.model_state().id().map(str::to_owned);
             // The journal drains through the session, which keeps what it
             // says for the log.
             crate::app::sync::drain_journal(&mut shared.session, &workspace, false)?;
@@ -615,7 +616,7 @@ pub fn serve() -> Result<(), AppError> {
         .map(|workspace| workspace.root().display().to_string())
         .unwrap_or_else(|err| format!("no repository here ({:#})", err.error));
     eprintln!("goldfish mcp: serving {}", plain::terminal_safe(&root));
-    if let Some(why) = session.unusable_model() {
+    if let ModelState::Unusable(why) = session.model_state() {
         eprintln!("goldfish mcp: {why}; recall uses keywords only");
     }
     let server = Server::new(session);
@@ -625,7 +626,7 @@ pub fn serve() -> Result<(), AppError> {
     std::thread::spawn(move || {
         let started = Instant::now();
         let mut shared = lock(&warm);
-        if let Some(model) = shared.session.model() {
+        if let Ok(Some(model)) = shared.session.model(Need::Optional) {
             let loaded = model
                 .embedder()
                 .map(|_| ())
