@@ -13,7 +13,7 @@ use crate::domain::recall::Request;
 use crate::domain::tidy::{self, Fact, Why};
 
 use super::ops::DUPLICATE;
-use super::session::Session;
+use super::session::{Need, Session};
 use super::sync::{Embed, problems, scope_of, sync_for_reading, sync_workspace};
 use super::{AppError, Notice};
 
@@ -48,7 +48,8 @@ pub fn find(
     workspace: &Workspace,
     options: TidyOptions,
 ) -> Result<Found, AppError> {
-    let has_model = session.model().is_some();
+    let model_id = session.model(Need::Optional)?.map(|model| model.id());
+    let has_model = model_id.is_some();
     let embed = if has_model {
         Embed::All
     } else {
@@ -58,7 +59,6 @@ pub fn find(
         problems(session, &report.problems);
     }
     let now = session.now()?;
-    let model_id = session.model_id();
     let index = session.index()?;
     let scope = scope_of(index, workspace)?;
     let everything = Request {
