@@ -1,6 +1,6 @@
 //! Sync: git → index, incrementally, in three parts: gather, plan, apply.
 //!
-//! 1. Gather ([`Gathered`]): list the memory files of HEAD's tree (gix) and
+//! 1. Gather (`Gathered`): list the memory files of HEAD's tree (gix) and
 //!    of the work tree. A work-tree file whose stat data (size, mtime,
 //!    ctime, inode) matches what the last sync recorded keeps its recorded
 //!    blob id unread; others are read and hashed as git would. A file only
@@ -16,7 +16,7 @@
 //!    name; its other records wait in `duplicates`. A plan that needs a file
 //!    read again (it lost an id to an earlier file) asks for it, and the
 //!    gathering reads it.
-//! 3. Apply ([`apply`]): write the plan.
+//! 3. Apply (`apply`): write the plan.
 //! 4. Commits new since the last sync are walked to find the commit that
 //!    introduced each memory (provenance); the trust policy is stored and
 //!    the verdicts weighed.
@@ -259,8 +259,8 @@ fn now_ns() -> i64 {
 }
 
 /// Syncs `workspace` into the index: gathers what the log holds and what
-/// the index records ([`Gathered`]), plans what to write
-/// ([`sync_plan::plan`], pure), writes it ([`apply`]), then walks the new
+/// the index records (`Gathered`), plans what to write
+/// ([`sync_plan::plan`], pure), writes it (`apply`), then walks the new
 /// commits (provenance), stores the trust policy and weighs the verdicts,
 /// all in one transaction; the keyword index catches up after it commits.
 pub fn sync(
