@@ -661,8 +661,9 @@ fn index(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
     findings
 }
 
-/// Whether keyword recall ranks with the keyword index or falls back on
-/// SQLite's full-text search (the same ranking, slower at scale). Nothing
+/// Whether the keyword index holds every row, or the next sync or recall
+/// must write it (a copy in memory ranks meanwhile where it cannot be
+/// written: the same ranking, slower at scale). Nothing
 /// for an index of an older schema: its next sync upgrades it and writes
 /// the keyword index.
 fn keyword_index(index: &Index, index_path: &std::path::Path) -> Option<Finding> {

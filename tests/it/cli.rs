@@ -524,7 +524,7 @@ fn sync_problems_about_no_memory_file_get_no_memory_folder_prefix() {
     std::fs::remove_dir_all(&text_dir).unwrap();
     std::fs::write(&text_dir, "not a folder\n").unwrap();
     let message = format!(
-        "keyword index {}: Not a directory (os error 20); keyword recall uses SQLite's full-text search until a sync writes it",
+        "keyword index {}: Not a directory (os error 20); keyword recall ranks with a copy in memory until a sync writes it",
         text_dir.display()
     );
     assert_sync_warns_once(&env, &repo, &message, ".goldfish/memories/");
