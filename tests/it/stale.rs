@@ -110,6 +110,20 @@ fn a_deleted_file_makes_its_memory_stale_ranked_below_a_live_one_and_out_of_brie
     let brief = briefed(&env, &repo);
     assert!(!brief.contains("The cache module"), "{brief}");
     assert!(brief.contains("The queue module"), "{brief}");
+    // `tidy` lists it, with the reason.
+    let tidy = json_lines(&env.ok(&repo, &["tidy", "--json"]));
+    assert_eq!(tidy.len(), 1, "{tidy:#?}");
+    assert_eq!(tidy[0]["why"], "stale");
+    assert_eq!(tidy[0]["because_of"], deleting.as_str());
+    assert_eq!(tidy[0]["memory"]["content"], CACHE);
+    let text = env.ok(&repo, &["tidy"]);
+    assert!(
+        text.contains(&format!(
+            "stale: src/cache.rs was deleted by commit {}",
+            &deleting[..10]
+        )),
+        "{text}"
+    );
 
     // A first sync (a rebuild) finds the same.
     fs::remove_dir_all(env.path().join("home/.goldfish")).unwrap();
@@ -343,4 +357,6 @@ fn a_deletion_by_someone_outside_the_trust_policy_does_not_take_a_memory_out_of_
     assert_eq!(cache["stale"]["reason"], "file-deleted", "{cache}");
     assert_eq!(cache["stale"]["outside_policy"], true, "{cache}");
     assert!(briefed(&env, &repo).contains("The cache module"));
+    // Nor does `tidy` propose to forget it.
+    assert!(json_lines(&env.ok(&repo, &["tidy", "--json"])).is_empty());
 }
