@@ -356,6 +356,8 @@ fn a_deletion_by_someone_outside_the_trust_policy_does_not_take_a_memory_out_of_
     let cache = hit(&recalled(&env, &repo, "evicts"), CACHE).clone();
     assert_eq!(cache["stale"]["reason"], "file-deleted", "{cache}");
     assert_eq!(cache["stale"]["outside_policy"], true, "{cache}");
+    // Marked, but not ranked lower.
+    assert!(cache["ranking"].get("stale").is_none(), "{cache}");
     assert!(briefed(&env, &repo).contains("The cache module"));
     // Nor does `tidy` propose to forget it.
     assert!(json_lines(&env.ok(&repo, &["tidy", "--json"])).is_empty());

@@ -1107,7 +1107,11 @@ impl Index {
                     &spread,
                     cue,
                     &hit.timestamp,
-                    hit.stale.is_some(),
+                    // A deletion or revert by someone outside the trust
+                    // policy marks the memory but costs it nothing.
+                    hit.stale
+                        .as_ref()
+                        .is_some_and(|stale| !stale.outside_policy),
                 );
                 hit.score = score;
                 hit.ranking = Some(ranking);

@@ -291,8 +291,14 @@ fn due_ids(
     )?);
     let reverted: Vec<String> = match due {
         Due::All => {
+            // Only a path some commit deleted can make a memory stale or
+            // moved: the others' verdict is the default, which they hold
+            // unless they are stale or moved already (above).
             ids.extend(query(
-                "SELECT DISTINCT id FROM memory_files WHERE workspace_id = ?1 AND ?2",
+                "SELECT DISTINCT f.id FROM memory_files f
+                 WHERE f.workspace_id = ?1 AND ?2
+                   AND EXISTS (SELECT 1 FROM path_changes c
+                               WHERE c.workspace_id = f.workspace_id AND c.path = f.path)",
                 &true,
             )?);
             query(
@@ -313,7 +319,9 @@ fn due_ids(
                     Some(workspace.tree_of(old_head)?),
                     Some(workspace.tree_of(head)?),
                 )?;
-                for (path, _) in changes.deleted.iter().chain(&changes.added) {
+                // A path added back concerns the memories it made stale,
+                // judged above; one deleted, those that name it.
+                for (path, _) in &changes.deleted {
                     ids.extend(query(
                         "SELECT id FROM memory_files WHERE workspace_id = ?1 AND path = ?2",
                         path,
@@ -331,15 +339,33 @@ fn due_ids(
             targets
         }
     };
-    for target in reverted {
-        ids.extend(query(
-            "SELECT m.id FROM memories m
-             LEFT JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
-             WHERE m.workspace_id = ?1
-               AND (p.commit_id = ?2
-                    OR (length(m.commit_id) >= 7 AND substr(?2, 1, length(m.commit_id)) = lower(m.commit_id)))",
-            &target,
-        )?);
+    // One pass over the workspace's memories for every reverted commit:
+    // those whose introducing commit is one, or whose `commit` field
+    // (abbreviated or not) starts like one. Judging says exactly.
+    if !reverted.is_empty() {
+        let full: std::collections::HashSet<&str> = reverted.iter().map(String::as_str).collect();
+        let prefixes: std::collections::HashSet<&str> =
+            reverted.iter().filter_map(|sha| sha.get(..7)).collect();
+        let mut statement = tx
+            .prepare_cached(
+                "SELECT m.id, lower(m.commit_id), p.commit_id FROM memories m
+                 LEFT JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
+                 WHERE m.workspace_id = ?1 AND (m.commit_id IS NOT NULL OR p.commit_id IS NOT NULL)",
+            )
+            .map_err(sqlite)?;
+        let mut rows = statement.query(params![workspace_id]).map_err(sqlite)?;
+        while let Some(row) = rows.next().map_err(sqlite)? {
+            let field: Option<String> = row.get(1).map_err(sqlite)?;
+            let introduced: Option<String> = row.get(2).map_err(sqlite)?;
+            let named = introduced.as_deref().is_some_and(|c| full.contains(c))
+                || field
+                    .as_deref()
+                    .and_then(|field| field.get(..7))
+                    .is_some_and(|prefix| prefixes.contains(prefix));
+            if named {
+                ids.insert(row.get(0).map_err(sqlite)?);
+            }
+        }
     }
     Ok(ids)
 }
