@@ -773,3 +773,25 @@ pub fn git_merge_file(ours: &Path, base: &Path, theirs: &Path) -> Result<i32, Gi
         })?;
     Ok(status.code().unwrap_or(-1))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::reverted_by_message;
+
+    #[test]
+    fn a_revert_message_names_the_commit_it_reverts() {
+        let sha = "0123456789abcdef0123456789ABCDEF01234567";
+        let message = format!("Revert \"retry forever\"\n\nThis reverts commit {sha}.\n");
+        assert_eq!(
+            reverted_by_message(message.as_bytes()).as_deref(),
+            Some(sha.to_ascii_lowercase().as_str())
+        );
+        // Abbreviated, or not hex: not git's wording.
+        assert_eq!(reverted_by_message(b"This reverts commit 0123456."), None);
+        assert_eq!(
+            reverted_by_message(b"This reverts commit zz23456789abcdef0123456789abcdef01234567."),
+            None
+        );
+        assert_eq!(reverted_by_message(b"retry forever"), None);
+    }
+}
