@@ -10,8 +10,12 @@
 # RUNS runs each, binaries alternating; milliseconds of CPU time (user +
 # system), which other work on the machine disturbs less than wall time.
 #   N=100000 COMMITS=100 RUNS=3 bash scripts/sync_cost.sh path/to/old/goldfish target/debug/goldfish
+# FILES=1 gives each memory a `files` field (one of 211 paths, which the
+# repository does not hold): the cost of the staleness bookkeeping of
+# memories that name files.
 set -euo pipefail
 N=${N:-100000}
+export FILES=${FILES:-0}
 COMMITS=${COMMITS:-100}
 RUNS=${RUNS:-3}
 D=$(mktemp -d)
@@ -45,6 +49,8 @@ for i in range(n):
     record = {"id": ulid(ms, i), "timestamp": ts.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
               "type": kinds[i % len(kinds)],
               "content": f"Memory {i}: the service {i % 97} retries {i % 7} times before the queue {i % 13} gives up; see module m{i % 211}."}
+    if os.environ.get("FILES") == "1":
+        record["files"] = [f"src/m{i % 211}.rs"]
     files.setdefault(name, []).append(record)
 names = sorted(files)
 chunk = (len(names) + commits - 1) // commits

@@ -153,6 +153,29 @@ pub struct CommitInfo {
     /// Whether the commit carries a signature (`gpgsig`), which
     /// [`Workspace::verify_signatures`] checks.
     pub signed: bool,
+    /// The commit its message says it reverts (`This reverts commit
+    /// <sha>.`, as `git revert` writes it), full hex.
+    pub reverts: Option<String>,
+}
+
+/// The commit a message says it reverts: the 40 hex digits after the
+/// first `This reverts commit ` (`git revert`'s wording).
+pub fn reverted_by_message(message: &[u8]) -> Option<String> {
+    const MARK: &[u8] = b"This reverts commit ";
+    let start = message.windows(MARK.len()).position(|w| w == MARK)? + MARK.len();
+    let hex = message.get(start..start + 40)?;
+    hex.iter()
+        .all(u8::is_ascii_hexdigit)
+        .then(|| String::from_utf8_lossy(hex).to_ascii_lowercase())
+}
+
+/// What a commit's tree lacks and holds against another tree: the paths
+/// (of blobs, links and submodules) deleted and added, each with its
+/// object id. Modified paths are in neither.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct TreeChanges {
+    pub deleted: Vec<(String, gix::ObjectId)>,
+    pub added: Vec<(String, gix::ObjectId)>,
 }
 
 /// What git says of a commit's signature (`git log --format=%G?`), checked
@@ -411,6 +434,102 @@ impl Workspace {
         gix::ObjectId::from_hex(found.trim().as_bytes()).ok()
     }
 
+    /// The id of `commit`'s root tree.
+    pub fn tree_of(&self, commit: gix::ObjectId) -> Result<gix::ObjectId, GitError> {
+        let what = || format!("the tree of commit {commit}");
+        let commit = self.repo.find_commit(commit).map_err(read_error(what()))?;
+        commit
+            .tree_id()
+            .map(|id| id.detach())
+            .map_err(read_error(what()))
+    }
+
+    /// What tree `new` deleted and added against tree `old` (`None`: the
+    /// empty tree), descending only into subtrees whose ids differ.
+    pub fn diff_trees(
+        &self,
+        old: Option<gix::ObjectId>,
+        new: Option<gix::ObjectId>,
+    ) -> Result<TreeChanges, GitError> {
+        let mut changes = TreeChanges::default();
+        self.diff_into(old, new, "", &mut changes)?;
+        Ok(changes)
+    }
+
+    fn diff_into(
+        &self,
+        old: Option<gix::ObjectId>,
+        new: Option<gix::ObjectId>,
+        prefix: &str,
+        changes: &mut TreeChanges,
+    ) -> Result<(), GitError> {
+        if old == new {
+            return Ok(());
+        }
+        let before = self.tree_entries(old)?;
+        let after = self.tree_entries(new)?;
+        let names: std::collections::BTreeSet<&String> =
+            before.keys().chain(after.keys()).collect();
+        for name in names {
+            let (a, b) = (before.get(name), after.get(name));
+            if a == b {
+                continue;
+            }
+            let path = format!("{prefix}{name}");
+            let tree = |entry: Option<&(gix::ObjectId, bool)>| entry.filter(|e| e.1).map(|e| e.0);
+            let blob = |entry: Option<&(gix::ObjectId, bool)>| entry.filter(|e| !e.1).map(|e| e.0);
+            let (old_tree, new_tree) = (tree(a), tree(b));
+            if old_tree != new_tree {
+                self.diff_into(old_tree, new_tree, &format!("{path}/"), changes)?;
+            }
+            match (blob(a), blob(b)) {
+                (Some(id), None) => changes.deleted.push((path, id)),
+                (None, Some(id)) => changes.added.push((path, id)),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// A tree's entries by name: (id, is a tree).
+    fn tree_entries(
+        &self,
+        tree: Option<gix::ObjectId>,
+    ) -> Result<std::collections::BTreeMap<String, (gix::ObjectId, bool)>, GitError> {
+        let mut entries = std::collections::BTreeMap::new();
+        let Some(tree) = tree else {
+            return Ok(entries);
+        };
+        let what = || format!("tree {tree}");
+        let tree = self.repo.find_tree(tree).map_err(read_error(what()))?;
+        for entry in tree.iter() {
+            let entry = entry.map_err(|err| read_error(what())(err))?;
+            entries.insert(
+                entry.filename().to_string(),
+                (entry.oid().to_owned(), entry.mode().is_tree()),
+            );
+        }
+        Ok(entries)
+    }
+
+    /// Whether tree `tree` holds `path` (a path of the repository, `/`
+    /// between its parts); a path with an empty, `.` or `..` part, or
+    /// absolute, is held by no tree. Only the tree is read, never the
+    /// work tree.
+    pub fn tree_holds(&self, tree: gix::ObjectId, path: &str) -> bool {
+        if path.is_empty()
+            || path
+                .split('/')
+                .any(|part| part.is_empty() || part == "." || part == "..")
+        {
+            return false;
+        }
+        let Ok(tree) = self.repo.find_tree(tree) else {
+            return false;
+        };
+        tree.lookup_entry_by_path(path).ok().flatten().is_some()
+    }
+
     /// Commits reachable from `head` but not from `known`, oldest first, each
     /// with the parents this repository has.
     pub fn new_commits(
@@ -472,6 +591,10 @@ impl Workspace {
                 committer,
                 date,
                 signed,
+                reverts: commit
+                    .message_raw()
+                    .ok()
+                    .and_then(|message| reverted_by_message(message)),
             });
         }
         commits.reverse();
@@ -649,4 +772,26 @@ pub fn git_merge_file(ours: &Path, base: &Path, theirs: &Path) -> Result<i32, Gi
             source,
         })?;
     Ok(status.code().unwrap_or(-1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reverted_by_message;
+
+    #[test]
+    fn a_revert_message_names_the_commit_it_reverts() {
+        let sha = "0123456789abcdef0123456789ABCDEF01234567";
+        let message = format!("Revert \"retry forever\"\n\nThis reverts commit {sha}.\n");
+        assert_eq!(
+            reverted_by_message(message.as_bytes()).as_deref(),
+            Some(sha.to_ascii_lowercase().as_str())
+        );
+        // Abbreviated, or not hex: not git's wording.
+        assert_eq!(reverted_by_message(b"This reverts commit 0123456."), None);
+        assert_eq!(
+            reverted_by_message(b"This reverts commit zz23456789abcdef0123456789abcdef01234567."),
+            None
+        );
+        assert_eq!(reverted_by_message(b"retry forever"), None);
+    }
 }

@@ -49,7 +49,7 @@ pub struct Finding {
     /// `goldfish-on-path`, `memory-folder`, `journal`,
     /// `memory-conflicts`, `log`, `suspect-memories`, `trust-policy`,
     /// `index`, `index-sync`, `keyword-index`, `quarantine`,
-    /// `policy-changes`, `model`.
+    /// `stale-memories`, `policy-changes`, `model`.
     pub check: &'static str,
     pub status: Severity,
     /// What was found.
@@ -265,6 +265,20 @@ fn trust_findings(workspace: &Workspace, index: &Index) -> Vec<Finding> {
         )),
         // An index of an older schema: the index check says so.
         Err(_) => {}
+    }
+    // An index of an older schema has no count: the index check says so.
+    if let Ok(count) = index.stale_count(row.id)
+        && count > 0
+    {
+        findings.push(Finding::bad(
+            "stale-memories",
+            Severity::Note,
+            format!(
+                "{} stale: a file named in `files` was deleted since, or the commit was reverted; still recalled (ranked lower, marked), left out of the briefing",
+                crate::app::render::memories(count)
+            ),
+            "see them with `goldfish tidy` (or `recall --json`: `stale`); forget those that no longer hold (`goldfish forget ID`) or store what replaces them (`store --supersedes ID`)",
+        ));
     }
     if let Ok(changes) = index.policy_changes(row.id)
         && !changes.is_empty()

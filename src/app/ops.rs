@@ -605,6 +605,9 @@ pub fn request(
         unflagged_only: false,
         trusted_only: !input.include_untrusted,
         hide_superseded: !input.include_superseded,
+        // Stale memories stay in recall (they may explain history), ranked
+        // lower and marked.
+        hide_stale: false,
         captured: input.captured,
     })
 }
@@ -1140,6 +1143,7 @@ fn brief_sections(
             unflagged_only: true,
             trusted_only: true,
             hide_superseded: true,
+            hide_stale: true,
             ..Request::default()
         };
         index.recall(&request, scope, Mode::Keyword, None)

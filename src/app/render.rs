@@ -50,6 +50,9 @@ pub fn memory_text(m: &IndexedMemory, show_workspace: bool) -> String {
     if let Some(by) = &m.superseded_by {
         text.push_str(&format!("  (SUPERSEDED by {by})"));
     }
+    if let Some(stale) = &m.stale {
+        text.push_str(&format!("  (STALE: {})", stale_note(stale)));
+    }
     text.push('\n');
     // The header on a line of its own, the memory's text indented under
     // it: nothing a memory says can open a line like a header.
@@ -58,6 +61,9 @@ pub fn memory_text(m: &IndexedMemory, show_workspace: bool) -> String {
     }
     if !m.files.is_empty() {
         text.push_str(&format!("    files: {}\n", m.files.join(", ")));
+    }
+    for moved in &m.moved {
+        text.push_str(&format!("    moved: {} -> {}\n", moved.file, moved.now));
     }
     if m.trust == Trust::Untrusted {
         text.push_str(&format!("    untrusted: {}\n", untrusted_note(m)));
@@ -72,6 +78,22 @@ pub fn memory_text(m: &IndexedMemory, show_workspace: bool) -> String {
     // Whatever reads it (a terminal, an agent over MCP) sees every hidden
     // or control character escaped.
     terminal_safe(&text).into_owned()
+}
+
+/// Why a memory is stale, in a few words: `src/a.rs deleted by commit
+/// 1234567890` or `its commit reverted by 1234567890`. Escaped by the
+/// caller.
+pub fn stale_note(stale: &crate::adapters::index::search::Stale) -> String {
+    let short = stale.commit.get(..10).unwrap_or(&stale.commit);
+    let outside = if stale.outside_policy {
+        ", a commit from outside the trust policy"
+    } else {
+        ""
+    };
+    match &stale.file {
+        Some(file) => format!("{file} deleted by commit {short}{outside}"),
+        None => format!("its commit reverted by {short}{outside}"),
+    }
 }
 
 /// Where a quarantined memory comes from and why it is quarantined, on one
@@ -209,6 +231,9 @@ pub fn index_line(m: &IndexedMemory, counter: &mut dyn TokenCounter) -> String {
     }
     if m.superseded_by.is_some() {
         flags.push_str("  (SUPERSEDED)");
+    }
+    if m.stale.is_some() {
+        flags.push_str("  (STALE)");
     }
     let (words, more) = first_clause(&m.content);
     let line = |n: usize| {

@@ -1,6 +1,6 @@
 //! `goldfish tidy`: what the log holds that no longer helps (superseded
 //! memories, checkpoints a later one covers, near-duplicates of a newer
-//! memory), as proposals ([`crate::domain::tidy`] decides), and the
+//! memory, stale memories), as proposals ([`crate::domain::tidy`] decides), and the
 //! forgetting of the proposals a person confirms: tombstones, so it merges
 //! like any line and a `git revert` of their commit brings the memories
 //! back. Nothing is deleted from history.
@@ -91,6 +91,17 @@ pub fn find(
             branch: m.branch.clone(),
             superseded_by: m.superseded_by.clone(),
             counts: m.trust == Trust::Trusted && m.flags.is_empty(),
+            // A deletion or revert from outside the trust policy proposes
+            // nothing.
+            stale: m
+                .stale
+                .as_ref()
+                .filter(|stale| !stale.outside_policy)
+                .map(|stale| tidy::Staleness {
+                    reason: stale.reason.clone(),
+                    file: stale.file.clone(),
+                    commit: stale.commit.clone(),
+                }),
         })
         .collect();
     let cutoff = now

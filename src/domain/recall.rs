@@ -38,6 +38,11 @@ pub struct Request {
     /// Leave out memories that a memory which counts supersedes (see
     /// `crate::adapters::index::search`'s superseder condition).
     pub hide_superseded: bool,
+    /// Leave out stale memories (a file they name deleted since, their
+    /// commit reverted) unless the commit that made them stale is by
+    /// someone outside the trust policy: what `brief` does. Recall keeps
+    /// them, ranked lower.
+    pub hide_stale: bool,
     /// Memories captured from an agent's tool use (`source` `capture:…`):
     /// with the others, left out, or alone.
     pub captured: Captured,
@@ -254,21 +259,36 @@ pub struct Ranking {
     /// What the memory's time adds: it lies in the span the question points
     /// at ("two weeks ago", "in March"); 0 otherwise.
     pub time_cue: f64,
+    /// What the memory's staleness takes off (a file it names deleted
+    /// since, or its commit reverted: [`STALE_PENALTY`] below zero); left
+    /// out when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub stale: f64,
     /// The weight of `keyword` in the score; `null` for rank fusion.
     pub keyword_weight: Option<f64>,
     /// The weight of `semantic` in the score; `null` for rank fusion.
     pub semantic_weight: Option<f64>,
 }
 
+/// What a stale memory's score loses in a hybrid recall: it still shows
+/// (it may explain history), below a live memory of similar relevance.
+pub const STALE_PENALTY: f64 = 0.1;
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
 /// One candidate's fused score and its parts, as the request's fusion
 /// reads its evidence among candidates that span `spread`, with what its
-/// time (`timestamp`, RFC 3339) adds when it lies in the question's `cue`.
+/// time (`timestamp`, RFC 3339) adds when it lies in the question's `cue`,
+/// less [`STALE_PENALTY`] when the memory is `stale`.
 pub fn fuse(
     request: &Request,
     evidence: &Evidence,
     spread: &Spread,
     cue: Option<TimeCue>,
     timestamp: &str,
+    stale: bool,
 ) -> (f64, Ranking) {
     let in_cue = cue.is_some_and(|cue| {
         timestamp
@@ -283,10 +303,14 @@ pub fn fuse(
         keyword: spread.keyword(evidence),
         semantic: request.fusion.semantic_part(evidence, spread),
         time_cue,
+        stale: if stale { -STALE_PENALTY } else { 0.0 },
         keyword_weight: weights.map(|(k, _)| k),
         semantic_weight: weights.map(|(_, s)| s),
     };
-    (request.fusion.score(evidence, spread) + time_cue, ranking)
+    (
+        request.fusion.score(evidence, spread) + time_cue + ranking.stale,
+        ranking,
+    )
 }
 
 /// The order of a ranked list: higher score first, then newer, then the

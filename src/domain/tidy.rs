@@ -1,12 +1,16 @@
 //! What `goldfish tidy` proposes to forget, and why: superseded memories,
-//! checkpoints a later one covers, near-duplicates of a newer memory. Pure:
+//! checkpoints a later one covers, near-duplicates of a newer memory,
+//! stale memories (a file they name deleted since, their commit
+//! reverted). Pure:
 //! the memories come in as plain facts, the proposals go out with their
 //! reason; the application layer reads the index and appends the
 //! tombstones.
 //!
 //! **Architecture Invariant:** a memory is proposed only because of another
 //! memory agents receive unmarked (`Fact::counts`: trusted, unflagged, not
-//! forgotten), so a stranger's commit cannot make tidy forget the team's
+//! forgotten), or because of a commit from inside the trust policy (a
+//! stale memory whose deletion or revert is an outsider's is not
+//! proposed), so a stranger's commit cannot make tidy forget the team's
 //! memories, as it cannot hide them from recall.
 
 /// What tidy knows of one memory.
@@ -22,6 +26,20 @@ pub struct Fact {
     pub superseded_by: Option<String>,
     /// Agents receive it unmarked: trusted (or released) and unflagged.
     pub counts: bool,
+    /// Why it is stale, when a commit from inside the trust policy made it
+    /// so.
+    pub stale: Option<Staleness>,
+}
+
+/// What made a memory stale.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Staleness {
+    /// `file-deleted` or `reverted`.
+    pub reason: String,
+    /// The path deleted (`file-deleted`).
+    pub file: Option<String>,
+    /// The commit that deleted it, or reverted the memory's commit.
+    pub commit: String,
 }
 
 /// Why tidy proposes to forget a memory.
@@ -39,6 +57,8 @@ pub enum Why {
     /// At least `threshold` similar to a newer memory of its cluster, which
     /// is kept.
     NearDuplicate { of: String, threshold: f64 },
+    /// Stale: a file it names was deleted since, or its commit reverted.
+    Stale(Staleness),
 }
 
 impl Why {
@@ -48,14 +68,17 @@ impl Why {
             Why::Superseded { .. } => "superseded",
             Why::CoveredCheckpoint { .. } => "covered-checkpoint",
             Why::NearDuplicate { .. } => "near-duplicate",
+            Why::Stale(_) => "stale",
         }
     }
 
-    /// The memory whose presence makes this one redundant.
+    /// The memory whose presence makes this one redundant (for a stale
+    /// one, the commit that made it stale).
     pub fn because_of(&self) -> &str {
         match self {
             Why::Superseded { by } | Why::CoveredCheckpoint { by, .. } => by,
             Why::NearDuplicate { of, .. } => of,
+            Why::Stale(staleness) => &staleness.commit,
         }
     }
 
@@ -81,6 +104,13 @@ impl Why {
                     "a near-duplicate (similarity {threshold:.2} or more) of {of}, which is newer and kept"
                 )
             }
+            Why::Stale(Staleness { file, commit, .. }) => {
+                let short = commit.get(..10).unwrap_or(commit);
+                match file {
+                    Some(file) => format!("stale: {file} was deleted by commit {short}"),
+                    None => format!("stale: its commit was reverted by {short}"),
+                }
+            }
         }
     }
 }
@@ -96,8 +126,8 @@ pub struct Proposal {
 /// order (each group oldest first): superseded memories; checkpoints older than `cutoff_ms` (and
 /// `older_than_days` for the reason) with a later checkpoint of the same
 /// branch that counts; then, per cluster of near-duplicates (`clusters`, ids
-/// at least `threshold` similar), every member but the newest that counts.
-/// A memory is proposed once, for its first reason. A supersession loop
+/// at least `threshold` similar), every member but the newest that counts;
+/// then stale memories. A memory is proposed once, for its first reason. A supersession loop
 /// (each memory of it declared to replace the next) proposes none of it.
 pub fn propose(
     facts: &[Fact],
@@ -169,6 +199,11 @@ pub fn propose(
             }
         }
     }
+    for fact in &facts {
+        if let Some(staleness) = &fact.stale {
+            picks.add(&fact.id, Why::Stale(staleness.clone()));
+        }
+    }
     picks.proposals
 }
 
@@ -218,7 +253,32 @@ mod tests {
             branch: branch.map(str::to_owned),
             superseded_by: None,
             counts: true,
+            stale: None,
         }
+    }
+
+    #[test]
+    fn a_stale_memory_is_proposed_last_and_once() {
+        let stale = Staleness {
+            reason: "file-deleted".to_owned(),
+            file: Some("src/a.rs".to_owned()),
+            commit: "0123456789abcdef".to_owned(),
+        };
+        let mut old = fact("A", 1, "decision", None);
+        old.superseded_by = Some("B".to_owned());
+        old.stale = Some(stale.clone());
+        let mut other = fact("C", 2, "decision", None);
+        other.stale = Some(stale);
+        let facts = vec![old, fact("B", 3, "decision", None), other];
+        let proposals = propose(&facts, 0, 30, &[], 0.9);
+        assert_eq!(
+            ids(&proposals),
+            [("A", "superseded", "B"), ("C", "stale", "0123456789abcdef")]
+        );
+        assert_eq!(
+            proposals[1].why.explain(),
+            "stale: src/a.rs was deleted by commit 0123456789"
+        );
     }
 
     fn ids(proposals: &[Proposal]) -> Vec<(&str, &'static str, &str)> {

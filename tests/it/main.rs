@@ -32,6 +32,7 @@ mod review;
 mod secrets;
 mod semantic;
 mod similarity;
+mod stale;
 mod supersede;
 mod sync_history;
 mod tidy;

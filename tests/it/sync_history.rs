@@ -30,6 +30,9 @@ pub struct IndexState {
     pub verdicts: BTreeMap<String, (String, i64)>,
     /// name → blob id.
     pub files: BTreeMap<String, String>,
+    /// id → the stored staleness (reason, file, commit, outside the
+    /// policy, moved paths).
+    pub stale: BTreeMap<String, (String, String, String, i64, String)>,
     /// (live memories, memory rows, head).
     pub counts: (i64, i64, Option<String>),
     /// The whole home's embedding queue.
@@ -91,10 +94,22 @@ pub fn memory_hashes(home: &Path) -> Vec<String> {
 pub fn downgrade_to_schema_1(path: &Path, extra: &str) {
     let conn = rusqlite::Connection::open(path).unwrap();
     conn.execute_batch(&format!(
-        "DROP TRIGGER memories_text_insert;
+        "DROP TRIGGER memory_files_insert;
+         DROP TRIGGER memory_files_update;
+         DROP TRIGGER memory_files_delete;
+         DROP TABLE memory_files;
+         DROP TABLE path_changes;
+         DROP TABLE reverts;
+         DROP TRIGGER memories_text_insert;
          DROP TRIGGER memories_text_update;
          DROP TRIGGER memories_text_delete;
          DROP TABLE text_journal;
+         DROP INDEX memories_stale;
+         ALTER TABLE memories DROP COLUMN stale;
+         ALTER TABLE memories DROP COLUMN stale_file;
+         ALTER TABLE memories DROP COLUMN stale_commit;
+         ALTER TABLE memories DROP COLUMN stale_outside;
+         ALTER TABLE memories DROP COLUMN moved;
          DROP TABLE duplicates;
          ALTER TABLE files DROP COLUMN racy;
          ALTER TABLE memories DROP COLUMN flags;
@@ -196,6 +211,20 @@ pub fn index_state(home: &Path, root: &Path) -> IndexState {
     .iter()
     .map(|r| (text(r, 0), text(r, 1)))
     .collect();
+    let stale = rows(
+        &conn,
+        "SELECT id, stale, coalesce(stale_file, ''), coalesce(stale_commit, ''), stale_outside, moved
+         FROM memories WHERE workspace_id = ?1",
+        id,
+    )
+    .iter()
+    .map(|r| {
+        (
+            text(r, 0),
+            (text(r, 1), text(r, 2), text(r, 3), int(r, 4), text(r, 5)),
+        )
+    })
+    .collect();
     IndexState {
         memories,
         tombstones,
@@ -203,6 +232,7 @@ pub fn index_state(home: &Path, root: &Path) -> IndexState {
         provenance,
         verdicts,
         files,
+        stale,
         counts: (live, rows_count, head),
         queued: queued_hashes(home),
     }
@@ -244,6 +274,16 @@ enum Op {
     Older {
         back: usize,
     },
+    /// Code file `src/fK.rs` created when absent, else deleted (the
+    /// memories name these files: staleness).
+    Code {
+        k: usize,
+    },
+    /// `src/fA.rs` renamed to `src/fB.rs` when one is and the other is not.
+    Rename {
+        a: usize,
+        b: usize,
+    },
     /// `goldfish sync`, then the comparison with a fresh sync.
     Sync,
 }
@@ -259,6 +299,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0..2usize).prop_map(|n| Op::Branch { n }),
         1 => Just(Op::Main),
         1 => (1..3usize).prop_map(|back| Op::Older { back }),
+        2 => (0..3usize).prop_map(|k| Op::Code { k }),
+        1 => (0..3usize, 0..3usize).prop_map(|(a, b)| Op::Rename { a, b }),
         3 => Just(Op::Sync),
     ]
 }
@@ -304,9 +346,14 @@ fn append(path: &Path, line: &str) {
 
 fn memory(n: u64, day: usize, content: &str) -> String {
     format!(
-        r#"{{"id":"01KAJ{n:021}","timestamp":"2026-11-0{}T10:00:00.000Z","type":"insight","content":"{content}"}}"#,
-        day + 1
+        r#"{{"id":"01KAJ{n:021}","timestamp":"2026-11-0{}T10:00:00.000Z","type":"insight","content":"{content}","files":["src/f{}.rs"]}}"#,
+        day + 1,
+        n % 3
     )
+}
+
+fn code_file(repo: &Path, k: usize) -> PathBuf {
+    repo.join(format!("src/f{k}.rs"))
 }
 
 /// A history played on a real repository, with the index compared to a
@@ -412,6 +459,21 @@ impl Play {
             }
             Op::Main => self.checkout(vec!["main".into()]),
             Op::Older { back } => self.checkout(vec![format!("HEAD~{back}")]),
+            Op::Code { k } => {
+                let path = code_file(&self.repo, *k);
+                if path.exists() {
+                    fs::remove_file(path).unwrap();
+                } else {
+                    fs::create_dir_all(path.parent().unwrap()).unwrap();
+                    fs::write(path, format!("// {k} {n}\n")).unwrap();
+                }
+            }
+            Op::Rename { a, b } => {
+                let (from, to) = (code_file(&self.repo, *a), code_file(&self.repo, *b));
+                if from.exists() && !to.exists() {
+                    fs::rename(from, to).unwrap();
+                }
+            }
             Op::Sync => self.compare()?,
         }
         Ok(())
@@ -570,4 +632,69 @@ fn an_index_of_schema_1_is_upgraded_to_what_a_rebuild_gives() {
         "UPDATE memories SET file = '2026-11-02.jsonl', line = 1, content = 'pool size is 20';",
     );
     play.compare().unwrap();
+}
+
+/// Staleness through a history: a memory's file deleted, HEAD moved back
+/// before the deletion and forward again, the file renamed and re-created;
+/// after every sync the stale columns equal a rebuild's, and they were
+/// set along the way.
+#[test]
+fn staleness_of_incremental_syncs_equals_a_rebuilds() {
+    let mut play = Play::new();
+    let home = play.env.path().join("home/.goldfish");
+    let root = fs::canonicalize(&play.repo).unwrap();
+    let stale_of = || -> Vec<(String, String, String)> {
+        index_state(&home, &root)
+            .stale
+            .into_values()
+            .map(|(reason, file, _, _, moved)| (reason, file, moved))
+            .collect()
+    };
+    // n = 1: src/f1.rs; n = 4: a memory naming src/f1.rs (4 % 3).
+    for op in [
+        Op::Code { k: 1 },
+        Op::Commit,
+        Op::Sync,
+        Op::Append { day: 0 },
+        Op::Commit,
+        Op::Sync,
+        Op::Code { k: 1 },
+        Op::Commit,
+        Op::Sync,
+    ] {
+        play.step(&op).unwrap();
+    }
+    let deleted = (
+        "file-deleted".to_owned(),
+        "src/f1.rs".to_owned(),
+        "[]".to_owned(),
+    );
+    assert_eq!(stale_of(), std::slice::from_ref(&deleted));
+    for op in [Op::Older { back: 1 }, Op::Sync] {
+        play.step(&op).unwrap();
+    }
+    assert_eq!(stale_of()[0].0, "");
+    for op in [Op::Main, Op::Sync] {
+        play.step(&op).unwrap();
+    }
+    assert_eq!(stale_of(), [deleted]);
+    // Back (n = 14: src/f1.rs again), then renamed to src/f2.rs.
+    for op in [
+        Op::Code { k: 1 },
+        Op::Commit,
+        Op::Sync,
+        Op::Rename { a: 1, b: 2 },
+        Op::Commit,
+        Op::Sync,
+    ] {
+        play.step(&op).unwrap();
+    }
+    assert_eq!(
+        stale_of(),
+        [(
+            String::new(),
+            String::new(),
+            r#"[["src/f1.rs","src/f2.rs"]]"#.to_owned()
+        )]
+    );
 }

@@ -306,7 +306,7 @@ impl TextIndex {
         let tx = conn.unchecked_transaction().map_err(sqlite)?;
         let end = journal_end(&tx).map_err(sqlite)?;
         let mut statement = tx
-            .prepare("SELECT rowid, workspace_id, content, tags, files FROM memories")
+            .prepare("SELECT rowid, workspace_id, content, tags, files || CASE WHEN moved = '[]' THEN '' ELSE ' ' || moved END FROM memories")
             .map_err(sqlite)?;
         let mut rows = statement.query([]).map_err(sqlite)?;
         add_rows(&writer, fields, &mut rows, &dir, tantivy)?;
@@ -821,7 +821,7 @@ pub fn catch_up(conn: &Connection, db: &Path) -> Result<CaughtUp, TextError> {
         None => {
             writer.delete_all_documents().map_err(tantivy)?;
             statement = tx
-                .prepare("SELECT rowid, workspace_id, content, tags, files FROM memories")
+                .prepare("SELECT rowid, workspace_id, content, tags, files || CASE WHEN moved = '[]' THEN '' ELSE ' ' || moved END FROM memories")
                 .map_err(sqlite)?;
             statement.query([]).map_err(sqlite)?
         }
@@ -838,7 +838,8 @@ pub fn catch_up(conn: &Connection, db: &Path) -> Result<CaughtUp, TextError> {
             }
             statement = tx
                 .prepare(
-                    "SELECT m.rowid, m.workspace_id, m.content, m.tags, m.files
+                    "SELECT m.rowid, m.workspace_id, m.content, m.tags,
+                            m.files || CASE WHEN m.moved = '[]' THEN '' ELSE ' ' || m.moved END
                      FROM memories m
                      WHERE m.rowid IN (SELECT DISTINCT row FROM text_journal WHERE seq > ?1 AND seq <= ?2)",
                 )

@@ -11,6 +11,7 @@ mod provenance;
 pub use provenance::policy_change_message;
 mod schema;
 pub mod search;
+mod staleness;
 pub mod sync;
 pub mod vectors;
 mod verdicts;

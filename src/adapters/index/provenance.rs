@@ -68,8 +68,10 @@ pub(super) fn walk_provenance(
         && !workspace.is_ancestor(known, head)
     {
         forget_provenance_outside(tx, workspace, workspace_id, head, sqlite)?;
+        super::staleness::forget_outside(tx, workspace, workspace_id, head, sqlite)?;
     }
     let commits = workspace.new_commits(head, known)?;
+    let reverted = super::staleness::record(tx, workspace, workspace_id, &commits, sqlite)?;
     // Per id: the commit (its index) and the blob of the file it is in.
     let mut introduced: HashMap<String, (usize, gix::ObjectId)> = HashMap::new();
     // The commits that changed the trust policy, with the policy before
@@ -149,6 +151,7 @@ pub(super) fn walk_provenance(
     let signature_of = |commit: &CommitInfo| -> Verified { signatures.of(commit) };
     let mut walked = Walked {
         commits: commits.len(),
+        reverted,
         ..Walked::default()
     };
     let mut mismatching: Vec<(&String, &Claim, &CommitInfo)> = Vec::new();
@@ -250,6 +253,8 @@ pub(super) struct Walked {
     /// Changes of the trust policy by someone outside it, as sync and
     /// doctor say them.
     pub policy_changes: Vec<String>,
+    /// The commits the walked ones say they revert.
+    pub reverted: Vec<String>,
 }
 
 /// What sync and doctor say of a policy change by an outsider.

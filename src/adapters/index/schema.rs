@@ -3,7 +3,7 @@
 use rusqlite::Connection;
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 10;
+pub const VERSION: i64 = 11;
 
 /// Version 1.
 ///
@@ -383,6 +383,98 @@ DROP TRIGGER IF EXISTS memories_fts_update;
 DROP TABLE IF EXISTS memories_fts;
 "#;
 
+/// Version 11, over version 10: staleness from the code
+/// ([`super::staleness`]).
+///
+/// - `memories.stale` (`''` live, `file-deleted`, `reverted`), with
+///   `stale_file` (the path deleted), `stale_commit` (the commit that
+///   deleted it, or reverted the memory's commit) and `stale_outside`
+///   (that commit's author is outside the trust policy: `brief` keeps the
+///   memory); `memories.moved`, a JSON list of `[path, new path]` for each
+///   of its files renamed since (the keyword index reads it with `files`).
+/// - `memory_files`: one row per (memory, path of its `files`), kept by
+///   triggers, so the memories of a path a commit changed are found by
+///   index.
+/// - `path_changes`: the paths each walked commit deleted (against every
+///   parent), with the path it renamed it to (same blob added); `reverts`:
+///   the commits whose message says `This reverts commit <sha>.`.
+///
+/// The history is walked again by each workspace's next sync
+/// (`history_commit` cleared), which weighs every memory.
+const V11: &str = r#"
+ALTER TABLE memories ADD COLUMN stale TEXT NOT NULL DEFAULT '';
+ALTER TABLE memories ADD COLUMN stale_file TEXT;
+ALTER TABLE memories ADD COLUMN stale_commit TEXT;
+ALTER TABLE memories ADD COLUMN stale_outside INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE memories ADD COLUMN moved TEXT NOT NULL DEFAULT '[]';
+CREATE INDEX memories_stale ON memories (workspace_id) WHERE stale <> '' OR moved <> '[]';
+
+CREATE TABLE memory_files (
+    workspace_id INTEGER NOT NULL,
+    path         TEXT NOT NULL,
+    id           TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, path, id)
+) WITHOUT ROWID;
+CREATE TRIGGER memory_files_insert AFTER INSERT ON memories WHEN new.files <> '[]' BEGIN
+    INSERT OR IGNORE INTO memory_files (workspace_id, path, id)
+        SELECT new.workspace_id,
+               CASE WHEN value LIKE './%' THEN substr(value, 3) ELSE value END, new.id
+        FROM json_each(CASE WHEN json_valid(new.files) THEN new.files ELSE '[]' END)
+        WHERE type = 'text';
+END;
+CREATE TRIGGER memory_files_update AFTER UPDATE OF files, id, workspace_id ON memories
+WHEN old.files IS NOT new.files OR old.id IS NOT new.id OR old.workspace_id IS NOT new.workspace_id
+BEGIN
+    DELETE FROM memory_files WHERE workspace_id = old.workspace_id AND id = old.id;
+    INSERT OR IGNORE INTO memory_files (workspace_id, path, id)
+        SELECT new.workspace_id,
+               CASE WHEN value LIKE './%' THEN substr(value, 3) ELSE value END, new.id
+        FROM json_each(CASE WHEN json_valid(new.files) THEN new.files ELSE '[]' END)
+        WHERE type = 'text';
+END;
+CREATE TRIGGER memory_files_delete AFTER DELETE ON memories WHEN old.files <> '[]' BEGIN
+    DELETE FROM memory_files WHERE workspace_id = old.workspace_id AND id = old.id;
+END;
+INSERT OR IGNORE INTO memory_files (workspace_id, path, id)
+    SELECT m.workspace_id, CASE WHEN j.value LIKE './%' THEN substr(j.value, 3) ELSE j.value END, m.id
+    FROM memories m, json_each(CASE WHEN json_valid(m.files) THEN m.files ELSE '[]' END) j
+    WHERE m.files <> '[]' AND j.type = 'text';
+
+CREATE TABLE path_changes (
+    seq          INTEGER PRIMARY KEY,
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    path         TEXT NOT NULL,
+    commit_id    TEXT NOT NULL,
+    renamed_to   TEXT,
+    author       TEXT NOT NULL,
+    author_name  TEXT NOT NULL,
+    author_email TEXT NOT NULL,
+    UNIQUE (workspace_id, path, commit_id)
+);
+CREATE INDEX path_changes_by_commit ON path_changes (workspace_id, commit_id);
+
+CREATE TABLE reverts (
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    reverted     TEXT NOT NULL,
+    commit_id    TEXT NOT NULL,
+    author       TEXT NOT NULL,
+    author_name  TEXT NOT NULL,
+    author_email TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, reverted, commit_id)
+) WITHOUT ROWID;
+
+-- A renamed path is searchable: the keyword index reads `moved` too.
+DROP TRIGGER IF EXISTS memories_text_update;
+CREATE TRIGGER memories_text_update AFTER UPDATE OF content, tags, files, moved, workspace_id ON memories
+WHEN old.content IS NOT new.content OR old.tags IS NOT new.tags OR old.files IS NOT new.files
+  OR old.moved IS NOT new.moved OR old.workspace_id IS NOT new.workspace_id
+BEGIN
+    INSERT INTO text_journal (row) VALUES (new.rowid);
+END;
+
+UPDATE workspaces SET history_commit = NULL;
+"#;
+
 #[derive(Debug)]
 pub enum MigrateError {
     Sqlite(rusqlite::Error),
@@ -446,6 +538,9 @@ pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
     }
     if found < 10 {
         tx.execute_batch(V10)?;
+    }
+    if found < 11 {
+        tx.execute_batch(V11)?;
     }
     tx.pragma_update(None, "user_version", VERSION)?;
     tx.commit()?;

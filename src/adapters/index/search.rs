@@ -110,6 +110,31 @@ fn superseder(now: jiff::Timestamp) -> String {
     SUPERSEDER.replace("{now}", &latest.to_string())
 }
 
+/// Why a memory is stale (`recall --json`'s `stale`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Stale {
+    /// `file-deleted` or `reverted`.
+    pub reason: String,
+    /// The path deleted (`file-deleted`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The commit that deleted it, or that reverted the memory's commit.
+    pub commit: String,
+    /// That commit's author is outside the trust policy: `brief` keeps the
+    /// memory.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub outside_policy: bool,
+}
+
+/// A file of a memory renamed since it was stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Moved {
+    /// The path as the memory names it.
+    pub file: String,
+    /// The path it is at now.
+    pub now: String,
+}
+
 /// Why a memory [`IndexedMemory::superseded_by`] names is hidden, for
 /// people and `--json`.
 pub const SUPERSEDED_WHY: &str = "a later memory declares it replaces this one (`store --supersedes`), and that memory is live, trusted and unflagged: left out of `brief` and of recall unless asked for (`--include-superseded`)";
@@ -206,6 +231,15 @@ pub struct IndexedMemory {
     /// Why it is hidden by default, when `superseded_by` is set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub superseded_why: Option<&'static str>,
+    /// What made it stale (a file it names deleted since, its commit
+    /// reverted); absent when live. Left out of `brief`, ranked lower by
+    /// recall.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale: Option<Stale>,
+    /// Its files renamed since it was stored, each with the path it is at
+    /// now; absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub moved: Vec<Moved>,
     /// blake3 of the content: the key of its embedding.
     #[serde(skip)]
     pub content_hash: String,
@@ -256,6 +290,8 @@ impl IndexedMemory {
             supersedes: None,
             superseded_by: None,
             superseded_why: None,
+            stale: None,
+            moved: Vec::new(),
             content_hash: crate::adapters::index::sync::content_hash(content),
         }
     }
@@ -422,6 +458,9 @@ impl Conditions {
         if request.trusted_only {
             c.sql
                 .push(format!("({UNTRUSTED_REASONS} = '' OR {RELEASED})"));
+        }
+        if request.hide_stale {
+            c.sql.push("(m.stale = '' OR m.stale_outside)".into());
         }
         if request.hide_superseded {
             // The first test does not depend on the row: SQLite runs it once
@@ -606,6 +645,21 @@ impl Index {
             .query_row(&sql, rusqlite::params![workspace_id], |row| {
                 row.get::<_, i64>(0)
             })
+            .map(|count| count as u64)
+            .map_err(self.sqlite())
+    }
+
+    /// How many live memories of a workspace are stale (a file they name
+    /// deleted since, their commit reverted).
+    pub fn stale_count(&self, workspace_id: i64) -> Result<u64, IndexError> {
+        self.conn
+            .query_row(
+                "SELECT count(*) FROM memories m
+                 WHERE m.workspace_id = ?1 AND m.stale <> ''
+                   AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = m.workspace_id AND t.forgets = m.id)",
+                rusqlite::params![workspace_id],
+                |row| row.get::<_, i64>(0),
+            )
             .map(|count| count as u64)
             .map_err(self.sqlite())
     }
@@ -1047,7 +1101,18 @@ impl Index {
         let mut fused: Vec<IndexedMemory> = candidates
             .into_iter()
             .map(|(evidence, mut hit)| {
-                let (score, ranking) = fuse(request, &evidence, &spread, cue, &hit.timestamp);
+                let (score, ranking) = fuse(
+                    request,
+                    &evidence,
+                    &spread,
+                    cue,
+                    &hit.timestamp,
+                    // A deletion or revert by someone outside the trust
+                    // policy marks the memory but costs it nothing.
+                    hit.stale
+                        .as_ref()
+                        .is_some_and(|stale| !stale.outside_policy),
+                );
                 hit.score = score;
                 hit.ranking = Some(ranking);
                 hit
@@ -1082,7 +1147,8 @@ impl Index {
                     m.files, w.name, m.file, m.line, p.commit_id, p.author, p.date, m.content_hash,
                     {rank} AS rank_value, m.flags, p.committer, p.signature, p.signer,
                     w.trust_policy, w.trust_signed, {UNTRUSTED_REASONS}, {RELEASED}, m.supersedes,
-                    {superseded_by} AS superseded_by
+                    {superseded_by} AS superseded_by,
+                    m.stale, m.stale_file, m.stale_commit, m.stale_outside, m.moved
              FROM {from}
              JOIN workspaces w ON w.id = m.workspace_id
              LEFT JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
@@ -1146,8 +1212,25 @@ impl Index {
                     supersedes: row.get(26)?,
                     superseded_by: row.get(27)?,
                     superseded_why: None,
+                    stale: None,
+                    moved: Vec::new(),
                     content_hash: row.get(16)?,
                 };
+                let reason: String = row.get(28)?;
+                if !reason.is_empty() {
+                    memory.stale = Some(Stale {
+                        reason,
+                        file: row.get(29)?,
+                        commit: row.get::<_, Option<String>>(30)?.unwrap_or_default(),
+                        outside_policy: row.get(31)?,
+                    });
+                }
+                let moved: String = row.get(32)?;
+                memory.moved = serde_json::from_str::<Vec<(String, String)>>(&moved)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(file, now)| Moved { file, now })
+                    .collect();
                 if memory.superseded_by.is_some() {
                     memory.superseded_why = Some(SUPERSEDED_WHY);
                 }

@@ -334,31 +334,45 @@ pub fn sync(
     drop(plan);
     drop(gathered);
 
-    if let Some(head) = head {
-        let known_commit = registered
-            .history_commit
-            .as_deref()
-            .and_then(|id| gix::ObjectId::from_hex(id.as_bytes()).ok());
-        if known_commit != Some(head) {
-            let walked =
-                walk_provenance(&tx, workspace, workspace_id, head, known_commit, &sqlite)?;
-            report.commits_walked = walked.commits;
-            // Named one by one up to a few: a history of lines written
-            // by a tool under its own name would otherwise flood every
-            // sync's output.
-            let more = walked.mismatches.len().saturating_sub(LISTED_MISMATCHES);
-            for (file, line, reason) in walked.mismatches.into_iter().take(LISTED_MISMATCHES) {
-                report.problems.push(SyncProblem::line(&file, line, reason));
-            }
-            if more > 0 {
-                report.problems.push(SyncProblem::Other(format!(
-                    "… and {more} more memories whose `author` field is not the author of their commit (quarantined: `goldfish recall --include-untrusted --json` lists them)"
-                )));
-            }
-            report
-                .problems
-                .extend(walked.policy_changes.into_iter().map(SyncProblem::Other));
+    let known_commit = registered
+        .history_commit
+        .as_deref()
+        .and_then(|id| gix::ObjectId::from_hex(id.as_bytes()).ok());
+    // Which memories staleness judges: every one when the history was
+    // walked from the start (or the workspace is new), else those that a
+    // write, a path changed between the two HEADs or a new revert may
+    // concern.
+    let mut stale_due = if registered.new || (head.is_some() && known_commit.is_none()) {
+        super::staleness::Due::All
+    } else {
+        super::staleness::Due::Changed {
+            old_head: known_commit,
+            reverted: Vec::new(),
         }
+    };
+    if let Some(head) = head
+        && known_commit != Some(head)
+    {
+        let walked = walk_provenance(&tx, workspace, workspace_id, head, known_commit, &sqlite)?;
+        if let super::staleness::Due::Changed { reverted, .. } = &mut stale_due {
+            reverted.clone_from(&walked.reverted);
+        }
+        report.commits_walked = walked.commits;
+        // Named one by one up to a few: a history of lines written
+        // by a tool under its own name would otherwise flood every
+        // sync's output.
+        let more = walked.mismatches.len().saturating_sub(LISTED_MISMATCHES);
+        for (file, line, reason) in walked.mismatches.into_iter().take(LISTED_MISMATCHES) {
+            report.problems.push(SyncProblem::line(&file, line, reason));
+        }
+        if more > 0 {
+            report.problems.push(SyncProblem::Other(format!(
+                "… and {more} more memories whose `author` field is not the author of their commit (quarantined: `goldfish recall --include-untrusted --json` lists them)"
+            )));
+        }
+        report
+            .problems
+            .extend(walked.policy_changes.into_iter().map(SyncProblem::Other));
     }
     let policy_changed = match &trust.policy {
         Some(policy) => store_policy(&tx, workspace_id, policy.as_ref()).map_err(sqlite)?,
@@ -384,6 +398,19 @@ pub fn sync(
     } else {
         super::verdicts::Due::Noted
     };
+    if policy_changed {
+        stale_due = super::staleness::Due::All;
+    }
+    let policy = super::verdicts::stored_policy(&tx, workspace_id).map_err(sqlite)?;
+    super::staleness::weigh(
+        &tx,
+        workspace,
+        workspace_id,
+        head,
+        stale_due,
+        policy.as_ref(),
+        &sqlite,
+    )?;
     super::verdicts::apply(&tx, workspace_id, due).map_err(sqlite)?;
     report.memories = live_count(&tx, workspace_id).map_err(sqlite)?;
     tx.execute(

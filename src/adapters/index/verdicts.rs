@@ -18,7 +18,7 @@ use crate::domain::memory::verdict::{self, Claim, Origin};
 
 /// The memories to weigh again: on this connection only (TEMP), created by
 /// the first sync or migration that needs it.
-const DUE: &str = "
+pub(super) const DUE: &str = "
 CREATE TEMP TABLE IF NOT EXISTS verdicts_due (
     workspace_id INTEGER NOT NULL,
     id           TEXT NOT NULL,
@@ -92,7 +92,10 @@ pub(super) enum Due {
 
 /// The policy a workspace's last sync stored: `None` without a `[trust]`
 /// section.
-fn stored_policy(tx: &Transaction<'_>, workspace_id: i64) -> rusqlite::Result<Option<TrustPolicy>> {
+pub(super) fn stored_policy(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+) -> rusqlite::Result<Option<TrustPolicy>> {
     let (has, signed): (bool, bool) = tx.query_row(
         "SELECT trust_policy, trust_signed FROM workspaces WHERE id = ?1",
         params![workspace_id],

@@ -737,7 +737,7 @@ pub(super) fn tidy(args: TidyArgs, out: &mut dyn Write) -> Result<u8, CliError> 
     output::notices(&mut session);
     let found = found?;
     // Groups in the order found: superseded, covered checkpoints,
-    // near-duplicates.
+    // near-duplicates, stale.
     let mut groups: Vec<(&'static str, Vec<&tidy::Proposal>)> = Vec::new();
     for proposal in &found.proposals {
         let name = proposal.why.name();
@@ -836,6 +836,7 @@ fn heading(why: &str) -> &'static str {
         "superseded" => "superseded: a later memory replaces each",
         "covered-checkpoint" => "checkpoints a later one covers",
         "near-duplicate" => "near-duplicates of a newer memory",
+        "stale" => "stale: a file each names was deleted, or its commit reverted",
         _ => "other",
     }
 }

@@ -1,0 +1,555 @@
+//! Staleness from the code: a memory whose `files` names a path deleted
+//! since it was stored (and not there again at HEAD), or whose commit was
+//! reverted, is `stale`; a path renamed since is followed instead.
+//!
+//! Computed by sync from the commits it walks anyway (never a history walk
+//! per command): [`record`] notes, for every commit walked, the paths it
+//! deleted (against every parent; with the path it renamed one to when the
+//! same blob was added) and the commit its message says it reverts.
+//! [`weigh`] then judges the memories that may have changed: those the
+//! sync wrote or whose provenance it recorded (the trust verdicts' notes),
+//! those naming a path that differs between the last HEAD walked and the
+//! new one, those a new revert names, and every memory with `files` when
+//! the history was walked from the start or the policy changed. The verdict
+//! is stored on the row (`memories.stale`, schema 11): readers filter on
+//! columns.
+
+use std::collections::{BTreeSet, HashMap};
+
+use rusqlite::{OptionalExtension, Transaction, params};
+
+use super::SyncError;
+use crate::adapters::git::{CommitInfo, Workspace};
+use crate::domain::config::TrustPolicy;
+use crate::domain::memory::verdict::{self, Claim, Origin};
+
+/// The reason of a memory whose file was deleted.
+pub const FILE_DELETED: &str = "file-deleted";
+/// The reason of a memory whose commit was reverted.
+pub const REVERTED: &str = "reverted";
+
+/// Renames followed from one path, at most (a chain longer than that is
+/// judged where it stops).
+const MAX_RENAMES: usize = 16;
+
+/// Notes what each of `commits` (oldest first) deleted, renamed and
+/// reverted. Returns the commits the walked ones revert.
+pub(super) fn record(
+    tx: &Transaction<'_>,
+    workspace: &Workspace,
+    workspace_id: i64,
+    commits: &[CommitInfo],
+    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+) -> Result<Vec<String>, SyncError> {
+    let mut insert = tx
+        .prepare_cached(
+            "INSERT OR IGNORE INTO path_changes (workspace_id, path, commit_id, renamed_to, author, author_name, author_email)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )
+        .map_err(sqlite)?;
+    let mut revert = tx
+        .prepare_cached(
+            "INSERT OR IGNORE INTO reverts (workspace_id, reverted, commit_id, author, author_name, author_email)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .map_err(sqlite)?;
+    let mut reverted = Vec::new();
+    for commit in commits {
+        let commit_id = commit.id.to_string();
+        if let Some(target) = &commit.reverts {
+            revert
+                .execute(params![
+                    workspace_id,
+                    target,
+                    commit_id,
+                    commit.author,
+                    commit.author_name,
+                    commit.author_email
+                ])
+                .map_err(sqlite)?;
+            reverted.push(target.clone());
+        }
+        // A root commit deletes nothing.
+        if commit.parents.is_empty() {
+            continue;
+        }
+        let tree = workspace.tree_of(commit.id)?;
+        // Deleted: lacking here while every parent has it (a merge that
+        // takes one side's deletion deletes nothing: that side did).
+        let mut deleted: Option<BTreeSet<(String, gix::ObjectId)>> = None;
+        let mut added: HashMap<gix::ObjectId, String> = HashMap::new();
+        for (n, parent) in commit.parents.iter().enumerate() {
+            let changes = workspace.diff_trees(Some(workspace.tree_of(*parent)?), Some(tree))?;
+            let these: BTreeSet<(String, gix::ObjectId)> = changes.deleted.into_iter().collect();
+            deleted = Some(match deleted {
+                None => these,
+                Some(before) => before
+                    .into_iter()
+                    .filter(|(path, _)| these.iter().any(|(p, _)| p == path))
+                    .collect(),
+            });
+            if n == 0 {
+                for (path, blob) in changes.added {
+                    added.entry(blob).or_insert(path);
+                }
+            }
+        }
+        for (path, blob) in deleted.unwrap_or_default() {
+            let renamed_to = added.get(&blob);
+            insert
+                .execute(params![
+                    workspace_id,
+                    path,
+                    commit_id,
+                    renamed_to,
+                    commit.author,
+                    commit.author_name,
+                    commit.author_email
+                ])
+                .map_err(sqlite)?;
+        }
+    }
+    Ok(reverted)
+}
+
+/// HEAD left the history an earlier walk saw: what commits outside HEAD's
+/// history deleted or reverted no longer counts.
+pub(super) fn forget_outside(
+    tx: &Transaction<'_>,
+    workspace: &Workspace,
+    workspace_id: i64,
+    head: gix::ObjectId,
+    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+) -> Result<(), SyncError> {
+    let commits: Vec<String> = tx
+        .prepare_cached(
+            "SELECT commit_id FROM path_changes WHERE workspace_id = ?1
+             UNION SELECT commit_id FROM reverts WHERE workspace_id = ?1",
+        )
+        .and_then(|mut statement| {
+            statement
+                .query_map(params![workspace_id], |row| row.get(0))?
+                .collect()
+        })
+        .map_err(sqlite)?;
+    for commit in commits {
+        let in_history = gix::ObjectId::from_hex(commit.as_bytes())
+            .is_ok_and(|id| workspace.is_ancestor(id, head));
+        if !in_history {
+            tx.execute(
+                "DELETE FROM path_changes WHERE workspace_id = ?1 AND commit_id = ?2",
+                params![workspace_id, commit],
+            )
+            .map_err(sqlite)?;
+            tx.execute(
+                "DELETE FROM reverts WHERE workspace_id = ?1 AND commit_id = ?2",
+                params![workspace_id, commit],
+            )
+            .map_err(sqlite)?;
+        }
+    }
+    Ok(())
+}
+
+/// Which memories [`weigh`] judges.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Due {
+    /// Every memory that names files, is stale, or that a revert may name.
+    All,
+    /// Those the trust verdicts' triggers noted, those naming a path that
+    /// differs between `old_head` and the new HEAD, and those the commits
+    /// in `reverted` (reverted by the commits just walked) may name.
+    Changed {
+        old_head: Option<gix::ObjectId>,
+        reverted: Vec<String>,
+    },
+}
+
+/// A memory's verdict as its row stores it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Verdict {
+    stale: String,
+    file: Option<String>,
+    commit: Option<String>,
+    outside: bool,
+    moved: String,
+}
+
+/// Judges the memories `due` names against HEAD (`None`: no commit yet;
+/// nothing is stale) and stores what changed. Returns how many rows changed.
+pub(super) fn weigh(
+    tx: &Transaction<'_>,
+    workspace: &Workspace,
+    workspace_id: i64,
+    head: Option<gix::ObjectId>,
+    due: Due,
+    policy: Option<&TrustPolicy>,
+    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+) -> Result<usize, SyncError> {
+    let ids = due_ids(tx, workspace, workspace_id, head, &due, sqlite)?;
+    if ids.is_empty() {
+        return Ok(0);
+    }
+    let head_tree = match head {
+        Some(head) => Some(workspace.tree_of(head)?),
+        None => None,
+    };
+    let mut judge = Judge {
+        tx,
+        workspace,
+        workspace_id,
+        head_tree,
+        policy,
+        held: HashMap::new(),
+        ancestors: HashMap::new(),
+    };
+    let mut row = tx
+        .prepare_cached(
+            "SELECT m.rowid, m.files, m.commit_id, p.commit_id,
+                    m.stale, m.stale_file, m.stale_commit, m.stale_outside, m.moved
+             FROM memories m
+             LEFT JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
+             WHERE m.workspace_id = ?1 AND m.id = ?2",
+        )
+        .map_err(sqlite)?;
+    let mut update = tx
+        .prepare_cached(
+            "UPDATE memories SET stale = ?2, stale_file = ?3, stale_commit = ?4,
+               stale_outside = ?5, moved = ?6 WHERE rowid = ?1",
+        )
+        .map_err(sqlite)?;
+    let mut changed = 0;
+    for id in ids {
+        let Some((rowid, files, commit_field, introduced, stored)) = row
+            .query_row(params![workspace_id, id], |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, Option<String>>(2)?,
+                    row.get::<_, Option<String>>(3)?,
+                    Verdict {
+                        stale: row.get(4)?,
+                        file: row.get(5)?,
+                        commit: row.get(6)?,
+                        outside: row.get(7)?,
+                        moved: row.get(8)?,
+                    },
+                ))
+            })
+            .optional()
+            .map_err(sqlite)?
+        else {
+            continue;
+        };
+        let files: Vec<String> = serde_json::from_str(&files).unwrap_or_default();
+        let verdict = judge.verdict(
+            &files,
+            commit_field.as_deref(),
+            introduced.as_deref(),
+            sqlite,
+        )?;
+        if verdict != stored {
+            update
+                .execute(params![
+                    rowid,
+                    verdict.stale,
+                    verdict.file,
+                    verdict.commit,
+                    verdict.outside,
+                    verdict.moved
+                ])
+                .map_err(sqlite)?;
+            changed += 1;
+        }
+    }
+    Ok(changed)
+}
+
+/// The ids of the memories to judge.
+fn due_ids(
+    tx: &Transaction<'_>,
+    workspace: &Workspace,
+    workspace_id: i64,
+    head: Option<gix::ObjectId>,
+    due: &Due,
+    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+) -> Result<BTreeSet<String>, SyncError> {
+    let query = |sql: &str, value: &dyn rusqlite::ToSql| -> Result<Vec<String>, SyncError> {
+        tx.prepare_cached(sql)
+            .and_then(|mut statement| {
+                statement
+                    .query_map(params![workspace_id, value], |row| row.get(0))?
+                    .collect()
+            })
+            .map_err(sqlite)
+    };
+    let mut ids = BTreeSet::new();
+    // Judged again whenever HEAD may have moved: few (a partial index).
+    ids.extend(query(
+        "SELECT id FROM memories WHERE workspace_id = ?1 AND (stale <> '' OR moved <> '[]') AND ?2",
+        &true,
+    )?);
+    let reverted: Vec<String> = match due {
+        Due::All => {
+            // Only a path some commit deleted can make a memory stale or
+            // moved: the others' verdict is the default, which they hold
+            // unless they are stale or moved already (above).
+            ids.extend(query(
+                "SELECT DISTINCT f.id FROM memory_files f
+                 WHERE f.workspace_id = ?1 AND ?2
+                   AND EXISTS (SELECT 1 FROM path_changes c
+                               WHERE c.workspace_id = f.workspace_id AND c.path = f.path)",
+                &true,
+            )?);
+            query(
+                "SELECT DISTINCT reverted FROM reverts WHERE workspace_id = ?1 AND ?2",
+                &true,
+            )?
+        }
+        Due::Changed { old_head, reverted } => {
+            tx.execute_batch(super::verdicts::DUE).map_err(sqlite)?;
+            ids.extend(query(
+                "SELECT id FROM temp.verdicts_due WHERE workspace_id = ?1 AND ?2",
+                &true,
+            )?);
+            if let (Some(head), Some(old_head)) = (head, *old_head)
+                && old_head != head
+            {
+                let changes = workspace.diff_trees(
+                    Some(workspace.tree_of(old_head)?),
+                    Some(workspace.tree_of(head)?),
+                )?;
+                // A path added back concerns the memories it made stale,
+                // judged above; one deleted, those that name it.
+                for (path, _) in &changes.deleted {
+                    ids.extend(query(
+                        "SELECT id FROM memory_files WHERE workspace_id = ?1 AND path = ?2",
+                        path,
+                    )?);
+                }
+            }
+            // A revert of a revert changes what the first one reverted.
+            let mut targets = reverted.clone();
+            for target in reverted {
+                targets.extend(query(
+                    "SELECT reverted FROM reverts WHERE workspace_id = ?1 AND commit_id = ?2",
+                    target,
+                )?);
+            }
+            targets
+        }
+    };
+    // One pass over the workspace's memories for every reverted commit:
+    // those whose introducing commit is one, or whose `commit` field
+    // (abbreviated or not) starts like one. Judging says exactly.
+    if !reverted.is_empty() {
+        let full: std::collections::HashSet<&str> = reverted.iter().map(String::as_str).collect();
+        let prefixes: std::collections::HashSet<&str> =
+            reverted.iter().filter_map(|sha| sha.get(..7)).collect();
+        let mut statement = tx
+            .prepare_cached(
+                "SELECT m.id, lower(m.commit_id), p.commit_id FROM memories m
+                 LEFT JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
+                 WHERE m.workspace_id = ?1 AND (m.commit_id IS NOT NULL OR p.commit_id IS NOT NULL)",
+            )
+            .map_err(sqlite)?;
+        let mut rows = statement.query(params![workspace_id]).map_err(sqlite)?;
+        while let Some(row) = rows.next().map_err(sqlite)? {
+            let field: Option<String> = row.get(1).map_err(sqlite)?;
+            let introduced: Option<String> = row.get(2).map_err(sqlite)?;
+            let named = introduced.as_deref().is_some_and(|c| full.contains(c))
+                || field
+                    .as_deref()
+                    .and_then(|field| field.get(..7))
+                    .is_some_and(|prefix| prefixes.contains(prefix));
+            if named {
+                ids.insert(row.get(0).map_err(sqlite)?);
+            }
+        }
+    }
+    Ok(ids)
+}
+
+/// What judging memories reads, cached for one sync.
+struct Judge<'a, 't> {
+    tx: &'a Transaction<'t>,
+    workspace: &'a Workspace,
+    workspace_id: i64,
+    head_tree: Option<gix::ObjectId>,
+    policy: Option<&'a TrustPolicy>,
+    /// Whether HEAD's tree holds a path.
+    held: HashMap<String, bool>,
+    /// Whether a commit is an ancestor of (or is) another.
+    ancestors: HashMap<(String, String), bool>,
+}
+
+/// A commit that deleted a path or reverted another, and its author.
+struct Event {
+    commit: String,
+    renamed_to: Option<String>,
+    author: String,
+    author_name: String,
+    author_email: String,
+}
+
+impl Judge<'_, '_> {
+    fn holds(&mut self, path: &str) -> bool {
+        let Some(tree) = self.head_tree else {
+            return false;
+        };
+        if let Some(held) = self.held.get(path) {
+            return *held;
+        }
+        let held = self.workspace.tree_holds(tree, path);
+        self.held.insert(path.to_owned(), held);
+        held
+    }
+
+    /// Whether `commit` came after the memory's introducing commit: not
+    /// that commit nor one of its ancestors. A memory not committed yet
+    /// was stored after every commit.
+    fn after(&mut self, commit: &str, introduced: Option<&str>) -> bool {
+        let Some(introduced) = introduced else {
+            return false;
+        };
+        if commit == introduced {
+            return false;
+        }
+        let key = (commit.to_owned(), introduced.to_owned());
+        if let Some(known) = self.ancestors.get(&key) {
+            return !*known;
+        }
+        let before = match (
+            gix::ObjectId::from_hex(commit.as_bytes()),
+            gix::ObjectId::from_hex(introduced.as_bytes()),
+        ) {
+            (Ok(commit), Ok(introduced)) => self.workspace.is_ancestor(commit, introduced),
+            _ => true,
+        };
+        self.ancestors.insert(key, before);
+        !before
+    }
+
+    /// The latest recorded deletion of `path`.
+    fn deletion(&self, path: &str) -> rusqlite::Result<Option<Event>> {
+        self.tx
+            .prepare_cached(
+                "SELECT commit_id, renamed_to, author, author_name, author_email FROM path_changes
+                 WHERE workspace_id = ?1 AND path = ?2 ORDER BY seq DESC LIMIT 1",
+            )?
+            .query_row(params![self.workspace_id, path], |row| {
+                Ok(Event {
+                    commit: row.get(0)?,
+                    renamed_to: row.get(1)?,
+                    author: row.get(2)?,
+                    author_name: row.get(3)?,
+                    author_email: row.get(4)?,
+                })
+            })
+            .optional()
+    }
+
+    /// The commits that revert the memory's introducing commit or its
+    /// `commit` field (abbreviated: 7 digits at least), and are not
+    /// reverted themselves.
+    fn reverts(
+        &self,
+        commit_field: Option<&str>,
+        introduced: Option<&str>,
+    ) -> rusqlite::Result<Vec<Event>> {
+        let field = commit_field
+            .map(str::to_ascii_lowercase)
+            .filter(|field| field.len() >= 7 && field.bytes().all(|b| b.is_ascii_hexdigit()));
+        self.tx
+            .prepare_cached(
+                "SELECT r.commit_id, r.author, r.author_name, r.author_email FROM reverts r
+                 WHERE r.workspace_id = ?1
+                   AND (r.reverted = ?2 OR (?3 IS NOT NULL AND substr(r.reverted, 1, length(?3)) = ?3))
+                   AND NOT EXISTS (SELECT 1 FROM reverts again
+                                   WHERE again.workspace_id = r.workspace_id AND again.reverted = r.commit_id)
+                 ORDER BY r.commit_id",
+            )?
+            .query_map(params![self.workspace_id, introduced, field], |row| {
+                Ok(Event {
+                    commit: row.get(0)?,
+                    renamed_to: None,
+                    author: row.get(1)?,
+                    author_name: row.get(2)?,
+                    author_email: row.get(3)?,
+                })
+            })?
+            .collect()
+    }
+
+    /// Whether `event`'s author is outside the trust policy (signatures
+    /// are not checked for these commits: under a `signed` policy every
+    /// one is outside).
+    fn outside(&self, event: &Event) -> bool {
+        let origin = Origin {
+            author: &event.author,
+            author_name: &event.author_name,
+            author_email: &event.author_email,
+            signature: "unsigned",
+            signer: "",
+        };
+        !verdict::quarantine(&Claim::default(), Some(&origin), self.policy).is_empty()
+    }
+
+    fn verdict(
+        &mut self,
+        files: &[String],
+        commit_field: Option<&str>,
+        introduced: Option<&str>,
+        sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+    ) -> Result<Verdict, SyncError> {
+        let mut verdict = Verdict {
+            moved: "[]".to_owned(),
+            ..Verdict::default()
+        };
+        if self.head_tree.is_none() {
+            return Ok(verdict);
+        }
+        let mut moved: Vec<(String, String)> = Vec::new();
+        for file in files {
+            let path = file.strip_prefix("./").unwrap_or(file);
+            if self.holds(path) {
+                continue;
+            }
+            let mut at = path.to_owned();
+            for _ in 0..MAX_RENAMES {
+                let Some(event) = self.deletion(&at).map_err(sqlite)? else {
+                    // Never deleted in the history walked (never there,
+                    // or not a path of the repository): nothing to say.
+                    break;
+                };
+                if let Some(to) = &event.renamed_to {
+                    if self.holds(to) {
+                        moved.push((file.clone(), to.clone()));
+                        break;
+                    }
+                    at = to.clone();
+                    continue;
+                }
+                if verdict.stale.is_empty() && self.after(&event.commit, introduced) {
+                    verdict.stale = FILE_DELETED.to_owned();
+                    verdict.file = Some(file.clone());
+                    verdict.outside = self.outside(&event);
+                    verdict.commit = Some(event.commit);
+                }
+                break;
+            }
+        }
+        if verdict.stale.is_empty() {
+            for event in self.reverts(commit_field, introduced).map_err(sqlite)? {
+                if self.after(&event.commit, introduced) {
+                    verdict.stale = REVERTED.to_owned();
+                    verdict.outside = self.outside(&event);
+                    verdict.commit = Some(event.commit);
+                    break;
+                }
+            }
+        }
+        verdict.moved = serde_json::to_string(&moved).expect("pairs of strings serialize");
+        Ok(verdict)
+    }
+}

@@ -1,0 +1,364 @@
+//! Issue 26, point 3: staleness from the code. A memory whose `files` names
+//! a path deleted since it was stored (and not re-created), or whose commit
+//! was reverted, is `stale`: it stays in recall, marked and ranked below a
+//! live memory as relevant, and leaves `brief`. A renamed path is followed:
+//! recall by the new path finds the memory, which is not stale. Real git
+//! histories; the sync that sees it is the incremental one (a clone that
+//! pulls) as well as a first one.
+
+use std::fs;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common::{TestEnv, json_lines};
+
+const CACHE: &str = "The cache module evicts entries after ten idle minutes";
+const QUEUE: &str = "The queue module evicts entries after ten idle minutes";
+
+/// `recall QUERY --json -n 20`.
+fn recalled(env: &TestEnv, repo: &Path, query: &str) -> Vec<Value> {
+    json_lines(&env.ok(repo, &["recall", query, "--json", "-n", "20"]))
+}
+
+/// The recalled memory whose content starts with `content`.
+fn hit<'a>(hits: &'a [Value], content: &str) -> &'a Value {
+    hits.iter()
+        .find(|m| m["content"].as_str().unwrap().starts_with(content))
+        .unwrap_or_else(|| panic!("no memory starts with {content:?} in {hits:#?}"))
+}
+
+fn position(hits: &[Value], content: &str) -> usize {
+    hits.iter()
+        .position(|m| m["content"].as_str().unwrap().starts_with(content))
+        .unwrap_or_else(|| panic!("no memory starts with {content:?}"))
+}
+
+/// What `brief` prints (it exits 1 with nothing to brief on).
+fn briefed(env: &TestEnv, repo: &Path) -> String {
+    String::from_utf8_lossy(&env.goldfish(repo, &["brief"]).stdout).into_owned()
+}
+
+fn head(env: &TestEnv, repo: &Path) -> String {
+    env.git(repo, &["rev-parse", "HEAD"]).trim().to_owned()
+}
+
+fn write(repo: &Path, path: &str, text: &str) {
+    let path = repo.join(path);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
+}
+
+/// A repository with `src/cache.rs` and `src/queue.rs` committed, and two
+/// decisions as relevant to "evicts entries idle minutes", one about each
+/// file (the one about the cache stored later: newer, it would win a tie).
+fn two_modules(env: &TestEnv) -> std::path::PathBuf {
+    let repo = env.repo("repo", "Alice");
+    write(&repo, "src/cache.rs", "pub fn evict() {}\n");
+    write(&repo, "src/queue.rs", "pub fn drain() {}\n");
+    env.commit_all(&repo, "cache and queue");
+    env.set_now("2026-11-20T09:00:00Z");
+    env.ok(
+        &repo,
+        &["store", "-t", "decision", "--files", "src/queue.rs", QUEUE],
+    );
+    env.set_now("2026-11-20T09:01:00Z");
+    env.ok(
+        &repo,
+        &["store", "-t", "decision", "--files", "src/cache.rs", CACHE],
+    );
+    env.set_now("2026-11-21T09:30:00Z");
+    env.commit_all(&repo, "decisions");
+    repo
+}
+
+#[test]
+fn a_deleted_file_makes_its_memory_stale_ranked_below_a_live_one_and_out_of_brief() {
+    let env = TestEnv::new();
+    let repo = two_modules(&env);
+    let before = recalled(&env, &repo, "evicts entries idle minutes");
+    // Live, the newer one ranks first and both are briefed.
+    assert_eq!(position(&before, CACHE), 0, "{before:#?}");
+    assert!(hit(&before, CACHE).get("stale").is_none());
+    let brief = briefed(&env, &repo);
+    assert!(brief.contains("The cache module") && brief.contains("The queue module"));
+
+    env.git(&repo, &["rm", "-q", "src/cache.rs"]);
+    env.git(&repo, &["commit", "-q", "-m", "drop the cache"]);
+    let deleting = head(&env, &repo);
+
+    let after = recalled(&env, &repo, "evicts entries idle minutes");
+    let cache = hit(&after, CACHE);
+    assert_eq!(cache["stale"]["reason"], "file-deleted", "{cache}");
+    assert_eq!(cache["stale"]["file"], "src/cache.rs");
+    assert_eq!(cache["stale"]["commit"], deleting.as_str());
+    assert_eq!(cache["ranking"]["stale"].as_f64(), Some(-0.1), "{cache}");
+    // Still recalled, below the live memory as relevant.
+    assert!(hit(&after, QUEUE).get("stale").is_none());
+    assert!(
+        position(&after, QUEUE) < position(&after, CACHE),
+        "{after:#?}"
+    );
+    let text = env.ok(&repo, &["recall", "evicts entries idle minutes"]);
+    assert!(
+        text.contains(&format!(
+            "(STALE: src/cache.rs deleted by commit {})",
+            &deleting[..10]
+        )),
+        "{text}"
+    );
+    let brief = briefed(&env, &repo);
+    assert!(!brief.contains("The cache module"), "{brief}");
+    assert!(brief.contains("The queue module"), "{brief}");
+    // `tidy` lists it, with the reason.
+    let tidy = json_lines(&env.ok(&repo, &["tidy", "--json"]));
+    assert_eq!(tidy.len(), 1, "{tidy:#?}");
+    assert_eq!(tidy[0]["why"], "stale");
+    assert_eq!(tidy[0]["because_of"], deleting.as_str());
+    assert_eq!(tidy[0]["memory"]["content"], CACHE);
+    let text = env.ok(&repo, &["tidy"]);
+    assert!(
+        text.contains(&format!(
+            "stale: src/cache.rs was deleted by commit {}",
+            &deleting[..10]
+        )),
+        "{text}"
+    );
+
+    // A first sync (a rebuild) finds the same.
+    fs::remove_dir_all(env.path().join("home/.goldfish")).unwrap();
+    let rebuilt = recalled(&env, &repo, "evicts entries idle minutes");
+    assert_eq!(hit(&rebuilt, CACHE)["stale"], cache["stale"]);
+    assert!(position(&rebuilt, QUEUE) < position(&rebuilt, CACHE));
+}
+
+#[test]
+fn a_renamed_file_is_followed_and_its_new_path_finds_the_memory() {
+    let env = TestEnv::new();
+    let repo = two_modules(&env);
+    // Nothing mentions the new name yet.
+    let none = env.goldfish(&repo, &["recall", "lru", "--json"]);
+    assert!(json_lines(&String::from_utf8_lossy(&none.stdout)).is_empty());
+
+    env.git(&repo, &["mv", "src/cache.rs", "src/lru.rs"]);
+    env.git(&repo, &["commit", "-q", "-m", "rename the cache"]);
+
+    let found = recalled(&env, &repo, "lru");
+    let cache = hit(&found, CACHE);
+    assert!(cache.get("stale").is_none(), "{cache}");
+    assert_eq!(cache["files"], serde_json::json!(["src/cache.rs"]));
+    assert_eq!(
+        cache["moved"],
+        serde_json::json!([{"file": "src/cache.rs", "now": "src/lru.rs"}])
+    );
+    let text = env.ok(&repo, &["recall", "lru"]);
+    assert!(text.contains("moved: src/cache.rs -> src/lru.rs"), "{text}");
+    assert!(!text.contains("STALE"), "{text}");
+    assert!(briefed(&env, &repo).contains("The cache module"));
+
+    // Renamed again, then deleted: the chain is followed to the deletion.
+    env.git(&repo, &["mv", "src/lru.rs", "src/tiny.rs"]);
+    env.git(&repo, &["commit", "-q", "-m", "rename again"]);
+    let cache = hit(&recalled(&env, &repo, "tiny"), CACHE).clone();
+    assert_eq!(cache["moved"][0]["now"], "src/tiny.rs");
+    env.git(&repo, &["rm", "-q", "src/tiny.rs"]);
+    env.git(&repo, &["commit", "-q", "-m", "drop it"]);
+    let deleting = head(&env, &repo);
+    let cache = hit(&recalled(&env, &repo, "evicts entries idle minutes"), CACHE).clone();
+    assert_eq!(cache["stale"]["reason"], "file-deleted", "{cache}");
+    assert_eq!(cache["stale"]["commit"], deleting.as_str());
+    assert!(cache.get("moved").is_none(), "{cache}");
+}
+
+#[test]
+fn a_re_created_file_makes_the_memory_live_again() {
+    let env = TestEnv::new();
+    let repo = two_modules(&env);
+    env.git(&repo, &["rm", "-q", "src/cache.rs"]);
+    env.git(&repo, &["commit", "-q", "-m", "drop the cache"]);
+    assert!(
+        hit(&recalled(&env, &repo, "cache"), CACHE)
+            .get("stale")
+            .is_some()
+    );
+    assert!(!briefed(&env, &repo).contains("The cache module"));
+
+    write(&repo, "src/cache.rs", "pub fn evict_again() {}\n");
+    env.commit_all(&repo, "bring the cache back");
+    let cache = hit(&recalled(&env, &repo, "cache"), CACHE).clone();
+    assert!(cache.get("stale").is_none(), "{cache}");
+    assert!(briefed(&env, &repo).contains("The cache module"));
+}
+
+#[test]
+fn a_file_deleted_before_the_memory_was_stored_does_not_make_it_stale() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    write(&repo, "src/legacy.rs", "fn old() {}\n");
+    env.commit_all(&repo, "legacy");
+    env.git(&repo, &["rm", "-q", "src/legacy.rs"]);
+    env.git(&repo, &["commit", "-q", "-m", "drop legacy"]);
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "decision",
+            "--files",
+            "src/legacy.rs,../../etc/passwd,/etc/passwd",
+            "We removed the legacy module for good",
+        ],
+    );
+    env.commit_all(&repo, "why legacy went");
+    let legacy = hit(&recalled(&env, &repo, "legacy"), "We removed").clone();
+    assert!(legacy.get("stale").is_none(), "{legacy}");
+    assert!(briefed(&env, &repo).contains("We removed the legacy"));
+}
+
+#[test]
+fn a_reverted_commit_makes_its_memory_stale_and_a_revert_of_the_revert_live() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    env.commit_all(&repo, "set up goldfish");
+    write(&repo, "src/retry.rs", "pub fn retry() { loop {} }\n");
+    env.commit_all(&repo, "retry forever");
+    // The memory names the commit it is about (`commit`: HEAD when stored).
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "decision",
+            "Retries loop until the server answers",
+        ],
+    );
+    env.commit_all(&repo, "why we retry");
+    let memory = hit(&recalled(&env, &repo, "retries"), "Retries loop").clone();
+    assert!(memory.get("stale").is_none());
+    let about = memory["commit"].as_str().unwrap().to_owned();
+    assert!(briefed(&env, &repo).contains("Retries loop"));
+
+    env.git(&repo, &["revert", "--no-edit", &about]);
+    let revert = head(&env, &repo);
+    let memory = hit(&recalled(&env, &repo, "retries"), "Retries loop").clone();
+    assert_eq!(memory["stale"]["reason"], "reverted", "{memory}");
+    assert_eq!(memory["stale"]["commit"], revert.as_str());
+    assert!(memory["stale"].get("file").is_none());
+    let text = env.ok(&repo, &["recall", "retries"]);
+    assert!(
+        text.contains(&format!(
+            "(STALE: its commit reverted by {})",
+            &revert[..10]
+        )),
+        "{text}"
+    );
+    assert!(!briefed(&env, &repo).contains("Retries loop"));
+
+    env.git(&repo, &["revert", "--no-edit", &revert]);
+    let memory = hit(&recalled(&env, &repo, "retries"), "Retries loop").clone();
+    assert!(memory.get("stale").is_none(), "{memory}");
+    assert!(briefed(&env, &repo).contains("Retries loop"));
+}
+
+#[test]
+fn a_revert_of_the_commit_that_introduced_a_memory_makes_it_stale() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    env.commit_all(&repo, "set up goldfish");
+    // The code and the memory in one commit; the revert takes both out,
+    // and a later commit brings the memory line back (a merge kept it,
+    // say): it is still about reverted code.
+    write(&repo, "src/pool.rs", "pub fn pool() {}\n");
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "decision",
+            "The pool holds eight connections",
+        ],
+    );
+    env.commit_all(&repo, "pool of eight");
+    let introducing = head(&env, &repo);
+    let memory_file = crate::common::memory_files(&repo);
+    env.git(&repo, &["revert", "--no-edit", &introducing]);
+    let revert = head(&env, &repo);
+    for (name, bytes) in memory_file {
+        fs::write(repo.join(".goldfish/memories").join(name), bytes).unwrap();
+    }
+    env.commit_all(&repo, "keep the note");
+    let memory = hit(&recalled(&env, &repo, "pool"), "The pool holds").clone();
+    assert_eq!(
+        memory["introduced"]["commit"],
+        introducing.as_str(),
+        "{memory}"
+    );
+    assert_eq!(memory["stale"]["reason"], "reverted", "{memory}");
+    assert_eq!(memory["stale"]["commit"], revert.as_str());
+    assert!(!briefed(&env, &repo).contains("The pool holds"));
+}
+
+#[test]
+fn a_deletion_pulled_from_a_teammate_makes_the_memory_stale() {
+    let env = TestEnv::new();
+    let (_remote, alice, bob) = env.team();
+    write(&alice, "src/cache.rs", "pub fn evict() {}\n");
+    env.ok(
+        &alice,
+        &["store", "-t", "decision", "--files", "src/cache.rs", CACHE],
+    );
+    env.commit_all(&alice, "cache, and why");
+    env.git(&alice, &["push", "-q", "origin", "main"]);
+    env.git(&bob, &["pull", "-q"]);
+    let cache = hit(&recalled(&env, &bob, "evicts"), CACHE).clone();
+    assert!(cache.get("stale").is_none());
+    assert!(briefed(&env, &bob).contains("The cache module"));
+
+    env.git(&alice, &["rm", "-q", "src/cache.rs"]);
+    env.git(&alice, &["commit", "-q", "-m", "drop the cache"]);
+    let deleting = head(&env, &alice);
+    env.git(&alice, &["push", "-q", "origin", "main"]);
+    // The pull's hook syncs (or recall does): the walk of the pulled
+    // commits finds the deletion.
+    env.git(&bob, &["pull", "-q"]);
+    let cache = hit(&recalled(&env, &bob, "evicts"), CACHE).clone();
+    assert_eq!(cache["stale"]["reason"], "file-deleted", "{cache}");
+    assert_eq!(cache["stale"]["commit"], deleting.as_str());
+    assert!(!briefed(&env, &bob).contains("The cache module"));
+    let status = env.ok(&bob, &["doctor"]);
+    assert!(status.contains("1 memory stale"), "{status}");
+}
+
+#[test]
+fn a_deletion_by_someone_outside_the_trust_policy_does_not_take_a_memory_out_of_brief() {
+    let env = TestEnv::new();
+    let repo = two_modules(&env);
+    fs::write(
+        repo.join(".goldfish/config"),
+        "[trust]\nauthors = [\"alice@example.com\"]\n",
+    )
+    .unwrap();
+    env.commit_all(&repo, "trust alice");
+    env.git(&repo, &["rm", "-q", "src/cache.rs"]);
+    env.git(
+        &repo,
+        &[
+            "-c",
+            "user.name=Mallory",
+            "-c",
+            "user.email=mallory@evil.example",
+            "commit",
+            "-q",
+            "-m",
+            "drop the cache",
+        ],
+    );
+    let cache = hit(&recalled(&env, &repo, "evicts"), CACHE).clone();
+    assert_eq!(cache["stale"]["reason"], "file-deleted", "{cache}");
+    assert_eq!(cache["stale"]["outside_policy"], true, "{cache}");
+    // Marked, but not ranked lower.
+    assert!(cache["ranking"].get("stale").is_none(), "{cache}");
+    assert!(briefed(&env, &repo).contains("The cache module"));
+    // Nor does `tidy` propose to forget it.
+    assert!(json_lines(&env.ok(&repo, &["tidy", "--json"])).is_empty());
+}
