@@ -1,7 +1,7 @@
 //! Recall from the index: filters in SQL; keyword candidates from the keyword
-//! index (tantivy, `keyword.rs`) or FTS5 when it cannot answer, vector
-//! candidates from `vectors.rs`; the fusion policy is the core's
-//! (`crate::domain::recall`).
+//! index (tantivy, `keyword.rs`: the one keyword engine, or a copy of it in
+//! memory when it cannot be written), vector candidates from `vectors.rs`;
+//! the fusion policy is the core's (`crate::domain::recall`).
 
 use rusqlite::types::Value;
 use serde::Serialize;
