@@ -802,6 +802,18 @@ pub enum Forgot {
     Already { id: String, at: String },
 }
 
+/// A tombstone line for the memory `id`, by this clone's author, now.
+pub fn tombstone(session: &Session, workspace: &Workspace, id: &str) -> Result<Entry, AppError> {
+    let at = session.now()?;
+    Ok(Entry::Tombstone(Tombstone {
+        id: memory::new_id(at),
+        timestamp: memory::format_timestamp(at),
+        forgets: id.to_owned(),
+        author: workspace.author(),
+        extra: Default::default(),
+    }))
+}
+
 /// Appends a tombstone for the memory `id` (or a unique prefix) names.
 pub fn forget(session: &mut Session, workspace: &Workspace, id: &str) -> Result<Forgot, AppError> {
     let dir = MemoryDir::of(workspace);
@@ -813,14 +825,7 @@ pub fn forget(session: &mut Session, workspace: &Workspace, id: &str) -> Result<
             None => unreachable!("a forgotten memory is answered above"),
         },
     };
-    let at = session.now()?;
-    let tombstone = Entry::Tombstone(Tombstone {
-        id: memory::new_id(at),
-        timestamp: memory::format_timestamp(at),
-        forgets: target.clone(),
-        author: workspace.author(),
-        extra: Default::default(),
-    });
+    let tombstone = tombstone(session, workspace, &target)?;
     dir.append(&tombstone)?;
     if let Err(err) = sync_workspace(session, workspace, Embed::Keywords) {
         session.notice(Notice::warning(format!(

@@ -8,7 +8,7 @@
 use crate::adapters::git::Workspace;
 use crate::adapters::index::search::{IndexedMemory, Trust};
 use crate::adapters::memdir::MemoryDir;
-use crate::domain::memory::{self, Entry, Tombstone};
+use crate::domain::memory::Entry;
 use crate::domain::recall::Request;
 use crate::domain::tidy::{self, Fact, Why};
 
@@ -153,14 +153,7 @@ pub fn forget_all(
         if !matches!(view.find(id), crate::domain::memory::view::Lookup::Found(_)) {
             continue;
         }
-        let at = session.now()?;
-        let tombstone = Entry::Tombstone(Tombstone {
-            id: memory::new_id(at),
-            timestamp: memory::format_timestamp(at),
-            forgets: id.clone(),
-            author: workspace.author(),
-            extra: Default::default(),
-        });
+        let tombstone = super::ops::tombstone(session, workspace, id)?;
         dir.append(&tombstone)?;
         written.push(tombstone);
     }

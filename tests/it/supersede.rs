@@ -15,7 +15,7 @@ const POSTGRES: &str = "Sessions moved to Postgres; the Redis instance is gone";
 
 /// The id of the memory whose content starts with `content`, from every
 /// memory recall lists (superseded and untrusted ones too).
-fn id_of(env: &TestEnv, repo: &Path, content: &str) -> String {
+pub(crate) fn id_of(env: &TestEnv, repo: &Path, content: &str) -> String {
     recalled(env, repo, &["--include-superseded", "--include-untrusted"])
         .iter()
         .find(|m| m["content"].as_str().unwrap().starts_with(content))

@@ -8,29 +8,7 @@
 use std::path::Path;
 
 use crate::common::{TestEnv, json_lines, memory_files, render};
-
-/// The id of the memory whose content starts with `content`, from
-/// everything recall lists.
-fn id_of(env: &TestEnv, repo: &Path, content: &str) -> String {
-    let listed = json_lines(&env.ok(
-        repo,
-        &[
-            "recall",
-            "--json",
-            "-n",
-            "50",
-            "--include-superseded",
-            "--include-untrusted",
-        ],
-    ));
-    listed
-        .iter()
-        .find(|m| m["content"].as_str().unwrap().starts_with(content))
-        .unwrap_or_else(|| panic!("no memory starts with {content}"))["id"]
-        .as_str()
-        .unwrap()
-        .to_owned()
-}
+use crate::supersede::id_of;
 
 /// What `tidy --json` (with `extra`) lists: (content's first 12 characters,
 /// why, whom because of, forgotten).
