@@ -84,8 +84,10 @@ pub fn find(
         .iter()
         .map(|m| Fact {
             id: m.id.clone(),
-            ts_ms: jiff::Timestamp::strptime("%Y-%m-%dT%H:%M:%S%.fZ", &m.timestamp)
-                .or_else(|_| m.timestamp.parse::<jiff::Timestamp>())
+            // RFC 3339 (what sync indexed); an unreadable one sorts first.
+            ts_ms: m
+                .timestamp
+                .parse::<jiff::Timestamp>()
                 .map_or(i64::MIN, |t| t.as_millisecond()),
             kind: m.kind.clone(),
             branch: m.branch.clone(),
