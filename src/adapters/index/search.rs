@@ -806,7 +806,8 @@ impl Index {
 
     /// Runs `search` with the keyword index: the one on disk when it holds
     /// every row; else, after bringing it up to date (a connection that can
-    /// write, once per process: a catch-up that failed is not tried again);
+    /// write, once per connection: a catch-up that failed is not tried
+    /// again);
     /// else (or when reading it fails: damage its checksums did not show) a
     /// copy in memory of every row ([`super::keyword::TextIndex::in_memory`]),
     /// kept while nothing changes. Never a different ranking: only slower.
@@ -830,7 +831,7 @@ impl Index {
     /// Whether `text` holds a keyword index that holds every row (a copy
     /// in memory, or the one on disk), after opening the one on disk and,
     /// on a connection that can write, bringing it up to date (once per
-    /// process: a catch-up that failed is not tried again).
+    /// connection: a catch-up that failed is not tried again).
     fn keyword_index_ready(&self, text: &mut Option<super::keyword::TextIndex>) -> bool {
         use super::keyword::{TextIndex, catch_up};
         use std::sync::atomic::Ordering::Relaxed;
