@@ -67,8 +67,7 @@ pub(super) fn walk_provenance(
     if let Some(known) = known
         && !workspace.is_ancestor(known, head)
     {
-        forget_provenance_outside(tx, workspace, workspace_id, head, sqlite)?;
-        super::staleness::forget_outside(tx, workspace, workspace_id, head, sqlite)?;
+        forget_outside(tx, workspace, workspace_id, head, sqlite)?;
     }
     let commits = workspace.new_commits(head, known)?;
     let reverted = super::staleness::record(tx, workspace, workspace_id, &commits, sqlite)?;
@@ -309,48 +308,45 @@ fn policy_in(workspace: &Workspace, blob: Option<gix::ObjectId>) -> Option<Trust
     RepoConfig::from_file(&bytes).ok()?.trust
 }
 
+/// The tables that record what a walked commit did, by `commit_id`: who
+/// introduced a memory, a change of the trust policy, a path deleted or
+/// renamed, a revert.
+const BY_COMMIT: [&str; 4] = ["provenance", "policy_changes", "path_changes", "reverts"];
+
 /// HEAD left the history an earlier walk saw (a checkout of an older commit
-/// or of another branch): what commits outside HEAD's history introduced no
-/// longer counts, as a walk of HEAD's whole history would not see them.
-fn forget_provenance_outside(
+/// or of another branch): what commits outside HEAD's history introduced,
+/// changed, deleted or reverted no longer counts, as a walk of HEAD's whole
+/// history would not see them.
+fn forget_outside(
     tx: &Transaction<'_>,
     workspace: &Workspace,
     workspace_id: i64,
     head: gix::ObjectId,
     sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
 ) -> Result<(), SyncError> {
-    let recorded: Vec<String> = tx
-        .prepare_cached("SELECT DISTINCT commit_id FROM provenance WHERE workspace_id = ?1")
+    let recorded = BY_COMMIT
+        .map(|table| format!("SELECT commit_id FROM {table} WHERE workspace_id = ?1"))
+        .join(" UNION ");
+    let commits: Vec<String> = tx
+        .prepare_cached(&recorded)
         .and_then(|mut statement| {
             statement
                 .query_map(params![workspace_id], |row| row.get(0))?
                 .collect()
         })
         .map_err(sqlite)?;
-    let mut forget = tx
-        .prepare_cached("DELETE FROM provenance WHERE workspace_id = ?1 AND commit_id = ?2")
-        .map_err(sqlite)?;
-    let mut forget_change = tx
-        .prepare_cached("DELETE FROM policy_changes WHERE workspace_id = ?1 AND commit_id = ?2")
-        .map_err(sqlite)?;
-    let changes: Vec<String> = tx
-        .prepare_cached("SELECT commit_id FROM policy_changes WHERE workspace_id = ?1")
-        .and_then(|mut statement| {
-            statement
-                .query_map(params![workspace_id], |row| row.get(0))?
-                .collect()
-        })
-        .map_err(sqlite)?;
-    for commit in recorded.into_iter().chain(changes) {
+    for commit in commits {
         let in_history = gix::ObjectId::from_hex(commit.as_bytes())
             .is_ok_and(|id| workspace.is_ancestor(id, head));
-        if !in_history {
-            forget
-                .execute(params![workspace_id, commit])
-                .map_err(sqlite)?;
-            forget_change
-                .execute(params![workspace_id, commit])
-                .map_err(sqlite)?;
+        if in_history {
+            continue;
+        }
+        for table in BY_COMMIT {
+            tx.prepare_cached(&format!(
+                "DELETE FROM {table} WHERE workspace_id = ?1 AND commit_id = ?2"
+            ))
+            .and_then(|mut statement| statement.execute(params![workspace_id, commit]))
+            .map_err(sqlite)?;
         }
     }
     Ok(())

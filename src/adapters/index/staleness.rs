@@ -112,45 +112,6 @@ pub(super) fn record(
     Ok(reverted)
 }
 
-/// HEAD left the history an earlier walk saw: what commits outside HEAD's
-/// history deleted or reverted no longer counts.
-pub(super) fn forget_outside(
-    tx: &Transaction<'_>,
-    workspace: &Workspace,
-    workspace_id: i64,
-    head: gix::ObjectId,
-    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
-) -> Result<(), SyncError> {
-    let commits: Vec<String> = tx
-        .prepare_cached(
-            "SELECT commit_id FROM path_changes WHERE workspace_id = ?1
-             UNION SELECT commit_id FROM reverts WHERE workspace_id = ?1",
-        )
-        .and_then(|mut statement| {
-            statement
-                .query_map(params![workspace_id], |row| row.get(0))?
-                .collect()
-        })
-        .map_err(sqlite)?;
-    for commit in commits {
-        let in_history = gix::ObjectId::from_hex(commit.as_bytes())
-            .is_ok_and(|id| workspace.is_ancestor(id, head));
-        if !in_history {
-            tx.execute(
-                "DELETE FROM path_changes WHERE workspace_id = ?1 AND commit_id = ?2",
-                params![workspace_id, commit],
-            )
-            .map_err(sqlite)?;
-            tx.execute(
-                "DELETE FROM reverts WHERE workspace_id = ?1 AND commit_id = ?2",
-                params![workspace_id, commit],
-            )
-            .map_err(sqlite)?;
-        }
-    }
-    Ok(())
-}
-
 /// Which memories [`weigh`] judges.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Due {
