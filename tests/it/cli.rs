@@ -608,7 +608,10 @@ fn tags_match_without_regard_to_case_beyond_ascii() {
 fn issue_14_keywords_work_when_the_installed_model_is_unusable() {
     let env = TestEnv::new();
     let repo = env.repo("r", "Ada");
-    let model_dir = env.path().join("home/.goldfish/models/all-MiniLM-L6-v2");
+    let model_dir = env
+        .path()
+        .join("home/.goldfish/models")
+        .join(goldfish::adapters::embed::DEFAULT_MODEL);
     std::fs::create_dir_all(&model_dir).unwrap();
     std::fs::write(model_dir.join("manifest.json"), "{ not json").unwrap();
 

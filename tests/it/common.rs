@@ -297,7 +297,10 @@ pub fn model_home() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/model-home"));
     assert!(
-        home.join("models/all-MiniLM-L6-v2/manifest.json").is_file(),
+        home.join("models")
+            .join(goldfish::adapters::embed::DEFAULT_MODEL)
+            .join("manifest.json")
+            .is_file(),
         "the embedding model is not installed in {}: run `bash scripts/test.sh`, which installs it \
          (or `GOLDFISH_HOME={} goldfish model install`)",
         home.display(),
@@ -319,27 +322,39 @@ impl TestEnv {
     }
 }
 
-/// One embedder per test binary: loading the model is the expensive part.
+/// One embedder of the default model per test binary: loading the model is
+/// the expensive part.
 pub fn with_embedder<T>(
     f: impl FnOnce(&mut goldfish::adapters::embed::onnx::OnnxEmbedder) -> T,
 ) -> T {
+    with_embedder_of(goldfish::adapters::embed::DEFAULT_MODEL, f)
+}
+
+/// [`with_embedder`] for the installed model `name` (each loaded once).
+pub fn with_embedder_of<T>(
+    name: &'static str,
+    f: impl FnOnce(&mut goldfish::adapters::embed::onnx::OnnxEmbedder) -> T,
+) -> T {
+    use goldfish::adapters::embed::onnx::OnnxEmbedder;
+    use std::collections::HashMap;
     use std::sync::{LazyLock, Mutex};
-    static EMBEDDER: LazyLock<Mutex<goldfish::adapters::embed::onnx::OnnxEmbedder>> =
-        LazyLock::new(|| {
-            let home = model_home();
-            let model = goldfish::adapters::embed::InstalledModel::find(
-                &home.join("models"),
-                &home.join("runtime"),
-                goldfish::adapters::embed::DEFAULT_MODEL,
-            )
-            .unwrap()
-            .expect("model installed");
-            Mutex::new(goldfish::adapters::embed::onnx::OnnxEmbedder::load(&model, 2).unwrap())
-        });
-    let mut embedder = EMBEDDER
+    static EMBEDDERS: LazyLock<Mutex<HashMap<&'static str, OnnxEmbedder>>> =
+        LazyLock::new(Mutex::default);
+    let mut embedders = EMBEDDERS
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    f(&mut embedder)
+    let embedder = embedders.entry(name).or_insert_with(|| {
+        let home = model_home();
+        let model = goldfish::adapters::embed::InstalledModel::find(
+            &home.join("models"),
+            &home.join("runtime"),
+            name,
+        )
+        .unwrap()
+        .unwrap_or_else(|| panic!("{name} is not installed in {}", home.display()));
+        OnnxEmbedder::load(&model, 2).unwrap()
+    });
+    f(embedder)
 }
 
 impl TestEnv {

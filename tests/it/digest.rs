@@ -180,7 +180,7 @@ fn recall_budget_from_the_command_line() {
         digest["tokenizer"]
             .as_str()
             .unwrap()
-            .starts_with("all-MiniLM-L6-v2@")
+            .starts_with(&format!("{}@", goldfish::adapters::embed::DEFAULT_MODEL))
     );
     // Text output is the digest itself, after the line that frames it as
     // quoted data.

@@ -603,7 +603,10 @@ fn doctor_reports_the_model() {
     let env = TestEnv::new();
     let repo = env.repo("r", "Ada");
     env.ok(&repo, &["sync"]);
-    let model_dir = env.path().join("home/.goldfish/models/all-MiniLM-L6-v2");
+    let model_dir = env
+        .path()
+        .join("home/.goldfish/models")
+        .join(goldfish::adapters::embed::DEFAULT_MODEL);
     fs::create_dir_all(&model_dir).unwrap();
     fs::write(model_dir.join("manifest.json"), "{ not json").unwrap();
     assert_problem(

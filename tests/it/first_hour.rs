@@ -171,11 +171,12 @@ fn readme_setup_steps_run_as_written_end_with_recall_finding_the_memory() {
     let model = crate::common::model_home();
     let from = env.path().join("model-files");
     std::fs::create_dir_all(&from).unwrap();
+    let default = goldfish::adapters::embed::DEFAULT_MODEL;
     for file in [
-        "models/all-MiniLM-L6-v2/model.onnx",
-        "models/all-MiniLM-L6-v2/tokenizer.json",
-        "models/all-MiniLM-L6-v2/manifest.json",
-        "runtime/libonnxruntime.so.1.31.1",
+        format!("models/{default}/model.onnx"),
+        format!("models/{default}/tokenizer.json"),
+        format!("models/{default}/manifest.json"),
+        "runtime/libonnxruntime.so.1.31.1".to_owned(),
     ] {
         let source = model.join(file);
         let name = source.file_name().unwrap().to_owned();

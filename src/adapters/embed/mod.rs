@@ -15,8 +15,14 @@ pub use crate::domain::embedding::{
     EmbedError, Embedder, Remembering, TextKind, TextVectors, cosine, normalize,
 };
 
-/// The model `goldfish model install` installs and recall uses by default.
-pub const DEFAULT_MODEL: &str = "all-MiniLM-L6-v2";
+/// all-MiniLM-L6-v2 as published: fp32 weights.
+pub const FP32_MODEL: &str = "all-MiniLM-L6-v2";
+/// The same model with int8 weights (dynamically quantised at install time
+/// by `scripts/model/quantize_int8.py`).
+pub const INT8_MODEL: &str = "all-MiniLM-L6-v2-int8";
+/// The model recall uses unless `GOLDFISH_MODEL` names another
+/// (`goldfish model install` installs both of the above).
+pub const DEFAULT_MODEL: &str = FP32_MODEL;
 /// The ONNX Runtime shared library the installer provides.
 pub const RUNTIME_LIBRARY: &str = "libonnxruntime.so.1.31.1";
 

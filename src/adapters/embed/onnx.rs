@@ -11,9 +11,6 @@ use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
 use super::{EmbedError, Embedder, InstalledModel, TextKind, normalize};
 
-/// Texts per model run.
-pub const BATCH: usize = 32;
-
 /// The ONNX Runtime environment; one per process, from the first library loaded.
 static ENVIRONMENT: OnceLock<Result<ort::environment::Environment, String>> = OnceLock::new();
 
@@ -70,6 +67,8 @@ pub struct OnnxEmbedder {
     dims: usize,
     query_prefix: String,
     document_prefix: String,
+    /// Texts per model run (the manifest's `batch`).
+    batch: usize,
 }
 
 impl OnnxEmbedder {
@@ -111,6 +110,7 @@ impl OnnxEmbedder {
             dims: model.manifest.dims,
             query_prefix: model.manifest.query_prefix.clone(),
             document_prefix: model.manifest.document_prefix.clone(),
+            batch: model.manifest.batch,
         })
     }
 
@@ -192,7 +192,7 @@ impl Embedder for OnnxEmbedder {
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| texts[i].len());
         let mut vectors = vec![Vec::new(); texts.len()];
-        for chunk in order.chunks(BATCH) {
+        for chunk in order.chunks(self.batch) {
             let batch: Vec<String> = chunk
                 .iter()
                 .map(|&i| format!("{prefix}{}", texts[i]))

@@ -650,15 +650,24 @@ pub(super) fn reindex(args: ReindexArgs, out: &mut dyn Write) -> Result<u8, CliE
 pub(super) fn model_install(args: ModelInstallArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let home = Home::from_env().map_err(AppError::input)?;
     let installed = crate::app::model::install(&home, args.from.as_deref())?;
-    writeln!(
-        out,
-        "installed {} ({} dims) in {}\nONNX Runtime: {}",
-        installed.manifest.name,
-        installed.manifest.dims,
-        installed.dir.display(),
-        installed.runtime.display()
-    )
-    .context("writing output")?;
+    for model in &installed {
+        let default = if model.manifest.name == crate::adapters::embed::DEFAULT_MODEL {
+            " (the default)"
+        } else {
+            ""
+        };
+        writeln!(
+            out,
+            "installed {}{default} ({} dims) in {}",
+            model.manifest.name,
+            model.manifest.dims,
+            model.dir.display(),
+        )
+        .context("writing output")?;
+    }
+    if let Some(model) = installed.first() {
+        writeln!(out, "ONNX Runtime: {}", model.runtime.display()).context("writing output")?;
+    }
     Ok(EXIT_OK)
 }
 
