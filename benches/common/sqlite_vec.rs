@@ -1,5 +1,6 @@
 //! sqlite-vec on an index's own file, for the tests and benchmarks (the
-//! binary does not link it; the index stores vectors in its float format):
+//! binary does not link it; the index stores a byte a dimension, which
+//! `goldfish_f32(vector)` turns back into sqlite-vec's float format):
 //! exact search over every vector, the reference the two-stage search is
 //! held to, and sqlite-vec's binary quantisation (a `vec0` table of sign
 //! bits, KNN by Hamming distance) with exact cosine on the candidates, all
@@ -10,7 +11,7 @@ use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use goldfish::adapters::index::Index;
-use goldfish::adapters::index::vectors::{VectorHit, to_blob};
+use goldfish::adapters::index::vectors::{VectorHit, from_compact, to_blob};
 use rusqlite::{Connection, params};
 
 /// Makes sqlite-vec available in every connection this process opens after.
@@ -28,11 +29,20 @@ pub fn register() {
     });
 }
 
-/// A connection to an index file with sqlite-vec loaded.
+/// A connection to an index file with sqlite-vec loaded and
+/// `goldfish_f32(vector)`: a stored vector as the unit f32 vector sqlite-vec
+/// reads.
 pub fn open(index: &Path) -> Connection {
     register();
     let conn = Connection::open(index).expect("open the index with sqlite-vec");
     conn.busy_timeout(Duration::from_secs(5)).unwrap();
+    conn.create_scalar_function(
+        "goldfish_f32",
+        1,
+        rusqlite::functions::FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| Ok(to_blob(&from_compact(ctx.get_raw(0).as_blob()?))),
+    )
+    .unwrap();
     conn
 }
 
@@ -68,7 +78,7 @@ pub fn exact_search(
     k: usize,
 ) -> rusqlite::Result<Vec<VectorHit>> {
     let mut statement = conn.prepare_cached(
-        "SELECT content_hash, vec_distance_cosine(vector, ?2) AS distance FROM embeddings
+        "SELECT content_hash, vec_distance_cosine(goldfish_f32(vector), ?2) AS distance FROM embeddings
           WHERE model = ?1 ORDER BY distance, content_hash LIMIT ?3",
     )?;
     statement
@@ -119,7 +129,7 @@ impl BitTable {
         conn.execute(
             &format!(
                 "INSERT INTO {} (rowid, code)
-                 SELECT rowid, vec_quantize_binary(vector) FROM embeddings WHERE model = ?1 ORDER BY rowid",
+                 SELECT rowid, vec_quantize_binary(goldfish_f32(vector)) FROM embeddings WHERE model = ?1 ORDER BY rowid",
                 self.name
             ),
             params![model],
@@ -147,7 +157,7 @@ impl BitTable {
                      SELECT rowid FROM {}
                       WHERE code MATCH vec_quantize_binary(?2) AND k = ?3
                  )
-                 SELECT e.content_hash, vec_distance_cosine(e.vector, ?2) AS distance
+                 SELECT e.content_hash, vec_distance_cosine(goldfish_f32(e.vector), ?2) AS distance
                    FROM knn JOIN embeddings e ON e.rowid = knn.rowid
                   WHERE e.model = ?1
                   ORDER BY distance, e.content_hash LIMIT ?4",

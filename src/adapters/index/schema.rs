@@ -3,7 +3,7 @@
 use rusqlite::Connection;
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 11;
+pub const VERSION: i64 = 12;
 
 /// Version 1.
 ///
@@ -475,6 +475,36 @@ END;
 UPDATE workspaces SET history_commit = NULL;
 "#;
 
+/// Version 12, over version 11: compact vectors. `embeddings.vector` holds a
+/// signed byte a dimension ([`super::vectors::to_compact`]) instead of
+/// little-endian f32: a quarter of the bytes, the same direction (the sign
+/// bits in `code` are kept). Written in Rust by [`compact_vectors`]: the
+/// vectors stay, nothing is embedded again. The pages freed are reused by
+/// later rows (the file shrinks only with a `VACUUM`).
+fn compact_vectors(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
+    let mut read = tx.prepare(
+        "SELECT rowid, vector FROM embeddings WHERE rowid > ?1 ORDER BY rowid LIMIT 1000",
+    )?;
+    let mut update = tx.prepare("UPDATE embeddings SET vector = ?2 WHERE rowid = ?1")?;
+    let mut after = 0i64;
+    loop {
+        let rows: Vec<(i64, Vec<u8>)> = read
+            .query_map([after], |row| Ok((row.get(0)?, row.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let Some(&(last, _)) = rows.last() else {
+            return Ok(());
+        };
+        for (rowid, blob) in rows {
+            let vector = super::vectors::from_blob(&blob);
+            update.execute(rusqlite::params![
+                rowid,
+                super::vectors::to_compact(&vector)
+            ])?;
+        }
+        after = last;
+    }
+}
+
 #[derive(Debug)]
 pub enum MigrateError {
     Sqlite(rusqlite::Error),
@@ -541,6 +571,9 @@ pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
     }
     if found < 11 {
         tx.execute_batch(V11)?;
+    }
+    if found < 12 {
+        compact_vectors(&tx)?;
     }
     tx.pragma_update(None, "user_version", VERSION)?;
     tx.commit()?;
@@ -804,5 +837,51 @@ mod tests {
                 ""
             ]
         );
+    }
+
+    /// Version 12 turns every stored f32 vector (more than one read batch
+    /// of them) into a byte a dimension, same direction, same sign bits.
+    #[test]
+    fn version_12_compacts_every_vector_and_keeps_its_direction() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for batch in [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11] {
+            conn.execute_batch(batch).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 11).unwrap();
+        let vector = |n: usize| -> Vec<f32> {
+            let mut v: Vec<f32> = (0..384)
+                .map(|i| ((i * 31 + n * 7) % 97) as f32 - 48.0)
+                .collect();
+            crate::adapters::embed::normalize(&mut v);
+            v
+        };
+        let rows = 2_500;
+        for n in 0..rows {
+            conn.execute(
+                "INSERT INTO embeddings (content_hash, model, vector, code) VALUES (?1, 'm', ?2, x'01')",
+                rusqlite::params![
+                    format!("h{n}"),
+                    super::super::vectors::to_blob(&vector(n))
+                ],
+            )
+            .unwrap();
+        }
+        migrate(&mut conn).unwrap();
+        let stored: Vec<(String, Vec<u8>, Vec<u8>)> = conn
+            .prepare("SELECT content_hash, vector, code FROM embeddings ORDER BY rowid")
+            .unwrap()
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(stored.len(), rows);
+        for (n, (hash, blob, code)) in stored.iter().enumerate() {
+            assert_eq!(hash, &format!("h{n}"));
+            assert_eq!(blob.len(), 384, "a byte a dimension");
+            assert_eq!(code, &[1]);
+            let back = super::super::vectors::from_compact(blob);
+            let similarity = crate::adapters::embed::cosine(&vector(n), &back);
+            assert!(similarity > 0.9999, "row {n}: {similarity}");
+        }
     }
 }

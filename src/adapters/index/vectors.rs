@@ -5,7 +5,8 @@
 //! compared with the query's by Hamming distance, keeping 8 × the candidates
 //! (at least 16,384); an estimate of the cosine from the query's values and
 //! those signs keeps the candidates (2,000 for recall); they are re-ranked by
-//! exact cosine on their float vectors, read from SQLite by rowid. The bits
+//! exact cosine on their stored vectors (a byte a dimension, see
+//! [`to_compact`]), read from SQLite by rowid. The bits
 //! of a million vectors take 48 MB and scan in milliseconds.
 
 use std::cell::RefCell;
@@ -15,7 +16,7 @@ use rusqlite::{OptionalExtension, params};
 use super::{Index, IndexError};
 use crate::adapters::embed::{EmbedError, Embedder, TextKind, cosine};
 
-/// Vectors as stored: little-endian f32.
+/// A query vector as cached: little-endian f32 (sqlite-vec's float format).
 pub fn to_blob(vector: &[f32]) -> Vec<u8> {
     vector.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
@@ -24,6 +25,31 @@ pub fn from_blob(blob: &[u8]) -> Vec<f32> {
     blob.chunks_exact(4)
         .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .collect()
+}
+
+/// A memory's vector as stored: one signed byte per dimension, each
+/// component scaled so that the largest magnitude is 127, and rounded. The
+/// scale is not kept: stored vectors are unit vectors and only their
+/// direction is ever used (cosine), so [`from_compact`] normalises again.
+/// A quarter of the f32 bytes; the top 10 by exact cosine against the f32
+/// vectors is measured in docs/BENCHMARKS.md ("compact vectors").
+pub fn to_compact(vector: &[f32]) -> Vec<u8> {
+    let largest = vector.iter().fold(0f32, |m, x| m.max(x.abs()));
+    if largest == 0.0 || !largest.is_finite() {
+        return vec![0; vector.len()];
+    }
+    let scale = 127.0 / largest;
+    vector
+        .iter()
+        .map(|x| (x * scale).round().clamp(-127.0, 127.0) as i8 as u8)
+        .collect()
+}
+
+/// The unit vector of a [`to_compact`] blob.
+pub fn from_compact(blob: &[u8]) -> Vec<f32> {
+    let mut vector: Vec<f32> = blob.iter().map(|&b| f32::from(b as i8)).collect();
+    crate::adapters::embed::normalize(&mut vector);
+    vector
 }
 
 /// One bit per dimension, set when the component is positive, packed into
@@ -218,7 +244,7 @@ impl Index {
                 tx.prepare_cached(
                     "INSERT OR IGNORE INTO embeddings (content_hash, model, vector, code) VALUES (?1, ?2, ?3, ?4)",
                 )
-                .and_then(|mut s| s.execute(params![hash, model, to_blob(vector), code(vector)]))
+                .and_then(|mut s| s.execute(params![hash, model, to_compact(vector), code(vector)]))
                 .map_err(sqlite)?;
             }
             for (hash, _, _) in &rows {
@@ -251,7 +277,7 @@ impl Index {
                 .map_err(sqlite)?;
             for (hash, vector) in vectors {
                 statement
-                    .execute(params![hash, model, to_blob(vector), code(vector)])
+                    .execute(params![hash, model, to_compact(vector), code(vector)])
                     .map_err(sqlite)?;
             }
         }
@@ -302,7 +328,7 @@ impl Index {
                 |row| row.get::<_, Vec<u8>>(0),
             )
             .optional()
-            .map(|blob| blob.map(|b| from_blob(&b)))
+            .map(|blob| blob.map(|b| from_compact(&b)))
             .map_err(self.sqlite())
     }
 
@@ -357,7 +383,7 @@ impl Index {
     /// Hamming distance between sign bits keeps the closest `8 × candidates`
     /// (at least 16,384); the query's own values dotted with those signs (an
     /// asymmetric estimate of the cosine) keep `candidates`; exact cosine on
-    /// their float vectors ranks them.
+    /// their stored vectors ranks them.
     pub fn vector_search(
         &self,
         model: &str,
@@ -413,7 +439,7 @@ impl Index {
                 .map_err(self.sqlite())?;
             for row in rows {
                 let (content_hash, blob) = row.map_err(self.sqlite())?;
-                let similarity = cosine(query, &from_blob(&blob));
+                let similarity = cosine(query, &from_compact(&blob));
                 hits.push(VectorHit {
                     content_hash,
                     similarity,
@@ -541,5 +567,23 @@ mod tests {
         let c = code(&v);
         assert_eq!(c.len(), 8);
         assert_eq!(c[0], 0b1001);
+    }
+
+    #[test]
+    fn compact_vectors_keep_the_direction_in_a_byte_a_dimension() {
+        let mut v: Vec<f32> = (0..384)
+            .map(|i| ((i * 37 % 101) as f32 - 50.0) / 7.0)
+            .collect();
+        crate::adapters::embed::normalize(&mut v);
+        let blob = to_compact(&v);
+        assert_eq!(blob.len(), 384);
+        assert!(blob.iter().any(|&b| b as i8 == 127 || b as i8 == -127));
+        let back = from_compact(&blob);
+        let norm: f32 = back.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-5, "{norm}");
+        assert!(cosine(&v, &back) > 0.9999, "{}", cosine(&v, &back));
+        // Nothing to scale: zeros, not NaN.
+        assert_eq!(from_compact(&to_compact(&[0.0; 4])), vec![0.0; 4]);
+        assert_eq!(to_compact(&[f32::NAN, 1.0]), vec![0, 127]);
     }
 }
