@@ -283,6 +283,31 @@ pub fn near_duplicates(
     Ok((similar, Some(vector)))
 }
 
+/// What recall says when some memories have no vector yet: how much of the
+/// workspace is embedded, and whether a background embedder is at it.
+fn not_embedded_notice(
+    session: &mut Session,
+    workspace: &Workspace,
+    report: &index_sync::SyncReport,
+) -> Result<Notice, AppError> {
+    let index = session.index()?;
+    let (pending, total) = match index.workspace_by_root(workspace.root())? {
+        Some(row) => index.workspace_pending(row.id)?,
+        None => (0, 0),
+    };
+    // Rounded down: 100% only when every memory is embedded.
+    let share = (100 * (total - pending)).checked_div(total).unwrap_or(100);
+    let rest = if report.embedding_in_background {
+        "a background `goldfish sync` is embedding the rest (`goldfish status` shows how far)"
+    } else {
+        "run `goldfish sync` to embed the rest"
+    };
+    Ok(Notice::note(format!(
+        "{share}% of this workspace's memories are embedded ({} of {total}); until the rest are, they are found by keywords only; {rest}",
+        total - pending
+    )))
+}
+
 /// `content` embedded as a memory text (`None` without a model).
 fn content_vector(session: &mut Session, content: &str) -> Result<Option<ContentVector>, AppError> {
     let Some(model) = session.model(Need::Optional)? else {
@@ -466,10 +491,9 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
         };
         if let Some(report) = sync_for_reading(session, workspace, embed)? {
             problems(session, &report.problems);
-            if let Some(pending) = report.pending_embeddings.filter(|&n| n > 0) {
-                session.notice(Notice::note(format!(
-                    "{pending} memories are not embedded yet (run `goldfish sync`); they are found by keywords only"
-                )));
+            if report.pending_embeddings.is_some_and(|n| n > 0) {
+                let notice = not_embedded_notice(session, workspace, &report)?;
+                session.notice(notice);
             }
         }
     }

@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::AppError;
 use crate::adapters::git::Workspace;
 use crate::adapters::index::Index;
+use crate::adapters::index::locks::EmbedProgress;
 use crate::adapters::memdir::MemoryDir;
 use crate::app::init::{self, Check};
 
@@ -30,9 +31,26 @@ pub struct Status {
     pub bad_lines: usize,
     pub model: Option<String>,
     pub pending_embeddings: Option<u64>,
+    /// The home's embedder at work now, how far it is (`None` when none
+    /// runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedding: Option<Embedding>,
     pub health: Vec<Check>,
     pub index: String,
     pub workspaces: Vec<WorkspaceSummary>,
+}
+
+/// A running embedder's progress, with its rate and estimate.
+#[derive(Debug, Serialize)]
+pub struct Embedding {
+    /// Texts queued when it started.
+    pub total: u64,
+    /// Texts embedded since.
+    pub done: u64,
+    /// Texts per second so far.
+    pub per_second: Option<f64>,
+    /// Seconds left at that rate.
+    pub seconds_left: Option<f64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -43,11 +61,20 @@ pub struct WorkspaceSummary {
     pub last_sync: Option<String>,
 }
 
+/// The status of `workspace`; `locks_dir` is the home's, where a running
+/// embedder writes how far it is.
 pub fn collect(
     workspace: &Workspace,
     index: &Index,
     model: Option<String>,
+    locks_dir: &std::path::Path,
 ) -> Result<Status, AppError> {
+    let embedding = EmbedProgress::read(locks_dir).map(|progress| Embedding {
+        total: progress.total,
+        done: progress.done,
+        per_second: progress.rate(),
+        seconds_left: progress.seconds_left(),
+    });
     let pending_embeddings = match &model {
         Some(_) => Some(
             index
@@ -115,6 +142,7 @@ pub fn collect(
         bad_lines: view.problems.len(),
         model,
         pending_embeddings,
+        embedding,
         health: init::health(workspace),
         index: index.path().display().to_string(),
         workspaces,
@@ -179,10 +207,17 @@ pub fn text(status: &Status) -> String {
         (Some(model), Some(0)) => {
             text.push_str(&format!("model      {model}: every memory embedded\n"))
         }
-        (Some(model), Some(pending)) => text.push_str(&format!(
-            "model      {model}: {} not embedded yet (`goldfish sync` embeds them)\n",
-            super::render::memories(pending)
-        )),
+        (Some(model), Some(pending)) => match &status.embedding {
+            Some(embedding) => text.push_str(&format!(
+                "model      {model}: {} not embedded yet, being embedded now: {}\n",
+                super::render::memories(pending),
+                progress_words(embedding)
+            )),
+            None => text.push_str(&format!(
+                "model      {model}: {} not embedded yet (`goldfish sync` embeds them)\n",
+                super::render::memories(pending)
+            )),
+        },
         _ => text.push_str(&format!(
             "model      none: recall matches keywords only; {}\n",
             super::model::INSTALL_HINT
@@ -206,4 +241,18 @@ pub fn text(status: &Status) -> String {
         ));
     }
     text
+}
+
+/// "1,200 of 9,000 done, 310 a second, about 25 s left".
+fn progress_words(embedding: &Embedding) -> String {
+    let mut words = format!("{} of {} done", embedding.done, embedding.total);
+    if let (Some(rate), Some(left)) = (embedding.per_second, embedding.seconds_left) {
+        let left = if left < 90.0 {
+            format!("{:.0} s", left.max(1.0))
+        } else {
+            format!("{:.0} min", (left / 60.0).ceil())
+        };
+        words.push_str(&format!(", {rate:.0} a second, about {left} left"));
+    }
+    words
 }

@@ -104,8 +104,33 @@ fn sync_or_hand(
     if let Some(embedded) = embed_pending(session, limit)? {
         report.embedded = embedded.0;
         report.pending_embeddings = Some(embedded.1);
+        // A read embeds a few; the rest (a fresh clone: all of them) goes to
+        // one background embedder for the home, so semantic recall becomes
+        // whole without anyone running `goldfish sync`.
+        if limit.is_some() && embedded.1 > 0 {
+            report.embedding_in_background = start_background_embedding(session, workspace);
+        }
     }
     Ok(Exclusive::Ran(report))
+}
+
+/// Starts a background `goldfish sync` of `workspace` to embed what is
+/// queued, unless an embedder already runs for the home (it will embed the
+/// queue, which every workspace shares). Whether one runs now; a failure to
+/// start one is a notice, never an error of the read.
+pub fn start_background_embedding(session: &mut Session, workspace: &Workspace) -> bool {
+    if locks::embedding_running(&session.home.locks_dir()) {
+        return true;
+    }
+    match super::background::sync(&session.home, workspace) {
+        Ok(_) => true,
+        Err(err) => {
+            session.notice(Notice::warning(format!(
+                "{err:#}; run `goldfish sync` to embed the rest"
+            )));
+            false
+        }
+    }
 }
 
 /// Appends what a store set aside in the journal while git was busy (see
@@ -216,11 +241,26 @@ pub fn embed_pending(
         if let Some(progress) = progress.as_mut() {
             progress.start(pending);
         }
+        // A pass over everything tells `status` how far it is.
+        let mut record = limit.is_none().then(|| locks::EmbedProgress {
+            started: locks::unix_now(),
+            total: pending,
+            done: 0,
+            updated: locks::unix_now(),
+        });
+        if let Some(record) = &record {
+            record.write(&locks_dir);
+        }
         let embedder = model.embedder()?;
         let embedded = index
             .embed_pending(embedder, limit, &mut |done, _| {
                 if let Some(progress) = progress.as_mut() {
                     progress.set(done as u64);
+                }
+                if let Some(record) = record.as_mut() {
+                    record.done = done as u64;
+                    record.updated = locks::unix_now();
+                    record.write(&locks_dir);
                 }
             })
             .context("embedding memories")?;

@@ -7,6 +7,7 @@ mod agent;
 mod capture;
 mod capture_trust;
 mod cli;
+mod clone;
 mod concurrency;
 mod digest;
 mod discard;

@@ -260,6 +260,80 @@ pub fn wait_for_running(
     }
 }
 
+/// Whether another process embeds for the home now (holds the embedding
+/// lock). Takes the lock for an instant when nobody does.
+pub fn embedding_running(locks_dir: &Path) -> bool {
+    let Ok(file) = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(locks_dir.join("embed.lock"))
+    else {
+        return false;
+    };
+    matches!(file.try_lock(), Err(fs::TryLockError::WouldBlock))
+}
+
+/// How far the running embedder is: written by it after each batch
+/// (`locks/embed.progress`), read by `status` while it holds the lock.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct EmbedProgress {
+    /// When the pass started (Unix seconds).
+    pub started: f64,
+    /// Texts queued when it started.
+    pub total: u64,
+    /// Texts embedded since.
+    pub done: u64,
+    /// When `done` was written (Unix seconds).
+    pub updated: f64,
+}
+
+impl EmbedProgress {
+    fn path(locks_dir: &Path) -> PathBuf {
+        locks_dir.join("embed.progress")
+    }
+
+    /// Texts per second so far (`None` before the first batch).
+    pub fn rate(&self) -> Option<f64> {
+        let seconds = self.updated - self.started;
+        (self.done > 0 && seconds > 0.0).then(|| self.done as f64 / seconds)
+    }
+
+    /// Seconds left at the rate so far.
+    pub fn seconds_left(&self) -> Option<f64> {
+        self.rate()
+            .map(|rate| self.total.saturating_sub(self.done) as f64 / rate)
+    }
+
+    /// Writes the record (replacing the last one whole; a failure only
+    /// costs `status` its estimate).
+    pub fn write(&self, locks_dir: &Path) {
+        let path = Self::path(locks_dir);
+        let temp = path.with_extension("tmp");
+        let text = serde_json::to_string(self).expect("progress serializes");
+        if fs::write(&temp, text).is_ok() {
+            let _ = fs::rename(&temp, &path);
+        }
+    }
+
+    /// The running embedder's record; `None` when no embedder runs or it
+    /// wrote none.
+    pub fn read(locks_dir: &Path) -> Option<EmbedProgress> {
+        if !embedding_running(locks_dir) {
+            return None;
+        }
+        let text = fs::read_to_string(Self::path(locks_dir)).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+}
+
+/// Seconds since the Unix epoch, for [`EmbedProgress`].
+pub fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};

@@ -72,6 +72,10 @@ pub struct SyncReport {
     pub embedded: usize,
     /// Content hashes still waiting for an embedding; `null` without a model.
     pub pending_embeddings: Option<u64>,
+    /// A background embedder runs for the home (started by this read, or
+    /// already running): the pending ones are being embedded.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub embedding_in_background: bool,
 }
 
 /// Something a sync skipped or could not do, and what it is about.

@@ -169,6 +169,20 @@ impl Index {
             .map_err(self.sqlite())
     }
 
+    /// Of a workspace's memory rows, (how many wait for a vector, how many
+    /// there are).
+    pub fn workspace_pending(&self, workspace_id: i64) -> Result<(u64, u64), IndexError> {
+        self.conn
+            .query_row(
+                "SELECT coalesce(sum(EXISTS (SELECT 1 FROM embed_queue q WHERE q.content_hash = m.content_hash)), 0),
+                        count(*)
+                   FROM memories m WHERE m.workspace_id = ?1",
+                params![workspace_id],
+                |row| Ok((row.get::<_, i64>(0)? as u64, row.get::<_, i64>(1)? as u64)),
+            )
+            .map_err(self.sqlite())
+    }
+
     /// Queued content hashes that no memory row has: none in an index of
     /// this schema (the triggers drop them); an index written by an older
     /// goldfish could hold any number, and then a sync that brings such

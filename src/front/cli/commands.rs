@@ -608,7 +608,8 @@ pub(super) fn status(args: StatusArgs, out: &mut dyn Write) -> Result<u8, CliErr
     // The journal drains through the session, which keeps what it says.
     app_sync::drain_journal(&mut session, &workspace, false)?;
     output::notices(&mut session);
-    let status = crate::app::status::collect(&workspace, session.index()?, model)?;
+    let locks = session.home.locks_dir();
+    let status = crate::app::status::collect(&workspace, session.index()?, model, &locks)?;
     if args.json {
         let line = serde_json::to_string(&status).context("serializing the status")?;
         writeln!(out, "{line}").context("writing output")?;

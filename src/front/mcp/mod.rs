@@ -546,7 +546,9 @@ impl Server {
             // The journal drains through the session, which keeps what it
             // says for the log.
             crate::app::sync::drain_journal(&mut shared.session, &workspace, false)?;
-            let status = crate::app::status::collect(&workspace, shared.session.index()?, model)?;
+            let locks = shared.session.home.locks_dir();
+            let status =
+                crate::app::status::collect(&workspace, shared.session.index()?, model, &locks)?;
             Ok(crate::app::status::text(&status))
         })
         .await
