@@ -77,6 +77,7 @@ run() {
 }
 run merge -p goldfish-log --bench merge
 run sync --bench sync
+run clone --bench clone
 run embed --bench embed
 # MCP before the 1M recall and vector sizes: after them (gigabytes of
 # indexes written) its rows read 1.5-2x slower than in a run of its own.

@@ -32,6 +32,7 @@ AREAS = [
     "store",
     "merge",
     "sync",
+    "clone",
     "embed",
     "recall, warm",
     "recall, cold",

@@ -7,7 +7,7 @@ use super::AppError;
 use super::notice::Notice;
 use crate::adapters::embed::install::{Installed, install_default, install_from};
 use crate::adapters::embed::onnx::{ModelTokenizer, OnnxEmbedder};
-use crate::adapters::embed::{DEFAULT_MODEL, Embedder, InstalledModel, Remembering, TextVectors};
+use crate::adapters::embed::{Embedder, InstalledModel, Remembering, TextVectors};
 use crate::adapters::env;
 use crate::adapters::home::Home;
 
@@ -25,6 +25,9 @@ pub fn install(home: &Home, from: Option<&std::path::Path>) -> Result<Vec<Instal
         }
     }
 }
+
+/// The model recall uses unless `GOLDFISH_MODEL` names another.
+pub use crate::adapters::embed::DEFAULT_MODEL;
 
 /// The hint every "no model" message ends with.
 pub const INSTALL_HINT: &str = "run `goldfish model install` for semantic recall";

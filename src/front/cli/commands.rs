@@ -652,7 +652,7 @@ pub(super) fn model_install(args: ModelInstallArgs, out: &mut dyn Write) -> Resu
     let home = Home::from_env().map_err(AppError::input)?;
     let installed = crate::app::model::install(&home, args.from.as_deref())?;
     for model in &installed {
-        let default = if model.manifest.name == crate::adapters::embed::DEFAULT_MODEL {
+        let default = if model.manifest.name == crate::app::model::DEFAULT_MODEL {
             " (the default)"
         } else {
             ""
