@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 mod common;
 
 use common::report::{Row, emit};
-use common::workspace::{Workspace, run};
+use common::workspace::{Workspace, questions, run};
 use goldfish::adapters::embed::DEFAULT_MODEL;
 
 fn main() {
@@ -79,7 +79,10 @@ fn measure(source: &Workspace, remote: &Path, model: &str) -> (Duration, Duratio
         .env("GIT_CONFIG_GLOBAL", "/dev/null");
     run(&mut git);
     let start = Instant::now();
-    let mut recall = source.goldfish(&["recall", "why did the cache layer fail"]);
+    // The synthetic authors are outside any trust policy: asked for anyway,
+    // as the recall bench does.
+    let question = questions(1, 0).remove(0);
+    let mut recall = source.goldfish(&["recall", "--include-untrusted", "--", &question]);
     recall
         .current_dir(&clone)
         .env("GOLDFISH_HOME", &home)

@@ -36,6 +36,8 @@ while [ $# -gt 0 ]; do
     shift
 done
 
+# Release builds go where cargo puts them (CARGO_TARGET_DIR, else target/).
+release=$(realpath -m "${CARGO_TARGET_DIR:-target}")/release
 out=target/bench
 mkdir -p "$out"
 rows="$PWD/$out/rows.jsonl"
@@ -46,11 +48,11 @@ echo "building release…" >&2
 cargo build --release --locked --quiet --bin goldfish
 cargo bench --workspace --locked --no-run --quiet 2>"$out/build.log"
 export GOLDFISH_TEST_MODEL_HOME="${GOLDFISH_TEST_MODEL_HOME:-$PWD/target/model-home}"
-GOLDFISH_HOME="$GOLDFISH_TEST_MODEL_HOME" target/release/goldfish model install >/dev/null 2>>"$out/build.log"
-GOLDFISH_HOME="$GOLDFISH_TEST_MODEL_HOME" target/release/goldfish model install --capture >/dev/null 2>>"$out/build.log"
+GOLDFISH_HOME="$GOLDFISH_TEST_MODEL_HOME" "$release/goldfish" model install >/dev/null 2>>"$out/build.log"
+GOLDFISH_HOME="$GOLDFISH_TEST_MODEL_HOME" "$release/goldfish" model install --capture >/dev/null 2>>"$out/build.log"
 
 export GOLDFISH_BENCH_ROWS="$rows"
-export GOLDFISH_BENCH_BIN="$PWD/target/release/goldfish"
+export GOLDFISH_BENCH_BIN="$release/goldfish"
 if [ "$quick" = 1 ]; then
     export GOLDFISH_BENCH_QUICK=1
     export GOLDFISH_BENCH_SIZES=1000,10000

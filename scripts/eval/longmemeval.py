@@ -347,6 +347,7 @@ def evaluate(args, home: Path, name: str, cases: list[dict]) -> dict:
         # What the floor is calibrated on: each hit's score and whether it is evidence.
         row["hits"] = [
             {
+                "id": hit["id"],
                 "score": hit.get("score"),
                 "similarity": hit.get("similarity"),
                 "keyword": hit.get("keyword"),
