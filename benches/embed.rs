@@ -20,11 +20,10 @@ mod common;
 use common::report::{Row, emit};
 use common::{ms, percentile};
 use goldfish::adapters::embed::onnx::OnnxEmbedder;
-use goldfish::adapters::embed::{Embedder, TextKind};
+use goldfish::adapters::embed::{DEFAULT_MODEL, Embedder, FP32_MODEL, INT8_MODEL, TextKind};
 
 fn main() {
     let as_test = !std::env::args().any(|arg| arg == "--bench");
-    let model = common::installed_model();
     let python = python();
     let texts: Vec<String> = match &python {
         Some(python) => {
@@ -43,10 +42,59 @@ fn main() {
     let runs = if common::quick() { 1 } else { 3 };
 
     println!("machine: {}", common::machine());
+    // The default model, and the other build of it in the same run: the
+    // int8 model against the fp32 one (`GOLDFISH_BENCH_MODELS` to choose).
+    let models: Vec<String> = std::env::var("GOLDFISH_BENCH_MODELS")
+        .map(|list| list.split(',').map(str::to_owned).collect())
+        .unwrap_or_else(|_| {
+            let mut both = vec![DEFAULT_MODEL.to_owned()];
+            both.extend(
+                [FP32_MODEL, INT8_MODEL]
+                    .iter()
+                    .filter(|m| **m != DEFAULT_MODEL)
+                    .map(|m| (*m).to_owned()),
+            );
+            both
+        });
+    for name in &models {
+        let model = common::installed_model_named(name);
+        // Rows of the default model keep their names (bench_table.py
+        // --compare matches them across runs); the other's say which.
+        let label = |measure: String| {
+            if name == DEFAULT_MODEL {
+                measure
+            } else {
+                format!("{measure} [{name}]")
+            }
+        };
+        measure(
+            &model,
+            name,
+            &label,
+            python.as_deref(),
+            &refs,
+            runs,
+            as_test,
+        );
+    }
+}
+
+fn measure(
+    model: &goldfish::adapters::embed::InstalledModel,
+    name: &str,
+    label: &dyn Fn(String) -> String,
+    python: Option<&Path>,
+    refs: &[&str],
+    runs: usize,
+    as_test: bool,
+) {
+    let batch = model.manifest.batch;
+    println!();
+    println!("**{name}** (texts a run: {batch})");
     println!();
     println!("| measure | goldfish (Rust, ort) | Python onnxruntime |");
     println!("|---|---:|---:|");
-    let python_rates = python.as_ref().filter(|_| !as_test).map(|python| {
+    let python_rates = python.filter(|_| !as_test).map(|python| {
         let output = Command::new(python)
             .arg(script())
             .arg(model.dir.as_os_str())
@@ -58,7 +106,7 @@ fn main() {
     });
     for threads in [1usize, 2] {
         let start = Instant::now();
-        let mut embedder = OnnxEmbedder::load(&model, threads).expect("load the model");
+        let mut embedder = OnnxEmbedder::load(model, threads).expect("load the model");
         let load = start.elapsed();
         embedder.embed(&refs[..32], TextKind::Document).unwrap(); // warm-up
         let mut rates: Vec<f64> = (0..runs)
@@ -75,7 +123,7 @@ fn main() {
             .and_then(|r| r[threads.to_string()]["texts_per_s"].as_f64());
         let plural = if threads == 1 { "" } else { "s" };
         println!(
-            "| throughput, {threads} thread{plural}, {} texts in batches of 32 | {rate:.0} texts/s | {} |",
+            "| throughput, {threads} thread{plural}, {} texts in batches of {batch} | {rate:.0} texts/s | {} |",
             refs.len(),
             python_rate.map_or("n/a".to_owned(), |r| format!("{r:.0} texts/s")),
         );
@@ -83,33 +131,33 @@ fn main() {
         let measure = format!("throughput, {threads} thread{plural}");
         emit(Row::new(
             "embed",
-            format!("{measure}, goldfish (Rust, ort)"),
+            label(format!("{measure}, goldfish (Rust, ort)")),
             "texts/s",
             rate,
         ));
         if let Some(python_rate) = python_rate {
             emit(Row::new(
                 "embed",
-                format!("{measure}, Python onnxruntime"),
+                label(format!("{measure}, Python onnxruntime")),
                 "texts/s",
                 python_rate,
             ));
             emit(Row::new(
                 "embed",
-                format!("{measure}, Rust ÷ Python"),
+                label(format!("{measure}, Rust ÷ Python")),
                 "×",
                 rate / python_rate,
             ));
         }
         emit(Row::time(
             "embed",
-            format!("model load, {threads} thread{plural}"),
+            label(format!("model load, {threads} thread{plural}")),
             load,
         ));
     }
     // One query at a time, as recall embeds it, with every core (the CLI's default).
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut embedder = OnnxEmbedder::load(&model, threads).expect("load the model");
+    let mut embedder = OnnxEmbedder::load(model, threads).expect("load the model");
     let queries = common::workspace::questions(40, 0);
     let mut times: Vec<_> = queries
         .iter()
@@ -128,7 +176,7 @@ fn main() {
     );
     emit(Row::latency(
         "embed",
-        "one query (as recall embeds it)",
+        label("one query (as recall embeds it)".to_owned()),
         p50,
         p95,
     ));

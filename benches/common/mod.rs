@@ -135,8 +135,13 @@ pub fn model_home() -> PathBuf {
 
 /// The installed default model; panics, saying how to install it, when absent.
 pub fn installed_model() -> InstalledModel {
+    installed_model_named(DEFAULT_MODEL)
+}
+
+/// The installed model `name`; panics, saying how to install it, when absent.
+pub fn installed_model_named(name: &str) -> InstalledModel {
     let home = model_home();
-    InstalledModel::find(&home.join("models"), &home.join("runtime"), DEFAULT_MODEL)
+    InstalledModel::find(&home.join("models"), &home.join("runtime"), name)
         .expect("a readable model")
         .unwrap_or_else(|| {
             panic!(

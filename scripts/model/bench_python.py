@@ -6,7 +6,7 @@ Usage: bench_python.py MODEL_DIR   (run with the private env's python)
                                      Rust benchmark to embed the same ones)
 
 Embeds 256 fixed one-to-three-sentence texts about software work in batches
-of 32, tokenization included, with 1 and 2 intra-op threads; one warm-up
+of 32 (or the manifest's `batch`), tokenization included, with 1 and 2 intra-op threads; one warm-up
 pass, then the median of 3 timed passes. Prints JSON on stdout. A baseline
 for the Rust embedder, which runs the same model through the same library.
 """
@@ -15,6 +15,7 @@ import json
 import statistics
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -97,7 +98,11 @@ def main():
         sys.exit("usage: bench_python.py MODEL_DIR")
     tokenizer = load_tokenizer(sys.argv[1])
     corpus = texts()
-    batches = [corpus[i : i + BATCH] for i in range(0, N_TEXTS, BATCH)]
+    # The texts a run holds: the manifest's `batch` when it has one (1 for
+    # the int8 model), as goldfish runs it.
+    manifest = Path(sys.argv[1]) / "manifest.json"
+    batch = json.loads(manifest.read_text()).get("batch", BATCH) if manifest.is_file() else BATCH
+    batches = [corpus[i : i + batch] for i in range(0, N_TEXTS, batch)]
     lengths = [sum(e.attention_mask) for e in tokenizer.encode_batch(corpus)]  # unpadded
 
     results = {}
@@ -117,7 +122,7 @@ def main():
             {
                 "onnxruntime": ort.__version__,
                 "texts": N_TEXTS,
-                "batch_size": BATCH,
+                "batch_size": batch,
                 "tokens_per_text": {"mean": round(float(np.mean(lengths)), 1), "max": max(lengths)},
                 "intra_op_threads": results,
             }
