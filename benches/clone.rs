@@ -9,8 +9,9 @@
 //! - to the last embedding: the background embedder has emptied the queue
 //!   (polled in the index every 100 ms; nobody runs `goldfish sync`).
 //!
-//! Sizes 10k and 100k (`GOLDFISH_BENCH_SIZES`); the model is the default
-//! one, or each of the comma-separated `GOLDFISH_BENCH_MODELS`.
+//! Sizes 10k and 100k (`GOLDFISH_BENCH_SIZES`); with the fp32 and the int8
+//! model (the default first), or each of the comma-separated
+//! `GOLDFISH_BENCH_MODELS`.
 //!
 //! Run: `cargo bench --bench clone`.
 
@@ -21,13 +22,22 @@ mod common;
 
 use common::report::{Row, emit};
 use common::workspace::{Workspace, questions, run};
-use goldfish::adapters::embed::DEFAULT_MODEL;
+use goldfish::adapters::embed::{DEFAULT_MODEL, FP32_MODEL, INT8_MODEL};
 
 fn main() {
     let sizes = common::sizes("GOLDFISH_BENCH_SIZES", &[1000], &[10_000, 100_000]);
     let models: Vec<String> = std::env::var("GOLDFISH_BENCH_MODELS")
         .map(|list| list.split(',').map(str::to_owned).collect())
-        .unwrap_or_else(|_| vec![DEFAULT_MODEL.to_owned()]);
+        .unwrap_or_else(|_| {
+            let mut both = vec![DEFAULT_MODEL.to_owned()];
+            both.extend(
+                [FP32_MODEL, INT8_MODEL]
+                    .iter()
+                    .filter(|m| **m != DEFAULT_MODEL)
+                    .map(|m| (*m).to_owned()),
+            );
+            both
+        });
     println!("machine: {}", common::machine());
     println!();
     println!("| memories | model | keyword recall ready | every memory embedded | texts/s |");
@@ -53,7 +63,7 @@ fn main() {
                 if model == DEFAULT_MODEL {
                     what.to_owned()
                 } else {
-                    format!("{what} ({model})")
+                    format!("{what} [{model}]")
                 }
             };
             emit(Row::time("clone", name("keyword recall ready"), ready).at(n));

@@ -48,6 +48,7 @@ fn run_in(dir: &Path, home: &Path, program: &str, args: &[&str]) {
         .args(args)
         .current_dir(dir)
         .env("GOLDFISH_HOME", home)
+        .env("GOLDFISH_MODEL", common::bench_model())
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -112,6 +113,7 @@ fn run(n: usize) {
             .arg("mcp")
             .current_dir(&repo)
             .env("GOLDFISH_HOME", &home)
+            .env("GOLDFISH_MODEL", common::bench_model())
             .env("GIT_CONFIG_GLOBAL", "/dev/null");
         let started = Instant::now();
         let (transport, _) = TokioChildProcess::builder(command)

@@ -133,9 +133,17 @@ pub fn model_home() -> PathBuf {
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/model-home"))
 }
 
-/// The installed default model; panics, saying how to install it, when absent.
+/// The model the goldfish processes of a bench run with:
+/// `GOLDFISH_BENCH_MODEL`, else the default (e.g. the int8 build, to measure
+/// `store` and recall with it).
+pub fn bench_model() -> String {
+    std::env::var("GOLDFISH_BENCH_MODEL").unwrap_or_else(|_| DEFAULT_MODEL.to_owned())
+}
+
+/// The installed [`bench_model`]; panics, saying how to install it, when
+/// absent.
 pub fn installed_model() -> InstalledModel {
-    installed_model_named(DEFAULT_MODEL)
+    installed_model_named(&bench_model())
 }
 
 /// The installed model `name`; panics, saying how to install it, when absent.

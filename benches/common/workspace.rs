@@ -540,6 +540,7 @@ impl Workspace {
         command
             .current_dir(&self.repo)
             .env("GOLDFISH_HOME", &self.home)
+            .env("GOLDFISH_MODEL", super::bench_model())
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_AUTHOR_NAME", "Bench")
