@@ -112,7 +112,7 @@ fn measure(
         let mut rates: Vec<f64> = (0..runs)
             .map(|_| {
                 let start = Instant::now();
-                embedder.embed(&refs, TextKind::Document).unwrap();
+                embedder.embed(refs, TextKind::Document).unwrap();
                 refs.len() as f64 / start.elapsed().as_secs_f64()
             })
             .collect();
