@@ -298,6 +298,81 @@ def fixture_cases(args, home: Path) -> list[dict]:
     return cases
 
 
+def offtopic_cases(lme: list[dict], fixtures: list[dict]) -> list[dict]:
+    """fixtures/offtopic/: each question asked of the fixtures/eval workspace
+    and of six LongMemEval workspaces (a different six per question), as
+    those sets' own questions are asked (time, trust)."""
+    questions = json.loads((ROOT / "fixtures" / "offtopic" / "questions.json").read_text())
+    cases = []
+    for n, q in enumerate(questions):
+        asked = [("fixtures/eval", fixtures[0])] if fixtures else []
+        if lme:
+            asked += [("LongMemEval_S dev", lme[(n * 6 + k) % len(lme)]) for k in range(min(6, len(lme)))]
+        for where, like in asked:
+            cases.append(
+                {
+                    "id": f"off{n}@{like['id']}",
+                    "type": where,
+                    "question": q["question"],
+                    "now": like["now"],
+                    "extra": like["extra"],
+                    "path": like["path"],
+                }
+            )
+    return cases
+
+
+def evaluate_offtopic(args, home: Path, cases: list[dict]) -> dict:
+    """Per set and ranking: the share of off-topic questions answered with
+    nothing (the right answer), and the best score of the others."""
+    jobs = [(case, mode) for case in cases for mode in args.modes]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        answers = list(pool.map(lambda job: ask(args, home, *job), jobs))
+    per_question = []
+    for (case, mode), hits in zip(jobs, answers):
+        per_question.append(
+            {
+                "set": "off-topic",
+                "id": case["id"],
+                "type": case["type"],
+                "mode": mode,
+                "nothing": not hits,
+                "hits": [
+                    {"id": h["id"], "score": h.get("score"), "similarity": h.get("similarity"), "ranking": h.get("ranking")}
+                    for h in hits
+                ],
+            }
+        )
+    table: dict[str, dict[str, dict]] = defaultdict(dict)
+    for kind in sorted({c["type"] for c in cases}) + ["overall"]:
+        for mode in args.modes:
+            rows = [r for r in per_question if r["mode"] == mode and (kind == "overall" or r["type"] == kind)]
+            tops = sorted(r["hits"][0]["score"] or 0.0 for r in rows if r["hits"])
+            table[kind][mode] = {
+                "questions": len(rows),
+                "nothing": round(sum(r["nothing"] for r in rows) / max(len(rows), 1), 4),
+                "median_top_score": round(tops[len(tops) // 2], 4) if tops else None,
+            }
+    return {"set": "off-topic", "questions": len(cases), "table": table, "per_question": per_question}
+
+
+def markdown_offtopic(result: dict, modes: list[str]) -> str:
+    out = [
+        f"**off-topic** ({result['questions']} questions asked)",
+        "",
+        "| asked of | n | ranking | answered with nothing | median top score of the rest |",
+        "|---|---:|---|---:|---:|",
+    ]
+    for kind, by_mode in result["table"].items():
+        for mode in modes:
+            m = by_mode[mode]
+            name = "hybrid (default)" if mode == "hybrid" else mode
+            top = "–" if m["median_top_score"] is None else f"{m['median_top_score']:.3f}"
+            label = f"**{kind}**" if kind == "overall" else kind
+            out.append(f"| {label} | {m['questions']} | {name} | {m['nothing']:.3f} | {top} |")
+    return "\n".join(out) + "\n"
+
+
 # --- asking and scoring -----------------------------------------------------
 
 
@@ -351,6 +426,7 @@ def evaluate(args, home: Path, name: str, cases: list[dict]) -> dict:
                 "score": hit.get("score"),
                 "similarity": hit.get("similarity"),
                 "keyword": hit.get("keyword"),
+                "ranking": hit.get("ranking"),
                 "evidence": case["label"].get(hit["id"]) in case["evidence"],
             }
             for hit in hits
@@ -404,7 +480,7 @@ def main() -> None:
     parser.add_argument("--home", type=Path, default=Path.home() / ".cache" / "goldfish" / "longmemeval")
     parser.add_argument("--model-home", default=os.environ.get("GOLDFISH_TEST_MODEL_HOME"))
     parser.add_argument("--sample", type=int, help="only N LongMemEval questions, spread over the types")
-    parser.add_argument("--sets", default="longmemeval,fixtures", help="comma-separated: longmemeval, fixtures")
+    parser.add_argument("--sets", default="longmemeval,fixtures", help="comma-separated: longmemeval, fixtures, offtopic (fixtures/offtopic/ asked of both)")
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated of: {', '.join(MODES)}")
     parser.add_argument("--limit", type=int, default=10, help="memories each recall returns (metrics read the top 10)")
     parser.add_argument("--jobs", type=int, default=2, help="recall processes at once")
@@ -427,15 +503,30 @@ def main() -> None:
     home = args.home.expanduser().resolve()
     prepare_home(home, args.model_home)
     results = []
+    built: dict[str, list[dict]] = {}
+
+    def cases_of(name: str) -> list[dict]:
+        if name not in built:
+            if name == "longmemeval":
+                if not (args.data / "questions.jsonl").is_file():
+                    sys.exit(f"--data: {args.data} has no questions.jsonl")
+                built[name] = longmemeval_cases(args, home)
+            else:
+                built[name] = fixture_cases(args, home)
+        return built[name]
+
     for name in [s for s in args.sets.split(",") if s]:
-        if name == "longmemeval":
-            if not (args.data / "questions.jsonl").is_file():
-                sys.exit(f"--data: {args.data} has no questions.jsonl")
-            cases = longmemeval_cases(args, home)
-        elif name == "fixtures":
-            cases = fixture_cases(args, home)
-        else:
-            sys.exit(f"--sets: unknown set {name}; known: longmemeval, fixtures")
+        if name not in ("longmemeval", "fixtures", "offtopic"):
+            sys.exit(f"--sets: unknown set {name}; known: longmemeval, fixtures, offtopic")
+        if name == "offtopic":
+            cases = offtopic_cases(cases_of("longmemeval"), cases_of("fixtures"))
+            if args.prepare_only:
+                continue
+            result = evaluate_offtopic(args, home, cases)
+            print(markdown_offtopic(result, args.modes))
+            results.append(result)
+            continue
+        cases = cases_of(name)
         if args.prepare_only:
             continue
         result = evaluate(args, home, "LongMemEval_S dev" if name == "longmemeval" else "fixtures/eval", cases)

@@ -23,6 +23,10 @@ pub struct Request {
     /// Leave out what is almost never evidence (see [`Floor`]); recall
     /// sets it, the code measuring rankings may not.
     pub floor: Option<Floor>,
+    /// Answer nothing when no candidate of a hybrid recall is convincing
+    /// (see [`Relevance`]); recall sets it, the code measuring rankings may
+    /// not.
+    pub relevance: Option<Relevance>,
     /// "Now", for the time cues of hybrid recall ("two weeks ago"; none
     /// without it) and the `future-timestamp` flag of what it finds (the
     /// clock's without it).
@@ -100,6 +104,68 @@ impl Floor {
     }
 }
 
+/// The question-level floor of hybrid recall: when no candidate is at least
+/// `similarity` similar to the question and none covers at least `coverage`
+/// of its word weight ([`Spread::coverage`]), nothing stored is about the
+/// question, and recall says so instead of listing the least unrelated
+/// memories. Applied only with a vector for the question (keywords alone
+/// cannot tell a topic from a shared word).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Relevance {
+    pub similarity: f64,
+    pub coverage: f64,
+}
+
+/// Calibrated with `scripts/eval/longmemeval.py` on the off-topic questions
+/// of fixtures/offtopic/ and on the on-topic questions of LongMemEval_S's
+/// development split and fixtures/eval/ (docs/BENCHMARKS.md, "Nothing
+/// relevant"): every on-topic question whose answer recall found before
+/// still gets an answer, with room below the weakest of them (0.25: a
+/// one-word question, "performance", against the memory of a slow query,
+/// `tests/it/semantic.rs`). The model's similarity is not calibrated enough
+/// to ask more: off-topic questions about other software reach 0.47.
+pub const RELEVANCE: Relevance = Relevance {
+    similarity: 0.23,
+    coverage: 0.35,
+};
+
+/// Why a hybrid recall answered nothing: what its best candidates had, and
+/// what they needed.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct NothingRelevant {
+    /// The highest similarity of a candidate (`None` without one).
+    pub best_similarity: Option<f64>,
+    /// The highest coverage of a candidate (0 without a word match).
+    pub best_coverage: f64,
+    pub needed: Relevance,
+}
+
+impl Relevance {
+    /// `None` when a candidate with these best values is convincing, else
+    /// why not.
+    pub fn judge(
+        self,
+        best_similarity: Option<f64>,
+        best_coverage: f64,
+    ) -> Option<NothingRelevant> {
+        let similar = best_similarity.is_some_and(|s| s >= self.similarity);
+        if similar || best_coverage >= self.coverage {
+            return None;
+        }
+        Some(NothingRelevant {
+            best_similarity,
+            best_coverage,
+            needed: self,
+        })
+    }
+}
+
+/// The keyword part never measures a memory against less than this share
+/// of a whole-question match ([`Spread::full_bm25`]): BM25 relative to the
+/// best match alone gave a memory sharing one common word with the question
+/// the whole keyword part whenever nothing matched better.
+pub const WHOLE_QUESTION_SHARE: f64 = 1.0;
+
 /// How hybrid recall combines the keyword and the vector ranking.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Fusion {
@@ -161,6 +227,10 @@ pub struct Evidence {
 pub struct Spread {
     /// The best BM25 relevance among the candidates (0 without a word match).
     pub best_bm25: f64,
+    /// The BM25 relevance of a memory of average length holding each word
+    /// of the question once (Σ idf; 0 when unknown): what a memory that
+    /// matches the whole question scores.
+    pub full_bm25: f64,
     /// The lowest and highest similarity among the candidates that have one.
     pub similarity: Option<(f64, f64)>,
 }
@@ -180,10 +250,25 @@ impl Spread {
         spread
     }
 
-    /// BM25 relative to the best match: 1 for the best, 0 without a match.
+    /// BM25 relative to the best match, or to [`WHOLE_QUESTION_SHARE`] of a
+    /// whole-question match when that is more: 1 for the best match of a
+    /// question it covers well, 0 without a match.
     pub fn keyword(&self, evidence: &Evidence) -> f64 {
-        if self.best_bm25 > 0.0 {
-            evidence.bm25 / self.best_bm25
+        let against = self.best_bm25.max(WHOLE_QUESTION_SHARE * self.full_bm25);
+        if against > 0.0 {
+            (evidence.bm25 / against).min(1.0)
+        } else {
+            0.0
+        }
+    }
+
+    /// How much of the question's word weight a memory matches: its BM25
+    /// over [`Spread::full_bm25`], at most 1 (0 when unknown). A memory that
+    /// shares only a common word with a long question covers little of it,
+    /// however it ranks among the candidates.
+    pub fn coverage(&self, evidence: &Evidence) -> f64 {
+        if self.full_bm25 > 0.0 {
+            (evidence.bm25 / self.full_bm25).min(1.0)
         } else {
             0.0
         }
@@ -252,6 +337,10 @@ pub struct Ranking {
     /// BM25 relative to the query's best keyword match among the
     /// candidates, in [0, 1]; 0 without a word match.
     pub keyword: f64,
+    /// How much of the question's word weight the memory matches, in [0, 1]:
+    /// its BM25 over what a memory holding every word of the question once
+    /// scores (rare words weigh more than common ones).
+    pub coverage: f64,
     /// What the similarity adds before its weight: the cosine similarity
     /// (0 below zero or without a vector) with the default fusion; rescaled
     /// over the candidates, in [0, 1], with [`Fusion::Scaled`].
@@ -301,6 +390,7 @@ pub fn fuse(
         keyword_rank: evidence.keyword_rank.map(|r| r + 1),
         semantic_rank: evidence.semantic_rank.map(|r| r + 1),
         keyword: spread.keyword(evidence),
+        coverage: spread.coverage(evidence),
         semantic: request.fusion.semantic_part(evidence, spread),
         time_cue,
         stale: if stale { -STALE_PENALTY } else { 0.0 },
@@ -636,6 +726,64 @@ mod tests {
             ..no_words
         };
         assert!(close(fusion.score(&opposite, &spread), 0.0));
+    }
+
+    /// A memory sharing one word with a long question covers little of it:
+    /// it gets the whole keyword part only when it matches what a
+    /// whole-question match would, whatever else matched.
+    #[test]
+    fn one_common_word_cannot_take_the_whole_keyword_part() {
+        let one_word = Evidence {
+            keyword_rank: Some(0),
+            bm25: 1.0,
+            ..Evidence::default()
+        };
+        let spread = Spread {
+            full_bm25: 8.0,
+            ..Spread::of([&one_word])
+        };
+        assert!(close(spread.coverage(&one_word), 1.0 / 8.0));
+        let expected = 1.0 / (WHOLE_QUESTION_SHARE * 8.0).max(1.0);
+        assert!(close(spread.keyword(&one_word), expected));
+        assert!(spread.keyword(&one_word) < 1.0 || WHOLE_QUESTION_SHARE * 8.0 <= 1.0);
+        // A match of the whole question is measured against the best, as before.
+        let whole = Evidence {
+            bm25: 9.0,
+            ..one_word
+        };
+        let spread = Spread {
+            full_bm25: 8.0,
+            ..Spread::of([&whole, &one_word])
+        };
+        assert!(close(spread.keyword(&whole), 1.0));
+        assert!(close(spread.keyword(&one_word), 1.0 / 9.0));
+        assert!(close(spread.coverage(&whole), 1.0), "at most 1");
+        // Unknown whole-question score: relative to the best alone.
+        assert!(close(Spread::of([&one_word]).keyword(&one_word), 1.0));
+        assert!(close(Spread::of([&one_word]).coverage(&one_word), 0.0));
+    }
+
+    #[test]
+    fn a_question_is_answered_when_a_candidate_is_similar_or_covers_it() {
+        let needs = Relevance {
+            similarity: 0.3,
+            coverage: 0.5,
+        };
+        assert_eq!(needs.judge(Some(0.31), 0.0), None);
+        assert_eq!(needs.judge(Some(0.1), 0.5), None);
+        assert_eq!(
+            needs.judge(Some(0.29), 0.49),
+            Some(NothingRelevant {
+                best_similarity: Some(0.29),
+                best_coverage: 0.49,
+                needed: needs,
+            })
+        );
+        assert!(needs.judge(None, 0.2).is_some());
+        // The calibrated floor lets through what the per-memory floor keeps
+        // as clearly about the question.
+        assert_eq!(RELEVANCE.judge(Some(0.9), 0.0), None);
+        assert_eq!(RELEVANCE.judge(None, 1.0), None);
     }
 
     #[test]

@@ -394,6 +394,48 @@ fn unrelated_questions_find_nothing() {
             assert!(String::from_utf8_lossy(&output.stderr).contains("no memories match"));
         }
     }
+    // Questions about things the project never stored (issue 29: each got
+    // a confident list before): nothing relevant, and why, in words.
+    for question in [
+        "graphql schema stitching",
+        "kubernetes helm chart upgrade",
+        "How do we renew the iOS push notification certificate?",
+        "Which Figma library holds the design tokens?",
+    ] {
+        let output = env.goldfish(&repo, &["recall", question, "--json"]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{question:?}: {stderr}");
+        assert!(output.stdout.is_empty(), "{question:?}");
+        assert!(
+            stderr.contains("nothing relevant: no memory is about this question")
+                && stderr.contains("an answer needs 0.23 similarity or 35% of the words"),
+            "{question:?}: {stderr}"
+        );
+    }
+    // One of them shares a word ("tokens") with a memory: keyword recall
+    // still lists it, and the hybrid answer says so.
+    let tokens = "Which Figma library holds the design tokens?";
+    let stderr =
+        String::from_utf8_lossy(&env.goldfish(&repo, &["recall", tokens]).stderr).into_owned();
+    assert!(
+        stderr.contains("`--mode keyword` lists the word matches"),
+        "{stderr}"
+    );
+    let listed = env.ok(&repo, &["recall", tokens, "--mode", "keyword"]);
+    assert!(listed.contains("expired tokens"), "{listed}");
+    // Every question of `concepts_find_memories_keywords_miss` is still
+    // answered by hybrid recall.
+    for question in [
+        "login problems",
+        "performance",
+        "data not saving",
+        "why are queries slow",
+        "what did we pick for CSS",
+        "reduce infrastructure costs",
+    ] {
+        let answered = json_lines(&env.ok(&repo, &["recall", question, "--json"]));
+        assert!(!answered.is_empty(), "{question:?}");
+    }
     // A word match that is also close enough in meaning still counts.
     let output = env.ok(&repo, &["recall", "staging DNS problems", "--json"]);
     assert!(

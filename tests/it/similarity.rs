@@ -14,12 +14,16 @@ struct Scored {
 }
 
 fn scored_pairs() -> Vec<Scored> {
+    scored_pairs_of(goldfish::adapters::embed::DEFAULT_MODEL)
+}
+
+fn scored_pairs_of(model: &'static str) -> Vec<Scored> {
     let text = include_str!("../../fixtures/similar/pairs.jsonl");
     let pairs: Vec<serde_json::Value> = text
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
         .collect();
-    crate::common::with_embedder(|embedder| {
+    crate::common::with_embedder_of(model, |embedder| {
         pairs
             .iter()
             .map(|pair| {
@@ -70,11 +74,23 @@ fn the_labelled_set_is_big_enough_and_has_hard_negatives() {
     ignore = "needs the real model: bash scripts/test.sh"
 )]
 fn the_default_thresholds_hold_their_precision_and_recall() {
-    let pairs = scored_pairs();
-    let (precision, recall) = precision_recall(&pairs, 0.80);
-    assert!(precision >= 0.95 && recall >= 0.85, "{precision} {recall}");
-    let (precision, recall) = precision_recall(&pairs, 0.85);
-    assert!(precision >= 1.0 && recall >= 0.5, "{precision} {recall}");
+    // With either build of the model (the int8 one is opt-in).
+    for model in [
+        goldfish::adapters::embed::FP32_MODEL,
+        goldfish::adapters::embed::INT8_MODEL,
+    ] {
+        let pairs = scored_pairs_of(model);
+        let (precision, recall) = precision_recall(&pairs, 0.80);
+        assert!(
+            precision >= 0.95 && recall >= 0.85,
+            "{model}: {precision} {recall}"
+        );
+        let (precision, recall) = precision_recall(&pairs, 0.85);
+        assert!(
+            precision >= 1.0 && recall >= 0.5,
+            "{model}: {precision} {recall}"
+        );
+    }
 }
 
 /// `similar --text` with its default threshold finds the paraphrases the

@@ -230,6 +230,16 @@ struct Payload {
     seq: i64,
 }
 
+/// What a keyword search found: the matching rows with their BM25 score
+/// (as FTS5 computes it), best first, and the score a row of average length
+/// holding each of the query's words once would get (Σ idf): how much of the
+/// query's word weight a match covers is its score over this.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Matches {
+    pub rows: Vec<(i64, f64)>,
+    pub full: f64,
+}
+
 /// An open keyword index, for reading.
 pub struct TextIndex {
     /// The database's file, and the index's folder.
@@ -447,7 +457,7 @@ impl TextIndex {
         words: &[String],
         workspaces: Option<&[i64]>,
         limit: usize,
-    ) -> Result<Vec<(i64, f64)>, TextError> {
+    ) -> Result<Matches, TextError> {
         if self.broken.load(Ordering::Relaxed) {
             return Err(TextError::Panicked {
                 path: self.dir.clone(),
@@ -478,7 +488,7 @@ impl TextIndex {
         words: &[String],
         workspaces: Option<&[i64]>,
         limit: usize,
-    ) -> Result<Vec<(i64, f64)>, TextError> {
+    ) -> Result<Matches, TextError> {
         let tantivy = tantivy_at(&self.dir);
         let io = |source: std::io::Error| TextError::Io {
             path: self.dir.clone(),
@@ -501,11 +511,11 @@ impl TextIndex {
             }
         }
         if terms.is_empty() || limit == 0 {
-            return Ok(Vec::new());
+            return Ok(Matches::default());
         }
         let totals = self.totals(searcher)?;
         if totals.rows == 0 {
-            return Ok(Vec::new());
+            return Ok(Matches::default());
         }
         let segments = searcher.segment_readers();
         // Per word and segment: the matching rows and their weighted
@@ -586,10 +596,15 @@ impl TextIndex {
             scored = kept;
         }
         scored.sort_by(by_score);
-        Ok(scored
-            .into_iter()
-            .map(|(score, row)| (row, score))
-            .collect())
+        Ok(Matches {
+            rows: scored
+                .into_iter()
+                .map(|(score, row)| (row, score))
+                .collect(),
+            // A row of average length holding each word once, in its
+            // content: idf × (f (K1 + 1)) / (f + K1) with f = 1 is idf.
+            full: idf.iter().sum(),
+        })
     }
 
     /// Rows and their words in all, counted once per searcher generation.
@@ -1253,7 +1268,7 @@ mod tests {
     }
 
     fn search_all(text: &TextIndex, words: &[String]) -> Vec<(i64, f64)> {
-        let mut scores = text.search(words, None, 1_000_000).unwrap();
+        let mut scores = text.search(words, None, 1_000_000).unwrap().rows;
         scores.sort_by_key(|(row, _)| *row);
         scores
     }
@@ -1350,12 +1365,15 @@ mod tests {
         assert_eq!(search_all(&text, &words("pool")).len(), 1);
         // Only in workspace 2.
         assert_eq!(
-            text.search(&words("deadlock"), Some(&[1]), 10).unwrap(),
+            text.search(&words("deadlock"), Some(&[1]), 10)
+                .unwrap()
+                .rows,
             vec![]
         );
         assert_eq!(
             text.search(&words("deadlock"), Some(&[2]), 10)
                 .unwrap()
+                .rows
                 .len(),
             1
         );

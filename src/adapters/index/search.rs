@@ -8,7 +8,9 @@ use serde::Serialize;
 
 use super::{Index, IndexError};
 use crate::domain::memory::injection::visible;
-use crate::domain::recall::{Evidence, Request, Spread, TimeCue, fuse, ranked_before};
+use crate::domain::recall::{
+    Evidence, NothingRelevant, Request, Spread, TimeCue, fuse, ranked_before,
+};
 
 /// Which workspaces a recall searches.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -365,6 +367,15 @@ struct KeywordQuery {
     workspaces: Option<Vec<i64>>,
 }
 
+/// What the keyword stage found: the ranked memories, and the BM25 score of
+/// a memory of average length holding each of the query's words once
+/// ([`super::keyword::Matches::full`]; 0 when nothing matched).
+#[derive(Debug, Default)]
+struct KeywordHits {
+    hits: Vec<IndexedMemory>,
+    full: f64,
+}
+
 /// Why a keyword search failed: reading the keyword index (a copy in
 /// memory may answer instead) or the database.
 #[derive(Debug)]
@@ -504,6 +515,20 @@ impl Index {
         mode: Mode,
         query_vector: Option<QueryVector<'_>>,
     ) -> Result<Vec<IndexedMemory>, IndexError> {
+        Ok(self.recall_judged(request, scope, mode, query_vector)?.0)
+    }
+
+    /// [`Index::recall`], and why it answers nothing when the request's
+    /// [`crate::domain::recall::Relevance`] found no candidate of a hybrid
+    /// recall convincing.
+    pub fn recall_judged(
+        &self,
+        request: &Request,
+        scope: &Scope,
+        mode: Mode,
+        query_vector: Option<QueryVector<'_>>,
+    ) -> Result<(Vec<IndexedMemory>, Option<NothingRelevant>), IndexError> {
+        let with_vector = query_vector.is_some();
         let has_query = request
             .query
             .as_deref()
@@ -517,16 +542,35 @@ impl Index {
                 self.hybrid(request, scope, vector)?
             }
             _ if !has_query => Vec::new(),
-            _ => self.keyword(request, scope, request.limit)?,
+            _ => self.keyword(request, scope, request.limit)?.hits,
         };
         if let (Some(floor), Mode::Semantic | Mode::Hybrid) = (request.floor, mode) {
             hits.retain(|hit| floor.keeps(hit.similarity, hit.keyword.is_some()));
+        }
+        // Judged on every candidate the floor kept, before the limit.
+        let mut nothing_relevant = None;
+        if let (Some(relevance), Mode::Hybrid, true) = (request.relevance, mode, with_vector)
+            && request.query.is_some()
+            && !hits.is_empty()
+        {
+            let best_similarity = hits
+                .iter()
+                .filter_map(|hit| hit.similarity)
+                .reduce(f64::max);
+            let best_coverage = hits
+                .iter()
+                .filter_map(|hit| hit.ranking.map(|r| r.coverage))
+                .fold(0.0, f64::max);
+            nothing_relevant = relevance.judge(best_similarity, best_coverage);
+            if nothing_relevant.is_some() {
+                hits.clear();
+            }
         }
         if let Some(min) = request.min_score {
             hits.retain(|hit| hit.score >= min);
         }
         hits.truncate(request.limit);
-        Ok(hits)
+        Ok((hits, nothing_relevant))
     }
 
     /// Memories of `scope` whose embedding is at least `threshold` similar to
@@ -733,9 +777,9 @@ impl Index {
         request: &Request,
         scope: &Scope,
         limit: usize,
-    ) -> Result<Vec<IndexedMemory>, IndexError> {
+    ) -> Result<KeywordHits, IndexError> {
         let Some(query) = self.keyword_query(request, scope)? else {
-            return Ok(Vec::new());
+            return Ok(KeywordHits::default());
         };
         self.with_keyword_index(|index| {
             let mut fetch = (limit * 4).max(KEYWORD_FETCH);
@@ -791,17 +835,23 @@ impl Index {
         scope: &Scope,
         limit: usize,
         fetch: usize,
-    ) -> Result<Option<Vec<IndexedMemory>>, KeywordError> {
+    ) -> Result<Option<KeywordHits>, KeywordError> {
         let found = index.search(&query.words, query.workspaces.as_deref(), fetch)?;
-        if found.len() > 2 * KEYWORD_FETCH_MAX {
+        if found.rows.len() > 2 * KEYWORD_FETCH_MAX {
             return Ok(None);
         }
         // bm25()'s convention: lower ranks better.
         let ranked = found
+            .rows
             .into_iter()
             .map(|(row, score)| (row, -score))
             .collect();
-        Ok(self.join_ranked(request, scope, limit, fetch, ranked, true)?)
+        Ok(self
+            .join_ranked(request, scope, limit, fetch, ranked, true)?
+            .map(|hits| KeywordHits {
+                hits,
+                full: found.full,
+            }))
     }
 
     /// Runs `search` with the keyword index: the one on disk when it holds
@@ -869,9 +919,10 @@ impl Index {
         request: &Request,
         scope: &Scope,
         limit: usize,
-    ) -> Result<Vec<IndexedMemory>, KeywordError> {
+    ) -> Result<KeywordHits, KeywordError> {
         let found = index.search(&query.words, query.workspaces.as_deref(), usize::MAX)?;
-        let scores: std::collections::HashMap<i64, f64> = found.into_iter().collect();
+        let full = found.full;
+        let scores: std::collections::HashMap<i64, f64> = found.rows.into_iter().collect();
         let c = Conditions::filters(request, scope);
         let sql = format!(
             "SELECT m.rowid, m.timestamp, m.id FROM memories m
@@ -910,9 +961,12 @@ impl Index {
             .into_iter()
             .map(|(score, _, _, rowid)| (rowid, -score))
             .collect();
-        Ok(self
-            .join_ranked(request, scope, limit, usize::MAX, ranked, true)?
-            .expect("every passing match is there"))
+        Ok(KeywordHits {
+            hits: self
+                .join_ranked(request, scope, limit, usize::MAX, ranked, true)?
+                .expect("every passing match is there"),
+            full,
+        })
     }
 
     /// The top `limit` of `ranked` (the best `fetch` matches of every
@@ -1066,6 +1120,8 @@ impl Index {
             ),
             None => (self.keyword(request, scope, depth)?, Vec::new()),
         };
+        let full_bm25 = keyword.full;
+        let keyword = keyword.hits;
         let mut candidates: Vec<(Evidence, IndexedMemory)> = Vec::new();
         let mut position: std::collections::HashMap<String, usize> =
             std::collections::HashMap::new();
@@ -1093,7 +1149,10 @@ impl Index {
             }
             evidence.similarity = hit.similarity;
         }
-        let spread = Spread::of(candidates.iter().map(|(evidence, _)| evidence));
+        let spread = Spread {
+            full_bm25,
+            ..Spread::of(candidates.iter().map(|(evidence, _)| evidence))
+        };
         let cue = request
             .query
             .as_deref()
@@ -1558,16 +1617,20 @@ mod tests {
                 let exhaustive = index
                     .keyword_exhaustive(&on_disk, &words, &request, scope, limit)
                     .unwrap();
+                let keyword = index.keyword(&request, scope, limit).unwrap();
                 assert_eq!(
-                    ids(&index.keyword(&request, scope, limit).unwrap()),
-                    ids(&exhaustive),
+                    ids(&keyword.hits),
+                    ids(&exhaustive.hits),
                     "{query} {kinds:?} {scope:?} limit {limit}"
                 );
+                // One whole-question score, however the matches were found.
+                assert_eq!(keyword.full, exhaustive.full);
                 assert_eq!(
                     ids(&index
                         .keyword_exhaustive(&in_memory, &words, &request, scope, limit)
-                        .unwrap()),
-                    ids(&exhaustive),
+                        .unwrap()
+                        .hits),
+                    ids(&exhaustive.hits),
                     "in memory: {query} {kinds:?} {scope:?} limit {limit}"
                 );
                 for fetch in [limit, limit + 3, 2 * limit, 120, 1000] {
@@ -1575,11 +1638,12 @@ mod tests {
                         .keyword_fetched(&on_disk, &words, &request, scope, limit, fetch)
                         .unwrap()
                     {
-                        Some(hits) => {
+                        Some(found) => {
                             answered += 1;
+                            assert_eq!(found.full, exhaustive.full);
                             assert_eq!(
-                                ids(&hits),
-                                ids(&exhaustive),
+                                ids(&found.hits),
+                                ids(&exhaustive.hits),
                                 "{query} {kinds:?} {scope:?} limit {limit} fetch {fetch}"
                             );
                         }

@@ -398,7 +398,10 @@ impl Server {
                 include_superseded: params.superseded,
             };
             match ops::recall(&mut shared.session, &cwd, input)? {
-                Recalled::Nothing => Ok("no memories match".to_owned()),
+                Recalled::Nothing(why) => Ok(crate::app::render::nothing_found(
+                    why.as_ref(),
+                    "`mode: \"keyword\"`",
+                )),
                 Recalled::Digest(digested) => Ok(quoted(digest_answer(&digested))),
                 Recalled::Memories { hits, .. } if params.index => {
                     let (mut counter, _) = ops::token_counter(&mut shared.session)?;
