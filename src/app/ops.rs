@@ -400,9 +400,7 @@ pub struct RecallInput {
 
 /// What recall found.
 pub enum Recalled {
-    /// No memory matches; with why when some did but none was convincing
-    /// (see [`crate::domain::recall::Relevance`]).
-    Nothing(Option<crate::domain::recall::NothingRelevant>),
+    Nothing,
     Memories {
         hits: Vec<IndexedMemory>,
         all_workspaces: bool,
@@ -517,7 +515,7 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
         }
         _ => None,
     };
-    let (hits, nothing_relevant) = index.recall_judged(
+    let hits = index.recall(
         &request,
         &scope,
         mode,
@@ -527,7 +525,7 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
     )?;
     session.trace.queries_embedded += queries_embedded;
     if hits.is_empty() {
-        return Ok(Recalled::Nothing(nothing_relevant));
+        return Ok(Recalled::Nothing);
     }
     let Some(budget) = input.budget else {
         return Ok(Recalled::Memories {
@@ -625,7 +623,6 @@ pub fn request(
         min_score: input.min_score,
         fusion: Default::default(),
         floor: Some(crate::domain::recall::FLOOR),
-        relevance: Some(crate::domain::recall::RELEVANCE),
         now: Some(now),
         // Recall shows flagged memories, marked (and a secret masked);
         // quarantined ones only when asked for, marked too.

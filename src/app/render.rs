@@ -294,40 +294,6 @@ pub fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// `n` and the noun in the number it takes: "1 memory", "2 memories".
-/// What recall says when it answers nothing: no match at all, or matches
-/// none of which is about the question (`keyword_hint`: how this front end
-/// asks for the word matches anyway).
-pub fn nothing_found(
-    why: Option<&crate::domain::recall::NothingRelevant>,
-    keyword_hint: &str,
-) -> String {
-    let Some(why) = why else {
-        return "no memories match".to_owned();
-    };
-    let closest = why.best_similarity.map_or_else(
-        || "no memory has a vector yet".to_owned(),
-        |s| format!("the closest memory is {s:.2} similar to it"),
-    );
-    let words = if why.best_coverage > 0.0 {
-        format!(
-            "the best word match covers {:.0}% of its words",
-            why.best_coverage * 100.0
-        )
-    } else {
-        "none shares a word with it".to_owned()
-    };
-    let hint = if why.best_coverage > 0.0 {
-        format!("; {keyword_hint} lists the word matches")
-    } else {
-        String::new()
-    };
-    format!(
-        "nothing relevant: no memory is about this question ({closest}, {words}; an answer needs {:.2} similarity or {:.0}% of the words){hint}",
-        why.needed.similarity,
-        why.needed.coverage * 100.0
-    )
-}
-
 pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
     let n = n.into();
     format!("{n} {}", if n == 1 { one } else { many })

@@ -23,10 +23,6 @@ pub struct Request {
     /// Leave out what is almost never evidence (see [`Floor`]); recall
     /// sets it, the code measuring rankings may not.
     pub floor: Option<Floor>,
-    /// Answer nothing when no candidate of a hybrid recall is convincing
-    /// (see [`Relevance`]); recall sets it, the code measuring rankings may
-    /// not.
-    pub relevance: Option<Relevance>,
     /// "Now", for the time cues of hybrid recall ("two weeks ago"; none
     /// without it) and the `future-timestamp` flag of what it finds (the
     /// clock's without it).
@@ -101,62 +97,6 @@ impl Floor {
             Some(s) if matched_words => s >= self.with_words,
             Some(s) => s >= self.similarity,
         }
-    }
-}
-
-/// The question-level floor of hybrid recall: when no candidate is at least
-/// `similarity` similar to the question and none covers at least `coverage`
-/// of its word weight ([`Spread::coverage`]), nothing stored is about the
-/// question, and recall says so instead of listing the least unrelated
-/// memories. Applied only with a vector for the question (keywords alone
-/// cannot tell a topic from a shared word).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-pub struct Relevance {
-    pub similarity: f64,
-    pub coverage: f64,
-}
-
-/// Calibrated with `scripts/eval/longmemeval.py` on the off-topic questions
-/// of fixtures/offtopic/ and on the on-topic questions of LongMemEval_S's
-/// development split and fixtures/eval/ (docs/BENCHMARKS.md, "Nothing
-/// relevant"): every on-topic question whose answer recall found before
-/// still gets an answer, with room below the weakest of them (0.25: a
-/// one-word question, "performance", against the memory of a slow query,
-/// `tests/it/semantic.rs`). The model's similarity is not calibrated enough
-/// to ask more: off-topic questions about other software reach 0.47.
-pub const RELEVANCE: Relevance = Relevance {
-    similarity: 0.23,
-    coverage: 0.35,
-};
-
-/// Why a hybrid recall answered nothing: what its best candidates had, and
-/// what they needed.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-pub struct NothingRelevant {
-    /// The highest similarity of a candidate (`None` without one).
-    pub best_similarity: Option<f64>,
-    /// The highest coverage of a candidate (0 without a word match).
-    pub best_coverage: f64,
-    pub needed: Relevance,
-}
-
-impl Relevance {
-    /// `None` when a candidate with these best values is convincing, else
-    /// why not.
-    pub fn judge(
-        self,
-        best_similarity: Option<f64>,
-        best_coverage: f64,
-    ) -> Option<NothingRelevant> {
-        let similar = best_similarity.is_some_and(|s| s >= self.similarity);
-        if similar || best_coverage >= self.coverage {
-            return None;
-        }
-        Some(NothingRelevant {
-            best_similarity,
-            best_coverage,
-            needed: self,
-        })
     }
 }
 
@@ -761,29 +701,6 @@ mod tests {
         // Unknown whole-question score: relative to the best alone.
         assert!(close(Spread::of([&one_word]).keyword(&one_word), 1.0));
         assert!(close(Spread::of([&one_word]).coverage(&one_word), 0.0));
-    }
-
-    #[test]
-    fn a_question_is_answered_when_a_candidate_is_similar_or_covers_it() {
-        let needs = Relevance {
-            similarity: 0.3,
-            coverage: 0.5,
-        };
-        assert_eq!(needs.judge(Some(0.31), 0.0), None);
-        assert_eq!(needs.judge(Some(0.1), 0.5), None);
-        assert_eq!(
-            needs.judge(Some(0.29), 0.49),
-            Some(NothingRelevant {
-                best_similarity: Some(0.29),
-                best_coverage: 0.49,
-                needed: needs,
-            })
-        );
-        assert!(needs.judge(None, 0.2).is_some());
-        // The calibrated floor lets through what the per-memory floor keeps
-        // as clearly about the question.
-        assert_eq!(RELEVANCE.judge(Some(0.9), 0.0), None);
-        assert_eq!(RELEVANCE.judge(None, 1.0), None);
     }
 
     #[test]

@@ -8,9 +8,7 @@ use serde::Serialize;
 
 use super::{Index, IndexError};
 use crate::domain::memory::injection::visible;
-use crate::domain::recall::{
-    Evidence, NothingRelevant, Request, Spread, TimeCue, fuse, ranked_before,
-};
+use crate::domain::recall::{Evidence, Request, Spread, TimeCue, fuse, ranked_before};
 
 /// Which workspaces a recall searches.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -515,20 +513,6 @@ impl Index {
         mode: Mode,
         query_vector: Option<QueryVector<'_>>,
     ) -> Result<Vec<IndexedMemory>, IndexError> {
-        Ok(self.recall_judged(request, scope, mode, query_vector)?.0)
-    }
-
-    /// [`Index::recall`], and why it answers nothing when the request's
-    /// [`crate::domain::recall::Relevance`] found no candidate of a hybrid
-    /// recall convincing.
-    pub fn recall_judged(
-        &self,
-        request: &Request,
-        scope: &Scope,
-        mode: Mode,
-        query_vector: Option<QueryVector<'_>>,
-    ) -> Result<(Vec<IndexedMemory>, Option<NothingRelevant>), IndexError> {
-        let with_vector = query_vector.is_some();
         let has_query = request
             .query
             .as_deref()
@@ -547,30 +531,11 @@ impl Index {
         if let (Some(floor), Mode::Semantic | Mode::Hybrid) = (request.floor, mode) {
             hits.retain(|hit| floor.keeps(hit.similarity, hit.keyword.is_some()));
         }
-        // Judged on every candidate the floor kept, before the limit.
-        let mut nothing_relevant = None;
-        if let (Some(relevance), Mode::Hybrid, true) = (request.relevance, mode, with_vector)
-            && request.query.is_some()
-            && !hits.is_empty()
-        {
-            let best_similarity = hits
-                .iter()
-                .filter_map(|hit| hit.similarity)
-                .reduce(f64::max);
-            let best_coverage = hits
-                .iter()
-                .filter_map(|hit| hit.ranking.map(|r| r.coverage))
-                .fold(0.0, f64::max);
-            nothing_relevant = relevance.judge(best_similarity, best_coverage);
-            if nothing_relevant.is_some() {
-                hits.clear();
-            }
-        }
         if let Some(min) = request.min_score {
             hits.retain(|hit| hit.score >= min);
         }
         hits.truncate(request.limit);
-        Ok((hits, nothing_relevant))
+        Ok(hits)
     }
 
     /// Memories of `scope` whose embedding is at least `threshold` similar to

@@ -303,11 +303,8 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
     let recalled = ops::recall(&mut session, &cwd, input);
     output::notices(&mut session);
     match recalled? {
-        Recalled::Nothing(why) => {
-            eprintln!(
-                "{}",
-                crate::app::render::nothing_found(why.as_ref(), "`--mode keyword`")
-            );
+        Recalled::Nothing => {
+            eprintln!("no memories match");
             Ok(EXIT_NO_RESULT)
         }
         Recalled::Memories { hits, .. } if args.index => {

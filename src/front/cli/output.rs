@@ -23,6 +23,7 @@ pub(super) fn memories_json(
         memory.similarity = memory.similarity.map(round);
         if let Some(ranking) = &mut memory.ranking {
             ranking.keyword = round(ranking.keyword);
+            ranking.coverage = round(ranking.coverage);
             ranking.semantic = round(ranking.semantic);
             ranking.time_cue = round(ranking.time_cue);
             ranking.keyword_weight = ranking.keyword_weight.map(round);

@@ -398,10 +398,7 @@ impl Server {
                 include_superseded: params.superseded,
             };
             match ops::recall(&mut shared.session, &cwd, input)? {
-                Recalled::Nothing(why) => Ok(crate::app::render::nothing_found(
-                    why.as_ref(),
-                    "`mode: \"keyword\"`",
-                )),
+                Recalled::Nothing => Ok("no memories match".to_owned()),
                 Recalled::Digest(digested) => Ok(quoted(digest_answer(&digested))),
                 Recalled::Memories { hits, .. } if params.index => {
                     let (mut counter, _) = ops::token_counter(&mut shared.session)?;
