@@ -22,22 +22,11 @@ mod common;
 
 use common::report::{Row, emit};
 use common::workspace::{Workspace, questions, run};
-use goldfish::adapters::embed::{DEFAULT_MODEL, FP32_MODEL, INT8_MODEL};
+use goldfish::adapters::embed::DEFAULT_MODEL;
 
 fn main() {
     let sizes = common::sizes("GOLDFISH_BENCH_SIZES", &[1000], &[10_000, 100_000]);
-    let models: Vec<String> = std::env::var("GOLDFISH_BENCH_MODELS")
-        .map(|list| list.split(',').map(str::to_owned).collect())
-        .unwrap_or_else(|_| {
-            let mut both = vec![DEFAULT_MODEL.to_owned()];
-            both.extend(
-                [FP32_MODEL, INT8_MODEL]
-                    .iter()
-                    .filter(|m| **m != DEFAULT_MODEL)
-                    .map(|m| (*m).to_owned()),
-            );
-            both
-        });
+    let models = common::compared_models();
     println!("machine: {}", common::machine());
     println!();
     println!("| memories | model | keyword recall ready | every memory embedded | texts/s |");

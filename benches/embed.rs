@@ -20,7 +20,7 @@ mod common;
 use common::report::{Row, emit};
 use common::{ms, percentile};
 use goldfish::adapters::embed::onnx::OnnxEmbedder;
-use goldfish::adapters::embed::{DEFAULT_MODEL, Embedder, FP32_MODEL, INT8_MODEL, TextKind};
+use goldfish::adapters::embed::{DEFAULT_MODEL, Embedder, TextKind};
 
 fn main() {
     let as_test = !std::env::args().any(|arg| arg == "--bench");
@@ -44,18 +44,7 @@ fn main() {
     println!("machine: {}", common::machine());
     // The default model, and the other build of it in the same run: the
     // int8 model against the fp32 one (`GOLDFISH_BENCH_MODELS` to choose).
-    let models: Vec<String> = std::env::var("GOLDFISH_BENCH_MODELS")
-        .map(|list| list.split(',').map(str::to_owned).collect())
-        .unwrap_or_else(|_| {
-            let mut both = vec![DEFAULT_MODEL.to_owned()];
-            both.extend(
-                [FP32_MODEL, INT8_MODEL]
-                    .iter()
-                    .filter(|m| **m != DEFAULT_MODEL)
-                    .map(|m| (*m).to_owned()),
-            );
-            both
-        });
+    let models = common::compared_models();
     for name in &models {
         let model = common::installed_model_named(name);
         // Rows of the default model keep their names (bench_table.py

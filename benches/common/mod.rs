@@ -140,6 +140,27 @@ pub fn bench_model() -> String {
     std::env::var("GOLDFISH_BENCH_MODEL").unwrap_or_else(|_| DEFAULT_MODEL.to_owned())
 }
 
+/// The models a bench that compares them measures: the comma-separated
+/// `GOLDFISH_BENCH_MODELS`, else the default model and the other build of
+/// all-MiniLM-L6-v2 (fp32 or int8), the default first.
+pub fn compared_models() -> Vec<String> {
+    std::env::var("GOLDFISH_BENCH_MODELS")
+        .map(|list| list.split(',').map(str::to_owned).collect())
+        .unwrap_or_else(|_| {
+            let mut both = vec![DEFAULT_MODEL.to_owned()];
+            both.extend(
+                [
+                    goldfish::adapters::embed::FP32_MODEL,
+                    goldfish::adapters::embed::INT8_MODEL,
+                ]
+                .iter()
+                .filter(|m| **m != DEFAULT_MODEL)
+                .map(|m| (*m).to_owned()),
+            );
+            both
+        })
+}
+
 /// The installed [`bench_model`]; panics, saying how to install it, when
 /// absent.
 pub fn installed_model() -> InstalledModel {
