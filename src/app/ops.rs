@@ -283,29 +283,33 @@ pub fn near_duplicates(
     Ok((similar, Some(vector)))
 }
 
-/// What recall says when some memories have no vector yet: how much of the
-/// workspace is embedded, and whether a background embedder is at it.
+/// What recall says when some of the workspace's memories have no vector
+/// yet (`None` when all do: the queue is the home's): how much of it is
+/// embedded, and whether a background embedder is at it.
 fn not_embedded_notice(
     session: &mut Session,
     workspace: &Workspace,
     report: &index_sync::SyncReport,
-) -> Result<Notice, AppError> {
+) -> Result<Option<Notice>, AppError> {
     let index = session.index()?;
     let (pending, total) = match index.workspace_by_root(workspace.root())? {
         Some(row) => index.workspace_pending(row.id)?,
         None => (0, 0),
     };
-    // Rounded down: 100% only when every memory is embedded.
-    let share = (100 * (total - pending)).checked_div(total).unwrap_or(100);
+    if pending == 0 {
+        return Ok(None);
+    }
+    // Rounded down: never 100% while one is left.
+    let share = 100 * (total - pending) / total;
     let rest = if report.embedding_in_background {
         "a background `goldfish sync` is embedding the rest (`goldfish status` shows how far)"
     } else {
         "run `goldfish sync` to embed the rest"
     };
-    Ok(Notice::note(format!(
+    Ok(Some(Notice::note(format!(
         "{share}% of this workspace's memories are embedded ({} of {total}); until the rest are, they are found by keywords only; {rest}",
         total - pending
-    )))
+    ))))
 }
 
 /// `content` embedded as a memory text (`None` without a model).
@@ -491,8 +495,9 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
         };
         if let Some(report) = sync_for_reading(session, workspace, embed)? {
             problems(session, &report.problems);
-            if report.pending_embeddings.is_some_and(|n| n > 0) {
-                let notice = not_embedded_notice(session, workspace, &report)?;
+            if report.pending_embeddings.is_some_and(|n| n > 0)
+                && let Some(notice) = not_embedded_notice(session, workspace, &report)?
+            {
                 session.notice(notice);
             }
         }

@@ -263,15 +263,10 @@ pub fn wait_for_running(
 /// Whether another process embeds for the home now (holds the embedding
 /// lock). Takes the lock for an instant when nobody does.
 pub fn embedding_running(locks_dir: &Path) -> bool {
-    let Ok(file) = File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(locks_dir.join("embed.lock"))
-    else {
-        return false;
-    };
-    matches!(file.try_lock(), Err(fs::TryLockError::WouldBlock))
+    matches!(
+        embedding(locks_dir, false, || Ok::<(), SyncError>(())),
+        Ok(None)
+    )
 }
 
 /// How far the running embedder is: written by it after each batch
