@@ -322,14 +322,28 @@ def offtopic_cases(lme: list[dict], fixtures: list[dict]) -> list[dict]:
     return cases
 
 
-def evaluate_offtopic(args, home: Path, cases: list[dict]) -> dict:
-    """Per set and ranking: the share of off-topic questions answered with
-    nothing (the right answer), and the best score of the others."""
+def ask_all(args, home: Path, cases: list[dict]) -> list[tuple[tuple[dict, str], list[dict]]]:
+    """Every case asked in every ranking of --modes, --jobs at a time:
+    ((case, mode), hits) in case order."""
     jobs = [(case, mode) for case in cases for mode in args.modes]
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         answers = list(pool.map(lambda job: ask(args, home, *job), jobs))
+    return list(zip(jobs, answers))
+
+
+def by_type_and_mode(per_question: list[dict], modes: list[str]):
+    """(type, mode, rows) for each question type, then "overall", and each
+    ranking: the rows a table line averages."""
+    for kind in sorted({r["type"] for r in per_question}) + ["overall"]:
+        for mode in modes:
+            yield kind, mode, [r for r in per_question if r["mode"] == mode and (kind == "overall" or r["type"] == kind)]
+
+
+def evaluate_offtopic(args, home: Path, cases: list[dict]) -> dict:
+    """Per set and ranking: the share of off-topic questions answered with
+    nothing (the right answer), and the best score of the others."""
     per_question = []
-    for (case, mode), hits in zip(jobs, answers):
+    for (case, mode), hits in ask_all(args, home, cases):
         per_question.append(
             {
                 "set": "off-topic",
@@ -344,15 +358,13 @@ def evaluate_offtopic(args, home: Path, cases: list[dict]) -> dict:
             }
         )
     table: dict[str, dict[str, dict]] = defaultdict(dict)
-    for kind in sorted({c["type"] for c in cases}) + ["overall"]:
-        for mode in args.modes:
-            rows = [r for r in per_question if r["mode"] == mode and (kind == "overall" or r["type"] == kind)]
-            tops = sorted(r["hits"][0]["score"] or 0.0 for r in rows if r["hits"])
-            table[kind][mode] = {
-                "questions": len(rows),
-                "nothing": round(sum(r["nothing"] for r in rows) / max(len(rows), 1), 4),
-                "median_top_score": round(tops[len(tops) // 2], 4) if tops else None,
-            }
+    for kind, mode, rows in by_type_and_mode(per_question, args.modes):
+        tops = sorted(r["hits"][0]["score"] or 0.0 for r in rows if r["hits"])
+        table[kind][mode] = {
+            "questions": len(rows),
+            "nothing": round(sum(r["nothing"] for r in rows) / max(len(rows), 1), 4),
+            "median_top_score": round(tops[len(tops) // 2], 4) if tops else None,
+        }
     return {"set": "off-topic", "questions": len(cases), "table": table, "per_question": per_question}
 
 
@@ -414,10 +426,7 @@ METRICS = ["turn_r5", "turn_r10", "session_r5", "session_r10", "mrr10"]
 
 def evaluate(args, home: Path, name: str, cases: list[dict]) -> dict:
     per_question = []
-    jobs = [(case, mode) for case in cases for mode in args.modes]
-    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        answers = list(pool.map(lambda job: ask(args, home, *job), jobs))
-    for (case, mode), hits in zip(jobs, answers):
+    for (case, mode), hits in ask_all(args, home, cases):
         row = {"set": name, "id": case["id"], "type": case["type"], "mode": mode, **score(case, hits)}
         # What the floor is calibrated on: each hit's score and whether it is evidence.
         row["hits"] = [
@@ -433,13 +442,10 @@ def evaluate(args, home: Path, name: str, cases: list[dict]) -> dict:
         ]
         per_question.append(row)
     table: dict[str, dict[str, dict]] = defaultdict(dict)
-    types = sorted({case["type"] for case in cases}) + ["overall"]
-    for mode in args.modes:
-        for kind in types:
-            rows = [r for r in per_question if r["mode"] == mode and (kind == "overall" or r["type"] == kind)]
-            table[kind][mode] = {"questions": len(rows)} | {
-                m: round(sum(r[m] for r in rows) / max(len(rows), 1), 4) for m in METRICS
-            }
+    for kind, mode, rows in by_type_and_mode(per_question, args.modes):
+        table[kind][mode] = {"questions": len(rows)} | {
+            m: round(sum(r[m] for r in rows) / max(len(rows), 1), 4) for m in METRICS
+        }
     return {"set": name, "questions": len(cases), "table": table, "per_question": per_question}
 
 
