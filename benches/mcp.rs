@@ -49,6 +49,7 @@ fn run_in(dir: &Path, home: &Path, program: &str, args: &[&str]) {
         .current_dir(dir)
         .env("GOLDFISH_HOME", home)
         .env("GOLDFISH_MODEL", common::bench_model())
+        .env("GOLDFISH_WARM", "0")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -114,6 +115,7 @@ fn run(n: usize) {
             .current_dir(&repo)
             .env("GOLDFISH_HOME", &home)
             .env("GOLDFISH_MODEL", common::bench_model())
+            .env("GOLDFISH_WARM", "0")
             .env("GIT_CONFIG_GLOBAL", "/dev/null");
         let started = Instant::now();
         let (transport, _) = TokioChildProcess::builder(command)
@@ -186,6 +188,86 @@ fn run(n: usize) {
         .collect();
     let (initialize, first, rows) = row;
     let process_p50 = percentile(&mut process, 50);
+
+    // A new MCP server and new recall processes with the home's warm
+    // process running (`goldfish model warm`): their vectors come from it.
+    let mut warm = std::process::Command::new(GOLDFISH)
+        .args(["model", "warm"])
+        .current_dir(&home)
+        .env("GOLDFISH_HOME", &home)
+        .env("GOLDFISH_MODEL", common::bench_model())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let socket = home
+        .join("warm")
+        .join(format!("{}.sock", common::bench_model()));
+    while !socket.exists() {
+        assert!(warm.try_wait().unwrap().is_none(), "the warm process ended");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let first_warm = runtime.block_on(async {
+        let mut command = tokio::process::Command::new(GOLDFISH);
+        command
+            .arg("mcp")
+            .current_dir(&repo)
+            .env("GOLDFISH_HOME", &home)
+            .env("GOLDFISH_MODEL", common::bench_model())
+            .env("GOLDFISH_WARM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null");
+        let (transport, _) = TokioChildProcess::builder(command)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let client = ().serve(transport).await.unwrap();
+        let start = Instant::now();
+        let arguments =
+            serde_json::json!({ "query": "warm up once more", "limit": 5, "untrusted": true });
+        let serde_json::Value::Object(arguments) = arguments else {
+            unreachable!()
+        };
+        let result = client
+            .call_tool(CallToolRequestParams::new("recall").with_arguments(arguments))
+            .await
+            .unwrap();
+        assert_eq!(result.is_error, Some(false), "{result:?}");
+        let first = start.elapsed();
+        client.cancel().await.unwrap();
+        first
+    });
+    let mut process_warm: Vec<Duration> = questions
+        .iter()
+        .skip(40)
+        .take(7)
+        .map(|question| {
+            let start = Instant::now();
+            let status = std::process::Command::new(GOLDFISH)
+                .args(["recall", question, "-n", "10", "--include-untrusted"])
+                .current_dir(&repo)
+                .env("GOLDFISH_HOME", &home)
+                .env("GOLDFISH_MODEL", common::bench_model())
+                .env("GOLDFISH_WARM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .unwrap();
+            assert!(status.success());
+            start.elapsed()
+        })
+        .collect();
+    let _ = warm.kill();
+    let _ = warm.wait();
+    emit(Row::time("mcp", "MCP first recall, warm process running", first_warm).at(n));
+    emit(
+        Row::time(
+            "mcp",
+            "new `goldfish recall` process, hybrid, warm process running",
+            percentile(&mut process_warm, 50),
+        )
+        .at(n),
+    );
     emit(Row::time("mcp", "MCP initialize", initialize).at(n));
     emit(Row::time("mcp", "MCP first recall (waits for the model)", first).at(n));
     emit(Row::time("mcp", "new `goldfish recall` process, hybrid", process_p50).at(n));

@@ -127,8 +127,16 @@ fn measure(n: usize, model: &InstalledModel) {
         .at(n),
     );
 
-    {
-        let cold = cold(&workspace);
+    // New processes, loading the model themselves; then the same with the
+    // home's warm process running (`goldfish model warm`), in the same run.
+    for warm_process in [false, true] {
+        let _warm = warm_process.then(|| workspace.start_warm());
+        let cold = cold(&workspace, warm_process);
+        let (label, suffix) = if warm_process {
+            ("cold, warm process running", " (warm process running)")
+        } else {
+            ("cold", "")
+        };
         let cells: Vec<String> = cold
             .iter()
             .map(|(p50, p95, _)| format!("{} / {}", ms(*p50), ms(*p95)))
@@ -138,11 +146,12 @@ fn measure(n: usize, model: &InstalledModel) {
             .filter_map(|(_, _, peak)| *peak)
             .fold(0.0, f64::max);
         println!(
-            "| {n} | cold | {} | {peak:.0} MB (peak) | |",
+            "| {n} | {label} | {} | {peak:.0} MB (peak) | |",
             cells.join(" | ")
         );
         for ((_, name), (p50, p95, peak)) in KINDS.iter().zip(&cold) {
-            emit(Row::latency("recall, cold", *name, *p50, *p95).at(n));
+            let name = format!("{name}{suffix}");
+            emit(Row::latency("recall, cold", name.clone(), *p50, *p95).at(n));
             if let Some(peak) = peak {
                 emit(
                     Row::new(
@@ -304,8 +313,9 @@ fn recall_in_process(
 }
 
 /// p50, p95 and peak memory (MB, one more run under GNU time) of
-/// `goldfish recall` processes, per kind.
-fn cold(workspace: &Workspace) -> Vec<(Duration, Duration, Option<f64>)> {
+/// `goldfish recall` processes, per kind; with `warm_process`, allowed to
+/// ask the home's warm process for their query vectors.
+fn cold(workspace: &Workspace, warm_process: bool) -> Vec<(Duration, Duration, Option<f64>)> {
     const RUNS: usize = 7;
     KINDS
         .iter()
@@ -324,9 +334,16 @@ fn cold(workspace: &Workspace) -> Vec<(Duration, Duration, Option<f64>)> {
             let recall = |query: &str| {
                 let mut args = vec!["recall", query, "--include-untrusted"];
                 args.extend_from_slice(flags);
-                workspace.goldfish(&args)
+                if warm_process {
+                    workspace.goldfish_warm(&args)
+                } else {
+                    workspace.goldfish(&args)
+                }
             };
-            let queries = questions(RUNS + 1, 500 + k * 100);
+            // Other questions with the warm process: none is answered from
+            // the index's cache of query vectors.
+            let offset = 500 + k * 100 + if warm_process { 50 } else { 0 };
+            let queries = questions(RUNS + 1, offset);
             let mut times: Vec<Duration> = queries[..RUNS]
                 .iter()
                 .map(|query| run(&mut recall(query)))

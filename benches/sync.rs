@@ -81,8 +81,24 @@ fn main() {
         if let Some(rss) = row.full_rss {
             emit(Row::new("memory", "peak RSS, full sync", "MB", rss).at(size));
         }
+        sync(
+            "sync after a pull, with the model, warm process running",
+            row.pull_warm,
+        );
+        emit(
+            Row::time(
+                "store",
+                "store, with the model, warm process running",
+                row.store_warm,
+            )
+            .at(size),
+        );
         if let Some(rss) = row.store_model_rss {
             emit(Row::new("memory", "peak RSS, store with the model", "MB", rss).at(size));
+        }
+        if let Some(rss) = row.store_warm_rss {
+            let measure = "peak RSS, store with the model, warm process running";
+            emit(Row::new("memory", measure, "MB", rss).at(size));
         }
         emit(
             Row::new(
@@ -132,6 +148,9 @@ struct Measured {
     store: Duration,
     store_model: Duration,
     store_model_rss: Option<f64>,
+    pull_warm: Duration,
+    store_warm: Duration,
+    store_warm_rss: Option<f64>,
     index_bytes: u64,
 }
 
@@ -164,7 +183,9 @@ fn measure(size: usize, model: &goldfish::adapters::embed::InstalledModel) -> Me
             run(&mut workspace.goldfish(&["sync", "--quiet"]))
         })
         .collect();
-    let mut stores: Vec<Duration> = (0..9).map(|k| run(&mut store(&workspace, k))).collect();
+    let mut stores: Vec<Duration> = (0..9)
+        .map(|k| run(&mut store(&workspace, k, false)))
+        .collect();
 
     workspace.link_model(&common::model_home());
     workspace.embed_synthetic(&model.model_id());
@@ -175,9 +196,23 @@ fn measure(size: usize, model: &goldfish::adapters::embed::InstalledModel) -> Me
         })
         .collect();
     let mut stores_model: Vec<Duration> = (0..9)
-        .map(|k| run(&mut store(&workspace, 100 + k)))
+        .map(|k| run(&mut store(&workspace, 100 + k, false)))
         .collect();
-    let store_model_rss = peak_rss_mb(&store(&workspace, 200));
+    let store_model_rss = peak_rss_mb(&store(&workspace, 200, false));
+    // The same with the home's warm process running: the commands get
+    // their vectors from it instead of loading the model.
+    let warm = workspace.start_warm();
+    let mut pulls_warm: Vec<Duration> = (0..5)
+        .map(|_| {
+            workspace.commit_memories(5);
+            run(&mut workspace.goldfish_warm(&["sync", "--quiet"]))
+        })
+        .collect();
+    let mut stores_warm: Vec<Duration> = (0..9)
+        .map(|k| run(&mut store(&workspace, 300 + k, true)))
+        .collect();
+    let store_warm_rss = peak_rss_mb(&store(&workspace, 400, true));
+    drop(warm);
     Measured {
         files: workspace.files,
         log_bytes: workspace.log_bytes,
@@ -189,19 +224,31 @@ fn measure(size: usize, model: &goldfish::adapters::embed::InstalledModel) -> Me
         store: median(&mut stores),
         store_model: median(&mut stores_model),
         store_model_rss,
+        pull_warm: median(&mut pulls_warm),
+        store_warm: median(&mut stores_warm),
+        store_warm_rss,
         index_bytes,
     }
 }
 
 /// `goldfish store` of a new memory, different for each `k` (identical text
-/// would be embedded once).
-fn store(workspace: &Workspace, k: usize) -> std::process::Command {
-    workspace.goldfish(&[
-        "store",
-        "--type",
-        "decision",
-        &format!(
-            "Chose a write-through cache for the pricing service (run {k}): reads stay under 5 ms and invalidation is one DELETE."
-        ),
-    ])
+/// would be embedded once); with `warm`, allowed to use the home's warm
+/// process.
+fn store(workspace: &Workspace, k: usize, warm: bool) -> std::process::Command {
+    let goldfish = if warm {
+        Workspace::goldfish_warm
+    } else {
+        Workspace::goldfish
+    };
+    goldfish(
+        workspace,
+        &[
+            "store",
+            "--type",
+            "decision",
+            &format!(
+                "Chose a write-through cache for the pricing service (run {k}): reads stay under 5 ms and invalidation is one DELETE."
+            ),
+        ],
+    )
 }

@@ -451,6 +451,16 @@ pub fn peak_rss_mb(command: &Command) -> Option<f64> {
     Some(kb / 1024.0)
 }
 
+/// A running `goldfish model warm`, killed when dropped.
+pub struct WarmProcess(std::process::Child);
+
+impl Drop for WarmProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Set, workspaces are left on disk (their paths on stderr).
 const KEEP_VAR: &str = "GOLDFISH_BENCH_KEEP";
 
@@ -541,6 +551,9 @@ impl Workspace {
             .current_dir(&self.repo)
             .env("GOLDFISH_HOME", &self.home)
             .env("GOLDFISH_MODEL", super::bench_model())
+            // Every process loads the model itself unless a bench starts
+            // the warm process and says so in its row.
+            .env("GOLDFISH_WARM", "0")
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_AUTHOR_NAME", "Bench")
@@ -550,6 +563,33 @@ impl Workspace {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
+    }
+
+    /// Starts `goldfish model warm` for this workspace's home and waits
+    /// until it serves; it is killed when the guard drops. Commands use it
+    /// only when given `GOLDFISH_WARM=1` ([`Workspace::goldfish_warm`]).
+    pub fn start_warm(&self) -> WarmProcess {
+        let child = self.goldfish(&["model", "warm"]).spawn().unwrap();
+        let socket = self
+            .home
+            .join("warm")
+            .join(format!("{}.sock", super::bench_model()));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while !socket.exists() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the warm process never served"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        WarmProcess(child)
+    }
+
+    /// `goldfish ARGS` allowed to use the home's warm process.
+    pub fn goldfish_warm(&self, args: &[&str]) -> Command {
+        let mut command = self.goldfish(args);
+        command.env("GOLDFISH_WARM", "1");
+        command
     }
 
     /// `goldfish ARGS` in the repository, with this workspace's home.

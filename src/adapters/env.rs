@@ -45,7 +45,8 @@ pub const GOLDFISH_CAPTURE_TIMEOUT: &str = "GOLDFISH_CAPTURE_TIMEOUT";
 pub const GOLDFISH_CAPTURE: &str = "GOLDFISH_CAPTURE";
 
 /// Fault injection for the crash-safety tests: `sync-abort` makes a sync abort
-/// the process after writing its changes but before committing them.
+/// the process after writing its changes but before committing them;
+/// `warm-abort` makes the warm process abort when a request arrives.
 pub const GOLDFISH_FAULT: &str = "GOLDFISH_FAULT";
 
 /// Bytes of changed memory files above which a git hook syncs in a detached
@@ -74,6 +75,14 @@ pub const GOLDFISH_MODEL_CACHE: &str = "GOLDFISH_MODEL_CACHE";
 /// worker sets it for small models (candle's quantized kernels are several
 /// times slower on a long prompt) unless the user set it.
 pub const CANDLE_DEQUANTIZE_ALL: &str = "CANDLE_DEQUANTIZE_ALL";
+
+/// `0` (or `off`) keeps commands from using or starting the warm process
+/// that holds the embedding model loaded for a home (`goldfish warm`).
+pub const GOLDFISH_WARM: &str = "GOLDFISH_WARM";
+
+/// Seconds without a request after which the warm process ends (default
+/// 600).
+pub const GOLDFISH_WARM_IDLE: &str = "GOLDFISH_WARM_IDLE";
 
 /// Set (to anything) to have each command print its trace on stderr when it
 /// ends: index opens, syncs, texts and queries embedded.

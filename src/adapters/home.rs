@@ -56,6 +56,11 @@ impl Home {
         self.root.join("models")
     }
 
+    /// The warm process's socket, lock and info, per model (`warm/`).
+    pub fn warm_dir(&self) -> PathBuf {
+        self.root.join("warm")
+    }
+
     /// The ONNX Runtime shared library.
     pub fn runtime_dir(&self) -> PathBuf {
         self.root.join("runtime")

@@ -128,14 +128,24 @@ pub struct Trace {
     pub texts_embedded: usize,
     /// Queries embedded.
     pub queries_embedded: usize,
+    /// Times the model was loaded in this process.
+    pub model_loads: usize,
+    /// Embeddings the warm process answered (`goldfish model warm`).
+    pub warm_requests: usize,
 }
 
 impl std::fmt::Display for Trace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "index opens {}, syncs {}, texts embedded {}, queries embedded {}",
-            self.index_opens, self.syncs, self.texts_embedded, self.queries_embedded
+            "index opens {}, syncs {}, texts embedded {}, queries embedded {}, model loads {}, \
+             warm requests {}",
+            self.index_opens,
+            self.syncs,
+            self.texts_embedded,
+            self.queries_embedded,
+            self.model_loads,
+            self.warm_requests
         )
     }
 }
@@ -153,7 +163,13 @@ impl Session {
     /// that need it say why it is unusable.
     pub fn open() -> Result<Session, AppError> {
         let home = Home::from_env().map_err(AppError::input)?;
-        Ok(Session::at(home, Clock::from_env()))
+        let mut session = Session::at(home, Clock::from_env());
+        // This process is the goldfish program: it may start the warm
+        // process (a library user's `Session::at` does not).
+        if let Found::Installed(model) = &mut session.model {
+            model.may_start_warm();
+        }
+        Ok(session)
     }
 
     pub fn at(home: Home, clock: Clock) -> Session {
@@ -253,6 +269,27 @@ impl Session {
             Found::Installed(model) => ModelState::Installed(model.id()),
             Found::Missing => ModelState::Missing,
             Found::Unusable(why) => ModelState::Unusable(why.clone()),
+        }
+    }
+
+    /// What the command has done so far, with how it got its vectors.
+    pub fn trace(&self) -> Trace {
+        let (model_loads, warm_requests) = match &self.model {
+            Found::Installed(model) => model.uses(),
+            _ => (0, 0),
+        };
+        Trace {
+            model_loads,
+            warm_requests,
+            ..self.trace
+        }
+    }
+
+    /// The warm process that serves this session's model, when one runs.
+    pub fn warm_info(&self) -> Option<crate::app::status::WarmInfo> {
+        match &self.model {
+            Found::Installed(model) => model.warm_info(),
+            _ => None,
         }
     }
 

@@ -35,6 +35,10 @@ pub struct Status {
     /// runs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embedding: Option<Embedding>,
+    /// The warm process that keeps the model loaded for the home's
+    /// commands (`goldfish model warm`), when one runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warm: Option<WarmInfo>,
     pub health: Vec<Check>,
     pub index: String,
     pub workspaces: Vec<WorkspaceSummary>,
@@ -53,6 +57,8 @@ pub struct Embedding {
     pub seconds_left: Option<f64>,
 }
 
+pub use crate::adapters::embed::warm::Info as WarmInfo;
+
 #[derive(Debug, Serialize)]
 pub struct WorkspaceSummary {
     pub name: String,
@@ -62,12 +68,13 @@ pub struct WorkspaceSummary {
 }
 
 /// The status of `workspace`; `locks_dir` is the home's, where a running
-/// embedder writes how far it is.
+/// embedder writes how far it is; `warm` the running warm process.
 pub fn collect(
     workspace: &Workspace,
     index: &Index,
     model: Option<String>,
     locks_dir: &std::path::Path,
+    warm: Option<WarmInfo>,
 ) -> Result<Status, AppError> {
     let embedding = EmbedProgress::read(locks_dir).map(|progress| Embedding {
         total: progress.total,
@@ -143,6 +150,7 @@ pub fn collect(
         model,
         pending_embeddings,
         embedding,
+        warm,
         health: init::health(workspace),
         index: index.path().display().to_string(),
         workspaces,
@@ -222,6 +230,12 @@ pub fn text(status: &Status) -> String {
             "model      none: recall matches keywords only; {}\n",
             super::model::INSTALL_HINT
         )),
+    }
+    if let Some(warm) = &status.warm {
+        text.push_str(&format!(
+            "warm       process {} keeps {} loaded (ends after {} s without a request)\n",
+            warm.pid, warm.model, warm.idle_secs
+        ));
     }
     for check in &status.health {
         match (&check.problem, &check.fix) {

@@ -68,6 +68,10 @@ impl TestEnv {
             .env("GIT_COMMITTER_EMAIL", "committer@example.com")
             .env("GOLDFISH_NOW", self.now.borrow().as_str())
             .env("GOLDFISH_HOME", self.path().join("home/.goldfish"))
+            // Each test's commands load the model themselves (whether a
+            // warm process already answers would depend on timing);
+            // `tests/it/warm.rs` turns it on.
+            .env("GOLDFISH_WARM", "0")
             .stdin(Stdio::null());
         command
     }

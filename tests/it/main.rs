@@ -40,3 +40,4 @@ mod tidy;
 mod trace;
 mod trust;
 mod vectors;
+mod warm;

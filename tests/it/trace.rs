@@ -1,5 +1,6 @@
 //! One sync per command: the trace a command prints with `GOLDFISH_TRACE=1`
-//! (index opens, syncs of the workspace, texts and queries embedded), for a
+//! (index opens, syncs of the workspace, texts and queries embedded, model
+//! loads and warm-process requests), for a
 //! store, the hook after a pull and a recall; and a store that checks for
 //! near-duplicates first (a person at a terminal, an agent over MCP), run in
 //! process with the same session the front ends use. The embedder is the
@@ -66,7 +67,7 @@ fn a_store_a_hook_after_a_pull_and_a_recall_each_sync_once() {
                 "Invoices are numbered per tenant"
             ]
         ),
-        "index opens 1, syncs 1, texts embedded 1, queries embedded 0"
+        "index opens 1, syncs 1, texts embedded 1, queries embedded 0, model loads 1, warm requests 0"
     );
     // Bob's five memories (stored with a home of his own: Alice's has
     // never embedded them) arrive with a pull: the post-merge hook syncs
@@ -92,7 +93,7 @@ fn a_store_a_hook_after_a_pull_and_a_recall_each_sync_once() {
     );
     assert_eq!(
         pull,
-        "index opens 1, syncs 1, texts embedded 5, queries embedded 0"
+        "index opens 1, syncs 1, texts embedded 5, queries embedded 0, model loads 1, warm requests 0"
     );
     // A recall: one sync (nothing changed: stats and HEAD compared), its
     // query embedded once.
@@ -103,7 +104,7 @@ fn a_store_a_hook_after_a_pull_and_a_recall_each_sync_once() {
             "goldfish",
             &["recall", "how long is the cache warmup"]
         ),
-        "index opens 1, syncs 1, texts embedded 0, queries embedded 1"
+        "index opens 1, syncs 1, texts embedded 0, queries embedded 1, model loads 1, warm requests 0"
     );
 }
 
@@ -141,12 +142,14 @@ fn a_store_that_checks_for_near_duplicates_embeds_its_text_once() {
     )
     .unwrap();
     assert_eq!(
-        session.trace,
+        session.trace(),
         Trace {
             index_opens: 1,
             syncs: 1,
             texts_embedded: 1,
             queries_embedded: 0,
+            model_loads: 1,
+            warm_requests: 0,
         }
     );
     // A near-duplicate is refused before anything is written, and what it

@@ -6,6 +6,7 @@ pub mod fake;
 pub mod install;
 pub mod manifest;
 pub mod onnx;
+pub mod warm;
 
 use std::path::{Path, PathBuf};
 

@@ -52,7 +52,7 @@ impl std::ops::DerefMut for Traced {
 impl Drop for Traced {
     fn drop(&mut self) {
         if crate::adapters::env::var(crate::adapters::env::GOLDFISH_TRACE).is_some() {
-            super::output::stderr_line(&format!("goldfish trace: {}", self.0.trace));
+            super::output::stderr_line(&format!("goldfish trace: {}", self.0.trace()));
         }
     }
 }
@@ -609,7 +609,8 @@ pub(super) fn status(args: StatusArgs, out: &mut dyn Write) -> Result<u8, CliErr
     app_sync::drain_journal(&mut session, &workspace, false)?;
     output::notices(&mut session);
     let locks = session.home.locks_dir();
-    let status = crate::app::status::collect(&workspace, session.index()?, model, &locks)?;
+    let warm = session.warm_info();
+    let status = crate::app::status::collect(&workspace, session.index()?, model, &locks, warm)?;
     if args.json {
         let line = serde_json::to_string(&status).context("serializing the status")?;
         writeln!(out, "{line}").context("writing output")?;
@@ -669,6 +670,15 @@ pub(super) fn model_install(args: ModelInstallArgs, out: &mut dyn Write) -> Resu
     if let Some(model) = installed.first() {
         writeln!(out, "ONNX Runtime: {}", model.runtime.display()).context("writing output")?;
     }
+    Ok(EXIT_OK)
+}
+
+/// `goldfish model warm`: serves until a rule of the warm process ends it;
+/// says why on stderr (its log when a command started it).
+pub(super) fn model_warm() -> Result<u8, CliError> {
+    let home = Home::from_env().map_err(AppError::input)?;
+    let ended = crate::app::model::serve_warm(&home)?;
+    crate::front::cli::output::stderr_line(&format!("goldfish model warm: ended: {ended}"));
     Ok(EXIT_OK)
 }
 

