@@ -69,7 +69,7 @@ pub(crate) struct StoreParams {
     /// Paths (relative to the repository root) the memory is about.
     #[serde(default)]
     files: Vec<String>,
-    /// Store even though a nearly identical memory exists (it is refused otherwise): only when it really says something new.
+    /// Store even though a nearly identical memory exists, or older memories it may replace (it is refused otherwise): only when it really says something new.
     #[serde(default)]
     force: bool,
     /// The id (or a unique prefix) of an older memory this one replaces (a decision reversed, a value changed): the old one then leaves the briefing and default recall.
