@@ -28,11 +28,11 @@ fn main() -> anyhow::Result<()> {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/model-home"));
     let model = InstalledModel::find(&home.join("models"), &home.join("runtime"), DEFAULT_MODEL)?
         .ok_or_else(|| {
-            anyhow::anyhow!(
-                "no model in {}: run `bash scripts/test.sh` once, which installs it",
-                home.display()
-            )
-        })?;
+        anyhow::anyhow!(
+            "no model in {}: run `bash scripts/test.sh` once, which installs it",
+            home.display()
+        )
+    })?;
     let mut embedder = OnnxEmbedder::load(&model, 2)?;
     let pairs = labelled::parse(include_str!("../fixtures/supersede/pairs.jsonl"))
         .map_err(|err| anyhow::anyhow!("fixtures/supersede/pairs.jsonl: {err}"))?;
@@ -68,7 +68,9 @@ fn main() -> anyhow::Result<()> {
     println!();
     println!("Flagged per label (of the pairs of that label):");
     println!();
-    println!("| threshold | half | precision | recall | update | paraphrase | other_fact | unrelated |");
+    println!(
+        "| threshold | half | precision | recall | update | paraphrase | other_fact | unrelated |"
+    );
     println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
     for (name, threshold, detector) in [
         ("ASK", ASK, Detector::Judge),

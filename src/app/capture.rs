@@ -81,13 +81,25 @@ impl Sink for StoreSink<'_> {
         let (similar, vector) =
             ops::near_duplicates(self.session, &workspace, &observation.content)
                 .unwrap_or_default();
-        if let Some(same) = similar.iter().find(|m| m.kind == observation.kind) {
+        // One it probably replaces (a fact changed) is no repeat.
+        let replaceable = match &vector {
+            Some(vector) => {
+                let memo = supersede::Memo {
+                    kind: &observation.kind,
+                    content: &observation.content,
+                    files: &observation.files,
+                };
+                ops::replaceable_by(self.session, &workspace, memo, vector, None)
+                    .unwrap_or_default()
+            }
+            None => Vec::new(),
+        };
+        if let Some(same) = similar.iter().find(|m| {
+            m.kind == observation.kind && !replaceable.iter().any(|r| r.memory.id == m.id)
+        }) {
             return Err(Refusal::Duplicate(same.id.clone()));
         }
-        let supersedes = vector
-            .as_ref()
-            .map(|vector| self.link(&workspace, observation, vector, orders_removed))
-            .unwrap_or_default();
+        let supersedes = self.link(&replaceable, &observation.kind, orders_removed);
         let stored = ops::store(
             self.session,
             &workspace,
@@ -120,24 +132,15 @@ impl StoreSink<'_> {
     /// candidate is named in the worker's log, with why it was not linked.
     fn link(
         &mut self,
-        workspace: &Workspace,
-        observation: &Observation,
-        vector: &ops::ContentVector,
+        found: &[ops::Replaceable],
+        kind: &str,
         orders_removed: bool,
     ) -> Option<String> {
-        let memo = supersede::Memo {
-            kind: &observation.kind,
-            content: &observation.content,
-            files: &observation.files,
-        };
-        // Best effort, as the near-duplicate check.
-        let found = ops::replaceable_by(self.session, workspace, memo, vector, None)
-            .unwrap_or_default();
         let mut linked = None;
-        for candidate in &found {
+        for candidate in found {
             let verdict = supersede::capture_links(
                 &candidate.why,
-                &observation.kind,
+                kind,
                 candidate.memory.source.as_deref(),
                 orders_removed,
             );

@@ -200,7 +200,10 @@ pub fn store_asking(
     }
     match replaced {
         FindReplaced::Refuse if !replaceable.is_empty() => {
-            let listed: Vec<String> = replaceable.iter().map(|r| replaceable_line(r, 100)).collect();
+            let listed: Vec<String> = replaceable
+                .iter()
+                .map(|r| replaceable_line(r, 100))
+                .collect();
             return Err(AppError::input(anyhow::anyhow!(
                 "not stored: it may replace {}",
                 listed.join("; or ")

@@ -58,7 +58,10 @@ fn the_thresholds_hold_their_precision_and_recall_on_both_halves() {
                 labels.join(", ")
             ));
             if name == "LINK" && counts.precision() < 0.95 {
-                failures.push(format!("LINK precision on {half}: {:.2}", counts.precision()));
+                failures.push(format!(
+                    "LINK precision on {half}: {:.2}",
+                    counts.precision()
+                ));
             }
             if name == "ASK" && counts.recall() < ASK_RECALL {
                 failures.push(format!("ASK recall on {half}: {:.2}", counts.recall()));
@@ -77,11 +80,7 @@ const NEW: &str = "The connection pool size is 50 per service instance";
 
 /// A terminal answers `answer` to every question of `store NEW`; returns
 /// its output.
-fn store_at_terminal(
-    env: &TestEnv,
-    repo: &std::path::Path,
-    answer: &[u8],
-) -> std::process::Output {
+fn store_at_terminal(env: &TestEnv, repo: &std::path::Path, answer: &[u8]) -> std::process::Output {
     use std::io::Write;
     let (keep, stdin) = crate::common::terminal();
     let child = env
@@ -178,12 +177,20 @@ fn from_a_script_store_writes_and_names_the_candidates() {
 
     let json = env.ok(
         &repo,
-        &["store", "-t", "decision", "--json", "The connection pool size is 80 per service instance"],
+        &[
+            "store",
+            "-t",
+            "decision",
+            "--json",
+            "The connection pool size is 80 per service instance",
+        ],
     );
     let lines = json_lines(&json);
     let named: Vec<&serde_json::Value> = lines[1..].iter().map(|l| &l["replaceable"]).collect();
     assert!(
-        named.iter().all(|n| n["decision"] == "not-asked" && n["type"] == "decision"),
+        named
+            .iter()
+            .all(|n| n["decision"] == "not-asked" && n["type"] == "decision"),
         "{json}"
     );
     assert!(named.iter().any(|n| n["id"] == old.as_str()), "{json}");
@@ -236,4 +243,97 @@ fn over_mcp_store_names_the_candidates_and_the_agent_decides() {
         );
         client.cancel().await.unwrap();
     });
+}
+
+/// Capture links a captured memory to an older one only above [`LINK`],
+/// restated with a fact changed, and only when capture wrote the older one
+/// too: a memory a person stored is named in the worker's log, never
+/// superseded by what a tool printed.
+#[test]
+#[cfg_attr(
+    not(feature = "real-model"),
+    ignore = "needs the real model: bash scripts/test.sh"
+)]
+fn capture_links_only_what_capture_wrote() {
+    use crate::capture::{goldfish_with, tool};
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new().with_model();
+    let repo = env.repo("r", "Ada");
+    let said = |size: u32| {
+        format!(
+            "The POOL_SIZE constant in src/config.rs is {size} so sync and recall stop starving each other"
+        )
+    };
+    env.set_now("2026-11-20T09:00:00Z");
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "decision",
+            "--files",
+            "src/config.rs",
+            &said(8),
+        ],
+    );
+    let by_hand = crate::supersede::id_of(&env, &repo, &said(8));
+    // A mock capture command answering with the text of `answer.txt`.
+    let answer = env.path().join("answer.txt");
+    let script = env.path().join("mock-llm.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncat > /dev/null\nprintf '<tool_call>{{\"name\": \"create_observation\", \"arguments\": {{\"type\": \"decision\", \"text\": \"%s\"}}}}</tool_call>\\n' \"$(cat {})\"\n",
+            answer.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let vars = [("GOLDFISH_CAPTURE_COMMAND", script.to_str().unwrap())];
+    let capture = |size: u32, old: u32| {
+        std::fs::write(&answer, said(size)).unwrap();
+        let payload = tool(
+            &repo,
+            "Edit",
+            serde_json::json!({"file_path": repo.join("src/config.rs"), "old_string": format!("POOL_SIZE: usize = {old}"), "new_string": format!("POOL_SIZE: usize = {size}")}),
+            serde_json::json!({}),
+        )
+        .to_string();
+        let out = goldfish_with(
+            &env,
+            &repo,
+            &vars,
+            &["agent-hook", "post-tool-use"],
+            payload.as_bytes(),
+        );
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let out = goldfish_with(&env, &repo, &vars, &["capture", "work", "--wait"], b"");
+        assert!(out.status.success(), "{out:?}");
+        // The hook's worker may have drained the event: its log, and this
+        // one's output.
+        let log = std::fs::read_to_string(env.path().join("home/.goldfish/logs/capture.log"))
+            .unwrap_or_default();
+        log + &String::from_utf8_lossy(&out.stdout) + &String::from_utf8_lossy(&out.stderr)
+    };
+    env.set_now("2026-11-21T09:00:00Z");
+    let log = capture(16, 8);
+    let lines = crate::common::memory_lines(&repo);
+    assert_eq!(lines.len(), 2, "{lines:#?}\n{log}");
+    assert_eq!(lines[1]["supersedes"], serde_json::Value::Null, "{log}");
+    assert!(
+        log.contains(&format!("may replace {by_hand}"))
+            && log.contains("capture replaces only what capture wrote"),
+        "{log}"
+    );
+    let first_capture = lines[1]["id"].as_str().unwrap().to_owned();
+
+    env.set_now("2026-11-22T09:00:00Z");
+    let log = capture(32, 16);
+    let lines = crate::common::memory_lines(&repo);
+    assert_eq!(lines.len(), 3, "{lines:#?}\n{log}");
+    assert_eq!(lines[2]["supersedes"], first_capture.as_str(), "{log}");
+    assert!(
+        log.contains(&format!("supersedes {first_capture}")),
+        "{log}"
+    );
 }

@@ -337,27 +337,24 @@ fn process(
             status["verdict"] = "waiting".into();
             status["reason"] = reason.into();
         }
-        Verdict::Store(observation) => match sink.store(
-            root,
-            &session_id,
-            &observation,
-            !removed.is_empty(),
-        ) {
-            Ok(id) => {
-                status["verdict"] = "stored".into();
-                status["id"] = id.into();
-                status["type"] = observation.kind.into();
+        Verdict::Store(observation) => {
+            match sink.store(root, &session_id, &observation, !removed.is_empty()) {
+                Ok(id) => {
+                    status["verdict"] = "stored".into();
+                    status["id"] = id.into();
+                    status["type"] = observation.kind.into();
+                }
+                Err(Refusal::Duplicate(id)) => {
+                    status["verdict"] = "skipped".into();
+                    status["reason"] = "near-duplicate of a memory".into();
+                    status["similar_to"] = id.into();
+                }
+                Err(Refusal::Failed(reason)) => {
+                    status["verdict"] = "dropped".into();
+                    status["reason"] = reason.into();
+                }
             }
-            Err(Refusal::Duplicate(id)) => {
-                status["verdict"] = "skipped".into();
-                status["reason"] = "near-duplicate of a memory".into();
-                status["similar_to"] = id.into();
-            }
-            Err(Refusal::Failed(reason)) => {
-                status["verdict"] = "dropped".into();
-                status["reason"] = reason.into();
-            }
-        },
+        }
     }
     queue.save_session(&session_id, &session)?;
     Ok(status)

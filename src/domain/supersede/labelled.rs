@@ -168,7 +168,9 @@ pub fn count(
         let slot = Counts::slot(pair.label);
         counts.total[slot] += 1;
         let flagged = match detector {
-            Detector::Judge => judge(pair.older_memo(), pair.newer_memo(), cosine, threshold).is_some(),
+            Detector::Judge => {
+                judge(pair.older_memo(), pair.newer_memo(), cosine, threshold).is_some()
+            }
             Detector::Restated => judge(pair.older_memo(), pair.newer_memo(), cosine, threshold)
                 .is_some_and(|c| c.not_restated.is_empty()),
             Detector::CosineOnly => cosine >= threshold,
@@ -188,12 +190,24 @@ mod tests {
     fn the_labelled_set_parses_and_is_big_and_balanced_enough() {
         let pairs = parse(include_str!("../../../fixtures/supersede/pairs.jsonl")).unwrap();
         assert!(pairs.len() >= 80, "{}", pairs.len());
-        let counts = count(&pairs, &vec![1.0; pairs.len()], 0.0, Detector::CosineOnly, None);
+        let counts = count(
+            &pairs,
+            &vec![1.0; pairs.len()],
+            0.0,
+            Detector::CosineOnly,
+            None,
+        );
         for label in Label::ALL {
             assert!(counts.total(label) >= 10, "{}", label.name());
         }
         for split in [Split::Tune, Split::Test] {
-            let half = count(&pairs, &vec![1.0; pairs.len()], 0.0, Detector::CosineOnly, Some(split));
+            let half = count(
+                &pairs,
+                &vec![1.0; pairs.len()],
+                0.0,
+                Detector::CosineOnly,
+                Some(split),
+            );
             assert!(half.total(Label::Update) >= 25, "{split:?}");
         }
     }
@@ -214,7 +228,13 @@ mod tests {
         assert_eq!((all.precision(), all.recall()), (0.5, 1.0));
         let cosine = count(&pairs, &[0.9, 0.95, 0.9], 0.8, Detector::CosineOnly, None);
         assert_eq!(cosine.flagged(Label::Paraphrase), 1);
-        let test = count(&pairs, &[0.9, 0.95, 0.9], 0.8, Detector::Judge, Some(Split::Test));
+        let test = count(
+            &pairs,
+            &[0.9, 0.95, 0.9],
+            0.8,
+            Detector::Judge,
+            Some(Split::Test),
+        );
         assert_eq!((test.precision(), test.recall()), (0.0, 0.0));
         assert!(parse("{}\n").unwrap_err().starts_with("line 1: "));
     }

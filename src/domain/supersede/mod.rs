@@ -117,7 +117,10 @@ impl Difference {
 impl Candidate {
     /// One line: `0.83 similar, same type, shared files a.rs, number 20 → 50`.
     pub fn explain(&self) -> String {
-        let mut parts = vec![format!("{:.2} similar", self.cosine), "same type".to_owned()];
+        let mut parts = vec![
+            format!("{:.2} similar", self.cosine),
+            "same type".to_owned(),
+        ];
         if !self.shared_files.is_empty() {
             parts.push(format!("shared files {}", self.shared_files.join(", ")));
         }
@@ -570,7 +573,10 @@ fn quantities(words: &[Word]) -> Vec<Quantity> {
             (None, Some(n)) => {
                 // `half an hour`: skip the article.
                 let mut j = i + 1;
-                if lower == "half" && words.get(j).is_some_and(|w| w.lower == "a" || w.lower == "an")
+                if lower == "half"
+                    && words
+                        .get(j)
+                        .is_some_and(|w| w.lower == "a" || w.lower == "an")
                 {
                     j += 1;
                 }
@@ -644,16 +650,123 @@ fn quantity_changes(old: &Text, new: &Text) -> Vec<Difference> {
 
 /// Words that start sentences or are capitalised without naming anything.
 const STOPWORDS: &[&str] = &[
-    "a", "about", "after", "all", "also", "always", "an", "and", "any", "are", "as", "at", "be",
-    "because", "before", "both", "but", "by", "can", "checkpoint", "decided", "do", "does",
-    "during", "each", "every", "for", "from", "has", "have", "he", "her", "here", "his", "how",
-    "i", "i'm", "i've", "if", "in", "is", "it", "its", "keep", "let", "make", "may", "me", "more",
-    "most", "must", "my", "never", "new", "no", "not", "note", "now", "of", "on", "once", "only",
-    "or", "our", "plan", "she", "should", "since", "so", "some", "that", "the", "their", "then",
-    "there", "these", "they", "this", "those", "to", "todo", "under", "until", "use", "was",
-    "we", "we're", "what", "when", "where", "which", "while", "why", "will", "with", "per", "via",
-    "than", "too", "still", "been", "were", "into", "onto", "out", "up", "them", "it's", "you",
-    "your", "am", "being", "just", "very", "get", "got", "gets",
+    "a",
+    "about",
+    "after",
+    "all",
+    "also",
+    "always",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "because",
+    "before",
+    "both",
+    "but",
+    "by",
+    "can",
+    "checkpoint",
+    "decided",
+    "do",
+    "does",
+    "during",
+    "each",
+    "every",
+    "for",
+    "from",
+    "has",
+    "have",
+    "he",
+    "her",
+    "here",
+    "his",
+    "how",
+    "i",
+    "i'm",
+    "i've",
+    "if",
+    "in",
+    "is",
+    "it",
+    "its",
+    "keep",
+    "let",
+    "make",
+    "may",
+    "me",
+    "more",
+    "most",
+    "must",
+    "my",
+    "never",
+    "new",
+    "no",
+    "not",
+    "note",
+    "now",
+    "of",
+    "on",
+    "once",
+    "only",
+    "or",
+    "our",
+    "plan",
+    "she",
+    "should",
+    "since",
+    "so",
+    "some",
+    "that",
+    "the",
+    "their",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "to",
+    "todo",
+    "under",
+    "until",
+    "use",
+    "was",
+    "we",
+    "we're",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "why",
+    "will",
+    "with",
+    "per",
+    "via",
+    "than",
+    "too",
+    "still",
+    "been",
+    "were",
+    "into",
+    "onto",
+    "out",
+    "up",
+    "them",
+    "it's",
+    "you",
+    "your",
+    "am",
+    "being",
+    "just",
+    "very",
+    "get",
+    "got",
+    "gets",
 ];
 
 /// A name: a capitalised word that is no common word, an acronym, an
@@ -842,7 +955,10 @@ fn change_words(old: &Text, new: &Text) -> Vec<Difference> {
         else {
             continue;
         };
-        if words[i + 1..to].iter().any(|w| w.ends_clause && w.lower != words[to - 1].lower) {
+        if words[i + 1..to]
+            .iter()
+            .any(|w| w.ends_clause && w.lower != words[to - 1].lower)
+        {
             continue;
         }
         let end = (to + 1..words.len().min(to + 5))
@@ -895,40 +1011,66 @@ mod tests {
     }
 
     fn explained(older: &str, newer: &str) -> Vec<String> {
-        differences(older, newer).iter().map(Difference::explain).collect()
+        differences(older, newer)
+            .iter()
+            .map(Difference::explain)
+            .collect()
     }
 
     #[test]
     fn a_changed_number_is_a_difference_and_the_same_number_spelled_otherwise_is_not() {
         assert_eq!(
-            explained("The pool size is 20 per instance", "The pool size is 50 per instance"),
+            explained(
+                "The pool size is 20 per instance",
+                "The pool size is 50 per instance"
+            ),
             ["number 20 → 50"]
         );
         assert_eq!(
-            explained("The gateway timeout is 30 seconds", "The gateway timeout is 1 minute"),
+            explained(
+                "The gateway timeout is 30 seconds",
+                "The gateway timeout is 1 minute"
+            ),
             ["number 30 seconds → 1 minute"]
         );
         for (older, newer) in [
             ("Retries three times", "Retries 3 times"),
             ("Cached for 60 seconds", "cached for a minute"),
-            ("Sessions expire after 30 minutes", "Sessions expire after half an hour"),
-            ("Uploads are capped at 10 MB", "Uploads are capped at 10 megabytes"),
+            (
+                "Sessions expire after 30 minutes",
+                "Sessions expire after half an hour",
+            ),
+            (
+                "Uploads are capped at 10 MB",
+                "Uploads are capped at 10 megabytes",
+            ),
             ("Run the dev server on port 3000", "open localhost:3000"),
-            ("The backup runs at 02:00 UTC", "At 02:00 UTC the backup runs"),
+            (
+                "The backup runs at 02:00 UTC",
+                "At 02:00 UTC the backup runs",
+            ),
         ] {
             assert_eq!(differences(older, newer), [], "{older} / {newer}");
         }
         // Quantities of different kinds are not compared.
         assert_eq!(
-            differences("Pool of 20 connections", "Idle connections close after 10 minutes"),
+            differences(
+                "Pool of 20 connections",
+                "Idle connections close after 10 minutes"
+            ),
             []
         );
-        assert_eq!(kinds("The backup runs at 02:00", "The backup runs at 04:00"), [
-            FactKind::Number
-        ]);
-        assert_eq!(kinds("My daughter is in third grade", "My daughter is in fourth grade now"), [
-            FactKind::Number
-        ]);
+        assert_eq!(
+            kinds("The backup runs at 02:00", "The backup runs at 04:00"),
+            [FactKind::Number]
+        );
+        assert_eq!(
+            kinds(
+                "My daughter is in third grade",
+                "My daughter is in fourth grade now"
+            ),
+            [FactKind::Number]
+        );
     }
 
     #[test]
@@ -938,14 +1080,20 @@ mod tests {
             ["version v74 → v76", "change `upgraded` only in the newer"]
         );
         assert_eq!(
-            explained("The toolchain is pinned to 1.78.0", "The toolchain is pinned to 1.82.0"),
+            explained(
+                "The toolchain is pinned to 1.78.0",
+                "The toolchain is pinned to 1.82.0"
+            ),
             ["version 1.78.0 → 1.82.0"]
         );
         assert_eq!(
             explained("We pin Node 20 in .nvmrc", "We pin Node 22 in .nvmrc"),
             ["version 20 → 22"]
         );
-        assert_eq!(differences("tonic 0.10 in Cargo.toml", "Cargo.toml has tonic 0.10"), []);
+        assert_eq!(
+            differences("tonic 0.10 in Cargo.toml", "Cargo.toml has tonic 0.10"),
+            []
+        );
     }
 
     #[test]
@@ -955,17 +1103,26 @@ mod tests {
             ["name loki → datadog"]
         );
         assert_eq!(
-            explained("Session cookies are SameSite=Lax", "Session cookies are SameSite=Strict"),
+            explained(
+                "Session cookies are SameSite=Lax",
+                "Session cookies are SameSite=Strict"
+            ),
             ["name samesite=lax → samesite=strict"]
         );
         assert_eq!(
-            kinds("The primary database is in us-east-1", "The primary database is in eu-west-1"),
+            kinds(
+                "The primary database is in us-east-1",
+                "The primary database is in eu-west-1"
+            ),
             [FactKind::Name]
         );
         // A name the other text mentions, in any case, is no difference; a
         // name added next to the same ones is no change either.
         assert_eq!(
-            differences("We use Postgres for billing", "Billing data lives in postgres"),
+            differences(
+                "We use Postgres for billing",
+                "Billing data lives in postgres"
+            ),
             []
         );
         assert_eq!(
@@ -981,35 +1138,56 @@ mod tests {
             ["negation `not` only in the older"]
         );
         assert_eq!(
-            explained("The flag is enabled for all tenants", "The flag is disabled for all tenants"),
+            explained(
+                "The flag is enabled for all tenants",
+                "The flag is disabled for all tenants"
+            ),
             ["negation `disabled` only in the newer"]
         );
         assert_eq!(
-            kinds("The CLI supports Windows", "The CLI doesn't support Windows"),
+            kinds(
+                "The CLI supports Windows",
+                "The CLI doesn't support Windows"
+            ),
             [FactKind::Negation]
         );
-        assert_eq!(differences("Never log tokens", "Tokens are never logged"), []);
+        assert_eq!(
+            differences("Never log tokens", "Tokens are never logged"),
+            []
+        );
     }
 
     #[test]
     fn words_of_change_in_the_newer_text_are_a_difference() {
         assert_eq!(
-            explained("Feature flags are cached", "Feature flags are no longer cached"),
+            explained(
+                "Feature flags are cached",
+                "Feature flags are no longer cached"
+            ),
             [
                 "negation `no` only in the newer",
                 "change `no longer` only in the newer"
             ]
         );
         assert_eq!(
-            explained("Thumbnails use ImageMagick", "Thumbnails use libvips instead of ImageMagick"),
+            explained(
+                "Thumbnails use ImageMagick",
+                "Thumbnails use libvips instead of ImageMagick"
+            ),
             ["change `instead of` only in the newer"]
         );
         assert_eq!(
-            explained("Sessions are stored in Redis", "Sessions moved from Redis to Postgres"),
+            explained(
+                "Sessions are stored in Redis",
+                "Sessions moved from Redis to Postgres"
+            ),
             ["change Redis → Postgres"]
         );
         assert_eq!(
-            explained("I live in Denver", "I moved from Denver to Austin last month"),
+            explained(
+                "I live in Denver",
+                "I moved from Denver to Austin last month"
+            ),
             ["change Denver → Austin last month"]
         );
         assert_eq!(
@@ -1021,7 +1199,10 @@ mod tests {
         );
         // The same words on both sides say no change.
         assert_eq!(
-            differences("We switched to Vitest last year", "Last year we switched to Vitest"),
+            differences(
+                "We switched to Vitest last year",
+                "Last year we switched to Vitest"
+            ),
             []
         );
         // `from` with what the older never mentioned is no change of it.
@@ -1043,6 +1224,37 @@ mod tests {
     }
 
     #[test]
+    fn capture_links_a_restated_update_of_what_capture_wrote_and_nothing_else() {
+        let none: Vec<String> = Vec::new();
+        let older = memo("decision", "The pool size is 20 in the API", &none);
+        let newer = memo("decision", "The pool size is 50 in the API", &none);
+        let close = judge(older, newer, 0.95, ASK).unwrap();
+        let captured = Some("capture:rules");
+        assert_eq!(capture_links(&close, "decision", captured, false), Ok(()));
+        let far = judge(older, newer, LINK - 0.01, ASK).unwrap();
+        assert_eq!(
+            capture_links(&far, "decision", captured, false),
+            Err("under the link threshold")
+        );
+        let elsewhere = judge(
+            older,
+            memo("decision", "The pool size is 50 in the worker", &none),
+            0.95,
+            ASK,
+        )
+        .unwrap();
+        assert!(capture_links(&elsewhere, "decision", captured, false).is_err());
+        assert!(capture_links(&close, "checkpoint", captured, false).is_err());
+        for stored_by_hand in [None, Some("agent"), Some("user")] {
+            assert_eq!(
+                capture_links(&close, "decision", stored_by_hand, false),
+                Err("capture replaces only what capture wrote")
+            );
+        }
+        assert!(capture_links(&close, "decision", captured, true).is_err());
+    }
+
+    #[test]
     fn a_candidate_has_the_type_the_threshold_a_shared_file_and_a_difference() {
         let none: Vec<String> = Vec::new();
         let pool = vec!["src/db/pool.rs".to_owned()];
@@ -1060,11 +1272,43 @@ mod tests {
             serde_json::json!({"kind": "number", "older": "20", "newer": "50"})
         );
         // Another type, under the threshold, other files, no difference.
-        assert!(judge(older, memo("insight", "The pool size is 50", &pool), 0.9, ASK).is_none());
+        assert!(
+            judge(
+                older,
+                memo("insight", "The pool size is 50", &pool),
+                0.9,
+                ASK
+            )
+            .is_none()
+        );
         assert!(judge(older, newer, ASK - 0.01, ASK).is_none());
-        assert!(judge(older, memo("decision", "The pool size is 50", &mail), 0.9, ASK).is_none());
-        assert!(judge(older, memo("decision", "The pool size is 20 still", &pool), 0.9, ASK).is_none());
+        assert!(
+            judge(
+                older,
+                memo("decision", "The pool size is 50", &mail),
+                0.9,
+                ASK
+            )
+            .is_none()
+        );
+        assert!(
+            judge(
+                older,
+                memo("decision", "The pool size is 20 still", &pool),
+                0.9,
+                ASK
+            )
+            .is_none()
+        );
         // One side naming no files: the meaning decides.
-        assert!(judge(older, memo("decision", "The pool size is 50", &none), 0.9, ASK).is_some());
+        assert!(
+            judge(
+                older,
+                memo("decision", "The pool size is 50", &none),
+                0.9,
+                ASK
+            )
+            .is_some()
+        );
     }
 }
