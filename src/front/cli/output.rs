@@ -174,23 +174,6 @@ impl<W: Write> Write for TerminalSafe<W> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_character_split_across_writes_is_kept_whole() {
-        let mut out = TerminalSafe::new(Vec::new());
-        let text = "é\u{202e}".as_bytes();
-        for byte in text {
-            out.write_all(std::slice::from_ref(byte)).unwrap();
-        }
-        out.write_all(b"\xff").unwrap();
-        out.flush().unwrap();
-        assert_eq!(String::from_utf8(out.inner).unwrap(), "é\\u202e\\xff");
-    }
-}
-
 /// One older memory `store` found the new one may replace, as a JSON line
 /// after the record: `{"replaceable": {id, timestamp, type, content,
 /// decision, why}}`, `decision` being `superseded` (asked, and confirmed:
@@ -216,4 +199,21 @@ pub fn replaceable_json(
     });
     writeln!(out, "{line}").context("writing output")?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_character_split_across_writes_is_kept_whole() {
+        let mut out = TerminalSafe::new(Vec::new());
+        let text = "é\u{202e}".as_bytes();
+        for byte in text {
+            out.write_all(std::slice::from_ref(byte)).unwrap();
+        }
+        out.write_all(b"\xff").unwrap();
+        out.flush().unwrap();
+        assert_eq!(String::from_utf8(out.inner).unwrap(), "é\\u202e\\xff");
+    }
 }
