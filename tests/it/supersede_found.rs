@@ -78,24 +78,20 @@ fn the_thresholds_hold_their_precision_and_recall_on_both_halves() {
 const OLD: &str = "The connection pool size is 20 per service instance";
 const NEW: &str = "The connection pool size is 50 per service instance";
 
-/// A terminal answers `answer` to every question of `store NEW`; returns
-/// its output.
-fn store_at_terminal(env: &TestEnv, repo: &std::path::Path, answer: &[u8]) -> std::process::Output {
-    use std::io::Write;
-    let (keep, stdin) = crate::common::terminal();
-    let child = env
-        .command(env!("CARGO_BIN_EXE_goldfish"), repo)
-        .args(["store", "-t", "decision", "--json", NEW])
-        .stdin(stdin)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut answers = std::fs::File::from(keep.try_clone().unwrap());
-    answers.write_all(answer).unwrap();
-    let out = child.wait_with_output().unwrap();
-    drop(keep);
-    out
+/// A workspace with the real model where `OLD` was stored as a decision
+/// on 2026-11-20 (and as an insight too, with `insight`), the clock a day
+/// later; and `OLD`'s id as a decision.
+fn with_old(insight: bool) -> (TestEnv, std::path::PathBuf, String) {
+    let env = TestEnv::new().with_model();
+    let repo = env.repo("r", "Ada");
+    env.set_now("2026-11-20T09:00:00Z");
+    env.ok(&repo, &["store", "-t", "decision", OLD]);
+    let old = crate::supersede::id_of(&env, &repo, OLD);
+    if insight {
+        env.ok(&repo, &["store", "-t", "insight", OLD]);
+    }
+    env.set_now("2026-11-21T09:00:00Z");
+    (env, repo, old)
 }
 
 /// At a terminal `store` asks whether the new memory replaces the one it
@@ -107,14 +103,9 @@ fn store_at_terminal(env: &TestEnv, repo: &std::path::Path, answer: &[u8]) -> st
     ignore = "needs the real model: bash scripts/test.sh"
 )]
 fn at_a_terminal_store_asks_and_records_supersedes_on_a_yes() {
-    let env = TestEnv::new().with_model();
-    let repo = env.repo("r", "Ada");
-    env.set_now("2026-11-20T09:00:00Z");
-    env.ok(&repo, &["store", "-t", "decision", OLD]);
-    let old = crate::supersede::id_of(&env, &repo, OLD);
-    env.set_now("2026-11-21T09:00:00Z");
+    let (env, repo, old) = with_old(false);
 
-    let declined = store_at_terminal(&env, &repo, b"\n");
+    let declined = env.at_terminal(&repo, &["store", "-t", "decision", "--json", NEW], b"\n");
     let stderr = String::from_utf8_lossy(&declined.stderr);
     assert_eq!(declined.status.code(), Some(0), "{stderr}");
     assert!(
@@ -130,7 +121,7 @@ fn at_a_terminal_store_asks_and_records_supersedes_on_a_yes() {
     let declined_id = lines[0]["id"].as_str().unwrap().to_owned();
     env.ok(&repo, &["forget", &declined_id]);
 
-    let confirmed = store_at_terminal(&env, &repo, b"y\n");
+    let confirmed = env.at_terminal(&repo, &["store", "-t", "decision", "--json", NEW], b"y\n");
     let stderr = String::from_utf8_lossy(&confirmed.stderr);
     assert_eq!(confirmed.status.code(), Some(0), "{stderr}");
     let lines = json_lines(&String::from_utf8_lossy(&confirmed.stdout));
@@ -158,13 +149,7 @@ fn at_a_terminal_store_asks_and_records_supersedes_on_a_yes() {
     ignore = "needs the real model: bash scripts/test.sh"
 )]
 fn from_a_script_store_writes_and_names_the_candidates() {
-    let env = TestEnv::new().with_model();
-    let repo = env.repo("r", "Ada");
-    env.set_now("2026-11-20T09:00:00Z");
-    env.ok(&repo, &["store", "-t", "decision", OLD]);
-    env.ok(&repo, &["store", "-t", "insight", OLD]);
-    let old = crate::supersede::id_of(&env, &repo, OLD);
-    env.set_now("2026-11-21T09:00:00Z");
+    let (env, repo, old) = with_old(true);
     let out = env.goldfish(&repo, &["store", "-t", "decision", NEW]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
@@ -206,12 +191,7 @@ fn from_a_script_store_writes_and_names_the_candidates() {
 )]
 fn over_mcp_store_names_the_candidates_and_the_agent_decides() {
     use crate::mcp::{call, connect, runtime, text_of};
-    let env = TestEnv::new().with_model();
-    let repo = env.repo("r", "Ada");
-    env.set_now("2026-11-20T09:00:00Z");
-    env.ok(&repo, &["store", "-t", "decision", OLD]);
-    let old = crate::supersede::id_of(&env, &repo, OLD);
-    env.set_now("2026-11-21T09:00:00Z");
+    let (env, repo, old) = with_old(false);
     runtime().block_on(async {
         let client = connect(&env, &repo).await;
         let args = serde_json::json!({ "content": NEW, "type": "decision" });

@@ -103,6 +103,13 @@ impl FactKind {
 }
 
 impl Difference {
+    /// What only one text says: the older (`older` true) or the newer.
+    fn only(kind: FactKind, said: &str, older: bool) -> Difference {
+        let said = Some(said.to_owned());
+        let (older, newer) = if older { (said, None) } else { (None, said) };
+        Difference { kind, older, newer }
+    }
+
     /// `number 20 → 50`, `negation not (older)`, `change switched`.
     pub fn explain(&self) -> String {
         match (&self.older, &self.newer) {
@@ -851,18 +858,10 @@ fn negation_changes(old: &Text, new: &Text) -> Vec<Difference> {
     let (older, newer) = (negations(old), negations(new));
     let mut found = Vec::new();
     if let Some(word) = older.difference(&newer).next() {
-        found.push(Difference {
-            kind: FactKind::Negation,
-            older: Some(word.clone()),
-            newer: None,
-        });
+        found.push(Difference::only(FactKind::Negation, word, true));
     }
     if let Some(word) = newer.difference(&older).next() {
-        found.push(Difference {
-            kind: FactKind::Negation,
-            older: None,
-            newer: Some(word.clone()),
-        });
+        found.push(Difference::only(FactKind::Negation, word, false));
     }
     found
 }
@@ -990,11 +989,7 @@ fn change_words(old: &Text, new: &Text) -> Vec<Difference> {
     let said = change_phrases(new);
     let before = change_phrases(old);
     if let Some(phrase) = said.difference(&before).next() {
-        found.push(Difference {
-            kind: FactKind::Change,
-            older: None,
-            newer: Some(phrase.clone()),
-        });
+        found.push(Difference::only(FactKind::Change, phrase, false));
     }
     found
 }
