@@ -13,23 +13,13 @@
 //! The model: `GOLDFISH_TEST_MODEL_HOME`, else `target/model-home` (what
 //! `scripts/test.sh` installs).
 
-use std::path::PathBuf;
+#[path = "common/model.rs"]
+mod model;
 
-use goldfish::adapters::embed::onnx::OnnxEmbedder;
-use goldfish::adapters::embed::{DEFAULT_MODEL, Embedder, InstalledModel, TextKind, cosine};
+use goldfish::adapters::embed::{Embedder, TextKind, cosine};
 
 fn main() -> anyhow::Result<()> {
-    let home = std::env::var_os("GOLDFISH_TEST_MODEL_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/model-home"));
-    let model = InstalledModel::find(&home.join("models"), &home.join("runtime"), DEFAULT_MODEL)?
-        .ok_or_else(|| {
-        anyhow::anyhow!(
-            "no model in {}: run `bash scripts/test.sh` once, which installs it",
-            home.display()
-        )
-    })?;
-    let mut embedder = OnnxEmbedder::load(&model, 2)?;
+    let mut embedder = model::default_embedder()?;
     let mut pairs: Vec<(f32, bool)> = Vec::new();
     for (number, line) in include_str!("../fixtures/similar/pairs.jsonl")
         .lines()

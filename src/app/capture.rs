@@ -17,6 +17,7 @@ use crate::adapters::env;
 use crate::adapters::git::Workspace;
 use crate::adapters::home::Home;
 use crate::domain::capture::{Generator, Observation};
+use crate::domain::supersede;
 
 /// Queues one hook payload (`kind` is `tool` or `stop`; at most
 /// [`capture::MAX_PAYLOAD_BYTES`] and one byte more, to tell a larger one)
@@ -71,6 +72,7 @@ impl Sink for StoreSink<'_> {
         root: &Path,
         session: &str,
         observation: &Observation,
+        orders_removed: bool,
     ) -> Result<String, Refusal> {
         let workspace = Workspace::discover(root).map_err(|e| Refusal::Failed(format!("{e:#}")))?;
         // What the team already has is not stored again: a memory of the
@@ -79,9 +81,25 @@ impl Sink for StoreSink<'_> {
         let (similar, vector) =
             ops::near_duplicates(self.session, &workspace, &observation.content)
                 .unwrap_or_default();
-        if let Some(same) = similar.iter().find(|m| m.kind == observation.kind) {
+        // One it probably replaces (a fact changed) is no repeat.
+        let replaceable = match &vector {
+            Some(vector) => {
+                let memo = supersede::Memo {
+                    kind: &observation.kind,
+                    content: &observation.content,
+                    files: &observation.files,
+                };
+                ops::replaceable_by(self.session, &workspace, memo, vector, None)
+                    .unwrap_or_default()
+            }
+            None => Vec::new(),
+        };
+        if let Some(same) = similar.iter().find(|m| {
+            m.kind == observation.kind && !replaceable.iter().any(|r| r.memory.id == m.id)
+        }) {
             return Err(Refusal::Duplicate(same.id.clone()));
         }
+        let supersedes = self.link(&replaceable, &observation.kind, orders_removed);
         let stored = ops::store(
             self.session,
             &workspace,
@@ -96,7 +114,8 @@ impl Sink for StoreSink<'_> {
                 refuse_similar: false,
                 session: Some(session.to_owned()),
                 vector,
-                supersedes: None,
+                supersedes,
+                replaced: ops::FindReplaced::Skip,
             },
         )
         .map_err(|e| Refusal::Failed(format!("{:#}", e.error)));
@@ -104,6 +123,42 @@ impl Sink for StoreSink<'_> {
             (self.log)(notice);
         }
         Ok(stored?.entry.id().to_owned())
+    }
+}
+
+impl StoreSink<'_> {
+    /// The older memory a captured one replaces, when capture may link
+    /// them without asking (`supersede::capture_links`); every other
+    /// candidate is named in the worker's log, with why it was not linked.
+    fn link(
+        &mut self,
+        found: &[ops::Replaceable],
+        kind: &str,
+        orders_removed: bool,
+    ) -> Option<String> {
+        let mut linked = None;
+        for candidate in found {
+            let verdict = supersede::capture_links(
+                &candidate.why,
+                kind,
+                candidate.memory.source.as_deref(),
+                orders_removed,
+            );
+            let line = ops::replaceable_line(candidate, 80);
+            match verdict {
+                Ok(()) if linked.is_none() => {
+                    (self.log)(Notice::note(format!("supersedes {line}")));
+                    linked = Some(candidate.memory.id.clone());
+                }
+                Ok(()) => (self.log)(Notice::note(format!(
+                    "may replace {line}, not linked: it supersedes another"
+                ))),
+                Err(why) => (self.log)(Notice::note(format!(
+                    "may replace {line}, not linked: {why}"
+                ))),
+            }
+        }
+        linked
     }
 }
 

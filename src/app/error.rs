@@ -45,6 +45,10 @@ pub enum Arg {
 pub enum Hint {
     /// Store the near-duplicate anyway (`--force`, `force: true`).
     Force,
+    /// The new memory may replace older ones: name the one it replaces
+    /// (`--supersedes ID`, `supersedes`), or store it as new (`--force`,
+    /// `force: true`).
+    Supersede,
     /// The text looks like a secret: remove it, or a person confirms it is
     /// none (`--allow-secret`, which a tool call cannot pass).
     AllowSecret,

@@ -28,6 +28,7 @@ use crate::domain::memory::kinds::Kinds;
 use crate::domain::memory::view::Lookup;
 use crate::domain::memory::{self, Entry, Memory, Release, Tombstone};
 use crate::domain::recall::Request;
+use crate::domain::supersede;
 use crate::domain::timespec;
 
 /// What to store.
@@ -49,6 +50,35 @@ pub struct StoreInput {
     /// The live memory of this repository (an id or a unique prefix) the
     /// new one replaces (`--supersedes`, MCP `supersedes`).
     pub supersedes: Option<String>,
+    /// Whether to look for older memories the new one probably replaces
+    /// when `supersedes` names none, and what to do with them.
+    pub replaced: FindReplaced,
+}
+
+/// Whether and when `store` looks for the older memories a new one
+/// probably replaces (`domain::supersede`; never when it declares one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FindReplaced {
+    /// Not at all (capture looks itself, before it stores).
+    #[default]
+    Skip,
+    /// After the write, for [`Stored::replaceable`]: a script is never
+    /// stopped nor asked.
+    Report,
+    /// Before the write, refusing the store when some are found (MCP: the
+    /// agent decides and calls again with `supersedes`, or `force`).
+    Refuse,
+    /// Before the write, asking [`store_asking`]'s `ask` about each, best
+    /// first; the first it confirms is recorded as `supersedes` (one a
+    /// memory: the log's field holds one id).
+    Ask,
+}
+
+/// An older memory the new one probably replaces, and why.
+#[derive(Debug, Clone)]
+pub struct Replaceable {
+    pub memory: IndexedMemory,
+    pub why: supersede::Candidate,
 }
 
 /// A text's vector under a model: computed once per store, for the
@@ -68,6 +98,10 @@ pub struct Stored {
     pub journaled: Option<String>,
     /// Memories the workspace already has that say nearly the same.
     pub similar: Vec<IndexedMemory>,
+    /// Older memories it probably replaces (with [`FindReplaced`] other
+    /// than `Skip`): the one it supersedes when it was asked and confirmed
+    /// (see the entry's `supersedes`), and those it does not.
+    pub replaceable: Vec<Replaceable>,
     /// Why it is not indexed yet (the next sync catches up).
     pub not_indexed: Option<String>,
 }
@@ -89,6 +123,17 @@ pub fn store(
     workspace: &Workspace,
     input: StoreInput,
 ) -> Result<Stored, AppError> {
+    store_asking(session, workspace, input, &mut |_| false)
+}
+
+/// [`store`], with `ask` deciding (under [`FindReplaced::Ask`]) whether the
+/// new memory replaces each older one found, before the write.
+pub fn store_asking(
+    session: &mut Session,
+    workspace: &Workspace,
+    input: StoreInput,
+    ask: &mut dyn FnMut(&Replaceable) -> bool,
+) -> Result<Stored, AppError> {
     let content = memory::validate_content(&input.content, input.allow_secret)
         .map_err(|err| refusal(Arg::Content, err))?;
     let list = |items: &[String], limit: memory::ListLimit, arg: Arg| {
@@ -106,18 +151,41 @@ pub fn store(
         .resolve(&input.kind)
         .map_err(|err| AppError::arg(Arg::Type, err))?
         .to_owned();
-    let supersedes = match input.supersedes.as_deref() {
+    let mut supersedes = match input.supersedes.as_deref() {
         Some(id) => Some(superseded(workspace, id.trim())?),
         None => None,
     };
     let mut vector = input.vector;
-    if input.refuse_similar && vector.is_none() {
+    let replaced = if supersedes.is_some() {
+        FindReplaced::Skip
+    } else {
+        input.replaced
+    };
+    let look_before = matches!(replaced, FindReplaced::Refuse | FindReplaced::Ask);
+    let mut similar = Vec::new();
+    if (input.refuse_similar || look_before) && vector.is_none() {
         // Best effort: an index or model that fails here never stops a store.
-        let (mut similar, computed) =
-            near_duplicates(session, workspace, &content).unwrap_or_default();
+        let computed;
+        (similar, computed) = near_duplicates(session, workspace, &content).unwrap_or_default();
         vector = computed;
+    }
+    let memo = supersede::Memo {
+        kind: &kind,
+        content: &content,
+        files: &files,
+    };
+    let mut replaceable = match (&vector, look_before) {
+        (Some(vector), true) => {
+            replaceable_by(session, workspace, memo, vector, None).unwrap_or_default()
+        }
+        _ => Vec::new(),
+    };
+    if input.refuse_similar {
         // The memory it replaces says nearly the same: that is the point.
-        similar.retain(|m| Some(&m.id) != supersedes.as_ref());
+        // So may one it probably replaces, asked about below.
+        similar.retain(|m| {
+            Some(&m.id) != supersedes.as_ref() && !replaceable.iter().any(|r| r.memory.id == m.id)
+        });
         if !similar.is_empty() {
             let listed: Vec<String> = similar
                 .iter()
@@ -129,6 +197,26 @@ pub fn store(
             ))
             .with_hint(Hint::Force));
         }
+    }
+    match replaced {
+        FindReplaced::Refuse if !replaceable.is_empty() => {
+            let listed: Vec<String> = replaceable
+                .iter()
+                .map(|r| replaceable_line(r, 100))
+                .collect();
+            return Err(AppError::input(anyhow::anyhow!(
+                "not stored: it may replace {}",
+                listed.join("; or ")
+            ))
+            .with_hint(Hint::Supersede));
+        }
+        FindReplaced::Ask => {
+            supersedes = replaceable
+                .iter()
+                .find(|r| ask(r))
+                .map(|r| r.memory.id.clone());
+        }
+        _ => {}
     }
     let at = session.now()?;
     let head = workspace.head();
@@ -192,9 +280,25 @@ pub fn store(
     // The memory is safely in the log; indexing it is best effort (the next
     // sync catches up), so a broken index or model never loses a store.
     let (similar, not_indexed) = match index_stored(session, workspace, &entry, vector) {
-        Ok(mut similar) => {
+        Ok((mut similar, vector)) => {
             if let Entry::Memory(m) = &entry {
-                similar.retain(|s| Some(&s.id) != m.supersedes.as_ref());
+                similar.retain(|s| {
+                    Some(&s.id) != m.supersedes.as_ref()
+                        && !replaceable.iter().any(|r| r.memory.id == s.id)
+                });
+                if replaced == FindReplaced::Report
+                    && let Some(vector) = vector
+                {
+                    let memo = supersede::Memo {
+                        kind: &m.kind,
+                        content: &m.content,
+                        files: &m.files,
+                    };
+                    // Best effort, as the indexing.
+                    replaceable = replaceable_by(session, workspace, memo, &vector, Some(&m.id))
+                        .unwrap_or_default();
+                    similar.retain(|s| !replaceable.iter().any(|r| r.memory.id == s.id));
+                }
             }
             (similar, None)
         }
@@ -205,8 +309,77 @@ pub fn store(
         file,
         journaled,
         similar,
+        replaceable,
         not_indexed,
     })
+}
+
+/// How many older memories `store` names as ones a new memory may replace.
+const REPLACEABLE_LIMIT: usize = 3;
+
+/// The older memories of the workspace that a new memory (`memo`, whose
+/// vector is `vector`) probably replaces, best first (`domain::supersede`:
+/// same type, at least [`supersede::ASK`] similar, a shared file when both
+/// name files, a fact that differs). Only memories agents receive unmarked
+/// are taken (trusted or released, unflagged, not superseded already): a
+/// quarantined one is out of the briefing and recall already, and what is
+/// shown here of a memory must be safe to show. `except` is the new
+/// memory's own id once it is indexed.
+pub fn replaceable_by(
+    session: &mut Session,
+    workspace: &Workspace,
+    memo: supersede::Memo,
+    vector: &ContentVector,
+    except: Option<&str>,
+) -> Result<Vec<Replaceable>, AppError> {
+    let now = session.now()?;
+    let index = session.index()?;
+    let scope = scope_of(index, workspace)?;
+    let among = Request {
+        kinds: vec![memo.kind.to_owned()],
+        unflagged_only: true,
+        trusted_only: true,
+        hide_superseded: true,
+        now: Some(now),
+        ..Request::default()
+    };
+    let near = index.similar_among(
+        &vector.model,
+        &vector.vector,
+        &scope,
+        supersede::ASK,
+        REPLACEABLE_LIMIT + 2,
+        among,
+    )?;
+    let mut found: Vec<Replaceable> = near
+        .into_iter()
+        .filter(|m| Some(m.id.as_str()) != except)
+        .filter_map(|memory| {
+            let older = supersede::Memo {
+                kind: &memory.kind,
+                content: &memory.content,
+                files: &memory.files,
+            };
+            let cosine = memory.similarity.unwrap_or(memory.score);
+            let why = supersede::judge(older, memo, cosine, supersede::ASK)?;
+            Some(Replaceable { memory, why })
+        })
+        .collect();
+    found.truncate(REPLACEABLE_LIMIT);
+    Ok(found)
+}
+
+/// `ID (DATE, 0.83 similar, …, number 20 → 50): "excerpt"`, one older
+/// memory a new one may replace.
+pub fn replaceable_line(replaceable: &Replaceable, width: usize) -> String {
+    let m = &replaceable.memory;
+    format!(
+        "{} ({}, {}): \"{}\"",
+        render::terminal_safe(&m.id),
+        m.timestamp.get(..10).unwrap_or(&m.timestamp),
+        render::terminal_safe(&replaceable.why.explain()),
+        render::excerpt(&m.content, width)
+    )
 }
 
 /// The full id of the live memory `id` (an id or a unique prefix) names,
@@ -328,15 +501,16 @@ fn content_vector(session: &mut Session, content: &str) -> Result<Option<Content
 }
 
 /// Indexes (and embeds, unless `vector` is its vector already) what
-/// `store` appended, with one sync; returns the memories it nearly repeats.
+/// `store` appended, with one sync; returns the memories it nearly repeats
+/// and its vector (none without a model).
 fn index_stored(
     session: &mut Session,
     workspace: &Workspace,
     entry: &Entry,
     vector: Option<ContentVector>,
-) -> Result<Vec<IndexedMemory>, AppError> {
+) -> Result<(Vec<IndexedMemory>, Option<ContentVector>), AppError> {
     let Entry::Memory(memory) = entry else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     };
     let hash = index_sync::content_hash(&memory.content);
     if let Some(ContentVector { model, vector }) = &vector
@@ -350,18 +524,24 @@ fn index_stored(
     }
     sync_workspace(session, workspace, READ_EMBEDS)?;
     let ModelState::Installed(model_id) = session.model_state() else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     };
     let now = session.now()?;
     let index = session.index()?;
     let Some(vector) = index.vector_of(&model_id, &hash)? else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     };
     let scope = scope_of(index, workspace)?;
     let mut similar = index.similar(&model_id, &vector, &scope, DUPLICATE, 4, now)?;
     similar.retain(|m| m.id != memory.id);
     similar.truncate(3);
-    Ok(similar)
+    Ok((
+        similar,
+        Some(ContentVector {
+            model: model_id,
+            vector,
+        }),
+    ))
 }
 
 /// How `--budget` distils.

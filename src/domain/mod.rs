@@ -17,6 +17,7 @@ pub mod embedding;
 pub mod import;
 pub mod memory;
 pub mod recall;
+pub mod supersede;
 pub mod sync_plan;
 pub mod tidy;
 pub mod timespec;

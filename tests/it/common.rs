@@ -362,6 +362,26 @@ pub fn with_embedder_of<T>(
 }
 
 impl TestEnv {
+    /// Runs goldfish `args` in `repo` with a terminal for stdin, which
+    /// answers `answers` to whatever it asks (`tidy --apply`, `store`).
+    pub fn at_terminal(&self, repo: &Path, args: &[&str], answers: &[u8]) -> std::process::Output {
+        use std::io::Write;
+        let (keep, stdin) = terminal();
+        let child = self
+            .command(env!("CARGO_BIN_EXE_goldfish"), repo)
+            .args(args)
+            .stdin(stdin)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut answering = std::fs::File::from(keep.try_clone().unwrap());
+        answering.write_all(answers).unwrap();
+        let out = child.wait_with_output().unwrap();
+        drop(keep);
+        out
+    }
+
     /// Installs the tests' stand-in embedder (`goldfish::adapters::embed::fake`: words
     /// hashed into a vector; tokens are words) where the default model goes,
     /// for tests of behaviour that need a model but not its meaning. No

@@ -35,6 +35,7 @@ mod semantic;
 mod similarity;
 mod stale;
 mod supersede;
+mod supersede_found;
 mod sync_history;
 mod tidy;
 mod trace;

@@ -259,7 +259,6 @@ fn a_checkpoint_from_outside_the_trust_policy_covers_nothing() {
 /// confirmed.
 #[test]
 fn at_a_terminal_apply_forgets_only_the_groups_confirmed() {
-    use std::io::Write;
     let env = TestEnv::new();
     let repo = env.repo("r", "Ada");
     env.set_now("2026-09-01T10:00:00Z");
@@ -282,20 +281,8 @@ fn at_a_terminal_apply_forgets_only_the_groups_confirmed() {
         ],
     );
     env.ok(&repo, &["store", "-t", "checkpoint", "Checkpoint two"]);
-    let (keep, stdin) = crate::common::terminal();
-    let child = env
-        .command(env!("CARGO_BIN_EXE_goldfish"), &repo)
-        .args(["tidy", "--apply"])
-        .stdin(stdin)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
     // No to the superseded memory, yes to the covered checkpoint.
-    let mut answers = std::fs::File::from(keep.try_clone().unwrap());
-    answers.write_all(b"n\ny\n").unwrap();
-    let out = child.wait_with_output().unwrap();
-    drop(keep);
+    let out = env.at_terminal(&repo, &["tidy", "--apply"], b"n\ny\n");
     assert_eq!(out.status.code(), Some(0), "{}", render(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -131,6 +131,8 @@ fn a_store_that_checks_for_near_duplicates_embeds_its_text_once() {
         session: None,
         vector: None,
         supersedes: None,
+        // As MCP: looked for before the write, with the same vector.
+        replaced: ops::FindReplaced::Refuse,
     };
     // The index is current: the check reads it as it is, the vector it
     // computed goes into the index, and the one sync indexes the line.

@@ -144,12 +144,14 @@ fn dropped(
 /// Where the worker's observations go.
 pub trait Sink {
     /// Stores an observation of `session`; returns the memory's id, or why
-    /// it was not stored.
+    /// it was not stored. `orders_removed`: text that read as an order to
+    /// an agent was removed from the event (it links nothing).
     fn store(
         &mut self,
         root: &Path,
         session: &str,
         observation: &Observation,
+        orders_removed: bool,
     ) -> Result<String, Refusal>;
 }
 
@@ -335,22 +337,24 @@ fn process(
             status["verdict"] = "waiting".into();
             status["reason"] = reason.into();
         }
-        Verdict::Store(observation) => match sink.store(root, &session_id, &observation) {
-            Ok(id) => {
-                status["verdict"] = "stored".into();
-                status["id"] = id.into();
-                status["type"] = observation.kind.into();
+        Verdict::Store(observation) => {
+            match sink.store(root, &session_id, &observation, !removed.is_empty()) {
+                Ok(id) => {
+                    status["verdict"] = "stored".into();
+                    status["id"] = id.into();
+                    status["type"] = observation.kind.into();
+                }
+                Err(Refusal::Duplicate(id)) => {
+                    status["verdict"] = "skipped".into();
+                    status["reason"] = "near-duplicate of a memory".into();
+                    status["similar_to"] = id.into();
+                }
+                Err(Refusal::Failed(reason)) => {
+                    status["verdict"] = "dropped".into();
+                    status["reason"] = reason.into();
+                }
             }
-            Err(Refusal::Duplicate(id)) => {
-                status["verdict"] = "skipped".into();
-                status["reason"] = "near-duplicate of a memory".into();
-                status["similar_to"] = id.into();
-            }
-            Err(Refusal::Failed(reason)) => {
-                status["verdict"] = "dropped".into();
-                status["reason"] = reason.into();
-            }
-        },
+        }
     }
     queue.save_session(&session_id, &session)?;
     Ok(status)

@@ -549,11 +549,29 @@ impl Index {
         limit: usize,
         now: jiff::Timestamp,
     ) -> Result<Vec<IndexedMemory>, IndexError> {
+        let among = Request {
+            now: Some(now),
+            ..Request::default()
+        };
+        self.similar_among(model, vector, scope, threshold, limit, among)
+    }
+
+    /// [`Index::similar`] among the memories `among`'s filters let through
+    /// (types, trust, flags, superseded; its `now` too); the limit and the
+    /// threshold are the arguments'.
+    pub fn similar_among(
+        &self,
+        model: &str,
+        vector: &[f32],
+        scope: &Scope,
+        threshold: f64,
+        limit: usize,
+        among: Request,
+    ) -> Result<Vec<IndexedMemory>, IndexError> {
         let request = Request {
             limit,
             min_score: Some(threshold),
-            now: Some(now),
-            ..Request::default()
+            ..among
         };
         let mut hits = self.semantic(&request, scope, QueryVector { model, vector }, limit)?;
         hits.retain(|hit| hit.score >= threshold);

@@ -222,7 +222,9 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
     };
     let workspace = workspace()?;
     let mut session = session()?;
-    let stored = ops::store(
+    let at_terminal = std::io::stdin().is_terminal();
+    let mut asked: Vec<String> = Vec::new();
+    let stored = ops::store_asking(
         &mut session,
         &workspace,
         StoreInput {
@@ -234,10 +236,19 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
             allow_secret: args.allow_secret,
             // A script keeps today's behaviour (write, then warn); a person
             // at a terminal is asked first.
-            refuse_similar: !args.force && std::io::stdin().is_terminal(),
+            refuse_similar: !args.force && at_terminal,
             session: None,
             vector: None,
             supersedes: args.supersedes,
+            replaced: if at_terminal {
+                ops::FindReplaced::Ask
+            } else {
+                ops::FindReplaced::Report
+            },
+        },
+        &mut |candidate| {
+            asked.push(candidate.memory.id.clone());
+            ask_replaces(candidate)
         },
     );
     output::notices(&mut session);
@@ -256,8 +267,34 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
             near_duplicate(similar, 80)
         )));
     }
+    let superseded = match &stored.entry {
+        Entry::Memory(m) => m.supersedes.clone(),
+        _ => None,
+    };
+    for candidate in &stored.replaceable {
+        if asked.contains(&candidate.memory.id) {
+            continue;
+        }
+        output::notice(&Notice::note(format!(
+            "it may replace {}; if it does: `goldfish forget {}`, then store it again with `--supersedes {}`",
+            ops::replaceable_line(candidate, 80),
+            stored.entry.id(),
+            candidate.memory.id
+        )));
+    }
     if args.json {
         writeln!(out, "{}", stored.entry.to_line()).context("writing output")?;
+        for candidate in &stored.replaceable {
+            let id = &candidate.memory.id;
+            let decision = if superseded.as_ref() == Some(id) {
+                "superseded"
+            } else if asked.contains(id) {
+                "declined"
+            } else {
+                "not-asked"
+            };
+            output::replaceable_json(candidate, decision, out)?;
+        }
     } else {
         let superseding = match &stored.entry {
             Entry::Memory(m) => m
@@ -276,6 +313,21 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
         .context("writing output")?;
     }
     Ok(EXIT_OK)
+}
+
+/// Asks on stderr whether the memory being stored replaces `candidate`
+/// (default no); the answer is read from stdin, a terminal.
+fn ask_replaces(candidate: &ops::Replaceable) -> bool {
+    output::notice(&Notice::note(format!(
+        "it may replace {}",
+        ops::replaceable_line(candidate, 100)
+    )));
+    eprint!("Does the new memory replace it? [y/N] ");
+    let mut answer = String::new();
+    if std::io::stdin().read_line(&mut answer).is_err() {
+        return false;
+    }
+    matches!(answer.trim(), "y" | "Y" | "yes" | "Yes")
 }
 
 pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliError> {
@@ -925,6 +977,7 @@ fn pre_compact(out: &mut dyn Write) -> Result<(), CliError> {
             session: None,
             vector: None,
             supersedes: None,
+            replaced: ops::FindReplaced::Skip,
         },
     );
     output::notices(&mut session);

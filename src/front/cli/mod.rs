@@ -652,6 +652,9 @@ fn arg_name(arg: Arg) -> &'static str {
 fn hint_text(hint: Hint) -> &'static str {
     match hint {
         Hint::Force => "pass --force to store it anyway",
+        Hint::Supersede => {
+            "pass --supersedes ID if it replaces one of them, else --force to store it as a new memory"
+        }
         Hint::AllowSecret => "remove it, or pass --allow-secret if it is not one",
     }
 }

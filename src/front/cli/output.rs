@@ -174,6 +174,33 @@ impl<W: Write> Write for TerminalSafe<W> {
     }
 }
 
+/// One older memory `store` found the new one may replace, as a JSON line
+/// after the record: `{"replaceable": {id, timestamp, type, content,
+/// decision, why}}`, `decision` being `superseded` (asked, and confirmed:
+/// the record's `supersedes`), `declined` (asked) or `not-asked` (no
+/// terminal), `why` the detector's reasons (cosine, same type, shared
+/// files, the facts that differ, the older's words not restated).
+pub fn replaceable_json(
+    candidate: &crate::app::ops::Replaceable,
+    decision: &str,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let m = &candidate.memory;
+    let line = serde_json::json!({
+        "replaceable": {
+            "id": m.id,
+            "timestamp": m.timestamp,
+            "type": m.kind,
+            "content": m.content,
+            "files": m.files,
+            "decision": decision,
+            "why": candidate.why,
+        }
+    });
+    writeln!(out, "{line}").context("writing output")?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

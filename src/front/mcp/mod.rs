@@ -69,7 +69,7 @@ pub(crate) struct StoreParams {
     /// Paths (relative to the repository root) the memory is about.
     #[serde(default)]
     files: Vec<String>,
-    /// Store even though a nearly identical memory exists (it is refused otherwise): only when it really says something new.
+    /// Store even though a nearly identical memory exists, or older memories it may replace (it is refused otherwise): only when it really says something new.
     #[serde(default)]
     force: bool,
     /// The id (or a unique prefix) of an older memory this one replaces (a decision reversed, a value changed): the old one then leaves the briefing and default recall.
@@ -215,6 +215,9 @@ fn arg_name(arg: Arg) -> String {
 fn hint_text(hint: Hint) -> &'static str {
     match hint {
         Hint::Force => "if it really says something new, call store again with `force: true`",
+        Hint::Supersede => {
+            "if it replaces one of them (a value changed, a decision reversed), call store again with the same content and `supersedes: ID`; if it replaces none, call it again with `force: true`"
+        }
         Hint::AllowSecret => {
             "remove it (if it is not one, a person can store it with `goldfish store --allow-secret`)"
         }
@@ -292,7 +295,7 @@ impl Server {
     /// Store a memory in the repository's team log (committed with the code, shared through git).
     #[tool(
         name = "store",
-        description = "Store a memory for the team: a decision and its reason, a non-obvious bug fix, an insight about the code, a checkpoint or plan. One fact per memory, a few sentences, identifiers exact. Returns the id. A memory nearly identical to one the team has is refused, naming it; pass force: true only if it really says something new."
+        description = "Store a memory for the team: a decision and its reason, a non-obvious bug fix, an insight about the code, a checkpoint or plan. One fact per memory, a few sentences, identifiers exact. Returns the id. A memory nearly identical to one the team has is refused, naming it; pass force: true only if it really says something new. A memory that probably replaces older ones (same type, close in meaning, a fact changed: a number, a name, a version, a negation) is refused too, naming them and why: call again with supersedes: ID if it replaces one, or force: true if it replaces none."
     )]
     async fn store(
         &self,
@@ -316,6 +319,13 @@ impl Server {
                     session: None,
                     vector: None,
                     supersedes: params.supersedes,
+                    // The agent decides: refused, naming them, unless it
+                    // said `force` (then they are named after the store).
+                    replaced: if params.force {
+                        ops::FindReplaced::Report
+                    } else {
+                        ops::FindReplaced::Refuse
+                    },
                 },
             )?;
             let mut answer = format!("stored {} in {}", stored.entry.id(), stored.file.display());
@@ -333,6 +343,17 @@ impl Server {
                 answer.push_str(&format!(
                     "\n{}",
                     Notice::warning(plain::near_duplicate(similar, 120))
+                ));
+            }
+            for candidate in &stored.replaceable {
+                answer.push_str(&format!(
+                    "\n{}",
+                    Notice::note(format!(
+                        "it may replace {}; if it does, call `forget` with {} and `store` again with `supersedes: {}`",
+                        ops::replaceable_line(candidate, 120),
+                        stored.entry.id(),
+                        candidate.memory.id
+                    ))
                 ));
             }
             if let Some(reason) = stored.not_indexed {
