@@ -233,6 +233,9 @@ def write_fixture(args, out: Path) -> None:
 
 def longmemeval_cases(args, home: Path) -> list[dict]:
     questions = longmemeval_questions(args.data, args.sample)
+    if args.types:
+        kinds = set(args.types.split(","))
+        questions = [q for q in questions if q["question_type"] in kinds]
     wanted = {s for q in questions for s in q["haystack_session_ids"]}
     sessions = load_sessions(args.data, wanted)
     cases = []
@@ -486,6 +489,7 @@ def main() -> None:
     parser.add_argument("--home", type=Path, default=Path.home() / ".cache" / "goldfish" / "longmemeval")
     parser.add_argument("--model-home", default=os.environ.get("GOLDFISH_TEST_MODEL_HOME"))
     parser.add_argument("--sample", type=int, help="only N LongMemEval questions, spread over the types")
+    parser.add_argument("--types", help="comma-separated LongMemEval question types to ask (default: all), e.g. knowledge-update")
     parser.add_argument("--sets", default="longmemeval,fixtures", help="comma-separated: longmemeval, fixtures, offtopic (fixtures/offtopic/ asked of both)")
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated of: {', '.join(MODES)}")
     parser.add_argument("--limit", type=int, default=10, help="memories each recall returns (metrics read the top 10)")

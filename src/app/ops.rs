@@ -708,6 +708,10 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
             .as_ref()
             .map(|(model, vector)| QueryVector { model, vector }),
     )?;
+    let hits = match &query_vector {
+        Some((model, _)) => newer_first(index, model, hits)?,
+        None => hits,
+    };
     session.trace.queries_embedded += queries_embedded;
     if hits.is_empty() {
         return Ok(Recalled::Nothing);
@@ -765,6 +769,51 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
         budget,
         tokenizer,
     }))
+}
+
+/// Newer wins when facts collide ([`supersede::newer_first`]): a result
+/// that probably updates an older one ranked above it (same type, close,
+/// a fact that differs) is shown just above it, with `newer_than` saying
+/// why. Results without a vector under `model` stay where they are.
+fn newer_first(
+    index: &crate::adapters::index::Index,
+    model: &str,
+    hits: Vec<IndexedMemory>,
+) -> Result<Vec<IndexedMemory>, AppError> {
+    let vectors = hits
+        .iter()
+        .map(|hit| index.vector_of(model, &hit.content_hash))
+        .collect::<Result<Vec<_>, _>>()?;
+    let ranked: Vec<supersede::Ranked> = hits
+        .iter()
+        .map(|hit| supersede::Ranked {
+            memo: supersede::Memo {
+                kind: &hit.kind,
+                content: &hit.content,
+                files: &hit.files,
+            },
+            timestamp: &hit.timestamp,
+            trusted: hit.trust == crate::adapters::index::search::Trust::Trusted,
+        })
+        .collect();
+    let (order, updates) = supersede::newer_first(&ranked, |i, j| {
+        let (a, b) = (vectors[i].as_deref()?, vectors[j].as_deref()?);
+        Some(f64::from(crate::adapters::embed::cosine(a, b)))
+    });
+    if updates.is_empty() {
+        return Ok(hits);
+    }
+    let mut hits: Vec<Option<IndexedMemory>> = hits.into_iter().map(Some).collect();
+    for update in updates {
+        let older = hits[update.older].as_ref().map(|hit| hit.id.clone());
+        if let (Some(id), Some(newer)) = (older, hits[update.newer].as_mut()) {
+            newer.newer_than = Some(crate::adapters::index::search::NewerThan {
+                id,
+                why: update.why,
+            });
+        }
+    }
+    Ok(order.into_iter().filter_map(|k| hits[k].take()).collect())
 }
 
 /// The checked arguments of a recall as a [`Request`] (no I/O): types

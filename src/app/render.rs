@@ -68,6 +68,15 @@ pub fn memory_text(m: &IndexedMemory, show_workspace: bool) -> String {
     if m.trust == Trust::Untrusted {
         text.push_str(&format!("    untrusted: {}\n", untrusted_note(m)));
     }
+    // Newer wins when facts collide: what it was placed above, and why.
+    if let Some(newer) = &m.newer_than {
+        let facts: Vec<String> = newer.why.differences.iter().map(|d| d.explain()).collect();
+        text.push_str(&format!(
+            "    newer than: {} ({})\n",
+            newer.id,
+            terminal_safe(&facts.join(", "))
+        ));
+    }
     // The chain both ways: what this one replaces, what replaces it.
     if let Some(old) = &m.supersedes {
         text.push_str(&format!("    supersedes: {old}\n"));

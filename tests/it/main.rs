@@ -28,6 +28,7 @@ mod keyword_index;
 mod labelled;
 mod layers;
 mod mcp;
+mod newer;
 mod provenance;
 mod review;
 mod secrets;

@@ -693,7 +693,8 @@ mod tests {
     #[test]
     fn a_second_server_for_the_same_model_does_not_start() {
         let dir = tempfile::tempdir().unwrap();
-        let (paths, first) = start(dir.path(), Duration::from_millis(800));
+        // Idle for longer than a new server waits for the lock.
+        let (paths, first) = start(dir.path(), LOCK_WAIT * 3);
         let serve = Serve {
             paths: &paths,
             hello: Hello::new("lengths@1".into()),

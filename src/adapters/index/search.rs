@@ -240,9 +240,24 @@ pub struct IndexedMemory {
     /// now; absent when none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub moved: Vec<Moved>,
+    /// The older result this one probably updates, and why: recall moved
+    /// it just above that one (newer wins when facts collide); absent when
+    /// none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub newer_than: Option<NewerThan>,
     /// blake3 of the content: the key of its embedding.
     #[serde(skip)]
     pub content_hash: String,
+}
+
+/// The older result a newer one was moved above (`IndexedMemory::newer_than`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NewerThan {
+    pub id: String,
+    /// Why it probably updates it: the similarity of the two, the facts
+    /// that differ.
+    #[serde(flatten)]
+    pub why: crate::domain::supersede::Candidate,
 }
 
 impl IndexedMemory {
@@ -290,6 +305,7 @@ impl IndexedMemory {
             supersedes: None,
             superseded_by: None,
             superseded_why: None,
+            newer_than: None,
             stale: None,
             moved: Vec::new(),
             content_hash: crate::adapters::index::sync::content_hash(content),
@@ -1255,6 +1271,7 @@ impl Index {
                     supersedes: row.get(26)?,
                     superseded_by: row.get(27)?,
                     superseded_why: None,
+                    newer_than: None,
                     stale: None,
                     moved: Vec::new(),
                     content_hash: row.get(16)?,

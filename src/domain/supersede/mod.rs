@@ -178,6 +178,60 @@ pub fn judge(older: Memo, newer: Memo, cosine: f64, threshold: f64) -> Option<Ca
     })
 }
 
+/// One result of a recall as [`newer_first`] sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Ranked<'a> {
+    pub memo: Memo<'a>,
+    /// RFC 3339; the newer of two is the later.
+    pub timestamp: &'a str,
+    /// Whether agents receive it unmarked: an untrusted result never moves
+    /// above a trusted one.
+    pub trusted: bool,
+}
+
+/// A newer result moved above an older one it probably updates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Update {
+    /// Indexes into the results as ranked.
+    pub newer: usize,
+    pub older: usize,
+    pub why: Candidate,
+}
+
+/// Newer wins when facts collide: the order in which to show `results`
+/// (best first) when a newer result probably updates an older one shown
+/// above it ([`judge`] at [`ASK`]: same type, close, a fact that differs).
+/// Taken in rank order, each result moves to just above the highest-placed
+/// older one it updates (so a value changed twice shows newest, then
+/// middle, then oldest); everything else keeps its order. `cosine(i, j)`
+/// is the similarity of two results' texts (`None` without vectors).
+/// Returns the new order (indexes into `results`) and the moves, for
+/// `--json`.
+pub fn newer_first(
+    results: &[Ranked],
+    cosine: impl Fn(usize, usize) -> Option<f64>,
+) -> (Vec<usize>, Vec<Update>) {
+    let mut order: Vec<usize> = (0..results.len()).collect();
+    let mut updates = Vec::new();
+    for (j, newer) in results.iter().enumerate() {
+        let at = order.iter().position(|&k| k == j).expect("every result is placed");
+        let highest = order[..at].iter().enumerate().find_map(|(place, &i)| {
+            let older = &results[i];
+            if newer.timestamp <= older.timestamp || (older.trusted && !newer.trusted) {
+                return None;
+            }
+            let why = judge(older.memo, newer.memo, cosine(i, j)?, ASK)?;
+            Some((place, Update { newer: j, older: i, why }))
+        });
+        if let Some((place, update)) = highest {
+            order.remove(at);
+            order.insert(place, j);
+            updates.push(update);
+        }
+    }
+    (order, updates)
+}
+
 /// Why capture does not link a captured memory to an older one it
 /// probably replaces, or `Ok` when it does (records `supersedes` without
 /// asking anyone). `older_source` is the older memory's `source`;
@@ -997,6 +1051,61 @@ fn change_words(old: &Text, new: &Text) -> Vec<Difference> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_newer_result_that_updates_an_older_one_moves_above_it() {
+        let files: Vec<String> = Vec::new();
+        let memo = |content| Memo {
+            kind: "decision",
+            content,
+            files: &files,
+        };
+        let results = [
+            Ranked {
+                memo: memo("The API pool holds 20 connections"),
+                timestamp: "2026-01-01T00:00:00Z",
+                trusted: true,
+            },
+            Ranked {
+                memo: memo("Deploys go out on Tuesdays"),
+                timestamp: "2026-02-01T00:00:00Z",
+                trusted: true,
+            },
+            Ranked {
+                memo: memo("The API pool holds 50 connections"),
+                timestamp: "2026-03-01T00:00:00Z",
+                trusted: true,
+            },
+            Ranked {
+                memo: memo("The API pool holds 80 connections"),
+                timestamp: "2026-04-01T00:00:00Z",
+                trusted: false,
+            },
+        ];
+        // The pool memories are close to each other, the deploy one to none.
+        let pool = [0, 2, 3];
+        let cosine =
+            |i: usize, j: usize| Some(if pool.contains(&i) && pool.contains(&j) { 0.9 } else { 0.1 });
+        let (order, updates) = newer_first(&results, cosine);
+        assert_eq!(order, vec![2, 0, 1, 3], "the newer pool size first; an untrusted one stays");
+        assert_eq!(updates.len(), 1);
+        assert_eq!((updates[0].newer, updates[0].older), (2, 0));
+        assert_eq!(updates[0].why.differences[0].explain(), "number 20 → 50");
+        // A value changed twice: newest, then the middle one, then the oldest.
+        let twice = [results[0], results[2], {
+            let mut third = results[3];
+            third.trusted = true;
+            third
+        }];
+        let (order, updates) = newer_first(&twice, |_, _| Some(0.9));
+        assert_eq!(order, vec![2, 1, 0]);
+        assert_eq!(updates.len(), 2);
+        // An older result ranked below a newer one stays where it is.
+        let (order, updates) = newer_first(&[results[2], results[0]], |_, _| Some(0.9));
+        assert_eq!((order, updates.len()), (vec![0, 1], 0));
+        // Without vectors nothing moves.
+        assert_eq!(newer_first(&results, |_, _| None).0, vec![0, 1, 2, 3]);
+    }
 
     fn kinds(older: &str, newer: &str) -> Vec<FactKind> {
         let mut kinds: Vec<FactKind> = differences(older, newer).iter().map(|d| d.kind).collect();
