@@ -772,9 +772,9 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
 }
 
 /// Newer wins when facts collide ([`supersede::newer_first`]): a result
-/// that probably updates an older one ranked above it (same type, close,
-/// a fact that differs) is shown just above it, with `newer_than` saying
-/// why. Results without a vector under `model` stay where they are.
+/// that updates an older one ranked above it (same type, at least 0.80
+/// similar, the older restated with a fact changed) is shown just above
+/// it, with `newer_than` saying why. Results without a vector under `model` stay where they are.
 fn newer_first(
     index: &crate::adapters::index::Index,
     model: &str,

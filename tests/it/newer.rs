@@ -1,8 +1,9 @@
 //! Issue 26, point 4: newer wins when facts collide. Real git histories
 //! (two clones, pushes and pulls, dates that move on), the real model:
-//! when a newer memory probably updates an older one (same type, close, a
-//! fact that differs) and both are results, the newer is shown first, and
-//! `--json` says which one it was moved above and why.
+//! when a newer memory updates an older one by capture's rule (same type,
+//! at least 0.80 similar, the older restated with a fact changed) and both
+//! are results, the newer is shown first, and `--json` says which one it
+//! was moved above and why.
 
 use std::path::Path;
 
@@ -103,7 +104,11 @@ fn a_decision_reversed_shows_first_and_a_newer_other_subject_does_not_move() {
         &repo,
         "2026-11-01T10:00:00Z",
         "decision",
-        "We no longer use Redis for the session cache of the web app: sessions live in Postgres",
+        // Restated with the fact turned around (0.84 similar). With a
+        // reason added (": sessions live in Postgres", 0.76) it would stay
+        // where its score puts it: recall moves only what capture would
+        // link (at least 0.80 similar, the older restated).
+        "We no longer use Redis for the session cache of the web app",
     );
     // Newer, of another type and subject: it keeps its rank.
     let other = store(
