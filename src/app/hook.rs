@@ -66,7 +66,13 @@ pub fn after_git(
     }
     let pending = session.index()?.pending_embeddings()?;
     if pending > FOREGROUND_EMBEDDINGS {
-        let log = background::sync(&home, workspace)?;
+        // An embedder already at work for the home embeds this queue too
+        // (the queue is the home's): a second one would only wait for it.
+        let log = if crate::adapters::index::locks::embedding_running(&home.locks_dir()) {
+            home.logs_dir().join("sync.log")
+        } else {
+            background::sync(&home, workspace)?
+        };
         return Ok(AfterGit::Synced {
             report,
             embedding: Some((pending, log)),

@@ -131,3 +131,50 @@ fn an_embedder_killed_mid_way_keeps_its_work_and_the_next_sync_finishes() {
     ));
     assert!(!hits.is_empty());
 }
+
+#[test]
+fn a_pull_while_an_embedder_runs_for_the_home_starts_no_second_one() {
+    let env = TestEnv::new().with_fake_model();
+    let (_remote, alice, bob) = env.team();
+    env.ok(&bob, &["sync", "--quiet"]);
+    // Twenty memories from Alice, stored with a home of her own: Bob's has
+    // never embedded them, so his pull leaves more than the hook embeds.
+    for i in 0..20 {
+        let content = format!("The nightly export number {i} writes one file per tenant");
+        let stored = env
+            .command(env!("CARGO_BIN_EXE_goldfish"), &alice)
+            .args(["store", "--type", "insight", &content])
+            .env("GOLDFISH_HOME", env.path().join("alice-home"))
+            .output()
+            .unwrap();
+        assert!(stored.status.success(), "{stored:?}");
+    }
+    env.commit_all(&alice, "twenty memories");
+    env.git(&alice, &["push", "-q"]);
+    // An embedder already at work for Bob's home: the test holds its lock.
+    let locks = env.path().join("home/.goldfish/locks");
+    std::fs::create_dir_all(&locks).unwrap();
+    let lock = std::fs::File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(locks.join("embed.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let pull = env
+        .command("git", &bob)
+        .env("GOLDFISH_HOOK_VERBOSE", "1")
+        .args(["pull", "-q", "--no-rebase", "--no-edit"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&pull.stderr);
+    assert!(pull.status.success(), "{said}");
+    assert!(said.contains("embedding 20 in the background"), "{said}");
+    // The running one embeds the home's queue: no second `goldfish sync`
+    // was started (starting one creates its log).
+    assert!(
+        !env.path().join("home/.goldfish/logs/sync.log").exists(),
+        "a second embedder was started"
+    );
+    lock.unlock().unwrap();
+}

@@ -59,6 +59,8 @@ const MAX_TEXTS: usize = 4096;
 /// at once, so a slower one is stuck or starved and the client goes on
 /// without it.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(1);
+/// The longest path a Unix socket can be bound or reached at.
+const MAX_SOCKET_PATH: usize = 107;
 /// How often the server checks whether it should end.
 const TICK: Duration = Duration::from_millis(250);
 /// How long a new server waits for the lock (a retiring one lets it go
@@ -78,7 +80,7 @@ pub struct Paths {
 impl Paths {
     /// The files for `model` (a folder name under the home's `models/`) in
     /// `dir` (the home's `warm/`); `None` for a name that is not a plain
-    /// file name.
+    /// file name, or a socket path too long to bind.
     pub fn new(dir: &Path, model: &str) -> Option<Paths> {
         let plain = !model.is_empty()
             && model.len() <= 64
@@ -86,9 +88,13 @@ impl Paths {
             && model
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
-        plain.then(|| Paths {
+        let socket = dir.join(format!("{model}.sock"));
+        // A socket's path holds at most 107 bytes (Linux's `sun_path`): a
+        // home deeper than that has no warm process.
+        let fits = socket.as_os_str().len() <= MAX_SOCKET_PATH;
+        (plain && fits).then(|| Paths {
             dir: dir.to_owned(),
-            socket: dir.join(format!("{model}.sock")),
+            socket,
             lock: dir.join(format!("{model}.lock")),
             info: dir.join(format!("{model}.json")),
         })
@@ -257,6 +263,9 @@ impl Client {
 
     /// The vectors of `texts`, computed by the warm process.
     pub fn embed(&mut self, texts: &[&str], kind: TextKind) -> Result<Vec<Vec<f32>>, WarmError> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
         // Generous: a batch of 128 long texts takes about a second on two
         // busy cores; a server that takes longer is treated as gone.
         let timeout = Duration::from_secs(10) + Duration::from_millis(100) * texts.len() as u32;
@@ -751,5 +760,10 @@ mod tests {
         for name in ["", "../x", "a/b", ".hidden", "a b", &"x".repeat(65)] {
             assert!(Paths::new(dir, name).is_none(), "{name:?}");
         }
+        let deep = Path::new("/home").join("d".repeat(100));
+        assert!(
+            Paths::new(&deep, "all-MiniLM-L6-v2").is_none(),
+            "too long for a socket"
+        );
     }
 }
