@@ -41,15 +41,34 @@ fn main() {
     }
 }
 
+/// `goldfish mcp` in `repo` with `GOLDFISH_HOME=home`, allowed to use the
+/// home's warm process when `warm`.
+fn mcp_command(repo: &Path, home: &Path, warm: bool) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(GOLDFISH);
+    command
+        .arg("mcp")
+        .current_dir(repo)
+        .env("GOLDFISH_HOME", home)
+        .env("GOLDFISH_MODEL", common::bench_model())
+        .env("GOLDFISH_WARM", if warm { "1" } else { "0" })
+        .env("GIT_CONFIG_GLOBAL", "/dev/null");
+    command
+}
+
 /// Runs `program args` in `dir` with `GOLDFISH_HOME=home` and a hermetic
 /// git config, output discarded; panics on failure.
 fn run_in(dir: &Path, home: &Path, program: &str, args: &[&str]) {
+    run_in_warm(dir, home, program, args, false);
+}
+
+/// [`run_in`], allowed to use the home's warm process when `warm`.
+fn run_in_warm(dir: &Path, home: &Path, program: &str, args: &[&str], warm: bool) {
     let status = std::process::Command::new(program)
         .args(args)
         .current_dir(dir)
         .env("GOLDFISH_HOME", home)
         .env("GOLDFISH_MODEL", common::bench_model())
-        .env("GOLDFISH_WARM", "0")
+        .env("GOLDFISH_WARM", if warm { "1" } else { "0" })
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -109,14 +128,7 @@ fn run(n: usize) {
         .build()
         .unwrap();
     let row = runtime.block_on(async {
-        let mut command = tokio::process::Command::new(GOLDFISH);
-        command
-            .arg("mcp")
-            .current_dir(&repo)
-            .env("GOLDFISH_HOME", &home)
-            .env("GOLDFISH_MODEL", common::bench_model())
-            .env("GOLDFISH_WARM", "0")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null");
+        let command = mcp_command(&repo, &home, false);
         let started = Instant::now();
         let (transport, _) = TokioChildProcess::builder(command)
             .stderr(Stdio::null())
@@ -208,14 +220,7 @@ fn run(n: usize) {
         std::thread::sleep(Duration::from_millis(20));
     }
     let first_warm = runtime.block_on(async {
-        let mut command = tokio::process::Command::new(GOLDFISH);
-        command
-            .arg("mcp")
-            .current_dir(&repo)
-            .env("GOLDFISH_HOME", &home)
-            .env("GOLDFISH_MODEL", common::bench_model())
-            .env("GOLDFISH_WARM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null");
+        let command = mcp_command(&repo, &home, true);
         let (transport, _) = TokioChildProcess::builder(command)
             .stderr(Stdio::null())
             .spawn()
@@ -242,18 +247,13 @@ fn run(n: usize) {
         .take(7)
         .map(|question| {
             let start = Instant::now();
-            let status = std::process::Command::new(GOLDFISH)
-                .args(["recall", question, "-n", "10", "--include-untrusted"])
-                .current_dir(&repo)
-                .env("GOLDFISH_HOME", &home)
-                .env("GOLDFISH_MODEL", common::bench_model())
-                .env("GOLDFISH_WARM", "1")
-                .env("GIT_CONFIG_GLOBAL", "/dev/null")
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .unwrap();
-            assert!(status.success());
+            run_in_warm(
+                &repo,
+                &home,
+                GOLDFISH,
+                &["recall", question, "-n", "10", "--include-untrusted"],
+                true,
+            );
             start.elapsed()
         })
         .collect();

@@ -141,13 +141,7 @@ fn a_pull_while_an_embedder_runs_for_the_home_starts_no_second_one() {
     // never embedded them, so his pull leaves more than the hook embeds.
     for i in 0..20 {
         let content = format!("The nightly export number {i} writes one file per tenant");
-        let stored = env
-            .command(env!("CARGO_BIN_EXE_goldfish"), &alice)
-            .args(["store", "--type", "insight", &content])
-            .env("GOLDFISH_HOME", env.path().join("alice-home"))
-            .output()
-            .unwrap();
-        assert!(stored.status.success(), "{stored:?}");
+        env.store_elsewhere(&alice, "alice-home", "insight", &content);
     }
     env.commit_all(&alice, "twenty memories");
     env.git(&alice, &["push", "-q"]);

@@ -117,6 +117,20 @@ impl TestEnv {
         child.wait_with_output().unwrap()
     }
 
+    /// `goldfish store --type KIND CONTENT` in `repo` with a home of its
+    /// own (`home`, a folder of this env): a teammate whose index is not
+    /// the env's, so what they store arrives unembedded. Asserts success.
+    #[track_caller]
+    pub fn store_elsewhere(&self, repo: &Path, home: &str, kind: &str, content: &str) {
+        let stored = self
+            .command(env!("CARGO_BIN_EXE_goldfish"), repo)
+            .args(["store", "--type", kind, content])
+            .env("GOLDFISH_HOME", self.path().join(home))
+            .output()
+            .unwrap();
+        assert!(stored.status.success(), "{stored:?}");
+    }
+
     /// Runs goldfish, asserts success, returns stdout.
     #[track_caller]
     pub fn ok(&self, cwd: &Path, args: &[&str]) -> String {

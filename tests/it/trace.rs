@@ -74,13 +74,7 @@ fn a_store_a_hook_after_a_pull_and_a_recall_each_sync_once() {
     // once and embeds the five from the queue that sync filled.
     for i in 1..=5 {
         let content = format!("Cache warmup number {i} takes a minute");
-        let stored = env
-            .command(env!("CARGO_BIN_EXE_goldfish"), &bob)
-            .args(["store", "--type", "insight", &content])
-            .env("GOLDFISH_HOME", env.path().join("bob-home"))
-            .output()
-            .unwrap();
-        assert!(stored.status.success(), "{stored:?}");
+        env.store_elsewhere(&bob, "bob-home", "insight", &content);
     }
     env.commit_all(&bob, "five memories");
     env.git(&bob, &["push", "-q"]);
