@@ -4,8 +4,10 @@
 //! `.goldfish/config` ([`config`]), the digest within a token budget
 //! ([`digest`]), the embedder's interface and vector arithmetic
 //! ([`embedding`]), capture's rules ([`capture`]), the plan of an import
-//! ([`import`]), what a sync writes into the index ([`sync_plan`]) and what
-//! `tidy` proposes to forget ([`tidy`]).
+//! ([`import`]), what a sync writes into the index ([`sync_plan`]), what
+//! `tidy` proposes to forget ([`tidy`]), whether a file was renamed with
+//! edits ([`rename`]) and whether a memory replaces another
+//! ([`supersede`]).
 //!
 //! **Invariant:** nothing here does I/O, reads the environment or prints
 //! (`tests/it/layers.rs` holds it to that).
@@ -17,6 +19,7 @@ pub mod embedding;
 pub mod import;
 pub mod memory;
 pub mod recall;
+pub mod rename;
 pub mod supersede;
 pub mod sync_plan;
 pub mod tidy;

@@ -171,6 +171,50 @@ fn a_renamed_file_is_followed_and_its_new_path_finds_the_memory() {
 }
 
 #[test]
+fn a_file_renamed_and_edited_in_one_commit_is_followed_and_a_rewrite_is_not() {
+    let env = TestEnv::new();
+    let repo = two_modules(&env);
+    let module = |body: &str| {
+        format!(
+            "use std::time::Duration;\n\npub struct Cache {{\n    entries: Vec<Entry>,\n    idle: Duration,\n}}\n\nimpl Cache {{\n    pub fn evict(&mut self) {{\n        {body}\n    }}\n}}\n"
+        )
+    };
+    write(&repo, "src/cache.rs", &module("self.entries.clear();"));
+    env.commit_all(&repo, "a real cache");
+    // Moved and edited in one commit (git itself sees a rename: -M50%).
+    env.git(&repo, &["mv", "src/cache.rs", "src/lru.rs"]);
+    write(
+        &repo,
+        "src/lru.rs",
+        &module("self.entries.retain(|e| e.fresh(self.idle));"),
+    );
+    env.commit_all(&repo, "an lru cache");
+    let status = env.git(&repo, &["show", "--stat", "-M", "--format=", "HEAD"]);
+    assert!(
+        status.contains("=> src/lru.rs") || status.contains("=> lru.rs"),
+        "{status}"
+    );
+    let cache = hit(&recalled(&env, &repo, "evicts entries idle minutes"), CACHE).clone();
+    assert!(cache.get("stale").is_none(), "{cache}");
+    assert_eq!(
+        cache["moved"],
+        serde_json::json!([{"file": "src/cache.rs", "now": "src/lru.rs"}])
+    );
+    // Deleted and replaced by a file with little of it: a deletion.
+    env.git(&repo, &["rm", "-q", "src/lru.rs"]);
+    write(
+        &repo,
+        "src/slab.rs",
+        "pub fn slab() -> Vec<u8> {\n    Vec::new()\n}\n",
+    );
+    env.commit_all(&repo, "a slab instead");
+    let deleting = head(&env, &repo);
+    let cache = hit(&recalled(&env, &repo, "evicts entries idle minutes"), CACHE).clone();
+    assert_eq!(cache["stale"]["reason"], "file-deleted", "{cache}");
+    assert_eq!(cache["stale"]["commit"], deleting.as_str());
+}
+
+#[test]
 fn a_re_created_file_makes_the_memory_live_again() {
     let env = TestEnv::new();
     let repo = two_modules(&env);

@@ -3,7 +3,7 @@
 use rusqlite::Connection;
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 12;
+pub const VERSION: i64 = 13;
 
 /// Version 1.
 ///
@@ -505,6 +505,17 @@ fn compact_vectors(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
     }
 }
 
+/// Version 13, over version 12: renames with edits. A commit that deletes
+/// a file and adds one at least half alike (`domain::rename`) renamed it;
+/// `path_changes` only knew renames of the same blob. Its rows are dropped
+/// and each workspace's history is walked again by its next sync
+/// (`history_commit` cleared), which records them anew and weighs every
+/// memory.
+const V13: &str = r#"
+DELETE FROM path_changes;
+UPDATE workspaces SET history_commit = NULL;
+"#;
+
 #[derive(Debug)]
 pub enum MigrateError {
     Sqlite(rusqlite::Error),
@@ -574,6 +585,9 @@ pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
     }
     if found < 12 {
         compact_vectors(&tx)?;
+    }
+    if found < 13 {
+        tx.execute_batch(V13)?;
     }
     tx.pragma_update(None, "user_version", VERSION)?;
     tx.commit()?;
@@ -837,6 +851,31 @@ mod tests {
                 ""
             ]
         );
+    }
+
+    /// Version 13 forgets the recorded path changes and has every history
+    /// walked again (renames with edits are recorded then).
+    #[test]
+    fn version_13_has_every_history_walked_again() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for batch in [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11] {
+            conn.execute_batch(batch).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 12).unwrap();
+        conn.execute_batch(
+            "INSERT INTO workspaces (id, root, name, history_commit) VALUES (1, '/repo', 'repo', 'abc');
+             INSERT INTO path_changes (workspace_id, path, commit_id, author, author_name, author_email) VALUES (1, 'src/a.rs', 'def', 'A <a@x>', 'A', 'a@x');",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let (changes, walked): (i64, Option<String>) = conn
+            .query_row(
+                "SELECT (SELECT count(*) FROM path_changes), history_commit FROM workspaces",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!((changes, walked), (0, None));
     }
 
     /// Version 12 turns every stored f32 vector (more than one read batch

@@ -94,8 +94,10 @@ pub(super) fn record(
                 }
             }
         }
-        for (path, blob) in deleted.unwrap_or_default() {
-            let renamed_to = added.get(&blob);
+        let deleted = deleted.unwrap_or_default();
+        let edited = renamed_with_edits(workspace, &deleted, &added)?;
+        for (path, blob) in deleted {
+            let renamed_to = added.get(&blob).or_else(|| edited.get(&path));
             insert
                 .execute(params![
                     workspace_id,
@@ -110,6 +112,62 @@ pub(super) fn record(
         }
     }
     Ok(reverted)
+}
+
+/// Files one commit renamed and edited: each deleted path whose blob no
+/// added path holds, with the added path at least half alike to it
+/// (`domain::rename`, git's `-M` default), each added path once. Only when
+/// a commit deletes and adds few enough files to compare each pair, and
+/// files small enough to read (a bulk move of a vendored tree counts as
+/// deletions, as before).
+fn renamed_with_edits(
+    workspace: &Workspace,
+    deleted: &BTreeSet<(String, gix::ObjectId)>,
+    added: &HashMap<gix::ObjectId, String>,
+) -> Result<HashMap<String, String>, SyncError> {
+    const MOST_FILES: usize = 64;
+    const LARGEST: usize = 1 << 20;
+    let gone: Vec<&(String, gix::ObjectId)> = deleted
+        .iter()
+        .filter(|(_, blob)| !added.contains_key(blob))
+        .collect();
+    let exact: BTreeSet<&String> = deleted
+        .iter()
+        .filter_map(|(_, blob)| added.get(blob))
+        .collect();
+    let fresh: Vec<(&String, gix::ObjectId)> = added
+        .iter()
+        .filter(|(_, path)| !exact.contains(path))
+        .map(|(blob, path)| (path, *blob))
+        .collect();
+    if gone.is_empty() || fresh.is_empty() || gone.len() > MOST_FILES || fresh.len() > MOST_FILES {
+        return Ok(HashMap::new());
+    }
+    let read = |blob: gix::ObjectId| -> Result<Vec<u8>, SyncError> {
+        let data = workspace.read_blob(blob)?;
+        Ok(if data.len() > LARGEST {
+            Vec::new()
+        } else {
+            data
+        })
+    };
+    let old: Vec<Vec<u8>> = gone
+        .iter()
+        .map(|(_, blob)| read(*blob))
+        .collect::<Result<_, _>>()?;
+    let mut fresh = fresh;
+    // A fixed order, whatever the map's: the same pairs on every sync.
+    fresh.sort();
+    let new: Vec<Vec<u8>> = fresh
+        .iter()
+        .map(|(_, blob)| read(*blob))
+        .collect::<Result<_, _>>()?;
+    let old_refs: Vec<&[u8]> = old.iter().map(Vec::as_slice).collect();
+    let new_refs: Vec<&[u8]> = new.iter().map(Vec::as_slice).collect();
+    Ok(crate::domain::rename::pair_renames(&old_refs, &new_refs)
+        .into_iter()
+        .map(|(d, a)| (gone[d].0.clone(), fresh[a].0.clone()))
+        .collect())
 }
 
 /// Which memories [`weigh`] judges.
