@@ -77,7 +77,7 @@ pub const GOLDFISH_MODEL_CACHE: &str = "GOLDFISH_MODEL_CACHE";
 pub const CANDLE_DEQUANTIZE_ALL: &str = "CANDLE_DEQUANTIZE_ALL";
 
 /// `0` (or `off`) keeps commands from using or starting the warm process
-/// that holds the embedding model loaded for a home (`goldfish warm`).
+/// that holds the embedding model loaded for a home (`goldfish model warm`).
 pub const GOLDFISH_WARM: &str = "GOLDFISH_WARM";
 
 /// Seconds without a request after which the warm process ends (default

@@ -282,20 +282,17 @@ impl Embedder for Warmed {
 }
 
 /// Runs the home's warm process for the model `GOLDFISH_MODEL` names until
-/// it ends (`goldfish warm`): idle for `GOLDFISH_WARM_IDLE` seconds (default
+/// it ends (`goldfish model warm`): idle for `GOLDFISH_WARM_IDLE` seconds (default
 /// 600), or another rule of [`warm`].
 pub fn serve_warm(home: &Home) -> Result<Ended, AppError> {
-    let name = env::var(env::GOLDFISH_MODEL).unwrap_or_else(|| DEFAULT_MODEL.to_owned());
-    let installed = InstalledModel::find(&home.models_dir(), &home.runtime_dir(), &name)
-        .with_context(|| format!("the model `{name}` is installed but unusable"))?
-        .ok_or_else(|| {
-            AppError::input(anyhow::anyhow!(
-                "the model `{name}` is not installed; {INSTALL_HINT}"
-            ))
-        })?;
-    let paths = warm_paths(home, &name).ok_or_else(|| {
+    let model = Model::find(home)?.ok_or_else(|| {
         AppError::input(anyhow::anyhow!(
-            "GOLDFISH_MODEL={name} is not a plain folder name"
+            "no embedding model is installed; {INSTALL_HINT}"
+        ))
+    })?;
+    let paths = model.warm.as_ref().map(|warm| warm.paths.clone()).ok_or_else(|| {
+        AppError::input(anyhow::anyhow!(
+            "the model's folder name is not a plain file name, or the home is too deep for a socket"
         ))
     })?;
     let idle = match env::var(env::GOLDFISH_WARM_IDLE) {
@@ -309,10 +306,10 @@ pub fn serve_warm(home: &Home) -> Result<Ended, AppError> {
     };
     let serve = warm::Serve {
         paths: &paths,
-        hello: Hello::new(installed.model_id()),
+        hello: Hello::new(model.id()),
         idle,
     };
-    Ok(warm::serve(serve, || load_local(&installed))?)
+    Ok(warm::serve(serve, || load_local(&model.installed))?)
 }
 
 /// How long the warm process waits for a request before it ends.

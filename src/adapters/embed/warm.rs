@@ -1,8 +1,8 @@
-//! The warm embedder: one `goldfish warm` process per home and model keeps
-//! the model loaded and embeds texts for the home's other commands over a
-//! Unix socket, so that a command pays a connection instead of loading the
-//! model (ONNX Runtime, the graph and its first run: most of a cold
-//! `recall` or `store`, `cargo bench --bench recall`).
+//! The warm embedder: one `goldfish model warm` process per home and model
+//! keeps the model loaded and embeds texts for the home's other commands
+//! over a Unix socket, so that a command pays a connection instead of
+//! loading the model (ONNX Runtime, the graph and its first run: most of a
+//! cold `recall` or `store`, `cargo bench --bench recall`).
 //!
 //! The rules of its life (`tests/it/warm.rs` checks each):
 //!
