@@ -284,7 +284,9 @@ fn a_stopped_warm_process_does_not_stop_a_command() {
 #[test]
 fn one_warm_process_per_home_that_ends_when_idle_or_when_its_home_goes() {
     let env = TestEnv::new().with_fake_model();
-    let first = start_warm(&env, goldfish(), &[("GOLDFISH_WARM_IDLE", "5")]);
+    // Idle long enough that the second one below surely finds it running,
+    // even on a busy machine.
+    let first = start_warm(&env, goldfish(), &[("GOLDFISH_WARM_IDLE", "15")]);
     let pid = serving(&env, None);
     assert_eq!(pid, first.id());
     // A second one for the same home and model does not start.
@@ -294,7 +296,7 @@ fn one_warm_process_per_home_that_ends_when_idle_or_when_its_home_goes() {
         said.contains("another warm process runs for this model"),
         "{said}"
     );
-    // Five seconds without a request end the first; its files go with it.
+    // Fifteen seconds without a request end the first; its files go with it.
     let (status, said) = wait_output(first);
     assert!(status.success());
     assert!(
