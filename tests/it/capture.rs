@@ -650,6 +650,23 @@ pub(crate) fn goldfish_with(
     child.wait_with_output().unwrap()
 }
 
+/// Queues `event` through the agent hook and runs the worker to its end,
+/// both with `vars` (a capture command: the hook's own worker may drain the
+/// event first, with the same command); asserts both succeeded and returns
+/// the worker's output.
+pub(crate) fn capture_through(
+    env: &TestEnv,
+    repo: &Path,
+    vars: &[(&str, &str)],
+    event: &[u8],
+) -> std::process::Output {
+    let out = goldfish_with(env, repo, vars, &["agent-hook", "post-tool-use"], event);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = goldfish_with(env, repo, vars, &["capture", "work", "--wait"], b"");
+    assert!(out.status.success(), "{out:?}");
+    out
+}
+
 /// An edit the rules cannot judge, through a capture command and the worker.
 fn edit_event(repo: &Path) -> serde_json::Value {
     tool(
@@ -690,16 +707,7 @@ fn capture_command_judges_what_the_rules_cannot_and_invalid_calls_are_dropped() 
     for script in [&valid, &invalid] {
         // The hook's worker and this one run with the same command.
         let vars = [("GOLDFISH_CAPTURE_COMMAND", script.to_str().unwrap())];
-        let out = goldfish_with(
-            &env,
-            &repo,
-            &vars,
-            &["agent-hook", "post-tool-use"],
-            payload.as_bytes(),
-        );
-        assert_eq!(out.status.code(), Some(0), "{out:?}");
-        let out = goldfish_with(&env, &repo, &vars, &["capture", "work", "--wait"], b"");
-        assert!(out.status.success(), "{out:?}");
+        capture_through(&env, &repo, &vars, payload.as_bytes());
     }
 
     let lines = memory_lines(&repo);

@@ -383,17 +383,7 @@ fn a_model_echoing_an_order_has_it_removed_or_is_skipped() {
         );
         event["session_id"] = json!(format!("model-{n}"));
         let vars = [("GOLDFISH_CAPTURE_COMMAND", script.to_str().unwrap())];
-        let out = crate::capture::goldfish_with(
-            &env,
-            &repo,
-            &vars,
-            &["agent-hook", "post-tool-use"],
-            event.to_string().as_bytes(),
-        );
-        assert_eq!(out.status.code(), Some(0), "{out:?}");
-        let out =
-            crate::capture::goldfish_with(&env, &repo, &vars, &["capture", "work", "--wait"], b"");
-        assert!(out.status.success(), "{out:?}");
+        crate::capture::capture_through(&env, &repo, &vars, event.to_string().as_bytes());
     }
 
     let memories = stored_and_trusted(&repo);

@@ -235,7 +235,7 @@ fn over_mcp_store_names_the_candidates_and_the_agent_decides() {
     ignore = "needs the real model: bash scripts/test.sh"
 )]
 fn capture_links_only_what_capture_wrote() {
-    use crate::capture::{goldfish_with, tool};
+    use crate::capture::{capture_through, tool};
     use std::os::unix::fs::PermissionsExt;
     let env = TestEnv::new().with_model();
     let repo = env.repo("r", "Ada");
@@ -279,16 +279,7 @@ fn capture_links_only_what_capture_wrote() {
             serde_json::json!({}),
         )
         .to_string();
-        let out = goldfish_with(
-            &env,
-            &repo,
-            &vars,
-            &["agent-hook", "post-tool-use"],
-            payload.as_bytes(),
-        );
-        assert_eq!(out.status.code(), Some(0), "{out:?}");
-        let out = goldfish_with(&env, &repo, &vars, &["capture", "work", "--wait"], b"");
-        assert!(out.status.success(), "{out:?}");
+        let out = capture_through(&env, &repo, &vars, payload.as_bytes());
         // The hook's worker may have drained the event: its log, and this
         // one's output.
         let log = std::fs::read_to_string(env.path().join("home/.goldfish/logs/capture.log"))
