@@ -171,11 +171,23 @@ pub fn reverted_by_message(message: &[u8]) -> Option<String> {
 
 /// What a commit's tree lacks and holds against another tree: the paths
 /// (of blobs, links and submodules) deleted and added, each with its
-/// object id. Modified paths are in neither.
+/// object id, and those modified in place.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct TreeChanges {
     pub deleted: Vec<(String, gix::ObjectId)>,
     pub added: Vec<(String, gix::ObjectId)>,
+    pub modified: Vec<String>,
+}
+
+impl TreeChanges {
+    /// Every path deleted, added or modified.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.deleted
+            .iter()
+            .chain(&self.added)
+            .map(|(path, _)| path.as_str())
+            .chain(self.modified.iter().map(String::as_str))
+    }
 }
 
 /// What git says of a commit's signature (`git log --format=%G?`), checked
@@ -434,6 +446,49 @@ impl Workspace {
         gix::ObjectId::from_hex(found.trim().as_bytes()).ok()
     }
 
+    /// Whether this repository has commit `id` (a deleted branch's tip is
+    /// gone once git collects it).
+    pub fn has_commit(&self, id: gix::ObjectId) -> bool {
+        self.repo.find_commit(id).is_ok()
+    }
+
+    /// The branches and their tips, by short name: the local branches
+    /// (`refs/heads/NAME`) and the remote-tracking ones
+    /// (`refs/remotes/REMOTE/NAME`, when no local branch has the name).
+    /// Symbolic refs (`origin/HEAD`) are left out.
+    pub fn branch_tips(
+        &self,
+    ) -> Result<std::collections::BTreeMap<String, gix::ObjectId>, GitError> {
+        fn failed(err: impl Into<gix::Error>) -> GitError {
+            read_error("the branches")(err.into())
+        }
+        let refs = self.repo.references().map_err(failed)?;
+        let mut tips = std::collections::BTreeMap::new();
+        for reference in refs.local_branches().map_err(failed)? {
+            let reference = reference.map_err(failed)?;
+            if let Some(id) = reference.target().try_id() {
+                tips.insert(reference.name().shorten().to_string(), id.to_owned());
+            }
+        }
+        for reference in refs.remote_branches().map_err(failed)? {
+            let reference = reference.map_err(failed)?;
+            let Some(id) = reference.target().try_id().map(ToOwned::to_owned) else {
+                continue;
+            };
+            let full = reference.name().as_bstr().to_string();
+            let Some((_, name)) = full
+                .strip_prefix("refs/remotes/")
+                .and_then(|rest| rest.split_once('/'))
+            else {
+                continue;
+            };
+            if name != "HEAD" {
+                tips.entry(name.to_owned()).or_insert(id);
+            }
+        }
+        Ok(tips)
+    }
+
     /// The id of `commit`'s root tree.
     pub fn tree_of(&self, commit: gix::ObjectId) -> Result<gix::ObjectId, GitError> {
         let what = || format!("the tree of commit {commit}");
@@ -485,7 +540,8 @@ impl Workspace {
             match (blob(a), blob(b)) {
                 (Some(id), None) => changes.deleted.push((path, id)),
                 (None, Some(id)) => changes.added.push((path, id)),
-                _ => {}
+                (Some(_), Some(_)) => changes.modified.push(path),
+                (None, None) => {}
             }
         }
         Ok(())
@@ -510,6 +566,20 @@ impl Workspace {
             );
         }
         Ok(entries)
+    }
+
+    /// The object at `path` in tree `tree`, when it holds one (the same
+    /// paths as [`Workspace::tree_holds`]).
+    pub fn object_at(&self, tree: gix::ObjectId, path: &str) -> Option<gix::ObjectId> {
+        if path.is_empty()
+            || path
+                .split('/')
+                .any(|part| part.is_empty() || part == "." || part == "..")
+        {
+            return None;
+        }
+        let tree = self.repo.find_tree(tree).ok()?;
+        Some(tree.lookup_entry_by_path(path).ok()??.object_id())
     }
 
     /// Whether tree `tree` holds `path` (a path of the repository, `/`

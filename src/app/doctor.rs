@@ -274,7 +274,7 @@ fn trust_findings(workspace: &Workspace, index: &Index) -> Vec<Finding> {
             "stale-memories",
             Severity::Note,
             format!(
-                "{} stale: a file named in `files` was deleted since, or the commit was reverted; still recalled (ranked lower, marked), left out of the briefing",
+                "{} stale: a file named in `files` was deleted since, the commit was reverted, or the branch deleted without being merged; still recalled (ranked lower, marked), left out of the briefing",
                 crate::app::render::memories(count)
             ),
             "see them with `goldfish tidy` (or `recall --json`: `stale`); forget those that no longer hold (`goldfish forget ID`) or store what replaces them (`store --supersedes ID`)",

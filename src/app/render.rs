@@ -90,8 +90,8 @@ pub fn memory_text(m: &IndexedMemory, show_workspace: bool) -> String {
 }
 
 /// Why a memory is stale, in a few words: `src/a.rs deleted by commit
-/// 1234567890` or `its commit reverted by 1234567890`. Escaped by the
-/// caller.
+/// 1234567890`, `its commit reverted by 1234567890` or `branch spike
+/// deleted unmerged at 1234567890`. Escaped by the caller.
 pub fn stale_note(stale: &crate::adapters::index::search::Stale) -> String {
     let short = stale.commit.get(..10).unwrap_or(&stale.commit);
     let outside = if stale.outside_policy {
@@ -99,9 +99,10 @@ pub fn stale_note(stale: &crate::adapters::index::search::Stale) -> String {
     } else {
         ""
     };
-    match &stale.file {
-        Some(file) => format!("{file} deleted by commit {short}{outside}"),
-        None => format!("its commit reverted by {short}{outside}"),
+    match (&stale.file, &stale.branch) {
+        (Some(file), _) => format!("{file} deleted by commit {short}{outside}"),
+        (None, Some(branch)) => format!("branch {branch} deleted unmerged at {short}{outside}"),
+        (None, None) => format!("its commit reverted by {short}{outside}"),
     }
 }
 

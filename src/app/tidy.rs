@@ -102,6 +102,7 @@ pub fn find(
                 .map(|stale| tidy::Staleness {
                     reason: stale.reason.clone(),
                     file: stale.file.clone(),
+                    branch: stale.branch.clone(),
                     commit: stale.commit.clone(),
                 }),
         })

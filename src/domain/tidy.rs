@@ -34,11 +34,14 @@ pub struct Fact {
 /// What made a memory stale.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Staleness {
-    /// `file-deleted` or `reverted`.
+    /// `file-deleted`, `reverted` or `branch-deleted`.
     pub reason: String,
     /// The path deleted (`file-deleted`).
     pub file: Option<String>,
-    /// The commit that deleted it, or reverted the memory's commit.
+    /// The branch deleted without being merged (`branch-deleted`).
+    pub branch: Option<String>,
+    /// The commit that deleted the file or reverted the memory's commit,
+    /// or the deleted branch's last tip.
     pub commit: String,
 }
 
@@ -57,7 +60,8 @@ pub enum Why {
     /// At least `threshold` similar to a newer memory of its cluster, which
     /// is kept.
     NearDuplicate { of: String, threshold: f64 },
-    /// Stale: a file it names was deleted since, or its commit reverted.
+    /// Stale: a file it names was deleted since, its commit reverted, or
+    /// its branch deleted without being merged.
     Stale(Staleness),
 }
 
@@ -104,11 +108,19 @@ impl Why {
                     "a near-duplicate (similarity {threshold:.2} or more) of {of}, which is newer and kept"
                 )
             }
-            Why::Stale(Staleness { file, commit, .. }) => {
+            Why::Stale(Staleness {
+                file,
+                branch,
+                commit,
+                ..
+            }) => {
                 let short = commit.get(..10).unwrap_or(commit);
-                match file {
-                    Some(file) => format!("stale: {file} was deleted by commit {short}"),
-                    None => format!("stale: its commit was reverted by {short}"),
+                match (file, branch) {
+                    (Some(file), _) => format!("stale: {file} was deleted by commit {short}"),
+                    (None, Some(branch)) => format!(
+                        "stale: its branch {branch} was deleted without being merged (last at {short})"
+                    ),
+                    (None, None) => format!("stale: its commit was reverted by {short}"),
                 }
             }
         }
@@ -262,6 +274,7 @@ mod tests {
         let stale = Staleness {
             reason: "file-deleted".to_owned(),
             file: Some("src/a.rs".to_owned()),
+            branch: None,
             commit: "0123456789abcdef".to_owned(),
         };
         let mut old = fact("A", 1, "decision", None);

@@ -406,3 +406,160 @@ fn a_deletion_by_someone_outside_the_trust_policy_does_not_take_a_memory_out_of_
     // Nor does `tidy` propose to forget it.
     assert!(json_lines(&env.ok(&repo, &["tidy", "--json"])).is_empty());
 }
+
+const LIVE: &str = "Sessions are cached in memory and expire after five idle minutes";
+const SPIKE: &str = "Sessions are cached in Redis and expire after five idle minutes";
+const SPIKE_CHECKPOINT: &str =
+    "Checkpoint: the Redis session cache compiles; next, wire it into login";
+
+/// A decision on main, then on branch `spike/redis` a commit of code, a
+/// newer decision and a checkpoint. The spike's memory lines reach main
+/// the way any uncommitted change does: the checkout carries them, and
+/// they are committed there. Returns the spike's tip.
+fn spike(env: &TestEnv, repo: &Path) -> String {
+    write(repo, "src/app.rs", "fn main() {}\n");
+    env.commit_all(repo, "app");
+    env.set_now("2026-11-20T09:00:00Z");
+    env.ok(repo, &["store", "-t", "decision", LIVE]);
+    env.commit_all(repo, "a decision");
+    env.git(repo, &["checkout", "-q", "-b", "spike/redis"]);
+    write(repo, "src/cache.rs", "pub struct Redis;\n");
+    env.commit_all(repo, "try a redis cache");
+    let tip = head(env, repo);
+    env.set_now("2026-11-20T10:00:00Z");
+    env.ok(repo, &["store", "-t", "decision", SPIKE]);
+    env.ok(repo, &["store", "-t", "checkpoint", SPIKE_CHECKPOINT]);
+    env.git(repo, &["checkout", "-q", "main"]);
+    env.commit_all(repo, "the spike's memories");
+    env.set_now("2026-11-21T09:00:00Z");
+    tip
+}
+
+const SESSIONS: &str = "sessions cached expire idle minutes";
+
+#[test]
+fn a_branch_deleted_without_being_merged_makes_its_memories_stale_until_it_is_back_or_merged() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let tip = spike(&env, &repo);
+    let before = recalled(&env, &repo, SESSIONS);
+    assert!(hit(&before, SPIKE).get("stale").is_none(), "{before:#?}");
+    assert_eq!(position(&before, SPIKE), 0, "newer, it ranks first");
+    let brief = briefed(&env, &repo);
+    assert!(brief.contains("Redis session cache compiles"), "{brief}");
+
+    // Deleted unmerged (`-D`): a change of refs only, seen by the next
+    // command's sync.
+    env.git(&repo, &["branch", "-q", "-D", "spike/redis"]);
+    let after = recalled(&env, &repo, SESSIONS);
+    let stale = hit(&after, SPIKE);
+    assert_eq!(stale["stale"]["reason"], "branch-deleted", "{stale}");
+    assert_eq!(stale["stale"]["branch"], "spike/redis");
+    assert_eq!(stale["stale"]["commit"], tip.as_str());
+    assert!(hit(&after, LIVE).get("stale").is_none());
+    assert!(
+        position(&after, LIVE) < position(&after, SPIKE),
+        "{after:#?}"
+    );
+    let checkpoint = hit(
+        &recalled(&env, &repo, "redis checkpoint login"),
+        SPIKE_CHECKPOINT,
+    )
+    .clone();
+    assert_eq!(checkpoint["stale"]["reason"], "branch-deleted");
+    let text = env.ok(&repo, &["recall", SESSIONS]);
+    assert!(
+        text.contains(&format!(
+            "(STALE: branch spike/redis deleted unmerged at {})",
+            &tip[..10]
+        )),
+        "{text}"
+    );
+    let brief = briefed(&env, &repo);
+    assert!(!brief.contains("Redis"), "{brief}");
+    assert!(brief.contains("cached in memory"), "{brief}");
+    let doctor = env.ok(&repo, &["doctor"]);
+    assert!(doctor.contains("2 memories stale"), "{doctor}");
+    let tidy = json_lines(&env.ok(&repo, &["tidy", "--json"]));
+    assert!(
+        tidy.iter().any(|t| t["why"] == "stale"
+            && t["because_of"] == tip.as_str()
+            && t["memory"]["content"] == SPIKE),
+        "{tidy:#?}"
+    );
+    assert!(env.ok(&repo, &["tidy"]).contains(&format!(
+        "stale: its branch spike/redis was deleted without being merged (last at {})",
+        &tip[..10]
+    )));
+
+    // Brought back (from the reflog, say): live again.
+    env.git(&repo, &["branch", "spike/redis", &tip]);
+    let back = recalled(&env, &repo, SESSIONS);
+    assert!(hit(&back, SPIKE).get("stale").is_none(), "{back:#?}");
+    assert!(briefed(&env, &repo).contains("Redis session cache compiles"));
+
+    // Merged, then deleted (`-d`): live.
+    env.git(
+        &repo,
+        &[
+            "merge",
+            "-q",
+            "--no-ff",
+            "-m",
+            "merge the spike",
+            "spike/redis",
+        ],
+    );
+    env.git(&repo, &["branch", "-q", "-d", "spike/redis"]);
+    let merged = recalled(&env, &repo, SESSIONS);
+    assert!(hit(&merged, SPIKE).get("stale").is_none(), "{merged:#?}");
+    assert_eq!(position(&merged, SPIKE), 0);
+}
+
+#[test]
+fn a_branch_squash_merged_then_deleted_keeps_its_memories_live() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    write(&repo, "src/app.rs", "fn main() {}\n");
+    env.commit_all(&repo, "app");
+    env.git(&repo, &["checkout", "-q", "-b", "feat/redis"]);
+    write(&repo, "src/cache.rs", "pub struct Redis;\n");
+    env.set_now("2026-11-20T10:00:00Z");
+    env.ok(&repo, &["store", "-t", "decision", SPIKE]);
+    env.commit_all(&repo, "a redis cache, and why");
+    // Main moves on meanwhile, in the same file too.
+    env.git(&repo, &["checkout", "-q", "main"]);
+    write(&repo, "src/app.rs", "fn main() { run() }\n");
+    env.commit_all(&repo, "run");
+    env.ok(&repo, &["sync"]);
+    // Squashed into one commit on main: the branch's tip is in no
+    // history of main, but its work is.
+    env.git(&repo, &["merge", "-q", "--squash", "feat/redis"]);
+    env.git(&repo, &["commit", "-q", "-m", "redis cache (#12)"]);
+    env.git(&repo, &["branch", "-q", "-D", "feat/redis"]);
+    let hits = recalled(&env, &repo, SESSIONS);
+    assert!(hit(&hits, SPIKE).get("stale").is_none(), "{hits:#?}");
+    assert!(briefed(&env, &repo).contains("cached in Redis"));
+}
+
+#[test]
+fn a_teammates_branch_deleted_on_the_remote_unmerged_makes_its_memories_stale_after_a_prune() {
+    let env = TestEnv::new();
+    let (_remote, alice, bob) = env.team();
+    let tip = spike(&env, &alice);
+    env.git(&alice, &["push", "-q", "origin", "main", "spike/redis"]);
+    env.git(&bob, &["pull", "-q"]);
+    let hits = recalled(&env, &bob, SESSIONS);
+    assert!(hit(&hits, SPIKE).get("stale").is_none(), "{hits:#?}");
+
+    env.git(&alice, &["push", "-q", "origin", "--delete", "spike/redis"]);
+    // A fetch runs no hook and moves no HEAD: the next command's sync
+    // sees the remote-tracking branch gone.
+    env.git(&bob, &["fetch", "-q", "--prune"]);
+    let hits = recalled(&env, &bob, SESSIONS);
+    let stale = hit(&hits, SPIKE);
+    assert_eq!(stale["stale"]["reason"], "branch-deleted", "{stale}");
+    assert_eq!(stale["stale"]["branch"], "spike/redis");
+    assert_eq!(stale["stale"]["commit"], tip.as_str());
+    assert!(!briefed(&env, &bob).contains("Redis"));
+}

@@ -5,6 +5,7 @@
 //! WAL mode lets readers run while one writer writes; writers wait for each
 //! other up to [`BUSY_TIMEOUT`].
 
+mod branches;
 pub mod keyword;
 pub mod locks;
 mod provenance;

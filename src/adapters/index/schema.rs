@@ -3,7 +3,7 @@
 use rusqlite::Connection;
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 13;
+pub const VERSION: i64 = 14;
 
 /// Version 1.
 ///
@@ -516,6 +516,24 @@ DELETE FROM path_changes;
 UPDATE workspaces SET history_commit = NULL;
 "#;
 
+/// Version 14, over version 13: branches deleted without being merged.
+/// `branches` keeps each branch's last tip by short name (local, else
+/// remote-tracking), so a sync sees one vanish: `gone`, with `merged`
+/// (judged against HEAD: its tip is in HEAD's history, or HEAD holds its
+/// changes; `NULL` while not judged) while a memory names it. A gone
+/// branch no memory names is forgotten. Filled by the next sync of each
+/// workspace (a branch deleted before it is not known to have existed).
+const V14: &str = r#"
+CREATE TABLE branches (
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    name         TEXT NOT NULL,
+    tip          TEXT NOT NULL,
+    gone         INTEGER NOT NULL DEFAULT 0,
+    merged       INTEGER,
+    PRIMARY KEY (workspace_id, name)
+) WITHOUT ROWID;
+"#;
+
 #[derive(Debug)]
 pub enum MigrateError {
     Sqlite(rusqlite::Error),
@@ -588,6 +606,9 @@ pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
     }
     if found < 13 {
         tx.execute_batch(V13)?;
+    }
+    if found < 14 {
+        tx.execute_batch(V14)?;
     }
     tx.pragma_update(None, "user_version", VERSION)?;
     tx.commit()?;
@@ -851,6 +872,37 @@ mod tests {
                 ""
             ]
         );
+    }
+
+    /// Version 14 adds the branches, empty: the next sync records them.
+    #[test]
+    fn version_14_adds_an_empty_branch_table() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for batch in [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V13] {
+            conn.execute_batch(batch).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 13).unwrap();
+        conn.execute_batch("INSERT INTO workspaces (id, root, name) VALUES (1, '/repo', 'repo');")
+            .unwrap();
+        migrate(&mut conn).unwrap();
+        conn.execute(
+            "INSERT INTO branches (workspace_id, name, tip) VALUES (1, 'spike', 'abc')",
+            [],
+        )
+        .unwrap();
+        let (gone, merged): (bool, Option<bool>) = conn
+            .query_row("SELECT gone, merged FROM branches", [], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .unwrap();
+        assert_eq!((gone, merged), (false, None));
+        // Removing a workspace removes its branches.
+        conn.execute_batch("PRAGMA foreign_keys = ON; DELETE FROM workspaces;")
+            .unwrap();
+        let left: i64 = conn
+            .query_row("SELECT count(*) FROM branches", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(left, 0);
     }
 
     /// Version 13 forgets the recorded path changes and has every history

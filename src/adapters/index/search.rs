@@ -113,12 +113,17 @@ fn superseder(now: jiff::Timestamp) -> String {
 /// Why a memory is stale (`recall --json`'s `stale`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Stale {
-    /// `file-deleted` or `reverted`.
+    /// `file-deleted`, `reverted` or `branch-deleted`.
     pub reason: String,
     /// The path deleted (`file-deleted`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
-    /// The commit that deleted it, or that reverted the memory's commit.
+    /// The branch deleted without being merged (`branch-deleted`): the
+    /// memory's `branch`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// The commit that deleted the file, that reverted the memory's
+    /// commit, or the deleted branch's last tip.
     pub commit: String,
     /// That commit's author is outside the trust policy: `brief` keeps the
     /// memory.
@@ -1278,9 +1283,13 @@ impl Index {
                 };
                 let reason: String = row.get(28)?;
                 if !reason.is_empty() {
+                    let branch = (reason == super::staleness::BRANCH_DELETED)
+                        .then(|| memory.branch.clone())
+                        .flatten();
                     memory.stale = Some(Stale {
                         reason,
                         file: row.get(29)?,
+                        branch,
                         commit: row.get::<_, Option<String>>(30)?.unwrap_or_default(),
                         outside_policy: row.get(31)?,
                     });

@@ -1,6 +1,8 @@
 //! Staleness from the code: a memory whose `files` names a path deleted
-//! since it was stored (and not there again at HEAD), or whose commit was
-//! reverted, is `stale`; a path renamed since is followed instead.
+//! since it was stored (and not there again at HEAD), whose commit was
+//! reverted, or whose branch was deleted without being merged
+//! ([`super::branches`]) is `stale`; a path renamed since is followed
+//! instead.
 //!
 //! Computed by sync from the commits it walks anyway (never a history walk
 //! per command): [`record`] notes, for every commit walked, the paths it
@@ -9,7 +11,8 @@
 //! [`weigh`] then judges the memories that may have changed: those the
 //! sync wrote or whose provenance it recorded (the trust verdicts' notes),
 //! those naming a path that differs between the last HEAD walked and the
-//! new one, those a new revert names, and every memory with `files` when
+//! new one, those a new revert names, those of a branch that went, came
+//! back or was judged anew, and every memory with `files` when
 //! the history was walked from the start or the policy changed. The verdict
 //! is stored on the row (`memories.stale`, schema 11): readers filter on
 //! columns.
@@ -27,6 +30,8 @@ use crate::domain::memory::verdict::{self, Claim, Origin};
 pub const FILE_DELETED: &str = "file-deleted";
 /// The reason of a memory whose commit was reverted.
 pub const REVERTED: &str = "reverted";
+/// The reason of a memory whose branch was deleted without being merged.
+pub const BRANCH_DELETED: &str = "branch-deleted";
 
 /// Renames followed from one path, at most (a chain longer than that is
 /// judged where it stops).
@@ -173,14 +178,17 @@ fn renamed_with_edits(
 /// Which memories [`weigh`] judges.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Due {
-    /// Every memory that names files, is stale, or that a revert may name.
+    /// Every memory that names files, is stale, that a revert may name, or
+    /// of a branch deleted unmerged.
     All,
     /// Those the trust verdicts' triggers noted, those naming a path that
-    /// differs between `old_head` and the new HEAD, and those the commits
-    /// in `reverted` (reverted by the commits just walked) may name.
+    /// differs between `old_head` and the new HEAD, those the commits in
+    /// `reverted` (reverted by the commits just walked) may name, and
+    /// those stored on one of `branches`.
     Changed {
         old_head: Option<gix::ObjectId>,
         reverted: Vec<String>,
+        branches: Vec<String>,
     },
 }
 
@@ -221,11 +229,12 @@ pub(super) fn weigh(
         policy,
         held: HashMap::new(),
         ancestors: HashMap::new(),
+        unmerged: super::branches::unmerged(tx, workspace_id).map_err(sqlite)?,
     };
     let mut row = tx
         .prepare_cached(
             "SELECT m.rowid, m.files, m.commit_id, p.commit_id,
-                    m.stale, m.stale_file, m.stale_commit, m.stale_outside, m.moved
+                    m.stale, m.stale_file, m.stale_commit, m.stale_outside, m.moved, m.branch
              FROM memories m
              LEFT JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
              WHERE m.workspace_id = ?1 AND m.id = ?2",
@@ -239,7 +248,7 @@ pub(super) fn weigh(
         .map_err(sqlite)?;
     let mut changed = 0;
     for id in ids {
-        let Some((rowid, files, commit_field, introduced, stored)) = row
+        let Some((rowid, files, commit_field, introduced, stored, branch)) = row
             .query_row(params![workspace_id, id], |row| {
                 Ok((
                     row.get::<_, i64>(0)?,
@@ -253,6 +262,7 @@ pub(super) fn weigh(
                         outside: row.get(7)?,
                         moved: row.get(8)?,
                     },
+                    row.get::<_, Option<String>>(9)?,
                 ))
             })
             .optional()
@@ -265,6 +275,7 @@ pub(super) fn weigh(
             &files,
             commit_field.as_deref(),
             introduced.as_deref(),
+            branch.as_deref(),
             sqlite,
         )?;
         if verdict != stored {
@@ -320,12 +331,28 @@ fn due_ids(
                                WHERE c.workspace_id = f.workspace_id AND c.path = f.path)",
                 &true,
             )?);
+            ids.extend(query(
+                "SELECT m.id FROM branches b JOIN memories m
+                   ON m.workspace_id = b.workspace_id AND m.branch = b.name
+                 WHERE b.workspace_id = ?1 AND b.gone AND b.merged = 0 AND ?2",
+                &true,
+            )?);
             query(
                 "SELECT DISTINCT reverted FROM reverts WHERE workspace_id = ?1 AND ?2",
                 &true,
             )?
         }
-        Due::Changed { old_head, reverted } => {
+        Due::Changed {
+            old_head,
+            reverted,
+            branches,
+        } => {
+            for branch in branches {
+                ids.extend(query(
+                    "SELECT id FROM memories WHERE workspace_id = ?1 AND branch = ?2",
+                    branch,
+                )?);
+            }
             tx.execute_batch(super::verdicts::DUE).map_err(sqlite)?;
             ids.extend(query(
                 "SELECT id FROM temp.verdicts_due WHERE workspace_id = ?1 AND ?2",
@@ -400,6 +427,8 @@ struct Judge<'a, 't> {
     held: HashMap<String, bool>,
     /// Whether a commit is an ancestor of (or is) another.
     ancestors: HashMap<(String, String), bool>,
+    /// The branches deleted without being merged, with their last tips.
+    unmerged: std::collections::BTreeMap<String, String>,
 }
 
 /// A commit that deleted a path or reverted another, and its author.
@@ -519,6 +548,7 @@ impl Judge<'_, '_> {
         files: &[String],
         commit_field: Option<&str>,
         introduced: Option<&str>,
+        branch: Option<&str>,
         sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
     ) -> Result<Verdict, SyncError> {
         let mut verdict = Verdict {
@@ -567,6 +597,13 @@ impl Judge<'_, '_> {
                     break;
                 }
             }
+        }
+        // A deleted branch has no author to weigh against the policy.
+        if verdict.stale.is_empty()
+            && let Some(tip) = branch.and_then(|branch| self.unmerged.get(branch))
+        {
+            verdict.stale = BRANCH_DELETED.to_owned();
+            verdict.commit = Some(tip.clone());
         }
         verdict.moved = serde_json::to_string(&moved).expect("pairs of strings serialize");
         Ok(verdict)

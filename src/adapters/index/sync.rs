@@ -352,6 +352,7 @@ pub fn sync(
         super::staleness::Due::Changed {
             old_head: known_commit,
             reverted: Vec::new(),
+            branches: Vec::new(),
         }
     };
     if let Some(head) = head
@@ -377,6 +378,14 @@ pub fn sync(
         report
             .problems
             .extend(walked.policy_changes.into_iter().map(SyncProblem::Other));
+    }
+    // A branch deleted (or moved) changes refs only: seen here, on every
+    // sync, since nothing else would tell.
+    let branches =
+        super::branches::record(&tx, workspace, workspace_id, head, head_moved, &sqlite)?;
+    changed |= branches.changed;
+    if let super::staleness::Due::Changed { branches: due, .. } = &mut stale_due {
+        *due = branches.due;
     }
     let policy_changed = match &trust.policy {
         Some(policy) => store_policy(&tx, workspace_id, policy.as_ref()).map_err(sqlite)?,

@@ -1,0 +1,194 @@
+//! Branches deleted without being merged: a memory stored on one (its
+//! `branch` field) is about work that never landed.
+//!
+//! A deletion changes refs, not commits, so every sync compares the
+//! repository's branches ([`Workspace::branch_tips`]) with the last tips it
+//! recorded (`branches`, schema 14). A branch that vanished while a memory
+//! names it is kept as `gone` with its last tip, and judged against HEAD
+//! ([`landed`]); one no memory names is forgotten. A branch is judged again
+//! when HEAD moves (a merge may bring it in, a reset take it out), while
+//! its tip can still be read; once git has collected the tip (it is in no
+//! history left) the last verdict stands.
+//!
+//! [`super::staleness`] marks the memories of a gone, unmerged branch
+//! `branch-deleted`. Only a branch this index saw is known to have been
+//! deleted: a memory naming one it never saw is not judged.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rusqlite::{Transaction, params};
+
+use super::SyncError;
+use crate::adapters::git::Workspace;
+
+/// goldfish's own folder (memories, config): left out of what a branch
+/// changed, since memories merge line by line.
+const GOLDFISH_DIR: &str = ".goldfish/";
+
+/// What a sync saw change in the branches.
+#[derive(Debug, Default)]
+pub(super) struct Seen {
+    /// A row was written: a branch new, moved, gone, back, or judged anew.
+    pub changed: bool,
+    /// The branches whose memories' verdict may have changed: gone, back,
+    /// or judged otherwise than before.
+    pub due: Vec<String>,
+}
+
+/// A recorded branch.
+struct Row {
+    tip: String,
+    gone: bool,
+    merged: Option<bool>,
+}
+
+/// Records the branches as they are now, against what the last sync
+/// recorded, and judges the gone ones a memory names (all of them when
+/// `head_moved`, else those that just went).
+pub(super) fn record(
+    tx: &Transaction<'_>,
+    workspace: &Workspace,
+    workspace_id: i64,
+    head: Option<gix::ObjectId>,
+    head_moved: bool,
+    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+) -> Result<Seen, SyncError> {
+    let tips = workspace.branch_tips()?;
+    let recorded: BTreeMap<String, Row> = tx
+        .prepare_cached("SELECT name, tip, gone, merged FROM branches WHERE workspace_id = ?1")
+        .and_then(|mut statement| {
+            statement
+                .query_map(params![workspace_id], |row| {
+                    Ok((
+                        row.get(0)?,
+                        Row {
+                            tip: row.get(1)?,
+                            gone: row.get(2)?,
+                            merged: row.get(3)?,
+                        },
+                    ))
+                })?
+                .collect()
+        })
+        .map_err(sqlite)?;
+    let mut seen = Seen::default();
+    let mut upsert = tx
+        .prepare_cached(
+            "INSERT INTO branches (workspace_id, name, tip, gone, merged) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (workspace_id, name) DO UPDATE SET tip = excluded.tip, gone = excluded.gone,
+               merged = excluded.merged",
+        )
+        .map_err(sqlite)?;
+    for (name, tip) in &tips {
+        let tip = tip.to_string();
+        match recorded.get(name) {
+            Some(row) if row.tip == tip && !row.gone => continue,
+            Some(row) if row.gone => seen.due.push(name.clone()),
+            _ => {}
+        }
+        upsert
+            .execute(params![workspace_id, name, tip, false, None::<bool>])
+            .map_err(sqlite)?;
+        seen.changed = true;
+    }
+    let mut named = tx
+        .prepare_cached("SELECT 1 FROM memories WHERE workspace_id = ?1 AND branch = ?2 LIMIT 1")
+        .map_err(sqlite)?;
+    let mut forget = tx
+        .prepare_cached("DELETE FROM branches WHERE workspace_id = ?1 AND name = ?2")
+        .map_err(sqlite)?;
+    let mut judged = Judged::default();
+    for (name, row) in recorded
+        .iter()
+        .filter(|(name, _)| !tips.contains_key(*name))
+    {
+        let went = !row.gone;
+        if !went && !head_moved {
+            continue;
+        }
+        if went && !named.exists(params![workspace_id, name]).map_err(sqlite)? {
+            forget
+                .execute(params![workspace_id, name])
+                .map_err(sqlite)?;
+            seen.changed = true;
+            continue;
+        }
+        let merged = match (gix::ObjectId::from_hex(row.tip.as_bytes()), head) {
+            (Ok(tip), Some(head)) => judged.landed(workspace, tip, head)?.or(row.merged),
+            // No commit yet: nothing is merged.
+            (Ok(_), None) => Some(false),
+            (Err(_), _) => row.merged,
+        };
+        if went || merged != row.merged {
+            upsert
+                .execute(params![workspace_id, name, row.tip, true, merged])
+                .map_err(sqlite)?;
+            seen.changed = true;
+            seen.due.push(name.clone());
+        }
+    }
+    Ok(seen)
+}
+
+/// The gone branches judged unmerged, with their last tips.
+pub(super) fn unmerged(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+) -> rusqlite::Result<BTreeMap<String, String>> {
+    tx.prepare_cached(
+        "SELECT name, tip FROM branches WHERE workspace_id = ?1 AND gone AND merged = 0",
+    )?
+    .query_map(params![workspace_id], |row| Ok((row.get(0)?, row.get(1)?)))?
+    .collect()
+}
+
+/// HEAD's tree, read once for every branch judged in one sync.
+#[derive(Default)]
+struct Judged {
+    head_tree: Option<(gix::ObjectId, gix::ObjectId)>,
+}
+
+impl Judged {
+    /// Whether the work of a branch whose last tip was `tip` is in `head`:
+    /// `tip` is in HEAD's history (a merge, a fast-forward), or the branch
+    /// changed nothing but memories, or HEAD changed every path the branch
+    /// changed since their merge base (a squash or a cherry-pick brought
+    /// it; goldfish's folder is left out). `None` when the tip is no longer in the repository.
+    ///
+    /// The last test errs on the side of "merged": a memory then stays as
+    /// it was, where the other way would take a landed branch's memories
+    /// out of the briefing.
+    fn landed(
+        &mut self,
+        workspace: &Workspace,
+        tip: gix::ObjectId,
+        head: gix::ObjectId,
+    ) -> Result<Option<bool>, SyncError> {
+        if !workspace.has_commit(tip) {
+            return Ok(None);
+        }
+        if workspace.is_ancestor(tip, head) {
+            return Ok(Some(true));
+        }
+        let Some(base) = workspace.merge_base(tip, head) else {
+            return Ok(Some(false));
+        };
+        let base_tree = workspace.tree_of(base)?;
+        let changes = workspace.diff_trees(Some(base_tree), Some(workspace.tree_of(tip)?))?;
+        let paths: BTreeSet<&str> = changes
+            .paths()
+            .filter(|path| !path.starts_with(GOLDFISH_DIR))
+            .collect();
+        let head_tree = match self.head_tree {
+            Some((at, tree)) if at == head => tree,
+            _ => {
+                let tree = workspace.tree_of(head)?;
+                self.head_tree = Some((head, tree));
+                tree
+            }
+        };
+        Ok(Some(paths.into_iter().all(|path| {
+            workspace.object_at(head_tree, path) != workspace.object_at(base_tree, path)
+        })))
+    }
+}
