@@ -12,10 +12,13 @@
 #   N=100000 COMMITS=100 RUNS=3 bash scripts/sync_cost.sh path/to/old/goldfish target/debug/goldfish
 # FILES=1 gives each memory a `files` field (one of 211 paths, which the
 # repository does not hold): the cost of the staleness bookkeeping of
-# memories that name files.
+# memories that name files. BRANCHES=1 gives each memory a `branch` (one of
+# 40, each a branch with a commit of its own, unmerged), and adds a sync
+# after 10 of them are deleted: the cost of the branch bookkeeping.
 set -euo pipefail
 N=${N:-100000}
 export FILES=${FILES:-0}
+export BRANCHES=${BRANCHES:-0}
 COMMITS=${COMMITS:-100}
 RUNS=${RUNS:-3}
 D=$(mktemp -d)
@@ -51,6 +54,8 @@ for i in range(n):
               "content": f"Memory {i}: the service {i % 97} retries {i % 7} times before the queue {i % 13} gives up; see module m{i % 211}."}
     if os.environ.get("FILES") == "1":
         record["files"] = [f"src/m{i % 211}.rs"]
+    if os.environ.get("BRANCHES") == "1":
+        record["branch"] = f"feat/b{i % 40}"
     files.setdefault(name, []).append(record)
 names = sorted(files)
 chunk = (len(names) + commits - 1) // commits
@@ -66,6 +71,13 @@ for c in range(0, len(names), chunk):
     subprocess.run(["git", "add", "-A"], check=True, env=env)
     subprocess.run(["git", "commit", "-qm", f"memories {c}"], check=True, env=env)
 EOF
+if [ "$BRANCHES" = 1 ]; then
+  for b in $(seq 0 39); do
+    git checkout -q -b "feat/b$b" main && echo "$b" > "b$b.txt" && git add "b$b.txt"
+    GIT_AUTHOR_NAME=A GIT_AUTHOR_EMAIL=a@example.com GIT_AUTHOR_DATE=2026-11-21T10:00:00Z git commit -qm "b$b"
+  done
+  git checkout -q main
+fi
 newest=$(ls .goldfish/memories | sort | tail -1)
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 # CPU time (user + system) of the command, in ms: steadier than wall time
@@ -75,7 +87,7 @@ ms() {
   t=$( { time "$@" >/dev/null 2>&1; } 2>&1 )
   awk '{ printf "%d\n", ($1 + $2) * 1000 }' <<< "$t"
 }
-declare -A full noop pull indexed brief recall newest size
+declare -A full noop pull deleted indexed brief recall newest size
 for run in $(seq "$RUNS"); do
   n=0
   for bin in "$@"; do
@@ -89,6 +101,12 @@ for run in $(seq "$RUNS"); do
     done
     GIT_AUTHOR_NAME=Bob GIT_AUTHOR_EMAIL=bob@example.com git commit -qam "pull"
     pull[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" sync --quiet) "
+    if [ "$BRANCHES" = 1 ]; then
+      for b in $(seq 0 9); do git branch -q -D "feat/b$b"; done
+      deleted[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" sync --quiet) "
+    else
+      deleted[$n]+="- "
+    fi
     brief[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" brief) "
     recall[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" recall --mode keyword -n 10 queue retries module) "
     newest[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" recall -n 50) "
@@ -97,10 +115,10 @@ for run in $(seq "$RUNS"); do
     cd "$D"
   done
 done
-echo "| binary | memories | indexed | commits | full sync (CPU ms) | no-op sync | sync after a pull | brief | recall (keywords) | recall (newest 50) | index bytes/memory |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| binary | memories | indexed | commits | full sync (CPU ms) | no-op sync | sync after a pull | sync after 10 branches deleted | brief | recall (keywords) | recall (newest 50) | index bytes/memory |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 n=0
 for bin in "$@"; do
   n=$((n + 1))
-  echo "| $bin | $N | ${indexed[$n]} | $COMMITS | $(tr ' ' '\n' <<< "${full[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${noop[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${pull[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${brief[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${recall[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${newest[$n]}" | grep . | median) | ${size[$n]} |"
+  echo "| $bin | $N | ${indexed[$n]} | $COMMITS | $(tr ' ' '\n' <<< "${full[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${noop[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${pull[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${deleted[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${brief[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${recall[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${newest[$n]}" | grep . | median) | ${size[$n]} |"
 done
