@@ -65,6 +65,7 @@ fn main() -> anyhow::Result<()> {
     for (name, threshold, detector) in [
         ("ASK", ASK, Detector::Judge),
         ("LINK", LINK, Detector::Restated),
+        ("recall's newer wins, ASK", ASK, Detector::Newer),
     ] {
         for (half, split) in halves {
             let c = labelled::count(&pairs, &cosines, threshold, detector, split);

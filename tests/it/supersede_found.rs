@@ -40,6 +40,7 @@ fn the_thresholds_hold_their_precision_and_recall_on_both_halves() {
     for (name, threshold, detector) in [
         ("ASK", ASK, Detector::Judge),
         ("LINK", LINK, Detector::Restated),
+        ("NEWER", ASK, Detector::Newer),
     ] {
         for (half, split) in [
             ("tune", Some(Split::Tune)),
@@ -65,6 +66,14 @@ fn the_thresholds_hold_their_precision_and_recall_on_both_halves() {
             }
             if name == "ASK" && counts.recall() < ASK_RECALL {
                 failures.push(format!("ASK recall on {half}: {:.2}", counts.recall()));
+            }
+            // Recall's reordering: it hides nothing, but a paraphrase or
+            // another fact moved above its neighbour misleads as much.
+            if name == "NEWER" && counts.precision() < 0.95 {
+                failures.push(format!(
+                    "recall's newer-wins precision on {half}: {:.2}",
+                    counts.precision()
+                ));
             }
             if name == "LINK" && counts.recall() < 0.15 {
                 failures.push(format!("LINK recall on {half}: {:.2}", counts.recall()));

@@ -147,6 +147,9 @@ pub enum Detector {
     /// [`judge`], and the newer restates the older but the facts that
     /// differ (what capture links: [`super::Candidate::links`]).
     Restated,
+    /// [`judge`], and either capture's link or the newer saying what it
+    /// changes (what recall moves: [`super::newer_first`]).
+    Newer,
     /// The cosine alone, for comparison.
     CosineOnly,
 }
@@ -173,6 +176,8 @@ pub fn count(
             }
             Detector::Restated => judge(pair.older_memo(), pair.newer_memo(), cosine, threshold)
                 .is_some_and(|c| c.not_restated.is_empty()),
+            Detector::Newer => judge(pair.older_memo(), pair.newer_memo(), cosine, threshold)
+                .is_some_and(|c| c.links() || c.names_the_change()),
             Detector::CosineOnly => cosine >= threshold,
         };
         if flagged {

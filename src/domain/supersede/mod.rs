@@ -146,6 +146,14 @@ impl Candidate {
     pub fn links(&self) -> bool {
         self.cosine >= LINK && self.not_restated.is_empty()
     }
+
+    /// Whether the newer says it changes what the older says: `from X to
+    /// Y`, X said by the older and Y not.
+    pub fn names_the_change(&self) -> bool {
+        self.differences
+            .iter()
+            .any(|d| d.kind == FactKind::Change && d.older.is_some() && d.newer.is_some())
+    }
 }
 
 /// Whether `newer` probably replaces `older`, given the cosine of their
@@ -199,17 +207,22 @@ pub struct Update {
 }
 
 /// Newer wins when facts collide: the order in which to show `results`
-/// (best first) when a newer result updates an older one shown above it by
-/// capture's rule ([`judge`] at [`LINK`], and [`Candidate::links`]: same
-/// type, at least 0.80 similar, the older restated with a fact changed;
-/// 1.00 precise on both halves of the labelled pairs). The looser test of
-/// `store` ([`ASK`]) moved a newer result above the answer in 30 of 31 of
-/// LongMemEval's knowledge-update questions (MRR@10 0.784 → 0.380): among
-/// a conversation's turns of one type nearly every close pair differs in
-/// some name or number (docs/BENCHMARKS.md, "Newer wins").
+/// (best first) when a newer result updates an older one shown above it:
+/// [`judge`] at [`ASK`] (same type, at least 0.55 similar, a fact that
+/// differs), and either capture's rule ([`Candidate::links`]: at least
+/// 0.80 similar, the older restated with a fact changed; 1.00 precise on
+/// both halves of the labelled pairs) or the newer saying what it changes
+/// ([`Candidate::names_the_change`]: `from X to Y`, X the older's). Any
+/// differing fact at [`ASK`] (store's test) moved a newer result above
+/// the answer in 30 of 31 of LongMemEval's knowledge-update questions
+/// (MRR@10 0.784 → 0.380): among a conversation's turns of one type
+/// nearly every close pair differs in some name or number
+/// (docs/BENCHMARKS.md, "Newer wins").
 /// Taken in rank order, each result moves to just above the highest-placed
-/// older one it updates (so a value changed twice shows newest, then
-/// middle, then oldest); everything else keeps its order. `cosine(i, j)`
+/// older one it updates, never above a result newer than itself (so a
+/// value changed twice shows newest, then middle, then oldest, and a
+/// middle value that updates the oldest does not pass the newest);
+/// everything else keeps its order. `cosine(i, j)`
 /// is the similarity of two results' texts (`None` without vectors).
 /// Returns the new order (indexes into `results`) and the moves, for
 /// `--json`.
@@ -224,13 +237,20 @@ pub fn newer_first(
             .iter()
             .position(|&k| k == j)
             .expect("every result is placed");
-        let highest = order[..at].iter().enumerate().find_map(|(place, &i)| {
+        // Never above a newer result: newer wins, it does not lose to a
+        // middle value that moves.
+        let floor = order[..at]
+            .iter()
+            .rposition(|&k| results[k].timestamp > newer.timestamp)
+            .map_or(0, |p| p + 1);
+        let highest = order[floor..at].iter().enumerate().find_map(|(place, &i)| {
+            let place = floor + place;
             let older = &results[i];
             if newer.timestamp <= older.timestamp || (older.trusted && !newer.trusted) {
                 return None;
             }
-            let why = judge(older.memo, newer.memo, cosine(i, j)?, LINK)?;
-            if !why.links() {
+            let why = judge(older.memo, newer.memo, cosine(i, j)?, ASK)?;
+            if !why.links() && !why.names_the_change() {
                 return None;
             }
             Some((
@@ -1070,6 +1090,80 @@ fn change_words(old: &Text, new: &Text) -> Vec<Difference> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_newer_result_that_says_what_it_changes_moves_above_a_less_similar_older_one() {
+        let files: Vec<String> = Vec::new();
+        let memo = |content| Memo {
+            kind: "decision",
+            content,
+            files: &files,
+        };
+        let older = Ranked {
+            memo: memo("Deploys are blue/green: two Helm releases, and make flip switches traffic"),
+            timestamp: "2026-01-01T00:00:00Z",
+            trusted: true,
+        };
+        let reason = Ranked {
+            memo: memo(
+                "Deploy strategy changes from blue/green to an Argo Rollouts canary, with an analysis that aborts on errors",
+            ),
+            timestamp: "2026-02-01T00:00:00Z",
+            trusted: true,
+        };
+        // 0.6 similar and much it does not restate: not a link, but it says
+        // it changes what the older says.
+        let (order, updates) = newer_first(&[older, reason], |_, _| Some(0.6));
+        assert_eq!(order, vec![1, 0]);
+        assert!(
+            updates[0]
+                .why
+                .differences
+                .iter()
+                .any(|d| d.explain() == "change blue/green → an Argo Rollouts canary"),
+            "{:?}",
+            updates[0].why.differences
+        );
+        // Under the asking threshold, or with no change said, it stays.
+        assert_eq!(
+            newer_first(&[older, reason], |_, _| Some(0.5)).0,
+            vec![0, 1]
+        );
+        let other = Ranked {
+            memo: memo(
+                "Deploy previews run on Argo Rollouts with an analysis that aborts on errors",
+            ),
+            ..reason
+        };
+        assert_eq!(newer_first(&[older, other], |_, _| Some(0.6)).0, vec![0, 1]);
+    }
+
+    #[test]
+    fn a_moving_result_never_passes_a_newer_one() {
+        let files: Vec<String> = Vec::new();
+        let memo = |content| Memo {
+            kind: "decision",
+            content,
+            files: &files,
+        };
+        let at = |content, timestamp| Ranked {
+            memo: memo(content),
+            timestamp,
+            trusted: true,
+        };
+        // The oldest first, then the newest, then the middle one, which
+        // updates the oldest but must not pass the newest.
+        let results = [
+            at("The API pool holds 20 connections", "2026-01-01T00:00:00Z"),
+            at(
+                "PgBouncer now sits in front of the database",
+                "2026-03-01T00:00:00Z",
+            ),
+            at("The API pool holds 28 connections", "2026-02-01T00:00:00Z"),
+        ];
+        let (order, updates) = newer_first(&results, |_, _| Some(0.9));
+        assert_eq!((order, updates.len()), (vec![0, 1, 2], 0));
+    }
 
     #[test]
     fn a_newer_result_that_updates_an_older_one_moves_above_it() {
