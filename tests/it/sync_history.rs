@@ -94,7 +94,8 @@ pub fn memory_hashes(home: &Path) -> Vec<String> {
 pub fn downgrade_to_schema_1(path: &Path, extra: &str) {
     let conn = rusqlite::Connection::open(path).unwrap();
     conn.execute_batch(&format!(
-        "DROP TRIGGER memory_files_insert;
+        "DROP TABLE branches;
+         DROP TRIGGER memory_files_insert;
          DROP TRIGGER memory_files_update;
          DROP TRIGGER memory_files_delete;
          DROP TABLE memory_files;
@@ -219,10 +220,15 @@ pub fn index_state(home: &Path, root: &Path) -> IndexState {
     )
     .iter()
     .map(|r| {
-        (
-            text(r, 0),
-            (text(r, 1), text(r, 2), text(r, 3), int(r, 4), text(r, 5)),
-        )
+        // A rebuild sees the branches that exist: one deleted before it is
+        // not known to have existed (the one verdict it may not give).
+        let deleted = text(r, 1) == "branch-deleted";
+        let (stale, commit) = if deleted {
+            (String::new(), String::new())
+        } else {
+            (text(r, 1), text(r, 3))
+        };
+        (text(r, 0), (stale, text(r, 2), commit, int(r, 4), text(r, 5)))
     })
     .collect();
     IndexState {
@@ -268,6 +274,10 @@ enum Op {
     Branch {
         n: usize,
     },
+    /// `git branch -D bN` (nothing when it is checked out or absent).
+    DropBranch {
+        n: usize,
+    },
     /// `git checkout main`.
     Main,
     /// `git checkout HEAD~back` (detached).
@@ -297,6 +307,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (any::<usize>(), 0..3usize).prop_map(|(pick, day)| Op::Forget { pick, day }),
         3 => Just(Op::Commit),
         1 => (0..2usize).prop_map(|n| Op::Branch { n }),
+        1 => (0..2usize).prop_map(|n| Op::DropBranch { n }),
         1 => Just(Op::Main),
         1 => (1..3usize).prop_map(|back| Op::Older { back }),
         2 => (0..3usize).prop_map(|k| Op::Code { k }),
@@ -346,8 +357,9 @@ fn append(path: &Path, line: &str) {
 
 fn memory(n: u64, day: usize, content: &str) -> String {
     format!(
-        r#"{{"id":"01KAJ{n:021}","timestamp":"2026-11-0{}T10:00:00.000Z","type":"insight","content":"{content}","files":["src/f{}.rs"]}}"#,
+        r#"{{"id":"01KAJ{n:021}","timestamp":"2026-11-0{}T10:00:00.000Z","type":"insight","content":"{content}","branch":"b{}","files":["src/f{}.rs"]}}"#,
         day + 1,
+        n % 2,
         n % 3
     )
 }
@@ -456,6 +468,14 @@ impl Play {
                 } else {
                     vec!["-b".into(), name]
                 });
+            }
+            Op::DropBranch { n: branch } => {
+                let _ = self
+                    .env
+                    .command("git", &self.repo)
+                    .args(["branch", "-q", "-D", &format!("b{branch}")])
+                    .output()
+                    .unwrap();
             }
             Op::Main => self.checkout(vec!["main".into()]),
             Op::Older { back } => self.checkout(vec![format!("HEAD~{back}")]),
@@ -696,5 +716,55 @@ fn staleness_of_incremental_syncs_equals_a_rebuilds() {
             String::new(),
             r#"[["src/f1.rs","src/f2.rs"]]"#.to_owned()
         )]
+    );
+}
+
+/// A branch deleted unmerged: the incremental index marks the memories
+/// that name it `branch-deleted`, which a rebuild, never having seen the
+/// branch, cannot give; everything else is the same as a rebuild's.
+#[test]
+fn a_branch_deleted_unmerged_is_the_one_verdict_a_rebuild_does_not_give() {
+    let mut play = Play::new();
+    for op in [
+        Op::Sync,
+        Op::Branch { n: 0 },
+        Op::Code { k: 1 },
+        Op::Commit,
+        Op::Sync,
+        Op::Main,
+        // Memories 7 and 8: `branch` b1 and b0.
+        Op::Append { day: 0 },
+        Op::Append { day: 0 },
+        Op::Commit,
+        Op::DropBranch { n: 0 },
+    ] {
+        play.step(&op).unwrap();
+    }
+    play.compare().unwrap();
+    let stale = |home: &Path| -> Vec<(String, String)> {
+        let conn = rusqlite::Connection::open(home.join("index.db")).unwrap();
+        let mut statement = conn
+            .prepare("SELECT content, stale FROM memories ORDER BY content")
+            .unwrap();
+        statement
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    let verdict = |content: &str, stale: &str| (content.to_owned(), stale.to_owned());
+    assert_eq!(
+        stale(&play.env.path().join("home/.goldfish")),
+        [
+            verdict("memory 7 about the cache", ""),
+            verdict("memory 8 about the cache", "branch-deleted"),
+        ]
+    );
+    assert_eq!(
+        stale(&play.fresh),
+        [
+            verdict("memory 7 about the cache", ""),
+            verdict("memory 8 about the cache", ""),
+        ]
     );
 }
