@@ -908,7 +908,9 @@ fn heading(why: &str) -> &'static str {
         "superseded" => "superseded: a later memory replaces each",
         "covered-checkpoint" => "checkpoints a later one covers",
         "near-duplicate" => "near-duplicates of a newer memory",
-        "stale" => "stale: a file each names was deleted, or its commit reverted",
+        "stale" => {
+            "stale: a file each names was deleted, its commit reverted, or its branch deleted unmerged"
+        }
         _ => "other",
     }
 }
