@@ -446,39 +446,24 @@ impl Play {
             Op::Commit => {
                 self.env.git(&self.repo, &["add", "-A"]);
                 // Nothing to commit is not a failure of the history.
-                let _ = self
-                    .env
-                    .command("git", &self.repo)
-                    .args(["commit", "-q", "-m", &format!("step {n}")])
-                    .output()
-                    .unwrap();
+                self.try_git(&["commit", "-q", "-m", &format!("step {n}")]);
             }
             Op::Branch { n: branch } => {
                 let name = format!("b{branch}");
-                let exists = self
-                    .env
-                    .command("git", &self.repo)
-                    .args(["rev-parse", "--verify", "-q", &name])
-                    .output()
-                    .unwrap()
-                    .status
-                    .success();
-                self.checkout(if exists {
-                    vec![name]
-                } else {
-                    vec!["-b".into(), name]
-                });
+                if !self.try_git(&["checkout", "-q", &name]) {
+                    self.try_git(&["checkout", "-q", "-b", &name]);
+                }
             }
+            // Nothing when it is checked out or absent.
             Op::DropBranch { n: branch } => {
-                let _ = self
-                    .env
-                    .command("git", &self.repo)
-                    .args(["branch", "-q", "-D", &format!("b{branch}")])
-                    .output()
-                    .unwrap();
+                self.try_git(&["branch", "-q", "-D", &format!("b{branch}")]);
             }
-            Op::Main => self.checkout(vec!["main".into()]),
-            Op::Older { back } => self.checkout(vec![format!("HEAD~{back}")]),
+            Op::Main => {
+                self.try_git(&["checkout", "-q", "main"]);
+            }
+            Op::Older { back } => {
+                self.try_git(&["checkout", "-q", &format!("HEAD~{back}")]);
+            }
             Op::Code { k } => {
                 let path = code_file(&self.repo, *k);
                 if path.exists() {
@@ -501,15 +486,17 @@ impl Play {
 
     /// `git checkout` (the hooks sync); refused checkouts (local changes in
     /// the way, no such commit) leave everything as it was.
-    fn checkout(&self, args: Vec<String>) {
-        let _ = self
-            .env
+    /// Runs git in the repository; whether it succeeded (a step git
+    /// refuses, such as a checkout over conflicting changes, is part of
+    /// the history).
+    fn try_git(&self, args: &[&str]) -> bool {
+        self.env
             .command("git", &self.repo)
-            .arg("checkout")
-            .arg("-q")
-            .args(&args)
+            .args(args)
             .output()
-            .unwrap();
+            .unwrap()
+            .status
+            .success()
     }
 
     /// Syncs, then compares the index with a fresh sync in another home.
