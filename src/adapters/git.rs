@@ -190,6 +190,14 @@ impl TreeChanges {
     }
 }
 
+/// A branch's tip ([`Workspace::branch_tips`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BranchTip {
+    pub id: gix::ObjectId,
+    /// A local branch (`refs/heads/`), else only remote-tracking.
+    pub local: bool,
+}
+
 /// What git says of a commit's signature (`git log --format=%G?`), checked
 /// against the repository's own settings (`gpg.ssh.allowedSignersFile`,
 /// the GPG keyring).
@@ -456,9 +464,7 @@ impl Workspace {
     /// (`refs/heads/NAME`) and the remote-tracking ones
     /// (`refs/remotes/REMOTE/NAME`, when no local branch has the name).
     /// Symbolic refs (`origin/HEAD`) are left out.
-    pub fn branch_tips(
-        &self,
-    ) -> Result<std::collections::BTreeMap<String, gix::ObjectId>, GitError> {
+    pub fn branch_tips(&self) -> Result<std::collections::BTreeMap<String, BranchTip>, GitError> {
         fn failed(err: impl Into<gix::Error>) -> GitError {
             read_error("the branches")(err.into())
         }
@@ -467,7 +473,11 @@ impl Workspace {
         for reference in refs.local_branches().map_err(failed)? {
             let reference = reference.map_err(failed)?;
             if let Some(id) = reference.target().try_id() {
-                tips.insert(reference.name().shorten().to_string(), id.to_owned());
+                let tip = BranchTip {
+                    id: id.to_owned(),
+                    local: true,
+                };
+                tips.insert(reference.name().shorten().to_string(), tip);
             }
         }
         for reference in refs.remote_branches().map_err(failed)? {
@@ -483,7 +493,8 @@ impl Workspace {
                 continue;
             };
             if name != "HEAD" {
-                tips.entry(name.to_owned()).or_insert(id);
+                tips.entry(name.to_owned())
+                    .or_insert(BranchTip { id, local: false });
             }
         }
         Ok(tips)

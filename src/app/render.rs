@@ -101,7 +101,10 @@ pub fn stale_note(stale: &crate::adapters::index::search::Stale) -> String {
     };
     match (&stale.file, &stale.branch) {
         (Some(file), _) => format!("{file} deleted by commit {short}{outside}"),
-        (None, Some(branch)) => format!("branch {branch} deleted unmerged at {short}{outside}"),
+        (None, Some(branch)) if stale.outside_policy => format!(
+            "branch {branch} deleted unmerged at {short}, on the remote: by anyone who can push, so outside the trust policy"
+        ),
+        (None, Some(branch)) => format!("branch {branch} deleted unmerged at {short}"),
         (None, None) => format!("its commit reverted by {short}{outside}"),
     }
 }

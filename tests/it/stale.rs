@@ -563,3 +563,39 @@ fn a_teammates_branch_deleted_on_the_remote_unmerged_makes_its_memories_stale_af
     assert_eq!(stale["stale"]["commit"], tip.as_str());
     assert!(!briefed(&env, &bob).contains("Redis"));
 }
+
+#[test]
+fn under_a_trust_policy_a_branch_deleted_on_the_remote_marks_but_takes_nothing_and_one_deleted_here_does() {
+    let env = TestEnv::new();
+    let (_remote, alice, bob) = env.team();
+    fs::write(
+        alice.join(".goldfish/config"),
+        "[trust]\nauthors = [\"alice@example.com\", \"bob@example.com\"]\n",
+    )
+    .unwrap();
+    env.commit_all(&alice, "trust alice and bob");
+    let tip = spike(&env, &alice);
+    env.git(&alice, &["push", "-q", "origin", "main", "spike/redis"]);
+    env.git(&bob, &["pull", "-q"]);
+    assert!(hit(&recalled(&env, &bob, SESSIONS), SPIKE).get("stale").is_none());
+
+    // Deleted on the remote: whoever did it is not known to the policy.
+    env.git(&alice, &["push", "-q", "origin", "--delete", "spike/redis"]);
+    env.git(&bob, &["fetch", "-q", "--prune"]);
+    let stale = hit(&recalled(&env, &bob, SESSIONS), SPIKE).clone();
+    assert_eq!(stale["stale"]["reason"], "branch-deleted", "{stale}");
+    assert_eq!(stale["stale"]["outside_policy"], true, "{stale}");
+    assert!(stale["ranking"].get("stale").is_none(), "{stale}");
+    assert!(briefed(&env, &bob).contains("Redis session cache compiles"));
+    let text = env.ok(&bob, &["recall", SESSIONS]);
+    assert!(text.contains("on the remote: by anyone who can push"), "{text}");
+
+    // Alice still has it, until she deletes it herself: then it counts.
+    assert!(hit(&recalled(&env, &alice, SESSIONS), SPIKE).get("stale").is_none());
+    env.git(&alice, &["branch", "-q", "-D", "spike/redis"]);
+    let stale = hit(&recalled(&env, &alice, SESSIONS), SPIKE).clone();
+    assert_eq!(stale["stale"]["reason"], "branch-deleted", "{stale}");
+    assert_eq!(stale["stale"]["commit"], tip.as_str());
+    assert!(stale["stale"].get("outside_policy").is_none(), "{stale}");
+    assert!(!briefed(&env, &alice).contains("Redis"));
+}

@@ -38,6 +38,7 @@ pub(super) struct Seen {
 /// A recorded branch.
 struct Row {
     tip: String,
+    local: bool,
     gone: bool,
     merged: Option<bool>,
 }
@@ -55,7 +56,9 @@ pub(super) fn record(
 ) -> Result<Seen, SyncError> {
     let tips = workspace.branch_tips()?;
     let recorded: BTreeMap<String, Row> = tx
-        .prepare_cached("SELECT name, tip, gone, merged FROM branches WHERE workspace_id = ?1")
+        .prepare_cached(
+            "SELECT name, tip, local, gone, merged FROM branches WHERE workspace_id = ?1",
+        )
         .and_then(|mut statement| {
             statement
                 .query_map(params![workspace_id], |row| {
@@ -63,8 +66,9 @@ pub(super) fn record(
                         row.get(0)?,
                         Row {
                             tip: row.get(1)?,
-                            gone: row.get(2)?,
-                            merged: row.get(3)?,
+                            local: row.get(2)?,
+                            gone: row.get(3)?,
+                            merged: row.get(4)?,
                         },
                     ))
                 })?
@@ -74,20 +78,28 @@ pub(super) fn record(
     let mut seen = Seen::default();
     let mut upsert = tx
         .prepare_cached(
-            "INSERT INTO branches (workspace_id, name, tip, gone, merged) VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT (workspace_id, name) DO UPDATE SET tip = excluded.tip, gone = excluded.gone,
-               merged = excluded.merged",
+            "INSERT INTO branches (workspace_id, name, tip, local, gone, merged)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT (workspace_id, name) DO UPDATE SET tip = excluded.tip, local = excluded.local,
+               gone = excluded.gone, merged = excluded.merged",
         )
         .map_err(sqlite)?;
-    for (name, tip) in &tips {
-        let tip = tip.to_string();
+    for (name, now) in &tips {
+        let tip = now.id.to_string();
         match recorded.get(name) {
-            Some(row) if row.tip == tip && !row.gone => continue,
+            Some(row) if row.tip == tip && row.local == now.local && !row.gone => continue,
             Some(row) if row.gone => seen.due.push(name.clone()),
             _ => {}
         }
         upsert
-            .execute(params![workspace_id, name, tip, false, None::<bool>])
+            .execute(params![
+                workspace_id,
+                name,
+                tip,
+                now.local,
+                false,
+                None::<bool>
+            ])
             .map_err(sqlite)?;
         seen.changed = true;
     }
@@ -121,7 +133,14 @@ pub(super) fn record(
         };
         if went || merged != row.merged {
             upsert
-                .execute(params![workspace_id, name, row.tip, true, merged])
+                .execute(params![
+                    workspace_id,
+                    name,
+                    row.tip,
+                    row.local,
+                    true,
+                    merged
+                ])
                 .map_err(sqlite)?;
             seen.changed = true;
             seen.due.push(name.clone());
@@ -130,15 +149,34 @@ pub(super) fn record(
     Ok(seen)
 }
 
-/// The gone branches judged unmerged, with their last tips.
+/// A gone branch judged unmerged.
+#[derive(Debug, Clone)]
+pub(super) struct Unmerged {
+    /// Its last tip.
+    pub tip: String,
+    /// Last seen as a local branch: deleted here, by the user. A branch
+    /// known only from the remote was deleted there, by anyone who can
+    /// push.
+    pub local: bool,
+}
+
+/// The gone branches judged unmerged, by name.
 pub(super) fn unmerged(
     tx: &Transaction<'_>,
     workspace_id: i64,
-) -> rusqlite::Result<BTreeMap<String, String>> {
+) -> rusqlite::Result<BTreeMap<String, Unmerged>> {
     tx.prepare_cached(
-        "SELECT name, tip FROM branches WHERE workspace_id = ?1 AND gone AND merged = 0",
+        "SELECT name, tip, local FROM branches WHERE workspace_id = ?1 AND gone AND merged = 0",
     )?
-    .query_map(params![workspace_id], |row| Ok((row.get(0)?, row.get(1)?)))?
+    .query_map(params![workspace_id], |row| {
+        Ok((
+            row.get(0)?,
+            Unmerged {
+                tip: row.get(1)?,
+                local: row.get(2)?,
+            },
+        ))
+    })?
     .collect()
 }
 

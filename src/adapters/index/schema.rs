@@ -518,7 +518,7 @@ UPDATE workspaces SET history_commit = NULL;
 
 /// Version 14, over version 13: branches deleted without being merged.
 /// `branches` keeps each branch's last tip by short name (local, else
-/// remote-tracking), so a sync sees one vanish: `gone`, with `merged`
+/// remote-tracking: `local` says which), so a sync sees one vanish: `gone`, with `merged`
 /// (judged against HEAD: its tip is in HEAD's history, or HEAD holds its
 /// changes; `NULL` while not judged) while a memory names it. A gone
 /// branch no memory names is forgotten. Filled by the next sync of each
@@ -528,6 +528,7 @@ CREATE TABLE branches (
     workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
     name         TEXT NOT NULL,
     tip          TEXT NOT NULL,
+    local        INTEGER NOT NULL DEFAULT 0,
     gone         INTEGER NOT NULL DEFAULT 0,
     merged       INTEGER,
     PRIMARY KEY (workspace_id, name)

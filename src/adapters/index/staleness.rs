@@ -427,8 +427,8 @@ struct Judge<'a, 't> {
     held: HashMap<String, bool>,
     /// Whether a commit is an ancestor of (or is) another.
     ancestors: HashMap<(String, String), bool>,
-    /// The branches deleted without being merged, with their last tips.
-    unmerged: std::collections::BTreeMap<String, String>,
+    /// The branches deleted without being merged.
+    unmerged: std::collections::BTreeMap<String, super::branches::Unmerged>,
 }
 
 /// A commit that deleted a path or reverted another, and its author.
@@ -598,12 +598,15 @@ impl Judge<'_, '_> {
                 }
             }
         }
-        // A deleted branch has no author to weigh against the policy.
+        // A deletion of refs has no author to weigh against the policy:
+        // one made here is the user's own; one seen only on the remote may
+        // be anyone's who can push, so under a policy it counts as outside.
         if verdict.stale.is_empty()
-            && let Some(tip) = branch.and_then(|branch| self.unmerged.get(branch))
+            && let Some(gone) = branch.and_then(|branch| self.unmerged.get(branch))
         {
             verdict.stale = BRANCH_DELETED.to_owned();
-            verdict.commit = Some(tip.clone());
+            verdict.commit = Some(gone.tip.clone());
+            verdict.outside = !gone.local && self.policy.is_some();
         }
         verdict.moved = serde_json::to_string(&moved).expect("pairs of strings serialize");
         Ok(verdict)
