@@ -57,6 +57,14 @@ pub const STOP: &[&str] = &[
     "where", "which", "who", "whom", "whose", "why", "will", "with", "would", "yes", "you", "your",
 ];
 
+/// The longest [`STOP`] word, in bytes.
+const STOP_LONGEST: usize = 7;
+
+/// Whether a lowercased word is a [`STOP`] word (sorted: a binary search).
+fn is_stop(word: &str) -> bool {
+    STOP.binary_search(&word).is_ok()
+}
+
 /// The words of `text` that say what it is about, lowercased, in order,
 /// without repeats: runs of letters and digits of three characters or
 /// more that are not [`STOP`] words.
@@ -67,7 +75,7 @@ pub fn words(text: &str) -> Vec<String> {
         .filter(|w| w.chars().count() >= 3)
         .map(str::to_lowercase)
     {
-        if !STOP.contains(&word.as_str()) && !found.contains(&word) {
+        if !is_stop(&word) && !found.contains(&word) {
             found.push(word);
         }
     }
@@ -92,12 +100,40 @@ pub struct Vocabulary {
 impl Vocabulary {
     /// Adds the words of one memory; whether the vocabulary is now large
     /// enough for absence to count (reading more changes nothing).
+    ///
+    /// The same keys as [`key`] of [`words`], without a string per word
+    /// (recall reads up to a thousand memories per question for this).
     pub fn add(&mut self, text: &str) -> bool {
-        for word in words(text) {
+        let mut word_key = String::with_capacity(4 * PREFIX);
+        for token in text.split(|c: char| !c.is_alphanumeric()) {
             if self.keys.len() >= MIN_VOCABULARY {
                 break;
             }
-            self.keys.insert(key(&word).to_owned());
+            let short = if token.is_ascii() {
+                token.len() < 3
+            } else {
+                token.chars().count() < 3
+            };
+            if short {
+                continue;
+            }
+            word_key.clear();
+            if token.len() <= STOP_LONGEST {
+                word_key.extend(token.chars().flat_map(char::to_lowercase));
+                if is_stop(&word_key) {
+                    continue;
+                }
+                let end = word_key
+                    .char_indices()
+                    .nth(PREFIX)
+                    .map_or(word_key.len(), |(end, _)| end);
+                word_key.truncate(end);
+            } else {
+                word_key.extend(token.chars().flat_map(char::to_lowercase).take(PREFIX));
+            }
+            if !self.keys.contains(word_key.as_str()) {
+                self.keys.insert(word_key.clone());
+            }
         }
         self.enough()
     }
@@ -130,8 +166,10 @@ pub struct Judgement {
     /// The share of them the log uses (1 without words).
     pub share: f64,
     /// The log's distinct words ([`PREFIX`]-long keys), counted up to
-    /// `min_vocabulary`.
-    pub vocabulary: usize,
+    /// `min_vocabulary`; `null` when not counted: a share of at least
+    /// `min_share` keeps the question whatever the log's size
+    /// ([`needs_vocabulary`]).
+    pub vocabulary: Option<usize>,
     /// [`MIN_SHARE`]: a lower share is nothing relevant…
     pub min_share: f64,
     /// …in a log of at least [`MIN_VOCABULARY`] distinct words.
@@ -156,29 +194,41 @@ impl Judgement {
             missing.join(", "),
             missing.len(),
             self.words.len(),
-            if self.vocabulary >= self.min_vocabulary {
+            if self.vocabulary >= Some(self.min_vocabulary) {
                 "at least "
             } else {
                 ""
             },
-            self.vocabulary,
+            self.vocabulary.unwrap_or_default(),
         )
     }
 }
 
-/// Judges a question by its words (each with whether the log uses it, by
-/// [`key`]) and the log's vocabulary size ([`Vocabulary::size`]): nothing
-/// relevant when the log is large enough for absence to count and uses
-/// fewer than [`MIN_SHARE`] of the words.
-pub fn judge(words: Vec<Asked>, vocabulary: usize) -> Judgement {
+/// The share of the question's words the log uses (1 without words).
+pub fn share(words: &[Asked]) -> f64 {
     let used = words.iter().filter(|asked| asked.in_log).count();
-    let share = if words.is_empty() {
+    if words.is_empty() {
         1.0
     } else {
         used as f64 / words.len() as f64
-    };
+    }
+}
+
+/// Whether the judgement needs the log's vocabulary: only when the share is
+/// low enough to refuse (most questions are judged by their words alone,
+/// without reading the log's rows).
+pub fn needs_vocabulary(words: &[Asked]) -> bool {
+    share(words) < MIN_SHARE
+}
+
+/// Judges a question by its words (each with whether the log uses it, by
+/// [`key`]) and the log's vocabulary size ([`Vocabulary::size`]; `None`:
+/// not counted): nothing relevant when the log is large enough for absence
+/// to count and uses fewer than [`MIN_SHARE`] of the words.
+pub fn judge(words: Vec<Asked>, vocabulary: Option<usize>) -> Judgement {
+    let share = share(&words);
     Judgement {
-        relevant: vocabulary < MIN_VOCABULARY || share >= MIN_SHARE,
+        relevant: share >= MIN_SHARE || vocabulary.is_none_or(|size| size < MIN_VOCABULARY),
         words,
         share,
         vocabulary,
@@ -202,6 +252,12 @@ mod tests {
     }
 
     #[test]
+    fn the_stop_words_are_sorted_for_the_binary_search() {
+        assert!(STOP.windows(2).all(|pair| pair[0] < pair[1]));
+        assert_eq!(STOP.iter().map(|w| w.len()).max(), Some(STOP_LONGEST));
+    }
+
+    #[test]
     fn a_question_s_words_skip_short_and_stop_words() {
         assert_eq!(
             words("How do we upgrade the Helm chart? helm, K8s"),
@@ -219,6 +275,17 @@ mod tests {
         let mut vocabulary = Vocabulary::default();
         assert!(!vocabulary.add("Deploy deployment deployed tokens token"));
         assert_eq!(vocabulary.size(), 2, "deplo, token");
+        // The keys of `words` and `key`, stop and short words left out.
+        let text = "The JWT was compared in ms; Caféterias, CAFÉTÉRIA and the Über-Kubernetes";
+        let mut expected: Vec<String> = words(text).iter().map(|w| key(w).to_owned()).collect();
+        expected.sort();
+        expected.dedup();
+        let mut vocabulary = Vocabulary::default();
+        vocabulary.add(text);
+        let mut got: Vec<String> = vocabulary.keys.iter().cloned().collect();
+        got.sort();
+        assert_eq!(got, expected);
+        assert_eq!(got, ["caf\u{e9}t", "compa", "jwt", "kuber", "\u{fc}ber"]);
         let many: String = (0..2 * MIN_VOCABULARY)
             .map(|n| format!("{n:05}w "))
             .collect();
@@ -235,7 +302,7 @@ mod tests {
                 ("chart", false),
                 ("upgrade", true),
             ]),
-            MIN_VOCABULARY,
+            Some(MIN_VOCABULARY),
         );
         assert!(!verdict.relevant);
         assert_eq!(verdict.share, 0.25);
@@ -245,9 +312,13 @@ mod tests {
         );
         // A third of the words is still too few; half is enough.
         let third = asked(&[("graphql", false), ("schema", true), ("stitching", false)]);
-        assert!(!judge(third, MIN_VOCABULARY).relevant);
+        assert!(needs_vocabulary(&third));
+        assert!(!judge(third, Some(MIN_VOCABULARY)).relevant);
         let half = asked(&[("login", true), ("portal", false)]);
-        assert!(judge(half, MIN_VOCABULARY).relevant);
+        assert!(!needs_vocabulary(&half));
+        let verdict = judge(half, None);
+        assert!(verdict.relevant);
+        assert_eq!(verdict.vocabulary, None);
     }
 
     /// The README's demo log (four memories) shares no word with "login
@@ -255,11 +326,12 @@ mod tests {
     #[test]
     fn a_small_log_never_refuses() {
         let none = asked(&[("login", false), ("problems", false)]);
-        let verdict = judge(none.clone(), 34);
+        let verdict = judge(none.clone(), Some(34));
         assert!(verdict.relevant);
         assert_eq!(verdict.share, 0.0);
-        assert!(!judge(none, MIN_VOCABULARY).relevant);
+        assert!(!judge(none, Some(MIN_VOCABULARY)).relevant);
         // A question without words to judge is never refused.
-        assert!(judge(Vec::new(), MIN_VOCABULARY).relevant);
+        assert!(!needs_vocabulary(&[]));
+        assert!(judge(Vec::new(), Some(MIN_VOCABULARY)).relevant);
     }
 }

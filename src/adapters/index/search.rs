@@ -557,17 +557,31 @@ impl Index {
 
     /// Whether `question` is about anything the log of `scope` holds
     /// ([`crate::domain::relevance`]): which of its words the keyword index
-    /// finds in the scope's memories (a prefix look-up per word), and the
-    /// log's distinct words, read memory by memory from the database until
-    /// there are enough (a few hundred memories at most in a log of varied
-    /// text; every memory of a smaller or repetitive one). The memories of
+    /// finds in the scope's memories (a prefix look-up per word), and, only
+    /// when few enough of them are found to refuse the question, the log's
+    /// distinct words, read memory by memory from the database until there
+    /// are enough (a few hundred memories in a log of varied text; every
+    /// memory of a smaller or repetitive one). The memories of
     /// the scope count whatever the request's filters: the question is
     /// judged against the log, not the part a filter keeps.
     pub fn relevance(&self, question: &str, scope: &Scope) -> Result<Judgement, IndexError> {
-        use crate::domain::relevance::{Asked, Vocabulary, judge, words};
+        use crate::domain::relevance::{Asked, Vocabulary, judge, needs_vocabulary, words};
         let asked = words(question);
         if asked.is_empty() {
-            return Ok(judge(Vec::new(), 0));
+            return Ok(judge(Vec::new(), None));
+        }
+        let workspaces = match scope {
+            Scope::All => None,
+            Scope::Workspaces(ids) => Some(ids.as_slice()),
+        };
+        let held = self.with_keyword_index(|index| Ok(index.holds(&asked, workspaces)?))?;
+        let asked: Vec<Asked> = asked
+            .into_iter()
+            .zip(held)
+            .map(|(word, in_log)| Asked { word, in_log })
+            .collect();
+        if !needs_vocabulary(&asked) {
+            return Ok(judge(asked, None));
         }
         let mut vocabulary = Vocabulary::default();
         let (sql, values) = match scope {
@@ -591,20 +605,7 @@ impl Index {
                 break;
             }
         }
-        drop(rows);
-        let workspaces = match scope {
-            Scope::All => None,
-            Scope::Workspaces(ids) => Some(ids.as_slice()),
-        };
-        let held = self.with_keyword_index(|index| Ok(index.holds(&asked, workspaces)?))?;
-        Ok(judge(
-            asked
-                .into_iter()
-                .zip(held)
-                .map(|(word, in_log)| Asked { word, in_log })
-                .collect(),
-            vocabulary.size(),
-        ))
+        Ok(judge(asked, Some(vocabulary.size())))
     }
 
     /// Memories of `scope` whose embedding is at least `threshold` similar to
