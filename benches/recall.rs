@@ -99,6 +99,14 @@ fn measure(n: usize, model: &InstalledModel) {
     for ((_, name), (p50, p95)) in KINDS.iter().zip(&warm_times) {
         emit(Row::latency("recall, warm", *name, *p50, *p95).at(n));
     }
+    // The "nothing relevant" judgement alone (part of each warm row).
+    let (p50, p95) = relevance(&workspace);
+    println!(
+        "| {n} | warm, the relevance judgement alone | {} / {} | | | | | |",
+        ms(p50),
+        ms(p95)
+    );
+    emit(Row::latency("recall, warm", "relevance judgement alone", p50, p95).at(n));
     emit(
         Row::new(
             "memory",
@@ -204,6 +212,29 @@ fn measure(n: usize, model: &InstalledModel) {
     );
 }
 
+/// p50 and p95 of the "nothing relevant" judgement (`Index::relevance`),
+/// in process.
+fn relevance(workspace: &Workspace) -> (Duration, Duration) {
+    let index = Index::open(&workspace.home.join("index.db")).unwrap();
+    let scope = Scope::Workspaces(vec![
+        index
+            .workspace_by_root(&workspace.repo)
+            .unwrap()
+            .unwrap()
+            .id,
+    ]);
+    let mut times: Vec<Duration> = questions(30, 700)
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, query)| {
+            let start = Instant::now();
+            index.relevance(&query, &scope).unwrap();
+            (i >= 5).then(|| start.elapsed())
+        })
+        .collect();
+    (percentile(&mut times, 50), percentile(&mut times, 95))
+}
+
 /// p50 and p95 of each kind of recall, in process.
 fn warm(
     workspace: &Workspace,
@@ -278,6 +309,9 @@ fn recall_in_process(
                 .unwrap(),
         ),
     };
+    // What recall asks first: is the question about anything the log holds?
+    let judgement = index.relevance(&query, scope).unwrap();
+    assert!(judgement.relevant, "{query:?}: {}", judgement.reason());
     let request = Request {
         query: Some(query),
         limit: 10,

@@ -325,9 +325,9 @@ def offtopic_cases(lme: list[dict], fixtures: list[dict]) -> list[dict]:
     return cases
 
 
-def ask_all(args, home: Path, cases: list[dict]) -> list[tuple[tuple[dict, str], list[dict]]]:
+def ask_all(args, home: Path, cases: list[dict]) -> list[tuple[tuple[dict, str], tuple[list[dict], dict | None]]]:
     """Every case asked in every ranking of --modes, --jobs at a time:
-    ((case, mode), hits) in case order."""
+    ((case, mode), (hits, refusal)) in case order (see `ask`)."""
     jobs = [(case, mode) for case in cases for mode in args.modes]
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         answers = list(pool.map(lambda job: ask(args, home, *job), jobs))
@@ -346,7 +346,7 @@ def evaluate_offtopic(args, home: Path, cases: list[dict]) -> dict:
     """Per set and ranking: the share of off-topic questions answered with
     nothing (the right answer), and the best score of the others."""
     per_question = []
-    for (case, mode), hits in ask_all(args, home, cases):
+    for (case, mode), (hits, refusal) in ask_all(args, home, cases):
         per_question.append(
             {
                 "set": "off-topic",
@@ -354,6 +354,8 @@ def evaluate_offtopic(args, home: Path, cases: list[dict]) -> dict:
                 "type": case["type"],
                 "mode": mode,
                 "nothing": not hits,
+                "nothing_relevant": refusal is not None,
+                "share": refusal and refusal["share"],
                 "hits": [
                     {"id": h["id"], "score": h.get("score"), "similarity": h.get("similarity"), "ranking": h.get("ranking")}
                     for h in hits
@@ -366,6 +368,7 @@ def evaluate_offtopic(args, home: Path, cases: list[dict]) -> dict:
         table[kind][mode] = {
             "questions": len(rows),
             "nothing": round(sum(r["nothing"] for r in rows) / max(len(rows), 1), 4),
+            "nothing_relevant": sum(r["nothing_relevant"] for r in rows),
             "median_top_score": round(tops[len(tops) // 2], 4) if tops else None,
         }
     return {"set": "off-topic", "questions": len(cases), "table": table, "per_question": per_question}
@@ -375,8 +378,8 @@ def markdown_offtopic(result: dict, modes: list[str]) -> str:
     out = [
         f"**off-topic** ({result['questions']} questions asked)",
         "",
-        "| asked of | n | ranking | answered with nothing | median top score of the rest |",
-        "|---|---:|---|---:|---:|",
+        "| asked of | n | ranking | answered with nothing | of which \"nothing relevant\" | median top score of the rest |",
+        "|---|---:|---|---:|---:|---:|",
     ]
     for kind, by_mode in result["table"].items():
         for mode in modes:
@@ -384,14 +387,16 @@ def markdown_offtopic(result: dict, modes: list[str]) -> str:
             name = "hybrid (default)" if mode == "hybrid" else mode
             top = "–" if m["median_top_score"] is None else f"{m['median_top_score']:.3f}"
             label = f"**{kind}**" if kind == "overall" else kind
-            out.append(f"| {label} | {m['questions']} | {name} | {m['nothing']:.3f} | {top} |")
+            out.append(f"| {label} | {m['questions']} | {name} | {m['nothing']:.3f} | {m['nothing_relevant']} | {top} |")
     return "\n".join(out) + "\n"
 
 
 # --- asking and scoring -----------------------------------------------------
 
 
-def ask(args, home: Path, case: dict, mode: str) -> list[dict]:
+def ask(args, home: Path, case: dict, mode: str) -> tuple[list[dict], dict | None]:
+    """The memories recall answers, and its "nothing relevant" judgement
+    when it answers that instead (`--json`'s `nothing_relevant` line)."""
     env = git_env(home)
     env["GOLDFISH_NOW"] = case["now"]
     if mode == "no-vectors":
@@ -400,7 +405,9 @@ def ask(args, home: Path, case: dict, mode: str) -> list[dict]:
     done = run(cmd, case["path"], env, check=False)
     if done.returncode not in (0, 1):
         sys.exit(f"recall failed for {case['id']} ({mode}, exit {done.returncode}):\n{done.stderr}")
-    return [json.loads(line) for line in done.stdout.split("\n") if line.strip()]
+    lines = [json.loads(line) for line in done.stdout.split("\n") if line.strip()]
+    refusal = next((line for line in lines if line.get("nothing_relevant")), None)
+    return [line for line in lines if "id" in line], refusal
 
 
 def score(case: dict, hits: list[dict]) -> dict:
@@ -429,8 +436,10 @@ METRICS = ["turn_r5", "turn_r10", "session_r5", "session_r10", "mrr10"]
 
 def evaluate(args, home: Path, name: str, cases: list[dict]) -> dict:
     per_question = []
-    for (case, mode), hits in ask_all(args, home, cases):
+    for (case, mode), (hits, refusal) in ask_all(args, home, cases):
         row = {"set": name, "id": case["id"], "type": case["type"], "mode": mode, **score(case, hits)}
+        # An on-topic question answered "nothing relevant" loses its answer.
+        row["nothing_relevant"] = refusal is not None
         # What the floor is calibrated on: each hit's score and whether it is evidence.
         row["hits"] = [
             {
@@ -446,9 +455,11 @@ def evaluate(args, home: Path, name: str, cases: list[dict]) -> dict:
         per_question.append(row)
     table: dict[str, dict[str, dict]] = defaultdict(dict)
     for kind, mode, rows in by_type_and_mode(per_question, args.modes):
-        table[kind][mode] = {"questions": len(rows)} | {
-            m: round(sum(r[m] for r in rows) / max(len(rows), 1), 4) for m in METRICS
-        }
+        table[kind][mode] = (
+            {"questions": len(rows)}
+            | {m: round(sum(r[m] for r in rows) / max(len(rows), 1), 4) for m in METRICS}
+            | {"nothing_relevant": sum(r["nothing_relevant"] for r in rows)}
+        )
     return {"set": name, "questions": len(cases), "table": table, "per_question": per_question}
 
 
@@ -456,8 +467,8 @@ def markdown(result: dict, modes: list[str]) -> str:
     out = [
         f"**{result['set']}** ({result['questions']} questions)",
         "",
-        "| type | n | ranking | turn R@5 | turn R@10 | session R@5 | session R@10 | MRR@10 |",
-        "|---|---:|---|---:|---:|---:|---:|---:|",
+        "| type | n | ranking | turn R@5 | turn R@10 | session R@5 | session R@10 | MRR@10 | \"nothing relevant\" |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
     for kind, by_mode in result["table"].items():
         for mode in modes:
@@ -465,7 +476,7 @@ def markdown(result: dict, modes: list[str]) -> str:
             name = "hybrid (default)" if mode == "hybrid" else mode
             cells = " | ".join(f"{m[k]:.3f}" for k in METRICS)
             label = f"**{kind}**" if kind == "overall" else kind
-            out.append(f"| {label} | {m['questions']} | {name} | {cells} |")
+            out.append(f"| {label} | {m['questions']} | {name} | {cells} | {m['nothing_relevant']} |")
     return "\n".join(out) + "\n"
 
 

@@ -580,11 +580,18 @@ pub struct RecallInput {
     /// Memories a later one supersedes too (`--include-superseded`, MCP
     /// `superseded`), marked.
     pub include_superseded: bool,
+    /// The closest memories even for a question judged unrelated to the
+    /// log (`--include-unrelated`, MCP `unrelated`; see
+    /// [`crate::domain::relevance`]).
+    pub include_unrelated: bool,
 }
 
 /// What recall found.
 pub enum Recalled {
     Nothing,
+    /// The question is about nothing the log holds: most of its words occur
+    /// nowhere in a log large enough for that to count.
+    NothingRelevant(crate::domain::relevance::Judgement),
     Memories {
         hits: Vec<IndexedMemory>,
         all_workspaces: bool,
@@ -683,8 +690,23 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
         }
     }
     let mut queries_embedded = 0;
-    let (index, model) = session.index_and_model(Need::Optional)?;
+    let (index, _) = session.index_and_model(Need::Optional)?;
     let scope = scope(index, workspace.as_ref(), &input.workspace)?;
+    // Before the query is embedded: a question about nothing the log holds
+    // costs no model time.
+    if let Some(query) = &request.query {
+        let judgement = index.relevance(query, &scope)?;
+        if !judgement.relevant {
+            if !input.include_unrelated {
+                return Ok(Recalled::NothingRelevant(judgement));
+            }
+            session.notice(Notice::note(format!(
+                "probably nothing relevant: {}; the closest memories anyway",
+                judgement.reason()
+            )));
+        }
+    }
+    let (index, model) = session.index_and_model(Need::Optional)?;
     let query_vector = match (&request.query, mode, model) {
         (Some(query), Mode::Semantic | Mode::Hybrid, Some(model)) => {
             let id = model.id();
@@ -1467,6 +1489,7 @@ mod tests {
             captured: crate::domain::recall::Captured::Include,
             include_untrusted: false,
             include_superseded: false,
+            include_unrelated: false,
         }
     }
 

@@ -1,6 +1,7 @@
 //! The pure core: what a memory is and what may be believed of it
 //! ([`memory`]), a recall request and how its rankings are fused
-//! ([`recall`]), `--since`-style times ([`timespec`]), the repository's
+//! ([`recall`]), whether a question is about anything the log holds
+//! ([`relevance`]), `--since`-style times ([`timespec`]), the repository's
 //! `.goldfish/config` ([`config`]), the digest within a token budget
 //! ([`digest`]), the embedder's interface and vector arithmetic
 //! ([`embedding`]), capture's rules ([`capture`]), the plan of an import
@@ -19,6 +20,7 @@ pub mod embedding;
 pub mod import;
 pub mod memory;
 pub mod recall;
+pub mod relevance;
 pub mod rename;
 pub mod supersede;
 pub mod sync_plan;

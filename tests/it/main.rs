@@ -30,6 +30,7 @@ mod layers;
 mod mcp;
 mod newer;
 mod provenance;
+mod relevance;
 mod review;
 mod secrets;
 mod semantic;

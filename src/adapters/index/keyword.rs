@@ -482,6 +482,105 @@ impl TextIndex {
             })?
     }
 
+    /// Whether any live memory of `workspaces` (`None`: every one) holds a
+    /// word beginning like each of `words` ([`crate::domain::relevance`]):
+    /// a word is stemmed as the index stems it, and any term beginning with
+    /// the first [`crate::domain::relevance::PREFIX`] characters of its stem
+    /// (the whole stem when shorter) counts, in content, tags or files.
+    /// Reads the segments the last [`TextIndex::fresh`] checked.
+    pub fn holds(
+        &self,
+        words: &[String],
+        workspaces: Option<&[i64]>,
+    ) -> Result<Vec<bool>, TextError> {
+        if self.broken.load(Ordering::Relaxed) {
+            return Err(TextError::Panicked {
+                path: self.dir.clone(),
+                message: "an earlier read".to_owned(),
+            });
+        }
+        let searcher = self
+            .searcher
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or_else(|| TextError::Unchecked {
+                path: self.dir.clone(),
+            })?;
+        self.guarded(|| self.holds_in(&searcher, words, workspaces))?
+    }
+
+    fn holds_in(
+        &self,
+        searcher: &tantivy::Searcher,
+        words: &[String],
+        workspaces: Option<&[i64]>,
+    ) -> Result<Vec<bool>, TextError> {
+        use tantivy::DocSet;
+        let tantivy = tantivy_at(&self.dir);
+        let io = |source: std::io::Error| TextError::Io {
+            path: self.dir.clone(),
+            source,
+        };
+        let mut analyzer = self
+            .index
+            .tokenizers()
+            .get(ANALYZER)
+            .unwrap_or_else(analyzer);
+        let mut held = Vec::with_capacity(words.len());
+        for word in words {
+            let mut stream = analyzer.token_stream(word);
+            let Some(stem) = stream.next().map(|token| token.text.clone()) else {
+                held.push(false);
+                continue;
+            };
+            let prefix = crate::domain::relevance::key(&stem).as_bytes().to_vec();
+            let mut found = false;
+            'segments: for segment in searcher.segment_readers() {
+                let workspace = match workspaces {
+                    Some(_) => Some(segment.fast_fields().i64("workspace").map_err(tantivy)?),
+                    None => None,
+                };
+                for field in self.fields.text {
+                    let inverted = segment.inverted_index(field).map_err(tantivy)?;
+                    let mut terms = inverted
+                        .terms()
+                        .range()
+                        .ge(&prefix)
+                        .into_stream()
+                        .map_err(io)?;
+                    while terms.advance() {
+                        if !terms.key().starts_with(&prefix) {
+                            break;
+                        }
+                        let mut postings = inverted
+                            .read_postings_from_terminfo(terms.value(), IndexRecordOption::Basic)
+                            .map_err(io)?;
+                        let mut doc = postings.doc();
+                        while doc != tantivy::TERMINATED {
+                            let alive = segment
+                                .alive_bitset()
+                                .is_none_or(|alive| alive.is_alive(doc));
+                            let in_scope = match (workspaces, &workspace) {
+                                (Some(ids), Some(column)) => {
+                                    column.first(doc).is_some_and(|id| ids.contains(&id))
+                                }
+                                _ => true,
+                            };
+                            if alive && in_scope {
+                                found = true;
+                                break 'segments;
+                            }
+                            doc = postings.advance();
+                        }
+                    }
+                }
+            }
+            held.push(found);
+        }
+        Ok(held)
+    }
+
     fn search_in(
         &self,
         searcher: &tantivy::Searcher,

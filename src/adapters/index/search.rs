@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::{Index, IndexError};
 use crate::domain::memory::injection::visible;
 use crate::domain::recall::{Evidence, Request, Spread, TimeCue, fuse, ranked_before};
+use crate::domain::relevance::Judgement;
 
 /// Which workspaces a recall searches.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -557,6 +558,59 @@ impl Index {
         }
         hits.truncate(request.limit);
         Ok(hits)
+    }
+
+    /// Whether `question` is about anything the log of `scope` holds
+    /// ([`crate::domain::relevance`]): which of its words the keyword index
+    /// finds in the scope's memories (a prefix look-up per word), and, only
+    /// when few enough of them are found to refuse the question, the log's
+    /// distinct words, read memory by memory from the database until there
+    /// are enough (a few hundred memories in a log of varied text; every
+    /// memory of a smaller or repetitive one). The memories of
+    /// the scope count whatever the request's filters: the question is
+    /// judged against the log, not the part a filter keeps.
+    pub fn relevance(&self, question: &str, scope: &Scope) -> Result<Judgement, IndexError> {
+        use crate::domain::relevance::{Asked, Vocabulary, judge, needs_vocabulary, words};
+        let asked = words(question);
+        if asked.is_empty() {
+            return Ok(judge(Vec::new(), None));
+        }
+        let workspaces = match scope {
+            Scope::All => None,
+            Scope::Workspaces(ids) => Some(ids.as_slice()),
+        };
+        let held = self.with_keyword_index(|index| Ok(index.holds(&asked, workspaces)?))?;
+        let asked: Vec<Asked> = asked
+            .into_iter()
+            .zip(held)
+            .map(|(word, in_log)| Asked { word, in_log })
+            .collect();
+        if !needs_vocabulary(&asked) {
+            return Ok(judge(asked, None));
+        }
+        let mut vocabulary = Vocabulary::default();
+        let (sql, values) = match scope {
+            Scope::All => ("SELECT content, tags FROM memories".to_owned(), Vec::new()),
+            Scope::Workspaces(ids) => (
+                format!(
+                    "SELECT content, tags FROM memories WHERE workspace_id IN ({})",
+                    vec!["?"; ids.len()].join(", ")
+                ),
+                ids.clone(),
+            ),
+        };
+        let mut statement = self.conn.prepare(&sql).map_err(self.sqlite())?;
+        let mut rows = statement
+            .query(rusqlite::params_from_iter(values))
+            .map_err(self.sqlite())?;
+        while let Some(row) = rows.next().map_err(self.sqlite())? {
+            let content: String = row.get(0).map_err(self.sqlite())?;
+            let tags: String = row.get(1).map_err(self.sqlite())?;
+            if vocabulary.add(&content) || vocabulary.add(&tags) {
+                break;
+            }
+        }
+        Ok(judge(asked, Some(vocabulary.size())))
     }
 
     /// Memories of `scope` whose embedding is at least `threshold` similar to

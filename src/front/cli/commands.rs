@@ -351,12 +351,21 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
         captured: args.captured.into(),
         include_untrusted: args.include_untrusted,
         include_superseded: args.include_superseded,
+        include_unrelated: args.include_unrelated,
     };
     let recalled = ops::recall(&mut session, &cwd, input);
     output::notices(&mut session);
     match recalled? {
         Recalled::Nothing => {
             eprintln!("no memories match");
+            Ok(EXIT_NO_RESULT)
+        }
+        Recalled::NothingRelevant(judgement) => {
+            if args.json {
+                output::nothing_relevant_json(&judgement, out)?;
+            }
+            eprintln!("nothing relevant: {}", judgement.reason());
+            eprintln!("hint: --include-unrelated shows the closest memories anyway");
             Ok(EXIT_NO_RESULT)
         }
         Recalled::Memories { hits, .. } if args.index => {

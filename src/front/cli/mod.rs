@@ -250,6 +250,9 @@ struct RecallArgs {
     /// Memories a later one supersedes too, marked `(SUPERSEDED by ID)`
     #[arg(long)]
     include_superseded: bool,
+    /// The closest memories even when the question looks unrelated to the log (most of its words occur nowhere in a log large enough for that to count)
+    #[arg(long)]
+    include_unrelated: bool,
 }
 
 #[derive(Debug, clap::Args)]

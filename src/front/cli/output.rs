@@ -72,6 +72,29 @@ pub(super) fn stderr_line(text: &str) {
 }
 
 /// A digest: its text, or one JSON object with the token accounting.
+/// Why recall answered "nothing relevant", as one JSON line: the
+/// judgement ([`crate::domain::relevance::Judgement`]: each word and
+/// whether the log uses it, the share, the vocabulary and the thresholds),
+/// with `nothing_relevant` true and the missing words.
+pub(super) fn nothing_relevant_json(
+    judgement: &crate::domain::relevance::Judgement,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let round = |x: f64| (x * 10_000.0).round() / 10_000.0;
+    let value = serde_json::json!({
+        "nothing_relevant": true,
+        "reason": judgement.reason(),
+        "missing": judgement.missing().collect::<Vec<_>>(),
+        "share": round(judgement.share),
+        "words": judgement.words,
+        "vocabulary": judgement.vocabulary,
+        "min_share": judgement.min_share,
+        "min_vocabulary": judgement.min_vocabulary,
+    });
+    writeln!(out, "{value}").context("writing output")?;
+    Ok(())
+}
+
 pub(super) fn digest(digested: &Digested, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
     let Digested {
         report: digest,

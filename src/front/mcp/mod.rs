@@ -125,6 +125,9 @@ pub(crate) struct RecallParams {
     /// Also return memories a later memory supersedes (replaced decisions, old values), marked (SUPERSEDED by ID). Off by default: the newer memory is the one that holds.
     #[serde(default)]
     superseded: bool,
+    /// Also answer a question that looks unrelated to the log (most of its words occur nowhere in a large log): its closest memories instead of "nothing relevant".
+    #[serde(default)]
+    unrelated: bool,
 }
 
 /// Which captured memories recall takes.
@@ -417,9 +420,14 @@ impl Server {
                 },
                 include_untrusted: params.untrusted,
                 include_superseded: params.superseded,
+                include_unrelated: params.unrelated,
             };
             match ops::recall(&mut shared.session, &cwd, input)? {
                 Recalled::Nothing => Ok("no memories match".to_owned()),
+                Recalled::NothingRelevant(judgement) => Ok(format!(
+                    "nothing relevant: {}; call recall with unrelated: true to see the closest memories anyway",
+                    judgement.reason()
+                )),
                 Recalled::Digest(digested) => Ok(quoted(digest_answer(&digested))),
                 Recalled::Memories { hits, .. } if params.index => {
                     let (mut counter, _) = ops::token_counter(&mut shared.session)?;
