@@ -565,7 +565,7 @@ fn a_teammates_branch_deleted_on_the_remote_unmerged_makes_its_memories_stale_af
 }
 
 #[test]
-fn under_a_trust_policy_a_branch_deleted_on_the_remote_marks_but_takes_nothing_and_one_deleted_here_does() {
+fn under_a_policy_a_remote_branch_deletion_marks_but_takes_nothing_and_a_local_one_counts() {
     let env = TestEnv::new();
     let (_remote, alice, bob) = env.team();
     fs::write(
@@ -577,7 +577,11 @@ fn under_a_trust_policy_a_branch_deleted_on_the_remote_marks_but_takes_nothing_a
     let tip = spike(&env, &alice);
     env.git(&alice, &["push", "-q", "origin", "main", "spike/redis"]);
     env.git(&bob, &["pull", "-q"]);
-    assert!(hit(&recalled(&env, &bob, SESSIONS), SPIKE).get("stale").is_none());
+    assert!(
+        hit(&recalled(&env, &bob, SESSIONS), SPIKE)
+            .get("stale")
+            .is_none()
+    );
 
     // Deleted on the remote: whoever did it is not known to the policy.
     env.git(&alice, &["push", "-q", "origin", "--delete", "spike/redis"]);
@@ -588,10 +592,17 @@ fn under_a_trust_policy_a_branch_deleted_on_the_remote_marks_but_takes_nothing_a
     assert!(stale["ranking"].get("stale").is_none(), "{stale}");
     assert!(briefed(&env, &bob).contains("Redis session cache compiles"));
     let text = env.ok(&bob, &["recall", SESSIONS]);
-    assert!(text.contains("on the remote: by anyone who can push"), "{text}");
+    assert!(
+        text.contains("on the remote: by anyone who can push"),
+        "{text}"
+    );
 
     // Alice still has it, until she deletes it herself: then it counts.
-    assert!(hit(&recalled(&env, &alice, SESSIONS), SPIKE).get("stale").is_none());
+    assert!(
+        hit(&recalled(&env, &alice, SESSIONS), SPIKE)
+            .get("stale")
+            .is_none()
+    );
     env.git(&alice, &["branch", "-q", "-D", "spike/redis"]);
     let stale = hit(&recalled(&env, &alice, SESSIONS), SPIKE).clone();
     assert_eq!(stale["stale"]["reason"], "branch-deleted", "{stale}");

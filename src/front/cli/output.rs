@@ -71,7 +71,6 @@ pub(super) fn stderr_line(text: &str) {
     eprintln!("{}", terminal_safe(text));
 }
 
-/// A digest: its text, or one JSON object with the token accounting.
 /// Why recall answered "nothing relevant", as one JSON line: the
 /// judgement ([`crate::domain::relevance::Judgement`]: each word and
 /// whether the log uses it, the share, the vocabulary and the thresholds),
@@ -95,6 +94,7 @@ pub(super) fn nothing_relevant_json(
     Ok(())
 }
 
+/// A digest: its text, or one JSON object with the token accounting.
 pub(super) fn digest(digested: &Digested, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
     let Digested {
         report: digest,
