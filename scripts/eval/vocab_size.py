@@ -25,18 +25,15 @@ import gzip
 import json
 import random
 import re
+import sys
 from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# The stop words of `src/domain/relevance.rs` (and scripts/eval/vocab_share.py).
-STOP = set(
-    """a an the and or but if of to in on at by for with from as is are was were be been being do does did done
-    have has had i you he she it we they me my our your their this that these those what which who whom whose when
-    where why how not no yes can could should would will shall may might must there here about into over under than
-    then so such very just also too only any some all each every most more other another same own up down out off
-    again once get got make made use used using go went gone its""".split()
-)
+# The stop words of `src/domain/relevance.rs`, as vocab_share.py has them.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from vocab_share import STOP  # noqa: E402
+
 SHARES = (0.01, 0.2, 0.34, 0.5)
 SIZES = (0, 100, 300, 500, 1000, 1500, 2000, 3000)
 DEMO = [

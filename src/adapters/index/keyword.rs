@@ -458,20 +458,7 @@ impl TextIndex {
         workspaces: Option<&[i64]>,
         limit: usize,
     ) -> Result<Matches, TextError> {
-        if self.broken.load(Ordering::Relaxed) {
-            return Err(TextError::Panicked {
-                path: self.dir.clone(),
-                message: "an earlier read".to_owned(),
-            });
-        }
-        let searcher = self
-            .searcher
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-            .ok_or_else(|| TextError::Unchecked {
-                path: self.dir.clone(),
-            })?;
+        let searcher = self.readable_searcher()?;
         self.guarded(|| self.search_in(&searcher, words, workspaces, limit))
             .inspect_err(|_| {
                 // The caller's copy in memory answers whether or not this
@@ -480,6 +467,24 @@ impl TextIndex {
                     let _ = rebuild_at_next_sync(&self.db);
                 }
             })?
+    }
+
+    /// The searcher of the segments the last [`TextIndex::fresh`] checked,
+    /// unless a read panicked before ([`TextError::Panicked`]).
+    fn readable_searcher(&self) -> Result<tantivy::Searcher, TextError> {
+        if self.broken.load(Ordering::Relaxed) {
+            return Err(TextError::Panicked {
+                path: self.dir.clone(),
+                message: "an earlier read".to_owned(),
+            });
+        }
+        self.searcher
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or_else(|| TextError::Unchecked {
+                path: self.dir.clone(),
+            })
     }
 
     /// Whether any live memory of `workspaces` (`None`: every one) holds a
@@ -493,20 +498,7 @@ impl TextIndex {
         words: &[String],
         workspaces: Option<&[i64]>,
     ) -> Result<Vec<bool>, TextError> {
-        if self.broken.load(Ordering::Relaxed) {
-            return Err(TextError::Panicked {
-                path: self.dir.clone(),
-                message: "an earlier read".to_owned(),
-            });
-        }
-        let searcher = self
-            .searcher
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-            .ok_or_else(|| TextError::Unchecked {
-                path: self.dir.clone(),
-            })?;
+        let searcher = self.readable_searcher()?;
         self.guarded(|| self.holds_in(&searcher, words, workspaces))?
     }
 
