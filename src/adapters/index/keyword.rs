@@ -469,6 +469,14 @@ impl TextIndex {
             })?
     }
 
+    /// The index's analyzer (the one its terms were written with).
+    fn analyzer(&self) -> TextAnalyzer {
+        self.index
+            .tokenizers()
+            .get(ANALYZER)
+            .unwrap_or_else(analyzer)
+    }
+
     /// The searcher of the segments the last [`TextIndex::fresh`] checked,
     /// unless a read panicked before ([`TextError::Panicked`]).
     fn readable_searcher(&self) -> Result<tantivy::Searcher, TextError> {
@@ -514,11 +522,7 @@ impl TextIndex {
             path: self.dir.clone(),
             source,
         };
-        let mut analyzer = self
-            .index
-            .tokenizers()
-            .get(ANALYZER)
-            .unwrap_or_else(analyzer);
+        let mut analyzer = self.analyzer();
         let mut held = Vec::with_capacity(words.len());
         for word in words {
             let mut stream = analyzer.token_stream(word);
@@ -585,11 +589,7 @@ impl TextIndex {
             path: self.dir.clone(),
             source,
         };
-        let mut analyzer = self
-            .index
-            .tokenizers()
-            .get(ANALYZER)
-            .unwrap_or_else(analyzer);
+        let mut analyzer = self.analyzer();
         // FTS5 matches each quoted word as a phrase of its tokens; goldfish's
         // words are letters and digits, one token each.
         let mut terms: Vec<String> = Vec::new();
