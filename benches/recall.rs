@@ -212,17 +212,22 @@ fn measure(n: usize, model: &InstalledModel) {
     );
 }
 
-/// p50 and p95 of the "nothing relevant" judgement (`Index::relevance`),
-/// in process.
-fn relevance(workspace: &Workspace) -> (Duration, Duration) {
-    let index = Index::open(&workspace.home.join("index.db")).unwrap();
-    let scope = Scope::Workspaces(vec![
+/// The bench workspace as a recall scope.
+fn scope_of(index: &Index, workspace: &Workspace) -> Scope {
+    Scope::Workspaces(vec![
         index
             .workspace_by_root(&workspace.repo)
             .unwrap()
             .unwrap()
             .id,
-    ]);
+    ])
+}
+
+/// p50 and p95 of the "nothing relevant" judgement (`Index::relevance`),
+/// in process.
+fn relevance(workspace: &Workspace) -> (Duration, Duration) {
+    let index = Index::open(&workspace.home.join("index.db")).unwrap();
+    let scope = scope_of(&index, workspace);
     let mut times: Vec<Duration> = questions(30, 700)
         .into_iter()
         .enumerate()
@@ -247,13 +252,7 @@ fn warm(
     let mut embedder = OnnxEmbedder::load(model, threads).expect("load the model");
     let mut tokenizer = ModelTokenizer::load(model).expect("load the tokenizer");
     let mut index = Index::open(&workspace.home.join("index.db")).unwrap();
-    let scope = Scope::Workspaces(vec![
-        index
-            .workspace_by_root(&workspace.repo)
-            .unwrap()
-            .unwrap()
-            .id,
-    ]);
+    let scope = scope_of(&index, workspace);
     const WARM_UP: usize = 5;
     const TIMED: usize = 25;
     kinds
