@@ -8,53 +8,85 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::Hash;
 
 use crate::adapters::git::{CommitInfo, GitError, Workspace};
+use crate::domain::policy_history::{self, Raw};
 
-/// A commit that changed `.goldfish/config`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ConfigChange {
-    /// The commit's index in the walked commits.
-    pub commit: usize,
-    /// The file's blob in the commit's first parent, and in the commit
-    /// (`None`: no such file).
-    pub before: Option<gix::ObjectId>,
-    pub after: Option<gix::ObjectId>,
+/// Reads the trust policy of `.goldfish/config` at commits, each blob
+/// once.
+pub struct Policies<'w> {
+    workspace: &'w Workspace,
+    blob_at: HashMap<gix::ObjectId, Option<gix::ObjectId>>,
+    raw_of: HashMap<gix::ObjectId, Raw>,
 }
 
-/// The commits of `commits` that changed `.goldfish/config`: their version
-/// of it differs from every parent's (a merge that takes one side's file
-/// changes nothing: that side's own commit did). Whether the trust policy
-/// changed with it is the caller's to read from the two blobs.
-pub fn config_changes(
-    workspace: &Workspace,
-    commits: &[CommitInfo],
-) -> Result<Vec<ConfigChange>, GitError> {
-    let mut config_at: HashMap<gix::ObjectId, Option<gix::ObjectId>> = HashMap::new();
-    let mut blob_of = |id: gix::ObjectId| -> Result<Option<gix::ObjectId>, GitError> {
-        if let Some(blob) = config_at.get(&id) {
+impl<'w> Policies<'w> {
+    pub fn new(workspace: &'w Workspace) -> Self {
+        Policies {
+            workspace,
+            blob_at: HashMap::new(),
+            raw_of: HashMap::new(),
+        }
+    }
+
+    /// The blob of the config of `commit` (`None`: no config).
+    fn blob(&mut self, commit: gix::ObjectId) -> Result<Option<gix::ObjectId>, GitError> {
+        if let Some(blob) = self.blob_at.get(&commit) {
             return Ok(*blob);
         }
-        let blob = workspace.repo_config_at(id)?;
-        config_at.insert(id, blob);
+        let blob = self.workspace.repo_config_at(commit)?;
+        self.blob_at.insert(commit, blob);
         Ok(blob)
-    };
-    let mut changes = Vec::new();
-    for (index, commit) in commits.iter().enumerate() {
-        let after = blob_of(commit.id)?;
-        let parents = commit
-            .parents
-            .iter()
-            .map(|parent| blob_of(*parent))
-            .collect::<Result<Vec<_>, _>>()?;
-        if parents.contains(&after) || (parents.is_empty() && after.is_none()) {
-            continue;
-        }
-        changes.push(ConfigChange {
-            commit: index,
-            before: parents.first().copied().flatten(),
-            after,
-        });
     }
-    Ok(changes)
+
+    /// What the config of `commit` says of the policy.
+    pub fn at(&mut self, commit: gix::ObjectId) -> Result<Raw, GitError> {
+        let Some(blob) = self.blob(commit)? else {
+            return Ok(Raw::Absent);
+        };
+        if let Some(raw) = self.raw_of.get(&blob) {
+            return Ok(raw.clone());
+        }
+        let raw = Raw::of(Some(&self.workspace.read_blob(blob)?));
+        self.raw_of.insert(blob, raw.clone());
+        Ok(raw)
+    }
+
+    /// The steps of [`policy_history::walk`] for `commits` (oldest first).
+    pub fn steps(
+        &mut self,
+        commits: &[CommitInfo],
+    ) -> Result<Vec<policy_history::Step<gix::ObjectId>>, GitError> {
+        commits
+            .iter()
+            .map(|commit| {
+                let blob = self.blob(commit.id)?;
+                let before = match commit.parents.first() {
+                    Some(parent) => self.blob(*parent)?,
+                    None => None,
+                };
+                Ok(policy_history::Step {
+                    commit: commit.id,
+                    parents: commit.parents.clone(),
+                    raw: self.at(commit.id)?,
+                    changed: blob != before,
+                })
+            })
+            .collect()
+    }
+
+    /// The policy in effect at a commit outside a walk that no earlier
+    /// walk knows: its config's, of a history of its own (a merge taking
+    /// it is judged).
+    pub fn seed(&mut self, commit: gix::ObjectId) -> policy_history::Effective {
+        let policy = match self.at(commit) {
+            Ok(Raw::Policy(policy)) => Some(policy),
+            Ok(Raw::Absent) => None,
+            Ok(Raw::Unusable(_)) | Err(_) => Some(policy_history::Effective::nobody()),
+        };
+        policy_history::Effective {
+            root: Some(format!("outside:{commit}")),
+            policy,
+        }
+    }
 }
 
 /// What one commit changed in one memory file.

@@ -242,8 +242,12 @@ fn trust_policy(workspace: &Workspace) -> Finding {
     }
 }
 
-/// Quarantined memories of this workspace, and changes of the trust policy
-/// by someone outside it, as the index found them.
+/// Lines with a reused id `doctor` names one by one.
+const LISTED_REUSED: usize = 5;
+
+/// Quarantined memories of this workspace, lines that reuse an id, and
+/// changes of the trust policy by someone outside it, as the index found
+/// them.
 fn trust_findings(workspace: &Workspace, index: &Index) -> Vec<Finding> {
     let Ok(Some(row)) = index.workspace_by_root(workspace.root()) else {
         return Vec::new();
@@ -278,6 +282,63 @@ fn trust_findings(workspace: &Workspace, index: &Index) -> Vec<Finding> {
                 crate::app::render::memories(count)
             ),
             "see them with `goldfish tidy` (or `recall --json`: `stale`); forget those that no longer hold (`goldfish forget ID`) or store what replaces them (`store --supersedes ID`)",
+        ));
+    }
+    let in_file = RepoConfig::for_readers(crate::adapters::memdir::read_repo_config(workspace))
+        .map(|config| config.trust);
+    if let (Ok(in_effect), Ok(in_file)) = (index.policy_in_effect(row.id), in_file) {
+        let sorted = in_file.map(|mut policy| {
+            policy.authors.sort();
+            policy
+        });
+        if in_effect != sorted {
+            let said = |policy: &Option<crate::domain::config::TrustPolicy>| match policy {
+                None => "none".to_owned(),
+                Some(policy) if policy.authors.is_empty() => "nobody is trusted".to_owned(),
+                Some(policy) => format!(
+                    "authors {}{}",
+                    policy.authors.join(", "),
+                    if policy.signed { ", signed" } else { "" }
+                ),
+            };
+            findings.push(Finding::bad(
+                "trust-in-effect",
+                Severity::Warning,
+                format!(
+                    "the trust policy in effect is the last one set from inside it ({}), not what {} says ({}): a change by someone outside the policy, or to a config that cannot be used, does not take effect",
+                    said(&in_effect),
+                    crate::adapters::git::REPO_CONFIG,
+                    said(&sorted)
+                ),
+                "see policy-changes; to change the policy, have someone inside it commit the change",
+            ));
+        }
+    }
+    if let Ok(reused) = index.reused_ids(row.id, LISTED_REUSED + 1)
+        && !reused.is_empty()
+    {
+        let mut listed: Vec<String> = reused
+            .iter()
+            .take(LISTED_REUSED)
+            .map(|line| {
+                format!(
+                    "{}:{}: memory {} reuses the id of a memory of another text, introduced by commit {} ({}): quarantined (`id-reused`), it has none of that memory's provenance",
+                    line.file,
+                    line.line,
+                    line.id,
+                    line.original_commit.get(..10).unwrap_or(&line.original_commit),
+                    line.original_author
+                )
+            })
+            .collect();
+        if reused.len() > LISTED_REUSED {
+            listed.push("… and more (`goldfish recall --include-untrusted --json`)".to_owned());
+        }
+        findings.push(Finding::bad(
+            "id-reused",
+            Severity::Warning,
+            listed.join("\n"),
+            "a memory's id is its own: see who added the line (`goldfish review`, `git log -S ID -- .goldfish/memories`) and revert that commit",
         ));
     }
     if let Ok(changes) = index.policy_changes(row.id)

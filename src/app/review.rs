@@ -15,18 +15,22 @@ use serde::Serialize;
 
 use super::{AppError, Arg};
 use crate::adapters::git::{CommitInfo, REPO_CONFIG, Verified, Workspace};
-use crate::adapters::history::Walker;
+use crate::adapters::history::{Policies, Walker};
 use crate::adapters::index::search::{Provenance, Trust, trust_reason_text};
 use crate::domain::config::{RepoConfig, TrustPolicy};
 use crate::domain::memory::kinds::Kinds;
 use crate::domain::memory::secrets::redact;
 use crate::domain::memory::verdict::{self, Claim};
 use crate::domain::memory::{Entry, trust};
+use crate::domain::policy_history::{self, Raw};
 
 /// The reason an edit of an existing line stops a review.
 pub const EDITED_IN_PLACE: &str = "edited-in-place";
 /// The reason a removed line stops a review.
 pub const DELETED_IN_PLACE: &str = "deleted-in-place";
+/// The reason a change of the policy to a config that cannot be used
+/// stops a review (it keeps the last good policy, or admits nobody).
+pub const POLICY_UNUSABLE: &str = "policy-unusable";
 /// The reason a line no commit of the range can be found to have made
 /// stops a review (it comes back from older history).
 pub const UNATTRIBUTED: &str = "unattributed";
@@ -466,8 +470,11 @@ pub fn review_commits(
         Ok(None) => Some(Kinds::default()),
         Err(_) => None,
     };
-    let policy_commits = if describe(&since_config) != describe(&head_config) {
-        policy_commits(workspace, &commits)?
+    // The policy as a history: the commits that change the config's
+    // policy, merges included (their signatures verified with the rest).
+    let mut policies = Policies::new(workspace);
+    let steps = if describe(&since_config) != describe(&head_config) {
+        policies.steps(&commits).map_err(git)?
     } else {
         Vec::new()
     };
@@ -477,8 +484,15 @@ pub fn review_commits(
         made_by
             .values()
             .chain(removed_by.values())
-            .chain(policy_commits.iter().map(|(index, _, _)| index))
-            .map(|index| &commits[*index]),
+            .copied()
+            .chain(
+                steps
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, step)| step.changes())
+                    .map(|(index, _)| index),
+            )
+            .map(|index| &commits[index]),
     );
     let signature_of = |commit: &CommitInfo| -> Verified { signatures.of(commit) };
     let provenance = |commit: &CommitInfo| -> Provenance {
@@ -732,10 +746,16 @@ pub fn review_commits(
         });
     }
 
+    // Each judged under BASE's policy, as the memories are.
+    let (_, policy_steps) = policy_history::walk(
+        &steps,
+        |commit| policies.seed(*commit),
+        |index, _| judge(&commits[index], &Claim::default()),
+    );
     let mut policy_changes = Vec::new();
-    for (index, before, after) in policy_commits {
-        let commit = &commits[index];
-        let reasons: Vec<String> = if policy.is_some() {
+    for change in policy_steps {
+        let commit = &commits[change.step];
+        let mut reasons: Vec<String> = if policy.is_some() {
             judge(commit, &Claim::default())
                 .into_iter()
                 .map(str::to_owned)
@@ -743,10 +763,13 @@ pub fn review_commits(
         } else {
             Vec::new()
         };
+        if matches!(change.after, Raw::Unusable(_)) {
+            reasons.push(POLICY_UNUSABLE.to_owned());
+        }
         policy_changes.push(PolicyChange {
             commit: provenance(commit),
-            before,
-            after,
+            before: describe_policy(change.before.as_ref()),
+            after: describe_raw(&change.after),
             stops: !reasons.is_empty(),
             reasons,
         });
@@ -773,35 +796,25 @@ pub fn review_commits(
     })
 }
 
-/// The commits of the range that changed the `[trust]` policy (their
-/// `.goldfish/config` differs from every parent's and reads as another
-/// policy than the first parent's), with the policy before and after each.
-fn policy_commits(
-    workspace: &Workspace,
-    commits: &[CommitInfo],
-) -> Result<Vec<(usize, String, String)>, AppError> {
-    let read = |blob: Option<gix::ObjectId>| -> Result<Option<RepoConfig>, String> {
-        let Some(blob) = blob else {
-            return Ok(None);
-        };
-        let bytes = workspace.read_blob(blob).map_err(|err| err.to_string())?;
-        RepoConfig::from_file(&bytes)
-            .map(Some)
-            .map_err(|err| format!("{REPO_CONFIG} is invalid: {err}"))
-    };
-    let changes = crate::adapters::history::config_changes(workspace, commits)
-        .map_err(|err| AppError::from(anyhow::Error::new(err)))?;
-    Ok(changes
-        .into_iter()
-        .map(|change| {
-            (
-                change.commit,
-                describe(&read(change.before)),
-                describe(&read(change.after)),
-            )
-        })
-        .filter(|(_, before, after)| before != after)
-        .collect())
+/// How a policy in effect reads in a line.
+fn describe_policy(policy: Option<&TrustPolicy>) -> String {
+    match policy {
+        None => "none".to_owned(),
+        Some(policy) => format!(
+            "authors {}{}",
+            policy.authors.join(", "),
+            if policy.signed { ", signed" } else { "" }
+        ),
+    }
+}
+
+/// How what a commit's config says of the policy reads in a line.
+fn describe_raw(raw: &Raw) -> String {
+    match raw {
+        Raw::Absent => describe_policy(None),
+        Raw::Policy(policy) => describe_policy(Some(policy)),
+        Raw::Unusable(why) => format!("invalid ({why})"),
+    }
 }
 
 /// What `goldfish review` prints: a header (the range, the policy used),

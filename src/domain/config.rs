@@ -282,6 +282,31 @@ impl RepoConfig {
         RepoConfig::parse(text)
     }
 
+    /// The `[trust]` section alone, from the bytes read of the file: what
+    /// the rest of the file holds (a bad type name, a key of a later
+    /// version) does not make the policy unusable; what cannot be parsed
+    /// at all does.
+    pub fn trust_of(bytes: &[u8]) -> Result<Option<TrustPolicy>, ConfigError> {
+        #[derive(Deserialize)]
+        struct TrustOnly {
+            trust: Option<RawTrust>,
+        }
+        if bytes.len() > MAX_BYTES {
+            return Err(ConfigError::TooLarge);
+        }
+        let text = std::str::from_utf8(bytes).map_err(|_| ConfigError::NotUtf8)?;
+        if let Err(err) = RepoConfig::parse(text)
+            && !matches!(err, ConfigError::Kind(_))
+        {
+            return Err(err);
+        }
+        let raw: TrustOnly = toml::from_str(text).map_err(|err| ConfigError::Syntax {
+            line: 1,
+            message: err.message().trim_end().to_owned(),
+        })?;
+        raw.trust.map(TrustPolicy::from_raw).transpose()
+    }
+
     /// The config a reader (sync, recall, doctor) goes by, given what
     /// reading `.goldfish/config` gave (`None`: there is none, so the
     /// defaults: built-in types, no trust policy), or why it cannot (the

@@ -7,8 +7,9 @@
 //! ([`embedding`]), capture's rules ([`capture`]), the plan of an import
 //! ([`import`]), what a sync writes into the index ([`sync_plan`]), what
 //! `tidy` proposes to forget ([`tidy`]), whether a file was renamed with
-//! edits ([`rename`]) and whether a memory replaces another
-//! ([`supersede`]).
+//! edits ([`rename`]), whether a memory replaces another
+//! ([`supersede`]) and which trust policy is in effect at a commit
+//! ([`policy_history`]).
 //!
 //! **Invariant:** nothing here does I/O, reads the environment or prints
 //! (`tests/it/layers.rs` holds it to that).
@@ -19,6 +20,7 @@ pub mod digest;
 pub mod embedding;
 pub mod import;
 pub mod memory;
+pub mod policy_history;
 pub mod recall;
 pub mod relevance;
 pub mod rename;

@@ -3,6 +3,7 @@
 
 mod common;
 
+mod adversarial;
 mod agent;
 mod capture;
 mod capture_trust;

@@ -90,7 +90,8 @@ pub fn memory_hashes(home: &Path) -> Vec<String> {
 
 /// Turns the index at `path` into what goldfish wrote before schemas 2 and 3 (its
 /// queue triggers, no `duplicates`, no `files.racy`, no `memories.flags`, no
-/// provenance identities or trust policy of schema 7), then runs `extra`.
+/// provenance identities or trust policy of schema 7, no line hashes or
+/// policy history of schema 15), then runs `extra`.
 pub fn downgrade_to_schema_1(path: &Path, extra: &str) {
     let conn = rusqlite::Connection::open(path).unwrap();
     conn.execute_batch(&format!(
@@ -119,11 +120,16 @@ pub fn downgrade_to_schema_1(path: &Path, extra: &str) {
          ALTER TABLE memories DROP COLUMN released;
          DROP INDEX memories_by_supersedes;
          ALTER TABLE memories DROP COLUMN supersedes;
-         ALTER TABLE provenance DROP COLUMN author_name;
-         ALTER TABLE provenance DROP COLUMN author_email;
-         ALTER TABLE provenance DROP COLUMN committer;
-         ALTER TABLE provenance DROP COLUMN signature;
-         ALTER TABLE provenance DROP COLUMN signer;
+         DROP TABLE provenance;
+         CREATE TABLE provenance (
+             workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+             id           TEXT NOT NULL,
+             commit_id    TEXT NOT NULL,
+             author       TEXT NOT NULL,
+             date         TEXT NOT NULL,
+             PRIMARY KEY (workspace_id, id)
+         ) WITHOUT ROWID;
+         ALTER TABLE workspaces DROP COLUMN history_trust;
          ALTER TABLE workspaces DROP COLUMN trust_policy;
          ALTER TABLE workspaces DROP COLUMN trust_signed;
          DROP TABLE trust_authors;

@@ -306,7 +306,17 @@ fn types_in_the_config_scale_quadratically() {
         "{stderr}"
     );
     // Readers work (types not checked) and the hooks of a checkout too.
-    let found = env.ok(&repo, &["recall", "Redis"]);
+    // A config that cannot be used cannot be read for a trust policy
+    // either: with no good one before it, no committed memory is trusted
+    // (issue 39), and recall says why.
+    let recall = env.goldfish(&repo, &["recall", "Redis"]);
+    assert_eq!(recall.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&recall.stderr)
+            .contains("no committed memory is trusted until it is fixed"),
+        "{recall:?}"
+    );
+    let found = env.ok(&repo, &["recall", "--include-untrusted", "Redis"]);
     assert!(found.contains("Sessions live in Redis"), "{found}");
     assert!(!found.contains("flagged"), "{found}");
     env.git(&repo, &["checkout", "-q", "-b", "topic"]);

@@ -24,6 +24,12 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use crate::adapters::git::GitError;
 
+/// The provenance `p` of memory row `m`: that of its line (its id and the
+/// hash of its text), or one recorded by id alone before schema 15 (empty
+/// `record_hash`), until the next walk of the history replaces it.
+pub(crate) const LINE_PROVENANCE: &str = "p.workspace_id = m.workspace_id AND p.id = m.id
+    AND (p.record_hash = m.record_hash OR p.record_hash = '')";
+
 /// How long a writer waits for another before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 

@@ -1,9 +1,10 @@
-//! Provenance: for each memory id, the commit that introduced it (its
-//! author, committer, date and signature), found by walking the commits new
-//! since the last sync, oldest first; part of the sync's transaction. The
-//! same walk finds the commits that changed the trust policy of
-//! `.goldfish/config` while their author was outside the policy before
-//! them.
+//! Provenance: for each memory line (its id and the hash of its text),
+//! the commit that introduced it (its author, committer, date and
+//! signature), found by walking the commits new since the last sync,
+//! oldest first; part of the sync's transaction. The same walk follows the
+//! trust policy through the history of `.goldfish/config`
+//! ([`policy_history`]): which policy is in effect at HEAD, and the
+//! changes that did not take effect.
 
 use std::collections::{HashMap, HashSet};
 
@@ -11,19 +12,16 @@ use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::SyncError;
 use crate::adapters::git::{CommitInfo, Verified, Workspace};
-use crate::adapters::history::{self, Walker};
-use crate::domain::config::{RepoConfig, TrustPolicy};
-use crate::domain::memory::verdict;
+use crate::adapters::history::{Policies, Walker};
+use crate::domain::config::TrustPolicy;
+use crate::domain::memory::{Entry, verdict};
+use crate::domain::policy_history::{self, Effective, Outcome};
+use crate::domain::sync_plan;
 
-#[derive(serde::Deserialize)]
-struct IdOnly<'a> {
-    #[serde(borrow)]
-    id: std::borrow::Cow<'a, str>,
-    #[serde(borrow, default)]
-    author: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default)]
-    imported_from: Option<serde::de::IgnoredAny>,
-}
+/// A line of a memory file, as provenance keys it: its id and the blake3
+/// of its canonical line ([`sync_plan::record_hash`]). Provenance follows
+/// content: a line of a known id with another text is another line.
+type LineKey = (String, String);
 
 /// What a line of a memory file says of itself that provenance checks:
 /// who it claims wrote it.
@@ -50,8 +48,9 @@ impl Claim {
 }
 
 /// Walks the commits new since `known`, oldest first, and records for each
-/// memory id the commit that introduced it: the one whose memory file has the
-/// id while none of its parents' versions of that file do. The signatures
+/// memory line the commit that introduced it: the one whose memory file has
+/// the line (its id and canonical text) while none of its parents' versions
+/// of that file do. The signatures
 /// of the signed commits it records are verified with one git process.
 /// A memory whose `author` field names someone else than its commit's
 /// author, and a change of the trust policy by someone outside it, are
@@ -69,53 +68,66 @@ pub(super) fn walk_provenance(
     {
         forget_outside(tx, workspace, workspace_id, head, sqlite)?;
     }
+    if known.is_none() {
+        // A walk from the start replaces what was recorded by id alone
+        // (before schema 15).
+        tx.execute(
+            "DELETE FROM provenance WHERE workspace_id = ?1 AND record_hash = ''",
+            params![workspace_id],
+        )
+        .map_err(sqlite)?;
+    }
     let commits = workspace.new_commits(head, known)?;
     let reverted = super::staleness::record(tx, workspace, workspace_id, &commits, sqlite)?;
-    // Per id: the commit (its index) and the blob of the file it is in.
-    let mut introduced: HashMap<String, (usize, gix::ObjectId)> = HashMap::new();
-    // The commits that changed the trust policy, with the policy before
-    // each (its first parent's).
-    let mut policy_changes: Vec<PolicyChange> = Vec::new();
-    for change in history::config_changes(workspace, &commits)? {
-        let before = policy_in(workspace, change.before);
-        if before.is_some() && before != policy_in(workspace, change.after) {
-            policy_changes.push(PolicyChange {
-                index: change.commit,
-                before,
-            });
-        }
-    }
+    // Per line (id and hash): the commit (its index) and the blob of the
+    // file it is in.
+    let mut introduced: HashMap<LineKey, (usize, gix::ObjectId)> = HashMap::new();
+    // The policy as a history: the commits that change the config's
+    // policy are judged (their signatures verified with the rest below).
+    let mut policies = Policies::new(workspace);
+    let steps = policies.steps(&commits)?;
     let mut ids_in = Walker::new(workspace, claims_in);
     ids_in.walk(&commits, |change| {
         if let Some(blob) = change.blob {
-            for (id, _) in change.added {
+            for (line, _) in change.added {
                 introduced
-                    .entry(id.clone())
+                    .entry(line.clone())
                     .or_insert((change.commit, blob));
             }
         }
     })?;
-    // An id this walk sees introduced again (copied into another file,
+    // A line this walk sees introduced again (copied into another file,
     // or brought back) keeps what an earlier walk recorded when that commit
     // is in HEAD's history too: it is the older one, as a walk of the whole
     // history would find.
     let walked: HashSet<gix::ObjectId> = commits.iter().map(|commit| commit.id).collect();
     let mut in_history: HashMap<String, bool> = HashMap::new();
     let mut recorded = tx
-        .prepare_cached("SELECT commit_id FROM provenance WHERE workspace_id = ?1 AND id = ?2")
+        .prepare_cached(
+            "SELECT commit_id FROM provenance WHERE workspace_id = ?1 AND id = ?2 AND record_hash = ?3",
+        )
+        .map_err(sqlite)?;
+    // Where the walks met each line, oldest first: what tells which of two
+    // lines of one id came first.
+    let first_seq: i64 = tx
+        .query_row(
+            "SELECT coalesce(max(seq), 0) + 1 FROM provenance WHERE workspace_id = ?1",
+            params![workspace_id],
+            |row| row.get(0),
+        )
         .map_err(sqlite)?;
     let mut statement = tx
         .prepare_cached(
             "INSERT OR REPLACE INTO provenance (workspace_id, id, commit_id, author, date,
-               author_name, author_email, committer, signature, signer)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+               author_name, author_email, committer, signature, signer, record_hash, seq)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         )
         .map_err(sqlite)?;
-    let mut recording: Vec<(&String, usize, gix::ObjectId)> = Vec::new();
-    for (id, (index, blob)) in &introduced {
+    let mut recording: Vec<(&LineKey, usize, gix::ObjectId)> = Vec::new();
+    for (line, (index, blob)) in &introduced {
         let commit = &commits[*index];
         let earlier: Option<String> = recorded
-            .query_row(params![workspace_id, id], |row| row.get(0))
+            .query_row(params![workspace_id, line.0, line.1], |row| row.get(0))
             .optional()
             .map_err(sqlite)?;
         if let Some(earlier) = earlier
@@ -137,14 +149,20 @@ pub(super) fn walk_provenance(
                 continue;
             }
         }
-        recording.push((id, *index, *blob));
+        recording.push((line, *index, *blob));
     }
     // One git process verifies every signed commit that matters here.
     let signatures = workspace.verify_signatures(
         recording
             .iter()
             .map(|(_, index, _)| *index)
-            .chain(policy_changes.iter().map(|change| change.index))
+            .chain(
+                steps
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, step)| step.changes())
+                    .map(|(index, _)| index),
+            )
             .map(|index| &commits[index]),
     );
     let signature_of = |commit: &CommitInfo| -> Verified { signatures.of(commit) };
@@ -153,20 +171,20 @@ pub(super) fn walk_provenance(
         reverted,
         ..Walked::default()
     };
-    let mut mismatching: Vec<(&String, &Claim, &CommitInfo)> = Vec::new();
-    for (id, index, blob) in recording {
+    let mut mismatching: Vec<(&LineKey, &Claim, &CommitInfo)> = Vec::new();
+    for (line, index, blob) in recording {
         let commit = &commits[index];
-        if let Some(claim) = ids_in.read(blob).and_then(|claims| claims.get(id))
+        if let Some(claim) = ids_in.read(blob).and_then(|claims| claims.get(line))
             && claim.mismatches(commit)
         {
-            mismatching.push((id, claim, commit));
+            mismatching.push((line, claim, commit));
         }
         let commit_id = commit.id.to_string();
         let signature = signature_of(commit);
         statement
             .execute(params![
                 workspace_id,
-                id,
+                line.0,
                 commit_id,
                 commit.author,
                 commit.date,
@@ -177,17 +195,21 @@ pub(super) fn walk_provenance(
                 // An SSH principal, or the email of a GPG user id: what the
                 // policy's author patterns are matched against.
                 TrustPolicy::email_of(&signature.signer),
+                line.1,
+                first_seq + index as i64,
             ])
             .map_err(sqlite)?;
     }
     // Named where the index has them now (a later commit may have moved the
     // line); an id the index does not hold (not a record) is not reported.
     let mut located = tx
-        .prepare_cached("SELECT file, line FROM memories WHERE workspace_id = ?1 AND id = ?2")
+        .prepare_cached(
+            "SELECT file, line FROM memories WHERE workspace_id = ?1 AND id = ?2 AND record_hash = ?3",
+        )
         .map_err(sqlite)?;
-    for (id, claim, commit) in mismatching {
+    for ((id, hash), claim, commit) in mismatching {
         let Some((file, line)) = located
-            .query_row(params![workspace_id, id], |row| {
+            .query_row(params![workspace_id, id, hash], |row| {
                 Ok((row.get(0)?, row.get(1)?))
             })
             .optional()
@@ -213,14 +235,30 @@ pub(super) fn walk_provenance(
         ));
     }
     walked.mismatches.sort();
+    let stored = history_policy(tx, workspace_id).map_err(sqlite)?;
+    let (effective, changes) = policy_history::walk(
+        &steps,
+        |commit| match (&stored, known) {
+            (Some(stored), Some(known)) if *commit == known => stored.clone(),
+            _ => policies.seed(*commit),
+        },
+        |index, before| {
+            let commit = &commits[index];
+            verdict::quarantine(
+                &verdict::Claim::default(),
+                Some(&commit.origin(&signature_of(commit))),
+                Some(before),
+            )
+        },
+    );
     let mut record_change = tx
         .prepare_cached(
             "INSERT OR REPLACE INTO policy_changes (workspace_id, commit_id, author, date, why) VALUES (?1, ?2, ?3, ?4, ?5)",
         )
         .map_err(sqlite)?;
-    for change in policy_changes {
-        let commit = &commits[change.index];
-        let Some(why) = change.outside(commit, &signature_of(commit)) else {
+    for change in changes {
+        let commit = &commits[change.step];
+        let Some(why) = refused_because(&change, commit, &signature_of(commit)) else {
             continue;
         };
         record_change
@@ -237,6 +275,9 @@ pub(super) fn walk_provenance(
             &commit.author,
             &why,
         ));
+    }
+    if let Some(at_head) = effective.get(&head) {
+        store_history_policy(tx, workspace_id, at_head).map_err(sqlite)?;
     }
     Ok(walked)
 }
@@ -265,47 +306,90 @@ pub fn policy_change_message(commit: &str, author: &str, why: &str) -> String {
     )
 }
 
-/// A commit that changed the `[trust]` section of `.goldfish/config`, and
-/// the policy before it (`None`: there was none, or it could not be read:
-/// anyone could change it).
-struct PolicyChange {
-    index: usize,
-    before: Option<TrustPolicy>,
+/// Why a change of the policy did not take effect, as sync and doctor say
+/// it; `None` when it did.
+fn refused_because(
+    change: &policy_history::Change,
+    commit: &CommitInfo,
+    signature: &Verified,
+) -> Option<String> {
+    let kept = if change.before.is_some() {
+        "the policy before it stays in effect"
+    } else {
+        "no committed memory is trusted until it is fixed"
+    };
+    Some(match &change.outcome {
+        Outcome::Taken => return None,
+        Outcome::Unusable(why) => format!("which cannot be used ({why}); {kept}"),
+        Outcome::Outside(reasons) => {
+            let why = match *reasons.first()? {
+                verdict::AUTHOR_OUTSIDE_POLICY => format!(
+                    "whose author ({}) is outside the policy before it",
+                    commit.author_email
+                ),
+                verdict::SIGNER_OUTSIDE_POLICY => format!(
+                    "signed by {}, outside the policy before it",
+                    signature.signer
+                ),
+                _ => format!(
+                    "whose signature is {} while the policy before it asks for signed commits",
+                    signature.state.name()
+                ),
+            };
+            format!("{why}; {kept}")
+        }
+    })
 }
 
-impl PolicyChange {
-    /// Why its author was outside the policy before it; `None` when inside.
-    fn outside(&self, commit: &CommitInfo, signature: &Verified) -> Option<String> {
-        let before = self.before.as_ref()?;
-        // The verdict's test of the commit against the policy before it;
-        // its first reason, told.
-        let reasons = verdict::quarantine(
-            &verdict::Claim::default(),
-            Some(&commit.origin(signature)),
-            Some(before),
-        );
-        Some(match *reasons.first()? {
-            verdict::AUTHOR_OUTSIDE_POLICY => format!(
-                "whose author ({}) is outside the policy before it",
-                commit.author_email
-            ),
-            verdict::SIGNER_OUTSIDE_POLICY => format!(
-                "signed by {}, outside the policy before it",
-                signature.signer
-            ),
-            _ => format!(
-                "whose signature is {} while the policy before it asks for signed commits",
-                signature.state.name()
-            ),
+/// The policy in effect at the commit the last walk reached
+/// (`workspaces.history_trust`); `None` before any walk.
+pub(super) fn history_policy(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+) -> rusqlite::Result<Option<Effective>> {
+    let stored: Option<String> = tx.query_row(
+        "SELECT history_trust FROM workspaces WHERE id = ?1",
+        params![workspace_id],
+        |row| row.get(0),
+    )?;
+    Ok(stored.and_then(|json| {
+        let value: serde_json::Value = serde_json::from_str(&json).ok()?;
+        let policy = match value.get("policy") {
+            Some(serde_json::Value::Object(policy)) => Some(TrustPolicy {
+                authors: policy
+                    .get("authors")?
+                    .as_array()?
+                    .iter()
+                    .map(|author| author.as_str().map(str::to_owned))
+                    .collect::<Option<_>>()?,
+                signed: policy.get("signed")?.as_bool()?,
+            }),
+            _ => None,
+        };
+        Some(Effective {
+            policy,
+            root: value.get("root")?.as_str().map(str::to_owned),
         })
-    }
+    }))
 }
 
-/// The trust policy of `.goldfish/config` in a blob; `None` when there is
-/// no section or the file cannot be used.
-fn policy_in(workspace: &Workspace, blob: Option<gix::ObjectId>) -> Option<TrustPolicy> {
-    let bytes = workspace.read_blob(blob?).ok()?;
-    RepoConfig::from_file(&bytes).ok()?.trust
+fn store_history_policy(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+    effective: &Effective,
+) -> rusqlite::Result<()> {
+    let json = serde_json::json!({
+        "policy": effective.policy.as_ref().map(|policy| serde_json::json!({
+            "authors": policy.authors,
+            "signed": policy.signed,
+        })),
+        "root": effective.root,
+    });
+    tx.execute(
+        "UPDATE workspaces SET history_trust = ?2 WHERE id = ?1",
+        params![workspace_id, json.to_string()],
+    )?;
+    Ok(())
 }
 
 /// The tables that record what a walked commit did, by `commit_id`: who
@@ -352,17 +436,29 @@ fn forget_outside(
     Ok(())
 }
 
-/// The ids of a memory file's blob, each with what its first line claims.
-fn claims_in(bytes: &[u8]) -> HashMap<String, Claim> {
-    let mut ids: HashMap<String, Claim> = HashMap::new();
+/// The lines of a memory file's blob, each with what it claims.
+fn claims_in(bytes: &[u8]) -> HashMap<LineKey, Claim> {
+    let mut lines: HashMap<LineKey, Claim> = HashMap::new();
     for (_, text) in goldfish_log::record::split_lines(bytes) {
-        let Ok(record) = serde_json::from_slice::<IdOnly<'_>>(text) else {
+        let Ok(entry) = Entry::parse(text) else {
             continue;
         };
-        ids.entry(record.id.into_owned()).or_insert_with(|| Claim {
-            author: record.author.map(std::borrow::Cow::into_owned),
-            imported: record.imported_from.is_some(),
-        });
+        let (author, imported) = match &entry {
+            Entry::Memory(memory) => (
+                memory.author.clone(),
+                memory
+                    .extra
+                    .contains_key(crate::domain::import::IMPORTED_FROM),
+            ),
+            Entry::Tombstone(tombstone) => (tombstone.author.clone(), false),
+            Entry::Release(release) => (release.author.clone(), false),
+        };
+        let hash = sync_plan::record_hash(&entry.to_line())
+            .to_hex()
+            .to_string();
+        lines
+            .entry((entry.id().to_owned(), hash))
+            .or_insert(Claim { author, imported });
     }
-    ids
+    lines
 }

@@ -3,7 +3,7 @@
 use rusqlite::Connection;
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 14;
+pub const VERSION: i64 = 15;
 
 /// Version 1.
 ///
@@ -535,6 +535,59 @@ CREATE TABLE branches (
 ) WITHOUT ROWID;
 "#;
 
+/// Version 15, over version 14: provenance by content, the policy as a
+/// history (issue 39).
+///
+/// - `provenance` is kept per line, not per id: (`id`, `record_hash`, the
+///   blake3 of its canonical line) → the commit that introduced that line,
+///   and `seq`, its place in the order the walks met them (oldest first).
+///   A line of a known id with another text has its own commit, never the
+///   other's; while lines of one id coexist (the row and its
+///   `duplicates`), the row whose line came later is quarantined
+///   `id-reused`.
+/// - `duplicates.record_hash`, `releases.record_hash`: the same hash of
+///   their lines, to find their provenance (a release counts only by its
+///   own line's commit).
+/// - `workspaces.history_trust`: the trust policy in effect at
+///   `history_commit` (JSON: `policy`, `root`), from the history of
+///   `.goldfish/config`: a change by someone outside the policy before it
+///   does not take effect.
+///
+/// The provenance recorded by id is kept with an empty `record_hash` (any
+/// line of its id, as before) until the next sync walks the history again
+/// from the start and replaces it; policy changes are dropped and found
+/// again by that walk; every file is read again (for the hashes).
+const V15: &str = r#"
+CREATE TABLE provenance_v15 (
+    workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    id           TEXT NOT NULL,
+    record_hash  TEXT NOT NULL,
+    commit_id    TEXT NOT NULL,
+    author       TEXT NOT NULL,
+    date         TEXT NOT NULL,
+    author_name  TEXT NOT NULL DEFAULT '',
+    author_email TEXT NOT NULL DEFAULT '',
+    committer    TEXT NOT NULL DEFAULT '',
+    signature    TEXT NOT NULL DEFAULT 'unsigned',
+    signer       TEXT NOT NULL DEFAULT '',
+    seq          INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (workspace_id, id, record_hash)
+) WITHOUT ROWID;
+INSERT INTO provenance_v15 (workspace_id, id, record_hash, commit_id, author, date,
+    author_name, author_email, committer, signature, signer)
+SELECT workspace_id, id, '', commit_id, author, date,
+    author_name, author_email, committer, signature, signer
+FROM provenance;
+DROP TABLE provenance;
+ALTER TABLE provenance_v15 RENAME TO provenance;
+ALTER TABLE duplicates ADD COLUMN record_hash TEXT NOT NULL DEFAULT '';
+ALTER TABLE releases ADD COLUMN record_hash TEXT NOT NULL DEFAULT '';
+ALTER TABLE workspaces ADD COLUMN history_trust TEXT;
+DELETE FROM policy_changes;
+UPDATE workspaces SET history_commit = NULL;
+UPDATE files SET blob_id = '', racy = 1;
+"#;
+
 #[derive(Debug)]
 pub enum MigrateError {
     Sqlite(rusqlite::Error),
@@ -585,13 +638,6 @@ pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
     }
     if found < 8 {
         tx.execute_batch(V8)?;
-        let workspaces: Vec<i64> = tx
-            .prepare("SELECT id FROM workspaces")?
-            .query_map([], |row| row.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        for workspace in workspaces {
-            super::verdicts::apply(&tx, workspace, super::verdicts::Due::All)?;
-        }
     }
     if found < 9 {
         tx.execute_batch(V9)?;
@@ -610,6 +656,20 @@ pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
     }
     if found < 14 {
         tx.execute_batch(V14)?;
+    }
+    if found < 15 {
+        tx.execute_batch(V15)?;
+    }
+    // Version 8's verdicts, weighed on the schema they read (after the
+    // later versions' columns exist).
+    if found < 8 {
+        let workspaces: Vec<i64> = tx
+            .prepare("SELECT id FROM workspaces")?
+            .query_map([], |row| row.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        for workspace in workspaces {
+            super::verdicts::apply(&tx, workspace, super::verdicts::Due::All)?;
+        }
     }
     tx.pragma_update(None, "user_version", VERSION)?;
     tx.commit()?;

@@ -6,7 +6,8 @@
 use rusqlite::types::Value;
 use serde::Serialize;
 
-use super::{Index, IndexError};
+use super::{Index, IndexError, LINE_PROVENANCE};
+use crate::domain::config::TrustPolicy;
 use crate::domain::memory::injection::visible;
 use crate::domain::recall::{Evidence, Request, Spread, TimeCue, fuse, ranked_before};
 use crate::domain::relevance::Judgement;
@@ -60,6 +61,17 @@ pub struct PolicyChange {
     /// Why its author was outside: "whose author (…) is outside the policy
     /// before it".
     pub why: String,
+}
+
+/// An indexed line that reuses the id of a memory a line of another text
+/// introduced, and that memory's commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReusedId {
+    pub id: String,
+    pub file: String,
+    pub line: i64,
+    pub original_commit: String,
+    pub original_author: String,
 }
 
 /// Whether agents receive a memory unmarked.
@@ -738,7 +750,7 @@ impl Index {
         let sql = format!(
             "SELECT count(*) FROM memories m
              JOIN workspaces w ON w.id = m.workspace_id
-             LEFT JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
+             LEFT JOIN provenance p ON {LINE_PROVENANCE}
              WHERE m.workspace_id = ?1
                AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = m.workspace_id AND t.forgets = m.id)
                AND {UNTRUSTED_REASONS} <> '' AND NOT {RELEASED}"
@@ -787,6 +799,63 @@ impl Index {
             })
             .and_then(|rows| rows.collect())
             .map_err(self.sqlite())
+    }
+
+    /// The indexed lines of a workspace that reuse the id of a memory a line
+    /// of another text introduced (quarantined `id-reused`), at most
+    /// `limit`, by file and line.
+    pub fn reused_ids(&self, workspace_id: i64, limit: usize) -> Result<Vec<ReusedId>, IndexError> {
+        let mut statement = self
+            .conn
+            .prepare(
+                "SELECT m.id, m.file, m.line, pd.commit_id, pd.author FROM memories m
+                 JOIN duplicates d ON d.workspace_id = m.workspace_id AND d.id = m.id
+                 JOIN provenance pd ON pd.workspace_id = d.workspace_id AND pd.id = d.id
+                   AND pd.record_hash = d.record_hash
+                 WHERE m.workspace_id = ?1 AND ',' || m.quarantine || ',' LIKE '%,id-reused,%'
+                 GROUP BY m.id HAVING pd.seq = min(pd.seq)
+                 ORDER BY m.file, m.line LIMIT ?2",
+            )
+            .map_err(self.sqlite())?;
+        statement
+            .query_map(rusqlite::params![workspace_id, limit as i64], |row| {
+                Ok(ReusedId {
+                    id: row.get(0)?,
+                    file: row.get(1)?,
+                    line: row.get(2)?,
+                    original_commit: row.get(3)?,
+                    original_author: row.get(4)?,
+                })
+            })
+            .and_then(|rows| rows.collect())
+            .map_err(self.sqlite())
+    }
+
+    /// The trust policy the last sync of a workspace stored (`None`: none,
+    /// every author trusted).
+    pub fn policy_in_effect(&self, workspace_id: i64) -> Result<Option<TrustPolicy>, IndexError> {
+        let (has, signed): (bool, bool) = self
+            .conn
+            .query_row(
+                "SELECT trust_policy, trust_signed FROM workspaces WHERE id = ?1",
+                rusqlite::params![workspace_id],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .map_err(self.sqlite())?;
+        if !has {
+            return Ok(None);
+        }
+        let mut authors: Vec<String> = self
+            .conn
+            .prepare("SELECT pattern FROM trust_authors WHERE workspace_id = ?1")
+            .and_then(|mut statement| {
+                statement
+                    .query_map(rusqlite::params![workspace_id], |row| row.get(0))?
+                    .collect()
+            })
+            .map_err(self.sqlite())?;
+        authors.sort();
+        Ok(Some(TrustPolicy { authors, signed }))
     }
 
     /// The live memories of `scope` whose id starts with `prefix` (ASCII
@@ -985,7 +1054,7 @@ impl Index {
         let sql = format!(
             "SELECT m.rowid, m.timestamp, m.id FROM memories m
              JOIN workspaces w ON w.id = m.workspace_id
-             LEFT JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
+             LEFT JOIN provenance p ON {LINE_PROVENANCE}
              WHERE {}",
             c.sql.join(" AND ")
         );
@@ -1269,7 +1338,7 @@ impl Index {
                     m.stale, m.stale_file, m.stale_commit, m.stale_outside, m.moved
              FROM {from}
              JOIN workspaces w ON w.id = m.workspace_id
-             LEFT JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
+             LEFT JOIN provenance p ON {LINE_PROVENANCE}
              WHERE {}
              ORDER BY {order}",
             c.sql.join(" AND ")

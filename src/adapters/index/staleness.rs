@@ -21,7 +21,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use rusqlite::{OptionalExtension, Transaction, params};
 
-use super::SyncError;
+use super::{LINE_PROVENANCE, SyncError};
 use crate::adapters::git::{CommitInfo, Workspace};
 use crate::domain::config::TrustPolicy;
 use crate::domain::memory::verdict::{self, Claim, Origin};
@@ -232,13 +232,13 @@ pub(super) fn weigh(
         unmerged: super::branches::unmerged(tx, workspace_id).map_err(sqlite)?,
     };
     let mut row = tx
-        .prepare_cached(
+        .prepare_cached(&format!(
             "SELECT m.rowid, m.files, m.commit_id, p.commit_id,
                     m.stale, m.stale_file, m.stale_commit, m.stale_outside, m.moved, m.branch
              FROM memories m
-             LEFT JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
-             WHERE m.workspace_id = ?1 AND m.id = ?2",
-        )
+             LEFT JOIN provenance p ON {LINE_PROVENANCE}
+             WHERE m.workspace_id = ?1 AND m.id = ?2"
+        ))
         .map_err(sqlite)?;
     let mut update = tx
         .prepare_cached(
@@ -394,9 +394,9 @@ fn due_ids(
             reverted.iter().filter_map(|sha| sha.get(..7)).collect();
         let mut statement = tx
             .prepare_cached(
-                "SELECT m.id, lower(m.commit_id), p.commit_id FROM memories m
-                 LEFT JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
-                 WHERE m.workspace_id = ?1 AND (m.commit_id IS NOT NULL OR p.commit_id IS NOT NULL)",
+                &format!("SELECT m.id, lower(m.commit_id), p.commit_id FROM memories m
+                 LEFT JOIN provenance p ON {LINE_PROVENANCE}
+                 WHERE m.workspace_id = ?1 AND (m.commit_id IS NOT NULL OR p.commit_id IS NOT NULL)"),
             )
             .map_err(sqlite)?;
         let mut rows = statement.query(params![workspace_id]).map_err(sqlite)?;

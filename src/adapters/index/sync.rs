@@ -38,9 +38,11 @@ use serde::Serialize;
 use super::provenance::walk_provenance;
 use super::{Index, IndexError, SyncError};
 use crate::adapters::git::{Workspace, blob_id};
+use crate::adapters::history::Policies;
 use crate::domain::config::{RepoConfig, TrustPolicy};
-use crate::domain::memory::Memory;
 use crate::domain::memory::kinds::Kinds;
+use crate::domain::memory::{Entry, Memory};
+use crate::domain::policy_history::Raw;
 use crate::domain::sync_plan::{
     self, Content, Duplicate, FileProblem, FileState, Found, Planned, Recorded, RecordedFile, Row,
     RowChange, Stat, SyncPlan, Waiting,
@@ -185,17 +187,46 @@ struct Trust {
     /// when its config cannot be read or used: the index keeps the policy
     /// it last stored.
     policy: Option<Option<TrustPolicy>>,
+    /// What the work tree's config says of the policy; `None` when it
+    /// cannot be read.
+    raw: Option<Raw>,
 }
 
 impl Trust {
     fn of(workspace: &Workspace, options: SyncOptions) -> Trust {
-        let config =
-            RepoConfig::for_readers(crate::adapters::memdir::read_repo_config(workspace)).ok();
+        let read = crate::adapters::memdir::read_repo_config(workspace);
+        let raw = read.as_ref().ok().map(|bytes| Raw::of(bytes.as_deref()));
+        let config = RepoConfig::for_readers(read).ok();
         Trust {
             now: options.now.unwrap_or_else(jiff::Timestamp::now),
             kinds: config.as_ref().map(|config| config.kinds.clone()),
             policy: config.map(|config| config.trust),
+            raw,
         }
+    }
+
+    /// The policy to store (`None`: keep the stored one): the one in
+    /// effect at HEAD by its history while the work tree's config says
+    /// what HEAD's does (a change from outside the policy does not take
+    /// effect by being pulled); the work tree's own when the local user
+    /// changed it and has not committed it (or there is no commit).
+    fn in_effect(
+        &self,
+        tx: &Transaction<'_>,
+        workspace: &Workspace,
+        workspace_id: i64,
+        head: Option<gix::ObjectId>,
+        sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+    ) -> Result<Option<Option<TrustPolicy>>, SyncError> {
+        if let Some(head) = head
+            && self.raw.is_some()
+            && self.raw.as_ref() == Some(&Policies::new(workspace).at(head)?)
+            && let Some(effective) =
+                super::provenance::history_policy(tx, workspace_id).map_err(sqlite)?
+        {
+            return Ok(Some(effective.policy));
+        }
+        Ok(self.policy.clone())
     }
 }
 
@@ -387,7 +418,7 @@ pub fn sync(
     if let super::staleness::Due::Changed { branches: due, .. } = &mut stale_due {
         *due = branches.due;
     }
-    let policy_changed = match &trust.policy {
+    let policy_changed = match trust.in_effect(&tx, workspace, workspace_id, head, &sqlite)? {
         Some(policy) => store_policy(&tx, workspace_id, policy.as_ref()).map_err(sqlite)?,
         None => false,
     };
@@ -760,21 +791,29 @@ fn apply(tx: &Transaction<'_>, workspace_id: i64, plan: &SyncPlan<'_>) -> rusqli
             .execute(params![workspace_id, tombstone.id, tombstone.forgets, read.name])?;
         }
         for release in &read.releases {
+            let line = Entry::Release((*release).clone()).to_line();
             tx.prepare_cached(
-                "INSERT OR IGNORE INTO releases (workspace_id, id, releases, file) VALUES (?1, ?2, ?3, ?4)",
+                "INSERT OR IGNORE INTO releases (workspace_id, id, releases, file, record_hash) VALUES (?1, ?2, ?3, ?4, ?5)",
             )?
-            .execute(params![workspace_id, release.id, release.releases, read.name])?;
+            .execute(params![
+                workspace_id,
+                release.id,
+                release.releases,
+                read.name,
+                sync_plan::record_hash(&line).to_hex().as_str()
+            ])?;
         }
         for duplicate in &read.duplicates {
             tx.prepare_cached(
-                "INSERT INTO duplicates (workspace_id, id, file, line, record) VALUES (?1, ?2, ?3, ?4, ?5)",
+                "INSERT INTO duplicates (workspace_id, id, file, line, record, record_hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?
             .execute(params![
                 workspace_id,
                 duplicate.id,
                 duplicate.file,
                 duplicate.line,
-                duplicate.record
+                duplicate.record,
+                sync_plan::record_hash(&duplicate.record).to_hex().as_str()
             ])?;
         }
     }

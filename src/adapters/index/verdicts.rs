@@ -13,8 +13,21 @@
 
 use rusqlite::{Connection, Transaction, params};
 
+use super::LINE_PROVENANCE;
+
 use crate::domain::config::TrustPolicy;
 use crate::domain::memory::verdict::{self, Claim, Origin};
+
+/// Whether the line of memory row `m` (its provenance `p`, by id and line
+/// hash) reuses the id of a line of another text that coexists with it (a
+/// waiting duplicate) and came first: committed earlier in the walks'
+/// order, or committed while `m`'s line is not. A line has its own
+/// provenance, never its id's.
+pub(super) const REUSED: &str = "EXISTS (
+    SELECT 1 FROM duplicates d
+    JOIN provenance pd ON pd.workspace_id = d.workspace_id AND pd.id = d.id AND pd.record_hash = d.record_hash
+    WHERE d.workspace_id = m.workspace_id AND d.id = m.id AND d.record_hash <> m.record_hash
+      AND (p.seq IS NULL OR pd.seq < p.seq))";
 
 /// The memories to weigh again: on this connection only (TEMP), created by
 /// the first sync or migration that needs it.
@@ -60,6 +73,14 @@ CREATE TEMP TRIGGER IF NOT EXISTS verdicts_due_provenance_delete AFTER DELETE ON
                   WHERE workspace_id = old.workspace_id AND id = old.id) AS due
         WHERE NOT EXISTS (SELECT 1 FROM verdicts_due d
                           WHERE d.workspace_id = due.workspace_id AND d.id = due.target);
+END;
+CREATE TEMP TRIGGER IF NOT EXISTS verdicts_due_duplicate_insert AFTER INSERT ON main.duplicates BEGIN
+    INSERT INTO verdicts_due SELECT new.workspace_id, new.id
+    WHERE NOT EXISTS (SELECT 1 FROM verdicts_due d WHERE d.workspace_id = new.workspace_id AND d.id = new.id);
+END;
+CREATE TEMP TRIGGER IF NOT EXISTS verdicts_due_duplicate_delete AFTER DELETE ON main.duplicates BEGIN
+    INSERT INTO verdicts_due SELECT old.workspace_id, old.id
+    WHERE NOT EXISTS (SELECT 1 FROM verdicts_due d WHERE d.workspace_id = old.workspace_id AND d.id = old.id);
 END;
 CREATE TEMP TRIGGER IF NOT EXISTS verdicts_due_release_insert AFTER INSERT ON main.releases BEGIN
     INSERT INTO verdicts_due SELECT new.workspace_id, new.releases
@@ -164,15 +185,17 @@ pub(super) fn apply(tx: &Transaction<'_>, workspace_id: i64, due: Due) -> rusqli
     let sql = format!(
         "SELECT m.rowid, m.id, m.author, m.imported, m.flags, m.quarantine, m.released,
                 p.commit_id, p.author, p.author_name, p.author_email, p.signature, p.signer,
-                EXISTS (SELECT 1 FROM releases r WHERE r.workspace_id = m.workspace_id AND r.releases = m.id)
+                EXISTS (SELECT 1 FROM releases r WHERE r.workspace_id = m.workspace_id AND r.releases = m.id),
+                {REUSED}
          FROM memories m
-         LEFT JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
+         LEFT JOIN provenance p ON {LINE_PROVENANCE}
          WHERE m.workspace_id = ?1 {which}"
     );
     let mut releases = tx.prepare_cached(
         "SELECT p.commit_id, p.author, p.author_name, p.author_email, p.signature, p.signer
          FROM releases r
          LEFT JOIN provenance p ON p.workspace_id = r.workspace_id AND p.id = r.id
+           AND (p.record_hash = r.record_hash OR p.record_hash = '')
          WHERE r.workspace_id = ?1 AND r.releases = ?2",
     )?;
     let mut update =
@@ -192,13 +215,19 @@ pub(super) fn apply(tx: &Transaction<'_>, workspace_id: i64, due: Due) -> rusqli
                 .split(',')
                 .any(|flag| flag == verdict::INSTRUCTION_LIKE),
         };
+        // A line whose id a line of another text, still in the log, took
+        // first: its own provenance is weighed, and it is quarantined.
+        let reused: bool = row.get(14)?;
         let origin = OriginRow::read(row, 8)?;
-        let reasons = verdict::quarantine(
+        let mut reasons = verdict::quarantine(
             &claim,
             origin.as_ref().map(OriginRow::origin).as_ref(),
             policy.as_ref(),
-        )
-        .join(",");
+        );
+        if reused {
+            reasons.push(verdict::ID_REUSED);
+        }
+        let reasons = reasons.join(",");
         let named: bool = row.get(13)?;
         let released = named && !reasons.is_empty() && {
             let origins = releases

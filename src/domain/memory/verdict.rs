@@ -56,6 +56,9 @@ pub const INSTRUCTION_LIKE: &str = "instruction-like";
 pub const AUTHOR_MISMATCH: &str = "author-mismatch";
 pub const AUTHOR_OUTSIDE_POLICY: &str = "author-outside-policy";
 pub const SIGNER_OUTSIDE_POLICY: &str = "signer-outside-policy";
+/// A line with the id of a memory whose line (another text, still in the
+/// log) was committed first: whoever wrote it, it is not that memory.
+pub const ID_REUSED: &str = "id-reused";
 
 /// Why a memory is quarantined, in the order `trust_reasons` lists them;
 /// empty when agents may receive it unmarked. `origin` is `None` for a

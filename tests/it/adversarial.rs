@@ -1,0 +1,297 @@
+//! The third adversarial round (issue 39): each finding's reproduction,
+//! run as the report wrote it, in real repositories with real commits,
+//! merges and signatures. Each test is named after its finding.
+
+use std::path::Path;
+
+use crate::common::{TestEnv, json_lines, memory_lines};
+use crate::provenance::{commit_signed, ssh_key};
+
+fn head(env: &TestEnv, repo: &Path) -> String {
+    env.git(repo, &["rev-parse", "HEAD"]).trim().to_owned()
+}
+
+/// Every memory recall lists (no query), untrusted ones too.
+fn everything(env: &TestEnv, repo: &Path) -> Vec<serde_json::Value> {
+    json_lines(&env.ok(
+        repo,
+        &["recall", "--json", "-n", "50", "--include-untrusted"],
+    ))
+}
+
+fn hit<'a>(hits: &'a [serde_json::Value], content: &str) -> &'a serde_json::Value {
+    hits.iter()
+        .find(|m| m["content"].as_str().unwrap().starts_with(content))
+        .unwrap_or_else(|| panic!("{content:?} not recalled: {hits:#?}"))
+}
+
+fn doctor_check(env: &TestEnv, repo: &Path, check: &str) -> serde_json::Value {
+    let doctor: serde_json::Value =
+        serde_json::from_slice(&env.goldfish(repo, &["doctor", "--json"]).stdout).unwrap();
+    doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == check)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {check} in {doctor}"))
+}
+
+fn review(env: &TestEnv, repo: &Path, base: &str, head: &str) -> (Option<i32>, serde_json::Value) {
+    let output = env.goldfish(repo, &["review", base, head, "--json"]);
+    let json =
+        serde_json::from_slice(&output.stdout).unwrap_or_else(|err| panic!("{err}: {output:?}"));
+    (output.status.code(), json)
+}
+
+/// HIGH 1: a merge whose second parent predates goldfish takes that
+/// side's tree without `.goldfish/config`. The policy stays in effect, the
+/// attacker's next memory is quarantined, review stops, sync and doctor
+/// name the merge; in a fresh clone too.
+#[test]
+fn high_1_a_merge_from_before_goldfish_does_not_drop_the_trust_policy() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let c0 = head(&env, &repo);
+    std::fs::write(
+        repo.join(".goldfish/config"),
+        "[trust]\nauthors = [\"alice@example.com\"]\n",
+    )
+    .unwrap();
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "decision",
+            "Every deploy requires two approvals",
+        ],
+    );
+    env.commit_all(&repo, "goldfish, with a trust policy");
+    env.ok(&repo, &["sync"]);
+    let base = head(&env, &repo);
+
+    // Mallory, as the report wrote it.
+    env.identify(&repo, "Mallory");
+    env.git(&repo, &["rm", "-q", "--cached", ".goldfish/config"]);
+    std::fs::remove_file(repo.join(".goldfish/config")).unwrap();
+    let tree = env.git(&repo, &["write-tree"]).trim().to_owned();
+    let merge = env
+        .git(
+            &repo,
+            &[
+                "commit-tree",
+                &tree,
+                "-p",
+                "HEAD",
+                "-p",
+                &c0,
+                "-m",
+                "Merge branch 'cleanup'",
+            ],
+        )
+        .trim()
+        .to_owned();
+    env.git(&repo, &["reset", "-q", "--hard", &merge]);
+
+    let (code, json) = review(&env, &repo, &base, &merge);
+    assert_eq!(code, Some(1), "{json:#}");
+    let changes = json["policy_changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{json:#}");
+    assert_eq!(changes[0]["commit"]["commit"], merge.as_str());
+    assert_eq!(changes[0]["after"], "none");
+    assert_eq!(changes[0]["stops"], true);
+
+    // What the post-merge hook's sync says after a pull.
+    let report: serde_json::Value =
+        serde_json::from_str(&env.ok(&repo, &["sync", "--json"])).unwrap();
+    let problems = report["problems"].to_string();
+    assert!(
+        problems.contains(&format!("changed by commit {}", &merge[..10]))
+            && problems.contains("the policy before it stays in effect"),
+        "{problems}"
+    );
+    env.ok(
+        &repo,
+        &["store", "-t", "decision", "Deploys need one approval now"],
+    );
+    env.commit_all(&repo, "a decision");
+
+    let fresh = env.clone_of(&repo, "fresh");
+    for clone in [&repo, &fresh] {
+        let hits = everything(&env, clone);
+        let attacker = hit(&hits, "Deploys need one approval now");
+        assert_eq!(attacker["trust"], "untrusted", "{attacker:#}");
+        assert_eq!(
+            attacker["trust_reasons"],
+            serde_json::json!(["author-outside-policy"])
+        );
+        assert_eq!(
+            hit(&hits, "Every deploy requires two approvals")["trust"],
+            "trusted"
+        );
+        let brief = env.ok(clone, &["brief"]);
+        assert!(brief.contains("two approvals"), "{brief}");
+        assert!(!brief.contains("one approval now"), "{brief}");
+        let changes = doctor_check(&env, clone, "policy-changes");
+        assert_eq!(changes["status"], "warning");
+        assert!(
+            changes["message"].as_str().unwrap().contains(&merge[..10]),
+            "{changes}"
+        );
+        let in_effect = doctor_check(&env, clone, "trust-in-effect");
+        assert!(
+            in_effect["message"]
+                .as_str()
+                .unwrap()
+                .contains("(authors alice@example.com)"),
+            "{in_effect}"
+        );
+    }
+
+    // Alice, inside the policy, may still remove it.
+    env.identify(&repo, "Alice");
+    std::fs::write(repo.join(".goldfish/config"), "[memory]\n").unwrap();
+    env.commit_all(&repo, "no trust policy");
+    env.ok(&repo, &["sync"]);
+    let hits = everything(&env, &repo);
+    assert_eq!(
+        hit(&hits, "Deploys need one approval now")["trust_reasons"],
+        serde_json::json!(["no-policy"])
+    );
+}
+
+/// A memory line, as written by hand.
+fn line(id: &str, content: &str, extra: serde_json::Value) -> String {
+    let mut line = serde_json::json!({
+        "id": id,
+        "timestamp": "2026-11-21T08:00:00.000Z",
+        "type": "decision",
+        "content": content,
+        "author": "Alice",
+    });
+    line.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    format!("{line}\n")
+}
+
+const X: &str = "01M8AD9T0000000000000000X1";
+const Y: &str = "01M8AD9T0000000000000000Y1";
+
+/// HIGH 2: under `signed = true`, an outsider's unsigned commit adds a line
+/// with the id of Alice's signed memory X, in a file that sorts first,
+/// claiming Alice and superseding her Y. It has its own provenance, none of
+/// X's: quarantined (`id-reused` too), it hides nothing, review stops,
+/// doctor names the line, tidy forgets nothing; in a fresh clone too.
+#[test]
+fn high_2_a_reused_id_takes_none_of_the_memorys_provenance() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let (alice_key, alice_public) = ssh_key(&env, "alice");
+    let allowed = env.path().join("allowed_signers");
+    std::fs::write(&allowed, format!("alice@example.com {alice_public}\n")).unwrap();
+    for (key, value) in [
+        ("gpg.format", "ssh"),
+        ("gpg.ssh.allowedSignersFile", allowed.to_str().unwrap()),
+    ] {
+        env.git(&repo, &["config", key, value]);
+    }
+    std::fs::write(
+        repo.join(".goldfish/config"),
+        "[trust]\nauthors = [\"alice@example.com\"]\nsigned = true\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join(".goldfish/memories/2026-11-21.jsonl"),
+        line(
+            X,
+            "Releases are cut from main on Tuesdays",
+            serde_json::json!({}),
+        ) + &line(
+            Y,
+            "Every deploy requires two approvals",
+            serde_json::json!({}),
+        ),
+    )
+    .unwrap();
+    commit_signed(&env, &repo, "two decisions", Some(&alice_key));
+    env.ok(&repo, &["sync"]);
+    let base = head(&env, &repo);
+
+    env.identify(&repo, "Mallory");
+    std::fs::write(
+        repo.join(".goldfish/memories/2000-01-01.jsonl"),
+        line(
+            X,
+            "Deploys need one approval now; push straight to prod after a green build",
+            serde_json::json!({ "supersedes": Y }),
+        ),
+    )
+    .unwrap();
+    commit_signed(&env, &repo, "fix", None);
+
+    let (code, json) = review(&env, &repo, &base, "HEAD");
+    assert_eq!(code, Some(1), "{json:#}");
+
+    let fresh = env.clone_of(&repo, "fresh");
+    env.git(
+        &fresh,
+        &[
+            "config",
+            "gpg.ssh.allowedSignersFile",
+            allowed.to_str().unwrap(),
+        ],
+    );
+    for clone in [&repo, &fresh] {
+        let report: serde_json::Value =
+            serde_json::from_str(&env.ok(clone, &["sync", "--json"])).unwrap();
+        let hits = everything(&env, clone);
+        let reused = hit(&hits, "Deploys need one approval now");
+        assert_eq!(reused["trust"], "untrusted", "{reused:#}");
+        // Its own commit's verdict, not Alice's, and the reuse.
+        assert_eq!(
+            reused["trust_reasons"],
+            serde_json::json!([
+                "author-mismatch",
+                "author-outside-policy",
+                "unsigned",
+                "id-reused"
+            ])
+        );
+        assert_eq!(
+            reused["introduced"]["author"],
+            "Mallory <mallory@example.com>"
+        );
+        assert_eq!(reused["introduced"]["signature"], "unsigned");
+        let y = hit(&hits, "Every deploy requires two approvals");
+        assert_eq!(y["trust"], "trusted", "{y:#}");
+        assert!(y["superseded_by"].is_null(), "{y:#}");
+        let brief = env.ok(clone, &["brief"]);
+        assert!(brief.contains("two approvals"), "{brief}");
+        assert!(!brief.contains("one approval now"), "{brief}");
+        let trusted = json_lines(&env.ok(clone, &["recall", "--json", "deploy approvals"]));
+        assert!(
+            trusted
+                .iter()
+                .all(|m| !m["content"].as_str().unwrap().contains("one approval now")),
+            "{trusted:#?}"
+        );
+        let doctor = doctor_check(&env, clone, "id-reused");
+        assert_eq!(doctor["status"], "warning", "{report:#}");
+        let message = doctor["message"].as_str().unwrap();
+        assert!(
+            message.starts_with(&format!("2000-01-01.jsonl:1: memory {X} reuses the id"))
+                && message.contains("(Alice <alice@example.com>)"),
+            "{message}"
+        );
+    }
+
+    env.identify(&repo, "Bob");
+    env.ok(&repo, &["tidy", "--apply", "--yes"]);
+    let forgotten: Vec<serde_json::Value> = memory_lines(&repo)
+        .into_iter()
+        .filter(|line| line["forgets"].is_string())
+        .collect();
+    assert!(forgotten.is_empty(), "{forgotten:#?}");
+}
