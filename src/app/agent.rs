@@ -7,6 +7,8 @@
 use std::io::{self, BufRead};
 use std::path::{Path, PathBuf};
 
+use crate::domain::capture::transcript;
+
 /// The agents `init --agent` sets up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Agent {
@@ -568,8 +570,9 @@ fn merge_section(root: &Path, path: &Path) -> Result<Option<String>, SetupError>
 const EXCERPT: usize = 1500;
 
 /// A checkpoint from a Claude Code transcript (JSON Lines of `user` and
-/// `assistant` messages): the last request the user typed and the agent's
-/// last text answer. `None` when the transcript has neither.
+/// `assistant` messages): the last request the user typed (not a slash
+/// command's wrapper, a meta entry or a tool result:
+/// [`transcript::request_in`]) and the agent's last text answer. `None` when the transcript has neither.
 pub fn checkpoint_from_transcript(path: &Path) -> io::Result<Option<String>> {
     let file = std::fs::File::open(path)?;
     let mut request = None;
@@ -579,14 +582,10 @@ pub fn checkpoint_from_transcript(path: &Path) -> io::Result<Option<String>> {
         let Ok(entry) = serde_json::from_str::<serde_json::Value>(&line) else {
             continue;
         };
-        let role = entry["type"].as_str().or(entry["message"]["role"].as_str());
-        let Some(text) = message_text(&entry["message"]["content"]) else {
-            continue;
-        };
-        match role {
-            Some("user") => request = Some(text),
-            Some("assistant") => answer = Some(text),
-            _ => {}
+        if let Some(text) = transcript::request_in(&entry) {
+            request = Some(text);
+        } else if let Some(text) = transcript::answer_in(&entry) {
+            answer = Some(text);
         }
     }
     if request.is_none() && answer.is_none() {
@@ -602,23 +601,6 @@ pub fn checkpoint_from_transcript(path: &Path) -> io::Result<Option<String>> {
         checkpoint.push_str(&clip(&answer, EXCERPT));
     }
     Ok(Some(checkpoint))
-}
-
-/// The text of a message: a string, or the `text` parts of a list (tool
-/// calls and tool results are not what a person said).
-fn message_text(content: &serde_json::Value) -> Option<String> {
-    let text = match content {
-        serde_json::Value::String(text) => text.clone(),
-        serde_json::Value::Array(parts) => parts
-            .iter()
-            .filter(|part| part["type"] == "text")
-            .filter_map(|part| part["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => return None,
-    };
-    let text = text.trim();
-    (!text.is_empty()).then(|| text.to_owned())
 }
 
 /// The first `max` characters of `text`, marked when cut.

@@ -94,12 +94,19 @@ impl Sink for StoreSink<'_> {
             }
             None => Vec::new(),
         };
+        // A session's checkpoint replaces its own earlier one: never a
+        // repeat of it.
         if let Some(same) = similar.iter().find(|m| {
-            m.kind == observation.kind && !replaceable.iter().any(|r| r.memory.id == m.id)
+            m.kind == observation.kind
+                && observation.supersedes.as_deref() != Some(m.id.as_str())
+                && !replaceable.iter().any(|r| r.memory.id == m.id)
         }) {
             return Err(Refusal::Duplicate(same.id.clone()));
         }
-        let supersedes = self.link(&replaceable, &observation.kind, orders_removed);
+        let supersedes = match &observation.supersedes {
+            Some(id) => Some(id.clone()),
+            None => self.link(&replaceable, &observation.kind, orders_removed),
+        };
         let stored = ops::store(
             self.session,
             &workspace,
@@ -229,6 +236,8 @@ pub struct Status {
     /// The newest memories capture stored (at most [`MAX_STORED_IDS`]),
     /// oldest first; `stored` counts them all.
     pub stored_ids: Vec<String>,
+    /// The same memories with their type and first line.
+    pub stored_memories: Vec<StoredMemory>,
     /// `skipped REASON`, `waiting REASON`, `dropped REASON` (and where
     /// failing runs went) → how many.
     pub reasons: BTreeMap<String, usize>,
@@ -238,6 +247,16 @@ pub struct Status {
     /// What judges the events the rules cannot, as a worker started now
     /// would.
     pub judge: Judge,
+}
+
+/// A memory capture stored, as `capture status` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct StoredMemory {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Its first line (at most 100 characters).
+    pub first_line: String,
 }
 
 /// Instruction-like spans removed from what capture was about to store.
@@ -287,12 +306,19 @@ pub fn status(home: &Home, workspace: &Workspace) -> Status {
             reasons.insert(key, n);
         }
     }
-    let mut stored_ids: Vec<String> = statuses
+    let mut stored_memories: Vec<StoredMemory> = statuses
         .iter()
         .filter(|s| s["verdict"] == "stored")
-        .filter_map(|s| s["id"].as_str().map(str::to_owned))
+        .filter_map(|s| {
+            Some(StoredMemory {
+                id: s["id"].as_str()?.to_owned(),
+                kind: s["type"].as_str().unwrap_or_default().to_owned(),
+                first_line: s["first_line"].as_str().unwrap_or_default().to_owned(),
+            })
+        })
         .collect();
-    stored_ids.drain(..stored_ids.len().saturating_sub(MAX_STORED_IDS));
+    stored_memories.drain(..stored_memories.len().saturating_sub(MAX_STORED_IDS));
+    let stored_ids = stored_memories.iter().map(|m| m.id.clone()).collect();
     let mut instructions = Removed::default();
     for s in &statuses {
         let Some(rules) = s[capture::INSTRUCTIONS_REMOVED].as_array() else {
@@ -315,6 +341,7 @@ pub fn status(home: &Home, workspace: &Workspace) -> Status {
         waiting,
         dropped: count("dropped"),
         stored_ids,
+        stored_memories,
         reasons,
         instructions,
         judge: judge(home),

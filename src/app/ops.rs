@@ -1396,6 +1396,23 @@ pub fn brief(
     }))
 }
 
+/// The first `limit` of `memories` (newest first), those people or agents
+/// stored (`store`, MCP `store`) before those capture wrote: a captured
+/// fragment never fills a section while a written memory of its window
+/// waits. Each group keeps its order.
+fn people_first(memories: Vec<IndexedMemory>, limit: usize) -> Vec<IndexedMemory> {
+    let captured = |memory: &IndexedMemory| {
+        memory.source.as_deref().is_some_and(|source| {
+            source.starts_with(crate::domain::recall::Captured::SOURCE_PREFIX)
+        })
+    };
+    let (mut written, taken): (Vec<_>, Vec<_>) =
+        memories.into_iter().partition(|memory| !captured(memory));
+    written.extend(taken);
+    written.truncate(limit);
+    written
+}
+
 /// One part of the briefing.
 struct Section {
     title: String,
@@ -1441,12 +1458,12 @@ fn brief_sections(
     let mut state = newest(&["checkpoint"], 1, None)?;
     state.extend(newest(&["plan"], 1, None)?);
     state.sort_by(|a, b| b.timestamp.cmp(&a.timestamp));
-    let decisions = newest(&["decision"], 3, window)?;
+    let decisions = people_first(newest(&["decision"], 20, window)?, 3);
     let mut fixes = newest(&["bug-fix"], 20, window)?;
     if let Some(branch) = branch {
         fixes.retain(|m| m.branch.as_deref() == Some(branch));
     }
-    fixes.truncate(3);
+    let fixes = people_first(fixes, 3);
     Ok(vec![
         Section {
             title: "Where work stopped".to_owned(),

@@ -67,6 +67,16 @@ pub(crate) fn tool(
 /// secret and a private span in its output), an edit, the run passing, a
 /// trivial command, then Stop.
 fn session(env: &TestEnv, repo: &Path) {
+    session_as(env, repo, "sess-1");
+}
+
+/// [`session`] as the session `id`.
+fn session_as(env: &TestEnv, repo: &Path, id: &str) {
+    let hook = |env: &TestEnv, repo: &Path, event: &str, payload: &serde_json::Value| {
+        let mut payload = payload.clone();
+        payload["session_id"] = id.into();
+        hook(env, repo, event, &payload);
+    };
     let transcript = repo.join("../transcript.jsonl");
     fs::write(
         &transcript,
@@ -1023,7 +1033,7 @@ fn a_captured_observation_the_team_already_has_is_skipped() {
     session(&env, &repo);
     let first = memory_lines(&repo);
     assert_eq!(first.len(), 2, "{first:#?}");
-    session(&env, &repo);
+    session_as(&env, &repo, "sess-2");
     assert_eq!(memory_lines(&repo), first, "nothing stored twice");
     let status: serde_json::Value =
         serde_json::from_str(&env.ok(&repo, &["capture", "status", "--json"])).unwrap();

@@ -45,3 +45,4 @@ mod trace;
 mod trust;
 mod vectors;
 mod warm;
+mod worth_reading;

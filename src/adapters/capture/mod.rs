@@ -24,7 +24,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::domain::capture::rules::{self, Observation, Session, Verdict};
-use crate::domain::capture::{Generator, READ_AS_AN_ORDER, event, guard, judge, redact};
+use crate::domain::capture::{
+    Generator, READ_AS_AN_ORDER, event, guard, judge, redact, transcript,
+};
 pub use queue::Queue;
 
 #[derive(Debug, thiserror::Error)]
@@ -175,43 +177,59 @@ pub struct Drained {
     pub dropped: usize,
 }
 
-/// Reads a transcript's first request and last answer (for the session
-/// summary); at most the file's last 4 MiB are read.
+/// Bytes of a transcript read from each end: its start for the request,
+/// its end for the last answer.
+const TRANSCRIPT_END_BYTES: u64 = 4 << 20;
+
+/// Reads a transcript's first request (what the person typed first,
+/// [`transcript::request_in`]) from its first 4 MiB and its last answer
+/// from its last 4 MiB: a long session keeps its beginning, and no more
+/// than 8 MiB are read.
 pub fn transcript_ends(path: &Path) -> (Option<String>, Option<String>) {
-    let Ok(bytes) = crate::adapters::memdir::read_regular(path) else {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut file) =
+        crate::adapters::memdir::open_regular(path, std::fs::OpenOptions::new().read(true))
+    else {
         return (None, None);
     };
-    let start = bytes.len().saturating_sub(4 << 20);
-    let text = String::from_utf8_lossy(&bytes[start..]);
-    let mut asked = None;
-    let mut answer = None;
-    for line in text.lines() {
-        let Ok(entry) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        let role = entry["type"].as_str().or(entry["message"]["role"].as_str());
-        let content = &entry["message"]["content"];
-        let text = match content {
-            Value::String(text) => Some(text.clone()),
-            Value::Array(parts) => {
-                let texts: Vec<&str> = parts
-                    .iter()
-                    .filter(|p| p["type"] == "text")
-                    .filter_map(|p| p["text"].as_str())
-                    .collect();
-                (!texts.is_empty()).then(|| texts.join("\n"))
-            }
-            _ => None,
-        };
-        let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
-            continue;
-        };
-        match role {
-            Some("user") if asked.is_none() => asked = Some(text),
-            Some("assistant") => answer = Some(text),
-            _ => {}
+    let entries = |bytes: &[u8], skip_first: bool| -> Vec<Value> {
+        let text = String::from_utf8_lossy(bytes);
+        let mut lines = text.lines();
+        if skip_first {
+            lines.next();
         }
+        lines
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .collect()
+    };
+    let mut head = Vec::new();
+    if (&mut file)
+        .take(TRANSCRIPT_END_BYTES)
+        .read_to_end(&mut head)
+        .is_err()
+    {
+        return (None, None);
     }
+    let asked = entries(&head, false)
+        .iter()
+        .find_map(transcript::request_in);
+    let length = file.metadata().map_or(0, |metadata| metadata.len());
+    let (tail, cut) = if length <= TRANSCRIPT_END_BYTES {
+        (head, false)
+    } else {
+        let mut tail = Vec::new();
+        let read = file
+            .seek(SeekFrom::Start(length - TRANSCRIPT_END_BYTES))
+            .and_then(|_| file.take(TRANSCRIPT_END_BYTES).read_to_end(&mut tail));
+        if read.is_err() {
+            return (asked, None);
+        }
+        (tail, true)
+    };
+    let answer = entries(&tail, cut)
+        .iter()
+        .rev()
+        .find_map(transcript::answer_in);
     (asked, answer)
 }
 
@@ -272,6 +290,12 @@ fn process(
             .as_str()
             .map(|p| transcript_ends(Path::new(p)))
             .unwrap_or_default();
+        // Claude Code's own field is the answer of this turn.
+        let answer = payload["last_assistant_message"]
+            .as_str()
+            .filter(|text| !text.trim().is_empty())
+            .map(str::to_owned)
+            .or(answer);
         let mut keep = |text: Option<String>| {
             text.map(|text| {
                 let (text, rules) = redact::remove_instructions(&text);
@@ -280,10 +304,7 @@ fn process(
             })
         };
         let (asked, answer) = (keep(asked), keep(answer));
-        match session.summary(asked.as_deref(), answer.as_deref()) {
-            Some(observation) => Verdict::Store(observation),
-            None => Verdict::Skip("nothing changed in the session"),
-        }
+        session.checkpoint(asked.as_deref(), answer.as_deref())
     } else {
         let facts = event::facts(&payload, root);
         removed.extend(&facts.instructions_removed);
@@ -340,8 +361,12 @@ fn process(
         Verdict::Store(observation) => {
             match sink.store(root, &session_id, &observation, !removed.is_empty()) {
                 Ok(id) => {
+                    if observation.kind == rules::CHECKPOINT {
+                        session.checkpoint_stored(&id);
+                    }
                     status["verdict"] = "stored".into();
                     status["id"] = id.into();
+                    status["first_line"] = first_line(&observation.content).into();
                     status["type"] = observation.kind.into();
                 }
                 Err(Refusal::Duplicate(id)) => {
@@ -358,6 +383,17 @@ fn process(
     }
     queue.save_session(&session_id, &session)?;
     Ok(status)
+}
+
+/// The first line of what was stored, at most 100 characters: what `capture
+/// status` shows of it.
+fn first_line(content: &str) -> String {
+    let line = content.lines().next().unwrap_or_default().trim();
+    let mut kept: String = line.chars().take(100).collect();
+    if kept.len() < line.len() {
+        kept.push('…');
+    }
+    kept
 }
 
 /// Names, in an event's status line, the rule of each span removed from

@@ -101,6 +101,26 @@ pub struct Facts {
     /// removed because it read as an order to an agent
     /// ([`redact::remove_instructions`]).
     pub instructions_removed: Vec<&'static str>,
+    /// The edits of the files (hashes of their texts), to tell an edit
+    /// undone later.
+    pub edits: Vec<Edit>,
+    /// The person interrupted the tool (`is_interrupt`, or a response
+    /// `interrupted`): its run neither failed nor passed.
+    pub interrupted: bool,
+}
+
+/// An edit of a file, as the hashes of the text it replaced (`None` for a
+/// whole file written) and of the new text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    pub file: String,
+    pub old: Option<String>,
+    pub new: String,
+}
+
+/// A short hash of an edit's text.
+fn text_hash(text: &str) -> String {
+    blake3::hash(text.as_bytes()).to_hex()[..16].to_owned()
 }
 
 impl Facts {
@@ -144,10 +164,27 @@ pub fn facts(payload: &Value, root: &Path) -> Facts {
             .as_str()
             .and_then(|path| relative_path(path, cwd, root))
     };
+    facts.interrupted = payload["is_interrupt"] == true || response["interrupted"] == true;
     match tool.as_str() {
         "Read" => facts.read.extend(path_of("file_path")),
         "Edit" | "MultiEdit" | "Write" => {
             facts.modified.extend(path_of("file_path"));
+            if let Some(file) = path_of("file_path") {
+                let edits = input["edits"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_else(|| vec![input.clone()]);
+                for edit in &edits {
+                    let new = edit["new_string"].as_str().or(edit["content"].as_str());
+                    if let Some(new) = new {
+                        facts.edits.push(Edit {
+                            file: file.clone(),
+                            old: edit["old_string"].as_str().map(text_hash),
+                            new: text_hash(new),
+                        });
+                    }
+                }
+            }
             let mut change = String::new();
             let edits = input["edits"]
                 .as_array()

@@ -10,6 +10,7 @@ pub mod failures;
 pub mod prompt;
 pub mod redact;
 pub mod rules;
+pub mod transcript;
 
 use std::path::PathBuf;
 
@@ -120,6 +121,7 @@ pub fn judge_with(
                 content: text,
                 files: facts.modified.clone(),
                 source: format!("capture:{}", generator.id()),
+                supersedes: None,
             }))
         }
     }
@@ -135,6 +137,7 @@ mod tests {
             content: content.to_owned(),
             files: files.iter().map(|f| (*f).to_owned()).collect(),
             source: "capture:model".to_owned(),
+            supersedes: None,
         }
     }
 

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::event::{Facts, Outcome};
+use super::event::{Edit, Facts, Outcome};
 use super::redact;
 
 /// Memories one session may add; what comes after is skipped and counted.
@@ -36,7 +36,32 @@ pub struct Session {
     /// (told in the fix it stored, or not, when nothing changed). Not kept.
     #[serde(skip)]
     pub settled: usize,
+    /// The session's checkpoint, once stored: the next `Stop` replaces it
+    /// (`supersedes`), so the session has one, kept current.
+    #[serde(default)]
+    pub checkpoint: Option<String>,
+    /// [`Self::events`] when it was stored: a `Stop` with no event since
+    /// stores nothing new.
+    #[serde(default)]
+    pub checkpoint_events: usize,
+    /// Per file, the edits of the session that are still there, each as
+    /// the hashes of its old and new text ([`Edit`]): an edit undone by the
+    /// reverse edit (or a `git restore`) leaves it. A check that passes
+    /// after edits that left nothing in the files it failed over fixed
+    /// nothing.
+    #[serde(default)]
+    pub pending: std::collections::BTreeMap<String, Vec<(Option<String>, String)>>,
 }
+
+/// Why a check that passes again after its files went back to what they
+/// were is not a fix.
+pub const REVERTED: &str = "check passed after the edits since it failed were reverted (the files are as they were): no fix";
+
+/// Why an interrupted run counts for nothing.
+pub const INTERRUPTED: &str = "interrupted (neither failing nor passing)";
+
+/// The type of a session's checkpoint.
+pub const CHECKPOINT: &str = "checkpoint";
 
 /// Why a failing check waits ([`Verdict::Wait`]).
 pub const WAITING: &str = "check failed (stored if it passes after changes)";
@@ -72,6 +97,9 @@ pub struct Observation {
     pub files: Vec<String>,
     /// `capture:rules`, or `capture:<model id>`.
     pub source: String,
+    /// The memory it replaces: a session's earlier checkpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supersedes: Option<String>,
 }
 
 /// The rules' verdict on one event.
@@ -105,6 +133,23 @@ impl Session {
                 push_unique(&mut failure.modified_since, path);
             }
         }
+        for edit in &facts.edits {
+            self.note_edit(edit);
+        }
+        // A file changed by a tool whose edit is not known (a notebook, a
+        // payload without the texts) counts as changed.
+        for path in &facts.modified {
+            if !facts.edits.iter().any(|edit| &edit.file == path) {
+                self.note_edit(&Edit {
+                    file: path.clone(),
+                    old: None,
+                    new: format!("unknown edit {}", self.events),
+                });
+            }
+        }
+        if facts.interrupted {
+            return Verdict::Skip(INTERRUPTED);
+        }
         match facts.tool.as_str() {
             "Read" | "Grep" | "Glob" | "LS" => return Verdict::Skip("read or search"),
             "Write" if self.stored < MAX_STORED_PER_SESSION => {
@@ -123,6 +168,9 @@ impl Session {
         let Some(command) = facts.command.as_deref() else {
             return Verdict::Skip("no command");
         };
+        if facts.outcome != Some(Outcome::Failed) {
+            self.note_restore(command);
+        }
         let command = normalize(command);
         let check = is_check(&command);
         match facts.outcome {
@@ -177,6 +225,13 @@ impl Session {
         if failure.modified_since.is_empty() {
             return Verdict::Skip("check passed again with no change (flaky?)");
         }
+        if failure
+            .modified_since
+            .iter()
+            .all(|path| self.pending.get(path).is_none_or(Vec::is_empty))
+        {
+            return Verdict::Skip(REVERTED);
+        }
         if self.stored >= MAX_STORED_PER_SESSION {
             return Verdict::Skip("session memory cap reached");
         }
@@ -199,6 +254,7 @@ impl Session {
             content,
             files: failure.modified_since.into_iter().take(20).collect(),
             source: RULES_SOURCE.to_owned(),
+            supersedes: None,
         })
     }
 
@@ -211,11 +267,28 @@ impl Session {
         if self.modified.is_empty() && self.fixed.is_empty() {
             return None;
         }
+        // Only what stayed changed (an edit undone is no work done), but
+        // every file when none is tracked (a session saved before).
+        let changed: Vec<String> = self
+            .modified
+            .iter()
+            .filter(|path| {
+                self.pending
+                    .get(*path)
+                    .is_none_or(|edits| !edits.is_empty())
+            })
+            .cloned()
+            .collect();
+        if changed.is_empty() && self.fixed.is_empty() {
+            return None;
+        }
         let mut content = String::from("Session summary.");
         if let Some(asked) = asked {
             content.push_str(&format!("\nAsked: {}", clip(asked, 600)));
         }
-        content.push_str(&format!("\nDone: changed {}.", list(&self.modified, 12)));
+        if !changed.is_empty() {
+            content.push_str(&format!("\nDone: changed {}.", list(&changed, 12)));
+        }
         for fix in self.fixed.iter().take(5) {
             content.push_str(&format!("\nFixed: {fix}"));
         }
@@ -234,11 +307,86 @@ impl Session {
         let content = redact::strip_private(&content);
         let (content, _) = redact::remove_secrets(&content);
         Some(Observation {
-            kind: "checkpoint".to_owned(),
+            kind: CHECKPOINT.to_owned(),
             content,
-            files: self.modified.iter().take(20).cloned().collect(),
+            files: changed.into_iter().take(20).collect(),
             source: RULES_SOURCE.to_owned(),
+            supersedes: self.checkpoint.clone(),
         })
+    }
+
+    /// The verdict of a `Stop`: the session's checkpoint ([`Self::summary`]),
+    /// replacing the one an earlier `Stop` stored; nothing when the session
+    /// changed nothing, or nothing happened since its checkpoint.
+    pub fn checkpoint(&self, asked: Option<&str>, last_answer: Option<&str>) -> Verdict {
+        if self.checkpoint.is_some() && self.events == self.checkpoint_events {
+            return Verdict::Skip("nothing new since the session's checkpoint");
+        }
+        match self.summary(asked, last_answer) {
+            Some(observation) => Verdict::Store(observation),
+            None => Verdict::Skip("nothing changed in the session"),
+        }
+    }
+
+    /// Notes that the session's checkpoint is stored as `id`.
+    pub fn checkpoint_stored(&mut self, id: &str) {
+        self.checkpoint = Some(id.to_owned());
+        self.checkpoint_events = self.events;
+    }
+
+    /// Notes an edit: the reverse of an edit still there undoes it.
+    fn note_edit(&mut self, edit: &Edit) {
+        let edits = self.pending.entry(edit.file.clone()).or_default();
+        let undone = edit.old.as_ref().and_then(|old| {
+            edits
+                .iter()
+                .rposition(|(before, after)| after == old && before.as_ref() == Some(&edit.new))
+        });
+        match undone {
+            Some(index) => {
+                edits.remove(index);
+            }
+            None if edits.len() < MAX_PATHS => edits.push((edit.old.clone(), edit.new.clone())),
+            None => {}
+        }
+    }
+
+    /// A command that puts files back as git has them (`git restore`,
+    /// `git checkout -- PATH`, `git checkout .`, `git stash`, `git reset
+    /// --hard`) undoes the session's edits of them.
+    fn note_restore(&mut self, command: &str) {
+        let words: Vec<&str> = command.split_whitespace().collect();
+        let Some(git) = words.iter().position(|word| *word == "git") else {
+            return;
+        };
+        let rest = &words[git + 1..];
+        let everything = matches!(
+            rest,
+            ["stash"]
+                | ["stash", "push", ..]
+                | ["stash", "-u", ..]
+                | ["reset", "--hard", ..]
+                | ["checkout", ".", ..]
+                | ["restore", ".", ..]
+                | ["checkout", "--", "."]
+        );
+        if everything {
+            self.pending.values_mut().for_each(Vec::clear);
+            return;
+        }
+        let paths: &[&str] = match rest {
+            ["restore", paths @ ..] => paths,
+            ["checkout", "--", paths @ ..] => paths,
+            _ => return,
+        };
+        for path in paths.iter().filter(|path| !path.starts_with('-')) {
+            let path = path.trim_start_matches("./");
+            for (file, edits) in &mut self.pending {
+                if file == path || file.ends_with(&format!("/{path}")) {
+                    edits.clear();
+                }
+            }
+        }
     }
 }
 
@@ -311,6 +459,7 @@ fn decision_record(facts: &Facts) -> Option<Observation> {
         content,
         files: vec![path.clone()],
         source: RULES_SOURCE.to_owned(),
+        supersedes: None,
     })
 }
 
@@ -584,6 +733,50 @@ mod tests {
             modified: vec![path.to_owned()],
             ..Facts::default()
         }
+    }
+
+    fn edit_text(path: &str, old: &str, new: &str) -> Facts {
+        Facts {
+            edits: vec![Edit {
+                file: path.to_owned(),
+                old: Some(old.to_owned()),
+                new: new.to_owned(),
+            }],
+            ..edit(path)
+        }
+    }
+
+    #[test]
+    fn edits_undone_or_restored_leave_no_fix_and_the_checkpoint_names_what_stayed() {
+        let failed = bash("go test ./...", Outcome::Failed);
+        let passed = bash("go test ./...", Outcome::Succeeded);
+        // The reverse edit undoes the first.
+        let mut session = Session::default();
+        session.apply(&edit_text("a.go", "x", "y"));
+        session.apply(&failed);
+        session.apply(&edit_text("a.go", "y", "x"));
+        assert_eq!(session.apply(&passed), Verdict::Skip(REVERTED));
+        // `git restore` (or `git checkout -- PATH`) puts the file back.
+        let mut session = Session::default();
+        session.apply(&failed);
+        session.apply(&edit_text("pkg/a.go", "x", "y"));
+        session.apply(&bash("git restore pkg/a.go", Outcome::Succeeded));
+        assert_eq!(session.apply(&passed), Verdict::Skip(REVERTED));
+        // An edit that stays is a fix; the checkpoint names only what
+        // stayed changed.
+        let mut session = Session::default();
+        session.apply(&edit_text("b.go", "1", "2"));
+        session.apply(&failed);
+        session.apply(&edit_text("a.go", "x", "y"));
+        session.apply(&edit_text("b.go", "2", "1"));
+        assert!(matches!(session.apply(&passed), Verdict::Store(_)));
+        let summary = session.summary(None, None).unwrap();
+        assert_eq!(summary.files, ["a.go"]);
+        // An interrupted run neither fails nor passes.
+        let mut interrupted = bash("go test ./...", Outcome::Failed);
+        interrupted.interrupted = true;
+        assert_eq!(session.apply(&interrupted), Verdict::Skip(INTERRUPTED));
+        assert!(session.failing.is_empty());
     }
 
     #[test]

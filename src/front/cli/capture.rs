@@ -70,6 +70,7 @@ pub(super) fn status(json: bool, out: &mut dyn Write) -> Result<u8, CliError> {
             "waiting": status.waiting,
             "dropped": status.dropped,
             "stored_ids": status.stored_ids,
+            "stored_memories": status.stored_memories,
             "reasons": status.reasons,
             "instructions_removed": status.instructions,
             "judge": status.judge.kind(),
@@ -84,14 +85,26 @@ pub(super) fn status(json: bool, out: &mut dyn Write) -> Result<u8, CliError> {
         status.queued, status.stored, status.skipped, status.waiting, status.dropped
     )
     .context("writing output")?;
-    for id in &status.stored_ids {
-        writeln!(out, "  stored {id}").context("writing output")?;
+    for memory in &status.stored_memories {
+        let line = if memory.first_line.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", memory.first_line)
+        };
+        writeln!(
+            out,
+            "  stored {} {}{}",
+            memory.id,
+            memory.kind,
+            crate::app::render::terminal_safe(&line)
+        )
+        .context("writing output")?;
     }
-    if status.stored > status.stored_ids.len() {
+    if status.stored > status.stored_memories.len() {
         writeln!(
             out,
             "  (the newest {} of {} stored)",
-            status.stored_ids.len(),
+            status.stored_memories.len(),
             status.stored
         )
         .context("writing output")?;
