@@ -7,7 +7,9 @@ fresh git repository with a private GOLDFISH_HOME: `goldfish init --agent
 claude --capture`, then every hook in order, run as Claude Code runs it (the
 command `init` wrote into .claude/settings.json, payload on stdin), with the
 transcript grown to what existed when the hook fired and the tool's effect on
-files applied first (Write, Edit, `rm`), then `goldfish capture work --wait`.
+files applied first (Write, Edit, `rm`); after each Stop the queue is drained
+(`goldfish capture work --wait`: the user reads before the next turn), and
+once more at the end.
 
 Scoring: a stored capture memory is a true positive when it matches a label
 not yet matched (same type, every `all` term and one term of each `any` group
@@ -198,6 +200,11 @@ def replay_session(goldfish, folder, keep):
                 r.apply(payload)
             p = r.run(["sh", "-c", r.hook_command(e["hook"])], stdin=json.dumps(payload), check=False)
             failures += p.returncode != 0
+            if e["hook"] == "stop":
+                # A turn ended: the user reads and types before the next
+                # one, so the queue drains before the transcript grows (and
+                # the replay does not depend on the worker's speed).
+                r.run(["goldfish", "capture", "work", "--wait"], check=False)
         r.run(["goldfish", "capture", "work", "--wait"], check=False)
         status = r.run(["goldfish", "capture", "status", "--json"], check=False)
         try:
