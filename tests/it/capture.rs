@@ -406,7 +406,7 @@ fn a_captured_bug_fix_names_the_failing_test_and_its_error_for_each_runner() {
         assert_eq!(
             fix["content"],
             format!(
-                "`{command}` failed, then passed after changes to {file}. Failing before: {tests}. Error: {error}"
+                "`{command}` failed, then passed after changes to {file}. Failing before: {tests}. Error: {error}. Changed {file}: `b`."
             ),
             "{fixture}"
         );

@@ -158,12 +158,12 @@ fn the_issue_24_scenario_stores_neither_the_order_nor_the_password() {
     assert_eq!(
         memories[0].content,
         format!(
-            "`npm test` failed, then passed after changes to src/cart/cart.js. Failing before: Cart › total › applies the discount once. Error: {INSTRUCTION_REMOVED}"
+            "`npm test` failed, then passed after changes to src/cart/cart.js. Failing before: Cart › total › applies the discount once. Error: {INSTRUCTION_REMOVED}. Changed src/cart/cart.js: `total * 0.9`."
         )
     );
     assert!(
         memories[1].content.contains(&format!(
-            "Last answer: Fixed: the discount was applied twice in Cart.total; it is applied once now and the suite passes.\n{INSTRUCTION_REMOVED}"
+            "Last answer: Fixed: the discount was applied twice in Cart.total; it is applied once now and the suite passes. {INSTRUCTION_REMOVED}"
         )),
         "{}",
         memories[1].content

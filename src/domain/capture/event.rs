@@ -116,6 +116,73 @@ pub struct Edit {
     pub file: String,
     pub old: Option<String>,
     pub new: String,
+    /// What it changed, one bounded line (orders and secrets removed): the
+    /// function it is in (`fn`, `func`, `def`, …) and its first new line.
+    pub what: Option<String>,
+}
+
+/// Characters of an edit's first new line kept in [`Edit::what`].
+const MAX_WHAT_CHARS: usize = 120;
+
+/// The function (or type) an edit's text is in, by the keywords that name
+/// one in the common languages, and its first line that the old text does
+/// not have.
+fn what_changed(old: Option<&str>, new: &str) -> Option<String> {
+    const DEFINES: [&str; 9] = [
+        "fn ",
+        "func ",
+        "def ",
+        "function ",
+        "class ",
+        "struct ",
+        "impl ",
+        "type ",
+        "interface ",
+    ];
+    let old_lines: std::collections::HashSet<&str> =
+        old.unwrap_or_default().lines().map(str::trim).collect();
+    let symbol = new
+        .lines()
+        .chain(old.unwrap_or_default().lines())
+        .find_map(|line| {
+            let line = line.trim_start();
+            let line = line
+                .trim_start_matches("pub ")
+                .trim_start_matches("export ")
+                .trim_start_matches("async ");
+            let keyword = DEFINES.iter().find(|keyword| line.starts_with(**keyword))?;
+            let rest = line[keyword.len()..].trim_start();
+            // A Go method's receiver: `func (s *T) Name(`.
+            let rest = if rest.starts_with('(') {
+                rest.split_once(')')
+                    .map_or(rest, |(_, after)| after.trim_start())
+            } else {
+                rest
+            };
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            (!name.is_empty()).then_some(name)
+        });
+    let line = new
+        .lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty() && !old_lines.contains(line))
+        .map(|line| {
+            let kept: String = line.chars().take(MAX_WHAT_CHARS).collect();
+            if kept.len() < line.len() {
+                format!("{kept}…")
+            } else {
+                kept
+            }
+        });
+    match (symbol, line) {
+        (Some(symbol), Some(line)) => Some(format!("in {symbol}, `{line}`")),
+        (None, Some(line)) => Some(format!("`{line}`")),
+        (Some(symbol), None) => Some(format!("in {symbol}")),
+        (None, None) => None,
+    }
 }
 
 /// A short hash of an edit's text.
@@ -177,10 +244,13 @@ pub fn facts(payload: &Value, root: &Path) -> Facts {
                 for edit in &edits {
                     let new = edit["new_string"].as_str().or(edit["content"].as_str());
                     if let Some(new) = new {
+                        let old = edit["old_string"].as_str();
+                        let what = what_changed(old, new).map(|what| facts.keep(&what));
                         facts.edits.push(Edit {
                             file: file.clone(),
-                            old: edit["old_string"].as_str().map(text_hash),
+                            old: old.map(text_hash),
                             new: text_hash(new),
+                            what: what.filter(|what| !what.trim().is_empty()),
                         });
                     }
                 }
@@ -342,6 +412,23 @@ fn bash_outcome(payload: &Value, output: &str) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_edit_says_which_function_and_what_line_changed() {
+        assert_eq!(
+            what_changed(
+                Some("func (s *Store) Save(x int) error {\n\treturn nil\n}"),
+                "func (s *Store) Save(x int) error {\n\treturn s.db.Put(x)\n}"
+            )
+            .as_deref(),
+            Some("in Save, `return s.db.Put(x)`")
+        );
+        assert_eq!(
+            what_changed(Some("x = 1"), "x = 2").as_deref(),
+            Some("`x = 2`")
+        );
+        assert_eq!(what_changed(Some("a"), "a"), None);
+    }
 
     #[test]
     fn paths_outside_the_repository_are_left_out() {

@@ -50,7 +50,19 @@ pub struct Session {
     /// after edits that left nothing in the files it failed over fixed
     /// nothing.
     #[serde(default)]
-    pub pending: std::collections::BTreeMap<String, Vec<(Option<String>, String)>>,
+    pub pending: std::collections::BTreeMap<String, Vec<Pending>>,
+}
+
+/// An edit of the session still in its file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pending {
+    /// Hashes of the text it replaced (`None`: a whole file written) and of
+    /// its new text.
+    pub old: Option<String>,
+    pub new: String,
+    /// What it changed, as [`Edit::what`] says it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub what: Option<String>,
 }
 
 /// Why a check that passes again after its files went back to what they
@@ -144,6 +156,7 @@ impl Session {
                     file: path.clone(),
                     old: None,
                     new: format!("unknown edit {}", self.events),
+                    what: None,
                 });
             }
         }
@@ -172,7 +185,11 @@ impl Session {
             self.note_restore(command);
         }
         let command = normalize(command);
-        let check = is_check(&command);
+        // A check by its command, or by what it printed: failing tests
+        // found, or a test runner's summary.
+        let check = is_check(&command)
+            || !facts.failing_tests.is_empty()
+            || facts.output.as_deref().is_some_and(runner_summary);
         match facts.outcome {
             Some(Outcome::Failed) if check => {
                 let earlier: usize = self
@@ -246,6 +263,27 @@ impl Session {
         if let Some(error) = failure.errors.first() {
             content.push_str(&format!(" Error: {error}"));
         }
+        // What changed: the last edit of each file that stayed.
+        let changes: Vec<String> = failure
+            .modified_since
+            .iter()
+            .filter_map(|path| {
+                let what = self
+                    .pending
+                    .get(path)?
+                    .iter()
+                    .rev()
+                    .find_map(|p| p.what.as_ref())?;
+                Some(format!("{path}: {what}"))
+            })
+            .take(3)
+            .collect();
+        if !changes.is_empty() {
+            if !content.ends_with('.') {
+                content.push('.');
+            }
+            content.push_str(&format!(" Changed {}.", changes.join("; ")));
+        }
         let (content, _) = redact::remove_secrets(&content);
         self.fixed.push(clip(&content, 300));
         self.stored += 1;
@@ -284,7 +322,7 @@ impl Session {
         }
         let mut content = String::from("Session summary.");
         if let Some(asked) = asked {
-            content.push_str(&format!("\nAsked: {}", clip(asked, 600)));
+            content.push_str(&format!("\nAsked: {}", clip(&one_line(asked), 300)));
         }
         if !changed.is_empty() {
             content.push_str(&format!("\nDone: changed {}.", list(&changed, 12)));
@@ -302,7 +340,7 @@ impl Session {
             ));
         }
         if let Some(answer) = last_answer {
-            content.push_str(&format!("\nLast answer: {}", clip(answer, 1200)));
+            content.push_str(&format!("\nLast answer: {}", answer_line(answer)));
         }
         let content = redact::strip_private(&content);
         let (content, _) = redact::remove_secrets(&content);
@@ -340,13 +378,17 @@ impl Session {
         let undone = edit.old.as_ref().and_then(|old| {
             edits
                 .iter()
-                .rposition(|(before, after)| after == old && before.as_ref() == Some(&edit.new))
+                .rposition(|pending| &pending.new == old && pending.old.as_ref() == Some(&edit.new))
         });
         match undone {
             Some(index) => {
                 edits.remove(index);
             }
-            None if edits.len() < MAX_PATHS => edits.push((edit.old.clone(), edit.new.clone())),
+            None if edits.len() < MAX_PATHS => edits.push(Pending {
+                old: edit.old.clone(),
+                new: edit.new.clone(),
+                what: edit.what.clone(),
+            }),
             None => {}
         }
     }
@@ -604,15 +646,141 @@ pub fn is_check(command: &str) -> bool {
 /// leading `A=1` assignments.
 fn check_of(command: &str) -> Option<(&'static str, Vec<&str>)> {
     let last = strip_env(command.rsplit("&&").next().unwrap_or(command).trim());
-    let check = CHECKS
-        .iter()
-        .filter(|check| last == **check || last.starts_with(&format!("{check} ")))
-        .max_by_key(|check| check.len())?;
+    let last = before_pipe(last);
+    let known = |last: &str| {
+        CHECKS
+            .iter()
+            .filter(|check| last == **check || last.starts_with(&format!("{check} ")))
+            .max_by_key(|check| check.len())
+            .copied()
+    };
+    let check = match known(last) {
+        Some(check) => check,
+        None => {
+            // A task of the project's own runner named like a check
+            // (`mise run test:ci`, `just lint`, `pnpm test`), or one that
+            // runs a known check (`uv run pytest`).
+            let runner = RUNNERS
+                .iter()
+                .filter(|runner| last.starts_with(&format!("{runner} ")))
+                .max_by_key(|runner| runner.len())?;
+            let rest = strip_env(last[runner.len()..].trim_start());
+            let task = rest.split_whitespace().next()?;
+            let named = task
+                .split([':', '-', '_', '/', '.'])
+                .any(|word| CHECK_WORDS.contains(&word.to_ascii_lowercase().as_str()));
+            if !named && known(rest).is_none() {
+                return None;
+            }
+            runner
+        }
+    };
     let arguments = last[check.len()..]
         .split_whitespace()
-        .filter(|arg| !OUTPUT_ONLY.contains(arg) && !arg.starts_with("--color"))
+        .filter(|arg| {
+            !OUTPUT_ONLY.contains(arg) && !arg.starts_with("--color") && !is_redirect(arg)
+        })
         .collect();
     Some((check, arguments))
+}
+
+/// Programs that run a project's own tasks (package.json scripts, a
+/// Makefile, a justfile, mise, pyproject's tools, mix): a task of theirs
+/// is a check when [`CHECK_WORDS`] names it, or it runs a known check.
+const RUNNERS: &[&str] = &[
+    "mise run",
+    "mise r",
+    "just",
+    "make",
+    "task",
+    "npm run",
+    "pnpm run",
+    "pnpm",
+    "yarn run",
+    "yarn",
+    "bun run",
+    "bun",
+    "mix",
+    "rake",
+    "uv run",
+    "poetry run",
+    "pipenv run",
+    "hatch run",
+    "rye run",
+    "pdm run",
+    "npx",
+    "bunx",
+    "deno task",
+    "deno",
+    "tox -e",
+    "nox -s",
+];
+
+/// The words that name a check among a task's name's parts
+/// (`test:integration`, `lint-go`, `type_check`).
+const CHECK_WORDS: &[&str] = &[
+    "test",
+    "tests",
+    "spec",
+    "specs",
+    "lint",
+    "linter",
+    "build",
+    "check",
+    "checks",
+    "typecheck",
+    "types",
+    "vet",
+    "clippy",
+    "ci",
+    "verify",
+    "compile",
+    "e2e",
+    "integration",
+    "unit",
+];
+
+/// The command a pipeline's output comes from: what precedes the first
+/// `|` that is not `||` (a `| tail -50` or `| grep FAIL` shows less of
+/// the same check).
+fn before_pipe(command: &str) -> &str {
+    let bytes = command.as_bytes();
+    let mut quote = None;
+    for (i, &b) in bytes.iter().enumerate() {
+        match (quote, b) {
+            (Some(q), _) if b == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'\'' | b'"') => quote = Some(b),
+            (None, b'|') if bytes.get(i + 1) != Some(&b'|') && (i == 0 || bytes[i - 1] != b'|') => {
+                return command[..i].trim_end();
+            }
+            _ => {}
+        }
+    }
+    command
+}
+
+/// Whether a command's output ends like a test runner's run: go's `ok`
+/// and `PASS` lines, cargo's `test result:`, pytest's, jest's and
+/// vitest's counts, rspec's and ExUnit's `examples`/`tests, 0 failures`.
+fn runner_summary(output: &str) -> bool {
+    output.lines().map(str::trim).any(|line| {
+        line == "PASS"
+            || line.starts_with("ok  \t")
+            || line.starts_with("ok \t")
+            || line.starts_with("test result: ")
+            || line.starts_with("Tests:")
+            || line.starts_with("Test Files ")
+            || (line.starts_with('=') && (line.contains(" passed") || line.contains(" failed")))
+            || ((line.contains(" examples, ") || line.contains(" tests, "))
+                && line.contains(" failure"))
+    })
+}
+
+/// A redirection (`2>&1`, `>/dev/null`, `2> err.log`'s first word).
+fn is_redirect(word: &str) -> bool {
+    let word = word.trim_start_matches(|c: char| c.is_ascii_digit() || c == '&');
+    word.starts_with('>') || word.starts_with('<')
 }
 
 /// `A=1 B=2 cmd` → `cmd`.
@@ -642,7 +810,8 @@ fn covers(passed: &str, failed: &str) -> bool {
     let (Some((check, passed)), Some((failed_check, failed))) =
         (check_of(passed), check_of(failed))
     else {
-        return false;
+        // A check known by its output only: the same command.
+        return before_pipe(passed) == before_pipe(failed);
     };
     check == failed_check
         && passed.iter().all(|p| {
@@ -702,6 +871,52 @@ fn list(items: &[String], max: usize) -> String {
     shown.join(", ")
 }
 
+/// Text from a transcript as one line: its lines joined, blanks collapsed
+/// (a quoted block cannot pass for lines of the memory's own).
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Characters of the agent's last answer a checkpoint keeps.
+const MAX_ANSWER: usize = 400;
+
+/// The agent's last answer as one bounded line that keeps what comes next:
+/// its first sentence and the sentence that says the next step (`Next`,
+/// `TODO`, `Remaining`, `Still to do`), when there is one.
+fn answer_line(answer: &str) -> String {
+    let line = one_line(answer);
+    if line.len() <= MAX_ANSWER {
+        return line;
+    }
+    let sentences: Vec<&str> = line
+        .split_inclusive(['.', '!', '?'])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    let next = sentences.iter().find(|sentence| {
+        let lower = sentence.to_lowercase();
+        [
+            "next",
+            "todo",
+            "remaining",
+            "still to do",
+            "left to do",
+            "follow-up",
+        ]
+        .iter()
+        .any(|word| lower.starts_with(word) || lower.contains(&format!(" {word}:")))
+    });
+    let first = sentences.first().copied().unwrap_or_default();
+    match next {
+        Some(next) if *next != first => format!(
+            "{} … {}",
+            clip(first, MAX_ANSWER / 2),
+            clip(next, MAX_ANSWER / 2)
+        ),
+        _ => clip(&line, MAX_ANSWER),
+    }
+}
+
 fn clip(text: &str, max: usize) -> String {
     let text = text.trim();
     if text.len() <= max {
@@ -741,9 +956,59 @@ mod tests {
                 file: path.to_owned(),
                 old: Some(old.to_owned()),
                 new: new.to_owned(),
+                what: None,
             }],
             ..edit(path)
         }
+    }
+
+    #[test]
+    fn transcript_text_is_one_bounded_line_that_keeps_the_next_step() {
+        let answer = format!(
+            "Ported the renderer.\n\n{}\nNext: wire the new layout into the CLI.",
+            "Details of the port. ".repeat(40)
+        );
+        let line = answer_line(&answer);
+        assert!(!line.contains('\n'), "{line}");
+        assert!(line.len() <= MAX_ANSWER + 10, "{line}");
+        assert!(line.starts_with("Ported the renderer."), "{line}");
+        assert!(
+            line.ends_with("Next: wire the new layout into the CLI."),
+            "{line}"
+        );
+        assert_eq!(one_line("a\n\n  b\tc"), "a b c");
+    }
+
+    #[test]
+    fn checks_are_known_by_the_projects_tasks_pipes_and_output() {
+        for check in [
+            "mise run test:ci",
+            "mise run lint 2>&1 | tail -30",
+            "just test",
+            "pnpm test -- --run",
+            "bun test",
+            "uv run pytest -x",
+            "mix test",
+            "go test ./... 2>&1 | head -50",
+        ] {
+            assert!(is_check(check), "{check}");
+        }
+        for other in [
+            "mise run fmt",
+            "just release",
+            "pnpm install",
+            "uv run python x.py",
+        ] {
+            assert!(!is_check(other), "{other}");
+        }
+        assert!(covers("mise run test", "mise run test:ci"));
+        assert!(covers(
+            "go test ./pkg/ 2>&1 | tail -5",
+            "go test ./pkg/ | head -100"
+        ));
+        assert!(runner_summary("ok  \tgithub.com/x/y\t0.01s"));
+        assert!(runner_summary("==== 3 passed in 0.1s ===="));
+        assert!(!runner_summary("hello world"));
     }
 
     #[test]
