@@ -490,7 +490,7 @@ pub fn setup_capture(root: &Path) -> Result<Vec<String>, SetupError> {
     let mut changes = Vec::new();
     if !capture.is_empty() {
         changes.push(format!(
-            "turned capture on: {} {} in {shown}",
+            "turned capture on: {} {} in {shown}; once committed, capture runs for every teammate who pulls it (one opts out with GOLDFISH_CAPTURE=off in the agent's environment)",
             and_list(&capture),
             hooks_word(&capture)
         ));

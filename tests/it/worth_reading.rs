@@ -396,3 +396,45 @@ fn finding_3_a_reverted_edit_is_no_fix_and_an_interrupt_is_no_failure() {
     let content = stored.last().unwrap()["content"].as_str().unwrap();
     assert!(!content.contains("Still failing"), "{content}");
 }
+
+/// Finding 6: committing the capture hooks turns capture on for every
+/// teammate who pulls. `init` says so, and `GOLDFISH_CAPTURE=off` in a
+/// teammate's environment makes the hooks queue nothing.
+#[test]
+fn finding_6_init_says_capture_is_shared_and_a_teammate_can_opt_out() {
+    use std::io::Write;
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let said = env.ok(&repo, &["init", "--agent", "claude", "--capture"]);
+    assert!(
+        said.contains("capture runs for every teammate who pulls it")
+            && said.contains("GOLDFISH_CAPTURE=off"),
+        "{said}"
+    );
+    transcript(&repo, "Rename the flag", "Renamed.");
+    for (event, payload) in [
+        ("post-tool-use", edit(&repo, "src/lib.rs", "a", "b")),
+        ("stop", stop(&repo, "sess-9", None)),
+    ] {
+        let mut child = env
+            .command(env!("CARGO_BIN_EXE_goldfish"), &repo)
+            .args(["agent-hook", event])
+            .env("GOLDFISH_CAPTURE", "off")
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.to_string().as_bytes())
+            .unwrap();
+        assert!(child.wait().unwrap().success());
+    }
+    env.ok(&repo, &["capture", "work", "--wait"]);
+    let status: serde_json::Value =
+        serde_json::from_str(&env.ok(&repo, &["capture", "status", "--json"])).unwrap();
+    assert_eq!(status["queued"], 0, "{status}");
+    assert_eq!(status["stored"], 0, "{status}");
+    assert!(checkpoints(&repo).is_empty());
+}
