@@ -145,6 +145,18 @@ pub fn store_asking(
     };
     let tags = list(&input.tags, memory::TAGS, Arg::Tags)?;
     let files = list(&input.files, memory::FILES, Arg::Files)?;
+    if let Some(source) = &input.source
+        && source.trim().len() > memory::MAX_SOURCE_BYTES
+    {
+        return Err(AppError::arg(
+            Arg::Source,
+            format!(
+                "{} bytes, at most {}: where a memory came from is a URL or a name",
+                source.trim().len(),
+                memory::MAX_SOURCE_BYTES
+            ),
+        ));
+    }
     let config = repo_config(workspace)?;
     let kind = config
         .kinds

@@ -676,6 +676,17 @@ pub fn review_commits(
                 if commit.is_none() {
                     reasons.push(UNATTRIBUTED.to_owned());
                 }
+                // A forget from outside the policy forgets nothing once
+                // pulled; the attempt stops the review.
+                if kind == ChangeKind::Forgotten
+                    && let Some(commit) = commit
+                {
+                    reasons.extend(
+                        judge(commit, &Claim::default())
+                            .into_iter()
+                            .map(str::to_owned),
+                    );
+                }
                 change.stops = !reasons.is_empty();
                 change.trust_reasons = reasons;
                 let about = content_of(target)
@@ -683,8 +694,8 @@ pub fn review_commits(
                     .unwrap_or_default();
                 change.note = Some(match kind {
                     ChangeKind::Forgotten => {
-                        // A forget counts whoever commits it: say when its
-                        // commit is outside the policy.
+                        // A forget from outside the policy forgets nothing:
+                        // said, and it stops the review (above).
                         let outside: Vec<&str> = commit
                             .map(|commit| judge(commit, &Claim::default()))
                             .unwrap_or_default();
@@ -692,7 +703,7 @@ pub fn review_commits(
                             format!("forgets {target}{about}")
                         } else {
                             format!(
-                                "forgets {target}{about}; its commit is outside the trust policy ({})",
+                                "forgets {target}{about}; its commit is outside the trust policy ({}): it forgets nothing",
                                 outside.join(", ")
                             )
                         }

@@ -154,17 +154,16 @@ fn the_issue_24_scenario_stores_neither_the_order_nor_the_password() {
             );
         }
     }
-    // What they say stays: the fix and the answer's first line.
+    // What the rules parsed stays (the fix, its test, what changed); a
+    // message or an answer that held an order is left out whole (issue 38:
+    // text the filter cannot clear is not stored).
     assert_eq!(
         memories[0].content,
-        format!(
-            "`npm test` failed, then passed after changes to src/cart/cart.js. Failing before: Cart › total › applies the discount once. Error: {INSTRUCTION_REMOVED}. Changed src/cart/cart.js: `total * 0.9`."
-        )
+        "`npm test` failed, then passed after changes to src/cart/cart.js. Failing before: Cart › total › applies the discount once. Changed src/cart/cart.js: `total * 0.9`."
     );
     assert!(
-        memories[1].content.contains(&format!(
-            "Last answer: Fixed: the discount was applied twice in Cart.total; it is applied once now and the suite passes. {INSTRUCTION_REMOVED}"
-        )),
+        !memories[1].content.contains("Last answer")
+            && !memories[1].content.contains(INSTRUCTION_REMOVED),
         "{}",
         memories[1].content
     );

@@ -692,7 +692,7 @@ fn agents_receive_each_memory_as_a_block_with_its_provenance_and_nothing_hidden(
             "{digest}"
         );
         assert!(
-            digest.contains("go\\u200b through the runbook\\u202e. Tagged\\u{E0041}\\u{E0042}."),
+            digest.contains("go\\u200b through the runbook\\u202e. Tagged\\udb40\\udc41\\udb40\\udc42."),
             "{digest}"
         );
         assert!(!digest.chars().any(is_hidden), "{digest:?}");

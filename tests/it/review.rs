@@ -547,7 +547,10 @@ fn releases_deletions_unreadable_lines_and_secrets() {
     env.commit_all(&repo, "alice: delete a line");
 
     let (code, json) = review_json(&env, &repo, &[&base, &clean]);
-    assert_eq!(code, 0, "{json:#}");
+    // Only Mallory's forget stops it: from outside the policy, it forgets
+    // nothing once pulled (issue 39).
+    assert_eq!(code, 1, "{json:#}");
+    assert_eq!(json["stopping"], 1, "{json:#}");
     let memory = change(&json, &released);
     assert_eq!(
         memory["introduced"]["author"],
@@ -577,7 +580,12 @@ fn releases_deletions_unreadable_lines_and_secrets() {
         .unwrap();
     assert_eq!(
         forget["note"],
-        format!("forgets {old}: The old queue drains at midnight; its commit is outside the trust policy (author-outside-policy)").as_str()
+        format!("forgets {old}: The old queue drains at midnight; its commit is outside the trust policy (author-outside-policy): it forgets nothing").as_str()
+    );
+    assert_eq!(forget["stops"], true);
+    assert_eq!(
+        forget["trust_reasons"],
+        serde_json::json!(["author-outside-policy"])
     );
     assert_eq!(json["changes"].as_array().unwrap().len(), 6, "{json:#}");
     let secret = change(&json, &secret);
@@ -600,7 +608,11 @@ fn releases_deletions_unreadable_lines_and_secrets() {
     );
 
     let (code, text, _) = review(&env, &repo, &[&base, &clean]);
-    assert_eq!(code, 0, "{text}");
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("STOPS: author-outside-policy"),
+        "Mallory's forget: {text}"
+    );
     assert!(!text.contains('\u{1b}'), "{text}");
     assert!(
         text.contains("Red \\u001b[31malert\\u001b[0m in the logs"),

@@ -296,11 +296,14 @@ fn process(
             .filter(|text| !text.trim().is_empty())
             .map(str::to_owned)
             .or(answer);
+        // A request or answer that held an order is not cleared by cutting
+        // the order out: it is left out whole.
         let mut keep = |text: Option<String>| {
-            text.map(|text| {
+            text.and_then(|text| {
                 let (text, rules) = redact::remove_instructions(&text);
+                let clear = rules.is_empty();
                 removed.extend(rules);
-                text
+                clear.then_some(text)
             })
         };
         let (asked, answer) = (keep(asked), keep(answer));

@@ -545,9 +545,12 @@ CREATE TABLE branches (
 ///   other's; while lines of one id coexist (the row and its
 ///   `duplicates`), the row whose line came later is quarantined
 ///   `id-reused`.
-/// - `duplicates.record_hash`, `releases.record_hash`: the same hash of
-///   their lines, to find their provenance (a release counts only by its
-///   own line's commit).
+/// - `duplicates.record_hash`, `releases.record_hash`,
+///   `tombstones.record_hash`: the same hash of their lines, to find their
+///   provenance (a release counts only by its own line's commit).
+/// - `tombstones.counts`: whether a tombstone forgets anything: one
+///   committed outside the trust policy hides nothing, as a `supersedes`
+///   from outside it does not (weighed with the verdicts).
 /// - `workspaces.history_trust`: the trust policy in effect at
 ///   `history_commit` (JSON: `policy`, `root`), from the history of
 ///   `.goldfish/config`: a change by someone outside the policy before it
@@ -582,6 +585,8 @@ DROP TABLE provenance;
 ALTER TABLE provenance_v15 RENAME TO provenance;
 ALTER TABLE duplicates ADD COLUMN record_hash TEXT NOT NULL DEFAULT '';
 ALTER TABLE releases ADD COLUMN record_hash TEXT NOT NULL DEFAULT '';
+ALTER TABLE tombstones ADD COLUMN record_hash TEXT NOT NULL DEFAULT '';
+ALTER TABLE tombstones ADD COLUMN counts INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE workspaces ADD COLUMN history_trust TEXT;
 DELETE FROM policy_changes;
 UPDATE workspaces SET history_commit = NULL;

@@ -112,7 +112,7 @@ const SUPERSEDER: &str = "FROM memories s
  WHERE s.workspace_id = m.workspace_id AND s.supersedes = m.id AND s.id <> m.id
    AND (s.quarantine = '' OR s.released) AND s.flags = ''
    AND +s.ts_ms IS NOT NULL AND +s.ts_ms <= {now}
-   AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = s.workspace_id AND t.forgets = s.id)";
+   AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = s.workspace_id AND t.forgets = s.id AND t.counts)";
 
 /// [`SUPERSEDER`] as of `now`.
 fn superseder(now: jiff::Timestamp) -> String {
@@ -466,7 +466,7 @@ impl Conditions {
             hides_superseded: request.hide_superseded,
         };
         c.sql.push(
-            "NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = m.workspace_id AND t.forgets = m.id)".into(),
+            "NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = m.workspace_id AND t.forgets = m.id AND t.counts)".into(),
         );
         if let Scope::Workspaces(ids) = scope {
             let list: Vec<String> = ids.iter().map(|id| c.bind(Value::Integer(*id))).collect();
@@ -752,7 +752,7 @@ impl Index {
              JOIN workspaces w ON w.id = m.workspace_id
              LEFT JOIN provenance p ON {LINE_PROVENANCE}
              WHERE m.workspace_id = ?1
-               AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = m.workspace_id AND t.forgets = m.id)
+               AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = m.workspace_id AND t.forgets = m.id AND t.counts)
                AND {UNTRUSTED_REASONS} <> '' AND NOT {RELEASED}"
         );
         self.conn
@@ -770,7 +770,7 @@ impl Index {
             .query_row(
                 "SELECT count(*) FROM memories m
                  WHERE m.workspace_id = ?1 AND m.stale <> ''
-                   AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = m.workspace_id AND t.forgets = m.id)",
+                   AND NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = m.workspace_id AND t.forgets = m.id AND t.counts)",
                 rusqlite::params![workspace_id],
                 |row| row.get::<_, i64>(0),
             )

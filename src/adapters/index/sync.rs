@@ -785,10 +785,17 @@ fn apply(tx: &Transaction<'_>, workspace_id: i64, plan: &SyncPlan<'_>) -> rusqli
                 .execute(params![workspace_id, read.name])?;
         }
         for tombstone in &read.tombstones {
+            let line = Entry::Tombstone((*tombstone).clone()).to_line();
             tx.prepare_cached(
-                "INSERT OR IGNORE INTO tombstones (workspace_id, id, forgets, file) VALUES (?1, ?2, ?3, ?4)",
+                "INSERT OR IGNORE INTO tombstones (workspace_id, id, forgets, file, record_hash) VALUES (?1, ?2, ?3, ?4, ?5)",
             )?
-            .execute(params![workspace_id, tombstone.id, tombstone.forgets, read.name])?;
+            .execute(params![
+                workspace_id,
+                tombstone.id,
+                tombstone.forgets,
+                read.name,
+                sync_plan::record_hash(&line).to_hex().as_str()
+            ])?;
         }
         for release in &read.releases {
             let line = Entry::Release((*release).clone()).to_line();
@@ -1005,7 +1012,7 @@ pub(super) fn live_count(conn: &rusqlite::Connection, workspace_id: i64) -> rusq
         .optional()?
         .unwrap_or(0);
     let forgotten: i64 = conn.query_row(
-        "SELECT count(DISTINCT t.forgets) FROM tombstones t WHERE t.workspace_id = ?1
+        "SELECT count(DISTINCT t.forgets) FROM tombstones t WHERE t.workspace_id = ?1 AND t.counts
            AND EXISTS (SELECT 1 FROM memories m WHERE m.workspace_id = t.workspace_id AND m.id = t.forgets)",
         params![workspace_id],
         |row| row.get(0),

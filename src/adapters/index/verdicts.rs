@@ -250,5 +250,39 @@ pub(super) fn apply(tx: &Transaction<'_>, workspace_id: i64, due: Due) -> rusqli
         "DELETE FROM temp.verdicts_due WHERE workspace_id = ?1",
         params![workspace_id],
     )?;
-    Ok(changed)
+    Ok(changed + weigh_tombstones(tx, workspace_id, policy.as_ref())?)
+}
+
+/// Whether each tombstone of the workspace forgets anything
+/// ([`verdict::forgets`]: by its own line's commit), stored in
+/// `tombstones.counts`; returns how many changed. Tombstones are few, and
+/// each is weighed at every [`apply`].
+fn weigh_tombstones(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+    policy: Option<&TrustPolicy>,
+) -> rusqlite::Result<usize> {
+    let mut statement = tx.prepare_cached(
+        "SELECT t.id, t.file, t.counts, p.commit_id, p.author, p.author_name, p.author_email, p.signature, p.signer
+         FROM tombstones t
+         LEFT JOIN provenance p ON p.workspace_id = t.workspace_id AND p.id = t.id
+           AND (p.record_hash = t.record_hash OR p.record_hash = '')
+         WHERE t.workspace_id = ?1",
+    )?;
+    let mut rows = statement.query(params![workspace_id])?;
+    let mut changes: Vec<(String, String, bool)> = Vec::new();
+    while let Some(row) = rows.next()? {
+        let origin = OriginRow::read(row, 4)?;
+        let counts = verdict::forgets(origin.as_ref().map(OriginRow::origin).as_ref(), policy);
+        if row.get::<_, bool>(2)? != counts {
+            changes.push((row.get(0)?, row.get(1)?, counts));
+        }
+    }
+    let mut update = tx.prepare_cached(
+        "UPDATE tombstones SET counts = ?4 WHERE workspace_id = ?1 AND id = ?2 AND file = ?3",
+    )?;
+    for (id, file, counts) in &changes {
+        update.execute(params![workspace_id, id, file, counts])?;
+    }
+    Ok(changes.len())
 }

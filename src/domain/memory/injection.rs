@@ -172,9 +172,10 @@ pub fn acts(c: char) -> bool {
 }
 
 /// `text` with every character that [`acts`] written as a visible escape:
-/// `\r`, or `\uXXXX` (as JSON writes it, so a JSON line stays valid and
-/// means the same; a tag character as `\u{E0041}`). What a memory holds
-/// reaches a terminal or an agent only this way.
+/// `\r`, or `\uXXXX` as JSON writes it (a character beyond the BMP, such as
+/// a tag character, as its two UTF-16 halves `\udb40\udc41`), so a JSON
+/// line stays valid and means the same. What a memory holds reaches a
+/// terminal or an agent only this way.
 pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.chars().any(acts) {
         return std::borrow::Cow::Borrowed(text);
@@ -184,7 +185,9 @@ pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
         match c {
             '\r' => out.push_str("\\r"),
             c if acts(c) && u32::from(c) > 0xFFFF => {
-                out.push_str(&format!("\\u{{{:X}}}", u32::from(c)));
+                for half in c.encode_utf16(&mut [0; 2]) {
+                    out.push_str(&format!("\\u{half:04x}"));
+                }
             }
             c if acts(c) => out.push_str(&format!("\\u{:04x}", u32::from(c))),
             c => out.push(c),
@@ -346,7 +349,15 @@ mod tests {
         assert_eq!(visible("x\u{202E}y\r"), "x\\u202ey\\r");
         assert_eq!(visible("\u{1b}[31m"), "\\u001b[31m");
         // Tag characters spell ASCII no one sees: each shown.
-        assert_eq!(visible("ok\u{E0041}\u{E0042}"), "ok\\u{E0041}\\u{E0042}");
+        assert_eq!(
+            visible("ok\u{E0041}\u{E0042}"),
+            "ok\\udb40\\udc41\\udb40\\udc42"
+        );
+        // Valid JSON, that means the same.
+        let line =
+            visible(&serde_json::json!({ "content": "a\u{E0049}b" }).to_string()).into_owned();
+        let back: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(back["content"], "a\u{E0049}b");
         assert_eq!(visible("a\u{2028}b"), "a\\u2028b");
     }
 

@@ -18,6 +18,10 @@ use jiff::Timestamp;
 /// Content longer than this is refused: a memory is a few sentences, not a file.
 pub const MAX_CONTENT_BYTES: usize = 8 * 1024;
 
+/// A `source` longer than this is refused (a URL or a name is shorter); one
+/// that arrives through git is flagged `oversize`.
+pub const MAX_SOURCE_BYTES: usize = 2048;
+
 /// How many items, of how many bytes each, a list field of a record may
 /// hold. Tags are labels (a word or two; 32 is more than any memory needs),
 /// files point to where to look (a few, each a repository path; 1024

@@ -147,12 +147,24 @@ pub fn check(memory: &Memory, now: Timestamp, kinds: Option<&Kinds>) -> Vec<Susp
     found
 }
 
-/// The first of content, tags and files that reads as an order to an
-/// agent.
+/// The first of content, tags, files, source and branch that reads as an
+/// order to an agent (each reaches an agent with the memory).
 fn instruction_like(memory: &Memory) -> Option<Suspicion> {
     std::iter::once(("content", memory.content.as_str()))
         .chain(memory.tags.iter().map(|tag| ("tags", tag.as_str())))
         .chain(memory.files.iter().map(|file| ("files", file.as_str())))
+        .chain(
+            memory
+                .source
+                .iter()
+                .map(|source| ("source", source.as_str())),
+        )
+        .chain(
+            memory
+                .branch
+                .iter()
+                .map(|branch| ("branch", branch.as_str())),
+        )
         .find_map(|(field, text)| {
             super::injection::find(text).map(|found| Suspicion::InstructionLike {
                 field,
@@ -172,6 +184,18 @@ fn oversize(memory: &Memory) -> Vec<Suspicion> {
                 "{} bytes, at most {}",
                 memory.content.len(),
                 super::MAX_CONTENT_BYTES
+            ),
+        });
+    }
+    if let Some(source) = &memory.source
+        && source.len() > super::MAX_SOURCE_BYTES
+    {
+        found.push(Suspicion::Oversize {
+            field: "source",
+            why: format!(
+                "{} bytes, at most {}",
+                source.len(),
+                super::MAX_SOURCE_BYTES
             ),
         });
     }

@@ -127,6 +127,17 @@ pub fn releases(origin: Option<&Origin<'_>>, policy: Option<&TrustPolicy>) -> bo
     }
 }
 
+/// Whether a tombstone committed by `origin` forgets the memory it names:
+/// one not committed yet (the local user's own), any without a policy,
+/// and under a policy one committed inside it. A stranger's tombstone hides
+/// nothing, as a stranger's `supersedes` does not.
+pub fn forgets(origin: Option<&Origin<'_>>, policy: Option<&TrustPolicy>) -> bool {
+    match (origin, policy) {
+        (None, _) | (Some(_), None) => true,
+        (Some(origin), Some(policy)) => outside(origin, policy).is_empty(),
+    }
+}
+
 /// Why a memory that nothing quarantines is trusted: whether it is
 /// committed, and `Some(signed)` when the repository has a policy (and
 /// whether it asks for signatures). What else the verdict weighed found

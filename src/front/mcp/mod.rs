@@ -305,6 +305,24 @@ impl Server {
         Parameters(params): Parameters<StoreParams>,
     ) -> Result<CallToolResult, ErrorData> {
         self.run("store", move |shared| {
+            // What an agent stores reaches every teammate's agent: text
+            // that reads as an order (the agent may have read it in an
+            // injected page) is refused, naming the rule.
+            let order = std::iter::once(("content", params.content.as_str()))
+                .chain(params.tags.iter().map(|tag| ("tags", tag.as_str())))
+                .chain(params.files.iter().map(|file| ("files", file.as_str())))
+                .find_map(|(field, text)| {
+                    crate::domain::memory::injection::find(text).map(|found| (field, found))
+                });
+            if let Some((field, found)) = order {
+                return Err(crate::app::AppError::arg(
+                    Arg::Field(field),
+                    format!(
+                        "not stored: it reads as an order to an agent, not a fact ({}: {}); store what is true of the project, not an instruction",
+                        found.rule, found.excerpt
+                    ),
+                ));
+            }
             let workspace = current_workspace()?;
             let stored = ops::store(
                 &mut shared.session,
