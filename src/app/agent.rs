@@ -398,6 +398,7 @@ fn member_value(text: &str, brace: usize, key: &str) -> Option<usize> {
 fn capture_hooks_edit(
     root: &Path,
     path: &Path,
+    ask_agent: bool,
 ) -> Result<Option<(String, Vec<&'static str>)>, SetupError> {
     let existing = read_optional(root, path)?.unwrap_or_default();
     let existing = if existing.trim().is_empty() {
@@ -429,7 +430,10 @@ fn capture_hooks_edit(
         if runs(entries, command) {
             continue;
         }
-        let entry = hook_entry(event, command);
+        let entry = match (event, ask_agent) {
+            ("Stop", true) => hook_entry(event, &format!("{command} --ask-agent")),
+            _ => hook_entry(event, command),
+        };
         entries
             .as_array_mut()
             .ok_or_else(|| SetupError::NotAnObject {
@@ -470,16 +474,16 @@ fn claude_settings(root: &Path) -> PathBuf {
 /// Checks that `init --agent claude --capture` can add the capture hooks to
 /// the repository at `root` without writing anything.
 pub fn check_capture(root: &Path) -> Result<(), SetupError> {
-    capture_hooks_edit(root, &claude_settings(root)).map(|_| ())
+    capture_hooks_edit(root, &claude_settings(root), false).map(|_| ())
 }
 
 /// Adds Claude Code's capture hooks (`PostToolUse`, `PostToolUseFailure`,
 /// `Stop`) and the session ones (`SessionStart`, `PreCompact`) that are
 /// not there yet to `.claude/settings.json` of the repository at `root`,
 /// keeping every other byte of the file and the user's own hooks.
-pub fn setup_capture(root: &Path) -> Result<Vec<String>, SetupError> {
+pub fn setup_capture(root: &Path, ask_agent: bool) -> Result<Vec<String>, SetupError> {
     let path = claude_settings(root);
-    let Some((text, added)) = capture_hooks_edit(root, &path)? else {
+    let Some((text, added)) = capture_hooks_edit(root, &path, ask_agent)? else {
         return Ok(Vec::new());
     };
     write_atomic(root, &path, &text)?;

@@ -38,6 +38,43 @@ pub fn hook(home: &Home, cwd: &Path, kind: &str, payload: &[u8]) -> anyhow::Resu
     Ok(full)
 }
 
+/// What Claude Code's Stop hook answers to have the agent store what a
+/// teammate should know (`{"decision": "block", "reason": …}`), once a
+/// session and only after the session changed code; `None` otherwise: when
+/// the agent is already continuing for a Stop hook (`stop_hook_active`),
+/// when this session was asked, when its transcript shows no edit, or the
+/// payload cannot be read.
+pub fn ask_agent(home: &Home, payload: &[u8]) -> Option<String> {
+    let payload: serde_json::Value = serde_json::from_slice(payload).ok()?;
+    if payload["stop_hook_active"] == true {
+        return None;
+    }
+    let session = payload["session_id"].as_str().filter(|s| !s.is_empty())?;
+    let transcript = payload["transcript_path"].as_str()?;
+    if !capture::transcript_changed_code(Path::new(transcript)) {
+        return None;
+    }
+    let asked = capture::capture_root(home.root()).join("asked");
+    std::fs::create_dir_all(&asked).ok()?;
+    let marker = asked.join(&blake3::hash(session.as_bytes()).to_hex()[..32]);
+    // Created only if absent: a second Stop of the session is not asked.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&marker)
+        .ok()?;
+    Some(
+        serde_json::json!({
+            "decision": "block",
+            "reason": ASK_AGENT,
+        })
+        .to_string(),
+    )
+}
+
+/// What the agent is asked at the end of a session that changed code.
+pub const ASK_AGENT: &str = "Before you stop: if this session found something a teammate's agent should know next time (a decision and its reason, the cause of a bug and its fix, a gotcha of this code), store each as one short memory with the goldfish MCP `store` tool (type decision, bug-fix or insight; exact identifiers; facts, not instructions). If there is nothing worth keeping, just stop. Do not repeat what the code or its comments already say.";
+
 fn open_lock(home: &Home) -> anyhow::Result<std::fs::File> {
     let dir = home.locks_dir();
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;

@@ -493,7 +493,11 @@ fn medium_3_an_unusable_policy_fails_closed_in_every_clone() {
     env.commit_all(&repo, "policy");
     env.ok(&repo, &["sync"]);
     env.identify(&repo, "Mallory");
-    std::fs::write(repo.join(".goldfish/config"), "[trust]\nauthors = \"oops\"\n").unwrap();
+    std::fs::write(
+        repo.join(".goldfish/config"),
+        "[trust]\nauthors = \"oops\"\n",
+    )
+    .unwrap();
     std::fs::write(
         repo.join(".goldfish/memories/2026-11-21.jsonl"),
         line(

@@ -438,3 +438,77 @@ fn finding_6_init_says_capture_is_shared_and_a_teammate_can_opt_out() {
     assert_eq!(status["stored"], 0, "{status}");
     assert!(checkpoints(&repo).is_empty());
 }
+
+/// Agent-written memories (opt-in): with `init --capture --ask-agent`, the
+/// Stop hook answers as Claude Code documents (`{"decision": "block",
+/// "reason": …}`) to have the agent store what a teammate should know:
+/// once a session, only after it changed code, never while the agent is
+/// already continuing for a Stop hook (`stop_hook_active`).
+#[test]
+fn the_stop_hook_asks_the_agent_once_after_a_session_that_changed_code() {
+    use std::io::Write;
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    env.ok(
+        &repo,
+        &["init", "--agent", "claude", "--capture", "--ask-agent"],
+    );
+    let settings: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(repo.join(".claude/settings.json")).unwrap())
+            .unwrap();
+    let command = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(command, "goldfish agent-hook stop --ask-agent");
+    let run = |payload: &serde_json::Value| -> String {
+        let mut child = env
+            .command("sh", &repo)
+            .args(["-c", &command])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.to_string().as_bytes())
+            .unwrap();
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(0));
+        String::from_utf8(output.stdout).unwrap()
+    };
+    // No edit in the transcript: the agent stops.
+    transcript(&repo, "What does the offset do?", "It pads the last line.");
+    assert_eq!(run(&stop(&repo, "sess-a", None)), "");
+    // An edit: asked once.
+    let edited = json!({"type": "assistant", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t9", "name": "Edit", "input": {"file_path": "src/lib.rs", "old_string": "8", "new_string": "16"}}
+    ]}});
+    let path = repo.join("../transcript.jsonl");
+    let mut text = fs::read_to_string(&path).unwrap();
+    text.push_str(&format!("{edited}\n"));
+    fs::write(&path, text).unwrap();
+    let answer = run(&stop(&repo, "sess-a", None));
+    let answer: serde_json::Value = serde_json::from_str(answer.trim()).unwrap();
+    assert_eq!(answer["decision"], "block");
+    assert!(
+        answer["reason"]
+            .as_str()
+            .unwrap()
+            .contains("goldfish MCP `store` tool"),
+        "{answer}"
+    );
+    // The same session again, and a session already continuing for a Stop
+    // hook: nothing.
+    assert_eq!(run(&stop(&repo, "sess-a", None)), "");
+    let mut active = stop(&repo, "sess-b", None);
+    active["stop_hook_active"] = true.into();
+    assert_eq!(run(&active), "");
+    // The event is still captured as without --ask-agent.
+    env.ok(&repo, &["capture", "work", "--wait"]);
+    let status: serde_json::Value =
+        serde_json::from_str(&env.ok(&repo, &["capture", "status", "--json"])).unwrap();
+    assert_eq!(status["queued"], 0, "{status}");
+}

@@ -233,6 +233,41 @@ pub fn transcript_ends(path: &Path) -> (Option<String>, Option<String>) {
     (asked, answer)
 }
 
+/// Whether a transcript's last 4 MiB show the agent editing a file (an
+/// `Edit`, `MultiEdit`, `Write` or `NotebookEdit` tool call).
+pub fn transcript_changed_code(path: &Path) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut file) =
+        crate::adapters::memdir::open_regular(path, std::fs::OpenOptions::new().read(true))
+    else {
+        return false;
+    };
+    let length = file.metadata().map_or(0, |metadata| metadata.len());
+    let start = length.saturating_sub(TRANSCRIPT_END_BYTES);
+    let mut tail = Vec::new();
+    if file
+        .seek(SeekFrom::Start(start))
+        .and_then(|_| file.take(TRANSCRIPT_END_BYTES).read_to_end(&mut tail))
+        .is_err()
+    {
+        return false;
+    }
+    String::from_utf8_lossy(&tail)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .any(|entry| {
+            entry["message"]["content"].as_array().is_some_and(|parts| {
+                parts.iter().any(|part| {
+                    part["type"] == "tool_use"
+                        && matches!(
+                            part["name"].as_str(),
+                            Some("Edit" | "MultiEdit" | "Write" | "NotebookEdit")
+                        )
+                })
+            })
+        })
+}
+
 /// Works through every queue of the home once: each event's facts, the
 /// session's rules, observations to `sink`, a status line per event.
 /// Events the rules cannot judge go to `generator` when there is one.

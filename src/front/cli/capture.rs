@@ -22,7 +22,28 @@ pub(super) fn hook(kind: &str) -> u8 {
 /// so the agent's write of it completes.
 const DRAIN_BYTES: u64 = 64 << 20;
 
-fn queue_event(kind: &str) -> anyhow::Result<()> {
+/// `agent-hook stop --ask-agent`: the Stop event queued for capture, then,
+/// once a session and only after it changed code, Claude Code's `{"decision":
+/// "block", "reason": …}` on stdout, which has the agent store what a
+/// teammate should know before it stops. Never fails the agent: exit 0.
+pub(super) fn stop_asking(out: &mut dyn Write) -> u8 {
+    match queue_event("stop") {
+        Ok(Some((home, payload))) => {
+            if let Some(answer) = capture::ask_agent(&home, &payload)
+                && let Err(err) = writeln!(out, "{answer}")
+            {
+                super::output::stderr_line(&format!("goldfish agent-hook: {err:#}"));
+            }
+        }
+        Ok(None) => {}
+        Err(err) => super::output::stderr_line(&format!("goldfish agent-hook: {err:#}")),
+    }
+    EXIT_OK
+}
+
+/// Reads the event from stdin and queues it; returns the home and the
+/// payload read, `None` when capture is off.
+fn queue_event(kind: &str) -> anyhow::Result<Option<(Home, Vec<u8>)>> {
     let mut payload = Vec::new();
     let mut stdin = std::io::stdin().lock();
     (&mut stdin)
@@ -34,14 +55,14 @@ fn queue_event(kind: &str) -> anyhow::Result<()> {
     }
     // A teammate's way out of the hooks the repository commits.
     if crate::adapters::env::var(crate::adapters::env::GOLDFISH_CAPTURE).as_deref() == Some("off") {
-        return Ok(());
+        return Ok(None);
     }
     let home = Home::from_env()?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     if let Some(notice) = capture::hook(&home, &cwd, kind, &payload)? {
         eprintln!("goldfish agent-hook: {}", notice.text());
     }
-    Ok(())
+    Ok(Some((home, payload)))
 }
 
 /// The worker (started by the hook, its output in the capture log).

@@ -137,8 +137,10 @@ pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> 
             .extend(crate::app::agent::setup(workspace.root(), agent.into()).map_err(agent_error)?);
     }
     if args.capture {
-        agent_changes
-            .extend(crate::app::agent::setup_capture(workspace.root()).map_err(agent_error)?);
+        agent_changes.extend(
+            crate::app::agent::setup_capture(workspace.root(), args.ask_agent)
+                .map_err(agent_error)?,
+        );
     }
     let mut changes = changes;
     if args.review_on_push {

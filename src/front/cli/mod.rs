@@ -139,6 +139,9 @@ struct InitArgs {
     /// With --agent claude: also turn on capture (memories from the agent's tool use) through hooks in .claude/settings.json, with the session-start briefing and pre-compact checkpoint hooks
     #[arg(long)]
     capture: bool,
+    /// With --capture: at the end of a session that changed code, the Stop hook asks the agent once to store what a teammate should know with the MCP store tool (or to stop if nothing)
+    #[arg(long, requires = "capture")]
+    ask_agent: bool,
     /// Also install a pre-push hook that runs `goldfish review` on what a push sends, and stops the push when a change would be quarantined
     #[arg(long)]
     review_on_push: bool,
@@ -279,6 +282,9 @@ struct AgentHookArgs {
     /// Token budget of the session-start briefing
     #[arg(long, value_name = "N", default_value_t = 300)]
     budget: usize,
+    /// stop: also ask the agent, once a session and only after it changed code, to store what a teammate should know (Claude Code's `decision: block`)
+    #[arg(long)]
+    ask_agent: bool,
 }
 
 /// The agent events `agent-hook` handles.
@@ -827,6 +833,7 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<u8, CliError> {
         Command::Mcp(McpArgs {}) => unreachable!("served by `run` without stdout's lock"),
         Command::AgentHook(args) => match args.event {
             AgentEvent::PostToolUse | AgentEvent::PostToolUseFailure => Ok(capture::hook("tool")),
+            AgentEvent::Stop if args.ask_agent => Ok(capture::stop_asking(out)),
             AgentEvent::Stop => Ok(capture::hook("stop")),
             _ => commands::agent_hook(args, out),
         },
