@@ -527,3 +527,43 @@ fn medium_3_an_unusable_policy_fails_closed_in_every_clone() {
         );
     }
 }
+
+/// MEDIUM 5 (in part): one 100 MB line made sync take 1.7 GB and `recall
+/// --json` print 100 MB. A line over 256 KiB is not parsed: skipped as
+/// unreadable (file:line named), the rest indexed, outputs bounded.
+#[test]
+fn medium_5_a_huge_line_is_skipped_unread() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let huge = line(
+        "01M8AD9T0000000000000000H1",
+        &format!("Deploy notes {}", "x".repeat(2 << 20)),
+        serde_json::json!({}),
+    );
+    let small = line(
+        "01M8AD9T0000000000000000H2",
+        "Deploys run from the release branch",
+        serde_json::json!({}),
+    );
+    std::fs::write(
+        repo.join(".goldfish/memories/2026-11-21.jsonl"),
+        huge + &small,
+    )
+    .unwrap();
+    env.commit_all(&repo, "a huge line");
+    let report: serde_json::Value =
+        serde_json::from_str(&env.ok(&repo, &["sync", "--json"])).unwrap();
+    let problems = report["problems"].to_string();
+    assert!(
+        problems.contains("2026-11-21.jsonl:1")
+            && problems.contains("over the 262144 a record may take"),
+        "{problems}"
+    );
+    assert!(problems.len() < 4096, "the problem is bounded too");
+    let recalled = env.ok(
+        &repo,
+        &["recall", "--json", "--include-untrusted", "deploy"],
+    );
+    assert!(recalled.len() < 16 << 10, "{} bytes", recalled.len());
+    assert!(recalled.contains("release branch"), "{recalled}");
+}

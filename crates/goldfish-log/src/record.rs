@@ -78,9 +78,18 @@ pub struct Release {
     pub extra: BTreeMap<String, Value>,
 }
 
+/// The most bytes a record's line may take: well over what `store` writes
+/// (8 KiB of content, 32 tags, 64 files of 1 KiB), far under what would
+/// make every reader of a log hold a stranger's megabytes. A longer line is
+/// not parsed: readers skip it as unreadable, the merge keeps it as a line.
+pub const MAX_LINE_BYTES: usize = 256 * 1024;
+
 /// Why a line is not a record.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParseError {
+    /// Over [`MAX_LINE_BYTES`]: not read at all.
+    #[error("{0} bytes, over the {MAX_LINE_BYTES} a record may take")]
+    TooLong(usize),
     #[error("not valid UTF-8")]
     NotUtf8,
     #[error("not valid JSON: {0}")]
@@ -116,6 +125,9 @@ impl Entry {
     /// Parses one line (without its `\n`; a trailing `\r` is ignored).
     pub fn parse(line: &[u8]) -> Result<Entry, ParseError> {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.len() > MAX_LINE_BYTES {
+            return Err(ParseError::TooLong(line.len()));
+        }
         let text = std::str::from_utf8(line).map_err(|_| ParseError::NotUtf8)?;
         let value: Value =
             serde_json::from_str(text).map_err(|err| ParseError::Json(err.to_string()))?;
@@ -352,6 +364,18 @@ fn take_string_list(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_over_the_limit_is_not_parsed() {
+        let line = format!(
+            "{{\"id\":\"a\",\"timestamp\":\"t\",\"type\":\"note\",\"content\":\"{}\"}}",
+            "x".repeat(MAX_LINE_BYTES)
+        );
+        assert_eq!(
+            Entry::parse(line.as_bytes()),
+            Err(ParseError::TooLong(line.len()))
+        );
+    }
 
     #[test]
     fn canonical_order_and_round_trip() {
