@@ -295,6 +295,13 @@ fn agent_hooks_print_the_briefing_and_store_a_checkpoint() {
         event.to_string().as_bytes(),
     );
     assert!(compact.status.success());
+    // Nothing on stdout, which Claude Code would add to the compaction
+    // instructions (issue 40); the confirmation goes to stderr.
+    assert!(compact.stdout.is_empty(), "{compact:?}");
+    assert!(
+        String::from_utf8_lossy(&compact.stderr).contains("stored checkpoint"),
+        "{compact:?}"
+    );
     let last = memory_lines(&repo).pop().unwrap();
     assert!(
         last["content"]

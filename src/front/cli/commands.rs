@@ -931,7 +931,7 @@ pub(super) fn agent_hook(args: AgentHookArgs, out: &mut dyn Write) -> Result<u8,
     // on stderr and the exit status is always 0.
     let result = match args.event {
         AgentEvent::SessionStart => session_start(args.budget, out),
-        AgentEvent::PreCompact => pre_compact(out),
+        AgentEvent::PreCompact => pre_compact(),
         AgentEvent::PostToolUse | AgentEvent::PostToolUseFailure | AgentEvent::Stop => {
             unreachable!("capture events are dispatched to cli::capture")
         }
@@ -957,7 +957,7 @@ fn session_start(budget: usize, out: &mut dyn Write) -> Result<(), CliError> {
 /// Stores what stdin says as a checkpoint: plain text as it is, or, from a
 /// Claude Code hook (JSON with `transcript_path`), the session's last request
 /// and last answer. No LLM is called: a hook must stay cheap.
-fn pre_compact(out: &mut dyn Write) -> Result<(), CliError> {
+fn pre_compact() -> Result<(), CliError> {
     let mut input = String::new();
     std::io::stdin()
         .read_to_string(&mut input)
@@ -995,6 +995,8 @@ fn pre_compact(out: &mut dyn Write) -> Result<(), CliError> {
     );
     output::notices(&mut session);
     let stored = stored?;
-    writeln!(out, "stored checkpoint {}", stored.entry.id()).context("writing output")?;
+    // Not on stdout: Claude Code adds a PreCompact hook's stdout to the
+    // compaction instructions.
+    eprintln!("goldfish: stored checkpoint {}", stored.entry.id());
     Ok(())
 }
