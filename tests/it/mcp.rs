@@ -78,6 +78,8 @@ fn tools_are_listed_with_their_schemas() {
             .map(|tool| {
                 serde_json::json!({
                     "name": tool.name,
+                    "title": tool.title,
+                    "annotations": tool.annotations,
                     "description": tool.description,
                     "input_schema": tool.input_schema,
                 })
@@ -711,6 +713,58 @@ fn agents_receive_each_memory_as_a_block_with_its_provenance_and_nothing_hidden(
         );
         assert!(whole.contains("    Rollbacks go\\u200b through"), "{whole}");
         assert!(!whole.chars().any(is_hidden), "{whole:?}");
+        client.cancel().await.unwrap();
+    });
+}
+
+/// Issue 40: a form-based client (the MCP Inspector) sends an optional
+/// integer as a string ("200"): taken as the number, not refused with
+/// `invalid type: string "200", expected usize`; a string that is not a
+/// number is still refused, naming it.
+#[test]
+fn numbers_given_as_strings_are_taken() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "decision",
+            "Invoices are numbered per tenant",
+        ],
+    );
+    runtime().block_on(async {
+        let client = connect(&env, &repo).await;
+        let brief = call(&client, "brief", serde_json::json!({"budget": "200"})).await;
+        assert_eq!(brief.is_error, Some(false), "{}", text_of(&brief));
+        assert!(
+            text_of(&brief).contains("per tenant"),
+            "{}",
+            text_of(&brief)
+        );
+        let recall = call(
+            &client,
+            "recall",
+            serde_json::json!({"query": "invoices", "limit": "5", "mode": "keyword"}),
+        )
+        .await;
+        assert_eq!(recall.is_error, Some(false), "{}", text_of(&recall));
+        let bad = client
+            .call_tool(
+                CallToolRequestParams::new("brief").with_arguments(
+                    serde_json::json!({"budget": "lots"})
+                        .as_object()
+                        .unwrap()
+                        .clone(),
+                ),
+            )
+            .await;
+        let refused = match bad {
+            Ok(result) => result.is_error == Some(true) && text_of(&result).contains("lots"),
+            Err(err) => err.to_string().contains("lots"),
+        };
+        assert!(refused);
         client.cancel().await.unwrap();
     });
 }

@@ -109,10 +109,14 @@ pub(crate) struct RecallParams {
     /// current (this repository, the default), all, or a workspace's name.
     workspace: Option<String>,
     /// At most this many memories (default 10, at most 50).
+    #[serde(default, deserialize_with = "lenient_number")]
+    #[schemars(with = "usize")]
     limit: Option<usize>,
     /// hybrid (default), semantic or keyword.
     mode: Option<RankMode>,
     /// Return a digest of the recalled memories in at most this many tokens instead of whole memories. 200-500 is a good size. Without it, whole memories up to about 2000 tokens.
+    #[serde(default, deserialize_with = "lenient_number")]
+    #[schemars(with = "usize")]
     budget: Option<usize>,
     /// List one line per memory (short id, date, type, author, title) instead of whole memories; then open what you need with get.
     #[serde(default)]
@@ -128,6 +132,28 @@ pub(crate) struct RecallParams {
     /// Also answer a question that looks unrelated to the log (most of its words occur nowhere in a large log): its closest memories instead of "nothing relevant".
     #[serde(default)]
     unrelated: bool,
+}
+
+/// An optional number given as a JSON number, or as a string of one (what
+/// a form-based client such as the MCP Inspector sends), or null.
+fn lenient_number<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: std::str::FromStr + serde::de::DeserializeOwned,
+{
+    use serde::de::Error;
+    match serde_json::Value::deserialize(deserializer)? {
+        serde_json::Value::Null => Ok(None),
+        serde_json::Value::String(text) if text.trim().is_empty() => Ok(None),
+        serde_json::Value::String(text) => text
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| D::Error::custom(format!("invalid number {text:?}"))),
+        value => serde_json::from_value(value)
+            .map(Some)
+            .map_err(D::Error::custom),
+    }
 }
 
 /// Which captured memories recall takes.
@@ -147,6 +173,8 @@ enum CapturedParam {
 #[serde(deny_unknown_fields)]
 pub(crate) struct BriefParams {
     /// At most this many tokens (default 300).
+    #[serde(default, deserialize_with = "lenient_number")]
+    #[schemars(with = "usize")]
     budget: Option<usize>,
 }
 
@@ -159,8 +187,12 @@ pub(crate) struct SimilarParams {
     /// A text to compare with, e.g. a memory you are about to store.
     text: Option<String>,
     /// Cosine similarity from which memories count as similar (default 0.8).
+    #[serde(default, deserialize_with = "lenient_number")]
+    #[schemars(with = "f64")]
     threshold: Option<f64>,
     /// At most this many memories (default 10).
+    #[serde(default, deserialize_with = "lenient_number")]
+    #[schemars(with = "usize")]
     limit: Option<usize>,
 }
 
@@ -298,6 +330,14 @@ impl Server {
     /// Store a memory in the repository's team log (committed with the code, shared through git).
     #[tool(
         name = "store",
+        title = "Store a team memory",
+        annotations(
+            title = "Store a team memory",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        ),
         description = "Store a memory for the team: a decision and its reason, a non-obvious bug fix, an insight about the code, a checkpoint or plan. One fact per memory, a few sentences, identifiers exact. Returns the id. A memory nearly identical to one the team has is refused, naming it; pass force: true only if it really says something new. A memory that probably replaces older ones (same type, close in meaning, a fact changed: a number, a name, a version, a negation) is refused too, naming them and why: call again with supersedes: ID if it replaces one, or force: true if it replaces none."
     )]
     async fn store(
@@ -390,6 +430,12 @@ impl Server {
 
     #[tool(
         name = "recall",
+        title = "Recall team memories",
+        annotations(
+            title = "Recall team memories",
+            read_only_hint = true,
+            open_world_hint = false
+        ),
         description = "Search the team's memories of this repository (decisions, bug fixes, insights, checkpoints) by meaning and keywords, with filters. Use it before designing, debugging or deciding. Best: index: true lists one line per memory, then get opens the few you need; or pass budget (e.g. 300) for a compact digest whose sentences cite memory ids; without a query, the newest memories (e.g. since: \"1d\" for a standup)."
     )]
     async fn recall(
@@ -466,6 +512,12 @@ impl Server {
 
     #[tool(
         name = "brief",
+        title = "Team briefing",
+        annotations(
+            title = "Team briefing",
+            read_only_hint = true,
+            open_world_hint = false
+        ),
         description = "A short briefing for starting work in this repository: the latest checkpoint or plan, recent decisions, recent bug fixes on the current branch, within a token budget (default 300). Call it once at the start of a session."
     )]
     async fn brief(
@@ -493,6 +545,12 @@ impl Server {
 
     #[tool(
         name = "similar",
+        title = "Find similar memories",
+        annotations(
+            title = "Find similar memories",
+            read_only_hint = true,
+            open_world_hint = false
+        ),
         description = "Memories that say nearly the same as a stored memory (id) or a text: use it to avoid storing a duplicate or to find related decisions. Needs the embedding model."
     )]
     async fn similar(
@@ -532,6 +590,12 @@ impl Server {
 
     #[tool(
         name = "get",
+        title = "Get memories by id",
+        annotations(
+            title = "Get memories by id",
+            read_only_hint = true,
+            open_world_hint = false
+        ),
         description = "Open whole memories by id (or a unique prefix) once recall has shown you which ones matter: list first, then open only what you need."
     )]
     async fn get(
@@ -559,6 +623,14 @@ impl Server {
 
     #[tool(
         name = "forget",
+        title = "Forget a memory",
+        annotations(
+            title = "Forget a memory",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        ),
         description = "Forget a memory that is wrong or superseded: appends a tombstone to the log (history is kept in git)."
     )]
     async fn forget(
@@ -581,6 +653,12 @@ impl Server {
 
     #[tool(
         name = "status",
+        title = "Memory status",
+        annotations(
+            title = "Memory status",
+            read_only_hint = true,
+            open_world_hint = false
+        ),
         description = "The state of goldfish in this repository: memories in git and in the index, pending embeddings, the model, and setup problems with their fixes."
     )]
     async fn status(
