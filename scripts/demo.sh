@@ -7,7 +7,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 target=$(realpath -m "${CARGO_TARGET_DIR:-$root/target}")
 
-echo "==> building goldfish (the first build compiles NNN crates, N CPU-minutes: N minutes or more on 2 cores; the tests and \`cargo install --locked --path .\` reuse it)"
+echo "==> building goldfish (the first build compiles 303 crates, 12 CPU-minutes: 6 minutes or more on 2 cores; the tests and \`cargo install --locked --path .\` reuse it)"
 cargo build --release --locked --manifest-path "$root/Cargo.toml" --bin goldfish
 export PATH="$target/release:$PATH"
 
