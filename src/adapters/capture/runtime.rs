@@ -1,6 +1,6 @@
 //! Generators of the model's answer: an external command that gets the
 //! prompt on stdin and prints the answer, or (in a build with the
-//! `capture-model` feature) a GGUF model run in process ([`super::gguf`]).
+//! `capture-model` feature) a GGUF model run in process (`gguf.rs`).
 
 use std::path::Path;
 use std::time::Duration;
