@@ -14,7 +14,7 @@
 //!   not installed (`goldfish model install --capture`; `scripts/bench.sh`
 //!   installs it).
 //!
-//! Run: `cargo bench --bench capture`.
+//! Run: `cargo bench --features capture-model --bench capture`.
 
 use std::io::Write;
 use std::path::Path;

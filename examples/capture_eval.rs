@@ -5,7 +5,7 @@
 //! docs/BENCHMARKS.md, "Capture".
 //!
 //! ```text
-//! cargo run --release --example capture_eval [-- MODEL.gguf]
+//! cargo run --release --features capture-model --example capture_eval [-- MODEL.gguf]
 //! ```
 //!
 //! Three rows: the rules alone; the rules and the model shown the plain

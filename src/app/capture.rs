@@ -11,7 +11,7 @@ use super::notice::Notice;
 use super::ops::{self, StoreInput};
 use super::{AppError, Session, background};
 pub use crate::adapters::capture::MAX_PAYLOAD_BYTES;
-use crate::adapters::capture::runtime::{CommandGenerator, GgufModel};
+use crate::adapters::capture::runtime::CommandGenerator;
 use crate::adapters::capture::{self, Drained, Queue, Refusal, Sink};
 use crate::adapters::env;
 use crate::adapters::git::Workspace;
@@ -385,8 +385,18 @@ pub fn status(home: &Home, workspace: &Workspace) -> Status {
     }
 }
 
+/// Whether this build runs a capture model (the `capture-model` feature:
+/// candle and its kernels, off by default).
+pub const MODEL_BUILT: bool = cfg!(feature = "capture-model");
+
+/// What a build without the `capture-model` feature says when a capture
+/// model is asked for.
+pub const NO_CAPTURE_MODEL: &str =
+    "this build has no capture model: rebuild with --features capture-model";
+
 /// Models up to this size are dequantized at load: faster on long prompts,
 /// at about four times the memory.
+#[cfg(feature = "capture-model")]
 const DEQUANTIZE_BELOW_BYTES: u64 = 300 << 20;
 
 /// What judges the events the rules cannot. The rules alone by default:
@@ -471,7 +481,18 @@ pub fn judge(home: &Home) -> Judge {
     if let Some(command) = env::var(env::GOLDFISH_CAPTURE_COMMAND) {
         return Judge::Command(command);
     }
-    if let Some(path) = env::var(env::GOLDFISH_CAPTURE_MODEL) {
+    let named = env::var(env::GOLDFISH_CAPTURE_MODEL);
+    if !MODEL_BUILT && (named.is_some() || setting.is_some()) {
+        let asked = match &named {
+            Some(path) => format!("{}={path}", env::GOLDFISH_CAPTURE_MODEL),
+            None => format!("{}=model", env::GOLDFISH_CAPTURE),
+        };
+        return Judge::Rules {
+            installed,
+            why: Some(format!("{asked}, but {NO_CAPTURE_MODEL}")),
+        };
+    }
+    if let Some(path) = named {
         return Judge::Model(std::path::PathBuf::from(path));
     }
     match (setting.is_some(), installed) {
@@ -490,31 +511,39 @@ pub fn judge(home: &Home) -> Judge {
     }
 }
 
-/// The generator of [`judge`]'s choice. A model that does not load is
-/// reported and the worker goes on with rules only.
+/// The generator of [`judge`]'s choice. A model that does not load, or
+/// that this build cannot run, is reported and the worker goes on with
+/// rules only.
 fn generator(home: &Home, log: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generator>> {
-    let path = match judge(home) {
-        Judge::Rules { .. } => return None,
+    match judge(home) {
+        Judge::Rules { why: Some(why), .. } if why.ends_with(NO_CAPTURE_MODEL) => {
+            log(Notice::warning(format!("{why}; using the rules only")));
+            None
+        }
+        Judge::Rules { .. } => None,
         Judge::Command(command) => {
             let timeout = env::var(env::GOLDFISH_CAPTURE_TIMEOUT)
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(60);
-            return Some(Box::new(CommandGenerator {
+            Some(Box::new(CommandGenerator {
                 command,
                 timeout: std::time::Duration::from_secs(timeout),
-            }));
+            }))
         }
-        Judge::Model(path) => path,
-    };
-    let size = std::fs::metadata(&path)
-        .map(|m| m.len())
-        .unwrap_or(u64::MAX);
+        Judge::Model(path) => load_model(&path, log),
+    }
+}
+
+/// The capture model at `path`, loaded in process.
+#[cfg(feature = "capture-model")]
+fn load_model(path: &Path, log: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generator>> {
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(u64::MAX);
     if size < DEQUANTIZE_BELOW_BYTES && env::var(env::CANDLE_DEQUANTIZE_ALL).is_none() {
         // SAFETY: the worker sets this before it loads the model, on its only
         // thread; candle reads it when the model's layers are built.
         unsafe { std::env::set_var(env::CANDLE_DEQUANTIZE_ALL, "1") };
     }
-    match GgufModel::load(&path) {
+    match crate::adapters::capture::runtime::GgufModel::load(path) {
         Ok(model) => Some(Box::new(model)),
         Err(err) => {
             log(Notice::warning(format!(
@@ -525,7 +554,21 @@ fn generator(home: &Home, log: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generat
     }
 }
 
+/// Without the `capture-model` feature [`judge`] never picks a model.
+#[cfg(not(feature = "capture-model"))]
+fn load_model(path: &Path, log: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generator>> {
+    log(Notice::warning(format!(
+        "the capture model {} was not run: {NO_CAPTURE_MODEL}; using the rules only",
+        path.display()
+    )));
+    None
+}
+
 /// `model install --capture`: the default capture model; its path.
+/// A build without the `capture-model` feature refuses: it could not run it.
 pub fn install_model(home: &Home) -> anyhow::Result<std::path::PathBuf> {
+    if !MODEL_BUILT {
+        anyhow::bail!(NO_CAPTURE_MODEL);
+    }
     Ok(capture::install::install_default(&home.models_dir())?)
 }

@@ -853,11 +853,13 @@ fn with_the_capture_model_installed_and_no_opt_in_status_names_the_rules_as_judg
     assert_eq!(nothing["judge"], "rules", "{nothing}");
     let asked = status(&[("GOLDFISH_CAPTURE", "model")]);
     assert_eq!(asked["judge"], "rules", "{asked}");
+    let missing = if cfg!(feature = "capture-model") {
+        "no capture model is installed: `goldfish model install --capture`"
+    } else {
+        "GOLDFISH_CAPTURE=model, but this build has no capture model: rebuild with --features capture-model"
+    };
     assert!(
-        asked["judge_detail"]
-            .as_str()
-            .unwrap()
-            .contains("no capture model is installed: `goldfish model install --capture`"),
+        asked["judge_detail"].as_str().unwrap().contains(missing),
         "{asked}"
     );
 
@@ -873,13 +875,24 @@ fn with_the_capture_model_installed_and_no_opt_in_status_names_the_rules_as_judg
     );
     assert_eq!(status(&[])["judge"], "rules");
     let on = status(&[("GOLDFISH_CAPTURE", "model")]);
-    assert_eq!(on["judge"], "model", "{on}");
-    assert!(
-        on["judge_detail"]
-            .as_str()
-            .unwrap()
-            .contains("SmolLM2-135M-Instruct.Q4_1.gguf")
-    );
+    if cfg!(feature = "capture-model") {
+        assert_eq!(on["judge"], "model", "{on}");
+        assert!(
+            on["judge_detail"]
+                .as_str()
+                .unwrap()
+                .contains("SmolLM2-135M-Instruct.Q4_1.gguf")
+        );
+    } else {
+        assert_eq!(on["judge"], "rules", "{on}");
+        assert!(
+            on["judge_detail"]
+                .as_str()
+                .unwrap()
+                .contains("rebuild with --features capture-model"),
+            "{on}"
+        );
+    }
     let off = status(&[
         ("GOLDFISH_CAPTURE", "rules"),
         ("GOLDFISH_CAPTURE_COMMAND", "true"),
@@ -938,10 +951,43 @@ fn capture_model() -> std::path::PathBuf {
     path
 }
 
+/// A build without the `capture-model` feature (the default) says so
+/// wherever the capture model is asked for, and never runs it silently:
+/// `model install --capture` refuses (exit 2), and a worker told
+/// `GOLDFISH_CAPTURE=model` or given `GOLDFISH_CAPTURE_MODEL` warns and
+/// keeps to the rules.
+#[test]
+#[cfg(not(feature = "capture-model"))]
+fn without_the_capture_model_feature_asking_for_the_model_names_the_feature() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let out = env.goldfish(&repo, &["model", "install", "--capture"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("this build has no capture model: rebuild with --features capture-model"),
+        "{stderr}"
+    );
+    let model = env.path().join("model.gguf");
+    fs::write(&model, "not a model").unwrap();
+    for vars in [
+        [("GOLDFISH_CAPTURE", "model")],
+        [("GOLDFISH_CAPTURE_MODEL", model.to_str().unwrap())],
+    ] {
+        let out = goldfish_with(&env, &repo, &vars, &["capture", "work", "--wait"], b"");
+        assert!(out.status.success(), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("but this build has no capture model: rebuild with --features capture-model; using the rules only"),
+            "{stderr}"
+        );
+    }
+}
+
 #[test]
 #[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
+    not(all(feature = "real-model", feature = "capture-model")),
+    ignore = "needs the capture model: bash scripts/test.sh --features capture-model"
 )]
 fn capture_with_the_default_model_in_process_judges_edits_and_stores_only_valid_calls() {
     let env = TestEnv::new();

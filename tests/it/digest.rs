@@ -5,6 +5,7 @@ use goldfish::adapters::embed::onnx::ModelTokenizer;
 use goldfish::adapters::embed::{DEFAULT_MODEL, InstalledModel};
 use goldfish::adapters::index::search::{Mode, QueryVector, content_words};
 use goldfish::domain::digest::{Digest, Source, TokenCounter, distill};
+use goldfish::domain::embedding::{Remembering, TextVectors};
 use goldfish::domain::recall::Request;
 
 use crate::common::{TestEnv, json_lines, model_home, with_embedder};
@@ -25,6 +26,9 @@ fn run(
     budget: usize,
     counter: &mut dyn TokenCounter,
 ) -> Vec<(usize, usize, usize, usize, usize)> {
+    // The questions share memories: each sentence is embedded once, as the
+    // MCP server's digests do (most of this test's time otherwise).
+    let mut remembered = TextVectors::default();
     set.questions
         .iter()
         .map(|(q, scope)| {
@@ -56,11 +60,15 @@ fn run(
                 .unwrap();
             let sources: Vec<Source> = hits.iter().map(Into::into).collect();
             let digest: Digest = with_embedder(|e| {
+                let mut e = Remembering {
+                    inner: e,
+                    memory: &mut remembered,
+                };
                 distill(
                     &sources,
                     &content_words(&q.question),
                     Some(vector),
-                    Some(e),
+                    Some(&mut e),
                     counter,
                     budget,
                 )

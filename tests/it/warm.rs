@@ -113,7 +113,21 @@ fn start_warm(env: &TestEnv, program: &Path, extra: &[(&str, &str)]) -> Child {
     for (key, value) in extra {
         command.env(key, value);
     }
-    command.spawn().unwrap()
+    // A program the test has just copied can be briefly "busy" (ETXTBSY):
+    // a process another test thread forked meanwhile still holds the copy's
+    // write descriptor until it execs. Try again for a moment.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match command.spawn() {
+            Err(err)
+                if err.kind() == std::io::ErrorKind::ExecutableFileBusy
+                    && Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            spawned => return spawned.unwrap(),
+        }
+    }
 }
 
 fn wait_output(child: Child) -> (std::process::ExitStatus, String) {

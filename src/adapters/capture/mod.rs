@@ -14,6 +14,8 @@
 //! stores it like `store` does, whose secret check runs again).
 
 pub mod eval;
+#[cfg(feature = "capture-model")]
+pub mod gguf;
 pub mod install;
 pub mod queue;
 pub mod runtime;
