@@ -173,9 +173,11 @@ fn damaged_memory_files_are_named_and_nothing_is_lost() {
     }
     // The 5 MB record is not read: its size named, not its text.
     assert!(
-        problems.iter().any(|p| p.starts_with("2026-11-04.jsonl:1: not a memory record (")
-            && p.contains("over the 262144 a record may take")
-            && p.len() < 200),
+        problems.iter().any(
+            |p| p.starts_with("2026-11-04.jsonl:1: not a memory record (")
+                && p.contains("over the 262144 a record may take")
+                && p.len() < 200
+        ),
         "{problems:?}"
     );
     assert_eq!(problems.len(), unreadable.len(), "{problems:?}");
