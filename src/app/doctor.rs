@@ -171,6 +171,7 @@ pub fn diagnose(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
         findings.push(suspect(view, workspace, inputs.now));
     }
     findings.push(trust_policy(workspace));
+    findings.extend(signers(workspace));
     findings.extend(index(workspace, inputs));
     findings
 }
@@ -240,6 +241,29 @@ fn trust_policy(workspace: &Workspace) -> Finding {
             }
         }
     }
+}
+
+/// Under `signed = true` with SSH signatures (`gpg.format = ssh`), git
+/// verifies a signature only against `gpg.ssh.allowedSignersFile`: without
+/// one every signed commit is `unchecked`, and every committed memory is
+/// quarantined. Said as a problem with its fix.
+fn signers(workspace: &Workspace) -> Option<Finding> {
+    let config =
+        RepoConfig::for_readers(crate::adapters::memdir::read_repo_config(workspace)).ok()?;
+    if !config.trust.is_some_and(|policy| policy.signed)
+        || workspace.config_string("gpg.format").as_deref() != Some("ssh")
+        || workspace
+            .config_string("gpg.ssh.allowedSignersFile")
+            .is_some_and(|file| !file.trim().is_empty())
+    {
+        return None;
+    }
+    Some(Finding::bad(
+        "trust-signers",
+        Severity::Warning,
+        "the trust policy asks for signed commits (`signed = true`) and signatures are SSH ones, but this clone has no gpg.ssh.allowedSignersFile: git can verify none, so every committed memory is quarantined (`signature-unchecked`)",
+        "point git at the team's allowed signers: `git config gpg.ssh.allowedSignersFile PATH` (a file of `email key` lines, kept outside the repository or reviewed like the policy)",
+    ))
 }
 
 /// Lines with a reused id `doctor` names one by one.

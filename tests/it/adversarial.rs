@@ -567,3 +567,45 @@ fn medium_5_a_huge_line_is_skipped_unread() {
     assert!(recalled.len() < 16 << 10, "{} bytes", recalled.len());
     assert!(recalled.contains("release branch"), "{recalled}");
 }
+
+/// LOW: `signed = true` with no allowed-signers file quarantined every
+/// memory with no doctor problem. Doctor says so, with the fix.
+#[test]
+fn low_signed_without_allowed_signers_is_a_doctor_warning() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    std::fs::write(
+        repo.join(".goldfish/config"),
+        "[trust]\nauthors = [\"alice@example.com\"]\nsigned = true\n",
+    )
+    .unwrap();
+    env.git(&repo, &["config", "gpg.format", "ssh"]);
+    let finding = doctor_check(&env, &repo, "trust-signers");
+    assert_eq!(finding["status"], "warning", "{finding}");
+    assert!(
+        finding["message"]
+            .as_str()
+            .unwrap()
+            .contains("no gpg.ssh.allowedSignersFile"),
+        "{finding}"
+    );
+    // With the file named, no finding.
+    env.git(
+        &repo,
+        &[
+            "config",
+            "gpg.ssh.allowedSignersFile",
+            "/etc/allowed_signers",
+        ],
+    );
+    let doctor: serde_json::Value =
+        serde_json::from_slice(&env.goldfish(&repo, &["doctor", "--json"]).stdout).unwrap();
+    assert!(
+        !doctor["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["check"] == "trust-signers"),
+        "{doctor}"
+    );
+}
