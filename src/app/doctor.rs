@@ -316,14 +316,8 @@ fn trust_findings(workspace: &Workspace, index: &Index) -> Vec<Finding> {
             policy
         });
         if in_effect != sorted {
-            let said = |policy: &Option<crate::domain::config::TrustPolicy>| match policy {
-                None => "none".to_owned(),
-                Some(policy) if policy.authors.is_empty() => "nobody is trusted".to_owned(),
-                Some(policy) => format!(
-                    "authors {}{}",
-                    policy.authors.join(", "),
-                    if policy.signed { ", signed" } else { "" }
-                ),
+            let said = |policy: &Option<crate::domain::config::TrustPolicy>| {
+                crate::domain::config::TrustPolicy::describe(policy.as_ref())
             };
             findings.push(Finding::bad(
                 "trust-in-effect",

@@ -377,14 +377,7 @@ fn policy_of(config: &Result<Option<RepoConfig>, String>) -> Option<TrustPolicy>
 fn describe(config: &Result<Option<RepoConfig>, String>) -> String {
     match config {
         Err(why) => format!("invalid ({why})"),
-        Ok(config) => match config.as_ref().and_then(|c| c.trust.as_ref()) {
-            None => "none".to_owned(),
-            Some(policy) => format!(
-                "authors {}{}",
-                policy.authors.join(", "),
-                if policy.signed { ", signed" } else { "" }
-            ),
-        },
+        Ok(config) => TrustPolicy::describe(config.as_ref().and_then(|c| c.trust.as_ref())),
     }
 }
 
@@ -779,7 +772,7 @@ pub fn review_commits(
         }
         policy_changes.push(PolicyChange {
             commit: provenance(commit),
-            before: describe_policy(change.before.as_ref()),
+            before: TrustPolicy::describe(change.before.as_ref()),
             after: describe_raw(&change.after),
             stops: !reasons.is_empty(),
             reasons,
@@ -807,23 +800,11 @@ pub fn review_commits(
     })
 }
 
-/// How a policy in effect reads in a line.
-fn describe_policy(policy: Option<&TrustPolicy>) -> String {
-    match policy {
-        None => "none".to_owned(),
-        Some(policy) => format!(
-            "authors {}{}",
-            policy.authors.join(", "),
-            if policy.signed { ", signed" } else { "" }
-        ),
-    }
-}
-
 /// How what a commit's config says of the policy reads in a line.
 fn describe_raw(raw: &Raw) -> String {
     match raw {
-        Raw::Absent => describe_policy(None),
-        Raw::Policy(policy) => describe_policy(Some(policy)),
+        Raw::Absent => TrustPolicy::describe(None),
+        Raw::Policy(policy) => TrustPolicy::describe(Some(policy)),
         Raw::Unusable(why) => format!("invalid ({why})"),
     }
 }

@@ -60,6 +60,21 @@ pub struct TrustPolicy {
 }
 
 impl TrustPolicy {
+    /// The policy `policy` (`None`: no section) as one line:
+    /// `authors a@x, *@y, signed`, `none`, or `nobody` (a policy that admits
+    /// no one).
+    pub fn describe(policy: Option<&TrustPolicy>) -> String {
+        match policy {
+            None => "none".to_owned(),
+            Some(policy) if policy.authors.is_empty() => "nobody".to_owned(),
+            Some(policy) => format!(
+                "authors {}{}",
+                policy.authors.join(", "),
+                if policy.signed { ", signed" } else { "" }
+            ),
+        }
+    }
+
     /// Whether `email` (any case) matches one of the author patterns.
     pub fn admits(&self, email: &str) -> bool {
         let email = email.trim().to_lowercase();

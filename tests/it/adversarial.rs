@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use crate::common::{TestEnv, json_lines, memory_lines};
-use crate::provenance::{commit_signed, ssh_key};
+use crate::provenance::{commit_signed, doctor_check, ssh_key};
 
 fn head(env: &TestEnv, repo: &Path) -> String {
     env.git(repo, &["rev-parse", "HEAD"]).trim().to_owned()
@@ -23,18 +23,6 @@ fn hit<'a>(hits: &'a [serde_json::Value], content: &str) -> &'a serde_json::Valu
     hits.iter()
         .find(|m| m["content"].as_str().unwrap().starts_with(content))
         .unwrap_or_else(|| panic!("{content:?} not recalled: {hits:#?}"))
-}
-
-fn doctor_check(env: &TestEnv, repo: &Path, check: &str) -> serde_json::Value {
-    let doctor: serde_json::Value =
-        serde_json::from_slice(&env.goldfish(repo, &["doctor", "--json"]).stdout).unwrap();
-    doctor["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["check"] == check)
-        .cloned()
-        .unwrap_or_else(|| panic!("no {check} in {doctor}"))
 }
 
 fn review(env: &TestEnv, repo: &Path, base: &str, head: &str) -> (Option<i32>, serde_json::Value) {

@@ -40,7 +40,7 @@ fn find<'a>(hits: &'a [serde_json::Value], content: &str) -> Option<&'a serde_js
         .find(|m| m["content"].as_str().unwrap().starts_with(content))
 }
 
-fn doctor_check(env: &TestEnv, repo: &Path, check: &str) -> serde_json::Value {
+pub(crate) fn doctor_check(env: &TestEnv, repo: &Path, check: &str) -> serde_json::Value {
     let doctor: serde_json::Value =
         serde_json::from_slice(&env.goldfish(repo, &["doctor", "--json"]).stdout).unwrap();
     doctor["checks"]

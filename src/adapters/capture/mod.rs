@@ -188,86 +188,69 @@ const TRANSCRIPT_END_BYTES: u64 = 4 << 20;
 /// from its last 4 MiB: a long session keeps its beginning, and no more
 /// than 8 MiB are read.
 pub fn transcript_ends(path: &Path) -> (Option<String>, Option<String>) {
-    use std::io::{Read, Seek, SeekFrom};
-    let Ok(mut file) =
-        crate::adapters::memdir::open_regular(path, std::fs::OpenOptions::new().read(true))
-    else {
+    let Some((mut file, length)) = open_transcript(path) else {
         return (None, None);
     };
-    let entries = |bytes: &[u8], skip_first: bool| -> Vec<Value> {
-        let text = String::from_utf8_lossy(bytes);
-        let mut lines = text.lines();
-        if skip_first {
-            lines.next();
-        }
-        lines
-            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-            .collect()
-    };
-    let mut head = Vec::new();
-    if (&mut file)
-        .take(TRANSCRIPT_END_BYTES)
-        .read_to_end(&mut head)
-        .is_err()
-    {
+    let Some(head) = entries_from(&mut file, 0) else {
         return (None, None);
-    }
-    let asked = entries(&head, false)
-        .iter()
-        .find_map(transcript::request_in);
-    let length = file.metadata().map_or(0, |metadata| metadata.len());
-    let (tail, cut) = if length <= TRANSCRIPT_END_BYTES {
-        (head, false)
+    };
+    let asked = head.iter().find_map(transcript::request_in);
+    let tail = if length <= TRANSCRIPT_END_BYTES {
+        Some(head)
     } else {
-        let mut tail = Vec::new();
-        let read = file
-            .seek(SeekFrom::Start(length - TRANSCRIPT_END_BYTES))
-            .and_then(|_| file.take(TRANSCRIPT_END_BYTES).read_to_end(&mut tail));
-        if read.is_err() {
-            return (asked, None);
-        }
-        (tail, true)
+        entries_from(&mut file, length - TRANSCRIPT_END_BYTES)
     };
-    let answer = entries(&tail, cut)
-        .iter()
-        .rev()
-        .find_map(transcript::answer_in);
+    let answer = tail.and_then(|tail| tail.iter().rev().find_map(transcript::answer_in));
     (asked, answer)
 }
 
 /// Whether a transcript's last 4 MiB show the agent editing a file (an
 /// `Edit`, `MultiEdit`, `Write` or `NotebookEdit` tool call).
 pub fn transcript_changed_code(path: &Path) -> bool {
-    use std::io::{Read, Seek, SeekFrom};
-    let Ok(mut file) =
-        crate::adapters::memdir::open_regular(path, std::fs::OpenOptions::new().read(true))
-    else {
+    let Some((mut file, length)) = open_transcript(path) else {
         return false;
     };
-    let length = file.metadata().map_or(0, |metadata| metadata.len());
-    let start = length.saturating_sub(TRANSCRIPT_END_BYTES);
-    let mut tail = Vec::new();
-    if file
-        .seek(SeekFrom::Start(start))
-        .and_then(|_| file.take(TRANSCRIPT_END_BYTES).read_to_end(&mut tail))
-        .is_err()
-    {
-        return false;
-    }
-    String::from_utf8_lossy(&tail)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .any(|entry| {
-            entry["message"]["content"].as_array().is_some_and(|parts| {
-                parts.iter().any(|part| {
-                    part["type"] == "tool_use"
-                        && matches!(
-                            part["name"].as_str(),
-                            Some("Edit" | "MultiEdit" | "Write" | "NotebookEdit")
-                        )
-                })
+    let tail = entries_from(&mut file, length.saturating_sub(TRANSCRIPT_END_BYTES));
+    tail.into_iter().flatten().any(|entry| {
+        entry["message"]["content"].as_array().is_some_and(|parts| {
+            parts.iter().any(|part| {
+                part["type"] == "tool_use"
+                    && matches!(
+                        part["name"].as_str(),
+                        Some("Edit" | "MultiEdit" | "Write" | "NotebookEdit")
+                    )
             })
         })
+    })
+}
+
+/// A transcript, if it is a regular file, and its length.
+fn open_transcript(path: &Path) -> Option<(std::fs::File, u64)> {
+    let file =
+        crate::adapters::memdir::open_regular(path, std::fs::OpenOptions::new().read(true)).ok()?;
+    let length = file.metadata().ok()?.len();
+    Some((file, length))
+}
+
+/// The entries of at most [`TRANSCRIPT_END_BYTES`] of a transcript from
+/// byte `start` (a line cut there left out); `None` when it cannot be read.
+fn entries_from(file: &mut std::fs::File, start: u64) -> Option<Vec<Value>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut bytes = Vec::new();
+    file.seek(SeekFrom::Start(start)).ok()?;
+    file.take(TRANSCRIPT_END_BYTES)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    let mut lines = text.lines();
+    if start > 0 {
+        lines.next();
+    }
+    Some(
+        lines
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .collect(),
+    )
 }
 
 /// Works through every queue of the home once: each event's facts, the
