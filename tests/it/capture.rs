@@ -13,8 +13,8 @@ const SECRET: &str = "Zx9fQ2mR7tL4vB8nK3wPq";
 /// Runs the hook for `event` as Claude Code would: the command that
 /// `init --agent claude --capture` wrote into `.claude/settings.json` (by
 /// `sh`, with `goldfish` on PATH), or `goldfish agent-hook EVENT` where
-/// that file has none.
-pub(crate) fn hook(env: &TestEnv, repo: &Path, event: &str, payload: &serde_json::Value) {
+/// that file has none. Returns what the hook printed on stdout.
+pub(crate) fn hook(env: &TestEnv, repo: &Path, event: &str, payload: &serde_json::Value) -> String {
     use std::io::Write;
     let settings: serde_json::Value = fs::read_to_string(repo.join(".claude/settings.json"))
         .ok()
@@ -44,6 +44,7 @@ pub(crate) fn hook(env: &TestEnv, repo: &Path, event: &str, payload: &serde_json
         .unwrap();
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{command}: {output:?}");
+    String::from_utf8(output.stdout).unwrap()
 }
 
 pub(crate) fn tool(

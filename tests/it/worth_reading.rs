@@ -446,7 +446,6 @@ fn finding_6_init_says_capture_is_shared_and_a_teammate_can_opt_out() {
 /// already continuing for a Stop hook (`stop_hook_active`).
 #[test]
 fn the_stop_hook_asks_the_agent_once_after_a_session_that_changed_code() {
-    use std::io::Write;
     let env = TestEnv::new();
     let repo = env.repo("repo", "Alice");
     env.ok(
@@ -461,24 +460,7 @@ fn the_stop_hook_asks_the_agent_once_after_a_session_that_changed_code() {
         .unwrap()
         .to_owned();
     assert_eq!(command, "goldfish agent-hook stop --ask-agent");
-    let run = |payload: &serde_json::Value| -> String {
-        let mut child = env
-            .command("sh", &repo)
-            .args(["-c", &command])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload.to_string().as_bytes())
-            .unwrap();
-        let output = child.wait_with_output().unwrap();
-        assert_eq!(output.status.code(), Some(0));
-        String::from_utf8(output.stdout).unwrap()
-    };
+    let run = |payload: &serde_json::Value| hook(&env, &repo, "stop", payload);
     // No edit in the transcript: the agent stops.
     transcript(&repo, "What does the offset do?", "It pads the last line.");
     assert_eq!(run(&stop(&repo, "sess-a", None)), "");
