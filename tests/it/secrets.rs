@@ -41,6 +41,129 @@ pub(crate) fn unescape(text: &str) -> String {
         .into_owned()
 }
 
+/// `(group, text)` of every row of `path` (a `name<TAB>text` file, `\n` for
+/// a line break, `⁞` removed): the group is the name up to its `/`.
+fn public_rows(path: &Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            let (name, text) = line.split_once('\t').unwrap();
+            let group = name.split('/').next().unwrap_or(name).to_owned();
+            (group, unescape(&text.replace("\\n", "\n").replace('⁞', "")))
+        })
+        .collect()
+}
+
+/// Every distinct line (8 bytes or more) of tool output in the public agent
+/// sessions of fixtures/capture-sessions/: code, test and build output.
+fn session_lines() -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/capture-sessions");
+    let mut seen = std::collections::BTreeSet::new();
+    let mut dirs: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.join("transcript.jsonl").is_file())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let transcript = std::fs::read_to_string(dir.join("transcript.jsonl")).unwrap();
+        for line in transcript.lines() {
+            let Ok(entry) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            let Some(parts) = entry["message"]["content"].as_array() else {
+                continue;
+            };
+            for part in parts.iter().filter(|p| p["type"] == "tool_result") {
+                let body = match &part["content"] {
+                    serde_json::Value::String(text) => text.clone(),
+                    serde_json::Value::Array(items) => items
+                        .iter()
+                        .filter_map(|item| item["text"].as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                    _ => continue,
+                };
+                for line in body.lines().map(str::trim).filter(|l| l.len() >= 8) {
+                    seen.insert(line.to_owned());
+                }
+            }
+        }
+    }
+    seen.into_iter().collect()
+}
+
+/// Secrets measured on text nobody here wrote (issue 39, MEDIUM 6): other
+/// scanners' labelled test cases (fixtures/secrets-public/, sources and
+/// licences in its SOURCE.md) for recall, and real text that holds no
+/// secret for false alarms: public projects' commit messages and CHANGELOG
+/// entries, and agents' tool output in public sessions.
+/// `scripts/eval/secrets_public.py` measures the same through the binary.
+/// Floors: what the rules score today, less a little; before the public
+/// rule set and the credential positions it adds: credsweeper 0.578,
+/// detect-secrets 0.640, secretlint 0.798.
+#[test]
+fn public_corpora_recall_and_false_alarms_on_real_text() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/secrets-public");
+    for (source, floor) in [
+        ("credsweeper", 0.82),
+        ("detect-secrets", 0.70),
+        ("secretlint", 0.86),
+    ] {
+        let rows = public_rows(&dir.join(format!("{source}.secrets.txt")));
+        let mut per_group: std::collections::BTreeMap<&str, (usize, usize)> = Default::default();
+        for (group, text) in &rows {
+            let entry = per_group.entry(group).or_default();
+            entry.0 += 1;
+            entry.1 += usize::from(secrets::scan(text).is_some());
+        }
+        let caught: usize = per_group.values().map(|(_, c)| c).sum();
+        let recall = caught as f64 / rows.len() as f64;
+        let innocent = public_rows(&dir.join(format!("{source}.innocent.txt")));
+        let near_misses = innocent
+            .iter()
+            .filter(|(_, text)| secrets::scan(text).is_some())
+            .count();
+        println!(
+            "{source}: {caught}/{} secrets caught ({recall:.3}), {} of {} vendors whole; near misses flagged {near_misses}/{}",
+            rows.len(),
+            per_group.values().filter(|(n, c)| n == c).count(),
+            per_group.len(),
+            innocent.len()
+        );
+        assert!(rows.len() >= 100, "{source}: the set shrank");
+        assert!(recall >= floor, "{source}: recall {recall:.3} < {floor}");
+    }
+
+    let benign = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/injection-public");
+    for set in ["benign-commits", "benign-changelog"] {
+        let text = std::fs::read_to_string(benign.join(format!("{set}.tsv"))).unwrap();
+        let flagged: Vec<&str> = text
+            .lines()
+            .filter_map(|line| line.split_once('\t'))
+            .map(|(_, text)| text)
+            .filter(|text| secrets::scan(&text.replace("\\n", "\n")).is_some())
+            .collect();
+        println!("{set}: {} flagged", flagged.len());
+        assert!(flagged.is_empty(), "{set}: {flagged:?}");
+    }
+    let lines = session_lines();
+    let flagged: Vec<&String> = lines
+        .iter()
+        .filter(|line| secrets::scan(line).is_some())
+        .collect();
+    println!(
+        "session tool output: {} of {} lines flagged",
+        flagged.len(),
+        lines.len()
+    );
+    assert!(lines.len() >= 4000, "the sessions shrank");
+    // Today: `test.secret: Staging=? …` and `PostHogAPIKey =
+    // "phc_development_key"` (twice), flagged before the rule set as well.
+    assert!(flagged.len() <= 3, "{flagged:?}");
+}
+
 /// Goal: at least 27 of every 29 secrets refused, no innocent text refused.
 #[test]
 fn store_catches_the_labelled_secrets_and_no_innocent_text() {

@@ -33,6 +33,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+mod gitleaks;
+
 /// A suspected secret in some text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
@@ -68,6 +70,13 @@ enum Check {
     Token,
     /// The bare high-entropy token rule: see [`bare_token`].
     Bare,
+    /// A value right after `pw:`, `pass=` and the like (no space: `---
+    /// PASS: TestParse` is a test's result): [`Check::Credential`], and
+    /// not a number (`pass:1523` counts tests).
+    ShortKey,
+    /// A vendor-style token after a short lowercase prefix (`cio_…`):
+    /// see [`random_mix`].
+    Prefixed,
     /// A value in a credential position: see [`credential`].
     Credential,
     /// A value a sentence gives a credential (`the password is …`): see
@@ -214,9 +223,29 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         rule(
             "credential-statement",
             &format!(
-                r#"\b(?:{STATED_KEYS})(?:\s+(?:is|was|are)\s+|\s*[:=]\s*)["'`]?(?P<s>[^\s"'`,;]{{3,}}[^\s"'`,;.:!?)])"#
+                r#"\b(?:{STATED_KEYS})(?:\s+(?:is|was|are)\s+|\s*[:=]\s*|(?:\s+[a-z]+){{1,5}}?\s+(?:is|was|are)\s+)["'`]?(?P<s>[^\s"'`,;]{{3,}}[^\s"'`,;.:!?)])"#
             ),
             Check::Stated,
+        ),
+        rule(
+            "credential-flag",
+            r#"(?i)(?:^|\s)--?(?:[a-z0-9]+[-_])*(?:token|password|passwd|pass|passphrase|secret|api-?key|apikey|bearer)(?:\s+|=)["']?(?P<s>[^\s"']{4,})"#,
+            Check::Credential,
+        ),
+        rule(
+            "short-password-key",
+            r#"(?i)(?:^|[^a-z0-9])(?:pw|pass|pwd|passwords?)\s*[:=]["']?(?P<s>[^\s"',;)]{4,})"#,
+            Check::ShortKey,
+        ),
+        rule(
+            "sql-password",
+            r#"(?i)\b(?:identified\s+(?:with\s+\S+\s+)?by|with\s+(?:encrypted\s+)?password|role\s+\S+\s+password)\s+["'`]?(?P<s>[^\s"'`;)]{4,})"#,
+            Check::Credential,
+        ),
+        rule(
+            "prefixed-token",
+            r"\b[a-z][a-z0-9]{1,9}_(?P<s>[A-Za-z0-9]{20,80})\b",
+            Check::Prefixed,
         ),
         rule(
             "high-entropy",
@@ -226,23 +255,45 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     ]
 });
 
-/// The first thing in `text` that looks like a secret, if any.
+/// The first thing in `text` that looks like a secret, if any: our rules
+/// first (they know credential positions and prose), then the vendors'
+/// token shapes of the public rule set ([`gitleaks`]).
 pub fn scan(text: &str) -> Option<Finding> {
     let visible = Visible::of(text);
     RULES
         .iter()
         .find_map(|rule| matches(rule, &visible).into_iter().next())
+        .or_else(|| vendor_findings(&visible).into_iter().next())
         .map(|finding| visible.in_original(finding, text))
 }
 
-/// Everything in `text` that looks like a secret, in no particular order;
-/// secret ranges may overlap.
+/// Everything in `text` that looks like a secret, our rules' findings
+/// before the rule set's; secret ranges may overlap.
 pub fn scan_all(text: &str) -> Vec<Finding> {
     let visible = Visible::of(text);
     RULES
         .iter()
         .flat_map(|rule| matches(rule, &visible))
+        .chain(vendor_findings(&visible))
         .map(|finding| visible.in_original(finding, text))
+        .collect()
+}
+
+/// The public rule set's findings on the visible text, placeholders and
+/// masked values left out.
+fn vendor_findings(visible: &Visible<'_>) -> Vec<Finding> {
+    let text: &str = &visible.text;
+    gitleaks::find_all(text)
+        .into_iter()
+        .filter(|found| {
+            let value = &text[found.secret.clone()];
+            !value.starts_with(MASK) && !is_placeholder(value)
+        })
+        .map(|found| Finding {
+            rule: found.rule,
+            shown: text[found.whole.start..found.secret.start].to_owned(),
+            secret: found.secret,
+        })
         .collect()
 }
 
@@ -363,6 +414,13 @@ fn matches(rule: &Rule, visible: &Visible<'_>) -> Vec<Finding> {
             Check::Random => !is_placeholder(value) && looks_random(value),
             Check::Token => !is_placeholder(value) && looks_like_token(value),
             Check::Bare => !is_placeholder(value) && bare_token(text, secret.start(), value),
+            Check::Prefixed => !is_placeholder(value) && random_mix(value),
+            Check::ShortKey => {
+                !value
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || ".,%/".contains(c))
+                    && credential(text, whole.start()..secret.start(), secret.range())
+            }
             Check::Credential => credential(text, whole.start()..secret.start(), secret.range()),
             Check::Stated => stated(text, whole.start()..secret.start(), secret.range()),
         };
@@ -412,15 +470,21 @@ fn is_placeholder(value: &str) -> bool {
         || value.contains(MASK)
         || WORDS.iter().any(|word| {
             // A placeholder word alone, or a value built around it; AWS's
-            // examples end in EXAMPLE / EXAMPLEKEY.
+            // examples end in EXAMPLE / EXAMPLEKEY. A credential's own name
+            // counts only alone: `secret123`, `mySecret2024` are weak
+            // passwords, not placeholders.
             trimmed == *word
                 || (word.len() >= 6
+                    && !CREDENTIAL_NAMES.contains(word)
                     && trimmed.contains(word)
                     && !looks_random(&strip(trimmed, word)))
                 || (*word == "example" && value.contains("EXAMPLE"))
         })
         || repeated_filler(trimmed)
 }
+
+/// Placeholder words that are also weak passwords' stems.
+const CREDENTIAL_NAMES: &[&str] = &["password", "passwd", "secret"];
 
 /// Values that say how a setting is set, not what the secret is.
 const NOT_VALUES: &[&str] = &[
@@ -689,6 +753,41 @@ fn bare_token(text: &str, start: usize, token: &str) -> bool {
         && count(char::is_ascii_lowercase) >= 2
         && count(char::is_ascii_digit) >= 2
         && shannon_entropy(token) >= 4.0
+}
+
+/// Upper case, lower case and digits, each at least twice, changing
+/// class often, with short runs of lower case (a random token, not
+/// `HashMapInsert1000Items`, whose runs are words), and high entropy.
+fn random_mix(value: &str) -> bool {
+    let class = |c: char| {
+        if c.is_ascii_uppercase() {
+            0
+        } else if c.is_ascii_lowercase() {
+            1
+        } else {
+            2
+        }
+    };
+    let mut counts = [0usize; 3];
+    let mut changes = 0;
+    let mut last = None;
+    for c in value.chars() {
+        let now = class(c);
+        counts[now] += 1;
+        if last.is_some_and(|last| last != now) {
+            changes += 1;
+        }
+        last = Some(now);
+    }
+    let lower_runs = value
+        .split(|c: char| !c.is_ascii_lowercase())
+        .filter(|run| !run.is_empty())
+        .count();
+    counts.iter().all(|&n| n >= 2)
+        && changes * 3 >= value.len()
+        // The mean run of lower case: about 1.7 in random base 62.
+        && counts[1] * 2 < lower_runs * 5
+        && shannon_entropy(value) >= 3.5
 }
 
 fn shannon_entropy(value: &str) -> f64 {
@@ -1036,5 +1135,70 @@ mod tests {
         assert_eq!(redact(&text), "a \u{200b}key ghp_…[redacted]\u{ad} end");
         let weak = "DB_PASSWORD=hun\u{ad}ter2, then";
         assert_eq!(redact(weak), "DB_PASSWORD=…[redacted], then");
+    }
+
+    /// Every regex of the public rule set reads in Rust's engine, and the
+    /// rules we use are most of the file's.
+    #[test]
+    fn the_public_rule_set_compiles() {
+        let (ids, broken) = gitleaks::rule_ids();
+        assert!(ids.len() >= 200, "only {} rules in use", ids.len());
+        assert!(
+            broken.is_empty(),
+            "rules the Rust engine cannot read: {broken:?}"
+        );
+    }
+
+    /// Vendors nobody here listed come from the public rule set, with the
+    /// rule's id as the finding's name and its prefix shown.
+    #[test]
+    fn vendors_from_the_public_rule_set() {
+        flagged(
+            "the Linear sync uses lin_api_⁞q8vr2ml9tz4wk7pn3bf6hj1sd5gy0ca4ue7io2pl",
+            "linear-api-key",
+        );
+        flagged(
+            "the GitLab runner uses glpat-⁞Xq8vR2mL9tZ4wK7pN3bF",
+            "gitlab-pat",
+        );
+        flagged(
+            "login with hf_⁞XqvRmLtZwKpNbFhJsDgYcAeUiOoPlMkQWz",
+            "huggingface-access-token",
+        );
+        clean("Linear keys start with lin_api_ and are 40 characters after it");
+        clean("GitLab personal access tokens start with glpat-");
+    }
+
+    /// Regression (issue 39, MEDIUM 6): three credentials stored with exit
+    /// 0 and shared.
+    #[test]
+    fn medium_6_credentials_nobody_listed() {
+        for text in [
+            "The crates.io publish token for the release workflow is cio_⁞8fJ2kLq9ZxW3vB7nR4tY1mP6 stored in CI secrets",
+            "publish with cargo publish --token cio_⁞8fJ2kLq9ZxW3vB7nR4tY1mP6",
+            "Staging DB: postgres user hexyl, the password we use there is Tr0ub4⁞dor&3",
+            "release with cio_⁞8fJ2kLq9ZxW3vB7nR4tY1mP6 from the vault",
+        ] {
+            let text = join(text);
+            let finding = scan(&text).unwrap_or_else(|| panic!("missed {text:?}"));
+            assert!(
+                !finding.redacted().contains("8fJ2") && !finding.redacted().contains("dor&3"),
+                "{text:?} -> {}",
+                finding.redacted()
+            );
+            assert!(!redact(&text).contains("8fJ2") && !redact(&text).contains("dor&3"));
+        }
+        for prose in [
+            "the password we use there is stored in the vault",
+            "the token we send back is valid for one hour",
+            "the token budget of the digest is 200k",
+            "pass --token to publish and --password-file for the registry",
+            "run cargo publish --token $CARGO_TOKEN in CI",
+            "use --token <token> from the settings page",
+            "bench_HashMapInsert1000Items and test_ParseHttp2Response are slow",
+            "fixed in v2_0_0 and src_lib_rs_HashMapInsert10000",
+        ] {
+            clean(prose);
+        }
     }
 }
