@@ -134,6 +134,20 @@ impl Workspace {
     pub fn git(&self, args: &[&str]) -> Result<String, GitError> {
         run_git(&self.root, args)
     }
+
+    /// The `merge` attribute a memory file gets from the `.gitattributes`
+    /// files of `commit`'s tree, as git reads them (`git check-attr
+    /// --source`, git 2.40 or later): `goldfish`, `unset`, `unspecified`,
+    /// `set` or another driver's name; `None` when git cannot tell.
+    pub fn memory_merge_at(&self, commit: gix::ObjectId) -> Option<String> {
+        let source = format!("--source={commit}");
+        let probe = format!("{MEMORY_DIR}/2000-01-01.jsonl");
+        let out = self
+            .git(&["check-attr", &source, "merge", "--", &probe])
+            .ok()?;
+        let value = out.trim_end().rsplit(": ").next()?.trim();
+        (!value.is_empty()).then(|| value.to_owned())
+    }
 }
 
 /// A commit of the history walk, with what provenance needs.

@@ -82,6 +82,13 @@ const ATTEMPTS: usize = 8;
 const RESTORE_SETTLE: Duration = Duration::from_millis(150);
 /// The journal's file name in the (per-worktree) git folder.
 pub const JOURNAL: &str = "goldfish-journal.jsonl";
+/// The file, in the (per-worktree) git folder, that holds this work tree's
+/// tag: the end of the name of every day file it writes
+/// (`2026-11-28-k3m9qz.jsonl`), so two clones or worktrees never create
+/// the same untracked file and a pull never finds one of ours in its way.
+pub const TAG_FILE: &str = "goldfish-tag";
+/// A tag's length: 6 characters of `0-9a-z`.
+const TAG_LEN: usize = 6;
 
 /// One `*.jsonl` file of the memory folder.
 #[derive(Debug, Clone)]
@@ -155,6 +162,13 @@ impl GitSide {
 
     fn journal(&self) -> PathBuf {
         self.git_dir.join(JOURNAL)
+    }
+
+    /// This work tree's tag ([`TAG_FILE`]), made the first time: random,
+    /// written once with `create_new` so concurrent first stores agree on
+    /// it. A file that is not a tag (edited, truncated) is replaced.
+    fn tag(&self) -> Result<String, LogError> {
+        tag_in(&self.git_dir)
     }
 
     /// HEAD's version of memory file `name`, when HEAD has it as a regular
@@ -365,7 +379,8 @@ impl MemoryDir {
     /// first so the new record stays on a line of its own.
     pub fn append(&self, entry: &Entry) -> Result<Appended, LogError> {
         self.check_folder()?;
-        let file_path = self.path.join(day_file(entry)?);
+        let tag = self.git.as_ref().map(GitSide::tag).transpose()?;
+        let file_path = self.path.join(day_file(entry, tag.as_deref())?);
         let mut line = entry.to_line().into_bytes();
         line.push(b'\n');
         let Some(git) = &self.git else {
@@ -421,6 +436,25 @@ impl MemoryDir {
         })
     }
 
+    /// The lines of memory file `name` as read now (read once per drain
+    /// into `files`), or `None` when it cannot take lines (a link, say).
+    fn file_lines<'f>(
+        &self,
+        files: &'f mut HashMap<String, Option<HashSet<Vec<u8>>>>,
+        name: &str,
+    ) -> Option<&'f mut HashSet<Vec<u8>>> {
+        files
+            .entry(name.to_owned())
+            .or_insert_with(|| match read_regular(&self.path.join(name)) {
+                Ok(bytes) => Some(bytes.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect()),
+                Err(OpenError::Io(err)) if err.kind() == io::ErrorKind::NotFound => {
+                    Some(HashSet::new())
+                }
+                Err(_) => None,
+            })
+            .as_mut()
+    }
+
     /// Brings the journal's lines into their memory files when git is idle
     /// (`rewriting`: a rebase in progress counts as done, for its
     /// post-rewrite hook): a line missing from its file is appended (again,
@@ -459,6 +493,10 @@ impl MemoryDir {
         self.check_folder()?;
         let mut journal = Journal::open(&journal_path)?;
         let entries = journal.entries()?;
+        if entries.is_empty() {
+            return Ok(drained);
+        }
+        let tag = Some(git.tag()?);
         let now = unix_millis();
         let mut history = History::new(git);
         // Per file: its lines as read now, or None when it cannot take lines
@@ -477,19 +515,25 @@ impl MemoryDir {
                 line,
                 placed,
             } = &entry;
-            let Some(name) = Entry::parse(line).ok().and_then(|e| day_file(&e).ok()) else {
+            let Ok(parsed) = Entry::parse(line) else {
                 continue; // torn by a crash before its store said anything
             };
-            let lines = files.entry(name.clone()).or_insert_with(|| {
-                match read_regular(&self.path.join(&name)) {
-                    Ok(bytes) => Some(bytes.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect()),
-                    Err(OpenError::Io(err)) if err.kind() == io::ErrorKind::NotFound => {
-                        Some(HashSet::new())
-                    }
-                    Err(_) => None,
-                }
-            });
-            let Some(lines) = lines else {
+            let (Ok(tagged), Ok(plain)) =
+                (day_file(&parsed, tag.as_deref()), day_file(&parsed, None))
+            else {
+                continue;
+            };
+            // A line stored before work trees had tags went to the plain day file.
+            let name = if tagged != plain
+                && self
+                    .file_lines(&mut files, &plain)
+                    .is_some_and(|lines| lines.contains(line))
+            {
+                plain
+            } else {
+                tagged
+            };
+            let Some(lines) = self.file_lines(&mut files, &name) else {
                 kept.push(entry);
                 continue;
             };
@@ -855,8 +899,9 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The day file of an entry's timestamp.
-fn day_file(entry: &Entry) -> Result<String, LogError> {
+/// The day file of an entry's timestamp, with the work tree's tag when
+/// there is one (`2026-11-28-k3m9qz.jsonl`).
+fn day_file(entry: &Entry, tag: Option<&str>) -> Result<String, LogError> {
     let timestamp: jiff::Timestamp = entry
         .timestamp()
         .parse()
@@ -866,7 +911,75 @@ fn day_file(entry: &Entry) -> Result<String, LogError> {
     if !(name.len() == "YYYY-MM-DD.jsonl".len() && name.as_bytes()[0].is_ascii_digit()) {
         return Err(LogError::Timestamp(entry.timestamp().to_owned()));
     }
-    Ok(name)
+    Ok(match tag {
+        Some(tag) => format!("{}-{tag}.jsonl", &name[.."YYYY-MM-DD".len()]),
+        None => name,
+    })
+}
+
+/// The tag kept in `git_dir` ([`TAG_FILE`]), made the first time: random,
+/// written with `create_new` so concurrent first stores agree on it. A
+/// file that is not a tag (edited, truncated) is replaced; a link or a
+/// FIFO in its place is refused.
+fn tag_in(git_dir: &Path) -> Result<String, LogError> {
+    let path = git_dir.join(TAG_FILE);
+    // An empty file is another store's, about to hold its tag; one that
+    // stays empty this long was left by a crash and is replaced.
+    const EMPTY_WAITS: usize = 100;
+    let mut empty = 0;
+    for _ in 0..EMPTY_WAITS + ATTEMPTS {
+        match read_regular_prefix(&path, 64) {
+            Ok(bytes) => {
+                let text = String::from_utf8_lossy(&bytes);
+                let tag = text.trim();
+                if is_tag(tag) {
+                    return Ok(tag.to_owned());
+                }
+                if bytes.is_empty() && empty < EMPTY_WAITS {
+                    empty += 1;
+                    std::thread::sleep(GIT_POLL);
+                    continue;
+                }
+                write_atomically(&path, format!("{}\n", new_tag()).as_bytes())
+                    .map_err(io_error("write", &path))?;
+            }
+            Err(OpenError::Io(err)) if err.kind() == io::ErrorKind::NotFound => {
+                let made = open_regular(
+                    &path,
+                    OpenOptions::new().write(true).create_new(true).mode(0o644),
+                );
+                match made {
+                    Ok(mut file) => {
+                        let tag = new_tag();
+                        file.write_all(format!("{tag}\n").as_bytes())
+                            .and_then(|()| file.sync_data())
+                            .map_err(io_error("write", &path))?;
+                        return Ok(tag);
+                    }
+                    Err(OpenError::Io(err)) if err.kind() == io::ErrorKind::AlreadyExists => {}
+                    Err(err) => return Err(err.into_log_error(&path)),
+                }
+            }
+            Err(err) => return Err(err.into_log_error(&path)),
+        }
+    }
+    Err(LogError::Unsafe {
+        path,
+        reason: "stays empty or is rewritten while goldfish reads it".to_owned(),
+    })
+}
+
+fn is_tag(text: &str) -> bool {
+    text.len() == TAG_LEN
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
+}
+
+/// A new random tag: the random part of a ULID, lowercased.
+fn new_tag() -> String {
+    let id = ulid::Ulid::generate().to_string().to_ascii_lowercase();
+    id[id.len() - TAG_LEN..].to_owned()
 }
 
 /// Why a memory file was not opened.
@@ -1158,6 +1271,45 @@ mod tests {
             content: "c".into(),
             ..Memory::default()
         })
+    }
+
+    #[test]
+    fn a_work_tree_gets_one_tag_however_many_stores_ask_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let tags: Vec<String> = std::thread::scope(|scope| {
+            let asking: Vec<_> = (0..8)
+                .map(|_| scope.spawn(|| tag_in(dir.path()).unwrap()))
+                .collect();
+            asking.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        assert!(is_tag(&tags[0]), "{tags:?}");
+        assert!(tags.iter().all(|t| *t == tags[0]), "{tags:?}");
+        assert_eq!(tag_in(dir.path()).unwrap(), tags[0], "kept");
+        // Another work tree gets another.
+        let other = tempfile::tempdir().unwrap();
+        assert_ne!(tag_in(other.path()).unwrap(), tags[0]);
+        // Not a tag: replaced.
+        fs::write(dir.path().join(TAG_FILE), "../../etc\n").unwrap();
+        let replaced = tag_in(dir.path()).unwrap();
+        assert!(is_tag(&replaced) && replaced != tags[0], "{replaced}");
+        // A link in its place is refused, not followed.
+        let linked = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(dir.path().join(TAG_FILE), linked.path().join(TAG_FILE))
+            .unwrap();
+        assert!(matches!(
+            tag_in(linked.path()),
+            Err(LogError::Unsafe { .. })
+        ));
+    }
+
+    #[test]
+    fn day_files_carry_the_tag() {
+        let entry = memory("01KAJ00000000000000000000A");
+        assert_eq!(day_file(&entry, None).unwrap(), "2026-11-21.jsonl");
+        assert_eq!(
+            day_file(&entry, Some("k3m9qz")).unwrap(),
+            "2026-11-21-k3m9qz.jsonl"
+        );
     }
 
     #[test]

@@ -257,13 +257,22 @@ impl Embedder for Warmed {
     fn embed(&mut self, texts: &[&str], kind: TextKind) -> Result<Vec<Vec<f32>>, EmbedError> {
         if self.local.is_none() {
             if let Some(client) = &mut self.client {
-                if let Ok(vectors) = client.embed(texts, kind) {
-                    self.uses.warm_requests.fetch_add(1, Ordering::SeqCst);
-                    return Ok(vectors);
-                }
+                let failed = match client.embed(texts, kind) {
+                    Ok(vectors) => {
+                        self.uses.warm_requests.fetch_add(1, Ordering::SeqCst);
+                        return Ok(vectors);
+                    }
+                    Err(err) => err,
+                };
                 self.client = None;
-                // An idle process may have ended and another begun.
-                if let Ok(mut client) = connect(&self.warm.paths, &self.installed)
+                if failed.timed_out() {
+                    // Stuck, or not a warm process at all: not asked again,
+                    // and its socket goes so the next command starts a new
+                    // one instead of waiting too (a real server ends when
+                    // its socket is removed).
+                    self.warm.paths.abandon();
+                } else if let Ok(mut client) = connect(&self.warm.paths, &self.installed)
+                    // An idle process may have ended and another begun.
                     && let Ok(vectors) = client.embed(texts, kind)
                 {
                     self.client = Some(client);

@@ -13,6 +13,7 @@ use std::collections::{HashMap, HashSet};
 use jiff::Timestamp;
 use serde::Serialize;
 
+use super::init::MEMORY_PATTERN;
 use super::{AppError, Arg};
 use crate::adapters::git::{CommitInfo, REPO_CONFIG, Verified, Workspace};
 use crate::adapters::history::{Policies, Walker};
@@ -53,8 +54,30 @@ pub struct Review {
     pub policy: PolicyUsed,
     pub changes: Vec<Change>,
     pub policy_changes: Vec<PolicyChange>,
-    /// Changes (and policy changes) that stop the review: exit 1.
+    /// How git merges memory files, when the range changes it.
+    pub attribute_changes: Vec<AttributeChange>,
+    /// Changes (policy and attribute changes too) that stop the review:
+    /// exit 1.
     pub stopping: usize,
+}
+
+impl Review {
+    /// Every change it lists: memory lines, policy and attribute changes.
+    pub fn total(&self) -> usize {
+        self.changes.len() + self.policy_changes.len() + self.attribute_changes.len()
+    }
+}
+
+/// A change of the range to how git treats memory files: the `merge`
+/// attribute their `.gitattributes` give them.
+#[derive(Debug, Clone, Serialize)]
+pub struct AttributeChange {
+    pub attribute: &'static str,
+    /// As `git check-attr` says it: `goldfish`, `unset`, `unspecified`, …
+    pub before: String,
+    pub after: String,
+    /// Memory files leave goldfish's merge driver.
+    pub stops: bool,
 }
 
 /// The trust policy a review applied.
@@ -779,8 +802,29 @@ pub fn review_commits(
         });
     }
 
+    // Memory files taken from the driver (`-merge`, `merge=union`, a
+    // `.gitattributes` of their own): concurrent appends then conflict and
+    // a text merge may drop lines.
+    let mut attribute_changes = Vec::new();
+    if let (Some(before), Some(after)) = (
+        since.and_then(|id| workspace.memory_merge_at(id)),
+        workspace.memory_merge_at(head_id),
+    ) && before != after
+    {
+        attribute_changes.push(AttributeChange {
+            attribute: "merge",
+            stops: before == "goldfish",
+            before,
+            after,
+        });
+    }
+
     let stopping = changes.iter().filter(|change| change.stops).count()
-        + policy_changes.iter().filter(|change| change.stops).count();
+        + policy_changes.iter().filter(|change| change.stops).count()
+        + attribute_changes
+            .iter()
+            .filter(|change| change.stops)
+            .count();
     Ok(Review {
         base: base.to_owned(),
         base_commit: base_id.to_string(),
@@ -796,6 +840,7 @@ pub fn review_commits(
         },
         changes,
         policy_changes,
+        attribute_changes,
         stopping,
     })
 }
@@ -885,8 +930,20 @@ pub fn text(review: &Review) -> String {
             ));
         }
     }
+    for change in &review.attribute_changes {
+        out.push('\n');
+        out.push_str(&format!(
+            "attributes {MEMORY_PATTERN} {}: {} -> {}\n",
+            change.attribute, change.before, change.after
+        ));
+        if change.stops {
+            out.push_str(
+                "    STOPS: memory files would no longer be merged by goldfish: concurrent memories conflict and a text merge may drop lines (`goldfish init` writes the attribute back)\n",
+            );
+        }
+    }
     out.push('\n');
-    let total = review.changes.len() + review.policy_changes.len();
+    let total = review.total();
     if total == 0 {
         out.push_str("no memory changes\n");
     } else if review.stopping == 0 {

@@ -597,3 +597,107 @@ fn low_signed_without_allowed_signers_is_a_doctor_warning() {
         "{doctor}"
     );
 }
+
+/// MEDIUM 4: both sides stored today and one pushed. Each work tree writes
+/// day files of its own (`2026-11-21-TAG.jsonl`), so the other side's file
+/// is never the path of one of ours: `git pull` goes through in every mode,
+/// and nothing is lost, committed or not.
+#[test]
+fn medium_4_memories_never_block_a_pull() {
+    for mode in ["--no-rebase", "--rebase", "--ff-only"] {
+        let env = TestEnv::new();
+        let (_remote, alice, bob) = env.team();
+        env.ok(
+            &alice,
+            &["store", "--type", "decision", "Alice's decision of today"],
+        );
+        env.ok(
+            &bob,
+            &["store", "--type", "decision", "Bob's decision of today"],
+        );
+        let (a, b) = (crate::common::today(&alice), crate::common::today(&bob));
+        assert_ne!(a, b, "two clones share a day file");
+        env.commit_all(&alice, "memories");
+        env.git(&alice, &["push", "-q", "origin", "main"]);
+
+        let pulled = env
+            .command("git", &bob)
+            .args(["pull", "-q", mode, "origin", "main"])
+            .output()
+            .unwrap();
+        assert!(
+            pulled.status.success(),
+            "{mode}: {}",
+            String::from_utf8_lossy(&pulled.stderr)
+        );
+        let contents: Vec<String> = memory_lines(&bob)
+            .iter()
+            .map(|m| m["content"].as_str().unwrap().to_owned())
+            .collect();
+        assert!(
+            contents.contains(&"Alice's decision of today".to_owned())
+                && contents.contains(&"Bob's decision of today".to_owned()),
+            "{mode}: {contents:?}"
+        );
+        // Bob's own memory is still his to commit.
+        let status = env.git(&bob, &["status", "--porcelain", "--", ".goldfish/memories"]);
+        assert!(
+            status.contains(&b.rsplit('/').next().unwrap().to_owned()),
+            "{mode}: {status}"
+        );
+        let recalled = env.ok(&bob, &["recall", "decision of today", "--json"]);
+        assert!(
+            recalled.contains("Alice's") && recalled.contains("Bob's"),
+            "{mode}: {recalled}"
+        );
+    }
+}
+
+/// LOW: a commit that takes memory files from goldfish's merge driver
+/// (`-merge` in `.gitattributes`) passed review unnoticed. It stops review
+/// now, saying what changed; a range that leaves the attribute alone says
+/// nothing of it.
+#[test]
+fn low_review_reports_memory_files_leaving_the_merge_driver() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    env.commit_all(&repo, "goldfish");
+    let base = head(&env, &repo);
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "--type",
+            "decision",
+            "Releases are cut on Tuesdays",
+        ],
+    );
+    env.commit_all(&repo, "a memory");
+    let (code, json) = review(&env, &repo, &base, &head(&env, &repo));
+    assert_eq!(code, Some(0), "{json:#}");
+    assert_eq!(json["attribute_changes"], serde_json::json!([]));
+
+    let mut attributes = std::fs::read_to_string(repo.join(".gitattributes")).unwrap();
+    attributes.push_str(".goldfish/memories/*.jsonl -merge\n");
+    std::fs::write(repo.join(".gitattributes"), attributes).unwrap();
+    env.commit_all(&repo, "cleanup");
+    let (code, json) = review(&env, &repo, &base, &head(&env, &repo));
+    assert_eq!(code, Some(1), "{json:#}");
+    let change = &json["attribute_changes"][0];
+    assert_eq!(
+        (&change["before"], &change["after"], &change["stops"]),
+        (
+            &serde_json::json!("goldfish"),
+            &serde_json::json!("unset"),
+            &serde_json::json!(true)
+        ),
+        "{json:#}"
+    );
+    let text = env.goldfish(&repo, &["review", &base, "HEAD"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("merge: goldfish -> unset")
+            && text.contains("STOPS: memory files would no longer be merged by goldfish"),
+        "{text}"
+    );
+}

@@ -151,7 +151,7 @@ fn store_refuses_bad_input() {
     rendered.push_str(&format!("## too long\n{}\n", render(&output)));
     snapshot!(&env, rendered);
     assert!(
-        !repo.join(".goldfish/memories/2026-11-21.jsonl").exists(),
+        crate::common::memory_files(&repo).is_empty(),
         "nothing may be written for refused input"
     );
     // The escape hatch for false positives.
@@ -186,11 +186,11 @@ fn forget_appends_a_tombstone() {
     let keep = json_lines(&env.ok(&repo, &["store", "--json", "Keep this"]))[0]["id"].clone();
     let drop = json_lines(&env.ok(&repo, &["store", "--json", "Forget this"]))[0]["id"].clone();
     let drop = drop.as_str().unwrap();
-    let before = std::fs::read(repo.join(".goldfish/memories/2026-11-21.jsonl")).unwrap();
+    let before = std::fs::read(repo.join(crate::common::today(&repo))).unwrap();
 
     let forgot = env.goldfish(&repo, &["forget", &drop[..20]]);
     snapshot!(&env, render(&forgot));
-    let after = std::fs::read(repo.join(".goldfish/memories/2026-11-21.jsonl")).unwrap();
+    let after = std::fs::read(repo.join(crate::common::today(&repo))).unwrap();
     assert!(
         after.starts_with(&before),
         "history is never rewritten in place"
@@ -322,7 +322,7 @@ fn recall_reports_bad_lines_and_keeps_going() {
     let env = TestEnv::new();
     let repo = env.repo("project", "Ada");
     env.ok(&repo, &["store", "A good memory"]);
-    let file = repo.join(".goldfish/memories/2026-11-21.jsonl");
+    let file = repo.join(crate::common::today(&repo));
     let mut bytes = std::fs::read(&file).unwrap();
     bytes.extend_from_slice(b"<<<<<<< HEAD\n{\"id\":\"half");
     std::fs::write(&file, bytes).unwrap();

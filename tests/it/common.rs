@@ -216,6 +216,51 @@ impl TestEnv {
     }
 }
 
+/// The tag of `repo`'s work tree: the end of the name of the day files its
+/// stores write (`goldfish::adapters::memdir::TAG_FILE`, in its git
+/// folder), made by its first store; `None` before.
+pub fn tag_of(repo: &Path) -> Option<String> {
+    let output = Command::new("git")
+        .args(["rev-parse", "--absolute-git-dir"])
+        .current_dir(repo)
+        .output()
+        .unwrap();
+    let git_dir = PathBuf::from(String::from_utf8(output.stdout).unwrap().trim());
+    let text = fs::read_to_string(git_dir.join(goldfish::adapters::memdir::TAG_FILE)).ok()?;
+    Some(text.trim().to_owned())
+}
+
+/// The day file `repo`'s stores write on the tests' fixed day, relative to
+/// the repository: `.goldfish/memories/2026-11-21-TAG.jsonl`. Panics
+/// before the first store.
+pub fn today(repo: &Path) -> String {
+    let tag = tag_of(repo).expect("no store has run in this work tree: it has no tag yet");
+    format!(".goldfish/memories/2026-11-21-{tag}.jsonl")
+}
+
+/// Gives `to` the tag of `from`, so both write the same day file, as two
+/// branches of one clone do (two clones never do): for the tests of what
+/// git and the merge driver make of one file changed on both sides.
+pub fn share_tag(from: &Path, to: &Path) {
+    set_tag(to, &tag_of(from).expect("`from` has stored nothing yet"));
+}
+
+/// Sets the tag of `repo`'s work tree before its first store, so a test
+/// can write the day file its stores will append to.
+pub fn set_tag(repo: &Path, tag: &str) {
+    let output = Command::new("git")
+        .args(["rev-parse", "--absolute-git-dir"])
+        .current_dir(repo)
+        .output()
+        .unwrap();
+    let git_dir = PathBuf::from(String::from_utf8(output.stdout).unwrap().trim());
+    fs::write(
+        git_dir.join(goldfish::adapters::memdir::TAG_FILE),
+        format!("{tag}\n"),
+    )
+    .unwrap();
+}
+
 /// Every `*.jsonl` in a repository's memory folder, concatenated in name order.
 pub fn memory_files(repo: &Path) -> Vec<(String, Vec<u8>)> {
     let dir = repo.join(".goldfish/memories");
@@ -279,6 +324,10 @@ pub fn filters(env: &TestEnv) -> Vec<(String, String)> {
         ),
         (r"\b[0-9A-HJKMNP-TV-Z]{26}\b".into(), "[ID]".into()),
         (r"\b[0-9a-f]{40}\b".into(), "[COMMIT]".into()),
+        (
+            r"\b(\d{4}-\d\d-\d\d)-[0-9a-z]{6}\.jsonl\b".into(),
+            "$1-[TAG].jsonl".into(),
+        ),
     ]
 }
 

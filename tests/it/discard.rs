@@ -7,9 +7,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::common::{TestEnv, json_lines};
-
-const TODAY: &str = ".goldfish/memories/2026-11-21.jsonl";
+use crate::common::{TestEnv, json_lines, today};
 
 fn stderr(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
@@ -17,7 +15,7 @@ fn stderr(output: &std::process::Output) -> String {
 
 /// How many lines of today's file hold `id`.
 fn copies(repo: &Path, id: &str) -> usize {
-    fs::read_to_string(repo.join(TODAY))
+    fs::read_to_string(repo.join(today(repo)))
         .unwrap()
         .lines()
         .filter(|line| line.contains(&format!("\"id\":\"{id}\"")))
@@ -61,6 +59,7 @@ fn recalled(env: &TestEnv, repo: &Path, query: &str) -> Vec<String> {
 fn git_restore_right_after_a_store_discards_it() {
     let env = TestEnv::new();
     let repo = repo_with_a_committed_memory(&env);
+    let today = today(&repo);
     let id = store(&env, &repo, "Mistake: stored by accident, discarded");
     let restore = env
         .command("git", &repo)
@@ -71,7 +70,7 @@ fn git_restore_right_after_a_store_discards_it() {
     assert!(restore.status.success(), "{}", stderr(&restore));
     assert!(
         stderr(&restore).contains(&format!(
-            "note: memory {id} is left out of {TODAY}: the file was restored to HEAD's version"
+            "note: memory {id} is left out of {today}: the file was restored to HEAD's version"
         )),
         "{}",
         stderr(&restore)
@@ -99,15 +98,16 @@ fn git_restore_right_after_a_store_discards_it() {
 fn git_checkout_of_the_file_discards_the_store_and_the_next_command_says_so() {
     let env = TestEnv::new();
     let repo = repo_with_a_committed_memory(&env);
+    let today = today(&repo);
     let id = store(&env, &repo, "Another accidental store");
     env.git(
         &repo,
-        &["-c", "core.hooksPath=/dev/null", "checkout", "--", TODAY],
+        &["-c", "core.hooksPath=/dev/null", "checkout", "--", &today],
     );
     assert_eq!(copies(&repo, &id), 0);
     let status = env.goldfish(&repo, &["status"]);
     assert!(
-        stderr(&status).contains(&format!("memory {id} is left out of {TODAY}")),
+        stderr(&status).contains(&format!("memory {id} is left out of {today}")),
         "{}",
         stderr(&status)
     );
@@ -125,6 +125,7 @@ fn git_checkout_of_the_file_discards_the_store_and_the_next_command_says_so() {
 fn a_line_git_took_out_otherwise_is_put_back_with_a_notice() {
     let env = TestEnv::new();
     let repo = repo_with_a_committed_memory(&env);
+    let today = today(&repo);
     let id = store(&env, &repo, "Kept: the cache key includes the tenant");
     env.git(&repo, &["reset", "-q", "--hard"]);
     assert_eq!(copies(&repo, &id), 0);
@@ -133,7 +134,7 @@ fn a_line_git_took_out_otherwise_is_put_back_with_a_notice() {
     let text = stderr(&recall);
     assert!(
         text.contains(&format!(
-            "note: memory {id} is back in {TODAY}: git rewrote the file without it"
+            "note: memory {id} is back in {today}: git rewrote the file without it"
         )) && text.contains(&format!("To discard it for good: `goldfish forget {id}`.")),
         "{text}"
     );

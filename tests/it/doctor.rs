@@ -495,7 +495,8 @@ fn doctor_finds_a_stale_index() {
     env.ok(&repo, &["sync"]);
     assert_healthy(&env, &repo);
     // A line appended by another tool.
-    let file = repo.join(".goldfish/memories/2026-11-21.jsonl");
+    let today = crate::common::today(&repo);
+    let file = repo.join(&today);
     let mut text = fs::read_to_string(&file).unwrap();
     text.push_str(r#"{"id":"01KAJ0000000000000000000AA","timestamp":"2026-11-21T10:00:00.000Z","type":"insight","content":"appended"}"#);
     text.push('\n');
@@ -504,7 +505,10 @@ fn doctor_finds_a_stale_index() {
         &env,
         &repo,
         "index-sync",
-        "memory files changed since the last sync: 2026-11-21.jsonl",
+        &format!(
+            "memory files changed since the last sync: {}",
+            today.rsplit('/').next().unwrap()
+        ),
         "goldfish sync",
     );
     // Another workspace's sync does not count for this one.
@@ -514,7 +518,7 @@ fn doctor_finds_a_stale_index() {
         &env,
         &repo,
         "index-sync",
-        "2026-11-21.jsonl",
+        today.rsplit('/').next().unwrap(),
         "goldfish sync",
     );
     env.ok(&repo, &["recall", "appended"]);
@@ -628,7 +632,7 @@ fn doctor_finds_an_index_that_a_branch_switch_would_break() {
     env.ok(&repo, &["store", "Cache eviction uses LRU"]);
     env.commit_all(&repo, "memory");
     env.git(&repo, &["checkout", "-q", "-b", "lfu"]);
-    let file = repo.join(".goldfish/memories/2026-11-21.jsonl");
+    let file = repo.join(crate::common::today(&repo));
     let edited = fs::read_to_string(&file)
         .unwrap()
         .replace("uses LRU", "uses LFU");

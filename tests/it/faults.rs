@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::common::{TestEnv, json_lines};
+use crate::common::{TestEnv, json_lines, set_tag};
 
 /// A memory id for test records: `01KAJ` and `n` in 21 digits.
 fn id(n: u64) -> String {
@@ -75,6 +75,8 @@ fn running_as_root() -> bool {
 fn damaged_memory_files_are_named_and_nothing_is_lost() {
     let env = TestEnv::new();
     let repo = env.repo("r", "Ada");
+    // The damaged files carry this work tree's tag: its stores append to them.
+    set_tag(&repo, "damage");
     let dir = repo.join(".goldfish/memories");
     let mut expected: BTreeSet<String> = BTreeSet::new();
     for i in 0..3 {
@@ -84,7 +86,7 @@ fn damaged_memory_files_are_named_and_nothing_is_lost() {
     }
     // Garbage between two records.
     fs::write(
-        dir.join("2026-11-01.jsonl"),
+        dir.join("2026-11-01-damage.jsonl"),
         format!(
             "{}\nthis is not json\n{}\n",
             record(1, "01", "first"),
@@ -94,7 +96,7 @@ fn damaged_memory_files_are_named_and_nothing_is_lost() {
     .unwrap();
     // Conflict markers, committed by a teammate who merged without the driver.
     fs::write(
-        dir.join("2026-11-02.jsonl"),
+        dir.join("2026-11-02-damage.jsonl"),
         format!(
             "<<<<<<< HEAD\n{}\n=======\n{}\n>>>>>>> theirs\n",
             record(3, "02", "ours"),
@@ -104,7 +106,7 @@ fn damaged_memory_files_are_named_and_nothing_is_lost() {
     .unwrap();
     // CRLF line ends.
     fs::write(
-        dir.join("2026-11-03.jsonl"),
+        dir.join("2026-11-03-damage.jsonl"),
         format!(
             "{}\r\n{}\r\n",
             record(5, "03", "crlf one"),
@@ -116,7 +118,7 @@ fn damaged_memory_files_are_named_and_nothing_is_lost() {
     // record may take (issue 39): not read, named, kept in the file.
     let huge = format!("huge {}", "x".repeat(5 << 20));
     fs::write(
-        dir.join("2026-11-04.jsonl"),
+        dir.join("2026-11-04-damage.jsonl"),
         format!("{}\n", record(7, "04", &huge)),
     )
     .unwrap();
@@ -124,29 +126,29 @@ fn damaged_memory_files_are_named_and_nothing_is_lost() {
     let mut non_utf8 = format!("{}\n", record(8, "05", "before bad bytes")).into_bytes();
     non_utf8.extend_from_slice(b"\xff\xfe not utf-8 \xc3\x28\n");
     non_utf8.extend_from_slice(format!("{}\n", record(9, "05", "after bad bytes")).as_bytes());
-    fs::write(dir.join("2026-11-05.jsonl"), non_utf8).unwrap();
+    fs::write(dir.join("2026-11-05-damage.jsonl"), non_utf8).unwrap();
     // A last line cut short (a crash mid-write elsewhere).
     let cut = record(11, "06", "cut short");
     fs::write(
-        dir.join("2026-11-06.jsonl"),
+        dir.join("2026-11-06-damage.jsonl"),
         format!("{}\n{}", record(10, "06", "whole"), &cut[..40]),
     )
     .unwrap();
     // An empty file, and a folder named like a memory file.
-    fs::write(dir.join("2026-11-07.jsonl"), "").unwrap();
+    fs::write(dir.join("2026-11-07-damage.jsonl"), "").unwrap();
     fs::create_dir(dir.join("x.jsonl")).unwrap();
     fs::write(dir.join("x.jsonl/inner"), "not a memory file\n").unwrap();
     expected.extend((1..=10).filter(|n| *n != 7).map(id));
     env.commit_all(&repo, "a teammate's damaged log");
     let before = log_bytes(&repo);
     let unreadable = [
-        "2026-11-01.jsonl:2:",
-        "2026-11-02.jsonl:1:",
-        "2026-11-02.jsonl:3:",
-        "2026-11-02.jsonl:5:",
-        "2026-11-04.jsonl:1:",
-        "2026-11-05.jsonl:2:",
-        "2026-11-06.jsonl:2:",
+        "2026-11-01-damage.jsonl:2:",
+        "2026-11-02-damage.jsonl:1:",
+        "2026-11-02-damage.jsonl:3:",
+        "2026-11-02-damage.jsonl:5:",
+        "2026-11-04-damage.jsonl:1:",
+        "2026-11-05-damage.jsonl:2:",
+        "2026-11-06-damage.jsonl:2:",
         "x.jsonl: is not a file",
     ];
 
@@ -174,7 +176,7 @@ fn damaged_memory_files_are_named_and_nothing_is_lost() {
     // The 5 MB record is not read: its size named, not its text.
     assert!(
         problems.iter().any(
-            |p| p.starts_with("2026-11-04.jsonl:1: not a memory record (")
+            |p| p.starts_with("2026-11-04-damage.jsonl:1: not a memory record (")
                 && p.contains("over the 262144 a record may take")
                 && p.len() < 200
         ),
@@ -218,7 +220,7 @@ fn damaged_memory_files_are_named_and_nothing_is_lost() {
             &repo,
             &["store", "--json", &format!("Stored on the {day}th")],
         );
-        let name = format!("2026-11-{day}.jsonl");
+        let name = format!("2026-11-{day}-damage.jsonl");
         let mut want = before[&name].clone();
         if !want.is_empty() && !want.ends_with(b"\n") {
             want.push(b'\n');
@@ -233,11 +235,12 @@ fn damaged_memory_files_are_named_and_nothing_is_lost() {
     }
     // A day whose file is a folder: a clear error naming it, nothing written.
     env.set_now("2026-11-08T12:00:00Z");
-    fs::create_dir(dir.join("2026-11-08.jsonl")).unwrap();
+    fs::create_dir(dir.join("2026-11-08-damage.jsonl")).unwrap();
     let refused = env.goldfish(&repo, &["store", "Nowhere to go"]);
     assert_eq!(refused.status.code(), Some(2));
     assert!(
-        stderr(&refused).contains("2026-11-08.jsonl") && stderr(&refused).contains("directory"),
+        stderr(&refused).contains("2026-11-08-damage.jsonl")
+            && stderr(&refused).contains("directory"),
         "{}",
         stderr(&refused)
     );
@@ -462,7 +465,7 @@ fn writers_syncs_and_recalls_at_once_lose_nothing_and_print_no_error() {
     ] {
         // From the first stored line on, every recall has something to find.
         let script = format!(
-            "while [ ! -s .goldfish/memories/2026-11-21.jsonl ]; do sleep 0.01; done; \
+            "while [ -z \"$(cat .goldfish/memories/*.jsonl 2>/dev/null)\" ]; do sleep 0.01; done; \
              i=0; while [ $i -lt {LOOPS} ]; do {command}; i=$((i+1)); done"
         );
         children.push(
@@ -884,9 +887,14 @@ fn git_operations_racing_store_lose_nothing() {
     const ROUNDS: usize = 6;
     const WRITERS: usize = 2;
     const STORES: usize = 12;
-    const TODAY: &str = ".goldfish/memories/2026-11-21.jsonl";
+    // One day file for both sides, as branches of one clone have (two
+    // clones never write the same file): git rewrites the file Bob's stores
+    // append to.
+    const TODAY: &str = ".goldfish/memories/2026-11-21-racing.jsonl";
     let env = TestEnv::new();
     let (_remote, alice, bob) = env.team();
+    set_tag(&alice, "racing");
+    set_tag(&bob, "racing");
     let committed: String = (0..100)
         .map(|n| format!("{}\n", record(n, "21", &format!("committed memory {n}"))))
         .collect();
@@ -1054,7 +1062,7 @@ fn a_linked_memory_file_is_neither_written_nor_read() {
     fs::write(&bashrc, &secret).unwrap();
     let dir = repo.join(".goldfish/memories");
     // Today's file (where store appends) and another day's, both links.
-    let today = dir.join("2026-11-21.jsonl");
+    let today = repo.join(crate::common::today(&repo));
     fs::rename(&today, dir.join("2026-11-19.jsonl")).unwrap();
     std::os::unix::fs::symlink(&bashrc, &today).unwrap();
     std::os::unix::fs::symlink(&bashrc, dir.join("2026-11-20.jsonl")).unwrap();
@@ -1062,7 +1070,10 @@ fn a_linked_memory_file_is_neither_written_nor_read() {
     let stored = env.goldfish(&repo, &["store", "echo $(id)"]);
     assert_eq!(stored.status.code(), Some(2), "{}", all_output(&stored));
     assert!(
-        stderr(&stored).contains("2026-11-21.jsonl is a symbolic link"),
+        stderr(&stored).contains(&format!(
+            "{} is a symbolic link",
+            today.file_name().unwrap().to_string_lossy()
+        )),
         "{}",
         stderr(&stored)
     );

@@ -180,6 +180,9 @@ fn a_merge_without_goldfish_on_path_is_reported_and_can_be_redone() {
     env.ok(&alice, &["store", "Alice's memory"]);
     env.commit_all(&alice, "alice");
     env.git(&alice, &["push", "-q"]);
+    // Bob's file is Alice's, as on two branches of one clone: the pull
+    // needs the driver.
+    crate::common::share_tag(&alice, &bob);
     env.ok(&bob, &["store", "Bob's memory"]);
     env.commit_all(&bob, "bob");
 
@@ -190,8 +193,8 @@ fn a_merge_without_goldfish_on_path_is_reported_and_can_be_redone() {
         .output()
         .unwrap();
     assert!(!pull.status.success(), "git records a conflict");
-    let file = ".goldfish/memories/2026-11-21.jsonl";
-    let text = std::fs::read_to_string(bob.join(file)).unwrap();
+    let file = crate::common::today(&bob);
+    let text = std::fs::read_to_string(bob.join(&file)).unwrap();
     assert!(
         text.contains("Bob's memory") && !text.contains("Alice's memory"),
         "{text}"

@@ -6,9 +6,13 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{TestEnv, memory_lines};
+use crate::common::{TestEnv, memory_lines, set_tag};
 
-const FILE: &str = ".goldfish/memories/2026-11-21.jsonl";
+/// The day file every side writes: one tag for all, as branches of one
+/// clone have (two clones never write the same file), so git's text merge
+/// has one file to leave in conflict.
+const TAG: &str = "shared";
+const FILE: &str = ".goldfish/memories/2026-11-21-shared.jsonl";
 
 /// A remote with goldfish committed (and Seed's memory of the day when
 /// `seed_memory`, so the conflict is a content one, else add/add), Alice's
@@ -17,6 +21,7 @@ const FILE: &str = ".goldfish/memories/2026-11-21.jsonl";
 /// main: in conflict, with markers, since git ran its text merge.
 fn conflicted_clone(env: &TestEnv, seed_memory: bool) -> PathBuf {
     let seed = env.repo("seed", "Seed");
+    set_tag(&seed, TAG);
     if seed_memory {
         env.ok(&seed, &["store", "Seed's memory"]);
     }
@@ -35,6 +40,7 @@ fn conflicted_clone(env: &TestEnv, seed_memory: bool) -> PathBuf {
     let laptop = env.clone_of(&remote, "laptop");
     env.identify(&laptop, "Bob");
     env.ok(&laptop, &["init"]);
+    set_tag(&laptop, TAG);
     env.ok(&laptop, &["store", "Bob's memory"]);
     env.commit_all(&laptop, "bob");
     env.git(
@@ -44,6 +50,7 @@ fn conflicted_clone(env: &TestEnv, seed_memory: bool) -> PathBuf {
     let alice = env.clone_of(&remote, "alice");
     env.identify(&alice, "Alice");
     env.ok(&alice, &["init"]);
+    set_tag(&alice, TAG);
     env.ok(&alice, &["store", "Alice's memory"]);
     env.commit_all(&alice, "alice");
     env.git(&alice, &["push", "-q"]);
@@ -101,12 +108,15 @@ fn a_clone_without_init_declares_the_driver_at_its_first_store_and_pulls_without
     let alice = env.clone_of(&remote, "alice");
     env.identify(&alice, "Alice");
     env.ok(&alice, &["init"]);
+    set_tag(&alice, TAG);
     env.ok(&alice, &["store", "Alice's memory"]);
     env.commit_all(&alice, "alice");
     env.git(&alice, &["push", "-q"]);
 
     let bob = env.clone_of(&remote, "bob");
     env.identify(&bob, "Bob");
+    // Bob's file is Alice's: the pull below needs the driver.
+    set_tag(&bob, TAG);
     let first = env.goldfish(&bob, &["store", "Bob's memory"]);
     assert!(first.status.success());
     let stderr = String::from_utf8_lossy(&first.stderr);

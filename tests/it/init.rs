@@ -139,7 +139,11 @@ fn init_in_a_linked_worktree_and_a_bare_repo() {
     // Hooks and config are shared with the main worktree, already set up.
     assert!(out.starts_with("goldfish is already set up"), "{out}");
     env.ok(&linked, &["store", "Stored from a linked worktree"]);
-    assert!(linked.join(".goldfish/memories/2026-11-21.jsonl").is_file());
+    // The linked worktree has a tag of its own (its own git folder).
+    let linked_file = crate::common::today(&linked);
+    assert!(linked.join(&linked_file).is_file());
+    env.ok(&repo, &["store", "Stored from the main worktree"]);
+    assert_ne!(crate::common::today(&repo), linked_file);
 
     let bare = env.path().join("bare.git");
     env.git(

@@ -12,9 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{TestEnv, json_lines};
-
-const TODAY: &str = ".goldfish/memories/2026-11-21.jsonl";
+use crate::common::{TestEnv, json_lines, set_tag, share_tag, today};
 
 fn stderr(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
@@ -39,6 +37,8 @@ fn copies(text: &str, id: &str) -> usize {
 fn bob_with_uncommitted_work(env: &TestEnv) -> (PathBuf, PathBuf, String, String) {
     let (_remote, alice, bob) = env.team();
     env.ok(&alice, &["store", "Alice's first memory, shared"]);
+    // One day file on both sides, as two branches of one clone have.
+    share_tag(&alice, &bob);
     env.commit_all(&alice, "a memory");
     env.git(&alice, &["push", "-q"]);
     env.git(&bob, &["pull", "-q", "--no-edit"]);
@@ -64,14 +64,17 @@ fn bob_with_uncommitted_work(env: &TestEnv) -> (PathBuf, PathBuf, String, String
 /// memories, nothing left in the stash.
 fn assert_bobs_work_is_back(env: &TestEnv, bob: &Path, id: &str, readme: &str) {
     assert_eq!(fs::read_to_string(bob.join("README.md")).unwrap(), readme);
-    let today = fs::read_to_string(bob.join(TODAY)).unwrap();
+    let today = fs::read_to_string(bob.join(crate::common::today(bob))).unwrap();
     assert_eq!(copies(&today, id), 1, "{today}");
     assert!(today.contains("Alice's first memory"), "{today}");
     assert!(today.contains("Alice's second memory"), "{today}");
     assert_eq!(env.git(bob, &["stash", "list"]), "");
     // And the next command finds nothing to add.
     env.ok(bob, &["sync", "--quiet"]);
-    assert_eq!(fs::read_to_string(bob.join(TODAY)).unwrap(), today);
+    assert_eq!(
+        fs::read_to_string(bob.join(crate::common::today(bob))).unwrap(),
+        today
+    );
 }
 
 /// Runs git, which must succeed without a conflict.
@@ -132,13 +135,13 @@ fn a_memory_in_a_dropped_stash_comes_back_from_the_journal() {
     env.git(&bob, &["stash", "-q"]);
     env.git(&bob, &["pull", "-q", "--no-edit"]);
     assert_eq!(
-        copies(&fs::read_to_string(bob.join(TODAY)).unwrap(), &id),
+        copies(&fs::read_to_string(bob.join(today(&bob))).unwrap(), &id),
         0
     );
     env.git(&bob, &["stash", "drop", "-q"]);
     env.ok(&bob, &["sync", "--quiet"]);
     assert_eq!(
-        copies(&fs::read_to_string(bob.join(TODAY)).unwrap(), &id),
+        copies(&fs::read_to_string(bob.join(today(&bob))).unwrap(), &id),
         1
     );
 }
@@ -161,9 +164,11 @@ fn a_failed_write_leaves_no_partial_line() {
             )
         })
         .collect();
-    fs::write(repo.join(TODAY), committed).unwrap();
+    set_tag(&repo, "t0day0");
+    let today = today(&repo);
+    fs::write(repo.join(&today), committed).unwrap();
     env.commit_all(&repo, "40 memories");
-    let before = fs::read(repo.join(TODAY)).unwrap();
+    let before = fs::read(repo.join(&today)).unwrap();
     let journal = repo.join(".git/goldfish-journal.jsonl");
     let journal_before = fs::read(&journal).unwrap_or_default();
     // Room for a hundred more bytes of the day file; the line is longer.
@@ -187,13 +192,13 @@ fn a_failed_write_leaves_no_partial_line() {
     }
     let output = store.output().unwrap();
     assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
-    assert!(stderr(&output).contains(TODAY), "{}", stderr(&output));
-    assert_eq!(fs::read(repo.join(TODAY)).unwrap(), before, "no torn line");
+    assert!(stderr(&output).contains(&today), "{}", stderr(&output));
+    assert_eq!(fs::read(repo.join(&today)).unwrap(), before, "no torn line");
     // Not stored, so not journaled either.
     assert_eq!(fs::read(&journal).unwrap_or_default(), journal_before);
     // The next store (with room) goes in whole, on a line of its own.
     env.ok(&repo, &["store", "Stored once the disk had room again"]);
-    let after = fs::read_to_string(repo.join(TODAY)).unwrap();
+    let after = fs::read_to_string(repo.join(&today)).unwrap();
     assert!(after.starts_with(std::str::from_utf8(&before).unwrap()));
     assert_eq!(after.lines().count(), 41);
     assert!(!after.contains("too long for the disk"));
@@ -223,12 +228,12 @@ fn status_drains_the_journal() {
     assert!(stderr(&stored).contains("waits in"), "{}", stderr(&stored));
     let id = stored_id(&String::from_utf8_lossy(&stored.stdout));
     fs::remove_file(&merge_head).unwrap();
-    assert!(!repo.join(TODAY).exists());
+    assert!(!repo.join(today(&repo)).exists());
     let status: serde_json::Value =
         serde_json::from_str(&env.ok(&repo, &["status", "--json"])).unwrap();
     assert_eq!(status["memories_uncommitted"], 1, "{status}");
     assert_eq!(
-        copies(&fs::read_to_string(repo.join(TODAY)).unwrap(), &id),
+        copies(&fs::read_to_string(repo.join(today(&repo))).unwrap(), &id),
         1
     );
 }
@@ -437,4 +442,40 @@ fn concurrent_writers_pulls_and_syncs_lose_and_duplicate_nothing() {
         doubled.len(),
         stored.len()
     );
+}
+
+/// A line stored before work trees had tags is in the plain day file
+/// (`2026-11-21.jsonl`) and in the journal: the first drain after the
+/// upgrade finds it there and does not copy it into the tagged file.
+#[test]
+fn a_line_journaled_before_tags_stays_in_its_plain_day_file() {
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    let line = r#"{"id":"01KAJ00000000000000000000U","timestamp":"2026-11-21T09:00:00.000Z","type":"insight","content":"Stored by the version before tags"}"#;
+    fs::write(
+        repo.join(".goldfish/memories/2026-11-21.jsonl"),
+        format!("{line}\n"),
+    )
+    .unwrap();
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let reflog = env.git(&repo, &["reflog", "--format=%H"]).lines().count();
+    fs::write(
+        repo.join(".git/goldfish-journal.jsonl"),
+        format!("{millis}\t{reflog}\tplaced\t{line}\n"),
+    )
+    .unwrap();
+    env.ok(&repo, &["sync", "--quiet"]);
+    let copies: usize = crate::common::memory_files(&repo)
+        .iter()
+        .map(|(_, bytes)| {
+            copies(
+                &String::from_utf8_lossy(bytes),
+                "01KAJ00000000000000000000U",
+            )
+        })
+        .sum();
+    assert_eq!(copies, 1, "{:?}", crate::common::memory_files(&repo));
 }

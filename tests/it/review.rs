@@ -6,7 +6,12 @@
 
 use std::path::Path;
 
-use crate::common::TestEnv;
+use crate::common::{TestEnv, set_tag};
+
+/// The day file every clone here writes (one tag for all, as branches of
+/// one clone have), so stores and hand-written lines share it and each line
+/// has the number the assertions name.
+const TAG: &str = "review";
 
 /// Stores a memory as the clone's current identity; its id.
 fn store(env: &TestEnv, repo: &Path, content: &str) -> String {
@@ -24,7 +29,7 @@ fn hand_write(repo: &Path, id: &str, author: &str, content: &str) {
         "content": content,
         "author": author,
     });
-    let path = repo.join(".goldfish/memories/2026-11-21.jsonl");
+    let path = repo.join(".goldfish/memories/2026-11-21-review.jsonl");
     let mut text = std::fs::read_to_string(&path).unwrap_or_default();
     text.push_str(&format!("{line}\n"));
     std::fs::write(&path, text).unwrap();
@@ -109,6 +114,8 @@ struct Pushed {
 /// policy change by Mallory. Pushed to the remote; Bob has only BASE.
 fn scenario(env: &TestEnv) -> (std::path::PathBuf, std::path::PathBuf, Pushed) {
     let (_remote, alice, bob) = env.team();
+    set_tag(&alice, TAG);
+    set_tag(&bob, TAG);
     std::fs::write(
         alice.join(".goldfish/config"),
         "[trust]\nauthors = [\"alice@example.com\", \"*@team.example.com\"]\n",
@@ -138,7 +145,7 @@ fn scenario(env: &TestEnv) -> (std::path::PathBuf, std::path::PathBuf, Pushed) {
     env.ok(&alice, &["forget", &forget_target]);
     env.commit_all(&alice, "carol: forget the redis decision");
     identity(env, &alice, "Mallory", "mallory@example.com");
-    let file = alice.join(".goldfish/memories/2026-11-21.jsonl");
+    let file = alice.join(".goldfish/memories/2026-11-21-review.jsonl");
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.contains("API keys rotate every year"));
     std::fs::write(
@@ -200,18 +207,18 @@ fn review_lists_a_pull_with_authors_verdicts_and_exit_codes() {
             .unwrap_or_else(|| panic!("{id} not listed:\n{text}"))
             .to_owned()
     };
-    assert!(header(&pushed.trusted).starts_with("added      2026-11-21.jsonl:"));
+    assert!(header(&pushed.trusted).starts_with("added      2026-11-21-review.jsonl:"));
     assert!(header(&pushed.trusted).contains("by Carol <carol@team.example.com>  commit "));
     assert!(header(&pushed.outsider).contains("by Mallory <mallory@example.com>"));
     assert!(header(FORGED).contains("author field: Alice"));
     assert!(header(&pushed.order).contains("(flagged: instruction-like)"));
-    assert!(header(&pushed.edited).starts_with("edited     2026-11-21.jsonl:2"));
+    assert!(header(&pushed.edited).starts_with("edited     2026-11-21-review.jsonl:2"));
     for expected in [
         "    trusted: author-in-policy\n",
         "    WOULD BE QUARANTINED: author-outside-policy (its commit's author is not in the `[trust] authors` of .goldfish/config)\n",
         "    WOULD BE QUARANTINED: author-mismatch (its `author` field names someone other than the author of its commit)\n",
         "    WOULD BE QUARANTINED: instruction-like (its text reads as an order to an agent, not a fact)\n",
-        "    was (2026-11-21.jsonl:2): API keys rotate every year\n    now: API keys never rotate\n    WOULD BE QUARANTINED: edited-in-place (",
+        "    was (2026-11-21-review.jsonl:2): API keys rotate every year\n    now: API keys never rotate\n    WOULD BE QUARANTINED: edited-in-place (",
         &format!(
             "    forgets {}: Sessions live in Redis, not Postgres\n",
             pushed.forget_target
@@ -354,6 +361,7 @@ fn review_lists_a_pull_with_authors_verdicts_and_exit_codes() {
 fn review_refuses_what_is_not_a_commit() {
     let env = TestEnv::new();
     let repo = env.repo("repo", "Alice");
+    set_tag(&repo, TAG);
     let (code, stdout, stderr) = review(&env, &repo, &["no-such-branch"]);
     assert_eq!(code, 2, "{stdout}{stderr}");
     assert!(
@@ -398,6 +406,7 @@ fn push(env: &TestEnv, repo: &Path, args: &[&str]) -> (bool, String) {
 fn the_pre_push_hook_stops_a_push_that_would_be_quarantined() {
     let env = TestEnv::new();
     let (remote, alice, _bob) = env.team();
+    set_tag(&alice, TAG);
     // A pre-push hook of the user's own: kept, run first, with git's input.
     let hooks = alice.join(".git/hooks");
     std::fs::write(
@@ -482,6 +491,7 @@ fn the_pre_push_hook_stops_a_push_that_would_be_quarantined() {
 fn releases_deletions_unreadable_lines_and_secrets() {
     let env = TestEnv::new();
     let repo = env.repo("repo", "Alice");
+    set_tag(&repo, TAG);
     std::fs::write(
         repo.join(".goldfish/config"),
         "[trust]\nauthors = [\"alice@example.com\"]\n",
@@ -497,7 +507,7 @@ fn releases_deletions_unreadable_lines_and_secrets() {
     env.commit_all(&repo, "policy and three decisions");
     let base = rev(&env, &repo, "HEAD");
     let old_line =
-        std::fs::read_to_string(repo.join(".goldfish/memories/2026-11-20.jsonl")).unwrap();
+        std::fs::read_to_string(repo.join(".goldfish/memories/2026-11-20-review.jsonl")).unwrap();
 
     // An outsider's memory, released by Alice (inside the policy).
     identity(&env, &repo, "Mallory", "mallory@example.com");
@@ -522,7 +532,7 @@ fn releases_deletions_unreadable_lines_and_secrets() {
         ],
     );
     let secret = secret.split_whitespace().nth(1).unwrap().to_owned();
-    let file = repo.join(".goldfish/memories/2026-11-21.jsonl");
+    let file = repo.join(".goldfish/memories/2026-11-21-review.jsonl");
     let mut text = std::fs::read_to_string(&file).unwrap();
     text.push_str("not a record\n");
     // A copy of a line BASE has, byte for byte: no change.
@@ -623,11 +633,11 @@ fn releases_deletions_unreadable_lines_and_secrets() {
     let (code, text, _) = review(&env, &repo, &[&clean, "HEAD"]);
     assert_eq!(code, 1, "{text}");
     assert!(
-        text.contains(&format!("deleted    2026-11-21.jsonl:2  {deleted}  decision  by Alice <alice@example.com>  commit ")),
+        text.contains(&format!("deleted    2026-11-21-review.jsonl:2  {deleted}  decision  by Alice <alice@example.com>  commit ")),
         "{text}"
     );
     assert!(
-        text.contains("    was (2026-11-21.jsonl:2): The cache lives in /var/cache/app\n    STOPS: deleted-in-place (a line BASE has, removed: memories are forgotten with a tombstone (`goldfish forget`), never deleted)\n"),
+        text.contains("    was (2026-11-21-review.jsonl:2): The cache lives in /var/cache/app\n    STOPS: deleted-in-place (a line BASE has, removed: memories are forgotten with a tombstone (`goldfish forget`), never deleted)\n"),
         "{text}"
     );
 }
@@ -664,6 +674,8 @@ fn readme_ci_step() -> String {
 fn the_readme_ci_step_runs_as_written() {
     let env = TestEnv::new();
     let (_remote, alice, bob) = env.team();
+    set_tag(&alice, TAG);
+    set_tag(&bob, TAG);
     // Two pull requests: a clean one and one with an order to agents.
     env.git(&alice, &["checkout", "-q", "-b", "clean"]);
     let fine = store(&env, &alice, "The release branch is cut on Mondays");
@@ -705,6 +717,7 @@ fn the_readme_ci_step_runs_as_written() {
 fn under_signed_true_review_checks_each_commits_signature() {
     let env = TestEnv::new();
     let repo = env.repo("repo", "Alice");
+    set_tag(&repo, TAG);
     let (alice_key, alice_public) = crate::provenance::ssh_key(&env, "alice");
     let (stranger_key, _) = crate::provenance::ssh_key(&env, "stranger");
     let allowed = env.path().join("allowed_signers");

@@ -69,7 +69,10 @@ fn a_superseded_memory_leaves_brief_and_recall_and_comes_back_marked() {
     let new = id_of(&env, &repo, POSTGRES);
     assert_eq!(
         stored,
-        format!("stored {new} in .goldfish/memories/2026-11-21.jsonl, superseding {old}\n")
+        format!(
+            "stored {new} in {}, superseding {old}\n",
+            crate::common::today(&repo)
+        )
     );
     let line = memory_lines(&repo)
         .into_iter()
@@ -317,7 +320,9 @@ fn a_supersedes_naming_no_memory_is_a_sync_problem_not_an_error() {
     let env = TestEnv::new();
     let repo = env.repo("repo", "Alice");
     env.ok(&repo, &["store", "-t", "decision", REDIS]);
-    let path = repo.join(".goldfish/memories/2026-11-21.jsonl");
+    let today = crate::common::today(&repo);
+    let name = today.rsplit('/').next().unwrap();
+    let path = repo.join(&today);
     let mut text = std::fs::read_to_string(&path).unwrap();
     for (id, target) in [
         ("01M88B3FD0JAPT2D6XTHHG4A01", "01M00000000000000000000000"),
@@ -335,11 +340,11 @@ fn a_supersedes_naming_no_memory_is_a_sync_problem_not_an_error() {
     std::fs::write(&path, text).unwrap();
     let problems = crate::common::sync_problems(&env, &repo);
     assert!(
-        problems.iter().any(|p| p == "2026-11-21.jsonl:2: memory 01M88B3FD0JAPT2D6XTHHG4A01: `supersedes` names 01M00000000000000000000000, which no memory of this repository has; it hides nothing"),
+        problems.iter().any(|p| *p == format!("{name}:2: memory 01M88B3FD0JAPT2D6XTHHG4A01: `supersedes` names 01M00000000000000000000000, which no memory of this repository has; it hides nothing")),
         "{problems:?}"
     );
     assert!(
-        problems.iter().any(|p| p == "2026-11-21.jsonl:3: memory 01M88B3FD0JAPT2D6XTHHG4A02: `supersedes` names the memory itself; it hides nothing"),
+        problems.iter().any(|p| *p == format!("{name}:3: memory 01M88B3FD0JAPT2D6XTHHG4A02: `supersedes` names the memory itself; it hides nothing")),
         "{problems:?}"
     );
     // Both indexed and shown; nothing hidden.

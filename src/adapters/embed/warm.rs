@@ -22,7 +22,12 @@
 //!   mid-request, a short or malformed reply) as "embed it yourself".
 //! - **The home's owner only.** `warm/` is created `0700` and the socket
 //!   `0600`; the server only embeds the texts it is sent, runs nothing and
-//!   reads nothing else.
+//!   reads nothing else. A client believes an answer only from a folder
+//!   and a socket of its own user that no one else may write to, with a
+//!   process of that user at the other end (`SO_PEERCRED`); one vector for
+//!   different texts is refused; a process that does not answer in time is
+//!   not asked again, and its socket is removed so the next command does
+//!   not wait for it.
 //!
 //! The wire: each side writes one JSON line, and an answer of vectors is
 //! followed by `count × dims` little-endian `f32`s.
@@ -98,6 +103,15 @@ impl Paths {
             lock: dir.join(format!("{model}.lock")),
             info: dir.join(format!("{model}.json")),
         })
+    }
+}
+
+impl Paths {
+    /// Removes the socket of a process that did not answer in time, so the
+    /// next command starts a new one rather than wait as well (a server
+    /// ends when its socket is removed). Best effort.
+    pub fn abandon(&self) {
+        let _ = std::fs::remove_file(&self.socket);
     }
 }
 
@@ -230,8 +244,66 @@ pub enum WarmError {
     Refused(String),
     #[error("the warm process's answer was unusable: {0}")]
     Malformed(String),
+    #[error("{} is not this user's own: {}", .0.display(), .1)]
+    Foreign(PathBuf, String),
     #[error("talking to the warm process: {0}")]
     Io(#[from] std::io::Error),
+}
+
+impl WarmError {
+    /// The process took longer than the client waits: it is stuck, or
+    /// something else sits at the socket.
+    pub fn timed_out(&self) -> bool {
+        matches!(self, WarmError::Io(err) if matches!(err.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut))
+    }
+}
+
+/// Refuses a warm folder or socket that is not this user's alone (a home
+/// shared or set up by someone else): vectors from it would decide what
+/// every recall finds.
+fn check_owner(paths: &Paths) -> Result<(), WarmError> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let foreign = |path: &Path, why: &str| WarmError::Foreign(path.to_owned(), why.to_owned());
+    let socket = std::fs::symlink_metadata(&paths.socket)
+        .map_err(|_| WarmError::Absent(paths.socket.clone()))?;
+    let dir = std::fs::symlink_metadata(&paths.dir)
+        .map_err(|_| WarmError::Absent(paths.socket.clone()))?;
+    // Others could put a socket of their own in a folder they may write to.
+    if !dir.is_dir() || dir.uid() != me || dir.mode() & 0o022 != 0 {
+        return Err(foreign(
+            &paths.dir,
+            "owned by another user, a link, or writable by others",
+        ));
+    }
+    if !std::os::unix::fs::FileTypeExt::is_socket(&socket.file_type()) || socket.uid() != me {
+        return Err(foreign(&paths.socket, "not a socket of this user"));
+    }
+    Ok(())
+}
+
+/// The user id of the process at the other end of `stream`.
+fn peer_uid(stream: &UnixStream) -> std::io::Result<u32> {
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: `cred` and `len` are valid for writes of the sizes given.
+    let done = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&raw mut cred).cast(),
+            &raw mut len,
+        )
+    };
+    if done != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(cred.uid)
 }
 
 /// A connection to a warm process that said yes to our hello.
@@ -244,8 +316,16 @@ pub struct Client {
 impl Client {
     /// Connects and says hello; `dims` is what every vector must have.
     pub fn connect(paths: &Paths, hello: &Hello, dims: usize) -> Result<Client, WarmError> {
+        check_owner(paths)?;
         let stream = UnixStream::connect(&paths.socket)
             .map_err(|_| WarmError::Absent(paths.socket.clone()))?;
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        if peer_uid(&stream)? != unsafe { libc::geteuid() } {
+            return Err(WarmError::Foreign(
+                paths.socket.clone(),
+                "the process behind it is another user's".into(),
+            ));
+        }
         stream.set_read_timeout(Some(HELLO_TIMEOUT))?;
         stream.set_write_timeout(Some(HELLO_TIMEOUT))?;
         let mut client = Client {
@@ -269,6 +349,19 @@ impl Client {
         // Generous: a batch of 128 long texts takes about a second on two
         // busy cores; a server that takes longer is treated as gone.
         let timeout = Duration::from_secs(10) + Duration::from_millis(100) * texts.len() as u32;
+        self.embed_within(texts, kind, timeout)
+    }
+
+    /// [`Client::embed`], waiting at most `timeout` for each read and write.
+    fn embed_within(
+        &mut self,
+        texts: &[&str],
+        kind: TextKind,
+        timeout: Duration,
+    ) -> Result<Vec<Vec<f32>>, WarmError> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
         self.writer.set_read_timeout(Some(timeout))?;
         self.writer.set_write_timeout(Some(timeout))?;
         let request = Request {
@@ -296,6 +389,13 @@ impl Client {
             .collect();
         if numbers.iter().any(|x| !x.is_finite()) {
             return Err(WarmError::Malformed("a number that is not finite".into()));
+        }
+        // One vector for different texts makes every similarity 1.0.
+        let distinct = texts.iter().any(|t| *t != texts[0]);
+        if distinct && dims > 0 && numbers.chunks_exact(dims).all(|v| v == &numbers[..dims]) {
+            return Err(WarmError::Malformed(
+                "the same vector for different texts".into(),
+            ));
         }
         Ok(numbers
             .chunks_exact(dims.max(1))
@@ -681,6 +781,79 @@ mod tests {
 
     fn serve_for_test(serve: Serve<'_>) -> Ended {
         super::serve(serve, || Ok(Box::new(Lengths))).unwrap()
+    }
+
+    /// A stand-in for whatever may sit at the socket: says yes to the
+    /// hello, then answers each request with `answer` (or never).
+    fn impostor(paths: &Paths, answer: Option<Vec<u8>>) -> std::thread::JoinHandle<()> {
+        let listener = UnixListener::bind(&paths.socket).unwrap();
+        std::thread::spawn(move || {
+            let (stream, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut writer = stream;
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            writer.write_all(b"{\"ok\":true}\n").unwrap();
+            line.clear();
+            reader.read_line(&mut line).unwrap();
+            match answer {
+                Some(bytes) => writer.write_all(&bytes).unwrap(),
+                None => std::thread::sleep(Duration::from_millis(600)),
+            }
+        })
+    }
+
+    /// Regression (issue 39, LOW): a fake process answering one vector for
+    /// every text made every similarity 1.0; one that never answered held
+    /// each command for the whole timeout, twice; a warm folder another
+    /// user can write to was used.
+    #[test]
+    fn what_sits_at_the_socket_is_checked_before_it_is_believed() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = Paths::new(dir.path(), "lengths").unwrap();
+        let hello = Hello::new("lengths@1".into());
+
+        let mut same = b"{\"ok\":true,\"count\":2,\"dims\":2}\n".to_vec();
+        for _ in 0..2 {
+            for x in [0.6f32, 0.8] {
+                same.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        let fake = impostor(&paths, Some(same));
+        let mut client = Client::connect(&paths, &hello, 2).unwrap();
+        let refused = client.embed(&["deploys", "the cache"], TextKind::Document);
+        assert!(
+            matches!(&refused, Err(WarmError::Malformed(why)) if why.contains("same vector")),
+            "{refused:?}"
+        );
+        fake.join().unwrap();
+        std::fs::remove_file(&paths.socket).unwrap();
+
+        let silent = impostor(&paths, None);
+        let mut client = Client::connect(&paths, &hello, 2).unwrap();
+        let waited = client.embed_within(&["a"], TextKind::Query, Duration::from_millis(100));
+        assert!(
+            waited.as_ref().is_err_and(WarmError::timed_out),
+            "{waited:?}"
+        );
+        paths.abandon();
+        assert!(
+            !paths.socket.exists(),
+            "the next command does not wait for it"
+        );
+        silent.join().unwrap();
+
+        let (paths, server) = start(dir.path(), Duration::from_millis(300));
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        let open = Client::connect(&paths, &hello, 2);
+        assert!(
+            matches!(&open, Err(WarmError::Foreign(..))),
+            "{:?}",
+            open.err()
+        );
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert!(Client::connect(&paths, &hello, 2).is_ok());
+        server.join().unwrap();
     }
 
     #[test]

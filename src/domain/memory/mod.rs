@@ -178,8 +178,9 @@ fn rand_bits() -> u128 {
     ulid::Ulid::generate().random()
 }
 
-/// The log file (relative to the memory folder) an entry stamped `at` goes to:
-/// `YYYY-MM-DD.jsonl` of its UTC date.
+/// The day file (relative to the memory folder) of an entry stamped `at`:
+/// `YYYY-MM-DD.jsonl` of its UTC date; a work tree's stores add its tag
+/// before `.jsonl` (`adapters::memdir`).
 pub fn file_name_for(at: Timestamp) -> String {
     at.strftime("%Y-%m-%d.jsonl").to_string()
 }

@@ -543,7 +543,7 @@ fn pre_push(args: &[OsString]) -> u8 {
                 stopped.push(name);
             }
             Pushed::Reviewed(name, review) => {
-                let total = review.changes.len() + review.policy_changes.len();
+                let total = review.total();
                 if total > 0 {
                     output::stderr_line(&format!(
                         "goldfish pre-push: {name}: {}, none would be quarantined",

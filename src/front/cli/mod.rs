@@ -41,7 +41,7 @@ pub struct Cli {
 enum Command {
     /// Set up this repository: memory folder, .gitattributes, merge driver, git hooks
     Init(InitArgs),
-    /// Store a memory in the log (.goldfish/memories/YYYY-MM-DD.jsonl)
+    /// Store a memory in the log (.goldfish/memories/YYYY-MM-DD-TAG.jsonl)
     Store(StoreArgs),
     /// Recall memories: filters, then keyword (BM25) and semantic ranking; newest first without a query
     Recall(RecallArgs),
