@@ -257,7 +257,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
 
 /// The first thing in `text` that looks like a secret, if any: our rules
 /// first (they know credential positions and prose), then the vendors'
-/// token shapes of the public rule set ([`gitleaks`]).
+/// token shapes of the public rule set (gitleaks' default rules).
 pub fn scan(text: &str) -> Option<Finding> {
     let visible = Visible::of(text);
     RULES
