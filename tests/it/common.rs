@@ -220,13 +220,7 @@ impl TestEnv {
 /// stores write (`goldfish::adapters::memdir::TAG_FILE`, in its git
 /// folder), made by its first store; `None` before.
 pub fn tag_of(repo: &Path) -> Option<String> {
-    let output = Command::new("git")
-        .args(["rev-parse", "--absolute-git-dir"])
-        .current_dir(repo)
-        .output()
-        .unwrap();
-    let git_dir = PathBuf::from(String::from_utf8(output.stdout).unwrap().trim());
-    let text = fs::read_to_string(git_dir.join(goldfish::adapters::memdir::TAG_FILE)).ok()?;
+    let text = fs::read_to_string(tag_file(repo)).ok()?;
     Some(text.trim().to_owned())
 }
 
@@ -248,17 +242,18 @@ pub fn share_tag(from: &Path, to: &Path) {
 /// Sets the tag of `repo`'s work tree before its first store, so a test
 /// can write the day file its stores will append to.
 pub fn set_tag(repo: &Path, tag: &str) {
+    fs::write(tag_file(repo), format!("{tag}\n")).unwrap();
+}
+
+/// Where `repo`'s work tree keeps its tag: in its own git folder.
+fn tag_file(repo: &Path) -> PathBuf {
     let output = Command::new("git")
         .args(["rev-parse", "--absolute-git-dir"])
         .current_dir(repo)
         .output()
         .unwrap();
-    let git_dir = PathBuf::from(String::from_utf8(output.stdout).unwrap().trim());
-    fs::write(
-        git_dir.join(goldfish::adapters::memdir::TAG_FILE),
-        format!("{tag}\n"),
-    )
-    .unwrap();
+    PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
+        .join(goldfish::adapters::memdir::TAG_FILE)
 }
 
 /// Every `*.jsonl` in a repository's memory folder, concatenated in name order.

@@ -436,6 +436,33 @@ fn invalid_messages_get_json_rpc_errors_a_client_can_match() {
     assert!(output.status.success(), "exits cleanly when stdin closes");
 }
 
+/// Regression (issue 39, LOW): a line of 16 MiB or more got no answer at
+/// all (rmcp dropped it) and the client hung. A line over the server's
+/// bound (4 MiB) is answered with -32600 and its id, read without being
+/// held whole; the next request is served.
+#[test]
+fn low_a_huge_mcp_line_is_answered_by_its_id() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let mut raw = Raw::initialized(&env, &repo);
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{{"name":"store","arguments":{{"content":"{}"}}}}}}"#,
+        "x".repeat(17 << 20)
+    );
+    raw.send(&huge);
+    let answer = raw.receive();
+    assert_eq!(answer["id"], 10, "{answer}");
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    raw.send(r#"{"jsonrpc":"2.0","id":11,"method":"ping"}"#);
+    assert_eq!(raw.receive()["id"], 11, "the server still serves");
+    let output = raw.finish();
+    assert!(output.status.success());
+    assert!(
+        crate::common::memory_files(&repo).is_empty(),
+        "nothing stored"
+    );
+}
+
 /// Regression: a `tools/call` whose `arguments` was a string got -32601
 /// (method not found): rmcp read the request as a custom method. Params of
 /// the wrong shape for a method rmcp knows are -32602 (invalid params),

@@ -36,9 +36,15 @@ pub(super) fn filtered_stdio() -> ((tokio::io::DuplexStream, tokio::io::DuplexSt
         let mut line = Vec::new();
         loop {
             line.clear();
-            match stdin.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
+            let whole = match read_bounded(&mut stdin, &mut line, MAX_LINE).await {
+                Ok(None) | Err(_) => break,
+                Ok(Some(whole)) => whole,
+            };
+            if !whole {
+                // Never held whole, never passed on (rmcp would drop it
+                // and the client would wait forever): answered by id.
+                let _ = answers.send(too_long(&line).to_string().into_bytes());
+                continue;
             }
             let rejected = reject(&line);
             if !rejected.is_empty() {
@@ -78,6 +84,67 @@ pub(super) fn filtered_stdio() -> ((tokio::io::DuplexStream, tokio::io::DuplexSt
         let _ = relay.await;
     });
     ((server_in, server_out), Filter { reader, writer })
+}
+
+/// The longest line of stdin the server takes: a memory is at most 8 KiB
+/// and a request holds one, so this is far above any real request and
+/// far below what would strain memory.
+const MAX_LINE: usize = 4 << 20;
+
+/// Reads one line (with its `\n`) into `line`, keeping at most `max`
+/// bytes: `Some(true)` for a whole line, `Some(false)` for one cut at
+/// `max` (the rest is read and dropped, never held), `None` at the end of
+/// input.
+async fn read_bounded<R: tokio::io::AsyncBufRead + Unpin>(
+    reader: &mut R,
+    line: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<Option<bool>> {
+    use tokio::io::AsyncBufReadExt;
+    let mut whole = true;
+    let mut read_any = false;
+    loop {
+        let buffer = reader.fill_buf().await?;
+        if buffer.is_empty() {
+            return Ok(read_any.then_some(whole));
+        }
+        read_any = true;
+        let (chunk, done) = match buffer.iter().position(|&b| b == b'\n') {
+            Some(at) => (&buffer[..=at], true),
+            None => (buffer, false),
+        };
+        let room = max.saturating_sub(line.len());
+        if chunk.len() > room {
+            whole = false;
+        }
+        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        let used = chunk.len();
+        reader.consume(used);
+        if done {
+            return Ok(Some(whole));
+        }
+    }
+}
+
+/// The answer to a line over [`MAX_LINE`]: its id when the part read
+/// names one (`"id"` before the params, as clients write it), else null.
+fn too_long(start: &[u8]) -> serde_json::Value {
+    let text = String::from_utf8_lossy(&start[..start.len().min(4096)]);
+    let id = regex::Regex::new(r#""id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")"#)
+        .ok()
+        .and_then(|pattern| {
+            let found = pattern.captures(&text)?.get(1)?.as_str().to_owned();
+            serde_json::from_str::<serde_json::Value>(&found).ok()
+        })
+        .unwrap_or(serde_json::Value::Null);
+    serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {
+            "code": -32600,
+            "message": format!("Invalid Request: a message of more than {} MiB", MAX_LINE >> 20),
+        },
+    })
 }
 
 /// The JSON-RPC error answers to a line of stdin that is not a valid
@@ -201,7 +268,46 @@ fn invalid_params(method: &str, params: Option<serde_json::Value>) -> Option<Str
 
 #[cfg(test)]
 mod tests {
-    use super::reject;
+    use super::{read_bounded, reject, too_long};
+
+    #[test]
+    fn a_line_over_the_bound_is_answered_by_its_id_and_never_held_whole() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let big = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{{\"x\":\"{}\"}}}}\n{{\"next\":1}}\n",
+            "a".repeat(100)
+        );
+        let mut reader = tokio::io::BufReader::with_capacity(16, big.as_bytes());
+        let mut line = Vec::new();
+        let whole = runtime
+            .block_on(read_bounded(&mut reader, &mut line, 64))
+            .unwrap();
+        assert_eq!(whole, Some(false));
+        assert_eq!(line.len(), 64, "held no more than the bound");
+        let answer = too_long(&line);
+        assert_eq!(answer["id"], 7, "{answer}");
+        assert_eq!(answer["error"]["code"], -32600);
+        line.clear();
+        let next = runtime
+            .block_on(read_bounded(&mut reader, &mut line, 64))
+            .unwrap();
+        assert_eq!(
+            (next, line.as_slice()),
+            (Some(true), b"{\"next\":1}\n".as_slice())
+        );
+        line.clear();
+        let end = runtime
+            .block_on(read_bounded(&mut reader, &mut line, 64))
+            .unwrap();
+        assert_eq!(end, None);
+        assert_eq!(
+            too_long(b"{\"jsonrpc\":\"2.0\",\"params\"")["id"],
+            serde_json::Value::Null
+        );
+        assert_eq!(too_long(br#"{"id": "a\"b", "x"#)["id"], "a\"b");
+    }
 
     #[test]
     fn invalid_lines_get_json_rpc_errors_with_their_id() {
