@@ -64,6 +64,13 @@ const MAX_TEXTS: usize = 4096;
 /// at once, so a slower one is stuck or starved and the client goes on
 /// without it.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long the server waits for a client to take an answer: one that
+/// does not read keeps no request, and so no server, alive past it.
+const WRITE_TIMEOUT: Duration = if cfg!(test) {
+    Duration::from_millis(300)
+} else {
+    Duration::from_secs(10)
+};
 /// The longest path a Unix socket can be bound or reached at.
 const MAX_SOCKET_PATH: usize = 107;
 /// How often the server checks whether it should end.
@@ -634,6 +641,7 @@ fn watch(
 
 fn connection(shared: &Shared, stream: UnixStream) -> std::io::Result<()> {
     let mut writer = stream.try_clone()?;
+    writer.set_write_timeout(Some(WRITE_TIMEOUT))?;
     let mut reader = BufReader::new(stream);
     let mut line = String::new();
     let read = (&mut reader).take(64 << 10).read_line(&mut line)?;
@@ -854,6 +862,37 @@ mod tests {
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
         assert!(Client::connect(&paths, &hello, 2).is_ok());
         server.join().unwrap();
+    }
+
+    /// Regression (issue 39, LOW): a client that sends requests and never
+    /// reads the answers kept the server in the middle of a request, past
+    /// its idle time, for good.
+    #[test]
+    fn a_client_that_never_reads_does_not_keep_the_server_alive() {
+        let dir = tempfile::tempdir().unwrap();
+        let (paths, server) = start(dir.path(), Duration::from_millis(300));
+        let stream = UnixStream::connect(&paths.socket).unwrap();
+        let mut writer = stream.try_clone().unwrap();
+        writer
+            .set_write_timeout(Some(Duration::from_secs(2)))
+            .unwrap();
+        let hello = serde_json::to_string(&Hello::new("lengths@1".into())).unwrap();
+        writeln!(writer, "{hello}").unwrap();
+        let texts = vec!["word"; MAX_TEXTS];
+        let request = serde_json::to_string(&Request {
+            kind: TextKind::Document.into(),
+            texts: texts.iter().map(|t| (*t).to_owned()).collect(),
+        })
+        .unwrap();
+        // Answers of 32 KiB each, none read: the server's writes block.
+        for _ in 0..40 {
+            if writeln!(writer, "{request}").is_err() {
+                break;
+            }
+        }
+        // Before, this join never returned.
+        assert_eq!(server.join().unwrap(), Ended::Idle);
+        drop(stream);
     }
 
     #[test]

@@ -381,4 +381,3 @@ pub(super) fn rule_ids() -> (Vec<&'static str>, Vec<&'static str>) {
         .collect();
     (ids, broken)
 }
-
