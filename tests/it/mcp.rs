@@ -405,6 +405,11 @@ fn invalid_messages_get_json_rpc_errors_a_client_can_match() {
         ),
         ("[]", -32600, serde_json::Value::Null),
         (
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            -32600,
+            serde_json::Value::Null,
+        ),
+        (
             r#"{"jsonrpc":"2.0","id":"six","method":"tools/call","params":7}"#,
             -32600,
             serde_json::json!("six"),

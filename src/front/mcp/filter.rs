@@ -190,6 +190,11 @@ fn reject(line: &[u8]) -> Vec<serde_json::Value> {
         .get("id")
         .filter(|id| id.is_string() || id.is_number())
         .cloned();
+    if object.contains_key("id") && id.is_none() {
+        // MCP: a request's id is a string or an integer, never null; rmcp
+        // would answer one without any id.
+        return invalid(Value::Null, "`id` must be a string or a number");
+    }
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return invalid(id.unwrap_or(Value::Null), "`jsonrpc` must be \"2.0\"");
     }
@@ -336,6 +341,10 @@ mod tests {
         );
         assert_eq!(answers("[]"), [(json!(-32600), Value::Null)]);
         assert_eq!(answers("42"), [(json!(-32600), Value::Null)]);
+        assert_eq!(
+            answers(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#),
+            [(json!(-32600), Value::Null)]
+        );
         assert_eq!(
             answers(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":5}"#)[0].1,
             3
