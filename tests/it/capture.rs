@@ -675,7 +675,44 @@ pub(crate) fn capture_through(
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let out = goldfish_with(env, repo, vars, &["capture", "work", "--wait"], b"");
     assert!(out.status.success(), "{out:?}");
+    wait_for_background_workers(env);
     out
+}
+
+/// Waits until no process of `env`'s home runs `goldfish capture work`: the
+/// worker the hook started in the background may start late, after the
+/// foreground one drained the queue, and would take the next call's event
+/// with this call's environment (`GOLDFISH_CAPTURE_COMMAND`).
+pub(crate) fn wait_for_background_workers(env: &TestEnv) {
+    let home = format!(
+        "GOLDFISH_HOME={}",
+        env.path().join("home/.goldfish").display()
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let running = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .bytes()
+                    .all(|b| b.is_ascii_digit())
+            })
+            .any(|e| {
+                let read = |name: &str| std::fs::read(e.path().join(name)).unwrap_or_default();
+                let (environ, cmdline) = (read("environ"), read("cmdline"));
+                environ.split(|b| *b == 0).any(|v| v == home.as_bytes())
+                    && cmdline.split(|b| *b == 0).any(|arg| arg == b"capture")
+            })
+    };
+    while running() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "a capture worker never ended"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
 
 /// An edit the rules cannot judge, through a capture command and the worker.
