@@ -20,7 +20,7 @@ for i in $(seq "$N"); do
 done
 rm .git/MERGE_HEAD
 for k in 1 2 3 4 5; do echo "$k" >> README.md; git commit -qam "c$k"; done
-echo "| binary | lines journaled | sync that drains them (ms) | lines in the day file after |"
+echo "| binary | lines journaled | sync that drains them (ms) | lines in the day's files after |"
 echo "|---|---:|---:|---:|"
 n=0
 for bin in "$@"; do
@@ -30,5 +30,5 @@ for bin in "$@"; do
   start=$(date +%s%N)
   GOLDFISH_HOME="$D/home$n" "$bin" sync --quiet
   end=$(date +%s%N)
-  echo "| $bin | $N | $(( (end - start) / 1000000 )) | $(wc -l < .goldfish/memories/2026-11-21.jsonl) |"
+  echo "| $bin | $N | $(( (end - start) / 1000000 )) | $(cat .goldfish/memories/2026-11-21*.jsonl | wc -l) |"
 done

@@ -496,7 +496,7 @@ impl MemoryDir {
         if entries.is_empty() {
             return Ok(drained);
         }
-        let tag = Some(git.tag()?);
+        let tag = git.tag()?;
         let now = unix_millis();
         let mut history = History::new(git);
         // Per file: its lines as read now, or None when it cannot take lines
@@ -518,8 +518,7 @@ impl MemoryDir {
             let Ok(parsed) = Entry::parse(line) else {
                 continue; // torn by a crash before its store said anything
             };
-            let (Ok(tagged), Ok(plain)) =
-                (day_file(&parsed, tag.as_deref()), day_file(&parsed, None))
+            let (Ok(tagged), Ok(plain)) = (day_file(&parsed, Some(&tag)), day_file(&parsed, None))
             else {
                 continue;
             };
