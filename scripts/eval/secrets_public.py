@@ -24,27 +24,19 @@ Stdlib only.
 
 import argparse
 import json
-import os
 import re
-import subprocess
 import sys
 import tempfile
 from collections import OrderedDict
 from pathlib import Path
 
+# The temp repository and hermetic environment of the injection measure.
+from injection_public import new_repo, run, ulid
+
 ROOT = Path(__file__).resolve().parents[2]
 PUBLIC = ROOT / "fixtures" / "secrets-public"
 OURS = ROOT / "fixtures" / "secrets"
-CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 MAX_ROW = 4000
-
-
-def ulid(n):
-    tail = ""
-    for _ in range(16):
-        tail = CROCKFORD[n % 32] + tail
-        n //= 32
-    return "01JD0000AA" + tail
 
 
 def load_cases(path):
@@ -103,40 +95,10 @@ def session_lines():
     return unique
 
 
-def env_for(home):
-    env = dict(os.environ)
-    env.update(
-        GOLDFISH_HOME=str(home),
-        GOLDFISH_WARM="0",
-        GIT_AUTHOR_NAME="Eval",
-        GIT_AUTHOR_EMAIL="eval@example.com",
-        GIT_COMMITTER_NAME="Eval",
-        GIT_COMMITTER_EMAIL="eval@example.com",
-        GIT_CONFIG_NOSYSTEM="1",
-        HOME=str(home),
-    )
-    return env
-
-
-def run(cmd, cwd, env):
-    p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
-    if p.returncode != 0:
-        raise RuntimeError(f"{cmd}: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
-    return p.stdout
-
-
 def flagged(goldfish, rows):
     """For each row, whether recall flags it `secret` (None: not indexed)."""
     with tempfile.TemporaryDirectory(prefix="gf-sec-") as t:
-        repo, home = Path(t) / "repo", Path(t) / "home"
-        repo.mkdir()
-        home.mkdir()
-        env = env_for(home)
-        run(["git", "init", "-q", "-b", "main"], repo, env)
-        (repo / "README.md").write_text("eval\n")
-        run(["git", "add", "-A"], repo, env)
-        run(["git", "commit", "-qm", "init"], repo, env)
-        run([goldfish, "init"], repo, env)
+        repo, env = new_repo(Path(t), goldfish)
         mem = repo / ".goldfish" / "memories"
         mem.mkdir(parents=True, exist_ok=True)
         with open(mem / "x.jsonl", "w") as f:
@@ -154,7 +116,7 @@ def flagged(goldfish, rows):
             [goldfish, "recall", "--include-untrusted", "--json", "-n", str(len(rows) + 10)],
             repo,
             env,
-        )
+        ).stdout
         flags = {}
         for line in out.splitlines():
             line = line.strip()
