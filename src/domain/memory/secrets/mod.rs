@@ -22,11 +22,18 @@
 //! does not. Only a key that ends in a credential word counts:
 //! `PASSWORD_MIN_LENGTH=12` and `MAX_TOKENS=4096` are settings.
 //!
+//! A credential flag (`--token X`), a short password key (`pw:X`) and
+//! SQL's `IDENTIFIED BY` are credential positions too; a random token after
+//! a short lowercase prefix (`cio_…`) is a vendor's token whatever the
+//! vendor. The shapes of some 200 named vendors come from gitleaks'
+//! maintained rule set, read as data (`gitleaks.rs`), after our rules.
+//!
 //! Invisible characters (zero-width spaces and joiners, the word joiner, a
 //! byte order mark, soft hyphens) are removed before matching, so they
-//! cannot split a token; what is found is reported in the original text. Long hex runs count only next to a word
-//! like `key` or `secret` and away from one like `sha256` or `commit`, so
-//! git ids and lock-file digests pass.
+//! cannot split a token; what is found is reported in the original text.
+//! Long hex runs count only next to a word like `key` or `secret` and away
+//! from one like `sha256` or `commit`, so git ids and lock-file digests
+//! pass.
 
 use std::ops::Range;
 use std::sync::LazyLock;
