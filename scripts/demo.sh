@@ -54,7 +54,7 @@ for who in alice bob; do
     (cd "$who" && as "${who^}" && goldfish init >/dev/null)
 done
 
-step "alice and bob store memories at the same time, on the same day's file"
+step "alice and bob store memories at the same time, each in a day file of their own clone"
 cd "$demo/alice"
 run goldfish store --type decision --tags db,storage "Chose SQLite in WAL mode for the ledger cache: readers never block the writer"
 run goldfish store --type bug-fix --files src/auth/jwt.rs "Fixed JWT validation accepting expired tokens: exp was compared in ms against s"
@@ -64,9 +64,10 @@ run goldfish store --type insight --tags ci "The flaky payments test was a race 
 run goldfish store --type checkpoint "Refund flow: API done, webhooks next (see src/refunds/)"
 git add -A && git commit -qm "bob: memories"
 
-step "bob pulls: both sides appended to .goldfish/memories/*.jsonl, the merge driver merges them"
+step "bob pulls: alice's day file arrives beside his, nothing conflicts (the merge driver merges a file both sides changed)"
 run git pull --no-edit
 run git status --short
+ls .goldfish/memories/
 echo "lines in bob's memory log: $(cat .goldfish/memories/*.jsonl | wc -l)"
 git push -q
 cd "$demo/alice" && git pull -q --no-edit
