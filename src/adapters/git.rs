@@ -135,6 +135,43 @@ impl Workspace {
         run_git(&self.root, args)
     }
 
+    /// The repository path of `gpg.ssh.allowedSignersFile` when it lies in
+    /// this work tree (a relative path as git, run at the root, reads it);
+    /// `None` when unset or outside (`~/…`, another folder).
+    pub fn signers_file_in_repo(&self) -> Option<String> {
+        use std::path::Component;
+        let value = self.config_string("gpg.ssh.allowedSignersFile")?;
+        let value = value.trim();
+        if value.is_empty() || value.starts_with('~') {
+            return None;
+        }
+        // Lexically: `..` takes a part off, `.` adds none.
+        let normal = |path: &Path| -> PathBuf {
+            let mut parts: Vec<Component<'_>> = Vec::new();
+            for part in path.components() {
+                match part {
+                    Component::ParentDir => {
+                        parts.pop();
+                    }
+                    Component::CurDir => {}
+                    other => parts.push(other),
+                }
+            }
+            parts.iter().collect()
+        };
+        let root = normal(&std::path::absolute(&self.root).ok()?);
+        let file = normal(&root.join(value));
+        let inside = file.strip_prefix(&root).ok()?;
+        let path = inside.to_str()?.to_owned();
+        (!path.is_empty()).then_some(path)
+    }
+
+    /// The object at repository path `path` in `commit`'s tree.
+    pub fn object_in_commit(&self, commit: gix::ObjectId, path: &str) -> Option<gix::ObjectId> {
+        let tree = self.repo.find_commit(commit).ok()?.tree_id().ok()?.detach();
+        self.object_at(tree, path)
+    }
+
     /// The `merge` attribute a memory file gets from the `.gitattributes`
     /// files of `commit`'s tree, as git reads them (`git check-attr
     /// --source`, git 2.40 or later): `goldfish`, `unset`, `unspecified`,

@@ -246,15 +246,29 @@ fn trust_policy(workspace: &Workspace) -> Finding {
 /// Under `signed = true` with SSH signatures (`gpg.format = ssh`), git
 /// verifies a signature only against `gpg.ssh.allowedSignersFile`: without
 /// one every signed commit is `unchecked`, and every committed memory is
-/// quarantined. Said as a problem with its fix.
+/// quarantined; one inside the repository trusts whoever adds a key to it.
+/// Said as a warning with its fix.
 fn signers(workspace: &Workspace) -> Option<Finding> {
     let config =
         RepoConfig::for_readers(crate::adapters::memdir::read_repo_config(workspace)).ok()?;
     if !config.trust.is_some_and(|policy| policy.signed)
         || workspace.config_string("gpg.format").as_deref() != Some("ssh")
-        || workspace
-            .config_string("gpg.ssh.allowedSignersFile")
-            .is_some_and(|file| !file.trim().is_empty())
+    {
+        return None;
+    }
+    if let Some(path) = workspace.signers_file_in_repo() {
+        return Some(Finding::bad(
+            "trust-signers",
+            Severity::Warning,
+            format!(
+                "the allowed-signers file git checks signatures against is {path}, inside the repository: a commit or pull request that adds a key to it makes that key's signatures good once pulled"
+            ),
+            "keep it outside the repository (`git config gpg.ssh.allowedSignersFile ~/.config/git/allowed_signers`), or review every change to it: `goldfish review` stops on one (`signers_change`)",
+        ));
+    }
+    if workspace
+        .config_string("gpg.ssh.allowedSignersFile")
+        .is_some_and(|file| !file.trim().is_empty())
     {
         return None;
     }

@@ -56,16 +56,35 @@ pub struct Review {
     pub policy_changes: Vec<PolicyChange>,
     /// How git merges memory files, when the range changes it.
     pub attribute_changes: Vec<AttributeChange>,
+    /// The allowed-signers file kept in the repository
+    /// (`gpg.ssh.allowedSignersFile`), when the range changes it: a key
+    /// added there makes its holder's signatures good.
+    pub signers_change: Option<SignersChange>,
     /// Changes (policy and attribute changes too) that stop the review:
     /// exit 1.
     pub stopping: usize,
 }
 
 impl Review {
-    /// Every change it lists: memory lines, policy and attribute changes.
+    /// Every change it lists: memory lines, policy, attribute and signers
+    /// changes.
     pub fn total(&self) -> usize {
-        self.changes.len() + self.policy_changes.len() + self.attribute_changes.len()
+        self.changes.len()
+            + self.policy_changes.len()
+            + self.attribute_changes.len()
+            + usize::from(self.signers_change.is_some())
     }
+}
+
+/// A change of the range to the allowed-signers file in the repository:
+/// its blob at both ends (`null`: no such file). It always stops review:
+/// whoever adds a key there is trusted under the name it gives the key.
+#[derive(Debug, Clone, Serialize)]
+pub struct SignersChange {
+    pub path: String,
+    pub before: Option<String>,
+    pub after: Option<String>,
+    pub stops: bool,
 }
 
 /// A change of the range to how git treats memory files: the `merge`
@@ -819,12 +838,24 @@ pub fn review_commits(
         });
     }
 
+    let signers_change = workspace.signers_file_in_repo().and_then(|path| {
+        let before = since.and_then(|id| workspace.object_in_commit(id, &path));
+        let after = workspace.object_in_commit(head_id, &path);
+        (before != after).then(|| SignersChange {
+            path,
+            before: before.map(|id| id.to_string()),
+            after: after.map(|id| id.to_string()),
+            stops: true,
+        })
+    });
+
     let stopping = changes.iter().filter(|change| change.stops).count()
         + policy_changes.iter().filter(|change| change.stops).count()
         + attribute_changes
             .iter()
             .filter(|change| change.stops)
-            .count();
+            .count()
+        + usize::from(signers_change.is_some());
     Ok(Review {
         base: base.to_owned(),
         base_commit: base_id.to_string(),
@@ -841,6 +872,7 @@ pub fn review_commits(
         changes,
         policy_changes,
         attribute_changes,
+        signers_change,
         stopping,
     })
 }
@@ -941,6 +973,15 @@ pub fn text(review: &Review) -> String {
                 "    STOPS: memory files would no longer be merged by goldfish: concurrent memories conflict and a text merge may drop lines (`goldfish init` writes the attribute back)\n",
             );
         }
+    }
+    if let Some(change) = &review.signers_change {
+        let blob = |id: &Option<String>| id.as_deref().map_or("none", short).to_owned();
+        out.push_str(&format!(
+            "\nsigners    {} (gpg.ssh.allowedSignersFile): {} -> {}\n    STOPS: its keys decide whose signatures are good under `signed = true`: check every key it adds and the name it gives it\n",
+            change.path,
+            blob(&change.before),
+            blob(&change.after)
+        ));
     }
     out.push('\n');
     let total = review.total();

@@ -701,3 +701,68 @@ fn low_review_reports_memory_files_leaving_the_merge_driver() {
         "{text}"
     );
 }
+
+/// MEDIUM 2 (in part): a pull request added a key to an allowed-signers
+/// file kept in the repository, and review said nothing of it. Review now
+/// stops on any change to that file (`signers_change`), and doctor warns
+/// that the file is inside the repository, with the fix.
+#[test]
+fn medium_2_a_change_to_the_allowed_signers_file_in_the_repository_stops_review() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    std::fs::write(
+        repo.join(".goldfish/config"),
+        "[trust]\nauthors = [\"alice@example.com\"]\nsigned = true\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(repo.join(".github")).unwrap();
+    std::fs::write(
+        repo.join(".github/allowed_signers"),
+        "alice@example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAlice\n",
+    )
+    .unwrap();
+    env.git(&repo, &["config", "gpg.format", "ssh"]);
+    env.git(
+        &repo,
+        &[
+            "config",
+            "gpg.ssh.allowedSignersFile",
+            ".github/allowed_signers",
+        ],
+    );
+    env.commit_all(&repo, "policy and signers");
+    let base = head(&env, &repo);
+    let warning = doctor_check(&env, &repo, "trust-signers");
+    assert_eq!(warning["status"], "warning", "{warning}");
+    assert!(
+        warning["message"]
+            .as_str()
+            .unwrap()
+            .contains(".github/allowed_signers, inside the repository"),
+        "{warning}"
+    );
+
+    // A memory alone: nothing to say of the signers.
+    std::fs::write(repo.join("notes.txt"), "x\n").unwrap();
+    env.commit_all(&repo, "unrelated");
+    let (_, json) = review(&env, &repo, &base, &head(&env, &repo));
+    assert_eq!(json["signers_change"], serde_json::Value::Null, "{json:#}");
+
+    let mut signers = std::fs::read_to_string(repo.join(".github/allowed_signers")).unwrap();
+    signers.push_str("alice@example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMallory\n");
+    std::fs::write(repo.join(".github/allowed_signers"), signers).unwrap();
+    env.commit_all(&repo, "add a key");
+    let (code, json) = review(&env, &repo, &base, &head(&env, &repo));
+    assert_eq!(code, Some(1), "{json:#}");
+    assert_eq!(
+        json["signers_change"]["path"], ".github/allowed_signers",
+        "{json:#}"
+    );
+    assert_eq!(json["signers_change"]["stops"], true);
+    let text = env.goldfish(&repo, &["review", &base, "HEAD"]);
+    assert!(
+        String::from_utf8_lossy(&text.stdout)
+            .contains("STOPS: its keys decide whose signatures are good"),
+        "{text:?}"
+    );
+}
