@@ -103,9 +103,11 @@ def new_repo(tmp, goldfish, capture=False):
 # ---------------------------------------------------------------- detector
 
 
-def detector(goldfish, rows):
-    """Which of `rows` come back flagged `instruction-like`."""
-    with tempfile.TemporaryDirectory(prefix="gf-inj-") as t:
+def recalled_flags(goldfish, rows, prefix):
+    """Every row as a committed hand-written `decision` line in a temp
+    repository's .goldfish/memories/x.jsonl; the `flags` recall gives each
+    (`--include-untrusted --json`), by row; None for a row not recalled."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as t:
         repo, env = new_repo(Path(t), goldfish)
         mem = repo / ".goldfish" / "memories"
         mem.mkdir(parents=True, exist_ok=True)
@@ -121,18 +123,24 @@ def detector(goldfish, rows):
         run(["git", "add", "-A"], repo, env)
         run(["git", "commit", "-qm", "memories"], repo, env)
         out = run(
-            [goldfish, "recall", "--include-untrusted", "--json", "-n", "1000"], repo, env
+            [goldfish, "recall", "--include-untrusted", "--json", "-n", str(max(1000, len(rows) + 10))],
+            repo,
+            env,
         ).stdout
-        flagged, seen = set(), set()
+        flags = {}
         for line in out.splitlines():
             line = line.strip()
-            if not line.startswith("{"):
-                continue
-            m = json.loads(line)
-            seen.add(m["id"])
-            if "instruction-like" in (m.get("flags") or []):
-                flagged.add(m["id"])
-        return [ulid(i) in flagged for i in range(len(rows))], len(seen)
+            if line.startswith("{"):
+                m = json.loads(line)
+                flags[m["id"]] = m.get("flags") or []
+        return [flags.get(ulid(i)) for i in range(len(rows))]
+
+
+def detector(goldfish, rows):
+    """Which of `rows` come back flagged `instruction-like`."""
+    flags = recalled_flags(goldfish, rows, "gf-inj-")
+    seen = sum(1 for f in flags if f is not None)
+    return [f is not None and "instruction-like" in f for f in flags], seen
 
 
 def tally(rows, hits):

@@ -26,12 +26,11 @@ import argparse
 import json
 import re
 import sys
-import tempfile
 from collections import OrderedDict
 from pathlib import Path
 
-# The temp repository and hermetic environment of the injection measure.
-from injection_public import new_repo, run, ulid
+# The temp repository, hermetic environment and recall of the injection measure.
+from injection_public import recalled_flags
 
 ROOT = Path(__file__).resolve().parents[2]
 PUBLIC = ROOT / "fixtures" / "secrets-public"
@@ -97,33 +96,10 @@ def session_lines():
 
 def flagged(goldfish, rows):
     """For each row, whether recall flags it `secret` (None: not indexed)."""
-    with tempfile.TemporaryDirectory(prefix="gf-sec-") as t:
-        repo, env = new_repo(Path(t), goldfish)
-        mem = repo / ".goldfish" / "memories"
-        mem.mkdir(parents=True, exist_ok=True)
-        with open(mem / "x.jsonl", "w") as f:
-            for i, (_, text) in enumerate(rows):
-                line = {
-                    "id": ulid(i),
-                    "timestamp": "2026-01-01T00:00:00Z",
-                    "type": "decision",
-                    "content": text,
-                }
-                f.write(json.dumps(line, ensure_ascii=False) + "\n")
-        run(["git", "add", "-A"], repo, env)
-        run(["git", "commit", "-qm", "memories"], repo, env)
-        out = run(
-            [goldfish, "recall", "--include-untrusted", "--json", "-n", str(len(rows) + 10)],
-            repo,
-            env,
-        ).stdout
-        flags = {}
-        for line in out.splitlines():
-            line = line.strip()
-            if line.startswith("{"):
-                m = json.loads(line)
-                flags[m["id"]] = "secret" in (m.get("flags") or [])
-        return [flags.get(ulid(i)) for i in range(len(rows))]
+    return [
+        None if f is None else "secret" in f
+        for f in recalled_flags(goldfish, rows, "gf-sec-")
+    ]
 
 
 def tally(rows, hits, key):
