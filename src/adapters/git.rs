@@ -396,7 +396,7 @@ impl Workspace {
         if !entry.mode().is_blob() {
             return None;
         }
-        Some(self.repo.find_blob(entry.id()).ok()?.data.clone())
+        Some(self.repo.find_blob(entry.id()).ok()?.take_data())
     }
 
     /// The commits HEAD's reflog of this work tree moved to, oldest first
@@ -438,7 +438,7 @@ impl Workspace {
     pub fn read_blob(&self, id: gix::ObjectId) -> Result<Vec<u8>, GitError> {
         self.repo
             .find_blob(id)
-            .map(|blob| blob.data.clone())
+            .map(|mut blob| blob.take_data())
             .map_err(read_error(format!("blob {id}")))
     }
 

@@ -271,24 +271,39 @@ struct Line {
     entry: Option<Entry>,
     /// Why it is not a record.
     problem: Option<String>,
+    /// The line's first [`RAW_KEPT`] bytes.
     raw: String,
 }
 
-/// A line's identity for the diff: its id and canonical text (two
-/// spellings of a record are one line, as the merge counts them); an
-/// unreadable line has no id and its bytes.
-type Key = (String, String);
+/// A line's identity for the diff: its id and the hash of its canonical
+/// text (two spellings of a record are one line, as the merge counts
+/// them); an unreadable line has no id and the hash of its bytes. A hash,
+/// not the text: a review of a large log holds 32 bytes a line, not a
+/// copy of it.
+type Key = (String, [u8; 32]);
 
 fn key_of(raw: &[u8]) -> (Key, Option<Entry>, Option<String>) {
     match Entry::parse(raw) {
-        Ok(entry) => ((entry.id().to_owned(), entry.to_line()), Some(entry), None),
+        Ok(entry) => {
+            let canonical = blake3::hash(entry.to_line().as_bytes());
+            (
+                (entry.id().to_owned(), *canonical.as_bytes()),
+                Some(entry),
+                None,
+            )
+        }
         Err(err) => (
-            (String::new(), String::from_utf8_lossy(raw).into_owned()),
+            (String::new(), *blake3::hash(raw).as_bytes()),
             None,
             Some(err.to_string()),
         ),
     }
 }
+
+/// How much of a line a review keeps to show it (it shows at most 400
+/// characters of one): a line over the size a record may take is never
+/// copied whole.
+const RAW_KEPT: usize = 4096;
 
 fn keys_in(bytes: &[u8]) -> HashMap<Key, ()> {
     goldfish_log::record::split_lines(bytes)
@@ -328,7 +343,7 @@ fn file_lines(
             key,
             entry,
             problem,
-            raw: String::from_utf8_lossy(raw).into_owned(),
+            raw: String::from_utf8_lossy(&raw[..raw.len().min(RAW_KEPT)]).into_owned(),
         });
     }
     Ok(lines)
@@ -889,6 +904,24 @@ fn describe_raw(raw: &Raw) -> String {
 /// What `goldfish review` prints: a header (the range, the policy used),
 /// each change with its commit and verdict, each policy change, and a
 /// summary line.
+/// How many memory changes the text of a review lists at most (the ones
+/// that stop it first): a range that adds a million lines prints a page,
+/// not a million (`--json` has them all).
+pub const TEXT_CHANGES: usize = 200;
+
+/// The changes the text lists: every stopping one (up to
+/// [`TEXT_CHANGES`]), then the others in order up to that many.
+fn shown_changes(changes: &[Change]) -> HashSet<usize> {
+    let indexed = || changes.iter().enumerate();
+    let stopping = indexed().filter(|(_, change)| change.stops);
+    let others = indexed().filter(|(_, change)| !change.stops);
+    stopping
+        .chain(others)
+        .take(TEXT_CHANGES)
+        .map(|(index, _)| index)
+        .collect()
+}
+
 pub fn text(review: &Review) -> String {
     let mut out = String::new();
     let named = |name: &str, commit: &str| {
@@ -939,9 +972,23 @@ pub fn text(review: &Review) -> String {
     if let Some(note) = &review.policy.note {
         out.push_str(&format!("  note: {note}\n"));
     }
-    for change in &review.changes {
+    let shown = shown_changes(&review.changes);
+    for (_, change) in review
+        .changes
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| shown.contains(index))
+    {
         out.push('\n');
         out.push_str(&change_text(change));
+    }
+    if shown.len() < review.changes.len() {
+        let hidden = review.changes.len() - shown.len();
+        let stopping = review.changes.iter().filter(|change| change.stops).count();
+        let hidden_stopping = stopping.saturating_sub(TEXT_CHANGES);
+        out.push_str(&format!(
+            "\n… {hidden} more memory changes not shown ({hidden_stopping} of them stopping the review): `goldfish review --json` lists every one\n",
+        ));
     }
     for change in &review.policy_changes {
         out.push('\n');

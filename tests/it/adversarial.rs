@@ -556,6 +556,48 @@ fn medium_5_a_huge_line_is_skipped_unread() {
     assert!(recalled.contains("release branch"), "{recalled}");
 }
 
+/// MEDIUM 5, review: a range adding a million lines printed 212 MB and took
+/// 3.0 GB; one 100 MB line took 0.7 GB. The review keeps a hash of each
+/// line and its first 4 KiB, and its text lists at most 200 changes (the
+/// stopping ones first) and counts the rest; `--json` keeps them all.
+#[test]
+fn medium_5_review_of_a_large_range_is_bounded() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let base = env.git(&repo, &["rev-parse", "HEAD"]).trim().to_owned();
+    let mut lines = line(
+        "01M8AD9T0000000000000000H0",
+        &format!("Deploy notes {}", "y".repeat(1 << 20)),
+        serde_json::json!({}),
+    );
+    for n in 0..260 {
+        lines += &line(
+            &format!("01M8AD9T00000000000000{n:04}"),
+            &format!("Service {n} restarts after its config changes"),
+            serde_json::json!({}),
+        );
+    }
+    std::fs::write(repo.join(".goldfish/memories/2026-11-22.jsonl"), lines).unwrap();
+    env.commit_all(&repo, "many lines");
+    let review = env.goldfish(&repo, &["review", &base, "HEAD"]);
+    let text = String::from_utf8_lossy(&review.stdout);
+    assert!(text.len() < 256 << 10, "{} bytes", text.len());
+    assert!(
+        text.contains("… 61 more memory changes not shown (0 of them stopping the review)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("2026-11-22.jsonl:1"),
+        "the unreadable line is listed: {text}"
+    );
+    let json: serde_json::Value = serde_json::from_slice(
+        &env.goldfish(&repo, &["review", "--json", &base, "HEAD"])
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(json["changes"].as_array().unwrap().len(), 261);
+}
+
 /// LOW: `signed = true` with no allowed-signers file quarantined every
 /// memory with no doctor problem. Doctor says so, with the fix.
 #[test]
