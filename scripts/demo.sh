@@ -2,14 +2,21 @@
 # The demo: a throwaway team (a bare remote and two clones, alice and bob)
 # storing memories at the same time, pushing and pulling through the goldfish
 # merge driver, then recalling. Everything happens in a temporary folder; your
-# git config and ~/.goldfish are not touched.
+# git config and ~/.goldfish are not touched. GOLDFISH_BIN_DIR=DIR runs the
+# goldfish in DIR (an installed one) instead of building it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 target=$(realpath -m "${CARGO_TARGET_DIR:-$root/target}")
 
-echo "==> building goldfish (the first build compiles 303 crates, 12 CPU-minutes: 6 minutes or more on 2 cores; the tests and \`cargo install --locked --path .\` reuse it)"
-cargo build --release --locked --manifest-path "$root/Cargo.toml" --bin goldfish
-export PATH="$target/release:$PATH"
+if [[ -n ${GOLDFISH_BIN_DIR:-} ]]; then
+    # An installed goldfish (install.sh, a release archive): nothing to build.
+    export PATH="$GOLDFISH_BIN_DIR:$PATH"
+    echo "==> installed binary: $(command -v goldfish)"
+else
+    echo "==> building goldfish (the first build compiles 303 crates, 12 CPU-minutes: 6 minutes or more on 2 cores; the tests and \`cargo install --locked --path .\` reuse it)"
+    cargo build --release --locked --manifest-path "$root/Cargo.toml" --bin goldfish
+    export PATH="$target/release:$PATH"
+fi
 
 demo=$(mktemp -d "${TMPDIR:-/tmp}/goldfish-demo.XXXXXX")
 export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
