@@ -102,6 +102,10 @@ const WHOLE_SHARE: usize = 4;
 /// most a third of the budget; past that the digest uses compact ones
 /// (`[TYPE · AUTHOR]`), so a small budget goes to what the memories say.
 const HEADER_SHARE_DENOMINATOR: usize = 3;
+/// With a query, a sentence that says what comes next or why is at least
+/// this share as relevant as its memory's most relevant sentence (above
+/// [`RELATIVE_CUT`]: it is kept when its memory is, room permitting).
+const NEXT_OR_WHY_SHARE: f64 = 0.9;
 /// A piece of fewer words than this is never shown alone: it comes with its
 /// neighbour ("See docs/auth.md." says nothing by itself).
 const CLAUSE_WORDS: usize = 5;
@@ -274,6 +278,10 @@ pub fn distill(
             candidate.vector = Some(vector);
         }
     }
+    // The sentence that says what comes next or why rides with the
+    // memory's most relevant one: a checkpoint without its next step, or a
+    // rule without its reason, tells half of what it was stored for.
+    let mut best_of_memory: Vec<f64> = vec![f64::NEG_INFINITY; sources.len()];
     let query_set: HashSet<String> = query_words.iter().map(|w| w.to_lowercase()).collect();
     let has_query = !query_set.is_empty() || query_vector.is_some();
     let similarity_of = |c: &Candidate| match (query_vector, &c.vector) {
@@ -295,14 +303,29 @@ pub fn distill(
             0.0
         };
         c.relevance = if !has_query {
-            // No question: the newest memories first, their first sentences first.
-            prior - 0.01 * c.position as f64
+            // No question: the newest memories first, their first sentences
+            // first, then what comes next or why.
+            let position = if c.position > 0 && says_next_or_why(&c.text) {
+                0.5
+            } else {
+                c.position as f64
+            };
+            prior - 0.01 * position
         } else {
             SIMILARITY_WEIGHT * similarity + OVERLAP_WEIGHT * overlap + RANK_WEIGHT * prior
         };
         // Off-topic sentences stay out, whatever room is left.
         if has_query && overlap == 0.0 && similarity < RELATIVE_FLOOR {
             c.relevance = f64::NEG_INFINITY;
+        }
+        best_of_memory[c.memory] = best_of_memory[c.memory].max(c.relevance);
+    }
+    if has_query {
+        for c in &mut candidates {
+            let best = best_of_memory[c.memory];
+            if best.is_finite() && says_next_or_why(&c.text) {
+                c.relevance = c.relevance.max(NEXT_OR_WHY_SHARE * best);
+            }
         }
     }
     let redundancy = |a: &Candidate, b: &Candidate| -> f64 {
@@ -391,7 +414,26 @@ pub fn distill(
                     units.push(span.clone().collect::<Vec<_>>());
                 }
                 units.push(context(&candidates, span.clone(), i, true));
-                units.push(context(&candidates, span, i, false));
+                units.push(context(&candidates, span.clone(), i, false));
+                // What comes next or why goes with any part of its memory
+                // that has room for it, before that part alone.
+                let next_or_why: Vec<usize> = span
+                    .filter(|&j| !is_picked[j] && says_next_or_why(&candidates[j].text))
+                    .collect();
+                if !next_or_why.is_empty() {
+                    let mut with: Vec<Vec<usize>> = units
+                        .iter()
+                        .map(|unit| {
+                            let mut unit = unit.clone();
+                            unit.extend(&next_or_why);
+                            unit.sort_unstable();
+                            unit.dedup();
+                            unit
+                        })
+                        .collect();
+                    with.append(&mut units);
+                    units = with;
+                }
                 let Some((unit, cost)) = units.into_iter().find_map(|unit| {
                     let cost = cost_of(&unit, &is_picked, &groups, counter);
                     (used + cost <= budget).then_some((unit, cost))
@@ -603,6 +645,31 @@ fn continues(sentence: &str) -> bool {
     CONTINUES.contains(&word.as_str())
 }
 
+/// Whether `sentence` says what comes next ("Next: …", "Next step …",
+/// "TODO …") or why ("… because …", "Reason: …", "… so that …",
+/// "… otherwise …").
+fn says_next_or_why(sentence: &str) -> bool {
+    let lower = sentence.trim_start().to_lowercase();
+    let starts = [
+        "next:",
+        "next step",
+        "next,",
+        "todo",
+        "reason:",
+        "why:",
+        "because ",
+    ];
+    let within = [
+        " because ",
+        " so that ",
+        " otherwise ",
+        " since ",
+        " reason: ",
+    ];
+    starts.iter().any(|start| lower.starts_with(start))
+        || within.iter().any(|word| lower.contains(word))
+}
+
 /// Whether `sentence` names something exactly (see [`identifiers`]).
 fn carries_identifier(sentence: &str) -> bool {
     !identifiers(sentence).is_empty()
@@ -749,6 +816,52 @@ mod tests {
             let source = sources.iter().find(|s| s.id == picked.memory).unwrap();
             assert!(source.content.contains(&picked.text), "never invents text");
         }
+    }
+
+    /// Issue 38, finding 4: `brief` cut a checkpoint's next step, and a
+    /// small recall budget kept a rule without its reason. The sentence
+    /// that says what next or why comes right after the first.
+    #[test]
+    fn a_checkpoints_next_step_and_a_rules_reason_survive_a_small_budget() {
+        let checkpoint = source(
+            "01KCCCCCCCCCCCCCCCCCCCCCCC",
+            "Session summary. Asked: port the hex renderer to the new layout engine. Done: changed src/render.rs, src/layout.rs. Last answer: The renderer now uses the layout engine and offsets are computed once per line. Next: wire the new layout into the CLI flags.",
+        );
+        let brief = distill(&[checkpoint], &[], None, None, &mut CharEstimate, 70).unwrap();
+        assert!(
+            brief.text.contains("Next: wire the new layout"),
+            "{}",
+            brief.text
+        );
+        assert!(
+            !brief.text.contains("Last answer"),
+            "the budget holds less than all: {}",
+            brief.text
+        );
+
+        let rule = source(
+            "01KDDDDDDDDDDDDDDDDDDDDDDD",
+            "Never edit the generated examples under tests/examples by hand. The snapshot job rewrites every file there on each CI run. Nothing survives it because the job regenerates the folder from scratch.",
+        );
+        let recalled = distill(
+            &[rule],
+            &query(&["edit", "examples", "hand"]),
+            None,
+            None,
+            &mut CharEstimate,
+            60,
+        )
+        .unwrap();
+        assert!(
+            recalled.text.contains("Never edit the generated examples"),
+            "{}",
+            recalled.text
+        );
+        assert!(
+            recalled.text.contains("because the job regenerates"),
+            "{}",
+            recalled.text
+        );
     }
 
     fn query(words: &[&str]) -> Vec<String> {

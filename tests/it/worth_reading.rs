@@ -12,6 +12,50 @@ use serde_json::json;
 use crate::capture::{hook, tool};
 use crate::common::{TestEnv, json_lines, memory_lines};
 
+/// Finding 4, second half: `brief` cut a checkpoint's "Next:" sentence
+/// (its sentences are alike, so the briefing's redundancy penalty took the
+/// answer and left the next step). What comes next goes with its memory.
+#[test]
+#[cfg_attr(
+    not(feature = "real-model"),
+    ignore = "needs the real model: bash scripts/test.sh"
+)]
+fn finding_4_the_briefing_keeps_a_checkpoints_next_step() {
+    let env = TestEnv::new().with_model();
+    let repo = env.repo("repo", "Alice");
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "checkpoint",
+            "Session summary. Asked: port the hex renderer to the new layout engine. Done: changed src/render.rs, src/layout.rs. Last answer: The renderer now uses the layout engine; offsets are computed once per line. Next: wire the new layout into the CLI flags and update the snapshot tests.",
+        ],
+    );
+    for (kind, content) in [
+        (
+            "decision",
+            "Never edit tests/examples by hand; the snapshot generator overwrites them on every run.",
+        ),
+        (
+            "bug-fix",
+            "Fixed the offset column overflowing on files over 4 GiB: the width is computed from u64 now.",
+        ),
+    ] {
+        env.ok(&repo, &["store", "-t", kind, content]);
+    }
+    let brief = env.ok(&repo, &["brief", "--budget", "300"]);
+    let stopped = brief
+        .split("## Where work stopped")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .unwrap_or_default();
+    assert!(
+        stopped.contains("Next: wire the new layout into the CLI flags"),
+        "{brief}"
+    );
+}
+
 /// Finding 4: after a capture session, both "Recent fixes" slots were
 /// captured fragments while four hand-written fixes of the same days
 /// waited. Written memories come first in each section; captured ones
