@@ -452,10 +452,13 @@ fn decision_record(facts: &Facts) -> Option<Observation> {
         .and_then(|dir| dir.file_name())
         .and_then(|name| name.to_str())
         .is_some_and(|name| DECISION_FOLDERS.contains(&name.to_ascii_lowercase().as_str()));
-    if !in_folder || path_ref.extension().is_none_or(|ext| ext != "md") {
+    if path_ref.extension().is_none_or(|ext| ext != "md") {
         return None;
     }
     let text = facts.written.as_deref()?;
+    if !in_folder && !reads_as_record(text) {
+        return None;
+    }
     let mut lines = without_front_matter(text).lines().map(str::trim).peekable();
     let title = record_title(lines.by_ref().find(|line| !line.is_empty())?);
     // A setext heading's underline.
@@ -503,6 +506,33 @@ fn decision_record(facts: &Facts) -> Option<Observation> {
         source: RULES_SOURCE.to_owned(),
         supersedes: None,
     })
+}
+
+/// Whether a markdown text outside a decision folder is laid out as a
+/// decision record, wherever the project keeps them (`docs/architecture/`,
+/// `design/`): a heading that is the decision (Nygard's "Decision", MADR's
+/// "Decision Outcome") and one a record has beside it ("Status", "Context",
+/// "Consequences", MADR's "Context and Problem Statement").
+fn reads_as_record(text: &str) -> bool {
+    let headings: Vec<String> = text
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("##"))
+        .map(|heading| {
+            heading
+                .trim_start_matches('#')
+                .trim()
+                .trim_end_matches(':')
+                .to_lowercase()
+        })
+        .collect();
+    let has = |names: &[&str]| headings.iter().any(|h| names.contains(&h.as_str()));
+    has(&["decision", "decision outcome"])
+        && has(&[
+            "status",
+            "context",
+            "consequences",
+            "context and problem statement",
+        ])
 }
 
 /// MADR's YAML front matter (`---` … `---`) left out.
@@ -1154,8 +1184,23 @@ mod tests {
                 format!("Decision (docs/decisions/0007-cursor.md): {expected}")
             );
         }
+        // Wherever the project keeps them: a record's layout is enough.
+        let Verdict::Store(elsewhere) = Session::default().apply(&write(
+            "docs/architecture/0003-keyword-index.md",
+            "# 3. One keyword engine\n\n## Status\n\nAccepted\n\n## Context\n\nTwo engines disagreed.\n\n## Decision\n\nThe keyword index is tantivy alone.\n",
+        )) else {
+            panic!("a record outside a decision folder is a decision")
+        };
+        assert_eq!(
+            elsewhere.content,
+            "Decision (docs/architecture/0003-keyword-index.md): One keyword engine. The keyword index is tantivy alone."
+        );
         for (path, text) in [
             ("docs/guide.md", "# Guide\n\nHow to start."),
+            (
+                "docs/architecture/overview.md",
+                "# Overview\n\n## Context\n\nThe layers.\n\n## Decision trees\n\nHow ranking branches.",
+            ),
             ("docs/adr/README.md.bak", "# x\n\ny"),
             ("src/adr/mod.rs", "// code"),
             ("docs/decisions/0001-x.md", "# Only a title"),
