@@ -38,6 +38,12 @@ impl Home {
         self.root.join("index.db")
     }
 
+    /// What the agent hooks keep of each agent session between its hooks
+    /// (`app::agent::SessionMarks`).
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.root.join("sessions")
+    }
+
     pub fn locks_dir(&self) -> PathBuf {
         self.root.join("locks")
     }

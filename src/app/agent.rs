@@ -1,12 +1,13 @@
 //! What goldfish writes into and reads from coding agents' own files: the
 //! project setup of `init --agent` (MCP server registration, a `/recall`
 //! command, a section of the agent's instructions file), merged into what
-//! the user already has, and the checkpoint a pre-compact hook stores from a
-//! session transcript.
+//! the user already has, the checkpoint a pre-compact hook stores from a
+//! session transcript, and what the hooks keep of a session between them.
 
 use std::io::{self, BufRead};
 use std::path::{Path, PathBuf};
 
+use crate::adapters::home::Home;
 use crate::domain::capture::transcript;
 
 /// The agents `init --agent` sets up.
@@ -614,6 +615,62 @@ fn clip(text: &str, max: usize) -> String {
     }
     let cut: String = text.chars().take(max).collect();
     format!("{cut}…")
+}
+
+/// What the agent hooks keep of one agent session between its hooks: the
+/// checkpoint its PreCompact hook stored (what SessionStart shows first
+/// after the compaction) and when SessionStart last briefed it (what a
+/// resumed session is told is new since). One small file per session in
+/// the home's `sessions/`, named by a hash of the session id: the id comes
+/// from the agent's payload and never becomes a path.
+#[derive(Debug, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SessionMarks {
+    pub checkpoint: Option<String>,
+    pub seen: Option<String>,
+}
+
+/// A marks file is a few hundred bytes: a larger one is not ours.
+const MARKS_MAX_BYTES: u64 = 4096;
+
+fn marks_path(home: &Home, session_id: &str) -> PathBuf {
+    let hash = blake3::hash(session_id.as_bytes()).to_hex();
+    home.sessions_dir().join(format!("{}.json", &hash[..32]))
+}
+
+impl SessionMarks {
+    /// The session's marks; none when it has no file, or one that cannot
+    /// be read as marks (it only loses the hint it held).
+    pub fn of(home: &Home, session_id: &str) -> SessionMarks {
+        use std::io::Read;
+        let Ok(file) = std::fs::File::open(marks_path(home, session_id)) else {
+            return SessionMarks::default();
+        };
+        let mut text = String::new();
+        if file
+            .take(MARKS_MAX_BYTES)
+            .read_to_string(&mut text)
+            .is_err()
+        {
+            return SessionMarks::default();
+        }
+        serde_json::from_str(&text).unwrap_or_default()
+    }
+
+    /// Writes the session's marks (a temporary file renamed into place).
+    pub fn save(&self, home: &Home, session_id: &str) -> io::Result<()> {
+        let path = marks_path(home, session_id);
+        let dir = home.sessions_dir();
+        std::fs::create_dir_all(&dir)?;
+        let mut temp = tempfile::NamedTempFile::new_in(&dir)?;
+        std::io::Write::write_all(
+            &mut temp,
+            serde_json::to_string(self)
+                .expect("marks serialize")
+                .as_bytes(),
+        )?;
+        temp.persist(path).map_err(|err| err.error)?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -1356,10 +1356,25 @@ pub fn duplicate_clusters(
 
 /// The session-start briefing: where work stopped, what was decided, what
 /// was fixed on this branch, distilled into `budget` tokens.
+/// The moment an agent is briefed at (Claude Code's SessionStart
+/// `source`): what the briefing puts first.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Moment {
+    /// A new session (`startup`, `clear`), or a briefing asked for.
+    #[default]
+    Start,
+    /// After a compaction: the checkpoint this session's PreCompact stored
+    /// is where work stopped, whatever teammates stored since.
+    Compacted { checkpoint: Option<String> },
+    /// A resumed session: what the log gained since it was last briefed.
+    Resumed { since: Option<Timestamp> },
+}
+
 pub fn brief(
     session: &mut Session,
     workspace: &Workspace,
     budget: usize,
+    moment: &Moment,
 ) -> Result<Option<Digested>, AppError> {
     if budget == 0 {
         return Err(AppError::arg(Arg::Budget, "must be at least 1 token"));
@@ -1371,7 +1386,7 @@ pub fn brief(
     let index = session.index()?;
     let scope = scope_of(index, workspace)?;
     let branch = workspace.head().branch;
-    let sections = brief_sections(index, &scope, branch.as_deref(), now)?;
+    let sections = brief_sections(index, &scope, branch.as_deref(), now, moment)?;
     if sections.iter().all(|section| section.memories.is_empty()) {
         return Ok(None);
     }
@@ -1439,6 +1454,7 @@ fn brief_sections(
     scope: &Scope,
     branch: Option<&str>,
     now: Timestamp,
+    moment: &Moment,
 ) -> Result<Vec<Section>, AppError> {
     // Flagged memories (a secret, a time that is not a time, an unknown
     // type) stay out, and so does a time far ahead (`until`: the index does
@@ -1470,13 +1486,35 @@ fn brief_sections(
     let mut state = newest(&["checkpoint"], 1, None)?;
     state.extend(newest(&["plan"], 1, None)?);
     state.sort_by(|a, b| b.timestamp.cmp(&a.timestamp));
+    // After a compaction, the session's own checkpoint (live, trusted) is
+    // where work stopped.
+    if let Moment::Compacted {
+        checkpoint: Some(id),
+    } = moment
+        && let Some(own) = index
+            .by_id_prefix(scope, id, 1, now)?
+            .into_iter()
+            .find(|m| m.id == *id && m.trust == Trust::Trusted && m.kind == "checkpoint")
+    {
+        state.retain(|m| m.kind != "checkpoint");
+        state.insert(0, own);
+    }
+    let mut sections = Vec::new();
+    if let Moment::Resumed { since: Some(since) } = moment {
+        let mut new = newest(&[], 20, Some(*since))?;
+        new.retain(|m| m.timestamp.parse::<Timestamp>().is_ok_and(|at| at > *since));
+        sections.push(Section {
+            title: "New since this session was last briefed".to_owned(),
+            memories: people_first(new, 5),
+        });
+    }
     let decisions = people_first(newest(&["decision"], 20, window)?, 3);
     let mut fixes = newest(&["bug-fix"], 20, window)?;
     if let Some(branch) = branch {
         fixes.retain(|m| m.branch.as_deref() == Some(branch));
     }
     let fixes = people_first(fixes, 3);
-    Ok(vec![
+    sections.extend([
         Section {
             title: "Where work stopped".to_owned(),
             memories: state,
@@ -1492,7 +1530,8 @@ fn brief_sections(
             },
             memories: fixes,
         },
-    ])
+    ]);
+    Ok(sections)
 }
 
 #[cfg(test)]

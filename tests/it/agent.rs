@@ -233,6 +233,146 @@ fn brief_on_an_empty_log_says_so() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("nothing to brief on yet"));
 }
 
+/// Issue 40, briefing by moment: SessionStart reads its `source`
+/// (`@anthropic-ai/claude-agent-sdk` 0.3's `SessionStartHookInput`:
+/// `startup`, `resume`, `clear`, `compact`). After a compaction the
+/// checkpoint this session's PreCompact stored is where work stopped, even
+/// when a teammate's is newer; a resumed session is told what is new since
+/// it was last briefed, and nothing new the next time.
+#[test]
+fn session_start_briefs_by_moment_compact_and_resume() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let start = |source: &str, session: &str| {
+        let payload = serde_json::json!({
+            "session_id": session,
+            "transcript_path": "/nonexistent/transcript.jsonl",
+            "cwd": repo,
+            "hook_event_name": "SessionStart",
+            "source": source,
+        });
+        let output = env.goldfish_stdin(
+            &repo,
+            &["agent-hook", "session-start"],
+            payload.to_string().as_bytes(),
+        );
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    env.set_now("2026-11-20T09:00:00Z");
+    start("startup", "s-alice");
+    let compact = env.goldfish_stdin(
+        &repo,
+        &["agent-hook", "pre-compact"],
+        serde_json::json!({
+            "session_id": "s-alice",
+            "transcript_path": "/nonexistent/transcript.jsonl",
+            "cwd": repo,
+            "hook_event_name": "PreCompact",
+            "trigger": "auto",
+            "custom_instructions": null,
+        })
+        .to_string()
+        .as_bytes(),
+    );
+    assert!(compact.status.success(), "{compact:?}");
+    // PreCompacts that store nothing (a transcript that is not there, none
+    // named) leave no checkpoint to the session.
+    env.set_now("2026-11-20T10:00:00Z");
+    let stored = env.goldfish_stdin(
+        &repo,
+        &["agent-hook", "pre-compact"],
+        br#"{"session_id":"s-alice","hook_event_name":"PreCompact","trigger":"manual"}"#,
+    );
+    assert!(stored.status.success());
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "checkpoint",
+            "Invoice export paused: waiting on the tax table from finance",
+        ],
+    );
+    // The session's own checkpoint, from its transcript; a teammate's
+    // newer one arrives after it.
+    let transcript = env.path().join("t.jsonl");
+    std::fs::write(
+        &transcript,
+        r#"{"type":"user","message":{"role":"user","content":"Port the renderer to the layout engine"}}"#,
+    )
+    .unwrap();
+    env.set_now("2026-11-20T11:00:00Z");
+    let own = env.goldfish_stdin(
+        &repo,
+        &["agent-hook", "pre-compact"],
+        serde_json::json!({
+            "session_id": "s-alice",
+            "transcript_path": transcript,
+            "hook_event_name": "PreCompact",
+            "trigger": "auto",
+        })
+        .to_string()
+        .as_bytes(),
+    );
+    assert!(own.status.success(), "{own:?}");
+    env.set_now("2026-11-20T12:00:00Z");
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "checkpoint",
+            "Billing retries paused: the idempotency keys need a migration first",
+        ],
+    );
+
+    let stopped = |briefing: &str| {
+        briefing
+            .split("## Where work stopped")
+            .nth(1)
+            .and_then(|rest| rest.split("\n## ").next())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let fresh = start("startup", "s-other");
+    assert!(
+        stopped(&fresh).contains("Billing retries paused"),
+        "{fresh}"
+    );
+    let after = start("compact", "s-alice");
+    assert!(
+        stopped(&after).contains("Port the renderer to the layout engine"),
+        "the session's own checkpoint: {after}"
+    );
+    assert!(!stopped(&after).contains("Billing retries"), "{after}");
+
+    // Resume: what is new since s-other was last briefed (at 12:00).
+    env.set_now("2026-11-21T09:00:00Z");
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "decision",
+            "Decided to keep tax tables in the repo",
+        ],
+    );
+    let resumed = start("resume", "s-other");
+    let new = resumed
+        .split("## New since this session was last briefed")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .unwrap_or_default();
+    assert!(new.contains("keep tax tables in the repo"), "{resumed}");
+    assert!(!new.contains("Billing retries"), "{resumed}");
+    let again = start("resume", "s-other");
+    assert!(
+        !again.contains("## New since this session was last briefed"),
+        "nothing new since: {again}"
+    );
+}
+
 #[test]
 fn agent_hooks_print_the_briefing_and_store_a_checkpoint() {
     let env = TestEnv::new();

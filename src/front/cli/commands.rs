@@ -13,6 +13,7 @@ use super::{
 };
 use crate::adapters::git::Workspace;
 use crate::adapters::home::Home;
+use crate::app::agent::SessionMarks;
 use crate::app::hook::{self, AfterGit};
 use crate::app::model;
 use crate::app::ops::{self, Forgot, RecallInput, Recalled, Released, StoreInput, Target};
@@ -399,7 +400,7 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
 pub(super) fn brief(args: BriefArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = workspace()?;
     let mut session = session()?;
-    let briefed = ops::brief(&mut session, &workspace, args.budget);
+    let briefed = ops::brief(&mut session, &workspace, args.budget, &ops::Moment::Start);
     output::notices(&mut session);
     match briefed? {
         Some(digested) => {
@@ -942,16 +943,70 @@ pub(super) fn agent_hook(args: AgentHookArgs, out: &mut dyn Write) -> Result<u8,
     Ok(EXIT_OK)
 }
 
-/// Prints the briefing (nothing when there is nothing to brief on).
+/// Prints the briefing (nothing when there is nothing to brief on), for the
+/// moment the agent's payload names (`source`: after a compaction the
+/// session's own checkpoint first, on resume what is new since its last
+/// briefing), and notes when the session was briefed.
 fn session_start(budget: usize, out: &mut dyn Write) -> Result<(), CliError> {
+    let payload = hook_payload();
+    let session_id = payload
+        .as_ref()
+        .and_then(|p| p["session_id"].as_str())
+        .filter(|id| !id.is_empty() && id.len() <= 256)
+        .map(str::to_owned);
     let workspace = workspace()?;
     let mut session = session()?;
-    let briefed = ops::brief(&mut session, &workspace, budget);
+    let mut marks = session_id
+        .as_deref()
+        .map(|id| SessionMarks::of(&session.home, id))
+        .unwrap_or_default();
+    let moment = match payload.as_ref().and_then(|p| p["source"].as_str()) {
+        Some("compact") => ops::Moment::Compacted {
+            checkpoint: marks.checkpoint.clone(),
+        },
+        Some("resume") => ops::Moment::Resumed {
+            since: marks.seen.as_deref().and_then(|seen| seen.parse().ok()),
+        },
+        _ => ops::Moment::Start,
+    };
+    let briefed = ops::brief(&mut session, &workspace, budget, &moment);
     output::notices(&mut session);
     if let Some(digested) = briefed? {
         output::digest(&digested, false, out)?;
     }
+    if let Some(id) = &session_id {
+        marks.seen = Some(session.now()?.to_string());
+        marks
+            .save(&session.home, id)
+            .context("cannot keep the session's briefing time")?;
+    }
     Ok(())
+}
+
+/// The JSON an agent's hook gives on stdin, when it gives one: nothing from
+/// a terminal, and nothing from a stdin still open after a second (a hook
+/// must never hang its agent). At most 1 MiB is read.
+fn hook_payload() -> Option<serde_json::Value> {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() {
+        return None;
+    }
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut input = String::new();
+        let read = std::io::stdin()
+            .take(1 << 20)
+            .read_to_string(&mut input)
+            .map(|_| input);
+        let _ = send.send(read);
+    });
+    let input = receive
+        .recv_timeout(std::time::Duration::from_secs(1))
+        .ok()?
+        .ok()?;
+    serde_json::from_str::<serde_json::Value>(&input)
+        .ok()
+        .filter(serde_json::Value::is_object)
 }
 
 /// Stores what stdin says as a checkpoint: plain text as it is, or, from a
@@ -962,8 +1017,14 @@ fn pre_compact() -> Result<(), CliError> {
     std::io::stdin()
         .read_to_string(&mut input)
         .context("cannot read stdin")?;
-    let content = match serde_json::from_str::<serde_json::Value>(&input) {
-        Ok(event) if event.is_object() => match event["transcript_path"].as_str() {
+    let event = serde_json::from_str::<serde_json::Value>(&input).ok();
+    let session_id = event
+        .as_ref()
+        .and_then(|event| event["session_id"].as_str())
+        .filter(|id| !id.is_empty() && id.len() <= 256)
+        .map(str::to_owned);
+    let content = match event {
+        Some(event) if event.is_object() => match event["transcript_path"].as_str() {
             Some(path) => crate::app::agent::checkpoint_from_transcript(std::path::Path::new(path))
                 .with_context(|| format!("cannot read the transcript {path}"))?,
             None => None,
@@ -998,5 +1059,12 @@ fn pre_compact() -> Result<(), CliError> {
     // Not on stdout: Claude Code adds a PreCompact hook's stdout to the
     // compaction instructions.
     eprintln!("goldfish: stored checkpoint {}", stored.entry.id());
+    if let Some(id) = session_id {
+        let mut marks = SessionMarks::of(&session.home, &id);
+        marks.checkpoint = Some(stored.entry.id().to_owned());
+        marks
+            .save(&session.home, &id)
+            .context("cannot keep the session's checkpoint")?;
+    }
     Ok(())
 }

@@ -531,6 +531,7 @@ impl Server {
                     &mut shared.session,
                     &workspace,
                     params.budget.unwrap_or(300),
+                    &ops::Moment::Start,
                 )? {
                     Some(digested) => quoted(digest_answer(&digested)),
                     None => {
