@@ -84,10 +84,10 @@ pub struct Failure {
     pub command: String,
     pub tests: Vec<String>,
     pub errors: Vec<String>,
-    /// Files modified since it failed.
+    /// Files modified since it first failed.
     pub modified_since: Vec<String>,
     /// The failing runs it stands for (the same command failing again
-    /// replaces it).
+    /// adds to it).
     #[serde(default)]
     pub runs: usize,
 }
@@ -192,20 +192,26 @@ impl Session {
             || facts.output.as_deref().is_some_and(runner_summary);
         match facts.outcome {
             Some(Outcome::Failed) if check => {
-                let earlier: usize = self
-                    .failing
-                    .iter()
-                    .filter(|f| f.command == command)
-                    .map(Failure::runs)
-                    .sum();
-                self.failing.retain(|f| f.command != command);
-                self.failing.push(Failure {
-                    command,
-                    tests: facts.failing_tests.clone(),
-                    errors: facts.errors.clone(),
-                    modified_since: Vec::new(),
-                    runs: earlier + 1,
-                });
+                // The same check failing again is the failure it was, not a
+                // new one: what changed since it first failed still counts
+                // toward the fix, and its first error and tests are told
+                // first (a later run may fail further along).
+                let mut failure = Failure {
+                    command: command.clone(),
+                    ..Failure::default()
+                };
+                if let Some(at) = self.failing.iter().position(|f| f.command == command) {
+                    failure = self.failing.remove(at);
+                    failure.runs = failure.runs();
+                }
+                failure.runs += 1;
+                for test in &facts.failing_tests {
+                    push_unique(&mut failure.tests, test);
+                }
+                for error in &facts.errors {
+                    push_unique(&mut failure.errors, error);
+                }
+                self.failing.push(failure);
                 Verdict::Wait(WAITING)
             }
             Some(Outcome::Failed) => Verdict::Skip("command failed (a dead end is not stored)"),
@@ -1072,6 +1078,47 @@ mod tests {
         interrupted.interrupted = true;
         assert_eq!(session.apply(&interrupted), Verdict::Skip(INTERRUPTED));
         assert!(session.failing.is_empty());
+    }
+
+    /// A real session (fixtures/capture-sessions/go-entire-concurrent-sessions):
+    /// the test failed, the code was fixed, the test failed further along,
+    /// the test was fixed, it passed. The same check failing again is one
+    /// failure: the fix names the code changed after its first run, and
+    /// its first error, not only what changed after the last.
+    #[test]
+    fn a_check_failing_again_keeps_what_changed_since_it_first_failed() {
+        let mut session = Session::default();
+        let mut first = bash("go test -run TestBoth ./it/", Outcome::Failed);
+        first.failing_tests = vec!["TestBoth".to_owned()];
+        first.errors = vec!["it_test.go:309: Session B: 0 checkpoints".to_owned()];
+        assert_eq!(session.apply(&first), Verdict::Wait(WAITING));
+        session.apply(&edit_text(
+            "cli/handlers.go",
+            "state{}",
+            "state{WorktreePath: dir}",
+        ));
+        let mut again = bash("go test -run TestBoth ./it/", Outcome::Failed);
+        again.failing_tests = vec!["TestBoth".to_owned()];
+        again.errors = vec!["it_test.go:320: no full.jsonl".to_owned()];
+        assert_eq!(session.apply(&again), Verdict::Wait(WAITING));
+        session.apply(&edit_text(
+            "it/it_test.go",
+            "transcript.jsonl",
+            "full.jsonl",
+        ));
+        let Verdict::Store(fix) =
+            session.apply(&bash("go test -run TestBoth ./it/", Outcome::Succeeded))
+        else {
+            panic!("a fix is stored")
+        };
+        assert_eq!(fix.files, ["cli/handlers.go", "it/it_test.go"]);
+        assert!(
+            fix.content.contains("Session B: 0 checkpoints"),
+            "{}",
+            fix.content
+        );
+        assert!(fix.content.contains("cli/handlers.go"), "{}", fix.content);
+        assert_eq!(session.settled, 2);
     }
 
     #[test]
