@@ -1354,8 +1354,6 @@ pub fn duplicate_clusters(
     Ok(index.duplicate_clusters(&model_id, &scope, threshold, limit, now)?)
 }
 
-/// The session-start briefing: where work stopped, what was decided, what
-/// was fixed on this branch, distilled into `budget` tokens.
 /// The moment an agent is briefed at (Claude Code's SessionStart
 /// `source`): what the briefing puts first.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -1370,6 +1368,9 @@ pub enum Moment {
     Resumed { since: Option<Timestamp> },
 }
 
+/// The session-start briefing: where work stopped, what was decided, what
+/// was fixed on this branch, distilled into `budget` tokens; what the
+/// `moment` puts first before them.
 pub fn brief(
     session: &mut Session,
     workspace: &Workspace,

@@ -901,9 +901,6 @@ fn describe_raw(raw: &Raw) -> String {
     }
 }
 
-/// What `goldfish review` prints: a header (the range, the policy used),
-/// each change with its commit and verdict, each policy change, and a
-/// summary line.
 /// How many memory changes the text of a review lists at most (the ones
 /// that stop it first): a range that adds a million lines prints a page,
 /// not a million (`--json` has them all).
@@ -922,6 +919,9 @@ fn shown_changes(changes: &[Change]) -> HashSet<usize> {
         .collect()
 }
 
+/// What `goldfish review` prints: a header (the range, the policy used),
+/// each change with its commit and verdict (at most [`TEXT_CHANGES`]), each
+/// policy change, and a summary line.
 pub fn text(review: &Review) -> String {
     let mut out = String::new();
     let named = |name: &str, commit: &str| {

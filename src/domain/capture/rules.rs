@@ -75,6 +75,9 @@ pub const INTERRUPTED: &str = "interrupted (neither failing nor passing)";
 /// The type of a session's checkpoint.
 pub const CHECKPOINT: &str = "checkpoint";
 
+/// Failing tests and errors a failure keeps, across its runs.
+const MAX_KEPT_PER_FAILURE: usize = 20;
+
 /// Why a failing check waits ([`Verdict::Wait`]).
 pub const WAITING: &str = "check failed (stored if it passes after changes)";
 
@@ -211,6 +214,9 @@ impl Session {
                 for error in &facts.errors {
                     push_unique(&mut failure.errors, error);
                 }
+                // Bounded however often it fails: the first ones tell it.
+                failure.tests.truncate(MAX_KEPT_PER_FAILURE);
+                failure.errors.truncate(MAX_KEPT_PER_FAILURE);
                 self.failing.push(failure);
                 Verdict::Wait(WAITING)
             }
