@@ -949,11 +949,7 @@ pub(super) fn agent_hook(args: AgentHookArgs, out: &mut dyn Write) -> Result<u8,
 /// briefing), and notes when the session was briefed.
 fn session_start(budget: usize, out: &mut dyn Write) -> Result<(), CliError> {
     let payload = hook_payload();
-    let session_id = payload
-        .as_ref()
-        .and_then(|p| p["session_id"].as_str())
-        .filter(|id| !id.is_empty() && id.len() <= 256)
-        .map(str::to_owned);
+    let session_id = payload.as_ref().and_then(session_id_of);
     let workspace = workspace()?;
     let mut session = session()?;
     let mut marks = session_id
@@ -981,6 +977,15 @@ fn session_start(budget: usize, out: &mut dyn Write) -> Result<(), CliError> {
             .context("cannot keep the session's briefing time")?;
     }
     Ok(())
+}
+
+/// The agent session a hook's payload names (`session_id`), when it is a
+/// plausible one (not empty, at most 256 bytes).
+fn session_id_of(payload: &serde_json::Value) -> Option<String> {
+    payload["session_id"]
+        .as_str()
+        .filter(|id| !id.is_empty() && id.len() <= 256)
+        .map(str::to_owned)
 }
 
 /// The JSON an agent's hook gives on stdin, when it gives one: nothing from
@@ -1018,11 +1023,7 @@ fn pre_compact() -> Result<(), CliError> {
         .read_to_string(&mut input)
         .context("cannot read stdin")?;
     let event = serde_json::from_str::<serde_json::Value>(&input).ok();
-    let session_id = event
-        .as_ref()
-        .and_then(|event| event["session_id"].as_str())
-        .filter(|id| !id.is_empty() && id.len() <= 256)
-        .map(str::to_owned);
+    let session_id = event.as_ref().and_then(session_id_of);
     let content = match event {
         Some(event) if event.is_object() => match event["transcript_path"].as_str() {
             Some(path) => crate::app::agent::checkpoint_from_transcript(std::path::Path::new(path))
