@@ -259,32 +259,33 @@ fn session_start_briefs_by_moment_compact_and_resume() {
         assert!(output.status.success(), "{output:?}");
         String::from_utf8(output.stdout).unwrap()
     };
+    // `PreCompactHookInput`: always exit 0.
+    let pre_compact = |payload: serde_json::Value| {
+        let output = env.goldfish_stdin(
+            &repo,
+            &["agent-hook", "pre-compact"],
+            payload.to_string().as_bytes(),
+        );
+        assert!(output.status.success(), "{output:?}");
+    };
     env.set_now("2026-11-20T09:00:00Z");
     start("startup", "s-alice");
-    let compact = env.goldfish_stdin(
-        &repo,
-        &["agent-hook", "pre-compact"],
-        serde_json::json!({
-            "session_id": "s-alice",
-            "transcript_path": "/nonexistent/transcript.jsonl",
-            "cwd": repo,
-            "hook_event_name": "PreCompact",
-            "trigger": "auto",
-            "custom_instructions": null,
-        })
-        .to_string()
-        .as_bytes(),
-    );
-    assert!(compact.status.success(), "{compact:?}");
+    pre_compact(serde_json::json!({
+        "session_id": "s-alice",
+        "transcript_path": "/nonexistent/transcript.jsonl",
+        "cwd": repo,
+        "hook_event_name": "PreCompact",
+        "trigger": "auto",
+        "custom_instructions": null,
+    }));
     // PreCompacts that store nothing (a transcript that is not there, none
     // named) leave no checkpoint to the session.
     env.set_now("2026-11-20T10:00:00Z");
-    let stored = env.goldfish_stdin(
-        &repo,
-        &["agent-hook", "pre-compact"],
-        br#"{"session_id":"s-alice","hook_event_name":"PreCompact","trigger":"manual"}"#,
-    );
-    assert!(stored.status.success());
+    pre_compact(serde_json::json!({
+        "session_id": "s-alice",
+        "hook_event_name": "PreCompact",
+        "trigger": "manual",
+    }));
     env.ok(
         &repo,
         &[
@@ -303,19 +304,12 @@ fn session_start_briefs_by_moment_compact_and_resume() {
     )
     .unwrap();
     env.set_now("2026-11-20T11:00:00Z");
-    let own = env.goldfish_stdin(
-        &repo,
-        &["agent-hook", "pre-compact"],
-        serde_json::json!({
-            "session_id": "s-alice",
-            "transcript_path": transcript,
-            "hook_event_name": "PreCompact",
-            "trigger": "auto",
-        })
-        .to_string()
-        .as_bytes(),
-    );
-    assert!(own.status.success(), "{own:?}");
+    pre_compact(serde_json::json!({
+        "session_id": "s-alice",
+        "transcript_path": transcript,
+        "hook_event_name": "PreCompact",
+        "trigger": "auto",
+    }));
     env.set_now("2026-11-20T12:00:00Z");
     env.ok(
         &repo,
