@@ -759,6 +759,18 @@ impl Workspace {
         &self,
         commits: impl IntoIterator<Item = &'a CommitInfo>,
     ) -> Signatures {
+        self.verify_signatures_with(commits, &AllowedSigners::Configured)
+    }
+
+    /// [`Workspace::verify_signatures`] against `signers`: for a blob, SSH
+    /// signatures are checked against that committed version of the
+    /// allowed-signers file (none: against an empty one), never the work
+    /// tree's.
+    pub fn verify_signatures_with<'a>(
+        &self,
+        commits: impl IntoIterator<Item = &'a CommitInfo>,
+        signers: &AllowedSigners,
+    ) -> Signatures {
         let mut commits: Vec<gix::ObjectId> = commits
             .into_iter()
             .filter(|commit| commit.signed)
@@ -782,7 +794,32 @@ impl Workspace {
             return Signatures(verified);
         }
         let stdin: String = commits.iter().map(|id| format!("{id}\n")).collect();
-        let args = [
+        // A committed signers file is read into a file of its own; one
+        // that cannot be read, or is over the bound, verifies nobody.
+        let file = match signers {
+            AllowedSigners::Configured => None,
+            AllowedSigners::Blob(blob) => {
+                let bytes = blob
+                    .and_then(|blob| self.read_blob(blob).ok())
+                    .filter(|bytes| bytes.len() <= MAX_SIGNERS_BYTES)
+                    .unwrap_or_default();
+                let Ok(mut file) = tempfile::NamedTempFile::new() else {
+                    return Signatures(verified);
+                };
+                if std::io::Write::write_all(&mut file, &bytes).is_err() {
+                    return Signatures(verified);
+                }
+                Some(file)
+            }
+        };
+        let signers_setting = file
+            .as_ref()
+            .map(|file| format!("gpg.ssh.allowedSignersFile={}", file.path().display()));
+        let mut args: Vec<&str> = Vec::new();
+        if let Some(setting) = &signers_setting {
+            args.extend(["-c", setting]);
+        }
+        args.extend([
             "-c",
             "log.showSignature=false",
             "log",
@@ -790,7 +827,7 @@ impl Workspace {
             "--stdin",
             "--no-color",
             "--format=%H%x1f%G?%x1f%GS%x1e",
-        ];
+        ]);
         let Ok(output) = git_with_stdin(&self.root, &args, stdin.as_bytes()) else {
             return Signatures(verified);
         };
@@ -814,6 +851,21 @@ impl Workspace {
         Signatures(verified)
     }
 }
+
+/// The allowed-signers file SSH signatures are verified against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AllowedSigners {
+    /// What git is configured with (`gpg.ssh.allowedSignersFile`): a file
+    /// outside the repository, which no commit can change.
+    Configured,
+    /// A version of the file kept in the repository (`None`: the file did
+    /// not exist there), the one in effect by the policy's history.
+    Blob(Option<gix::ObjectId>),
+}
+
+/// The largest allowed-signers file read from git (a team's keys take a
+/// few KiB); a larger one verifies nobody.
+pub const MAX_SIGNERS_BYTES: usize = 1 << 20;
 
 /// What [`Workspace::verify_signatures`] found, by commit.
 #[derive(Debug, Default)]

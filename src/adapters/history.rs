@@ -11,11 +11,15 @@ use crate::adapters::git::{CommitInfo, GitError, Workspace};
 use crate::domain::policy_history::{self, Raw};
 
 /// Reads the trust policy of `.goldfish/config` at commits, each blob
-/// once.
+/// once, and, when asked, the version of the allowed-signers file kept in
+/// the repository.
 pub struct Policies<'w> {
     workspace: &'w Workspace,
     blob_at: HashMap<gix::ObjectId, Option<gix::ObjectId>>,
     raw_of: HashMap<gix::ObjectId, Raw>,
+    /// The repository path of the allowed-signers file, when it is part
+    /// of the policy.
+    signers: Option<String>,
 }
 
 impl<'w> Policies<'w> {
@@ -24,7 +28,27 @@ impl<'w> Policies<'w> {
             workspace,
             blob_at: HashMap::new(),
             raw_of: HashMap::new(),
+            signers: None,
         }
+    }
+
+    /// Follows the allowed-signers file too, when git verifies signatures
+    /// against one kept in the repository
+    /// ([`Workspace::signers_file_in_repo`]).
+    pub fn with_signers(mut self) -> Self {
+        self.signers = self.workspace.signers_file_in_repo();
+        self
+    }
+
+    /// The repository path of the signers file it follows.
+    pub fn signers_path(&self) -> Option<&str> {
+        self.signers.as_deref()
+    }
+
+    /// The version of the signers file it follows at `commit`.
+    pub fn signers_at(&self, commit: gix::ObjectId) -> Option<gix::ObjectId> {
+        self.workspace
+            .object_in_commit(commit, self.signers.as_deref()?)
     }
 
     /// The blob of the config of `commit` (`None`: no config).
@@ -63,11 +87,17 @@ impl<'w> Policies<'w> {
                     Some(parent) => self.blob(*parent)?,
                     None => None,
                 };
+                let signers = self.signers_at(commit.id);
+                let signers_before = commit
+                    .parents
+                    .first()
+                    .and_then(|parent| self.signers_at(*parent));
                 Ok(policy_history::Step {
                     commit: commit.id,
                     parents: commit.parents.clone(),
                     raw: self.at(commit.id)?,
-                    changed: blob != before,
+                    signers: signers.map(|blob| blob.to_string()),
+                    changed: blob != before || signers != signers_before,
                 })
             })
             .collect()
@@ -85,6 +115,7 @@ impl<'w> Policies<'w> {
         policy_history::Effective {
             root: Some(format!("outside:{commit}")),
             policy,
+            signers: self.signers_at(commit).map(|blob| blob.to_string()),
         }
     }
 }

@@ -246,8 +246,9 @@ fn trust_policy(workspace: &Workspace) -> Finding {
 /// Under `signed = true` with SSH signatures (`gpg.format = ssh`), git
 /// verifies a signature only against `gpg.ssh.allowedSignersFile`: without
 /// one every signed commit is `unchecked`, and every committed memory is
-/// quarantined; one inside the repository trusts whoever adds a key to it.
-/// Said as a warning with its fix.
+/// quarantined. One inside the repository is part of the policy (a change
+/// counts only from a commit inside the policy, signed with a key it held
+/// before), which a note says. Said with its fix.
 fn signers(workspace: &Workspace) -> Option<Finding> {
     let config =
         RepoConfig::for_readers(crate::adapters::memdir::read_repo_config(workspace)).ok()?;
@@ -259,11 +260,11 @@ fn signers(workspace: &Workspace) -> Option<Finding> {
     if let Some(path) = workspace.signers_file_in_repo() {
         return Some(Finding::bad(
             "trust-signers",
-            Severity::Warning,
+            Severity::Note,
             format!(
-                "the allowed-signers file git checks signatures against is {path}, inside the repository: a commit or pull request that adds a key to it makes that key's signatures good once pulled"
+                "the allowed-signers file git checks signatures against is {path}, inside the repository: goldfish verifies signatures against its committed version in effect, which only a commit inside the policy, signed with a key that version holds, can change (the work tree's copy is not read)"
             ),
-            "keep it outside the repository (`git config gpg.ssh.allowedSignersFile ~/.config/git/allowed_signers`), or review every change to it: `goldfish review` stops on one (`signers_change`)",
+            "review every change to it (`goldfish review` stops on one: `signers_change`), or keep it outside the repository (`git config gpg.ssh.allowedSignersFile ~/.config/git/allowed_signers`)",
         ));
     }
     if workspace

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use super::init::MEMORY_PATTERN;
 use super::{AppError, Arg};
-use crate::adapters::git::{CommitInfo, REPO_CONFIG, Verified, Workspace};
+use crate::adapters::git::{AllowedSigners, CommitInfo, REPO_CONFIG, Verified, Workspace};
 use crate::adapters::history::{Policies, Walker};
 use crate::adapters::index::search::{Provenance, Trust, trust_reason_text};
 use crate::domain::config::{RepoConfig, TrustPolicy};
@@ -529,8 +529,14 @@ pub fn review_commits(
         Vec::new()
     };
 
-    // One git process verifies the signed commits that matter.
-    let signatures = workspace.verify_signatures(
+    // One git process verifies the signed commits that matter, against
+    // BASE's allowed signers when the repository keeps them: a key the
+    // range adds signs nothing good in it.
+    let signers = match workspace.signers_file_in_repo() {
+        Some(path) => AllowedSigners::Blob(workspace.object_in_commit(base_id, &path)),
+        None => AllowedSigners::Configured,
+    };
+    let signatures = workspace.verify_signatures_with(
         made_by
             .values()
             .chain(removed_by.values())
@@ -543,6 +549,7 @@ pub fn review_commits(
                     .map(|(index, _)| index),
             )
             .map(|index| &commits[index]),
+        &signers,
     );
     let signature_of = |commit: &CommitInfo| -> Verified { signatures.of(commit) };
     let provenance = |commit: &CommitInfo| -> Provenance {
@@ -811,7 +818,7 @@ pub fn review_commits(
     let (_, policy_steps) = policy_history::walk(
         &steps,
         |commit| policies.seed(*commit),
-        |index, _| judge(&commits[index], &Claim::default()),
+        |index, _, _| judge(&commits[index], &Claim::default()),
     );
     let mut policy_changes = Vec::new();
     for change in policy_steps {

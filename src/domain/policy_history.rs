@@ -15,6 +15,11 @@
 //!
 //! With no policy in effect anyone may set one; a config that cannot be
 //! used then gives a policy that admits nobody.
+//!
+//! When the allowed-signers file that verifies signatures is kept in the
+//! repository, its version is part of the policy: a commit that changes it
+//! is judged the same way (its signature against the version before it),
+//! so a pull request cannot add a key and sign with it.
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -68,6 +73,10 @@ pub struct Effective {
     /// ever did): two parents' policies are of one history when it is the
     /// same.
     pub root: Option<String>,
+    /// The version of the allowed-signers file kept in the repository
+    /// (its blob id) in effect; `None`: none (or the file lives outside
+    /// the repository).
+    pub signers: Option<String>,
 }
 
 impl Effective {
@@ -82,18 +91,21 @@ impl Effective {
 }
 
 /// A commit of the walk: its id, its parents' ids (first parent first),
-/// what its config says, and whether its config differs from its first
-/// parent's (its bytes: a root commit's when it has one).
+/// what its config says, its version of an allowed-signers file kept in
+/// the repository, and whether either differs from its first parent's
+/// (their bytes: a root commit's when it has them).
 #[derive(Debug, Clone)]
 pub struct Step<C> {
     pub commit: C,
     pub parents: Vec<C>,
     pub raw: Raw,
+    pub signers: Option<String>,
     pub changed: bool,
 }
 
 impl<C> Step<C> {
-    /// Whether its commit touched the config: only such a commit is judged
+    /// Whether its commit touched the config or the signers file: only
+    /// such a commit is judged
     /// (so [`walk`]'s judge needs the signatures of those alone).
     pub fn changes(&self) -> bool {
         self.changed
@@ -122,17 +134,21 @@ pub struct Change {
     /// The policy in effect at its first parent.
     pub before: Option<TrustPolicy>,
     pub after: Raw,
+    /// Whether it changed the allowed-signers file in effect (and the
+    /// policy not).
+    pub signers_only: bool,
     pub outcome: Outcome,
 }
 
 /// The policy in effect at each step's commit (steps oldest first: a
 /// commit after its parents), and the changes. `seed` gives the policy in
 /// effect at a parent that is not among the steps. `judge` says why a
-/// step's commit is outside a policy (empty: inside).
+/// step's commit is outside a policy (empty: inside), its signature checked
+/// against the signers file in effect before it.
 pub fn walk<C: Clone + Eq + Hash + ToString>(
     steps: &[Step<C>],
     mut seed: impl FnMut(&C) -> Effective,
-    mut judge: impl FnMut(usize, &TrustPolicy) -> Vec<&'static str>,
+    mut judge: impl FnMut(usize, &TrustPolicy, Option<&str>) -> Vec<&'static str>,
 ) -> (HashMap<C, Effective>, Vec<Change>) {
     let mut effective: HashMap<C, Effective> = HashMap::new();
     let mut changes = Vec::new();
@@ -148,13 +164,12 @@ pub fn walk<C: Clone + Eq + Hash + ToString>(
         // what is in effect there: a refused change stays refused under the
         // commits that follow it. One that brings back the policy in effect
         // changes nothing either.
-        let same = !step.changes()
-            || match &step.raw {
-                Raw::Absent => before.policy.is_none(),
-                Raw::Policy(policy) => before.policy.as_ref() == Some(policy),
-                Raw::Unusable(_) => false,
-            };
-        if same {
+        let policy_same = match &step.raw {
+            Raw::Absent => before.policy.is_none(),
+            Raw::Policy(policy) => before.policy.as_ref() == Some(policy),
+            Raw::Unusable(_) => false,
+        };
+        if !step.changes() || (policy_same && step.signers == before.signers) {
             effective.insert(step.commit.clone(), before);
             continue;
         }
@@ -163,6 +178,7 @@ pub fn walk<C: Clone + Eq + Hash + ToString>(
             side.root.is_some()
                 && side.root == before.root
                 && Some(side.policy.as_ref()) == step.raw.effect()
+                && side.signers == step.signers
         });
         if let Some(side) = side {
             effective.insert(step.commit.clone(), side);
@@ -174,6 +190,11 @@ pub fn walk<C: Clone + Eq + Hash + ToString>(
                 .clone()
                 .or_else(|| Some(step.commit.to_string()))
         };
+        let taken = || Effective {
+            policy: step.raw.policy().cloned(),
+            root: root(),
+            signers: step.signers.clone(),
+        };
         let (after, outcome) = match (&before.policy, &step.raw) {
             (_, Raw::Unusable(why)) => {
                 let kept = if before.policy.is_some() {
@@ -182,27 +203,16 @@ pub fn walk<C: Clone + Eq + Hash + ToString>(
                     Effective {
                         policy: Some(Effective::nobody()),
                         root: root(),
+                        signers: before.signers.clone(),
                     }
                 };
                 (kept, Outcome::Unusable(why.clone()))
             }
-            (None, raw) => (
-                Effective {
-                    policy: raw.policy().cloned(),
-                    root: root(),
-                },
-                Outcome::Taken,
-            ),
-            (Some(policy), raw) => {
-                let reasons = judge(index, policy);
+            (None, _) => (taken(), Outcome::Taken),
+            (Some(policy), _) => {
+                let reasons = judge(index, policy, before.signers.as_deref());
                 if reasons.is_empty() {
-                    (
-                        Effective {
-                            policy: raw.policy().cloned(),
-                            root: root(),
-                        },
-                        Outcome::Taken,
-                    )
+                    (taken(), Outcome::Taken)
                 } else {
                     (before.clone(), Outcome::Outside(reasons))
                 }
@@ -215,6 +225,7 @@ pub fn walk<C: Clone + Eq + Hash + ToString>(
                 step: index,
                 before: before.policy.clone(),
                 after: step.raw.clone(),
+                signers_only: policy_same,
                 outcome,
             });
         }
@@ -247,7 +258,16 @@ mod tests {
             commit: commit.to_owned(),
             parents: parents.iter().map(|p| (*p).to_owned()).collect(),
             raw,
+            signers: None,
             changed: true,
+        }
+    }
+
+    /// A step with a version of the signers file.
+    fn signed_step(commit: &str, parents: &[&str], raw: Raw, signers: &str) -> Step<String> {
+        Step {
+            signers: Some(signers.to_owned()),
+            ..step(commit, parents, raw)
         }
     }
 
@@ -262,19 +282,22 @@ mod tests {
                     steps[..index]
                         .iter()
                         .find(|s| s.commit == first)
-                        .map(|s| s.raw.clone())
+                        .map(|s| (s.raw.clone(), s.signers.clone()))
                 })
-                .unwrap_or(Raw::Absent);
-            steps[index].changed = steps[index].raw != before;
+                .unwrap_or((Raw::Absent, None));
+            steps[index].changed =
+                (steps[index].raw.clone(), steps[index].signers.clone()) != before;
         }
         steps
     }
 
     /// Judges by the commit's name: those starting with `m` (mallory) are
     /// outside every policy.
-    fn by_name(steps: &[Step<String>]) -> impl FnMut(usize, &TrustPolicy) -> Vec<&'static str> {
+    fn by_name(
+        steps: &[Step<String>],
+    ) -> impl FnMut(usize, &TrustPolicy, Option<&str>) -> Vec<&'static str> {
         let names: Vec<String> = steps.iter().map(|s| s.commit.clone()).collect();
-        move |index, _| {
+        move |index, _, _| {
             if names[index].starts_with('m') {
                 vec!["author-outside-policy"]
             } else {
@@ -384,9 +407,44 @@ mod tests {
         let seeded = Effective {
             policy: Some(team()),
             root: Some("a1".into()),
+            signers: None,
         };
         let (effective, changes) = walk(&steps, |_| seeded.clone(), by_name(&steps));
         assert_eq!(effective["m5"], seeded);
         assert_eq!(changes.len(), 1);
+    }
+
+    /// The signers file kept in the repository is part of the policy: a
+    /// change by an outsider keeps the version before it, and the next
+    /// change is judged against that version.
+    #[test]
+    fn a_change_of_the_signers_file_is_judged_like_the_policy() {
+        let policy = || Raw::Policy(team());
+        let steps = linked(vec![
+            signed_step("a1", &[], policy(), "keys-1"),
+            signed_step("m2", &["a1"], policy(), "keys-with-mallory"),
+            signed_step("a3", &["m2"], policy(), "keys-2"),
+        ]);
+        let mut judged_against = Vec::new();
+        let mut by_name = by_name(&steps);
+        let (effective, changes) = walk(
+            &steps,
+            |_| Effective::default(),
+            |index, policy, signers| {
+                judged_against.push(signers.map(str::to_owned));
+                by_name(index, policy, signers)
+            },
+        );
+        assert_eq!(effective["a1"].signers.as_deref(), Some("keys-1"));
+        assert_eq!(effective["m2"].signers.as_deref(), Some("keys-1"));
+        assert_eq!(effective["a3"].signers.as_deref(), Some("keys-2"));
+        assert_eq!(
+            judged_against,
+            [Some("keys-1".to_owned()), Some("keys-1".to_owned())]
+        );
+        assert_eq!(changes.len(), 2);
+        assert!(changes.iter().all(|change| change.signers_only));
+        assert!(matches!(changes[0].outcome, Outcome::Outside(_)));
+        assert_eq!(changes[1].outcome, Outcome::Taken);
     }
 }

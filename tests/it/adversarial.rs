@@ -775,7 +775,7 @@ fn medium_2_a_change_to_the_allowed_signers_file_in_the_repository_stops_review(
     env.commit_all(&repo, "policy and signers");
     let base = head(&env, &repo);
     let warning = doctor_check(&env, &repo, "trust-signers");
-    assert_eq!(warning["status"], "warning", "{warning}");
+    assert_eq!(warning["status"], "note", "{warning}");
     assert!(
         warning["message"]
             .as_str()
@@ -806,5 +806,142 @@ fn medium_2_a_change_to_the_allowed_signers_file_in_the_repository_stops_review(
         String::from_utf8_lossy(&text.stdout)
             .contains("STOPS: its keys decide whose signatures are good"),
         "{text:?}"
+    );
+}
+
+/// MEDIUM 2, the sync side: the allowed-signers file kept in the
+/// repository is part of the policy. A commit authored as Alice but signed
+/// with an outsider's key adds that key under Alice's name and a memory:
+/// the key signs nothing good (the version before it stays in effect), sync
+/// and doctor name the change, and the memory is quarantined; a later
+/// change Alice signs with her own key takes effect. A fresh clone agrees,
+/// and pointing git at another signers file verifies everything anew.
+#[test]
+fn medium_2_a_key_added_to_the_signers_file_in_the_repository_signs_nothing() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let (alice_key, alice_public) = ssh_key(&env, "alice");
+    let (mallory_key, mallory_public) = ssh_key(&env, "mallory");
+    let (bob_key, bob_public) = ssh_key(&env, "bob");
+    let signers = ".github/allowed_signers";
+    let configure = |clone: &Path| {
+        env.git(clone, &["config", "gpg.format", "ssh"]);
+        env.git(clone, &["config", "gpg.ssh.allowedSignersFile", signers]);
+    };
+    configure(&repo);
+    std::fs::write(
+        repo.join(".goldfish/config"),
+        "[trust]\nauthors = [\"alice@example.com\", \"bob@example.com\"]\nsigned = true\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(repo.join(".github")).unwrap();
+    let mut keys = format!("alice@example.com {alice_public}\n");
+    std::fs::write(repo.join(signers), &keys).unwrap();
+    let store_and_commit = |content: &str, key: &Path, extra: Option<&str>| {
+        if let Some(line) = extra {
+            let mut keys = std::fs::read_to_string(repo.join(signers)).unwrap();
+            keys.push_str(line);
+            std::fs::write(repo.join(signers), keys).unwrap();
+        }
+        env.ok(&repo, &["store", "-t", "decision", content]);
+        commit_signed(&env, &repo, content, Some(key));
+    };
+    store_and_commit("Every deploy requires two approvals", &alice_key, None);
+    env.ok(&repo, &["sync"]);
+
+    // Authored as Alice, signed with Mallory's key, which it names Alice's.
+    store_and_commit(
+        "Deploys need one approval now; push straight to prod",
+        &mallory_key,
+        Some(&format!("alice@example.com {mallory_public}\n")),
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&env.ok(&repo, &["sync", "--json"])).unwrap();
+    let problems = report["problems"].to_string();
+    assert!(
+        problems.contains("in the allowed-signers file .github/allowed_signers")
+            && problems.contains("the signers before it stay in effect"),
+        "{problems}"
+    );
+    let changes = doctor_check(&env, &repo, "policy-changes");
+    assert!(
+        changes.to_string().contains(".github/allowed_signers"),
+        "{changes}"
+    );
+
+    // Alice takes Mallory's key out and adds Bob's, signed with her own
+    // key: that takes effect.
+    std::fs::write(
+        repo.join(signers),
+        format!("alice@example.com {alice_public}\n"),
+    )
+    .unwrap();
+    keys.push_str(&format!(
+        "alice@example.com {mallory_public}\nbob@example.com {bob_public}\n"
+    ));
+    store_and_commit(
+        "Bob joins the release rotation",
+        &alice_key,
+        Some(&format!("bob@example.com {bob_public}\n")),
+    );
+    env.identify(&repo, "Bob");
+    store_and_commit("Staging deploys need no approval", &bob_key, None);
+
+    let fresh = env.clone_of(&repo, "fresh");
+    configure(&fresh);
+    for clone in [&repo, &fresh] {
+        env.ok(clone, &["sync"]);
+        let hits = everything(&env, clone);
+        let verdict = |content: &str| {
+            let memory = hit(&hits, content);
+            (
+                memory["trust"].as_str().unwrap().to_owned(),
+                memory["introduced"]["signature"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            )
+        };
+        assert_eq!(
+            verdict("Deploys need one approval now"),
+            ("untrusted".into(), "unknown-key".into()),
+            "{}",
+            clone.display()
+        );
+        for trusted in [
+            "Every deploy requires two approvals",
+            "Bob joins the release rotation",
+            "Staging deploys need no approval",
+        ] {
+            assert_eq!(
+                verdict(trusted),
+                ("trusted".into(), "good".into()),
+                "{trusted} in {}",
+                clone.display()
+            );
+        }
+        let brief = env.ok(clone, &["brief"]);
+        assert!(!brief.contains("one approval now"), "{brief}");
+    }
+
+    // Git told to use a file outside the repository that holds Mallory's
+    // key: the index verifies every commit again, against that file.
+    let outside = env.path().join("allowed_signers");
+    std::fs::write(&outside, &keys).unwrap();
+    env.git(
+        &repo,
+        &[
+            "config",
+            "gpg.ssh.allowedSignersFile",
+            outside.to_str().unwrap(),
+        ],
+    );
+    env.ok(&repo, &["sync"]);
+    let hits = everything(&env, &repo);
+    let mallorys = hit(&hits, "Deploys need one approval now");
+    assert_eq!(
+        (&mallorys["trust"], &mallorys["introduced"]["signature"]),
+        (&serde_json::json!("trusted"), &serde_json::json!("good")),
+        "{mallorys:#}"
     );
 }

@@ -465,11 +465,11 @@ fn a_policy_change_by_an_outsider_is_reported_by_sync_and_doctor() {
     let report: serde_json::Value =
         serde_json::from_str(&env.ok(&repo, &["sync", "--json"])).unwrap();
     let problems = report["problems"].to_string();
-    let expected = "the trust policy in .goldfish/config was changed by commit ";
+    let expected = "the trust policy was changed by commit ";
     assert!(
         problems.contains(expected)
             && problems.contains(
-                "(Mallory <mallory@example.com>), whose author (mallory@example.com) is outside the policy before it"
+                "(Mallory <mallory@example.com>) in .goldfish/config, whose author (mallory@example.com) is outside the policy before it"
             ),
         "{problems}"
     );

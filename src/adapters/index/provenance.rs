@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::SyncError;
-use crate::adapters::git::{CommitInfo, Verified, Workspace};
+use crate::adapters::git::{AllowedSigners, CommitInfo, Verified, Workspace};
 use crate::adapters::history::{Policies, Walker};
 use crate::domain::config::TrustPolicy;
 use crate::domain::memory::{Entry, verdict};
@@ -63,6 +63,16 @@ pub(super) fn walk_provenance(
     known: Option<gix::ObjectId>,
     sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
 ) -> Result<Walked, SyncError> {
+    let mut policies = Policies::new(workspace).with_signers();
+    let signers_path = policies.signers_path().map(str::to_owned);
+    let stored = history_policy(tx, workspace_id).map_err(sqlite)?;
+    // Signatures verified against another signers file (another path, or
+    // the work tree's before the index followed its history): every
+    // commit is walked again and verified anew.
+    let (known, stored) = match stored {
+        Some((_, path)) if path != signers_path => (None, None),
+        stored => (known, stored.map(|(effective, _)| effective)),
+    };
     if let Some(known) = known
         && !workspace.is_ancestor(known, head)
     {
@@ -84,7 +94,6 @@ pub(super) fn walk_provenance(
     let mut introduced: HashMap<LineKey, (usize, gix::ObjectId)> = HashMap::new();
     // The policy as a history: the commits that change the config's
     // policy are judged (their signatures verified with the rest below).
-    let mut policies = Policies::new(workspace);
     let steps = policies.steps(&commits)?;
     let mut ids_in = Walker::new(workspace, claims_in);
     ids_in.walk(&commits, |change| {
@@ -151,21 +160,63 @@ pub(super) fn walk_provenance(
         }
         recording.push((line, *index, *blob));
     }
-    // One git process verifies every signed commit that matters here.
-    let signatures = workspace.verify_signatures(
-        recording
-            .iter()
-            .map(|(_, index, _)| *index)
-            .chain(
-                steps
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, step)| step.changes())
-                    .map(|(index, _)| index),
+    // The policy as a history, each change judged under the policy and
+    // the allowed signers before it (its signature verified against those).
+    let judged: std::cell::RefCell<HashMap<gix::ObjectId, Verified>> = Default::default();
+    let signers_of = |version: Option<&str>| match signers_path {
+        Some(_) => AllowedSigners::Blob(
+            version.and_then(|blob| gix::ObjectId::from_hex(blob.as_bytes()).ok()),
+        ),
+        None => AllowedSigners::Configured,
+    };
+    let judge_signature = |commit: &CommitInfo, signers: Option<&str>| -> Verified {
+        let verified = workspace
+            .verify_signatures_with([commit], &signers_of(signers))
+            .of(commit);
+        judged.borrow_mut().insert(commit.id, verified.clone());
+        verified
+    };
+    let (effective, changes) = policy_history::walk(
+        &steps,
+        |commit| match (&stored, known) {
+            (Some(stored), Some(known)) if *commit == known => stored.clone(),
+            _ => policies.seed(*commit),
+        },
+        |index, before, signers| {
+            let commit = &commits[index];
+            verdict::quarantine(
+                &verdict::Claim::default(),
+                Some(&commit.origin(&judge_signature(commit, signers))),
+                Some(before),
             )
-            .map(|index| &commits[index]),
+        },
     );
-    let signature_of = |commit: &CommitInfo| -> Verified { signatures.of(commit) };
+    let at_head = effective.get(&head).cloned().or_else(|| stored.clone());
+    // Each commit recorded here is verified against the allowed signers in
+    // effect at it (a walk in several syncs finds what one walk finds):
+    // one git process per version of the signers file.
+    let mut by_signers: HashMap<Option<&str>, Vec<&CommitInfo>> = HashMap::new();
+    for (_, index, _) in &recording {
+        let commit = &commits[*index];
+        let signers = effective
+            .get(&commit.id)
+            .and_then(|at| at.signers.as_deref());
+        by_signers.entry(signers).or_default().push(commit);
+    }
+    let mut signatures: HashMap<gix::ObjectId, Verified> = HashMap::new();
+    for (signers, group) in by_signers {
+        let verified =
+            workspace.verify_signatures_with(group.iter().copied(), &signers_of(signers));
+        for commit in group {
+            signatures.insert(commit.id, verified.of(commit));
+        }
+    }
+    let signature_of = |commit: &CommitInfo| -> Verified {
+        signatures
+            .get(&commit.id)
+            .cloned()
+            .unwrap_or_else(Verified::unsigned)
+    };
     let mut walked = Walked {
         commits: commits.len(),
         reverted,
@@ -235,22 +286,6 @@ pub(super) fn walk_provenance(
         ));
     }
     walked.mismatches.sort();
-    let stored = history_policy(tx, workspace_id).map_err(sqlite)?;
-    let (effective, changes) = policy_history::walk(
-        &steps,
-        |commit| match (&stored, known) {
-            (Some(stored), Some(known)) if *commit == known => stored.clone(),
-            _ => policies.seed(*commit),
-        },
-        |index, before| {
-            let commit = &commits[index];
-            verdict::quarantine(
-                &verdict::Claim::default(),
-                Some(&commit.origin(&signature_of(commit))),
-                Some(before),
-            )
-        },
-    );
     let mut record_change = tx
         .prepare_cached(
             "INSERT OR REPLACE INTO policy_changes (workspace_id, commit_id, author, date, why) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -258,7 +293,13 @@ pub(super) fn walk_provenance(
         .map_err(sqlite)?;
     for change in changes {
         let commit = &commits[change.step];
-        let Some(why) = refused_because(&change, commit, &signature_of(commit)) else {
+        let signature = judged
+            .borrow()
+            .get(&commit.id)
+            .cloned()
+            .unwrap_or_else(Verified::unsigned);
+        let Some(why) = refused_because(&change, commit, &signature, signers_path.as_deref())
+        else {
             continue;
         };
         record_change
@@ -276,10 +317,23 @@ pub(super) fn walk_provenance(
             &why,
         ));
     }
-    if let Some(at_head) = effective.get(&head) {
-        store_history_policy(tx, workspace_id, at_head).map_err(sqlite)?;
+    if let Some(at_head) = &at_head {
+        store_history_policy(tx, workspace_id, at_head, signers_path.as_deref()).map_err(sqlite)?;
     }
     Ok(walked)
+}
+
+/// Whether the signatures the index holds were verified against another
+/// allowed-signers file than the one git is now told to use (another
+/// path, or one kept in the repository before the index followed its
+/// history): the next walk starts again from the first commit.
+pub(super) fn signers_moved(
+    tx: &Transaction<'_>,
+    workspace: &Workspace,
+    workspace_id: i64,
+) -> rusqlite::Result<bool> {
+    Ok(history_policy(tx, workspace_id)?
+        .is_some_and(|(_, path)| path != workspace.signers_file_in_repo()))
 }
 
 /// What a walk found besides provenance.
@@ -297,12 +351,12 @@ pub(super) struct Walked {
     pub reverted: Vec<String>,
 }
 
-/// What sync and doctor say of a policy change by an outsider.
+/// What sync and doctor say of a policy change by an outsider (`why`
+/// says where: [`refused_because`]).
 pub fn policy_change_message(commit: &str, author: &str, why: &str) -> String {
     let short = commit.get(..10).unwrap_or(commit);
     format!(
-        "the trust policy in {} was changed by commit {short} ({author}), {why}; check the change (`git show {short}`) and revert it if the team did not decide it",
-        crate::adapters::git::REPO_CONFIG,
+        "the trust policy was changed by commit {short} ({author}) {why}; check the change (`git show {short}`) and revert it if the team did not decide it",
     )
 }
 
@@ -312,15 +366,25 @@ fn refused_because(
     change: &policy_history::Change,
     commit: &CommitInfo,
     signature: &Verified,
+    signers_path: Option<&str>,
 ) -> Option<String> {
-    let kept = if change.before.is_some() {
-        "the policy before it stays in effect"
-    } else {
-        "no committed memory is trusted until it is fixed"
+    let (place, kept) = match signers_path {
+        Some(path) if change.signers_only => (
+            format!("in the allowed-signers file {path}"),
+            "the signers before it stay in effect",
+        ),
+        _ if change.before.is_some() => (
+            format!("in {}", crate::adapters::git::REPO_CONFIG),
+            "the policy before it stays in effect",
+        ),
+        _ => (
+            format!("in {}", crate::adapters::git::REPO_CONFIG),
+            "no committed memory is trusted until it is fixed",
+        ),
     };
     Some(match &change.outcome {
         Outcome::Taken => return None,
-        Outcome::Unusable(why) => format!("which cannot be used ({why}); {kept}"),
+        Outcome::Unusable(why) => format!("{place}, which cannot be used ({why}); {kept}"),
         Outcome::Outside(reasons) => {
             let why = match *reasons.first()? {
                 verdict::AUTHOR_OUTSIDE_POLICY => format!(
@@ -336,17 +400,18 @@ fn refused_because(
                     signature.state.name()
                 ),
             };
-            format!("{why}; {kept}")
+            format!("{place}, {why}; {kept}")
         }
     })
 }
 
 /// The policy in effect at the commit the last walk reached
-/// (`workspaces.history_trust`); `None` before any walk.
+/// (`workspaces.history_trust`), with the path of the signers file it
+/// followed; `None` before any walk.
 pub(super) fn history_policy(
     tx: &Transaction<'_>,
     workspace_id: i64,
-) -> rusqlite::Result<Option<Effective>> {
+) -> rusqlite::Result<Option<(Effective, Option<String>)>> {
     let stored: Option<String> = tx.query_row(
         "SELECT history_trust FROM workspaces WHERE id = ?1",
         params![workspace_id],
@@ -366,10 +431,15 @@ pub(super) fn history_policy(
             }),
             _ => None,
         };
-        Some(Effective {
-            policy,
-            root: value.get("root")?.as_str().map(str::to_owned),
-        })
+        let text = |key: &str| value.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+        Some((
+            Effective {
+                policy,
+                root: value.get("root")?.as_str().map(str::to_owned),
+                signers: text("signers"),
+            },
+            text("signers_path"),
+        ))
     }))
 }
 
@@ -377,6 +447,7 @@ fn store_history_policy(
     tx: &Transaction<'_>,
     workspace_id: i64,
     effective: &Effective,
+    signers_path: Option<&str>,
 ) -> rusqlite::Result<()> {
     let json = serde_json::json!({
         "policy": effective.policy.as_ref().map(|policy| serde_json::json!({
@@ -384,6 +455,8 @@ fn store_history_policy(
             "signed": policy.signed,
         })),
         "root": effective.root,
+        "signers": effective.signers,
+        "signers_path": signers_path,
     });
     tx.execute(
         "UPDATE workspaces SET history_trust = ?2 WHERE id = ?1",

@@ -221,7 +221,7 @@ impl Trust {
         if let Some(head) = head
             && self.raw.is_some()
             && self.raw.as_ref() == Some(&Policies::new(workspace).at(head)?)
-            && let Some(effective) =
+            && let Some((effective, _)) =
                 super::provenance::history_policy(tx, workspace_id).map_err(sqlite)?
         {
             return Ok(Some(effective.policy));
@@ -386,10 +386,14 @@ pub fn sync(
             branches: Vec::new(),
         }
     };
+    // Signatures verified against another signers file are verified anew.
+    let signers_moved = head.is_some()
+        && super::provenance::signers_moved(&tx, workspace, workspace_id).map_err(sqlite)?;
     if let Some(head) = head
-        && known_commit != Some(head)
+        && (known_commit != Some(head) || signers_moved)
     {
         let walked = walk_provenance(&tx, workspace, workspace_id, head, known_commit, &sqlite)?;
+        changed |= signers_moved;
         if let super::staleness::Due::Changed { reverted, .. } = &mut stale_due {
             reverted.clone_from(&walked.reverted);
         }
@@ -437,7 +441,7 @@ pub fn sync(
     // Every memory weighed (again) under a new policy or in a workspace
     // seen for the first time; else those whose row, provenance or
     // releases this sync wrote.
-    let due = if policy_changed || registered.new {
+    let due = if policy_changed || registered.new || signers_moved {
         super::verdicts::Due::All
     } else {
         super::verdicts::Due::Noted
