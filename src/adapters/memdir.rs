@@ -1211,6 +1211,9 @@ fn append_once(
             }
             return Err(io_error("append to", file_path)(err));
         }
+        if !created {
+            mark_folder_changed(file_path);
+        }
     }
     let Some(git) = git else {
         return Ok((Verified::Yes, written));
@@ -1230,6 +1233,32 @@ fn append_once(
     }
     // The lock is released when `file` is closed.
     Ok((Verified::Unsure, written))
+}
+
+/// Sets the memory folder's times to now: an append changes a file in
+/// place, which leaves the folder's own stat as it was, and a sync of a
+/// large folder trusts an unchanged stat for a while
+/// (`index::sync::FOLDER_TRUSTED_NS`). Creating a file changes the folder
+/// by itself.
+fn mark_folder_changed(file_path: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let Some(dir) = file_path.parent() else {
+        return;
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let Ok(path) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return;
+    };
+    // SAFETY: `path` is a NUL-terminated string that lives through the
+    // call; null `times` asks for both times set to now, which needs only
+    // write access to the folder (the append had it).
+    unsafe {
+        libc::utimensat(libc::AT_FDCWD, path.as_ptr(), std::ptr::null(), 0);
+    }
 }
 
 fn file_name(path: &Path) -> String {

@@ -573,9 +573,18 @@ pub fn review_commits(
         verdict::releases(Some(&commit.origin(&signature)), policy.as_ref())
     };
     let trusted_because = |commit: Option<&CommitInfo>| -> Vec<String> {
+        let signed_by_another = commit.is_some_and(|commit| {
+            let signature = signature_of(commit);
+            verdict::signed_by_another(
+                signature.state.name(),
+                TrustPolicy::email_of(&signature.signer),
+                &commit.author_email,
+            )
+        });
         verdict::trusted_because(
             commit.is_some(),
             policy.as_ref().map(|policy| policy.signed),
+            signed_by_another,
         )
         .iter()
         .map(|reason| (*reason).to_owned())

@@ -132,6 +132,9 @@ pub struct Trace {
     pub model_loads: usize,
     /// Embeddings the warm process answered (`goldfish model warm`).
     pub warm_requests: usize,
+    /// Syncs that did not check the memory files one by one (a large
+    /// folder found unchanged).
+    pub folder_unchanged: usize,
 }
 
 impl std::fmt::Display for Trace {
@@ -139,13 +142,14 @@ impl std::fmt::Display for Trace {
         write!(
             f,
             "index opens {}, syncs {}, texts embedded {}, queries embedded {}, model loads {}, \
-             warm requests {}",
+             warm requests {}, folder unchanged {}",
             self.index_opens,
             self.syncs,
             self.texts_embedded,
             self.queries_embedded,
             self.model_loads,
-            self.warm_requests
+            self.warm_requests,
+            self.folder_unchanged
         )
     }
 }

@@ -77,6 +77,9 @@ fn sync_or_hand(
     let options = SyncOptions {
         abort_before_commit: env::var(env::GOLDFISH_FAULT).as_deref() == Some("sync-abort"),
         now: session.now().ok(),
+        // A sync that embeds everything (`goldfish sync`, `reindex`,
+        // `import`, `similar --scan`) checks every file too.
+        every_file: embed == Embed::All,
     };
     // What a store set aside while git was busy goes into the log first.
     drain_journal(session, workspace, false)?;
@@ -89,6 +92,7 @@ fn sync_or_hand(
         handed @ Exclusive::Handed(_) => return Ok(handed),
     };
     session.trace.syncs += 1;
+    session.trace.folder_unchanged += usize::from(report.folder_unchanged);
     // The sync checked no type against a config it could not read.
     if let Err(err) = repo_config(workspace) {
         session.notice(Notice::warning(format!(

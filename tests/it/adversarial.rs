@@ -945,3 +945,181 @@ fn medium_2_a_key_added_to_the_signers_file_in_the_repository_signs_nothing() {
         "{mallorys:#}"
     );
 }
+
+/// MEDIUM 5, no-op sync of a large folder: a folder of
+/// `FOLDER_CHECK_FILES` memory files whose stat and HEAD are as the last
+/// check of every file found them is not checked file by file (the trace
+/// says so), and still misses nothing goldfish writes: an append changes
+/// no folder entry, so the append marks the folder changed. An edit in
+/// place by another program is seen by `goldfish sync` at once (and by any
+/// sync once `FOLDER_TRUSTED_NS` passed).
+#[test]
+fn medium_5_a_no_op_sync_of_a_large_folder_checks_no_file() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let dir = repo.join(".goldfish/memories");
+    let files = goldfish::adapters::index::sync::FOLDER_CHECK_FILES;
+    for n in 0..files {
+        let line = serde_json::json!({
+            "id": format!("01M8{n:022}"),
+            "timestamp": "2026-11-21T09:30:00.000Z",
+            "type": "insight",
+            "content": format!("Filler memory {n} about nothing in particular"),
+            "author": "Alice",
+        });
+        std::fs::write(dir.join(format!("2025-{n:06}.jsonl")), format!("{line}\n")).unwrap();
+    }
+    env.commit_all(&repo, "many files");
+    // A folder changed within a second of a check is not trusted.
+    std::thread::sleep(std::time::Duration::from_millis(1_100));
+    env.ok(&repo, &["sync"]);
+    let traced = |args: &[&str]| -> (String, String) {
+        let output = env
+            .command(env!("CARGO_BIN_EXE_goldfish"), &repo)
+            .args(args)
+            .env("GOLDFISH_TRACE", "1")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let trace = stderr
+            .lines()
+            .find_map(|line| line.split_once("goldfish trace: "))
+            .map(|(_, trace)| trace.to_owned())
+            .unwrap_or_else(|| panic!("no trace: {stderr}"));
+        (String::from_utf8_lossy(&output.stdout).into_owned(), trace)
+    };
+    let (_, trace) = traced(&["recall", "filler", "-n", "1"]);
+    assert!(trace.ends_with("folder unchanged 1"), "{trace}");
+
+    // Two stores: the first creates today's file, the second appends to
+    // it in place once the folder's stat is trusted again; a recall right
+    // after each finds it.
+    for content in [
+        "Deploys go out on Tuesdays",
+        "Deploys pause over the holidays",
+    ] {
+        env.ok(&repo, &["store", "-t", "decision", content]);
+        let (found, trace) = traced(&["recall", content, "-n", "1"]);
+        assert!(found.contains(content), "{content}: {found}");
+        assert!(trace.ends_with("folder unchanged 0"), "{trace}");
+        std::thread::sleep(std::time::Duration::from_millis(1_100));
+        let (_, trace) = traced(&["recall", "filler", "-n", "1"]);
+        assert!(trace.ends_with("folder unchanged 0"), "{trace}");
+        let (_, trace) = traced(&["recall", "filler", "-n", "1"]);
+        assert!(trace.ends_with("folder unchanged 1"), "{trace}");
+    }
+
+    // Another program appends to an old file in place: `goldfish sync`
+    // checks every file.
+    std::thread::sleep(std::time::Duration::from_millis(1_100));
+    env.ok(&repo, &["sync"]);
+    let edited = dir.join("2025-000007.jsonl");
+    let line = serde_json::json!({
+        "id": "01M8ZZZZZZZZZZZZZZZZZZZZZZ",
+        "timestamp": "2026-11-21T09:31:00.000Z",
+        "type": "decision",
+        "content": "Written into an old file by hand",
+        "author": "Alice",
+    });
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&edited)
+        .unwrap();
+    std::io::Write::write_all(&mut file, format!("{line}\n").as_bytes()).unwrap();
+    drop(file);
+    let report: serde_json::Value =
+        serde_json::from_str(&env.ok(&repo, &["sync", "--json"])).unwrap();
+    assert_eq!(report["files_read"], 1, "{report}");
+    assert_eq!(report["memories_added"], 1, "{report}");
+    assert!(
+        env.ok(&repo, &["recall", "written by hand", "-n", "1"])
+            .contains("Written into an old file by hand")
+    );
+}
+
+/// LOW, a commit signed by one teammate and authored as another (a signed
+/// rebase or squash merge does this): trusted, as the signer inside the
+/// policy vouches for it, and it says so: `signer-not-author`, the signer
+/// named beside the author, in recall and in review alike.
+#[test]
+fn low_a_commit_signed_for_another_names_its_signer() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let (alice_key, alice_public) = ssh_key(&env, "alice");
+    let (bob_key, bob_public) = ssh_key(&env, "bob");
+    let allowed = env.path().join("allowed_signers");
+    std::fs::write(
+        &allowed,
+        format!("alice@example.com {alice_public}\nbob@example.com {bob_public}\n"),
+    )
+    .unwrap();
+    for (key, value) in [
+        ("gpg.format", "ssh"),
+        ("gpg.ssh.allowedSignersFile", allowed.to_str().unwrap()),
+    ] {
+        env.git(&repo, &["config", key, value]);
+    }
+    std::fs::write(
+        repo.join(".goldfish/config"),
+        "[trust]\nauthors = [\"alice@example.com\", \"bob@example.com\"]\nsigned = true\n",
+    )
+    .unwrap();
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "decision",
+            "Alice's own: releases on Tuesdays",
+        ],
+    );
+    commit_signed(&env, &repo, "policy", Some(&alice_key));
+    let base = head(&env, &repo);
+    env.identify(&repo, "Bob");
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "decision",
+            "Bob's, signed by Alice: staging first",
+        ],
+    );
+    commit_signed(&env, &repo, "rebased by Alice", Some(&alice_key));
+    env.ok(
+        &repo,
+        &["store", "-t", "decision", "Bob's own: tag every release"],
+    );
+    commit_signed(&env, &repo, "Bob's own", Some(&bob_key));
+
+    let hits = everything(&env, &repo);
+    let signed_for = hit(&hits, "Bob's, signed by Alice");
+    assert_eq!(signed_for["trust"], "trusted", "{signed_for:#}");
+    assert_eq!(
+        signed_for["trust_reasons"],
+        serde_json::json!(["author-in-policy", "signed-in-policy", "signer-not-author"])
+    );
+    assert_eq!(signed_for["introduced"]["author"], "Bob <bob@example.com>");
+    assert_eq!(signed_for["introduced"]["signer"], "alice@example.com");
+    for own in ["Alice's own", "Bob's own"] {
+        assert_eq!(
+            hit(&hits, own)["trust_reasons"],
+            serde_json::json!(["author-in-policy", "signed-in-policy"]),
+            "{own}"
+        );
+    }
+    let (_, json) = review(&env, &repo, &base, "HEAD");
+    let reviewed = json["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|change| change.to_string().contains("signed by Alice"))
+        .unwrap_or_else(|| panic!("{json:#}"));
+    assert!(
+        reviewed["trust_reasons"]
+            .to_string()
+            .contains("signer-not-author"),
+        "{reviewed:#}"
+    );
+}

@@ -130,6 +130,7 @@ pub fn downgrade_to_schema_1(path: &Path, extra: &str) {
              PRIMARY KEY (workspace_id, id)
          ) WITHOUT ROWID;
          ALTER TABLE workspaces DROP COLUMN history_trust;
+         ALTER TABLE workspaces DROP COLUMN folder_scan;
          ALTER TABLE workspaces DROP COLUMN trust_policy;
          ALTER TABLE workspaces DROP COLUMN trust_signed;
          DROP TABLE trust_authors;

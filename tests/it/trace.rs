@@ -67,7 +67,7 @@ fn a_store_a_hook_after_a_pull_and_a_recall_each_sync_once() {
                 "Invoices are numbered per tenant"
             ]
         ),
-        "index opens 1, syncs 1, texts embedded 1, queries embedded 0, model loads 1, warm requests 0"
+        "index opens 1, syncs 1, texts embedded 1, queries embedded 0, model loads 1, warm requests 0, folder unchanged 0"
     );
     // Bob's five memories (stored with a home of his own: Alice's has
     // never embedded them) arrive with a pull: the post-merge hook syncs
@@ -87,7 +87,7 @@ fn a_store_a_hook_after_a_pull_and_a_recall_each_sync_once() {
     );
     assert_eq!(
         pull,
-        "index opens 1, syncs 1, texts embedded 5, queries embedded 0, model loads 1, warm requests 0"
+        "index opens 1, syncs 1, texts embedded 5, queries embedded 0, model loads 1, warm requests 0, folder unchanged 0"
     );
     // A recall: one sync (nothing changed: stats and HEAD compared), its
     // query embedded once.
@@ -98,7 +98,7 @@ fn a_store_a_hook_after_a_pull_and_a_recall_each_sync_once() {
             "goldfish",
             &["recall", "how long is the cache warmup"]
         ),
-        "index opens 1, syncs 1, texts embedded 0, queries embedded 1, model loads 1, warm requests 0"
+        "index opens 1, syncs 1, texts embedded 0, queries embedded 1, model loads 1, warm requests 0, folder unchanged 0"
     );
 }
 
@@ -146,6 +146,7 @@ fn a_store_that_checks_for_near_duplicates_embeds_its_text_once() {
             queries_embedded: 0,
             model_loads: 1,
             warm_requests: 0,
+            folder_unchanged: 0,
         }
     );
     // A near-duplicate is refused before anything is written, and what it

@@ -3,7 +3,7 @@
 use rusqlite::Connection;
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 15;
+pub const VERSION: i64 = 16;
 
 /// Version 1.
 ///
@@ -593,6 +593,14 @@ UPDATE workspaces SET history_commit = NULL;
 UPDATE files SET blob_id = '', racy = 1;
 "#;
 
+/// Version 16, over version 15: `workspaces.folder_scan` (JSON: the memory
+/// folder's stat, when and at which HEAD every file was last checked, how
+/// many there were, and whether the folder's stat can be trusted), which
+/// lets a sync of a large folder skip the per-file check for a while (see
+/// `sync::FolderScan`). `history_trust` also keeps `signers` and
+/// `signers_path`, the allowed-signers file kept in the repository.
+const V16: &str = "ALTER TABLE workspaces ADD COLUMN folder_scan TEXT;";
+
 #[derive(Debug)]
 pub enum MigrateError {
     Sqlite(rusqlite::Error),
@@ -664,6 +672,9 @@ pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
     }
     if found < 15 {
         tx.execute_batch(V15)?;
+    }
+    if found < 16 {
+        tx.execute_batch(V16)?;
     }
     // Version 8's verdicts, weighed on the schema they read (after the
     // later versions' columns exist).

@@ -1474,9 +1474,13 @@ fn trust_of(
         }
         return (Trust::Untrusted, reasons);
     }
-    let why = crate::domain::memory::verdict::trusted_because(
+    use crate::domain::memory::verdict;
+    let why = verdict::trusted_because(
         introduced.is_some(),
         policy.then_some(signed),
+        introduced.is_some_and(|p| {
+            verdict::signed_by_another(&p.signature, &p.signer, TrustPolicy::email_of(&p.author))
+        }),
     );
     (
         Trust::Trusted,

@@ -78,6 +78,11 @@ pub struct SyncReport {
     /// already running): the pending ones are being embedded.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub embedding_in_background: bool,
+    /// The memory folder was not checked file by file: a large folder
+    /// whose stat and HEAD are as the last check of every file found them,
+    /// within [`FOLDER_TRUSTED_NS`] of it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub folder_unchanged: bool,
 }
 
 /// Something a sync skipped or could not do, and what it is about.
@@ -175,6 +180,120 @@ pub struct SyncOptions {
     /// (`GOLDFISH_NOW`; the clock's when `None`); the index never stores
     /// that flag.
     pub now: Option<jiff::Timestamp>,
+    /// Check every memory file's stat, even in a large folder whose own
+    /// stat says nothing changed ([`FolderScan`]): what an explicit sync
+    /// does.
+    pub every_file: bool,
+}
+
+/// A memory folder of at least this many files is checked file by file
+/// only when its own stat changed, HEAD moved, or [`FOLDER_TRUSTED_NS`]
+/// passed since the last such check; a smaller one always is (its check
+/// costs a few milliseconds).
+pub const FOLDER_CHECK_FILES: usize = 1_000;
+
+/// How long after a check of every file a large folder's unchanged stat
+/// stands for its files: an edit in place by another program (an editor
+/// writing into a memory file) changes the file, not the folder, and is
+/// seen by the first sync after this (or by `goldfish sync` at once).
+/// goldfish's own appends mark the folder changed (`memdir`).
+pub const FOLDER_TRUSTED_NS: i64 = 60 * 1_000_000_000;
+
+/// A folder stat this close to the moment the files were checked is not
+/// trusted: a change within the file system's timestamp granularity could
+/// leave it as it was.
+const FOLDER_RACY_NS: i64 = 1_000_000_000;
+
+/// What the last check of every file of a large memory folder saw
+/// (`workspaces.folder_scan`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FolderScan {
+    /// The folder's stat (mtime, ctime, inode) before its files were
+    /// listed.
+    folder: (i64, i64, i64),
+    /// When the check began.
+    at_ns: i64,
+    /// HEAD then.
+    head: Option<String>,
+    /// Memory files found.
+    files: usize,
+}
+
+impl FolderScan {
+    fn read(tx: &Transaction<'_>, workspace_id: i64) -> rusqlite::Result<Option<FolderScan>> {
+        let json: Option<String> = tx.query_row(
+            "SELECT folder_scan FROM workspaces WHERE id = ?1",
+            params![workspace_id],
+            |row| row.get(0),
+        )?;
+        Ok(json.and_then(|json| {
+            let value: serde_json::Value = serde_json::from_str(&json).ok()?;
+            let folder = value.get("folder")?.as_array()?;
+            let number = |index: usize| folder.get(index)?.as_i64();
+            Some(FolderScan {
+                folder: (number(0)?, number(1)?, number(2)?),
+                at_ns: value.get("at_ns")?.as_i64()?,
+                head: value.get("head")?.as_str().map(str::to_owned),
+                files: usize::try_from(value.get("files")?.as_u64()?).ok()?,
+            })
+        }))
+    }
+
+    /// Stores it (`None`: forgets it, so the next sync checks every file).
+    fn store(
+        tx: &Transaction<'_>,
+        workspace_id: i64,
+        scan: Option<&FolderScan>,
+    ) -> rusqlite::Result<()> {
+        let json = scan.map(|scan| {
+            serde_json::json!({
+                "folder": [scan.folder.0, scan.folder.1, scan.folder.2],
+                "at_ns": scan.at_ns,
+                "head": scan.head,
+                "files": scan.files,
+            })
+            .to_string()
+        });
+        tx.execute(
+            "UPDATE workspaces SET folder_scan = ?2 WHERE id = ?1",
+            params![workspace_id, json],
+        )?;
+        Ok(())
+    }
+
+    /// The folder's stat now; `None` when it cannot be read (no folder).
+    fn folder_stat(dir: &Path) -> Option<(i64, i64, i64)> {
+        let stat = stat_of(&fs::symlink_metadata(dir).ok()?);
+        Some((stat.mtime_ns, stat.ctime_ns, stat.inode))
+    }
+
+    /// Whether this check still stands for the folder at `now_ns`, HEAD
+    /// being `head` and its stat `folder`.
+    fn stands(&self, folder: Option<(i64, i64, i64)>, head: Option<&str>, now_ns: i64) -> bool {
+        self.files >= FOLDER_CHECK_FILES
+            && folder == Some(self.folder)
+            && head == self.head.as_deref()
+            && (0..FOLDER_TRUSTED_NS).contains(&(now_ns - self.at_ns))
+    }
+
+    /// What a check of every file that began at `at_ns`, the folder's stat
+    /// then `folder`, leaves for the next syncs: `None` for a small folder,
+    /// or one changed too close to the check to be trusted.
+    fn after_check(
+        folder: Option<(i64, i64, i64)>,
+        at_ns: i64,
+        head: Option<String>,
+        files: usize,
+    ) -> Option<FolderScan> {
+        let folder = folder?;
+        let settled = folder.0 < at_ns - FOLDER_RACY_NS && folder.1 < at_ns - FOLDER_RACY_NS;
+        (files >= FOLDER_CHECK_FILES && settled).then_some(FolderScan {
+            folder,
+            at_ns,
+            head,
+            files,
+        })
+    }
 }
 
 /// What the records of a sync are checked against ([`trust::check`]).
@@ -325,49 +444,86 @@ pub fn sync(
     };
 
     let trust = Trust::of(workspace, options);
-    let mut gathered = Gathered::new(&tx, workspace, &registered, &trust, &mut report, &sqlite)?;
-    let plan = loop {
-        match sync_plan::plan(&gathered.found) {
-            Planned::Ready(plan) => break plan,
-            Planned::Read(names) => gathered.read_again(&tx, names, &sqlite)?,
-        }
+    // A large folder whose stat, HEAD and last check of every file say
+    // nothing changed is not checked file by file (`FolderScan`).
+    let folder = FolderScan::folder_stat(&workspace.memory_dir());
+    let began_ns = now_ns();
+    let head_now = workspace.head_commit().map(|id| id.to_string());
+    let last_scan = if registered.new {
+        None
+    } else {
+        FolderScan::read(&tx, workspace_id).map_err(sqlite)?
     };
-    apply(&tx, workspace_id, &plan).map_err(sqlite)?;
-    report.files_read = plan.files_read.len();
-    report.files_removed = plan.files_removed.len();
-    report.memories_added = plan.memories_added;
-    report.memories_updated = plan.memories_updated;
-    report.memories_removed = plan.memories_removed;
-    report
-        .problems
-        .extend(plan.problems.iter().cloned().map(SyncProblem::from));
-    let head_moved = registered.head_commit != report.head;
-    let mut changed =
-        registered.new || head_moved || registered.history_commit != report.head || plan.writes();
+    let standing = last_scan.as_ref().filter(|scan| {
+        !options.every_file
+            && registered.head_commit == head_now
+            && registered.history_commit == head_now
+            && scan.stands(folder, head_now.as_deref(), began_ns)
+    });
+    let (head, files_written, scan) = if let Some(standing) = standing {
+        report.head = head_now;
+        report.files = standing.files;
+        report.folder_unchanged = true;
+        let head = report
+            .head
+            .as_deref()
+            .and_then(|id| gix::ObjectId::from_hex(id.as_bytes()).ok());
+        (head, false, last_scan.clone())
+    } else {
+        let mut gathered =
+            Gathered::new(&tx, workspace, &registered, &trust, &mut report, &sqlite)?;
+        let plan = loop {
+            match sync_plan::plan(&gathered.found) {
+                Planned::Ready(plan) => break plan,
+                Planned::Read(names) => gathered.read_again(&tx, names, &sqlite)?,
+            }
+        };
+        apply(&tx, workspace_id, &plan).map_err(sqlite)?;
+        report.files_read = plan.files_read.len();
+        report.files_removed = plan.files_removed.len();
+        report.memories_added = plan.memories_added;
+        report.memories_updated = plan.memories_updated;
+        report.memories_removed = plan.memories_removed;
+        report
+            .problems
+            .extend(plan.problems.iter().cloned().map(SyncProblem::from));
+        let files_written = plan.writes();
 
-    // Once every file is in: a `supersedes` naming no memory of the
-    // repository (or its own) hides nothing, and the lines read now say so.
-    if !plan.files_read.is_empty() {
-        let read: HashSet<&str> = plan.files_read.iter().map(|file| file.name).collect();
-        for (file, line, id, target) in dangling_supersedes(&tx, workspace_id).map_err(sqlite)? {
-            if read.contains(file.as_str()) {
-                let why = if target == id {
-                    "names the memory itself".to_owned()
-                } else {
-                    format!("names {target}, which no memory of this repository has")
-                };
-                report.problems.push(SyncProblem::line(
-                    &file,
-                    line,
-                    format!("memory {id}: `supersedes` {why}; it hides nothing"),
-                ));
+        // Once every file is in: a `supersedes` naming no memory of the
+        // repository (or its own) hides nothing, and the lines read now say so.
+        if !plan.files_read.is_empty() {
+            let read: HashSet<&str> = plan.files_read.iter().map(|file| file.name).collect();
+            for (file, line, id, target) in
+                dangling_supersedes(&tx, workspace_id).map_err(sqlite)?
+            {
+                if read.contains(file.as_str()) {
+                    let why = if target == id {
+                        "names the memory itself".to_owned()
+                    } else {
+                        format!("names {target}, which no memory of this repository has")
+                    };
+                    report.problems.push(SyncProblem::line(
+                        &file,
+                        line,
+                        format!("memory {id}: `supersedes` {why}; it hides nothing"),
+                    ));
+                }
             }
         }
+        let head = gathered.head;
+        // What the sync read is written: let it go before the commit walk.
+        drop(plan);
+        drop(gathered);
+        let scan = FolderScan::after_check(folder, began_ns, report.head.clone(), report.files);
+        (head, files_written, scan)
+    };
+    let head_moved = registered.head_commit != report.head;
+    let mut changed =
+        registered.new || head_moved || registered.history_commit != report.head || files_written;
+    let scan_changed = scan != last_scan;
+    if scan_changed {
+        FolderScan::store(&tx, workspace_id, scan.as_ref()).map_err(sqlite)?;
     }
-    let head = gathered.head;
-    // What the sync read is written: let it go before the commit walk.
-    drop(plan);
-    drop(gathered);
 
     let known_commit = registered
         .history_commit
@@ -432,7 +588,11 @@ pub fn sync(
         // but write the keyword index if it lags (gone, or a catch-up that
         // failed or never ran after its database's commit).
         report.memories = registered.live_memories;
-        drop(tx);
+        if scan_changed {
+            tx.commit().map_err(sqlite)?;
+        } else {
+            drop(tx);
+        }
         if !super::keyword::holds_everything(&index.conn, &index.path).unwrap_or(false) {
             catch_up_keyword_index(index, &mut report);
         }

@@ -138,17 +138,37 @@ pub fn forgets(origin: Option<&Origin<'_>>, policy: Option<&TrustPolicy>) -> boo
     }
 }
 
+/// Said of a trusted memory whose commit a teammate inside the policy
+/// signed for another (a rebase, a squash merge, a cherry-pick): the
+/// signer vouches for it, and is named in its provenance. Not a reason to
+/// quarantine: that would quarantine every signed rebase.
+pub const SIGNER_NOT_AUTHOR: &str = "signer-not-author";
+
 /// Why a memory that nothing quarantines is trusted: whether it is
-/// committed, and `Some(signed)` when the repository has a policy (and
-/// whether it asks for signatures). What else the verdict weighed found
-/// nothing, so nothing else is needed.
-pub fn trusted_because(committed: bool, policy_signed: Option<bool>) -> &'static [&'static str] {
+/// committed, `Some(signed)` when the repository has a policy (and
+/// whether it asks for signatures), and whether its good signature is by
+/// someone other than its commit's author. What else the verdict weighed
+/// found nothing, so nothing else is needed.
+pub fn trusted_because(
+    committed: bool,
+    policy_signed: Option<bool>,
+    signed_by_another: bool,
+) -> &'static [&'static str] {
     match (committed, policy_signed) {
         (false, _) => &["uncommitted"],
         (true, None) => &["no-policy"],
+        (true, Some(true)) if signed_by_another => {
+            &["author-in-policy", "signed-in-policy", SIGNER_NOT_AUTHOR]
+        }
         (true, Some(true)) => &["author-in-policy", "signed-in-policy"],
         (true, Some(false)) => &["author-in-policy"],
     }
+}
+
+/// Whether a good signature's signer is someone other than the author
+/// (`author_email`), emails compared without case.
+pub fn signed_by_another(signature: &str, signer: &str, author_email: &str) -> bool {
+    signature == "good" && !signer.is_empty() && !signer.eq_ignore_ascii_case(author_email)
 }
 
 #[cfg(test)]
@@ -184,7 +204,7 @@ mod tests {
             ..Claim::default()
         };
         assert_eq!(quarantine(&order, None, None), [INSTRUCTION_LIKE]);
-        assert_eq!(trusted_because(false, Some(true)), ["uncommitted"]);
+        assert_eq!(trusted_because(false, Some(true), false), ["uncommitted"]);
     }
 
     #[test]
@@ -243,8 +263,28 @@ mod tests {
         let good = origin("ann@example.com", "good", "ann@example.com");
         assert!(quarantine(&none, Some(&good), Some(&policy(true))).is_empty());
         assert_eq!(
-            trusted_because(true, Some(true)),
+            trusted_because(true, Some(true), false),
             ["author-in-policy", "signed-in-policy"]
+        );
+        // Signed by a teammate for another: trusted, and said.
+        assert!(signed_by_another(
+            "good",
+            "bob@example.com",
+            "Ann@Example.com"
+        ));
+        assert!(!signed_by_another(
+            "good",
+            "ann@example.com",
+            "Ann@Example.com"
+        ));
+        assert!(!signed_by_another(
+            "unknown-key",
+            "bob@example.com",
+            "ann@example.com"
+        ));
+        assert_eq!(
+            trusted_because(true, Some(true), true),
+            ["author-in-policy", "signed-in-policy", SIGNER_NOT_AUTHOR]
         );
     }
 
