@@ -23,7 +23,9 @@
 //!    indexed file loses the id the next one takes its place. A file that
 //!    takes an id over from a later file has that one read again: when the
 //!    later file's lines are not in the [`Found`], the plan is
-//!    [`Planned::Read`], and the adapter reads them and plans again.
+//!    [`Planned::Read`], and the adapter reads them and plans again. (The
+//!    adapter then gives an id back to a line committed earlier, which
+//!    only provenance tells: `adapters::index::sync::retake_reused_ids`.)
 //! 4. A file's record (blob id, stat data) is written when the file was
 //!    read or its stat data changed.
 

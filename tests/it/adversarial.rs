@@ -170,8 +170,9 @@ const Y: &str = "01M8AD9T0000000000000000Y1";
 /// HIGH 2: under `signed = true`, an outsider's unsigned commit adds a line
 /// with the id of Alice's signed memory X, in a file that sorts first,
 /// claiming Alice and superseding her Y. It has its own provenance, none of
-/// X's: quarantined (`id-reused` too), it hides nothing, review stops,
-/// doctor names the line, tidy forgets nothing; in a fresh clone too.
+/// X's; Alice's first line keeps the id (the reuser's waits as a
+/// duplicate no agent receives), it hides nothing, review stops, doctor
+/// names the line, tidy forgets nothing; in a fresh clone too.
 #[test]
 fn high_2_a_reused_id_takes_none_of_the_memorys_provenance() {
     let env = TestEnv::new();
@@ -235,23 +236,26 @@ fn high_2_a_reused_id_takes_none_of_the_memorys_provenance() {
         let report: serde_json::Value =
             serde_json::from_str(&env.ok(clone, &["sync", "--json"])).unwrap();
         let hits = everything(&env, clone);
-        let reused = hit(&hits, "Deploys need one approval now");
-        assert_eq!(reused["trust"], "untrusted", "{reused:#}");
-        // Its own commit's verdict, not Alice's, and the reuse.
-        assert_eq!(
-            reused["trust_reasons"],
-            serde_json::json!([
-                "author-mismatch",
-                "author-outside-policy",
-                "unsigned",
-                "id-reused"
-            ])
+        // The first line keeps its id, whichever file sorts first: Alice's
+        // X, with her commit's verdict.
+        let x = hit(&hits, "Releases are cut from main on Tuesdays");
+        assert_eq!(x["id"], X, "{x:#}");
+        assert_eq!(x["trust"], "trusted", "{x:#}");
+        assert_eq!(x["introduced"]["author"], "Alice <alice@example.com>");
+        assert_eq!(x["introduced"]["signature"], "good");
+        // The reuser's line waits as X's duplicate: no agent receives it,
+        // not even with --include-untrusted, and sync says why.
+        assert!(
+            hits.iter()
+                .all(|m| !m["content"].as_str().unwrap().contains("one approval now")),
+            "{hits:#?}"
         );
-        assert_eq!(
-            reused["introduced"]["author"],
-            "Mallory <mallory@example.com>"
+        assert!(
+            report["problems"]
+                .to_string()
+                .contains("2000-01-01.jsonl:1: memory"),
+            "{report:#}"
         );
-        assert_eq!(reused["introduced"]["signature"], "unsigned");
         let y = hit(&hits, "Every deploy requires two approvals");
         assert_eq!(y["trust"], "trusted", "{y:#}");
         assert!(y["superseded_by"].is_null(), "{y:#}");

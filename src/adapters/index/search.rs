@@ -801,20 +801,32 @@ impl Index {
             .map_err(self.sqlite())
     }
 
-    /// The indexed lines of a workspace that reuse the id of a memory a line
-    /// of another text introduced (quarantined `id-reused`), at most
+    /// The lines of a workspace that reuse the id of a memory a line of
+    /// another text introduced first: waiting as duplicates behind it (sync
+    /// gives the row to the first line), or indexed and quarantined
+    /// `id-reused` (the first line could not be read back); at most
     /// `limit`, by file and line.
     pub fn reused_ids(&self, workspace_id: i64, limit: usize) -> Result<Vec<ReusedId>, IndexError> {
         let mut statement = self
             .conn
             .prepare(
-                "SELECT m.id, m.file, m.line, pd.commit_id, pd.author FROM memories m
-                 JOIN duplicates d ON d.workspace_id = m.workspace_id AND d.id = m.id
-                 JOIN provenance pd ON pd.workspace_id = d.workspace_id AND pd.id = d.id
-                   AND pd.record_hash = d.record_hash
-                 WHERE m.workspace_id = ?1 AND ',' || m.quarantine || ',' LIKE '%,id-reused,%'
-                 GROUP BY m.id HAVING pd.seq = min(pd.seq)
-                 ORDER BY m.file, m.line LIMIT ?2",
+                "SELECT id, file, line, commit_id, author FROM (
+                   SELECT m.id, m.file, m.line, pd.commit_id, pd.author, pd.seq FROM memories m
+                   JOIN duplicates d ON d.workspace_id = m.workspace_id AND d.id = m.id
+                   JOIN provenance pd ON pd.workspace_id = d.workspace_id AND pd.id = d.id
+                     AND pd.record_hash = d.record_hash
+                   WHERE m.workspace_id = ?1 AND ',' || m.quarantine || ',' LIKE '%,id-reused,%'
+                   GROUP BY m.id HAVING pd.seq = min(pd.seq)
+                   UNION ALL
+                   SELECT d.id, d.file, d.line, p.commit_id, p.author, p.seq FROM duplicates d
+                   JOIN memories m ON m.workspace_id = d.workspace_id AND m.id = d.id
+                     AND m.record_hash <> d.record_hash
+                   JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
+                     AND p.record_hash = m.record_hash
+                   LEFT JOIN provenance pd ON pd.workspace_id = d.workspace_id AND pd.id = d.id
+                     AND pd.record_hash = d.record_hash
+                   WHERE d.workspace_id = ?1 AND (pd.seq IS NULL OR p.seq < pd.seq))
+                 ORDER BY file, line LIMIT ?2",
             )
             .map_err(self.sqlite())?;
         statement
