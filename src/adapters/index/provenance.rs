@@ -352,7 +352,7 @@ pub(super) struct Walked {
 }
 
 /// What sync and doctor say of a policy change by an outsider (`why`
-/// says where: [`refused_because`]).
+/// says where: `refused_because`).
 pub fn policy_change_message(commit: &str, author: &str, why: &str) -> String {
     let short = commit.get(..10).unwrap_or(commit);
     format!(

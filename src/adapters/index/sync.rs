@@ -181,7 +181,7 @@ pub struct SyncOptions {
     /// that flag.
     pub now: Option<jiff::Timestamp>,
     /// Check every memory file's stat, even in a large folder whose own
-    /// stat says nothing changed ([`FolderScan`]): what an explicit sync
+    /// stat says nothing changed (`FolderScan`): what an explicit sync
     /// does.
     pub every_file: bool,
 }
