@@ -136,6 +136,7 @@ pub fn read(output: &str) -> Failures {
         } else if is_go_test_line(trimmed)
             || trimmed.starts_with("panic: ")
             || is_error_line(trimmed)
+            || is_compiler_diagnostic(trimmed)
         {
             found.error(trimmed.to_owned());
         }
@@ -302,6 +303,44 @@ fn is_go_test_line(line: &str) -> bool {
         at.rsplit_once(':')
             .is_some_and(|(file, n)| file.ends_with("_test.go") && n.parse::<u32>().is_ok())
     })
+}
+
+/// A compiler's or checker's diagnostic in the form most of them share,
+/// `PATH:LINE:COL: message` (go build, gofmt, go vet, gcc, clang, javac's
+/// `-Xdiags`, eslint's unix format), or `PATH:LINE: error: message`
+/// (mypy): a source file's path, numbers, and a message that is not a
+/// warning or a note.
+fn is_compiler_diagnostic(line: &str) -> bool {
+    let numeric = |s: &str| !s.is_empty() && s.len() <= 7 && s.bytes().all(|b| b.is_ascii_digit());
+    let mut parts = line.splitn(4, ':');
+    let (Some(path), Some(row), Some(third)) = (parts.next(), parts.next(), parts.next()) else {
+        return false;
+    };
+    let (has_column, message) = match parts.next() {
+        Some(message) if numeric(third) => (true, message),
+        _ => (false, line.splitn(3, ':').nth(2).unwrap_or("")),
+    };
+    let message = message.trim();
+    let lower = message.to_ascii_lowercase();
+    // A source file: no spaces, a name with a short extension.
+    let source = !path.contains(char::is_whitespace)
+        && path
+            .rsplit('/')
+            .next()
+            .and_then(|name| name.rsplit_once('.'))
+            .is_some_and(|(stem, extension)| {
+                !stem.is_empty()
+                    && (1..=5).contains(&extension.len())
+                    && extension.bytes().all(|b| b.is_ascii_alphanumeric())
+                    && extension.bytes().any(|b| b.is_ascii_alphabetic())
+            });
+    source
+        && numeric(row)
+        && !message.is_empty()
+        && !["warning", "note", "info", "hint"]
+            .iter()
+            .any(|quiet| lower.starts_with(quiet))
+        && (has_column || lower.starts_with("error"))
 }
 
 /// `applies the discount once 4ms` → `applies the discount once`;
@@ -492,5 +531,29 @@ mod tests {
         );
         assert_eq!(read("Traceback (most recent call last):\n  File \"a.py\", line 1\nValueError: bad port\n").errors, ["ValueError: bad port"]);
         assert!(read("warning: unused import\nall good\n").errors.is_empty());
+        // `PATH:LINE:COL: message`, as go, gofmt and gcc print it; mypy's
+        // `PATH:LINE: error:`.
+        assert_eq!(
+            read("[fmt] $ gofmt -w .\ncmd/cli/trailers.go:11:18: expected ';', found entire\n[fmt] ERROR task failed\n").errors,
+            ["cmd/cli/trailers.go:11:18: expected ';', found entire"]
+        );
+        assert_eq!(
+            read("src/a.c:3:5: error: unknown type name 'sizet'\n").errors,
+            ["src/a.c:3:5: error: unknown type name 'sizet'"]
+        );
+        assert_eq!(
+            read("app/models.py:12: error: Incompatible return value type\n").errors,
+            ["app/models.py:12: error: Incompatible return value type"]
+        );
+        // Not diagnostics: warnings, notes, clock times, prose.
+        for quiet in [
+            "src/a.c:3:5: warning: unused variable 'x'",
+            "src/a.c:3:5: note: declared here",
+            "12:30:01: build started",
+            "see docs/setup.md:4 for details",
+            "app/models.py:12: Incompatible return value type",
+        ] {
+            assert!(read(quiet).errors.is_empty(), "{quiet}");
+        }
     }
 }

@@ -275,21 +275,7 @@ impl Session {
         if let Some(error) = failure.errors.first() {
             content.push_str(&format!(" Error: {error}"));
         }
-        // What changed: the last edit of each file that stayed.
-        let changes: Vec<String> = failure
-            .modified_since
-            .iter()
-            .filter_map(|path| {
-                let what = self
-                    .pending
-                    .get(path)?
-                    .iter()
-                    .rev()
-                    .find_map(|p| p.what.as_ref())?;
-                Some(format!("{path}: {what}"))
-            })
-            .take(3)
-            .collect();
+        let changes = self.what_changed(&failure.modified_since, 3);
         if !changes.is_empty() {
             if !content.ends_with('.') {
                 content.push('.');
@@ -338,6 +324,11 @@ impl Session {
         }
         if !changed.is_empty() {
             content.push_str(&format!("\nDone: changed {}.", list(&changed, 12)));
+            // What changed, when no fix below says it.
+            let changes = self.what_changed(&changed, 2);
+            if self.fixed.is_empty() && !changes.is_empty() {
+                content.push_str(&format!(" Changed {}.", changes.join("; ")));
+            }
         }
         for fix in self.fixed.iter().take(5) {
             content.push_str(&format!("\nFixed: {fix}"));
@@ -376,6 +367,24 @@ impl Session {
             Some(observation) => Verdict::Store(observation),
             None => Verdict::Skip("nothing changed in the session"),
         }
+    }
+
+    /// What changed in the first `limit` of `paths` that have a telling
+    /// line: each one's last edit that stayed (`PATH: what`).
+    fn what_changed(&self, paths: &[String], limit: usize) -> Vec<String> {
+        paths
+            .iter()
+            .filter_map(|path| {
+                let what = self
+                    .pending
+                    .get(path)?
+                    .iter()
+                    .rev()
+                    .find_map(|p| p.what.as_ref())?;
+                Some(format!("{path}: {what}"))
+            })
+            .take(limit)
+            .collect()
     }
 
     /// Notes that the session's checkpoint is stored as `id`.
@@ -1084,6 +1093,39 @@ mod tests {
         interrupted.interrupted = true;
         assert_eq!(session.apply(&interrupted), Verdict::Skip(INTERRUPTED));
         assert!(session.failing.is_empty());
+    }
+
+    /// A session whose fix no check saw (a public SWE-agent trajectory,
+    /// fixtures/capture-sessions/py-swe-humanevalfix-0): its checkpoint
+    /// says what changed, not only which file; with a fix, the fix says it.
+    #[test]
+    fn a_checkpoint_says_what_changed_when_no_fix_does() {
+        let mut session = Session::default();
+        let mut fix = edit_text(
+            "main.py",
+            "if elem - elem2 < threshold:",
+            "if abs(elem - elem2) < threshold:",
+        );
+        fix.edits[0].what = Some("`if abs(elem - elem2) < threshold:`".to_owned());
+        session.apply(&fix);
+        let summary = session.summary(Some("fix the bug"), None).unwrap();
+        assert!(
+            summary.content.contains(
+                "Done: changed main.py. Changed main.py: `if abs(elem - elem2) < threshold:`."
+            ),
+            "{}",
+            summary.content
+        );
+        session.apply(&bash("pytest", Outcome::Failed));
+        session.apply(&fix);
+        session.apply(&bash("pytest", Outcome::Succeeded));
+        let summary = session.summary(None, None).unwrap();
+        assert_eq!(
+            summary.content.matches("Changed main.py").count(),
+            1,
+            "{}",
+            summary.content
+        );
     }
 
     /// A real session (fixtures/capture-sessions/go-entire-concurrent-sessions):
