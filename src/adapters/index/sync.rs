@@ -774,6 +774,35 @@ impl<'w> Gathered<'w> {
             });
         }
         let path = self.memory_dir.join(name);
+        // Streamed: a line over the size a record may take is hashed and
+        // passed over, never held. Hashed first; parsed (in a second pass
+        // that hashes again, so the two always agree) only when its blob
+        // changed.
+        let wanted = |blob: &str| again || recorded.is_none_or(|recorded| recorded.blob != blob);
+        match streamed(&path, false) {
+            Ok(Some((blob, _))) if !wanted(&blob) => {
+                return Ok(FileState::Listed {
+                    blob,
+                    stat: Some(stat),
+                    racy,
+                    content: None,
+                });
+            }
+            Ok(Some(_)) => {
+                if let Ok(Some((blob, content))) = streamed(&path, true) {
+                    let content = wanted(&blob).then_some(content).flatten();
+                    return Ok(FileState::Listed {
+                        blob,
+                        stat: Some(stat),
+                        racy,
+                        content,
+                    });
+                }
+            }
+            // Changed size while it was read, or gone, or not a file: read
+            // whole below, which says which.
+            Ok(None) | Err(_) => {}
+        }
         let bytes = match crate::adapters::memdir::read_regular(&path) {
             Ok(bytes) => bytes,
             // Gone since it was listed: git rewrites a file by unlinking it
@@ -1397,6 +1426,99 @@ fn line_of(
     }
 }
 
+/// A work-tree memory file read as a stream: its git blob id and, with
+/// `parse`, its lines as [`Content::parse`] reads them, except that a line
+/// over [`goldfish_log::record::MAX_LINE_BYTES`] is never held (its bytes
+/// are hashed and passed over; it stays a `TooLong` line). `None` when the
+/// file's size changed while it was read.
+fn streamed(
+    path: &Path,
+    parse: bool,
+) -> Result<Option<(String, Option<Content>)>, crate::adapters::memdir::OpenError> {
+    use crate::adapters::memdir::{OpenError, open_regular};
+    use crate::domain::memory::view::BYTE_ORDER_MARK;
+    use goldfish_log::record::{MAX_LINE_BYTES, ParseError};
+    use std::io::Read;
+
+    let mut file = open_regular(path, fs::OpenOptions::new().read(true))?;
+    let size = file.metadata().map_err(OpenError::Io)?.len();
+    let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
+    hasher.update(format!("blob {size}\0").as_bytes());
+    let mut lines = Vec::new();
+    let mut first_bytes: Vec<u8> = Vec::new();
+    // The line being read: its first bytes (all of it while it fits), its
+    // length, its trailing `\r`s, and whether it is blank so far.
+    let mut held: Vec<u8> = Vec::new();
+    let (mut length, mut carriage_returns, mut blank) = (0usize, 0usize, true);
+    let mut number = 0i64;
+    let mut finish = |held: &mut Vec<u8>, length: usize, carriage_returns: usize, blank: bool| {
+        number += 1;
+        let kept = length - carriage_returns;
+        if !blank {
+            let parsed = if kept > MAX_LINE_BYTES {
+                Err(ParseError::TooLong(kept))
+            } else {
+                Entry::parse(&held[..kept])
+            };
+            lines.push(sync_plan::Line { number, parsed });
+        }
+        held.clear();
+    };
+    let mut read = 0u64;
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let n = match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(OpenError::Io(err)),
+        };
+        let bytes = &chunk[..n];
+        hasher.update(bytes);
+        if first_bytes.len() < BYTE_ORDER_MARK.len() {
+            first_bytes.extend(bytes.iter().take(BYTE_ORDER_MARK.len() - first_bytes.len()));
+        }
+        read += n as u64;
+        if !parse {
+            continue;
+        }
+        for &byte in bytes {
+            if byte == b'\n' {
+                finish(&mut held, length, carriage_returns, blank);
+                (length, carriage_returns, blank) = (0, 0, true);
+                continue;
+            }
+            length += 1;
+            carriage_returns = if byte == b'\r' {
+                carriage_returns + 1
+            } else {
+                0
+            };
+            blank &= byte.is_ascii_whitespace();
+            if held.len() <= MAX_LINE_BYTES {
+                held.push(byte);
+            }
+        }
+    }
+    if read != size {
+        return Ok(None);
+    }
+    if parse && length > 0 {
+        finish(&mut held, length, carriage_returns, blank);
+    }
+    let blob = hasher
+        .try_finalize()
+        .map_err(|err| OpenError::Io(std::io::Error::other(err)))?
+        .to_string();
+    Ok(Some((
+        blob,
+        parse.then_some(Content {
+            lines,
+            byte_order_mark: first_bytes.starts_with(BYTE_ORDER_MARK),
+        }),
+    )))
+}
+
 /// (file, line, id, supersedes) of every memory whose `supersedes` names
 /// itself or an id no memory of the workspace has (forgotten ones count as
 /// had: the link is right, the memory is gone).
@@ -1529,4 +1651,40 @@ fn write_memory(
             m.supersedes,
         ])?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use goldfish_log::record::MAX_LINE_BYTES;
+
+    /// A streamed read gives the blob id and the lines a whole read gives,
+    /// whatever the line ends, blank lines, byte order mark or sizes.
+    #[test]
+    fn a_streamed_read_is_a_whole_read() {
+        let record = r#"{"id":"01M8AAAAAAAAAAAAAAAAAAAAAA","timestamp":"2026-11-21T09:30:00.000Z","type":"insight","content":"x"}"#;
+        let long = format!(r#"{{"content":"{}"}}"#, "y".repeat(MAX_LINE_BYTES));
+        let fits = format!(r#"{{"c":"{}"}}"#, "z".repeat(MAX_LINE_BYTES - 8));
+        assert_eq!(fits.len(), MAX_LINE_BYTES);
+        let cases: Vec<Vec<u8>> = vec![
+            Vec::new(),
+            b"\n\n".to_vec(),
+            format!("{record}\n").into_bytes(),
+            format!("{record}\r\n\r\n  \n{record}").into_bytes(),
+            format!("\u{feff}{record}\n{record}\n").into_bytes(),
+            format!("{record}\n{long}\n{record}\n").into_bytes(),
+            format!("{long}\r\r\n{fits}\n{fits}\r").into_bytes(),
+            format!("{}\n{record}", " ".repeat(MAX_LINE_BYTES + 10)).into_bytes(),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        for (n, bytes) in cases.iter().enumerate() {
+            let path = dir.path().join(format!("{n}.jsonl"));
+            fs::write(&path, bytes).unwrap();
+            let (blob, content) = streamed(&path, true).unwrap().unwrap();
+            assert_eq!(blob, blob_id(bytes).to_string(), "case {n}");
+            assert_eq!(content, Some(Content::parse(bytes)), "case {n}");
+            let (blob, content) = streamed(&path, false).unwrap().unwrap();
+            assert_eq!((blob, content), (blob_id(bytes).to_string(), None));
+        }
+    }
 }
