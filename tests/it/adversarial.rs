@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use crate::common::{TestEnv, json_lines, memory_lines};
-use crate::provenance::{commit_signed, doctor_check, ssh_key};
+use crate::provenance::{commit_signed, doctor_check, signed_policy, ssh_key};
 
 fn head(env: &TestEnv, repo: &Path) -> String {
     env.git(repo, &["rev-parse", "HEAD"]).trim().to_owned()
@@ -178,19 +178,12 @@ fn high_2_a_reused_id_takes_none_of_the_memorys_provenance() {
     let env = TestEnv::new();
     let repo = env.repo("repo", "Alice");
     let (alice_key, alice_public) = ssh_key(&env, "alice");
-    let allowed = env.path().join("allowed_signers");
-    std::fs::write(&allowed, format!("alice@example.com {alice_public}\n")).unwrap();
-    for (key, value) in [
-        ("gpg.format", "ssh"),
-        ("gpg.ssh.allowedSignersFile", allowed.to_str().unwrap()),
-    ] {
-        env.git(&repo, &["config", key, value]);
-    }
-    std::fs::write(
-        repo.join(".goldfish/config"),
-        "[trust]\nauthors = [\"alice@example.com\"]\nsigned = true\n",
-    )
-    .unwrap();
+    let allowed = signed_policy(
+        &env,
+        &repo,
+        &[("alice@example.com", &alice_public)],
+        &["alice@example.com"],
+    );
     std::fs::write(
         repo.join(".goldfish/memories/2026-11-21.jsonl"),
         line(
@@ -1052,23 +1045,15 @@ fn low_a_commit_signed_for_another_names_its_signer() {
     let repo = env.repo("repo", "Alice");
     let (alice_key, alice_public) = ssh_key(&env, "alice");
     let (bob_key, bob_public) = ssh_key(&env, "bob");
-    let allowed = env.path().join("allowed_signers");
-    std::fs::write(
-        &allowed,
-        format!("alice@example.com {alice_public}\nbob@example.com {bob_public}\n"),
-    )
-    .unwrap();
-    for (key, value) in [
-        ("gpg.format", "ssh"),
-        ("gpg.ssh.allowedSignersFile", allowed.to_str().unwrap()),
-    ] {
-        env.git(&repo, &["config", key, value]);
-    }
-    std::fs::write(
-        repo.join(".goldfish/config"),
-        "[trust]\nauthors = [\"alice@example.com\", \"bob@example.com\"]\nsigned = true\n",
-    )
-    .unwrap();
+    signed_policy(
+        &env,
+        &repo,
+        &[
+            ("alice@example.com", &alice_public),
+            ("bob@example.com", &bob_public),
+        ],
+        &["alice@example.com", "bob@example.com"],
+    );
     env.ok(
         &repo,
         &[

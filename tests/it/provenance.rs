@@ -340,6 +340,40 @@ pub(crate) fn commit_signed(env: &TestEnv, repo: &Path, message: &str, key: Opti
     };
 }
 
+/// A `signed = true` policy trusting `authors`, written to `repo`'s
+/// `.goldfish/config` (not committed), and git in `repo` set to verify SSH
+/// signatures against an allowed-signers file outside the repository that
+/// names each `(email, public key)` of `signers`. Returns that file.
+pub(crate) fn signed_policy(
+    env: &TestEnv,
+    repo: &Path,
+    signers: &[(&str, &str)],
+    authors: &[&str],
+) -> std::path::PathBuf {
+    let allowed = env.path().join("allowed_signers");
+    let lines: String = signers
+        .iter()
+        .map(|(email, key)| format!("{email} {key}\n"))
+        .collect();
+    std::fs::write(&allowed, lines).unwrap();
+    for (key, value) in [
+        ("gpg.format", "ssh"),
+        ("gpg.ssh.allowedSignersFile", allowed.to_str().unwrap()),
+    ] {
+        env.git(repo, &["config", key, value]);
+    }
+    let authors: Vec<String> = authors.iter().map(|a| format!("{a:?}")).collect();
+    std::fs::write(
+        repo.join(".goldfish/config"),
+        format!(
+            "[trust]\nauthors = [{}]\nsigned = true\n",
+            authors.join(", ")
+        ),
+    )
+    .unwrap();
+    allowed
+}
+
 #[test]
 fn with_signed_true_only_commits_whose_signature_verifies_are_trusted() {
     let env = TestEnv::new();
@@ -347,24 +381,19 @@ fn with_signed_true_only_commits_whose_signature_verifies_are_trusted() {
     let (alice_key, alice_public) = ssh_key(&env, "alice");
     let (stranger_key, _) = ssh_key(&env, "stranger");
     let (other_key, other_public) = ssh_key(&env, "other");
-    let allowed = env.path().join("allowed_signers");
-    std::fs::write(
-        &allowed,
-        format!("alice@example.com {alice_public}\nother@elsewhere.org {other_public}\n"),
-    )
-    .unwrap();
-    for (key, value) in [
-        ("gpg.format", "ssh"),
-        ("user.signingkey", alice_key.to_str().unwrap()),
-        ("gpg.ssh.allowedSignersFile", allowed.to_str().unwrap()),
-    ] {
-        env.git(&repo, &["config", key, value]);
-    }
-    std::fs::write(
-        repo.join(".goldfish/config"),
-        "[trust]\nauthors = [\"alice@example.com\"]\nsigned = true\n",
-    )
-    .unwrap();
+    signed_policy(
+        &env,
+        &repo,
+        &[
+            ("alice@example.com", &alice_public),
+            ("other@elsewhere.org", &other_public),
+        ],
+        &["alice@example.com"],
+    );
+    env.git(
+        &repo,
+        &["config", "user.signingkey", alice_key.to_str().unwrap()],
+    );
     let commit = |content: &str, signing: Option<&Path>| {
         env.ok(&repo, &["store", "-t", "decision", content]);
         commit_signed(&env, &repo, content, signing);

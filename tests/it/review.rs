@@ -720,19 +720,12 @@ fn under_signed_true_review_checks_each_commits_signature() {
     set_tag(&repo, TAG);
     let (alice_key, alice_public) = crate::provenance::ssh_key(&env, "alice");
     let (stranger_key, _) = crate::provenance::ssh_key(&env, "stranger");
-    let allowed = env.path().join("allowed_signers");
-    std::fs::write(&allowed, format!("alice@example.com {alice_public}\n")).unwrap();
-    for (key, value) in [
-        ("gpg.format", "ssh"),
-        ("gpg.ssh.allowedSignersFile", allowed.to_str().unwrap()),
-    ] {
-        env.git(&repo, &["config", key, value]);
-    }
-    std::fs::write(
-        repo.join(".goldfish/config"),
-        "[trust]\nauthors = [\"alice@example.com\"]\nsigned = true\n",
-    )
-    .unwrap();
+    crate::provenance::signed_policy(
+        &env,
+        &repo,
+        &[("alice@example.com", &alice_public)],
+        &["alice@example.com"],
+    );
     env.commit_all(&repo, "a signed-commits policy");
     let base = rev(&env, &repo, "HEAD");
     let commit = |content: &str, key: Option<&Path>| {
