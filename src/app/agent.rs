@@ -40,7 +40,7 @@ pub enum SetupError {
     NotAnObject { path: PathBuf, key: String },
     #[error("{}: could not add the goldfish server without changing the rest of the file; add `\"goldfish\": {{\"command\": \"goldfish\", \"args\": [\"mcp\"]}}` to `mcpServers` by hand, nothing was changed", .path.display())]
     Edit { path: PathBuf },
-    #[error("{}: could not add the capture hooks without changing the rest of the file; add them by hand as the README shows (Capture), nothing was changed", .path.display())]
+    #[error("{}: could not add the capture hooks without changing the rest of the file; add them by hand as docs/guide/capture.md shows, nothing was changed", .path.display())]
     HooksEdit { path: PathBuf },
 }
 

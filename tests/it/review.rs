@@ -642,13 +642,14 @@ fn releases_deletions_unreadable_lines_and_secrets() {
     );
 }
 
-/// The shell lines of the `run: |` step in README's "Review memory
-/// changes" workflow, as GitHub Actions would run them.
-fn readme_ci_step() -> String {
-    let readme = include_str!("../../README.md");
-    let section = readme
-        .split_once("### Review memory changes\n")
-        .expect("README has a \"Review memory changes\" section")
+/// The shell lines of the `run: |` step in the guide's "Review memory
+/// changes" workflow (docs/guide/trust-and-review.md), as GitHub Actions
+/// would run them.
+fn guide_ci_step() -> String {
+    let guide = include_str!("../../docs/guide/trust-and-review.md");
+    let section = guide
+        .split_once("## Review memory changes\n")
+        .expect("the guide has a \"Review memory changes\" section")
         .1;
     let block = section
         .split_once("```yaml\n")
@@ -671,7 +672,7 @@ fn readme_ci_step() -> String {
 }
 
 #[test]
-fn the_readme_ci_step_runs_as_written() {
+fn the_guide_ci_step_runs_as_written() {
     let env = TestEnv::new();
     let (_remote, alice, bob) = env.team();
     set_tag(&alice, TAG);
@@ -689,7 +690,7 @@ fn the_readme_ci_step_runs_as_written() {
     );
     env.commit_all(&alice, "an order");
     env.git(&alice, &["push", "-q", "origin", "order"]);
-    let step = readme_ci_step();
+    let step = guide_ci_step();
     // The runner: a checkout of the pull request's head, detached.
     let run = |branch: &str| {
         env.git(&bob, &["fetch", "-q", "origin", branch]);
