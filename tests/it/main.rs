@@ -19,6 +19,7 @@ mod eval;
 mod faults;
 mod first_hour;
 mod git_flow;
+mod guide;
 mod heal;
 mod import;
 mod index;
