@@ -15,8 +15,11 @@ use crate::domain::capture::transcript;
 pub enum Agent {
     /// Claude Code: `.mcp.json`, `.claude/commands/recall.md`, `CLAUDE.md`.
     Claude,
-    /// Gemini CLI: `.gemini/settings.json`, `GEMINI.md`.
+    /// Gemini CLI: `.gemini/settings.json` (server and hooks), `GEMINI.md`.
     Gemini,
+    /// Codex CLI: `.codex/config.toml` (read in a project Codex trusts),
+    /// `AGENTS.md`.
+    Codex,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -42,6 +45,12 @@ pub enum SetupError {
     Edit { path: PathBuf },
     #[error("{}: could not add the capture hooks without changing the rest of the file; add them by hand as docs/guide/capture.md shows, nothing was changed", .path.display())]
     HooksEdit { path: PathBuf },
+    #[error("{} is not valid TOML ({message}); fix it and run init again, nothing was changed", .path.display())]
+    Toml { path: PathBuf, message: String },
+    #[error("{}: could not add the goldfish server without changing the rest of the file; add `[mcp_servers.goldfish]` with `command = \"goldfish\"` and `args = [\"mcp\"]` by hand, nothing was changed", .path.display())]
+    TomlEdit { path: PathBuf },
+    #[error("{}: `{key}` is not a table; fix it and run init again, nothing was changed", .path.display())]
+    NotATable { path: PathBuf, key: String },
 }
 
 /// The MCP server entry every agent's configuration gets.
@@ -85,7 +94,11 @@ Then say briefly what of it applies to the current task, citing the memory ids.
 pub fn setup(root: &Path, agent: Agent) -> Result<Vec<String>, SetupError> {
     let mut changes = Vec::new();
     let (config, instructions) = agent_files(root, agent);
-    changes.extend(merge_server(root, &config)?);
+    if agent == Agent::Codex {
+        changes.extend(merge_codex_server(root, &config)?);
+    } else {
+        changes.extend(merge_server(root, &config)?);
+    }
     if agent == Agent::Claude {
         changes.extend(write_new(root, &recall_command(root), RECALL_COMMAND)?);
     }
@@ -187,6 +200,9 @@ pub fn check(root: &Path, agent: Agent) -> Result<(), SetupError> {
     if agent == Agent::Claude {
         read_optional(root, &recall_command(root))?;
     }
+    if agent == Agent::Codex {
+        return codex_server_edit(root, &config).map(|_| ());
+    }
     server_edit(root, &config).map(|_| ())
 }
 
@@ -200,6 +216,10 @@ fn agent_files(root: &Path, agent: Agent) -> (PathBuf, PathBuf) {
         Agent::Gemini => (
             root.join(".gemini").join("settings.json"),
             root.join("GEMINI.md"),
+        ),
+        Agent::Codex => (
+            root.join(".codex").join("config.toml"),
+            root.join("AGENTS.md"),
         ),
     }
 }
@@ -267,6 +287,67 @@ fn server_edit(root: &Path, path: &Path) -> Result<Option<String>, SetupError> {
     let reread: Option<serde_json::Value> = serde_json::from_str(&text).ok();
     if reread.as_ref() != Some(&config) {
         return Err(SetupError::Edit {
+            path: path.to_owned(),
+        });
+    }
+    Ok(Some(text))
+}
+
+/// The goldfish server as Codex CLI's configuration spells it.
+const CODEX_SERVER: &str = "[mcp_servers.goldfish]\ncommand = \"goldfish\"\nargs = [\"mcp\"]\n";
+
+/// Adds `[mcp_servers.goldfish]` to Codex CLI's `config.toml` at `path`,
+/// keeping every other byte; an existing `goldfish` server is the user's.
+fn merge_codex_server(root: &Path, path: &Path) -> Result<Option<String>, SetupError> {
+    let Some(text) = codex_server_edit(root, path)? else {
+        return Ok(None);
+    };
+    write_atomic(root, path, &text)?;
+    Ok(Some(format!(
+        "registered the goldfish MCP server in {} (Codex reads it in a project it trusts)",
+        relative(root, path)
+    )))
+}
+
+/// The TOML file at `path` with the goldfish server's table appended, or
+/// `None` when it has one. Appending a table keeps the user's bytes; the
+/// result is checked to parse to the user's tables plus the server (an
+/// inline `mcp_servers = {…}`, which a table cannot extend, is refused).
+fn codex_server_edit(root: &Path, path: &Path) -> Result<Option<String>, SetupError> {
+    let existing = read_optional(root, path)?.unwrap_or_default();
+    let toml_error = |err: toml::de::Error| SetupError::Toml {
+        path: path.to_owned(),
+        message: err.message().to_owned(),
+    };
+    let mut config: toml::Table = toml::from_str(&existing).map_err(toml_error)?;
+    match config.get("mcp_servers") {
+        Some(toml::Value::Table(servers)) if servers.contains_key("goldfish") => return Ok(None),
+        Some(toml::Value::Table(_)) | None => {}
+        Some(_) => {
+            return Err(SetupError::NotATable {
+                path: path.to_owned(),
+                key: "mcp_servers".to_owned(),
+            });
+        }
+    }
+    let separator = match existing.as_str() {
+        "" => "",
+        text if text.ends_with("\n\n") => "",
+        text if text.ends_with('\n') => "\n",
+        _ => "\n\n",
+    };
+    let text = format!("{existing}{separator}{CODEX_SERVER}");
+    let mut server = toml::Table::new();
+    server.insert("command".to_owned(), "goldfish".into());
+    server.insert("args".to_owned(), toml::Value::Array(vec!["mcp".into()]));
+    if let toml::Value::Table(servers) = config
+        .entry("mcp_servers")
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+    {
+        servers.insert("goldfish".to_owned(), toml::Value::Table(server));
+    }
+    if toml::from_str::<toml::Table>(&text).ok().as_ref() != Some(&config) {
+        return Err(SetupError::TomlEdit {
             path: path.to_owned(),
         });
     }
@@ -392,14 +473,83 @@ fn member_value(text: &str, brace: usize, key: &str) -> Option<usize> {
     found
 }
 
-/// `.claude/settings.json` with the capture and session hooks added (and
-/// the events added), or `None` when every one is there. Like [`server_edit`], the entries are inserted into
-/// the user's text (first in each event's list, the user's hooks after
-/// them) and the result is checked to parse to the user's value plus them.
-fn capture_hooks_edit(
+/// A hook `init --agent` writes: the event, the command it is known by
+/// (an entry running it, with or without the user's arguments, counts) and
+/// the command line written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hook {
+    pub event: &'static str,
+    pub command: &'static str,
+    pub line: String,
+}
+
+impl Hook {
+    fn new(event: &'static str, command: &'static str) -> Hook {
+        Hook {
+            event,
+            command,
+            line: command.to_owned(),
+        }
+    }
+}
+
+/// The prompt hook: the memories relevant to each prompt (Claude Code's
+/// `UserPromptSubmit`, Gemini CLI's `BeforeAgent`).
+const PROMPT_HOOK: &str = "goldfish agent-hook user-prompt";
+
+/// The hooks `init --agent` writes for `agent`: the prompt hook unless
+/// `prompt` is off; with `capture` (Claude Code) the capture and session
+/// hooks. Gemini CLI reads only JSON from a hook, so its briefing is asked
+/// for as JSON.
+pub fn hooks(agent: Agent, prompt: bool, capture: bool, ask_agent: bool) -> Vec<Hook> {
+    let mut hooks = Vec::new();
+    match agent {
+        Agent::Claude => {
+            if prompt {
+                hooks.push(Hook::new("UserPromptSubmit", PROMPT_HOOK));
+            }
+            if capture {
+                for (event, command) in CAPTURE_HOOKS.into_iter().chain(SESSION_HOOKS) {
+                    let mut hook = Hook::new(event, command);
+                    if event == "Stop" && ask_agent {
+                        hook.line = format!("{command} --ask-agent");
+                    }
+                    hooks.push(hook);
+                }
+            }
+        }
+        Agent::Gemini => {
+            if prompt {
+                hooks.push(Hook::new("BeforeAgent", PROMPT_HOOK));
+            }
+            let mut briefing = Hook::new("SessionStart", "goldfish agent-hook session-start");
+            briefing.line = format!("{} --json", briefing.command);
+            hooks.push(briefing);
+            hooks.push(Hook::new("PreCompress", "goldfish agent-hook pre-compact"));
+        }
+        Agent::Codex => {}
+    }
+    hooks
+}
+
+/// The settings file an agent reads its hooks from.
+fn hooks_file(root: &Path, agent: Agent) -> Option<PathBuf> {
+    match agent {
+        Agent::Claude => Some(root.join(".claude").join("settings.json")),
+        Agent::Gemini => Some(root.join(".gemini").join("settings.json")),
+        Agent::Codex => None,
+    }
+}
+
+/// The settings file at `path` with `wanted` hooks added (and the events
+/// added), or `None` when every one is there. Like [`server_edit`], the
+/// entries are inserted into the user's text (first in each event's list,
+/// the user's hooks after them) and the result is checked to parse to the
+/// user's value plus them.
+fn hooks_edit(
     root: &Path,
     path: &Path,
-    ask_agent: bool,
+    wanted: &[Hook],
 ) -> Result<Option<(String, Vec<&'static str>)>, SetupError> {
     let existing = read_optional(root, path)?.unwrap_or_default();
     let existing = if existing.trim().is_empty() {
@@ -426,15 +576,13 @@ fn capture_hooks_edit(
         .ok_or_else(|| not_an_object("hooks"))?;
     let mut text = existing.clone();
     let mut added = Vec::new();
-    for (event, command) in CAPTURE_HOOKS.into_iter().chain(SESSION_HOOKS) {
+    for hook in wanted {
+        let event = hook.event;
         let entries = hooks.entry(event).or_insert_with(|| serde_json::json!([]));
-        if runs(entries, command) {
+        if runs(entries, hook.command) {
             continue;
         }
-        let entry = match (event, ask_agent) {
-            ("Stop", true) => hook_entry(event, &format!("{command} --ask-agent")),
-            _ => hook_entry(event, command),
-        };
+        let entry = hook_entry(event, &hook.line);
         entries
             .as_array_mut()
             .ok_or_else(|| SetupError::NotAnObject {
@@ -468,31 +616,45 @@ fn capture_hooks_edit(
     Ok(Some((text, added)))
 }
 
-fn claude_settings(root: &Path) -> PathBuf {
-    root.join(".claude").join("settings.json")
+/// Checks that `init --agent` can add `hooks` for `agent` to the
+/// repository at `root` without writing anything.
+pub fn check_hooks(root: &Path, agent: Agent, hooks: &[Hook]) -> Result<(), SetupError> {
+    match hooks_file(root, agent) {
+        Some(path) if !hooks.is_empty() => hooks_edit(root, &path, hooks).map(|_| ()),
+        _ => Ok(()),
+    }
 }
 
-/// Checks that `init --agent claude --capture` can add the capture hooks to
-/// the repository at `root` without writing anything.
-pub fn check_capture(root: &Path) -> Result<(), SetupError> {
-    capture_hooks_edit(root, &claude_settings(root), false).map(|_| ())
-}
-
-/// Adds Claude Code's capture hooks (`PostToolUse`, `PostToolUseFailure`,
-/// `Stop`) and the session ones (`SessionStart`, `PreCompact`) that are
-/// not there yet to `.claude/settings.json` of the repository at `root`,
-/// keeping every other byte of the file and the user's own hooks.
-pub fn setup_capture(root: &Path, ask_agent: bool) -> Result<Vec<String>, SetupError> {
-    let path = claude_settings(root);
-    let Some((text, added)) = capture_hooks_edit(root, &path, ask_agent)? else {
+/// Adds the `hooks` of `agent` that are not there yet to its settings file
+/// in the repository at `root`, keeping every other byte of the file and
+/// the user's own hooks; says what it added, by what the hooks do.
+pub fn setup_hooks(root: &Path, agent: Agent, hooks: &[Hook]) -> Result<Vec<String>, SetupError> {
+    let Some(path) = hooks_file(root, agent).filter(|_| !hooks.is_empty()) else {
+        return Ok(Vec::new());
+    };
+    let Some((text, added)) = hooks_edit(root, &path, hooks)? else {
         return Ok(Vec::new());
     };
     write_atomic(root, &path, &text)?;
     let shown = relative(root, &path);
-    let (capture, session): (Vec<&str>, Vec<&str>) = added
-        .into_iter()
-        .partition(|event| CAPTURE_HOOKS.iter().any(|(e, _)| e == event));
+    let of = |events: &[&str]| -> Vec<&'static str> {
+        added
+            .iter()
+            .copied()
+            .filter(|event| events.contains(event))
+            .collect()
+    };
+    let capture = of(&["PostToolUse", "PostToolUseFailure", "Stop"]);
+    let session = of(&["SessionStart", "PreCompact", "PreCompress"]);
+    let prompt = of(&["UserPromptSubmit", "BeforeAgent"]);
     let mut changes = Vec::new();
+    if !prompt.is_empty() {
+        changes.push(format!(
+            "added the {} {} to {shown} (the few memories relevant to each prompt, or nothing; leave it out with --no-prompt-hook)",
+            and_list(&prompt),
+            hooks_word(&prompt)
+        ));
+    }
     if !capture.is_empty() {
         changes.push(format!(
             "turned capture on: {} {} in {shown}; once committed, capture runs for every teammate who pulls it (one opts out with GOLDFISH_CAPTURE=off in the agent's environment)",
@@ -627,10 +789,15 @@ fn clip(text: &str, max: usize) -> String {
 pub struct SessionMarks {
     pub checkpoint: Option<String>,
     pub seen: Option<String>,
+    /// The memories the prompt hook gave it (never twice), the last
+    /// [`crate::app::prompt::MAX_SEEN`].
+    #[serde(default)]
+    pub given: Vec<String>,
 }
 
-/// A marks file is a few hundred bytes: a larger one is not ours.
-const MARKS_MAX_BYTES: u64 = 4096;
+/// A marks file is at most a few kilobytes (256 ids): a larger one is not
+/// ours.
+const MARKS_MAX_BYTES: u64 = 16 << 10;
 
 fn marks_path(home: &Home, session_id: &str) -> PathBuf {
     let hash = blake3::hash(session_id.as_bytes()).to_hex();

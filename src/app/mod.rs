@@ -31,6 +31,7 @@ pub mod merge;
 pub mod model;
 pub mod notice;
 pub mod ops;
+pub mod prompt;
 pub mod render;
 pub mod review;
 pub mod session;

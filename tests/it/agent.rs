@@ -618,6 +618,10 @@ fn init_capture_adds_the_hooks_and_keeps_the_users_own() {
         "PreCompact".into(),
         serde_json::json!([entry("goldfish agent-hook pre-compact", false)]),
     );
+    hooks.insert(
+        "UserPromptSubmit".into(),
+        serde_json::json!([entry("goldfish agent-hook user-prompt", false)]),
+    );
     assert_eq!(merged, expected, "{text}");
     for line in [
         r#"    "permissions": { "allow": ["Bash(make check)"] },"#,
@@ -702,4 +706,200 @@ fn init_agent_follows_no_committed_link_out_of_the_repository() {
         1,
         "nothing written outside"
     );
+}
+
+/// Issue 40: `init --agent codex` registers the server in Codex CLI's
+/// project configuration (`[mcp_servers.NAME]` with `command` and `args`,
+/// codex-rs's `McpServerConfig`) and writes the section into `AGENTS.md`,
+/// keeping every byte of the user's files; a second run changes nothing; a
+/// file it cannot extend is refused with nothing changed.
+#[test]
+fn init_agent_codex_merges_its_toml_and_agents_md() {
+    let env = TestEnv::new();
+    let fresh = env.repo("fresh", "Alice");
+    let out = env.ok(&fresh, &["init", "--agent", "codex"]);
+    assert!(
+        out.contains("registered the goldfish MCP server in .codex/config.toml"),
+        "{out}"
+    );
+    assert_eq!(
+        fs::read_to_string(fresh.join(".codex/config.toml")).unwrap(),
+        "[mcp_servers.goldfish]\ncommand = \"goldfish\"\nargs = [\"mcp\"]\n"
+    );
+    assert!(
+        fs::read_to_string(fresh.join("AGENTS.md"))
+            .unwrap()
+            .contains("<!-- goldfish:start -->\n## Team memory (goldfish)")
+    );
+    assert!(
+        env.ok(&fresh, &["init", "--agent", "codex"])
+            .contains("already set up")
+    );
+
+    // The user's configuration: comments, order, spacing and their own
+    // servers kept, the server's table appended.
+    let repo = env.repo("repo", "Alice");
+    let user = "# Codex for this project\nmodel = \"o4-mini\"   # fast\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\nargs = [\"--port\", \"0\"]\n\n[sandbox_workspace_write]\nnetwork_access = false";
+    fs::create_dir_all(repo.join(".codex")).unwrap();
+    fs::write(repo.join(".codex/config.toml"), user).unwrap();
+    fs::write(repo.join("AGENTS.md"), "# Agents\n\nRun `make check`.\n").unwrap();
+    env.ok(&repo, &["init", "--agent", "codex"]);
+    let config = fs::read_to_string(repo.join(".codex/config.toml")).unwrap();
+    assert_eq!(
+        config,
+        format!("{user}\n\n[mcp_servers.goldfish]\ncommand = \"goldfish\"\nargs = [\"mcp\"]\n")
+    );
+    let agents = fs::read_to_string(repo.join("AGENTS.md")).unwrap();
+    assert!(agents.starts_with("# Agents\n\nRun `make check`.\n\n<!-- goldfish:start -->"));
+    let before = (
+        fs::read(repo.join(".codex/config.toml")).unwrap(),
+        fs::read(repo.join("AGENTS.md")).unwrap(),
+    );
+    env.ok(&repo, &["init", "--agent", "codex"]);
+    let after = (
+        fs::read(repo.join(".codex/config.toml")).unwrap(),
+        fs::read(repo.join("AGENTS.md")).unwrap(),
+    );
+    assert_eq!(before, after, "a second run changes nothing");
+
+    // Refused, nothing changed: a file that is not TOML, and servers as an
+    // inline table (which a table cannot extend).
+    for (text, says) in [
+        ("model = \n", ".codex/config.toml is not valid TOML"),
+        (
+            "mcp_servers = { docs = { command = \"docs-mcp\" } }\n",
+            "could not add the goldfish server without changing the rest of the file",
+        ),
+        ("mcp_servers = 3\n", "`mcp_servers` is not a table"),
+    ] {
+        let other = env.repo(&format!("r{}", text.len()), "Alice");
+        fs::create_dir_all(other.join(".codex")).unwrap();
+        fs::write(other.join(".codex/config.toml"), text).unwrap();
+        let output = env.goldfish(&other, &["init", "--agent", "codex"]);
+        assert_eq!(output.status.code(), Some(2), "{output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains(says) && stderr.contains("nothing was changed"),
+            "{stderr}"
+        );
+        assert_eq!(
+            fs::read_to_string(other.join(".codex/config.toml")).unwrap(),
+            text
+        );
+        assert!(!other.join("AGENTS.md").exists(), "nothing was changed");
+    }
+}
+
+/// Issue 40: `init --agent gemini` writes Gemini CLI's hooks next to its
+/// server (the prompt hook on `BeforeAgent`, the briefing as JSON on
+/// `SessionStart`, the checkpoint on `PreCompress`), in the user's file,
+/// idempotently; `init --agent claude` adds the prompt hook, and
+/// `--no-prompt-hook` leaves it out.
+#[test]
+fn init_agent_writes_the_prompt_hook_and_gemini_its_session_hooks() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let user = "{\n  \"theme\": \"GitHub\",\n  \"hooks\": {\n    \"AfterTool\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"./lint.sh\"}]}]\n  }\n}\n";
+    fs::create_dir_all(repo.join(".gemini")).unwrap();
+    fs::write(repo.join(".gemini/settings.json"), user).unwrap();
+    let out = env.ok(&repo, &["init", "--agent", "gemini"]);
+    assert!(
+        out.contains("added the BeforeAgent hook to .gemini/settings.json"),
+        "{out}"
+    );
+    assert!(
+        out.contains("added the SessionStart and PreCompress hooks to .gemini/settings.json"),
+        "{out}"
+    );
+    let settings: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(repo.join(".gemini/settings.json")).unwrap())
+            .unwrap();
+    assert_eq!(settings["theme"], "GitHub");
+    assert_eq!(
+        settings["hooks"]["AfterTool"][0]["hooks"][0]["command"],
+        "./lint.sh"
+    );
+    assert_eq!(settings["mcpServers"]["goldfish"]["args"][0], "mcp");
+    for (event, command) in [
+        ("BeforeAgent", "goldfish agent-hook user-prompt"),
+        ("SessionStart", "goldfish agent-hook session-start --json"),
+        ("PreCompress", "goldfish agent-hook pre-compact"),
+    ] {
+        assert_eq!(
+            settings["hooks"][event][0]["hooks"][0],
+            serde_json::json!({"type": "command", "command": command}),
+            "{settings:#}"
+        );
+    }
+    let before = fs::read(repo.join(".gemini/settings.json")).unwrap();
+    assert!(
+        env.ok(&repo, &["init", "--agent", "gemini"])
+            .contains("already set up")
+    );
+    assert_eq!(
+        fs::read(repo.join(".gemini/settings.json")).unwrap(),
+        before
+    );
+
+    let claude = env.repo("claude", "Alice");
+    let out = env.ok(&claude, &["init", "--agent", "claude"]);
+    assert!(
+        out.contains("added the UserPromptSubmit hook to .claude/settings.json"),
+        "{out}"
+    );
+    let settings: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(claude.join(".claude/settings.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"],
+        "goldfish agent-hook user-prompt"
+    );
+    let without = env.repo("without", "Alice");
+    env.ok(&without, &["init", "--agent", "claude", "--no-prompt-hook"]);
+    assert!(!without.join(".claude/settings.json").exists());
+}
+
+/// Issue 40: Gemini CLI gives its model only a hook's JSON
+/// `hookSpecificOutput.additionalContext` (plain stdout goes to the user),
+/// so `session-start --json` wraps the briefing in it.
+#[test]
+fn session_start_json_gives_gemini_the_briefing_as_additional_context() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "decision",
+            "Deploys go out on Tuesdays after the freeze",
+        ],
+    );
+    let payload = serde_json::json!({
+        "session_id": "g-1",
+        "transcript_path": "",
+        "cwd": repo,
+        "hook_event_name": "SessionStart",
+        "timestamp": "2026-11-20T09:00:00.000Z",
+        "source": "startup",
+    });
+    let output = env.goldfish_stdin(
+        &repo,
+        &["agent-hook", "session-start", "--json"],
+        payload.to_string().as_bytes(),
+    );
+    assert!(output.status.success(), "{output:?}");
+    let answer: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        answer["hookSpecificOutput"]["hookEventName"],
+        "SessionStart"
+    );
+    let context = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        context.starts_with(goldfish::app::render::QUOTED_DATA),
+        "{context}"
+    );
+    assert!(context.contains("Deploys go out on Tuesdays"), "{context}");
 }

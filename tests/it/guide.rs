@@ -211,10 +211,10 @@ fn the_command_reference_names_every_command_and_option() {
             missing.push(path.clone());
         }
         for arg in command.get_arguments() {
-            if let Some(long) = arg.get_long().filter(|long| *long != "help") {
-                if !reference.contains(&format!("--{long}")) {
-                    missing.push(format!("{path} --{long}"));
-                }
+            if let Some(long) = arg.get_long().filter(|long| *long != "help")
+                && !reference.contains(&format!("--{long}"))
+            {
+                missing.push(format!("{path} --{long}"));
             }
         }
     }

@@ -31,6 +31,7 @@ mod labelled;
 mod layers;
 mod mcp;
 mod newer;
+mod prompt_hook;
 mod provenance;
 mod relevance;
 mod review;

@@ -105,20 +105,28 @@ pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> 
     };
     // An agent file that cannot be merged stops init before it changes
     // anything (its error says "nothing was changed").
+    let hooks_of = |agent: AgentArg| {
+        crate::app::agent::hooks(
+            agent.into(),
+            !args.no_prompt_hook,
+            args.capture && agent == AgentArg::Claude,
+            args.ask_agent,
+        )
+    };
     for agent in &args.agent {
         crate::app::agent::check(workspace.root(), (*agent).into()).map_err(agent_error)?;
+        crate::app::agent::check_hooks(workspace.root(), (*agent).into(), &hooks_of(*agent))
+            .map_err(agent_error)?;
     }
-    if args.capture {
-        if !args
+    if args.capture
+        && !args
             .agent
             .iter()
             .any(|agent| matches!(agent, AgentArg::Claude))
-        {
-            return Err(CliError::usage(anyhow::anyhow!(
-                "--capture works through Claude Code's hooks: give it with --agent claude"
-            )));
-        }
-        crate::app::agent::check_capture(workspace.root()).map_err(agent_error)?;
+    {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "--capture works through Claude Code's hooks: give it with --agent claude"
+        )));
     }
     let changes = crate::app::init::init(&workspace, args.force).map_err(|err| match err {
         crate::app::init::InitError::HooksOutside(_)
@@ -133,13 +141,11 @@ pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> 
         eprintln!("warning: {problem}\nhint: {fix}");
     }
     let mut agent_changes = Vec::new();
-    for agent in args.agent {
+    for &agent in &args.agent {
         agent_changes
             .extend(crate::app::agent::setup(workspace.root(), agent.into()).map_err(agent_error)?);
-    }
-    if args.capture {
         agent_changes.extend(
-            crate::app::agent::setup_capture(workspace.root(), args.ask_agent)
+            crate::app::agent::setup_hooks(workspace.root(), agent.into(), &hooks_of(agent))
                 .map_err(agent_error)?,
         );
     }
@@ -931,10 +937,13 @@ pub(super) fn agent_hook(args: AgentHookArgs, out: &mut dyn Write) -> Result<u8,
     // An agent's hook must never break its session: problems are reported
     // on stderr and the exit status is always 0.
     let result = match args.event {
-        AgentEvent::SessionStart => session_start(args.budget, out),
+        AgentEvent::SessionStart => session_start(args.budget, args.json, out),
         AgentEvent::PreCompact => pre_compact(),
-        AgentEvent::PostToolUse | AgentEvent::PostToolUseFailure | AgentEvent::Stop => {
-            unreachable!("capture events are dispatched to cli::capture")
+        AgentEvent::PostToolUse
+        | AgentEvent::PostToolUseFailure
+        | AgentEvent::Stop
+        | AgentEvent::UserPrompt => {
+            unreachable!("capture and prompt events are dispatched to their modules")
         }
     };
     if let Err(err) = result {
@@ -947,7 +956,7 @@ pub(super) fn agent_hook(args: AgentHookArgs, out: &mut dyn Write) -> Result<u8,
 /// moment the agent's payload names (`source`: after a compaction the
 /// session's own checkpoint first, on resume what is new since its last
 /// briefing), and notes when the session was briefed.
-fn session_start(budget: usize, out: &mut dyn Write) -> Result<(), CliError> {
+fn session_start(budget: usize, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
     let payload = hook_payload();
     let session_id = payload.as_ref().and_then(session_id_of);
     let workspace = workspace()?;
@@ -968,7 +977,19 @@ fn session_start(budget: usize, out: &mut dyn Write) -> Result<(), CliError> {
     let briefed = ops::brief(&mut session, &workspace, budget, &moment);
     output::notices(&mut session);
     if let Some(digested) = briefed? {
-        output::digest(&digested, false, out)?;
+        if json {
+            let mut text = Vec::new();
+            output::digest(&digested, false, &mut text)?;
+            let answer = serde_json::json!({
+                "hookSpecificOutput": {
+                    "hookEventName": "SessionStart",
+                    "additionalContext": String::from_utf8_lossy(&text),
+                }
+            });
+            writeln!(out, "{answer}").context("writing output")?;
+        } else {
+            output::digest(&digested, false, out)?;
+        }
     }
     if let Some(id) = &session_id {
         marks.seen = Some(session.now()?.to_string());
@@ -981,7 +1002,7 @@ fn session_start(budget: usize, out: &mut dyn Write) -> Result<(), CliError> {
 
 /// The agent session a hook's payload names (`session_id`), when it is a
 /// plausible one (not empty, at most 256 bytes).
-fn session_id_of(payload: &serde_json::Value) -> Option<String> {
+pub(super) fn session_id_of(payload: &serde_json::Value) -> Option<String> {
     payload["session_id"]
         .as_str()
         .filter(|id| !id.is_empty() && id.len() <= 256)
@@ -991,7 +1012,7 @@ fn session_id_of(payload: &serde_json::Value) -> Option<String> {
 /// The JSON an agent's hook gives on stdin, when it gives one: nothing from
 /// a terminal, and nothing from a stdin still open after a second (a hook
 /// must never hang its agent). At most 1 MiB is read.
-fn hook_payload() -> Option<serde_json::Value> {
+pub(super) fn hook_payload() -> Option<serde_json::Value> {
     use std::io::IsTerminal;
     if std::io::stdin().is_terminal() {
         return None;

@@ -9,6 +9,7 @@ mod commands;
 mod doctor;
 mod import;
 mod output;
+mod prompt;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -133,9 +134,12 @@ struct InitArgs {
     /// Install hooks even where core.hooksPath points outside this repository
     #[arg(long)]
     force: bool,
-    /// Also connect an agent to goldfish: claude (.mcp.json, /recall, CLAUDE.md) or gemini (.gemini/settings.json, GEMINI.md); repeatable
+    /// Also connect an agent to goldfish: claude (.mcp.json, /recall, CLAUDE.md, the prompt hook in .claude/settings.json), gemini (.gemini/settings.json: server, prompt and session hooks; GEMINI.md) or codex (.codex/config.toml, AGENTS.md); repeatable
     #[arg(long, value_enum, value_name = "AGENT", hide_possible_values = true)]
     agent: Vec<AgentArg>,
+    /// With --agent: leave out the prompt hook (the memories relevant to each prompt added to the agent's context)
+    #[arg(long)]
+    no_prompt_hook: bool,
     /// With --agent claude: also turn on capture (memories from the agent's tool use) through hooks in .claude/settings.json, with the session-start briefing and pre-compact checkpoint hooks
     #[arg(long)]
     capture: bool,
@@ -276,7 +280,7 @@ struct McpArgs {}
 #[derive(Debug, clap::Args)]
 #[deny(missing_docs)]
 struct AgentHookArgs {
-    /// session-start: print the briefing; pre-compact: store stdin as a checkpoint; post-tool-use, post-tool-use-failure, stop: queue the event for capture
+    /// session-start: print the briefing; user-prompt: the memories relevant to the prompt, as the agent's additional context (or nothing); pre-compact: store stdin as a checkpoint; post-tool-use, post-tool-use-failure, stop: queue the event for capture
     #[arg(value_enum)]
     event: AgentEvent,
     /// Token budget of the session-start briefing
@@ -285,12 +289,19 @@ struct AgentHookArgs {
     /// stop: also ask the agent, once a session and only after it changed code, to store what a teammate should know (Claude Code's `decision: block`)
     #[arg(long)]
     ask_agent: bool,
+    /// session-start: print the briefing as the hook's JSON (`hookSpecificOutput.additionalContext`), the only output Gemini CLI gives its model
+    #[arg(long)]
+    json: bool,
+    /// user-prompt: print one JSON object saying what was added and why each candidate was or was not, instead of the agent's answer
+    #[arg(long)]
+    explain: bool,
 }
 
 /// The agent events `agent-hook` handles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum AgentEvent {
     SessionStart,
+    UserPrompt,
     PreCompact,
     PostToolUse,
     PostToolUseFailure,
@@ -585,6 +596,7 @@ impl From<CapturedArg> for crate::domain::recall::Captured {
 enum AgentArg {
     Claude,
     Gemini,
+    Codex,
 }
 
 impl From<AgentArg> for crate::app::agent::Agent {
@@ -592,6 +604,7 @@ impl From<AgentArg> for crate::app::agent::Agent {
         match agent {
             AgentArg::Claude => Self::Claude,
             AgentArg::Gemini => Self::Gemini,
+            AgentArg::Codex => Self::Codex,
         }
     }
 }
@@ -835,6 +848,7 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<u8, CliError> {
             AgentEvent::PostToolUse | AgentEvent::PostToolUseFailure => Ok(capture::hook("tool")),
             AgentEvent::Stop if args.ask_agent => Ok(capture::stop_asking(out)),
             AgentEvent::Stop => Ok(capture::hook("stop")),
+            AgentEvent::UserPrompt => Ok(prompt::hook(args.explain, out)),
             _ => commands::agent_hook(args, out),
         },
         Command::Capture(CaptureCommand::Status(args)) => capture::status(args.json, out),

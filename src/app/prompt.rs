@@ -1,0 +1,256 @@
+//! What a prompt brings back: the few memories relevant to what an agent's
+//! user just asked (Claude Code's `UserPromptSubmit`, Gemini CLI's
+//! `BeforeAgent`), as `recall --index` lines the agent can open by id, or
+//! nothing at all.
+//!
+//! Every prompt pays for it, and every line it adds costs the agent context,
+//! so it fails closed: no line without a model to judge closeness, none for
+//! a question recall judges unrelated to the log, none below
+//! [`MIN_SIMILARITY`], none flagged, none the session already received.
+//! The same index and prompt give the same bytes (prompt caching).
+
+use std::path::Path;
+
+use crate::adapters::index::search::IndexedMemory;
+use crate::app::ops::{self, Distill, RecallInput, Recalled};
+use crate::app::render::{QUOTED_DATA, index_line};
+use crate::app::{AppError, Session};
+use crate::domain::recall::Captured;
+
+/// The prompt's first this many characters are the question (a pasted log
+/// or file is not a question; its opening says what it is about).
+pub const MAX_PROMPT_CHARS: usize = 2_000;
+/// Recall's candidates, before the floor.
+pub const CANDIDATES: usize = 5;
+/// At most this many memories a prompt.
+pub const MAX_LINES: usize = 3;
+/// The whole context added, framing included, in the model's tokens.
+pub const MAX_TOKENS: usize = 150;
+/// A memory is added only when it is at least this similar to the prompt
+/// (cosine, the embedding model's). `scripts/eval/prompt_hook.py`
+/// (docs/BENCHMARKS.md, "The prompt hook"): at 0.40, 77% of LongMemEval
+/// prompts and 89% of fixtures/eval's get lines, 81% of those hold the
+/// evidence, and 97% of off-topic prompts get nothing; 0.45 adds to fewer
+/// (65%, 85%) for 99%.
+pub const MIN_SIMILARITY: f64 = 0.40;
+/// A session remembers at most this many memories it was given.
+pub const MAX_SEEN: usize = 256;
+
+/// The line after the memories: how to read one whole.
+pub const OPEN_HINT: &str =
+    "Open one with the goldfish MCP tool `get` (its id) when it bears on the task.";
+
+/// Why a candidate was or was not added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Added,
+    /// Less similar to the prompt than [`MIN_SIMILARITY`].
+    NotClose,
+    /// The session was given it already.
+    Seen,
+    /// Flagged (a suspected secret, instruction-like text): read it with
+    /// recall, never unasked.
+    Flagged,
+    /// [`MAX_LINES`] or [`MAX_TOKENS`] reached.
+    OverBudget,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Added => "added",
+            Verdict::NotClose => "not-close",
+            Verdict::Seen => "seen",
+            Verdict::Flagged => "flagged",
+            Verdict::OverBudget => "over-budget",
+        }
+    }
+}
+
+/// Why nothing was looked up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Skipped {
+    /// A slash command, or fewer than two words that say what it is about
+    /// ("yes", "go on").
+    NoQuestion,
+    /// No embedding model: closeness cannot be judged.
+    NoModel,
+    /// Recall's judgement ([`crate::domain::relevance`]).
+    NothingRelevant(String),
+    /// Recall found nothing at all.
+    NothingFound,
+}
+
+impl Skipped {
+    pub fn reason(&self) -> String {
+        match self {
+            Skipped::NoQuestion => {
+                "not a question about the work (a command, or too few words)".to_owned()
+            }
+            Skipped::NoModel => {
+                "no embedding model to judge closeness (goldfish model install)".to_owned()
+            }
+            Skipped::NothingRelevant(why) => format!("nothing relevant: {why}"),
+            Skipped::NothingFound => "no memory matches".to_owned(),
+        }
+    }
+}
+
+/// What a prompt brought back, and why.
+pub struct PromptRecall {
+    /// The context for the agent; `None` when nothing is added.
+    pub context: Option<String>,
+    /// Its tokens (0 without context).
+    pub tokens: usize,
+    /// Each candidate with its verdict, in recall's order.
+    pub candidates: Vec<(IndexedMemory, Verdict)>,
+    /// Why nothing was looked up, when it was not.
+    pub skipped: Option<Skipped>,
+}
+
+impl PromptRecall {
+    fn skipped(why: Skipped) -> PromptRecall {
+        PromptRecall {
+            context: None,
+            tokens: 0,
+            candidates: Vec::new(),
+            skipped: Some(why),
+        }
+    }
+
+    /// The ids added.
+    pub fn added(&self) -> impl Iterator<Item = &str> {
+        self.candidates
+            .iter()
+            .filter(|(_, verdict)| *verdict == Verdict::Added)
+            .map(|(memory, _)| memory.id.as_str())
+    }
+}
+
+/// The question a prompt asks: its first [`MAX_PROMPT_CHARS`] characters,
+/// or `None` for a slash command or a prompt with fewer than two words that
+/// are not stop words.
+pub fn question_of(prompt: &str) -> Option<String> {
+    let prompt = prompt.trim();
+    if prompt.starts_with('/') {
+        return None;
+    }
+    let question: String = prompt.chars().take(MAX_PROMPT_CHARS).collect();
+    let words = question
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| word.chars().count() >= 3)
+        .filter(|word| !crate::domain::relevance::STOP.contains(&word.to_lowercase().as_str()))
+        .count();
+    (words >= 2).then_some(question)
+}
+
+/// The memories relevant to `prompt` that the session (`seen`) was not
+/// given yet, as context for the agent.
+pub fn for_prompt(
+    session: &mut Session,
+    cwd: &Path,
+    prompt: &str,
+    seen: &[String],
+) -> Result<PromptRecall, AppError> {
+    let Some(question) = question_of(prompt) else {
+        return Ok(PromptRecall::skipped(Skipped::NoQuestion));
+    };
+    if !matches!(
+        session.model_state(),
+        crate::app::session::ModelState::Installed(_)
+    ) {
+        return Ok(PromptRecall::skipped(Skipped::NoModel));
+    }
+    let input = RecallInput {
+        query: Some(question),
+        since: None,
+        until: None,
+        kinds: Vec::new(),
+        tags: Vec::new(),
+        author: None,
+        mode: None,
+        min_score: None,
+        workspace: "current".to_owned(),
+        limit: CANDIDATES,
+        budget: None,
+        distill: Distill::Extractive,
+        no_cache: false,
+        captured: Captured::Include,
+        include_untrusted: false,
+        include_superseded: false,
+        include_unrelated: false,
+    };
+    let hits = match ops::recall(session, cwd, input)? {
+        Recalled::Memories { hits, .. } => hits,
+        Recalled::NothingRelevant(judgement) => {
+            return Ok(PromptRecall::skipped(Skipped::NothingRelevant(
+                judgement.reason(),
+            )));
+        }
+        Recalled::Nothing | Recalled::Digest(_) => {
+            return Ok(PromptRecall::skipped(Skipped::NothingFound));
+        }
+    };
+    let (mut counter, _) = ops::token_counter(session)?;
+    let mut context = QUOTED_DATA.to_owned();
+    let mut tokens = counter.count(&format!("{context}\n{OPEN_HINT}"));
+    let mut added = 0;
+    let mut candidates = Vec::with_capacity(hits.len());
+    for memory in hits {
+        let verdict = if memory.similarity.is_none_or(|s| s < MIN_SIMILARITY) {
+            Verdict::NotClose
+        } else if seen.contains(&memory.id) {
+            Verdict::Seen
+        } else if !memory.flags.is_empty() {
+            Verdict::Flagged
+        } else if added >= MAX_LINES {
+            Verdict::OverBudget
+        } else {
+            let line = index_line(&memory, counter.as_mut());
+            let cost = counter.count(&format!("\n{line}"));
+            if tokens + cost > MAX_TOKENS {
+                Verdict::OverBudget
+            } else {
+                context.push('\n');
+                context.push_str(&line);
+                tokens += cost;
+                added += 1;
+                Verdict::Added
+            }
+        };
+        candidates.push((memory, verdict));
+    }
+    let context = (added > 0).then(|| format!("{context}\n{OPEN_HINT}"));
+    Ok(PromptRecall {
+        tokens: if context.is_some() { tokens } else { 0 },
+        context,
+        candidates,
+        skipped: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_or_a_word_or_two_is_no_question() {
+        assert_eq!(question_of("/clear"), None);
+        assert_eq!(question_of("/recall token refresh"), None);
+        assert_eq!(question_of("yes"), None);
+        assert_eq!(question_of("ok, do it"), None);
+        assert_eq!(question_of("go on then"), None);
+        assert_eq!(
+            question_of("  why does login fail?  ").as_deref(),
+            Some("why does login fail?")
+        );
+    }
+
+    #[test]
+    fn a_long_prompt_is_asked_by_its_opening() {
+        let prompt = format!("Fix the flaky checkout test {}", "x ".repeat(5_000));
+        let question = question_of(&prompt).unwrap();
+        assert_eq!(question.chars().count(), MAX_PROMPT_CHARS);
+        assert!(question.starts_with("Fix the flaky checkout test"));
+    }
+}
