@@ -6,12 +6,14 @@
 //! - [`app`]: the operations the front ends run (store, recall, brief,
 //!   sync, capture, setup, doctor); it never prints;
 //! - [`adapters`]: git, the memory folder, the index, the model, processes;
-//! - [`domain`]: the pure core, with the `goldfish-log` crate (the record
-//!   format and its merge): no I/O, no environment, no printing.
+//! - [`domain`]: the pure core, the `goldfish-core` crate (with
+//!   `goldfish-log`, the record format and its merge): no I/O, no
+//!   environment, no printing, and no use of this crate (the compiler holds
+//!   it).
 //!
 //! See docs/ARCHITECTURE.md.
 
 pub mod adapters;
 pub mod app;
-pub mod domain;
+pub use goldfish_core as domain;
 pub mod front;

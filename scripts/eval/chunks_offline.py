@@ -196,7 +196,7 @@ def content_words(text: str) -> list[str]:
 
 
 def time_cue(text: str, now: dt.datetime) -> tuple[dt.datetime, dt.datetime] | None:
-    """src/domain/recall.rs TimeCue::find."""
+    """crates/goldfish-core/src/recall.rs TimeCue::find."""
     words = [w.lower() for w in re.split(r"[^\w]|_", text) if w]
     numbers = "one two three four five six seven eight nine ten eleven twelve".split()
     months = "january february march april may june july august september october november december".split()

@@ -14,7 +14,7 @@ fixtures/eval/ in one run, without a build:
   pooling, normalised, 256 tokens: what goldfish computes, to ~1e-7), cached
   by group of questions under `--cache`, so a run continues where the last
   one stopped and a second run embeds nothing;
-- the candidates, floor, time cues and fusions of `src/domain/recall.rs`.
+- the candidates, floor, time cues and fusions of `crates/goldfish-core/src/recall.rs`.
 
 BM25's statistics (IDF, average length) are those of every haystack of the
 set, as in the harness's and the tests' goldfish home, which holds every
@@ -63,8 +63,8 @@ from chunks_offline import STOPWORDS, Model  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 DEPTH = 50  # each list's candidates, as recall with --limit 10
 TIME_CUE_BOOST = 0.1
-KEYWORD_WEIGHT = 0.6  # src/domain/recall.rs DEFAULT_FUSION
-FLOOR_SIMILARITY, FLOOR_WITH_WORDS = 0.1, 0.05  # src/domain/recall.rs FLOOR
+KEYWORD_WEIGHT = 0.6  # crates/goldfish-core/src/recall.rs DEFAULT_FUSION
+FLOOR_SIMILARITY, FLOOR_WITH_WORDS = 0.1, 0.05  # crates/goldfish-core/src/recall.rs FLOOR
 GROUP = 5  # questions per cache file
 
 # --- the two sets ------------------------------------------------------------
@@ -189,7 +189,7 @@ WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
 
 
 def time_cue(text: str, now: dt.datetime) -> tuple[dt.datetime, dt.datetime] | None:
-    """src/domain/recall.rs TimeCue::find."""
+    """crates/goldfish-core/src/recall.rs TimeCue::find."""
     words = [w for w in re.split(r"[^\w]|_", text.lower()) if w]
 
     def unit(w: str | None) -> str | None:

@@ -11,7 +11,7 @@ alone, one other memory of its workspace at a time in a random order (the
 other memories of fixtures/eval, the other turns of the question's
 haystack), `--orders` times. Where a log first reaches a vocabulary of V
 (distinct first-five-letters of its words: three letters or more, no stop
-word, as `src/domain/relevance.rs` counts them), it notes whether the
+word, as `crates/goldfish-core/src/relevance.rs` counts them), it notes whether the
 question's share (its words the log holds) is below K. A rule "share below
 K in a log of V distinct words or more: nothing relevant" refuses an
 on-topic question in each such log: the script prints, per set, how many
@@ -30,7 +30,7 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# The stop words of `src/domain/relevance.rs`, as vocab_share.py has them.
+# The stop words of `crates/goldfish-core/src/relevance.rs`, as vocab_share.py has them.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from vocab_share import STOP  # noqa: E402
 

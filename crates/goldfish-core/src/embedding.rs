@@ -1,5 +1,5 @@
 //! Embeddings as the core sees them: an [`Embedder`] turns texts into unit
-//! vectors (the ONNX model in `crate::adapters::embed` is one), and the
+//! vectors (the ONNX model in `goldfish::adapters::embed` is one), and the
 //! arithmetic on them.
 
 use std::path::PathBuf;

@@ -10,7 +10,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{failures, redact};
-use crate::domain::memory::injection;
+use crate::memory::injection;
 
 /// Bytes a string of a queued payload keeps (head and tail).
 pub const MAX_STRING_BYTES: usize = 8 * 1024;

@@ -1,6 +1,6 @@
 //! The memory log's domain: records, types, validation of new content and the
 //! view a reader gets of a log once tombstones are applied. No I/O here; see
-//! [`crate::adapters::memdir`] for the files.
+//! `goldfish::adapters::memdir` for the files.
 
 pub mod injection;
 pub mod kinds;

@@ -1,4 +1,4 @@
-//! What a recall asks for. The index ([`crate::adapters::index::search`]) answers it.
+//! What a recall asks for. The index (`goldfish::adapters::index::search`) answers it.
 
 use jiff::Timestamp;
 
@@ -27,16 +27,16 @@ pub struct Request {
     /// without it) and the `future-timestamp` flag of what it finds (the
     /// clock's without it).
     pub now: Option<Timestamp>,
-    /// Leave out memories the index flagged ([`crate::domain::memory::trust`]); a
+    /// Leave out memories the index flagged ([`crate::memory::trust`]); a
     /// timestamp ahead of now is left out by `until`, since the index does
     /// not store that flag.
     pub unflagged_only: bool,
     /// Leave out quarantined memories (`untrusted`: see
-    /// [`crate::adapters::index::search::Trust`]): what agents receive unless they ask
+    /// `goldfish::adapters::index::search::Trust`): what agents receive unless they ask
     /// for more.
     pub trusted_only: bool,
     /// Leave out memories that a memory which counts supersedes (see
-    /// `crate::adapters::index::search`'s superseder condition).
+    /// `goldfish::adapters::index::search`'s superseder condition).
     pub hide_superseded: bool,
     /// Leave out stale memories (a file they name deleted since, their
     /// commit reverted) unless the commit that made them stale is by

@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use crate::domain::recall::Captured;
+use crate::recall::Captured;
 
 pub mod labelled;
 

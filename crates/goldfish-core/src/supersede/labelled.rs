@@ -193,7 +193,7 @@ mod tests {
 
     #[test]
     fn the_labelled_set_parses_and_is_big_and_balanced_enough() {
-        let pairs = parse(include_str!("../../../fixtures/supersede/pairs.jsonl")).unwrap();
+        let pairs = parse(include_str!("../../../../fixtures/supersede/pairs.jsonl")).unwrap();
         assert!(pairs.len() >= 80, "{}", pairs.len());
         let counts = count(
             &pairs,

@@ -1,7 +1,7 @@
 //! Whether a question is about anything the log holds: recall's "nothing
 //! relevant" (issue 29). The index says which of the question's words the
 //! log of the recall's scope uses and how many distinct words it has
-//! ([`crate::adapters::index::Index::relevance`]); [`judge`] decides.
+//! (`goldfish::adapters::index::Index::relevance`); [`judge`] decides.
 //!
 //! Similarity cannot decide it: with the model recall uses, a question
 //! about other software can be more similar to a project's memories (up to

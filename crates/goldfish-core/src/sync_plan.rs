@@ -18,7 +18,7 @@
 //!    new); bad lines and suspect records ([`trust::check`]) are problems
 //!    (file:line); a row of the file whose id it lost goes.
 //! 3. An id in several files is indexed from the first by name (its first
-//!    line there), as [`crate::domain::memory::view::LogView`] reads the
+//!    line there), as [`crate::memory::view::LogView`] reads the
 //!    log; its records in later files wait as duplicates, and when the
 //!    indexed file loses the id the next one takes its place. A file that
 //!    takes an id over from a later file has that one read again: when the
@@ -34,9 +34,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use jiff::Timestamp;
 
-use crate::domain::memory::kinds::Kinds;
-use crate::domain::memory::view::{BYTE_ORDER_MARK, bom_note};
-use crate::domain::memory::{Entry, Memory, ParseError, Release, Tombstone, trust};
+use crate::memory::kinds::Kinds;
+use crate::memory::view::{BYTE_ORDER_MARK, bom_note};
+use crate::memory::{Entry, Memory, ParseError, Release, Tombstone, trust};
 
 /// A file's stat data, as the index records it: a work-tree file whose
 /// stat data did not change since the last sync is not read again.

@@ -11,14 +11,14 @@
 //!
 //! It arrives through git, and every command and git hook of every clone
 //! reads it: at most [`MAX_BYTES`] of it are read, and at most
-//! [`kinds::MAX_EXTRA`](crate::domain::memory::kinds::MAX_EXTRA) types of
-//! [`kinds::MAX_NAME_BYTES`](crate::domain::memory::kinds::MAX_NAME_BYTES) each are
+//! [`kinds::MAX_EXTRA`](crate::memory::kinds::MAX_EXTRA) types of
+//! [`kinds::MAX_NAME_BYTES`](crate::memory::kinds::MAX_NAME_BYTES) each are
 //! taken, and at most [`MAX_AUTHORS`] author patterns of
 //! [`MAX_PATTERN_BYTES`].
 
 use serde::Deserialize;
 
-use crate::domain::memory::kinds::{Kinds, KindsError};
+use crate::memory::kinds::{Kinds, KindsError};
 
 /// The repository's own goldfish settings, relative to its work tree.
 pub const REPO_CONFIG: &str = ".goldfish/config";
@@ -374,7 +374,7 @@ mod tests {
             let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
             format!("[memory]\ntypes = [{}]\n", quoted.join(", "))
         };
-        let names: Vec<String> = (0..crate::domain::memory::kinds::MAX_EXTRA)
+        let names: Vec<String> = (0..crate::memory::kinds::MAX_EXTRA)
             .map(|i| format!("t{i}"))
             .collect();
         let config = RepoConfig::parse(&types(&names)).unwrap();
@@ -383,7 +383,7 @@ mod tests {
         over.push("one-more".to_owned());
         let err = RepoConfig::parse(&types(&over)).unwrap_err();
         assert_eq!(err.to_string(), "memory.types: 65 types, at most 64");
-        let long = "a".repeat(crate::domain::memory::kinds::MAX_NAME_BYTES + 1);
+        let long = "a".repeat(crate::memory::kinds::MAX_NAME_BYTES + 1);
         let err = RepoConfig::parse(&types(&[long])).unwrap_err();
         assert_eq!(
             err.to_string(),

@@ -4,13 +4,13 @@
 //!
 //! Step by step:
 //!
-//! 1. `crate::adapters::notes::find_notes` lists the `*.md` / `*.markdown`
+//! 1. `goldfish::adapters::notes::find_notes` lists the `*.md` / `*.markdown`
 //!    files under a folder (the only I/O of an import), sorted by path.
 //! 2. [`parse_note`] (`note.rs`) reads one file: frontmatter, timestamp,
 //!    type, tags, branch, files, author, title, and the normalised body.
 //! 3. [`note_contents`] (`note.rs`; `markdown.rs` cuts with a CommonMark
 //!    parser) builds the memory text: the title as a first line, then
-//!    the body; over [`MAX_CONTENT_BYTES`](crate::domain::memory::MAX_CONTENT_BYTES) it is split into parts at headings
+//!    the body; over [`MAX_CONTENT_BYTES`](crate::memory::MAX_CONTENT_BYTES) it is split into parts at headings
 //!    (then paragraphs, then lines), each part headed `TITLE (part i/n)`.
 //! 4. [`plan`] turns every file into memories or a reason to skip it: bad
 //!    frontmatter, a secret, already imported (a memory of the log has the
@@ -27,8 +27,8 @@ mod note;
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::domain::memory::kinds::Kinds;
-use crate::domain::memory::{self, ContentError, Memory};
+use crate::memory::kinds::Kinds;
+use crate::memory::{self, ContentError, Memory};
 
 pub use markdown::normalize;
 pub use note::{Note, NoteError, note_contents, parse_note};
@@ -312,7 +312,7 @@ fn plan_file(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::memory::MAX_CONTENT_BYTES;
+    use crate::memory::MAX_CONTENT_BYTES;
 
     fn kinds() -> Kinds {
         Kinds::with_extra(["meeting"]).unwrap()

@@ -433,7 +433,7 @@ mod tests {
     #[test]
     fn cargo_since_1_73_keeps_the_message_after_the_panic_line() {
         check(
-            include_str!("../../../fixtures/capture/outputs/cargo-test.txt"),
+            include_str!("../../../../fixtures/capture/outputs/cargo-test.txt"),
             &["billing::invoice::tests::numbers_are_unique_across_retries"],
             "assertion `left != right` failed: duplicate invoice number 1042 (left: 1042, right: 1042), at src/billing/invoice.rs:38:9",
         );
@@ -441,7 +441,7 @@ mod tests {
 
     #[test]
     fn cargo_before_1_73_reads_quoted_messages_over_lines() {
-        let output = include_str!("../../../fixtures/capture/outputs/cargo-test-rust-1.72.txt");
+        let output = include_str!("../../../../fixtures/capture/outputs/cargo-test-rust-1.72.txt");
         check(
             output,
             &[
@@ -464,7 +464,7 @@ mod tests {
 
     #[test]
     fn jest_blocks_name_the_test_and_keep_expected_and_received() {
-        let output = include_str!("../../../fixtures/capture/outputs/jest.txt");
+        let output = include_str!("../../../../fixtures/capture/outputs/jest.txt");
         check(
             output,
             &[
@@ -482,7 +482,7 @@ mod tests {
     #[test]
     fn vitest_names_the_test_with_its_file() {
         check(
-            include_str!("../../../fixtures/capture/outputs/vitest.txt"),
+            include_str!("../../../../fixtures/capture/outputs/vitest.txt"),
             &["src/cart/total.test.js > Cart > total > applies the discount once"],
             "AssertionError: expected 81 to be 90 // Object.is equality",
         );
@@ -492,9 +492,11 @@ mod tests {
     /// Bash tool): read the same as without.
     #[test]
     fn vitest_in_colour_reads_the_same() {
-        let plain = read(include_str!("../../../fixtures/capture/outputs/vitest.txt"));
+        let plain = read(include_str!(
+            "../../../../fixtures/capture/outputs/vitest.txt"
+        ));
         let coloured = read(include_str!(
-            "../../../fixtures/capture/outputs/vitest-color.txt"
+            "../../../../fixtures/capture/outputs/vitest-color.txt"
         ));
         assert_eq!(coloured, plain);
     }
@@ -502,7 +504,7 @@ mod tests {
     #[test]
     fn pytest_joins_its_e_lines() {
         check(
-            include_str!("../../../fixtures/capture/outputs/pytest.txt"),
+            include_str!("../../../../fixtures/capture/outputs/pytest.txt"),
             &["tests/test_auth.py::test_expired_token_is_rejected"],
             "AssertionError: token expired 100 s ago (assert False, +  where False = is_expired({'exp': 1000}, now=1100)), at tests/test_auth.py:8",
         );
@@ -510,7 +512,7 @@ mod tests {
 
     #[test]
     fn go_test_names_subtests_and_keeps_their_lines() {
-        let output = include_str!("../../../fixtures/capture/outputs/go-test.txt");
+        let output = include_str!("../../../../fixtures/capture/outputs/go-test.txt");
         check(
             output,
             &[

@@ -6,7 +6,7 @@
 
 use std::ops::Range;
 
-use crate::domain::memory::{injection, secrets};
+use crate::memory::{injection, secrets};
 
 const OPEN: &str = "<private>";
 const CLOSE: &str = "</private>";

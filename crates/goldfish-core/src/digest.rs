@@ -28,7 +28,7 @@
 
 use std::collections::HashSet;
 
-use crate::domain::embedding::{Embedder, TextKind, cosine};
+use crate::embedding::{Embedder, TextKind, cosine};
 
 /// A memory to distil, in recall order.
 #[derive(Debug, Clone, PartialEq)]
@@ -250,7 +250,7 @@ pub fn distill(
     embedder: Option<&mut dyn Embedder>,
     counter: &mut dyn TokenCounter,
     budget: usize,
-) -> Result<Digest, crate::domain::embedding::EmbedError> {
+) -> Result<Digest, crate::embedding::EmbedError> {
     let mut candidates: Vec<Candidate> = Vec::new();
     for (memory, source) in sources.iter().enumerate() {
         for (position, text) in sentences(&source.content).into_iter().enumerate() {
@@ -523,7 +523,7 @@ pub fn sections(
     parts: &[(String, Vec<Source>)],
     counter: &mut dyn TokenCounter,
     budget: usize,
-) -> Result<Digest, crate::domain::embedding::EmbedError> {
+) -> Result<Digest, crate::embedding::EmbedError> {
     let live: Vec<&(String, Vec<Source>)> = parts
         .iter()
         .filter(|(_, sources)| !sources.is_empty())
@@ -950,7 +950,7 @@ mod tests {
                 &mut self,
                 texts: &[&str],
                 _: TextKind,
-            ) -> Result<Vec<Vec<f32>>, crate::domain::embedding::EmbedError> {
+            ) -> Result<Vec<Vec<f32>>, crate::embedding::EmbedError> {
                 Ok(texts
                     .iter()
                     .map(|text| {

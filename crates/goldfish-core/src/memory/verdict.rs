@@ -6,7 +6,7 @@
 //! changes), `goldfish review` applies it to the lines a range of commits
 //! adds or edits.
 
-use crate::domain::config::TrustPolicy;
+use crate::config::TrustPolicy;
 
 /// The commit that introduced a memory, as the policy sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -24,7 +24,7 @@
 use std::collections::HashMap;
 use std::hash::Hash;
 
-use crate::domain::config::{REPO_CONFIG, RepoConfig, TrustPolicy};
+use crate::config::{REPO_CONFIG, RepoConfig, TrustPolicy};
 
 /// What a commit's `.goldfish/config` says of the trust policy.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,8 +5,8 @@ use jiff::civil::{Date, Time};
 use jiff::tz::TimeZone;
 use serde_yaml_ng::Value as Yaml;
 
-use crate::domain::memory::kinds::{DEFAULT, Kinds};
-use crate::domain::memory::{self, MAX_CONTENT_BYTES};
+use crate::memory::kinds::{DEFAULT, Kinds};
+use crate::memory::{self, MAX_CONTENT_BYTES};
 
 use super::markdown::{heading_text, normalize, split_labelled};
 

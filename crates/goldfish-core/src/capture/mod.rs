@@ -3,7 +3,7 @@
 //! and secrets removed ([`redact`]), the capture model's prompt and the
 //! parse of its answer ([`prompt`]). The queue, the worker, the model
 //! runtime and the labelled-set evaluation are adapters
-//! (`crate::adapters::capture`).
+//! (`goldfish::adapters::capture`).
 
 pub mod event;
 pub mod failures;
@@ -14,7 +14,7 @@ pub mod transcript;
 
 use std::path::PathBuf;
 
-use crate::domain::memory::injection;
+use crate::memory::injection;
 
 pub use rules::{Observation, Session, Verdict};
 
@@ -52,7 +52,7 @@ pub struct Guarded {
 /// every file path that does is dropped. When less than half of what it
 /// said, or fewer than 20 letters and digits, are left, it is not stored.
 /// What is stored is never flagged `instruction-like` by
-/// [`crate::domain::memory::trust::check`].
+/// [`crate::memory::trust::check`].
 pub fn guard(mut observation: Observation) -> Guarded {
     let (content, mut removed) = redact::remove_instructions(&observation.content);
     observation
