@@ -498,8 +498,8 @@ impl Hook {
 const PROMPT_HOOK: &str = "goldfish agent-hook user-prompt";
 
 /// The hooks `init --agent` writes for `agent`: the prompt hook unless
-/// `prompt` is off; with `capture` (Claude Code) the capture and session
-/// hooks. Gemini CLI reads only JSON from a hook, so its briefing is asked
+/// `prompt` is off; with `capture` the capture hooks (and Claude Code's
+/// session hooks, which Gemini CLI always gets). Gemini CLI reads only JSON from a hook, so its briefing is asked
 /// for as JSON.
 pub fn hooks(agent: Agent, prompt: bool, capture: bool, ask_agent: bool) -> Vec<Hook> {
     let mut hooks = Vec::new();
@@ -526,6 +526,11 @@ pub fn hooks(agent: Agent, prompt: bool, capture: bool, ask_agent: bool) -> Vec<
             briefing.line = format!("{} --json", briefing.command);
             hooks.push(briefing);
             hooks.push(Hook::new("PreCompress", "goldfish agent-hook pre-compact"));
+            if capture {
+                // Read in Claude Code's shape (`capture::event::claude_shaped`).
+                hooks.push(Hook::new("AfterTool", "goldfish agent-hook post-tool-use"));
+                hooks.push(Hook::new("AfterAgent", "goldfish agent-hook stop"));
+            }
         }
         Agent::Codex => {}
     }
@@ -644,7 +649,13 @@ pub fn setup_hooks(root: &Path, agent: Agent, hooks: &[Hook]) -> Result<Vec<Stri
             .filter(|event| events.contains(event))
             .collect()
     };
-    let capture = of(&["PostToolUse", "PostToolUseFailure", "Stop"]);
+    let capture = of(&[
+        "PostToolUse",
+        "PostToolUseFailure",
+        "Stop",
+        "AfterTool",
+        "AfterAgent",
+    ]);
     let session = of(&["SessionStart", "PreCompact", "PreCompress"]);
     let prompt = of(&["UserPromptSubmit", "BeforeAgent"]);
     let mut changes = Vec::new();

@@ -903,3 +903,60 @@ fn session_start_json_gives_gemini_the_briefing_as_additional_context() {
     );
     assert!(context.contains("Deploys go out on Tuesdays"), "{context}");
 }
+
+/// Issue 40: Gemini CLI's `PreCompress` (`@google/gemini-cli` 0.61.0:
+/// `trigger`, and `transcript_path` naming its chat record, JSON Lines of
+/// `{type: "user" | "gemini", content}` after a metadata line) stores the
+/// session's last request and answer as a checkpoint, as Claude Code's
+/// PreCompact does.
+#[test]
+fn gemini_pre_compress_stores_the_checkpoint_from_its_chat_record() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    env.ok(&repo, &["init", "--agent", "gemini"]);
+    let settings: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(repo.join(".gemini/settings.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        settings["hooks"]["PreCompress"][0]["hooks"][0]["command"],
+        "goldfish agent-hook pre-compact"
+    );
+    let chat = env.path().join("session-2026-11-20T09-00-abcd1234.jsonl");
+    fs::write(
+        &chat,
+        [
+            serde_json::json!({"sessionId": "g-1", "projectHash": "p", "startTime": "2026-11-20T09:00:00Z", "kind": "main"}),
+            serde_json::json!({"id": "1", "timestamp": "2026-11-20T09:00:01Z", "type": "user", "content": [{"text": "Port the renderer to the layout engine"}]}),
+            serde_json::json!({"id": "2", "timestamp": "2026-11-20T09:00:09Z", "type": "gemini", "content": [{"functionCall": {"name": "read_file", "args": {}}}]}),
+            serde_json::json!({"id": "3", "timestamp": "2026-11-20T09:01:00Z", "type": "gemini", "content": "Half the widgets are ported; next: the table widget."}),
+            serde_json::json!({"$set": {"lastUpdated": "2026-11-20T09:01:00Z"}}),
+        ]
+        .map(|line| line.to_string())
+        .join("\n"),
+    )
+    .unwrap();
+    let payload = serde_json::json!({
+        "session_id": "g-1",
+        "transcript_path": chat,
+        "cwd": repo,
+        "hook_event_name": "PreCompress",
+        "timestamp": "2026-11-20T09:02:00.000Z",
+        "trigger": "auto",
+    });
+    let output = env.goldfish_stdin(
+        &repo,
+        &["agent-hook", "pre-compact"],
+        payload.to_string().as_bytes(),
+    );
+    assert!(output.status.success(), "{output:?}");
+    assert!(output.stdout.is_empty(), "nothing on stdout: {output:?}");
+    let lines = memory_lines(&repo);
+    let checkpoint = lines
+        .iter()
+        .find(|l| l["type"] == "checkpoint")
+        .unwrap_or_else(|| panic!("a checkpoint: {lines:#?}"));
+    assert_eq!(
+        checkpoint["content"],
+        "Checkpoint before the agent's context was compacted.\nLast request: Port the renderer to the layout engine\nLast answer: Half the widgets are ported; next: the table widget."
+    );
+}

@@ -1127,3 +1127,139 @@ fn a_captured_observation_the_team_already_has_is_skipped() {
     );
     assert_eq!(status["stored"], 2, "{status:#}");
 }
+
+/// Issue 40: Gemini CLI as a first-class agent. `init --agent gemini
+/// --capture` writes its `AfterTool` and `AfterAgent` hooks, and a session
+/// given as `@google/gemini-cli` 0.61.0 gives its hooks (`tool_name`
+/// `read_file`, `run_shell_command`, `replace`; `tool_response` =
+/// `{llmContent, returnDisplay, error}`, a shell's exit code written in
+/// `llmContent` only when it is not 0; `AfterAgent` with the turn's
+/// `prompt` and `prompt_response`) is captured by the same rules as Claude
+/// Code's: a bug fix naming the failing test and the file changed, and the
+/// session's checkpoint.
+#[test]
+fn a_gemini_session_is_captured_by_the_same_rules() {
+    use std::io::Write;
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let init = env.ok(&repo, &["init", "--agent", "gemini", "--capture"]);
+    assert!(
+        init.contains("turned capture on: AfterTool and AfterAgent hooks in .gemini/settings.json"),
+        "{init}"
+    );
+    let settings: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(repo.join(".gemini/settings.json")).unwrap())
+            .unwrap();
+    let run = |event: &str, payload: serde_json::Value| {
+        let command = settings["hooks"][event][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no {event} hook: {settings:#}"))
+            .to_owned();
+        let mut child = env
+            .command("sh", &repo)
+            .args(["-c", &command])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.to_string().as_bytes())
+            .unwrap();
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{command}: {output:?}");
+    };
+    let base = |event: &str| {
+        json!({
+            "session_id": "gemini-1",
+            "transcript_path": repo.join("../chats/session.json"),
+            "cwd": repo,
+            "hook_event_name": event,
+            "timestamp": "2026-11-20T09:00:00.000Z",
+        })
+    };
+    let tool = |name: &str, input: serde_json::Value, response: serde_json::Value| {
+        let mut payload = base("AfterTool");
+        payload["tool_name"] = name.into();
+        payload["tool_input"] = input;
+        payload["tool_response"] = response;
+        payload
+    };
+    let file = repo.join("src/git.rs");
+    run(
+        "AfterTool",
+        tool(
+            "read_file",
+            json!({"file_path": file}),
+            json!({"llmContent": "fn drain() {}", "returnDisplay": ""}),
+        ),
+    );
+    run(
+        "AfterTool",
+        tool(
+            "run_shell_command",
+            json!({"command": "cargo test --test it sync::branch_switch", "description": "run the test"}),
+            json!({
+                "llmContent": "Output: running 1 test\ntest sync::branch_switch ... FAILED\nthread 'sync::branch_switch' panicked at src/git.rs:41: journal not drained\nerror: test failed, to rerun pass `--test it`\nExit Code: 101\nProcess Group PGID: 4242",
+                "returnDisplay": "Exit Code: 101",
+            }),
+        ),
+    );
+    run(
+        "AfterTool",
+        tool(
+            "replace",
+            json!({"file_path": file, "instruction": "drain first", "old_string": "a", "new_string": "b"}),
+            json!({"llmContent": "Successfully modified file", "returnDisplay": {"fileDiff": "-a\n+b"}}),
+        ),
+    );
+    run(
+        "AfterTool",
+        tool(
+            "run_shell_command",
+            json!({"command": "cargo test --test it sync::branch_switch"}),
+            json!({
+                "llmContent": "Output: test result: ok. 1 passed\nProcess Group PGID: 4243",
+                "returnDisplay": "",
+            }),
+        ),
+    );
+    let mut end = base("AfterAgent");
+    end["prompt"] = "Fix the failing sync test on branch switch".into();
+    end["prompt_response"] =
+        "Fixed: the journal is drained before the sync. Next: add a test for rebases.".into();
+    end["stop_hook_active"] = false.into();
+    run("AfterAgent", end);
+    env.ok(&repo, &["capture", "work", "--wait"]);
+
+    let lines = memory_lines(&repo);
+    let fix = lines
+        .iter()
+        .find(|l| l["type"] == "bug-fix")
+        .unwrap_or_else(|| panic!("a bug fix: {lines:#?}"));
+    assert_eq!(fix["session"], "gemini-1");
+    assert_eq!(fix["files"], json!(["src/git.rs"]));
+    let content = fix["content"].as_str().unwrap();
+    assert!(content.contains("`cargo test --test it sync::branch_switch` failed, then passed after changes to src/git.rs"), "{content}");
+    assert!(content.contains("journal not drained"), "{content}");
+    assert!(
+        !content.contains("PGID"),
+        "Gemini's trailer is not output: {content}"
+    );
+    let summary = lines
+        .iter()
+        .find(|l| l["type"] == "checkpoint")
+        .unwrap_or_else(|| panic!("a checkpoint: {lines:#?}"));
+    let summary = summary["content"].as_str().unwrap();
+    assert!(
+        summary.contains("Asked: Fix the failing sync test on branch switch"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("Next: add a test for rebases"),
+        "{summary}"
+    );
+}

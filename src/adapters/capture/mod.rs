@@ -93,8 +93,9 @@ pub fn enqueue(
         let queue = Queue::for_root(&capture_root(home), &root);
         return dropped(queue, &root, kind, None, DROPPED_TOO_LARGE);
     }
-    let mut value: Value =
+    let value: Value =
         serde_json::from_slice(payload).map_err(|e| CaptureError::Payload(e.to_string()))?;
+    let mut value = event::claude_shaped(value);
     if !value.is_object() {
         return Err(CaptureError::Payload("not an object".to_owned()));
     }
@@ -310,12 +311,18 @@ fn process(
             .as_str()
             .map(|p| transcript_ends(Path::new(p)))
             .unwrap_or_default();
-        // Claude Code's own field is the answer of this turn.
-        let answer = payload["last_assistant_message"]
-            .as_str()
-            .filter(|text| !text.trim().is_empty())
-            .map(str::to_owned)
+        let text_of = |key: &str| {
+            payload[key]
+                .as_str()
+                .filter(|text| !text.trim().is_empty())
+                .map(str::to_owned)
+        };
+        // Claude Code's own field is the answer of this turn; Gemini CLI's
+        // AfterAgent gives the turn's prompt and answer.
+        let answer = text_of("last_assistant_message")
+            .or_else(|| text_of("prompt_response"))
             .or(answer);
+        let asked = text_of("prompt").or(asked);
         // A request or answer that held an order is not cleared by cutting
         // the order out: it is left out whole.
         let mut keep = |text: Option<String>| {

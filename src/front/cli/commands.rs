@@ -109,7 +109,7 @@ pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> 
         crate::app::agent::hooks(
             agent.into(),
             !args.no_prompt_hook,
-            args.capture && agent == AgentArg::Claude,
+            args.capture,
             args.ask_agent,
         )
     };
@@ -122,10 +122,10 @@ pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> 
         && !args
             .agent
             .iter()
-            .any(|agent| matches!(agent, AgentArg::Claude))
+            .any(|agent| matches!(agent, AgentArg::Claude | AgentArg::Gemini))
     {
         return Err(CliError::usage(anyhow::anyhow!(
-            "--capture works through Claude Code's hooks: give it with --agent claude"
+            "--capture works through an agent's hooks: give it with --agent claude or --agent gemini"
         )));
     }
     let changes = crate::app::init::init(&workspace, args.force).map_err(|err| match err {

@@ -140,7 +140,7 @@ struct InitArgs {
     /// With --agent: leave out the prompt hook (the memories relevant to each prompt added to the agent's context)
     #[arg(long)]
     no_prompt_hook: bool,
-    /// With --agent claude: also turn on capture (memories from the agent's tool use) through hooks in .claude/settings.json, with the session-start briefing and pre-compact checkpoint hooks
+    /// With --agent claude or gemini: also turn on capture (memories from the agent's tool use) through the agent's hooks (.claude/settings.json, with the session-start briefing and pre-compact checkpoint hooks; .gemini/settings.json)
     #[arg(long)]
     capture: bool,
     /// With --capture: at the end of a session that changed code, the Stop hook asks the agent once to store what a teammate should know with the MCP store tool (or to stop if nothing)

@@ -1,4 +1,5 @@
-//! Claude Code's hook payloads, and the facts read from them without a
+//! Claude Code's hook payloads (and Gemini CLI's, read in Claude Code's
+//! shape: [`claude_shaped`]), and the facts read from them without a
 //! model: files read and modified, the command and how it ended, failing
 //! tests and error lines. Every text kept is the output of whatever the
 //! agent ran or read: spans of it that read as an order to an agent and
@@ -32,6 +33,121 @@ pub fn sanitize(payload: &mut Value) {
         Value::Object(fields) => fields.values_mut().for_each(sanitize),
         _ => {}
     }
+}
+
+/// Gemini CLI's tools by Claude Code's names: their inputs already share
+/// the names the facts read (`file_path`, `old_string`, `new_string`,
+/// `content`, `command`; `dir_path` becomes `path`).
+const GEMINI_TOOLS: [(&str, &str); 7] = [
+    ("replace", "Edit"),
+    ("write_file", "Write"),
+    ("read_file", "Read"),
+    ("run_shell_command", "Bash"),
+    ("glob", "Glob"),
+    ("grep_search", "Grep"),
+    ("list_directory", "LS"),
+];
+
+/// A hook payload in Claude Code's shape, the one the rules read. Gemini
+/// CLI's `AfterTool` (`@google/gemini-cli` 0.61: `tool_name`, `tool_input`,
+/// `tool_response` = `{llmContent, returnDisplay, error}`) becomes a
+/// `PostToolUse` (`PostToolUseFailure` when the tool reported an error):
+/// its tool named as Claude Code names it, a shell command's
+/// `Output: …`/`Exit Code: N` text read into `stdout` and `exit_code`
+/// (Gemini CLI writes the exit code only when it is not 0). Its
+/// `AfterAgent` keeps its `prompt` and `prompt_response`, which the Stop
+/// handling reads. Any other payload is returned as it is.
+pub fn claude_shaped(mut payload: Value) -> Value {
+    if payload["hook_event_name"] != "AfterTool" {
+        return payload;
+    }
+    let tool = payload["tool_name"].as_str().unwrap_or_default().to_owned();
+    let name = GEMINI_TOOLS
+        .iter()
+        .find(|(gemini, _)| *gemini == tool)
+        .map_or(tool.as_str(), |(_, claude)| claude)
+        .to_owned();
+    if let Some(input) = payload["tool_input"].as_object_mut()
+        && let Some(dir) = input.remove("dir_path")
+    {
+        input.entry("path").or_insert(dir);
+    }
+    let response = &payload["tool_response"];
+    let text = match &response["llmContent"] {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|part| part["text"].as_str().or(part.as_str()))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    };
+    let error = response["error"]["message"]
+        .as_str()
+        .or(response["error"].as_str())
+        .map(str::to_owned);
+    let mut shaped = serde_json::Map::new();
+    if name == "Bash" {
+        let (output, code, interrupted) = shell_result(&text);
+        shaped.insert("stdout".to_owned(), Value::String(output));
+        if let Some(error) = &error {
+            shaped.insert("stderr".to_owned(), Value::String(error.clone()));
+        }
+        let code = code.or(error.as_ref().map(|_| 1)).unwrap_or(0);
+        shaped.insert("exit_code".to_owned(), Value::from(code));
+        shaped.insert("interrupted".to_owned(), Value::Bool(interrupted));
+    } else {
+        shaped.insert("success".to_owned(), Value::Bool(error.is_none()));
+    }
+    payload["tool_name"] = Value::String(name);
+    payload["tool_response"] = Value::Object(shaped);
+    payload["hook_event_name"] = Value::String(
+        if error.is_some() {
+            "PostToolUseFailure"
+        } else {
+            "PostToolUse"
+        }
+        .to_owned(),
+    );
+    payload
+}
+
+/// Gemini CLI's shell result as it gives it to its model: `Output: …`,
+/// then an `Error: …` line when the command could not run, then `Exit
+/// Code: N`, `Signal: …`, `Background PIDs: …` and `Process Group PGID: …`
+/// lines; or a cancellation sentence. The output (with the error line,
+/// which the failure reader wants), the exit code when one is written, and
+/// whether the command was cut short. The trailing lines are read from the
+/// end, so the output's own lines stay output whatever they say.
+fn shell_result(text: &str) -> (String, Option<i64>, bool) {
+    const TRAILERS: [&str; 4] = [
+        "Exit Code: ",
+        "Signal: ",
+        "Background PIDs: ",
+        "Process Group PGID: ",
+    ];
+    let interrupted = text.starts_with("Command was cancelled")
+        || text.starts_with("Command was automatically cancelled");
+    let Some(rest) = text.strip_prefix("Output: ") else {
+        return (text.to_owned(), None, interrupted);
+    };
+    let mut lines: Vec<&str> = rest.lines().collect();
+    let mut code = None;
+    while let Some(last) = lines.last() {
+        if !TRAILERS.iter().any(|start| last.starts_with(start)) {
+            break;
+        }
+        if let Some(value) = last.strip_prefix("Exit Code: ") {
+            code = value.trim().parse().ok();
+        }
+        lines.pop();
+    }
+    let output = lines.join("\n");
+    let output = match output.strip_prefix("(empty)") {
+        Some(after) if after.is_empty() || after.starts_with('\n') => after.trim_start().to_owned(),
+        _ => output,
+    };
+    (output, code, interrupted)
 }
 
 /// Shrinks a payload over [`MAX_EVENT_BYTES`] to what the facts need.
@@ -542,5 +658,55 @@ mod tests {
             facts.errors[0],
             "error[E0599]: no method named `journal` found"
         );
+    }
+
+    #[test]
+    fn a_gemini_shell_result_reads_as_claude_codes() {
+        let shaped = claude_shaped(serde_json::json!({
+            "hook_event_name": "AfterTool",
+            "tool_name": "run_shell_command",
+            "tool_input": {"command": "npm test", "dir_path": "web"},
+            "tool_response": {"llmContent": "Output: FAIL src/a.test.js\nError: not a trailer\nExit Code: 1\nProcess Group PGID: 7", "returnDisplay": ""},
+        }));
+        assert_eq!(shaped["hook_event_name"], "PostToolUse");
+        assert_eq!(shaped["tool_name"], "Bash");
+        assert_eq!(shaped["tool_input"]["path"], "web");
+        assert_eq!(
+            shaped["tool_response"],
+            serde_json::json!({"stdout": "FAIL src/a.test.js\nError: not a trailer", "exit_code": 1, "interrupted": false})
+        );
+        // Exit code 0 is not written; an empty output is `(empty)`.
+        let passed = claude_shaped(serde_json::json!({
+            "hook_event_name": "AfterTool",
+            "tool_name": "run_shell_command",
+            "tool_input": {"command": "true"},
+            "tool_response": {"llmContent": "Output: (empty)\nProcess Group PGID: 8"},
+        }));
+        assert_eq!(passed["tool_response"]["exit_code"], 0);
+        assert_eq!(passed["tool_response"]["stdout"], "");
+        let cancelled = claude_shaped(serde_json::json!({
+            "hook_event_name": "AfterTool",
+            "tool_name": "run_shell_command",
+            "tool_response": {"llmContent": "Command was cancelled by user before it could complete. There was no output before it was cancelled."},
+        }));
+        assert_eq!(cancelled["tool_response"]["interrupted"], true);
+    }
+
+    #[test]
+    fn a_gemini_tool_error_is_a_failure_and_other_payloads_pass_through() {
+        let failed = claude_shaped(serde_json::json!({
+            "hook_event_name": "AfterTool",
+            "tool_name": "replace",
+            "tool_input": {"file_path": "/r/a.rs", "old_string": "x", "new_string": "y"},
+            "tool_response": {"llmContent": [{"text": "Failed to edit"}], "error": {"message": "0 occurrences found", "type": "edit_no_occurrence_found"}},
+        }));
+        assert_eq!(failed["hook_event_name"], "PostToolUseFailure");
+        assert_eq!(failed["tool_name"], "Edit");
+        assert_eq!(
+            failed["tool_response"],
+            serde_json::json!({"success": false})
+        );
+        let claude = serde_json::json!({"hook_event_name": "PostToolUse", "tool_name": "Bash"});
+        assert_eq!(claude_shaped(claude.clone()), claude);
     }
 }

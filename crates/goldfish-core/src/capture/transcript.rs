@@ -6,6 +6,8 @@
 //! the interrupt marker, a tool result, a subagent's (`isSidechain`) or a
 //! compaction summary. Blocks a harness puts around the request
 //! (`<system-reminder>`, `<system_instruction>`) are left out of it.
+//! Gemini CLI's chat records (JSON Lines of `{type: "user" | "gemini",
+//! content}`, content a string or parts with `text`) read the same way.
 
 use serde_json::Value;
 
@@ -43,7 +45,7 @@ pub fn request_in(entry: &Value) -> Option<String> {
     {
         return None;
     }
-    let text = text_of(&entry["message"]["content"])?;
+    let text = text_of(content(entry))?;
     let text = without_blocks(&text);
     let text = text.trim();
     if text.is_empty()
@@ -61,11 +63,24 @@ pub fn answer_in(entry: &Value) -> Option<String> {
     if role(entry) != Some("assistant") || entry["isSidechain"] == true {
         return None;
     }
-    text_of(&entry["message"]["content"])
+    text_of(content(entry))
 }
 
 fn role(entry: &Value) -> Option<&str> {
-    entry["type"].as_str().or(entry["message"]["role"].as_str())
+    match entry["type"].as_str() {
+        // Gemini CLI's name for its model's turns.
+        Some("gemini") => Some("assistant"),
+        kind => kind.or(entry["message"]["role"].as_str()),
+    }
+}
+
+/// Claude Code's `message.content`, or Gemini CLI's `content`.
+fn content(entry: &Value) -> &Value {
+    if entry["message"].is_object() {
+        &entry["message"]["content"]
+    } else {
+        &entry["content"]
+    }
 }
 
 /// A message's text: a string, or its `text` parts joined (tool calls and
@@ -75,7 +90,8 @@ fn text_of(content: &Value) -> Option<String> {
         Value::String(text) => text.clone(),
         Value::Array(parts) => parts
             .iter()
-            .filter(|part| part["type"] == "text")
+            // Claude Code's text blocks, Gemini CLI's text parts (no type).
+            .filter(|part| part["type"] == "text" || part.get("type").is_none())
             .filter_map(|part| part["text"].as_str())
             .collect::<Vec<_>>()
             .join("\n"),
@@ -170,5 +186,22 @@ mod tests {
         ]}});
         assert_eq!(answer_in(&entry).as_deref(), Some("Done."));
         assert_eq!(answer_in(&user(json!("Done."))), None);
+    }
+
+    #[test]
+    fn gemini_cli_records_read_as_requests_and_answers() {
+        let asked = json!({"id": "1", "timestamp": "2026-11-20T09:00:00Z", "type": "user", "content": [{"text": "Fix the flaky login test"}]});
+        let answered = json!({"id": "2", "type": "gemini", "content": "The test raced the refresh; fixed.", "thoughts": [], "model": "gemini-3"});
+        let call = json!({"id": "3", "type": "gemini", "content": [{"functionCall": {"name": "read_file"}}]});
+        assert_eq!(
+            request_in(&asked).as_deref(),
+            Some("Fix the flaky login test")
+        );
+        assert_eq!(
+            answer_in(&answered).as_deref(),
+            Some("The test raced the refresh; fixed.")
+        );
+        assert_eq!(answer_in(&call), None);
+        assert_eq!(request_in(&json!({"$set": {"lastUpdated": "x"}})), None);
     }
 }
