@@ -840,6 +840,31 @@ fn init_agent_writes_the_prompt_hook_and_gemini_its_session_hooks() {
         fs::read(repo.join(".gemini/settings.json")).unwrap(),
         before
     );
+    let text = fs::read_to_string(repo.join(".gemini/settings.json")).unwrap();
+    for line in [
+        "  \"theme\": \"GitHub\",",
+        "    \"AfterTool\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"./lint.sh\"}]}]",
+    ] {
+        assert!(text.contains(line), "the user's bytes are kept: {text}");
+    }
+    // A settings file whose hooks cannot take an entry is refused, nothing
+    // changed (not even GEMINI.md).
+    let broken = env.repo("broken", "Alice");
+    fs::create_dir_all(broken.join(".gemini")).unwrap();
+    let odd = "{\"hooks\": {\"BeforeAgent\": {\"not\": \"a list\"}}}\n";
+    fs::write(broken.join(".gemini/settings.json"), odd).unwrap();
+    let refused = env.goldfish(&broken, &["init", "--agent", "gemini"]);
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("hooks.BeforeAgent") && stderr.contains("nothing was changed"),
+        "{stderr}"
+    );
+    assert_eq!(
+        fs::read_to_string(broken.join(".gemini/settings.json")).unwrap(),
+        odd
+    );
+    assert!(!broken.join("GEMINI.md").exists());
 
     let claude = env.repo("claude", "Alice");
     let out = env.ok(&claude, &["init", "--agent", "claude"]);
