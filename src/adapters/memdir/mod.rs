@@ -40,6 +40,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::adapters::PathError;
 use crate::adapters::git::Workspace;
 use crate::domain::memory::view::{LogView, Problem};
 use crate::domain::memory::{self, Entry};
@@ -66,22 +67,12 @@ pub enum LogError {
     Journal { path: PathBuf, reason: String },
     #[error("the timestamp `{0}` has no day file (years 0001–9999 only)")]
     Timestamp(String),
-    #[error("could not {action} {}", .path.display())]
-    Io {
-        action: &'static str,
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] PathError),
 }
 
 fn io_error(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> LogError {
-    let path = path.to_owned();
-    move |source| LogError::Io {
-        action,
-        path,
-        source,
-    }
+    PathError::at(action, path)
 }
 
 /// How long an append waits for a git command holding the index lock before
