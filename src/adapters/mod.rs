@@ -21,3 +21,35 @@ pub mod llm;
 pub mod memdir;
 pub mod notes;
 pub mod shell;
+
+use std::path::{Path, PathBuf};
+
+/// An I/O error with what was being done and the path it was done to:
+/// "could not {action} {path}", the error beneath as its source. The error
+/// enums of the adapters and the application layer wrap it.
+#[derive(Debug, thiserror::Error)]
+#[error("could not {action} {}", .path.display())]
+pub struct PathError {
+    pub action: &'static str,
+    pub path: PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+impl PathError {
+    /// What `map_err` takes for `action` on `path`: the I/O error as an
+    /// `E` (an enum that wraps a `PathError`).
+    pub fn at<E: From<PathError>>(
+        action: &'static str,
+        path: &Path,
+    ) -> impl FnOnce(std::io::Error) -> E + use<E> {
+        let path = path.to_owned();
+        move |source| {
+            E::from(PathError {
+                action,
+                path,
+                source,
+            })
+        }
+    }
+}

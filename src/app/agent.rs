@@ -7,6 +7,7 @@
 use std::io::{self, BufRead};
 use std::path::{Path, PathBuf};
 
+use crate::adapters::PathError;
 use crate::adapters::home::Home;
 use crate::domain::capture::transcript;
 
@@ -24,13 +25,8 @@ pub enum Agent {
 
 #[derive(Debug, thiserror::Error)]
 pub enum SetupError {
-    #[error("could not {action} {}", .path.display())]
-    Io {
-        action: &'static str,
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] PathError),
     #[error("{} {reason}: goldfish never follows a link or opens what is not a regular file in an agent's files; replace it with a regular file (`git rm` it) and run init again, nothing was changed", .path.display())]
     Unsafe { path: PathBuf, reason: String },
     #[error("{} is not valid JSON ({source}); fix it and run init again, nothing was changed", .path.display())]
@@ -115,10 +111,12 @@ fn relative(root: &Path, path: &Path) -> String {
 
 fn read_optional(root: &Path, path: &Path) -> Result<Option<String>, SetupError> {
     refuse_links(root, path)?;
-    let io_error = |source| SetupError::Io {
-        action: "read",
-        path: path.to_owned(),
-        source,
+    let io_error = |source| {
+        SetupError::from(PathError {
+            action: "read",
+            path: path.to_owned(),
+            source,
+        })
     };
     match crate::adapters::memdir::read_regular(path) {
         Ok(bytes) => String::from_utf8(bytes)
@@ -177,14 +175,7 @@ fn unsafe_path(path: &Path, reason: &str) -> SetupError {
 /// one atomic writer.
 fn write_atomic(root: &Path, path: &Path, text: &str) -> Result<(), SetupError> {
     refuse_links(root, path)?;
-    let io_error = |action| {
-        let path = path.to_owned();
-        move |source| SetupError::Io {
-            action,
-            path,
-            source,
-        }
-    };
+    let io_error = |action| PathError::at::<SetupError>(action, path);
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io_error("create the folder of"))?;
     crate::adapters::memdir::write_atomically(path, text.as_bytes()).map_err(io_error("write"))?;

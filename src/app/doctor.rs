@@ -380,7 +380,7 @@ fn trust_findings(workspace: &Workspace, index: &Index) -> Vec<Finding> {
         let listed: Vec<String> = changes
             .iter()
             .map(|change| {
-                crate::adapters::index::policy_change_message(
+                crate::adapters::history::provenance::policy_change_message(
                     &change.commit,
                     &change.author,
                     &change.why,

@@ -10,6 +10,7 @@ use std::fs;
 use std::io;
 use std::path::PathBuf;
 
+use crate::adapters::PathError;
 use crate::adapters::git::{GitError, MEMORY_DIR, Workspace};
 use crate::adapters::memdir::OpenError;
 use crate::app::init::{DRIVER_KEY, HOOKS, InitError, hook_issue};
@@ -52,11 +53,7 @@ pub fn heal(workspace: &Workspace) -> Result<Healed, InitError> {
         return Ok(healed);
     }
     if !hooks.is_dir() {
-        fs::create_dir_all(&hooks).map_err(|source| InitError::Io {
-            action: "create",
-            path: hooks.clone(),
-            source,
-        })?;
+        fs::create_dir_all(&hooks).map_err(PathError::at::<InitError>("create", &hooks))?;
     }
     for name in &missing {
         crate::app::init::write_hook(&hooks.join(name), &crate::app::init::hook_script(name))?;

@@ -7,6 +7,7 @@ use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use crate::adapters::PathError;
 use crate::adapters::git::{GitError, MEMORY_DIR, REPO_CONFIG, Workspace};
 use crate::adapters::memdir::OpenError;
 
@@ -40,13 +41,8 @@ pub fn hook_script(name: &str) -> String {
 pub enum InitError {
     #[error(transparent)]
     Git(#[from] GitError),
-    #[error("could not {action} {}", .path.display())]
-    Io {
-        action: &'static str,
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] PathError),
     #[error(transparent)]
     Unsafe(crate::adapters::memdir::LogError),
     #[error("{} is a symbolic link; goldfish does not write through it (it could point out of the repository): replace it with a regular file", .0.display())]
@@ -60,12 +56,7 @@ pub enum InitError {
 }
 
 fn io_error(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> InitError {
-    let path = path.to_owned();
-    move |source| InitError::Io {
-        action,
-        path,
-        source,
-    }
+    PathError::at(action, path)
 }
 
 /// Sets `workspace` up and returns what changed, one sentence each (empty when

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use crate::adapters::PathError;
 use crate::adapters::embed::install::InstallError;
 
 const INSTALL_SH: &str = include_str!("../../../scripts/model/install_capture.sh");
@@ -24,14 +25,7 @@ pub fn default_model(models_dir: &Path) -> Option<PathBuf> {
 
 /// Installs the default model (cached; a re-run checks the checksum only).
 pub fn install_default(models_dir: &Path) -> Result<PathBuf, InstallError> {
-    let io = |action, path: &Path| {
-        let path = path.to_owned();
-        move |source| InstallError::Io {
-            action,
-            path,
-            source,
-        }
-    };
+    let io = |action, path: &Path| PathError::at::<InstallError>(action, path);
     let scripts =
         tempfile::tempdir().map_err(io("create a temporary folder in", &std::env::temp_dir()))?;
     let script = scripts.path().join("install_capture.sh");

@@ -20,10 +20,11 @@ pub mod install;
 pub mod queue;
 pub mod runtime;
 
-use std::io;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+
+use crate::adapters::PathError;
 
 use crate::domain::capture::rules::{self, Observation, Session, Verdict};
 use crate::domain::capture::{
@@ -33,13 +34,8 @@ pub use queue::Queue;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CaptureError {
-    #[error("could not {action} {}", .path.display())]
-    Io {
-        action: &'static str,
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] PathError),
     #[error("the hook payload is not a JSON object: {0}")]
     Payload(String),
     #[error("{} is not inside a git repository", .0.display())]

@@ -8,6 +8,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use super::CaptureError;
+use crate::adapters::PathError;
 
 /// Bytes a queue may hold; events past it are dropped (and counted).
 pub const MAX_QUEUE_BYTES: u64 = 16 << 20;
@@ -19,12 +20,7 @@ pub struct Queue {
 }
 
 fn io_error(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> CaptureError {
-    let path = path.to_owned();
-    move |source| CaptureError::Io {
-        action,
-        path,
-        source,
-    }
+    PathError::at(action, path)
 }
 
 impl Queue {
@@ -184,11 +180,8 @@ impl Queue {
     ) -> Result<(), CaptureError> {
         let path = self.session_path(session);
         create_private_dir(path.parent().unwrap_or(&self.dir))?;
-        let bytes = serde_json::to_vec(state).map_err(|e| CaptureError::Io {
-            action: "encode",
-            path: path.clone(),
-            source: io::Error::other(e),
-        })?;
+        let bytes = serde_json::to_vec(state)
+            .map_err(|e| PathError::at::<CaptureError>("encode", &path)(io::Error::other(e)))?;
         let temp = path.with_extension("json.tmp");
         write_private(&temp, &bytes)?;
         std::fs::rename(&temp, &path).map_err(io_error("replace", &path))

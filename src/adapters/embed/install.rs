@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 
 use super::manifest::{self, FileSource, Manifest};
 use super::{DEFAULT_MODEL, FP32_MODEL, INT8_MODEL, RUNTIME_LIBRARY};
+use crate::adapters::PathError;
 
 const INSTALL_SH: &str = include_str!("../../../scripts/model/install.sh");
 const BUILD_PY: &str = include_str!("../../../scripts/model/build_minilm_onnx.py");
@@ -20,13 +21,8 @@ const REQUIREMENTS: &str = include_str!("../../../scripts/model/requirements.txt
 
 #[derive(Debug, thiserror::Error)]
 pub enum InstallError {
-    #[error("could not {action} {}", .path.display())]
-    Io {
-        action: &'static str,
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] PathError),
     #[error("the model installer failed ({status}); its messages are above")]
     Script { status: String },
     #[error("the model installer printed no manifest data: {0}")]
@@ -42,12 +38,7 @@ pub enum InstallError {
 }
 
 fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> InstallError {
-    let path = path.to_owned();
-    move |source| InstallError::Io {
-        action,
-        path,
-        source,
-    }
+    PathError::at(action, path)
 }
 
 /// What was installed.

@@ -5,7 +5,7 @@
 //! repository's branches ([`Workspace::branch_tips`]) with the last tips it
 //! recorded (`branches`, schema 14). A branch that vanished while a memory
 //! names it is kept as `gone` with its last tip, and judged against HEAD
-//! ([`landed`]); one no memory names is forgotten. A branch is judged again
+//! ([`history::branches::Landed`]); one no memory names is forgotten. A branch is judged again
 //! when HEAD moves (a merge may bring it in, a reset take it out), while
 //! its tip can still be read; once git has collected the tip (it is in no
 //! history left) the last verdict stands.
@@ -14,16 +14,13 @@
 //! `branch-deleted`. Only a branch this index saw is known to have been
 //! deleted: a memory naming one it never saw is not judged.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use rusqlite::{Transaction, params};
 
 use super::SyncError;
 use crate::adapters::git::Workspace;
-
-/// goldfish's own folder (memories, config): left out of what a branch
-/// changed, since memories merge line by line.
-const GOLDFISH_DIR: &str = ".goldfish/";
+use crate::adapters::history;
 
 /// What a sync saw change in the branches.
 #[derive(Debug, Default)]
@@ -109,7 +106,7 @@ pub(super) fn record(
     let mut forget = tx
         .prepare_cached("DELETE FROM branches WHERE workspace_id = ?1 AND name = ?2")
         .map_err(sqlite)?;
-    let mut judged = Judged::default();
+    let mut judged = history::branches::Landed::default();
     for (name, row) in recorded
         .iter()
         .filter(|(name, _)| !tips.contains_key(*name))
@@ -178,55 +175,4 @@ pub(super) fn unmerged(
         ))
     })?
     .collect()
-}
-
-/// HEAD's tree, read once for every branch judged in one sync.
-#[derive(Default)]
-struct Judged {
-    head_tree: Option<(gix::ObjectId, gix::ObjectId)>,
-}
-
-impl Judged {
-    /// Whether the work of a branch whose last tip was `tip` is in `head`:
-    /// `tip` is in HEAD's history (a merge, a fast-forward), or the branch
-    /// changed nothing but memories, or HEAD changed every path the branch
-    /// changed since their merge base (a squash or a cherry-pick brought
-    /// it; goldfish's folder is left out). `None` when the tip is no longer in the repository.
-    ///
-    /// The last test errs on the side of "merged": a memory then stays as
-    /// it was, where the other way would take a landed branch's memories
-    /// out of the briefing.
-    fn landed(
-        &mut self,
-        workspace: &Workspace,
-        tip: gix::ObjectId,
-        head: gix::ObjectId,
-    ) -> Result<Option<bool>, SyncError> {
-        if !workspace.has_commit(tip) {
-            return Ok(None);
-        }
-        if workspace.is_ancestor(tip, head) {
-            return Ok(Some(true));
-        }
-        let Some(base) = workspace.merge_base(tip, head) else {
-            return Ok(Some(false));
-        };
-        let base_tree = workspace.tree_of(base)?;
-        let changes = workspace.diff_trees(Some(base_tree), Some(workspace.tree_of(tip)?))?;
-        let paths: BTreeSet<&str> = changes
-            .paths()
-            .filter(|path| !path.starts_with(GOLDFISH_DIR))
-            .collect();
-        let head_tree = match self.head_tree {
-            Some((at, tree)) if at == head => tree,
-            _ => {
-                let tree = workspace.tree_of(head)?;
-                self.head_tree = Some((head, tree));
-                tree
-            }
-        };
-        Ok(Some(paths.into_iter().all(|path| {
-            workspace.object_at(head_tree, path) != workspace.object_at(base_tree, path)
-        })))
-    }
 }

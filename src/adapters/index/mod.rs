@@ -9,7 +9,6 @@ mod branches;
 pub mod keyword;
 pub mod locks;
 mod provenance;
-pub use provenance::policy_change_message;
 mod schema;
 pub mod search;
 mod staleness;

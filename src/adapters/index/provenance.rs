@@ -11,41 +11,14 @@ use std::collections::{HashMap, HashSet};
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::SyncError;
-use crate::adapters::git::{AllowedSigners, CommitInfo, Verified, Workspace};
-use crate::adapters::history::{Policies, Walker};
+use crate::adapters::git::{CommitInfo, Verified, Workspace};
+use crate::adapters::history::Policies;
+use crate::adapters::history::provenance::{
+    Claim, LineKey, Lines, Verifier, policy_change_message, refused_because,
+};
 use crate::domain::config::TrustPolicy;
-use crate::domain::memory::{Entry, verdict};
-use crate::domain::policy_history::{self, Effective, Outcome};
-use crate::domain::sync_plan;
-
-/// A line of a memory file, as provenance keys it: its id and the blake3
-/// of its canonical line ([`sync_plan::record_hash`]). Provenance follows
-/// content: a line of a known id with another text is another line.
-type LineKey = (String, String);
-
-/// What a line of a memory file says of itself that provenance checks:
-/// who it claims wrote it.
-#[derive(Debug, Clone)]
-struct Claim {
-    /// The `author` field.
-    author: Option<String>,
-    /// Brought in by `goldfish import` (`imported_from`): the author is the
-    /// note's, whom its committer vouches for.
-    imported: bool,
-}
-
-impl Claim {
-    /// Whether the `author` field names someone other than the author of
-    /// `commit` ([`verdict::Claim::mismatches`]: the verdict's own test).
-    fn mismatches(&self, commit: &CommitInfo) -> bool {
-        let claim = verdict::Claim {
-            author: self.author.as_deref(),
-            imported: self.imported,
-            instruction_like: false,
-        };
-        claim.mismatches(&commit.origin(&Verified::unsigned()))
-    }
-}
+use crate::domain::memory::verdict;
+use crate::domain::policy_history::{self, Effective};
 
 /// Walks the commits new since `known`, oldest first, and records for each
 /// memory line the commit that introduced it: the one whose memory file has
@@ -89,22 +62,10 @@ pub(super) fn walk_provenance(
     }
     let commits = workspace.new_commits(head, known)?;
     let reverted = super::staleness::record(tx, workspace, workspace_id, &commits, sqlite)?;
-    // Per line (id and hash): the commit (its index) and the blob of the
-    // file it is in.
-    let mut introduced: HashMap<LineKey, (usize, gix::ObjectId)> = HashMap::new();
     // The policy as a history: the commits that change the config's
     // policy are judged (their signatures verified with the rest below).
     let steps = policies.steps(&commits)?;
-    let mut ids_in = Walker::new(workspace, claims_in);
-    ids_in.walk(&commits, |change| {
-        if let Some(blob) = change.blob {
-            for (line, _) in change.added {
-                introduced
-                    .entry(line.clone())
-                    .or_insert((change.commit, blob));
-            }
-        }
-    })?;
+    let lines = Lines::walk(workspace, &commits)?;
     // A line this walk sees introduced again (copied into another file,
     // or brought back) keeps what an earlier walk recorded when that commit
     // is in HEAD's history too: it is the older one, as a walk of the whole
@@ -133,7 +94,7 @@ pub(super) fn walk_provenance(
         )
         .map_err(sqlite)?;
     let mut recording: Vec<(&LineKey, usize, gix::ObjectId)> = Vec::new();
-    for (line, (index, blob)) in &introduced {
+    for (line, (index, blob)) in &lines.introduced {
         let commit = &commits[*index];
         let earlier: Option<String> = recorded
             .query_row(params![workspace_id, line.0, line.1], |row| row.get(0))
@@ -162,20 +123,7 @@ pub(super) fn walk_provenance(
     }
     // The policy as a history, each change judged under the policy and
     // the allowed signers before it (its signature verified against those).
-    let judged: std::cell::RefCell<HashMap<gix::ObjectId, Verified>> = Default::default();
-    let signers_of = |version: Option<&str>| match signers_path {
-        Some(_) => AllowedSigners::Blob(
-            version.and_then(|blob| gix::ObjectId::from_hex(blob.as_bytes()).ok()),
-        ),
-        None => AllowedSigners::Configured,
-    };
-    let judge_signature = |commit: &CommitInfo, signers: Option<&str>| -> Verified {
-        let verified = workspace
-            .verify_signatures_with([commit], &signers_of(signers))
-            .of(commit);
-        judged.borrow_mut().insert(commit.id, verified.clone());
-        verified
-    };
+    let verifier = Verifier::new(workspace, signers_path.clone());
     let (effective, changes) = policy_history::walk(
         &steps,
         |commit| match (&stored, known) {
@@ -186,7 +134,7 @@ pub(super) fn walk_provenance(
             let commit = &commits[index];
             verdict::quarantine(
                 &verdict::Claim::default(),
-                Some(&commit.origin(&judge_signature(commit, signers))),
+                Some(&commit.origin(&verifier.judge(commit, signers))),
                 Some(before),
             )
         },
@@ -195,22 +143,13 @@ pub(super) fn walk_provenance(
     // Each commit recorded here is verified against the allowed signers in
     // effect at it (a walk in several syncs finds what one walk finds):
     // one git process per version of the signers file.
-    let mut by_signers: HashMap<Option<&str>, Vec<&CommitInfo>> = HashMap::new();
-    for (_, index, _) in &recording {
+    let signatures = verifier.verify(recording.iter().map(|(_, index, _)| {
         let commit = &commits[*index];
         let signers = effective
             .get(&commit.id)
             .and_then(|at| at.signers.as_deref());
-        by_signers.entry(signers).or_default().push(commit);
-    }
-    let mut signatures: HashMap<gix::ObjectId, Verified> = HashMap::new();
-    for (signers, group) in by_signers {
-        let verified =
-            workspace.verify_signatures_with(group.iter().copied(), &signers_of(signers));
-        for commit in group {
-            signatures.insert(commit.id, verified.of(commit));
-        }
-    }
+        (commit, signers)
+    }));
     let signature_of = |commit: &CommitInfo| -> Verified {
         signatures
             .get(&commit.id)
@@ -225,7 +164,7 @@ pub(super) fn walk_provenance(
     let mut mismatching: Vec<(&LineKey, &Claim, &CommitInfo)> = Vec::new();
     for (line, index, blob) in recording {
         let commit = &commits[index];
-        if let Some(claim) = ids_in.read(blob).and_then(|claims| claims.get(line))
+        if let Some(claim) = lines.claim(blob, line)
             && claim.mismatches(commit)
         {
             mismatching.push((line, claim, commit));
@@ -293,11 +232,7 @@ pub(super) fn walk_provenance(
         .map_err(sqlite)?;
     for change in changes {
         let commit = &commits[change.step];
-        let signature = judged
-            .borrow()
-            .get(&commit.id)
-            .cloned()
-            .unwrap_or_else(Verified::unsigned);
+        let signature = verifier.judged(commit.id);
         let Some(why) = refused_because(&change, commit, &signature, signers_path.as_deref())
         else {
             continue;
@@ -349,60 +284,6 @@ pub(super) struct Walked {
     pub policy_changes: Vec<String>,
     /// The commits the walked ones say they revert.
     pub reverted: Vec<String>,
-}
-
-/// What sync and doctor say of a policy change by an outsider (`why`
-/// says where: `refused_because`).
-pub fn policy_change_message(commit: &str, author: &str, why: &str) -> String {
-    let short = commit.get(..10).unwrap_or(commit);
-    format!(
-        "the trust policy was changed by commit {short} ({author}) {why}; check the change (`git show {short}`) and revert it if the team did not decide it",
-    )
-}
-
-/// Why a change of the policy did not take effect, as sync and doctor say
-/// it; `None` when it did.
-fn refused_because(
-    change: &policy_history::Change,
-    commit: &CommitInfo,
-    signature: &Verified,
-    signers_path: Option<&str>,
-) -> Option<String> {
-    let (place, kept) = match signers_path {
-        Some(path) if change.signers_only => (
-            format!("in the allowed-signers file {path}"),
-            "the signers before it stay in effect",
-        ),
-        _ if change.before.is_some() => (
-            format!("in {}", crate::adapters::git::REPO_CONFIG),
-            "the policy before it stays in effect",
-        ),
-        _ => (
-            format!("in {}", crate::adapters::git::REPO_CONFIG),
-            "no committed memory is trusted until it is fixed",
-        ),
-    };
-    Some(match &change.outcome {
-        Outcome::Taken => return None,
-        Outcome::Unusable(why) => format!("{place}, which cannot be used ({why}); {kept}"),
-        Outcome::Outside(reasons) => {
-            let why = match *reasons.first()? {
-                verdict::AUTHOR_OUTSIDE_POLICY => format!(
-                    "whose author ({}) is outside the policy before it",
-                    commit.author_email
-                ),
-                verdict::SIGNER_OUTSIDE_POLICY => format!(
-                    "signed by {}, outside the policy before it",
-                    signature.signer
-                ),
-                _ => format!(
-                    "whose signature is {} while the policy before it asks for signed commits",
-                    signature.state.name()
-                ),
-            };
-            format!("{place}, {why}; {kept}")
-        }
-    })
 }
 
 /// The policy in effect at the commit the last walk reached
@@ -507,31 +388,4 @@ fn forget_outside(
         }
     }
     Ok(())
-}
-
-/// The lines of a memory file's blob, each with what it claims.
-fn claims_in(bytes: &[u8]) -> HashMap<LineKey, Claim> {
-    let mut lines: HashMap<LineKey, Claim> = HashMap::new();
-    for (_, text) in goldfish_log::record::split_lines(bytes) {
-        let Ok(entry) = Entry::parse(text) else {
-            continue;
-        };
-        let (author, imported) = match &entry {
-            Entry::Memory(memory) => (
-                memory.author.clone(),
-                memory
-                    .extra
-                    .contains_key(crate::domain::import::IMPORTED_FROM),
-            ),
-            Entry::Tombstone(tombstone) => (tombstone.author.clone(), false),
-            Entry::Release(release) => (release.author.clone(), false),
-        };
-        let hash = sync_plan::record_hash(&entry.to_line())
-            .to_hex()
-            .to_string();
-        lines
-            .entry((entry.id().to_owned(), hash))
-            .or_insert(Claim { author, imported });
-    }
-    lines
 }

@@ -1,9 +1,6 @@
-//! The index schema and its migrations, versioned with `PRAGMA user_version`.
-
-use rusqlite::Connection;
-
-/// The schema version this build writes.
-pub const VERSION: i64 = 16;
+//! The steps of the index schema, one per version: SQL, but for version 12,
+//! written in Rust ([`compact_vectors`]). Never edit a step once released:
+//! an index that ran it opens by its version number alone.
 
 /// Version 1.
 ///
@@ -28,7 +25,7 @@ pub const VERSION: i64 = 16;
 /// - `query_cache`: query embeddings by (model, query text).
 /// - `digest_cache`: LLM digests by key (question, memories, command, budget).
 /// - `meta`: `embedding_model`, the model the vectors belong to.
-const V1: &str = r#"
+pub(super) const V1: &str = r#"
 CREATE TABLE workspaces (
     id             INTEGER PRIMARY KEY,
     root           TEXT NOT NULL UNIQUE,
@@ -175,7 +172,7 @@ CREATE TABLE meta (
 /// - Every memory file is read again at the next sync (its blob id is
 ///   cleared and its stat data distrusted), so an index written by version 1
 ///   ends up as a rebuild would.
-const V2: &str = r#"
+pub(super) const V2: &str = r#"
 DROP TRIGGER memories_queue_insert;
 DROP TRIGGER memories_queue_update;
 CREATE TRIGGER memories_queue_insert AFTER INSERT ON memories
@@ -241,7 +238,7 @@ UPDATE files SET blob_id = '', racy = 1;
 /// in the record (comma-separated flag names, empty when nothing), for
 /// `brief` to leave out and recall to mark. Rows written before were never
 /// checked, so every file is read again on its workspace's next sync.
-const V3: &str = r#"
+pub(super) const V3: &str = r#"
 ALTER TABLE memories ADD COLUMN flags TEXT NOT NULL DEFAULT '';
 UPDATE memories SET record_hash = '';
 UPDATE files SET blob_id = '', racy = 1;
@@ -252,7 +249,7 @@ UPDATE files SET blob_id = '', racy = 1;
 /// order, kept by triggers for the keyword index (`super::keyword`), which
 /// applies and prunes it. Nothing to backfill: a keyword index that was
 /// never written for this database is built from every row.
-const V4: &str = r#"
+pub(super) const V4: &str = r#"
 CREATE TABLE text_journal (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     row INTEGER NOT NULL
@@ -276,7 +273,7 @@ END;
 /// time with theirs, see [`crate::domain::memory::trust::ahead`]); a stored one
 /// stayed after the time had come, until a rebuild. Flags are sorted and
 /// comma-separated: the flag goes with its comma.
-const V5: &str = r#"
+pub(super) const V5: &str = r#"
 UPDATE memories
    SET flags = trim(replace(',' || flags || ',', ',future-timestamp,', ','), ',')
  WHERE ',' || flags || ',' LIKE '%,future-timestamp,%';
@@ -286,7 +283,7 @@ UPDATE memories
 /// `instruction-like` text (an order to an agent, not a fact). Rows written
 /// before were never checked for it, so every file is read again on its
 /// workspace's next sync.
-const V6: &str = r#"
+pub(super) const V6: &str = r#"
 UPDATE memories SET record_hash = '';
 UPDATE files SET blob_id = '', racy = 1;
 "#;
@@ -309,7 +306,7 @@ UPDATE files SET blob_id = '', racy = 1;
 /// - `releases`: the `goldfish trust` lines (the id of the line, the memory
 ///   it releases), per file like tombstones; a release counts when its own
 ///   provenance is inside the policy. Every file is read again, for them.
-const V7: &str = r#"
+pub(super) const V7: &str = r#"
 ALTER TABLE provenance ADD COLUMN author_name TEXT NOT NULL DEFAULT '';
 ALTER TABLE provenance ADD COLUMN author_email TEXT NOT NULL DEFAULT '';
 ALTER TABLE provenance ADD COLUMN committer TEXT NOT NULL DEFAULT '';
@@ -352,7 +349,7 @@ CREATE TABLE policy_changes (
 /// empty when none) and `released` (a `goldfish trust` line that counts
 /// releases it). The migration weighs every memory at once, so no reader
 /// sees a quarantined memory as trusted in between.
-const V8: &str = r#"
+pub(super) const V8: &str = r#"
 ALTER TABLE memories ADD COLUMN quarantine TEXT NOT NULL DEFAULT '';
 ALTER TABLE memories ADD COLUMN released INTEGER NOT NULL DEFAULT 0;
 "#;
@@ -363,7 +360,7 @@ ALTER TABLE memories ADD COLUMN released INTEGER NOT NULL DEFAULT 0;
 /// before never read the field, so every file is read again on its
 /// workspace's next sync. The index holds only the memories that declare
 /// one (a partial index: nothing to write for the others).
-const V9: &str = r#"
+pub(super) const V9: &str = r#"
 ALTER TABLE memories ADD COLUMN supersedes TEXT;
 CREATE INDEX memories_by_supersedes ON memories (workspace_id, supersedes)
     WHERE supersedes IS NOT NULL;
@@ -376,7 +373,7 @@ UPDATE files SET blob_id = '', racy = 1;
 /// had ranked with FTS5's own bm25 scores since version 4, FTS5 answering
 /// only while it lagged. The journal (`text_journal`) stays its source of
 /// changes. The pages FTS5 held are free for SQLite to reuse.
-const V10: &str = r#"
+pub(super) const V10: &str = r#"
 DROP TRIGGER IF EXISTS memories_fts_insert;
 DROP TRIGGER IF EXISTS memories_fts_delete;
 DROP TRIGGER IF EXISTS memories_fts_update;
@@ -401,7 +398,7 @@ DROP TABLE IF EXISTS memories_fts;
 ///
 /// The history is walked again by each workspace's next sync
 /// (`history_commit` cleared), which weighs every memory.
-const V11: &str = r#"
+pub(super) const V11: &str = r#"
 ALTER TABLE memories ADD COLUMN stale TEXT NOT NULL DEFAULT '';
 ALTER TABLE memories ADD COLUMN stale_file TEXT;
 ALTER TABLE memories ADD COLUMN stale_commit TEXT;
@@ -476,12 +473,12 @@ UPDATE workspaces SET history_commit = NULL;
 "#;
 
 /// Version 12, over version 11: compact vectors. `embeddings.vector` holds a
-/// signed byte a dimension ([`super::vectors::to_compact`]) instead of
+/// signed byte a dimension ([`crate::adapters::index::vectors::to_compact`]) instead of
 /// little-endian f32: a quarter of the bytes, the same direction (the sign
 /// bits in `code` are kept). Written in Rust by [`compact_vectors`]: the
 /// vectors stay, nothing is embedded again. The pages freed are reused by
 /// later rows (the file shrinks only with a `VACUUM`).
-fn compact_vectors(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
+pub(super) fn compact_vectors(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
     let mut read = tx.prepare(
         "SELECT rowid, vector FROM embeddings WHERE rowid > ?1 ORDER BY rowid LIMIT 1000",
     )?;
@@ -495,10 +492,10 @@ fn compact_vectors(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
             return Ok(());
         };
         for (rowid, blob) in rows {
-            let vector = super::vectors::from_blob(&blob);
+            let vector = crate::adapters::index::vectors::from_blob(&blob);
             update.execute(rusqlite::params![
                 rowid,
-                super::vectors::to_compact(&vector)
+                crate::adapters::index::vectors::to_compact(&vector)
             ])?;
         }
         after = last;
@@ -511,7 +508,7 @@ fn compact_vectors(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
 /// and each workspace's history is walked again by its next sync
 /// (`history_commit` cleared), which records them anew and weighs every
 /// memory.
-const V13: &str = r#"
+pub(super) const V13: &str = r#"
 DELETE FROM path_changes;
 UPDATE workspaces SET history_commit = NULL;
 "#;
@@ -523,7 +520,7 @@ UPDATE workspaces SET history_commit = NULL;
 /// changes; `NULL` while not judged) while a memory names it. A gone
 /// branch no memory names is forgotten. Filled by the next sync of each
 /// workspace (a branch deleted before it is not known to have existed).
-const V14: &str = r#"
+pub(super) const V14: &str = r#"
 CREATE TABLE branches (
     workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
     name         TEXT NOT NULL,
@@ -560,7 +557,7 @@ CREATE TABLE branches (
 /// line of its id, as before) until the next sync walks the history again
 /// from the start and replaces it; policy changes are dropped and found
 /// again by that walk; every file is read again (for the hashes).
-const V15: &str = r#"
+pub(super) const V15: &str = r#"
 CREATE TABLE provenance_v15 (
     workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
     id           TEXT NOT NULL,
@@ -599,457 +596,4 @@ UPDATE files SET blob_id = '', racy = 1;
 /// lets a sync of a large folder skip the per-file check for a while (see
 /// `sync::FolderScan`). `history_trust` also keeps `signers` and
 /// `signers_path`, the allowed-signers file kept in the repository.
-const V16: &str = "ALTER TABLE workspaces ADD COLUMN folder_scan TEXT;";
-
-#[derive(Debug)]
-pub enum MigrateError {
-    Sqlite(rusqlite::Error),
-    TooNew { found: i64, supported: i64 },
-}
-
-impl From<rusqlite::Error> for MigrateError {
-    fn from(err: rusqlite::Error) -> Self {
-        MigrateError::Sqlite(err)
-    }
-}
-
-/// Brings the schema to [`VERSION`], in one transaction.
-pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
-    let found: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
-    if found > VERSION {
-        return Err(MigrateError::TooNew {
-            found,
-            supported: VERSION,
-        });
-    }
-    if found == VERSION {
-        return Ok(());
-    }
-    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    // Re-read under the write lock: another process may have migrated.
-    let found: i64 = tx.pragma_query_value(None, "user_version", |row| row.get(0))?;
-    if found < 1 {
-        tx.execute_batch(V1)?;
-    }
-    if found < 2 {
-        tx.execute_batch(V2)?;
-    }
-    if found < 3 {
-        tx.execute_batch(V3)?;
-    }
-    if found < 4 {
-        tx.execute_batch(V4)?;
-    }
-    if found < 5 {
-        tx.execute_batch(V5)?;
-    }
-    if found < 6 {
-        tx.execute_batch(V6)?;
-    }
-    if found < 7 {
-        tx.execute_batch(V7)?;
-    }
-    if found < 8 {
-        tx.execute_batch(V8)?;
-    }
-    if found < 9 {
-        tx.execute_batch(V9)?;
-    }
-    if found < 10 {
-        tx.execute_batch(V10)?;
-    }
-    if found < 11 {
-        tx.execute_batch(V11)?;
-    }
-    if found < 12 {
-        compact_vectors(&tx)?;
-    }
-    if found < 13 {
-        tx.execute_batch(V13)?;
-    }
-    if found < 14 {
-        tx.execute_batch(V14)?;
-    }
-    if found < 15 {
-        tx.execute_batch(V15)?;
-    }
-    if found < 16 {
-        tx.execute_batch(V16)?;
-    }
-    // Version 8's verdicts, weighed on the schema they read (after the
-    // later versions' columns exist).
-    if found < 8 {
-        let workspaces: Vec<i64> = tx
-            .prepare("SELECT id FROM workspaces")?
-            .query_map([], |row| row.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        for workspace in workspaces {
-            super::verdicts::apply(&tx, workspace, super::verdicts::Due::All)?;
-        }
-    }
-    tx.pragma_update(None, "user_version", VERSION)?;
-    tx.commit()?;
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn version_3_adds_flags_and_has_every_file_read_again() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        conn.execute_batch(V1).unwrap();
-        conn.pragma_update(None, "user_version", 1).unwrap();
-        conn.execute_batch(
-            "INSERT INTO workspaces (id, root, name) VALUES (1, '/repo', 'repo');
-             INSERT INTO files (workspace_id, name, blob_id) VALUES (1, '2026-11-21.jsonl', 'abc');
-             INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, type, content)
-               VALUES (1, '01A', '2026-11-21.jsonl', 1, 'r', 'c', '2026-11-21T10:00:00.000Z', 'decision', 'x');",
-        )
-        .unwrap();
-        migrate(&mut conn).unwrap();
-        let version: i64 = conn
-            .pragma_query_value(None, "user_version", |row| row.get(0))
-            .unwrap();
-        assert_eq!(version, VERSION);
-        let (flags, record_hash): (String, String) = conn
-            .query_row("SELECT flags, record_hash FROM memories", [], |row| {
-                Ok((row.get(0)?, row.get(1)?))
-            })
-            .unwrap();
-        assert_eq!((flags.as_str(), record_hash.as_str()), ("", ""));
-        let blob: String = conn
-            .query_row("SELECT blob_id FROM files", [], |row| row.get(0))
-            .unwrap();
-        assert_eq!(blob, "", "the next sync reads the file again");
-        migrate(&mut conn).unwrap();
-    }
-
-    #[test]
-    fn version_6_has_every_file_read_again() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        for batch in [V1, V2, V3, V4, V5] {
-            conn.execute_batch(batch).unwrap();
-        }
-        conn.pragma_update(None, "user_version", 5).unwrap();
-        conn.execute_batch(
-            "INSERT INTO workspaces (id, root, name) VALUES (1, '/repo', 'repo');
-             INSERT INTO files (workspace_id, name, blob_id) VALUES (1, 'f.jsonl', 'abc');
-             INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, type, content, flags)
-               VALUES (1, '01A', 'f.jsonl', 1, 'r', 'c', 't', 'decision', 'x', 'secret');",
-        )
-        .unwrap();
-        migrate(&mut conn).unwrap();
-        let (flags, record_hash, blob): (String, String, String) = conn
-            .query_row(
-                "SELECT flags, record_hash, blob_id FROM memories, files",
-                [],
-                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
-            )
-            .unwrap();
-        assert_eq!(
-            (flags.as_str(), record_hash.as_str(), blob.as_str()),
-            ("secret", "", ""),
-            "flags stay until the next sync reads the file again"
-        );
-    }
-
-    #[test]
-    fn version_7_has_every_history_walked_again() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        for batch in [V1, V2, V3, V4, V5, V6] {
-            conn.execute_batch(batch).unwrap();
-        }
-        conn.pragma_update(None, "user_version", 6).unwrap();
-        conn.execute_batch(
-            "INSERT INTO workspaces (id, root, name, head_commit, history_commit) VALUES (1, '/repo', 'repo', 'abc', 'abc');
-             INSERT INTO provenance (workspace_id, id, commit_id, author, date) VALUES (1, '01A', 'abc', 'A <a@x>', 'd');",
-        )
-        .unwrap();
-        migrate(&mut conn).unwrap();
-        let (history, policy): (Option<String>, i64) = conn
-            .query_row(
-                "SELECT history_commit, trust_policy FROM workspaces",
-                [],
-                |row| Ok((row.get(0)?, row.get(1)?)),
-            )
-            .unwrap();
-        assert_eq!((history, policy), (None, 0), "the next sync walks it all");
-        let rows: i64 = conn
-            .query_row("SELECT count(*) FROM provenance", [], |row| row.get(0))
-            .unwrap();
-        assert_eq!(rows, 0);
-    }
-
-    #[test]
-    fn version_8_weighs_every_memory_at_once() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        for batch in [V1, V2, V3, V4, V5, V6, V7] {
-            conn.execute_batch(batch).unwrap();
-        }
-        conn.pragma_update(None, "user_version", 7).unwrap();
-        conn.execute_batch(
-            "INSERT INTO workspaces (id, root, name, trust_policy) VALUES (1, '/repo', 'repo', 1);
-             INSERT INTO trust_authors (workspace_id, pattern) VALUES (1, '*@example.com');
-             INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, type, content, author)
-               VALUES (1, 'inside', 'f.jsonl', 1, 'r', 'c', 't', 'decision', 'x', 'Ann'),
-                      (1, 'outside', 'f.jsonl', 2, 'r', 'c', 't', 'decision', 'x', NULL),
-                      (1, 'forged', 'f.jsonl', 3, 'r', 'c', 't', 'decision', 'x', 'Bob'),
-                      (1, 'released', 'f.jsonl', 4, 'r', 'c', 't', 'decision', 'x', NULL),
-                      (1, 'local', 'f.jsonl', 5, 'r', 'c', 't', 'decision', 'x', 'Mallory');
-             INSERT INTO provenance (workspace_id, id, commit_id, author, date, author_name, author_email)
-               VALUES (1, 'inside', 'c1', 'Ann <ann@example.com>', 'd', 'Ann', 'ann@example.com'),
-                      (1, 'outside', 'c2', 'Eve <eve@evil.test>', 'd', 'Eve', 'eve@evil.test'),
-                      (1, 'forged', 'c1', 'Ann <ann@example.com>', 'd', 'Ann', 'ann@example.com'),
-                      (1, 'released', 'c2', 'Eve <eve@evil.test>', 'd', 'Eve', 'eve@evil.test'),
-                      (1, 'release', 'c1', 'Ann <ann@example.com>', 'd', 'Ann', 'ann@example.com');
-             INSERT INTO releases (workspace_id, id, releases, file) VALUES (1, 'release', 'released', 'f.jsonl');",
-        )
-        .unwrap();
-        migrate(&mut conn).unwrap();
-        let verdicts: Vec<(String, String, bool)> = conn
-            .prepare("SELECT id, quarantine, released FROM memories ORDER BY line")
-            .unwrap()
-            .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        let expected = [
-            ("inside", "", false),
-            ("outside", "author-outside-policy", false),
-            ("forged", "author-mismatch", false),
-            ("released", "author-outside-policy", true),
-            ("local", "", false),
-        ];
-        let verdicts: Vec<(&str, &str, bool)> = verdicts
-            .iter()
-            .map(|(id, reasons, released)| (id.as_str(), reasons.as_str(), *released))
-            .collect();
-        assert_eq!(verdicts, expected);
-    }
-
-    #[test]
-    fn version_9_adds_supersedes_and_has_every_file_read_again() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        for batch in [V1, V2, V3, V4, V5, V6, V7, V8] {
-            conn.execute_batch(batch).unwrap();
-        }
-        conn.pragma_update(None, "user_version", 8).unwrap();
-        conn.execute_batch(
-            "INSERT INTO workspaces (id, root, name) VALUES (1, '/repo', 'repo');
-             INSERT INTO files (workspace_id, name, blob_id) VALUES (1, 'f.jsonl', 'abc');
-             INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, type, content)
-               VALUES (1, '01A', 'f.jsonl', 1, 'r', 'c', 't', 'decision', 'x');",
-        )
-        .unwrap();
-        migrate(&mut conn).unwrap();
-        let (supersedes, record_hash, blob): (Option<String>, String, String) = conn
-            .query_row(
-                "SELECT supersedes, record_hash, blob_id FROM memories, files",
-                [],
-                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
-            )
-            .unwrap();
-        assert_eq!(
-            (supersedes, record_hash.as_str(), blob.as_str()),
-            (None, "", ""),
-            "the next sync reads the file again and fills the column"
-        );
-    }
-
-    /// Version 10 drops FTS5 and its triggers and keeps every row; the
-    /// journal still notes each change for the keyword index.
-    #[test]
-    fn version_10_drops_fts5_and_keeps_the_rows_and_the_journal() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        for batch in [V1, V2, V3, V4, V5, V6, V7, V8, V9] {
-            conn.execute_batch(batch).unwrap();
-        }
-        conn.pragma_update(None, "user_version", 9).unwrap();
-        conn.execute_batch(
-            "INSERT INTO workspaces (id, root, name) VALUES (1, '/repo', 'repo');
-             INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, type, content)
-               VALUES (1, '01A', 'f.jsonl', 1, 'r', 'c', 't', 'decision', 'the pool size');",
-        )
-        .unwrap();
-        let fts = |conn: &Connection| -> i64 {
-            conn.query_row(
-                "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'memories_fts%'",
-                [],
-                |row| row.get(0),
-            )
-            .unwrap()
-        };
-        assert!(
-            fts(&conn) > 3,
-            "version 9 has the table, its shadows and triggers"
-        );
-        migrate(&mut conn).unwrap();
-        assert_eq!(fts(&conn), 0);
-        conn.execute(
-            "UPDATE memories SET content = 'the pool holds eight' WHERE id = '01A'",
-            [],
-        )
-        .unwrap();
-        let (memories, journal): (i64, i64) = conn
-            .query_row(
-                "SELECT (SELECT count(*) FROM memories), (SELECT count(*) FROM text_journal)",
-                [],
-                |row| Ok((row.get(0)?, row.get(1)?)),
-            )
-            .unwrap();
-        assert_eq!((memories, journal), (1, 2), "the insert and the update");
-    }
-
-    #[test]
-    fn version_5_drops_the_stored_future_flag_and_keeps_the_others() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        for batch in [V1, V2, V3, V4] {
-            conn.execute_batch(batch).unwrap();
-        }
-        conn.pragma_update(None, "user_version", 4).unwrap();
-        conn.execute(
-            "INSERT INTO workspaces (id, root, name) VALUES (1, '/repo', 'repo')",
-            [],
-        )
-        .unwrap();
-        let stored = [
-            "future-timestamp",
-            "future-timestamp,secret",
-            "future-timestamp,secret,unknown-type",
-            "secret,unknown-type",
-            "bad-timestamp",
-            "",
-        ];
-        for (n, flags) in stored.iter().enumerate() {
-            conn.execute(
-                "INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, type, content, flags)
-                 VALUES (1, ?1, 'f.jsonl', ?2, 'r', 'c', 't', 'decision', 'x', ?3)",
-                rusqlite::params![format!("0{n}"), n as i64 + 1, flags],
-            )
-            .unwrap();
-        }
-        migrate(&mut conn).unwrap();
-        let flags: Vec<String> = conn
-            .prepare("SELECT flags FROM memories ORDER BY line")
-            .unwrap()
-            .query_map([], |row| row.get(0))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        assert_eq!(
-            flags,
-            [
-                "",
-                "secret",
-                "secret,unknown-type",
-                "secret,unknown-type",
-                "bad-timestamp",
-                ""
-            ]
-        );
-    }
-
-    /// Version 14 adds the branches, empty: the next sync records them.
-    #[test]
-    fn version_14_adds_an_empty_branch_table() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        for batch in [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V13] {
-            conn.execute_batch(batch).unwrap();
-        }
-        conn.pragma_update(None, "user_version", 13).unwrap();
-        conn.execute_batch("INSERT INTO workspaces (id, root, name) VALUES (1, '/repo', 'repo');")
-            .unwrap();
-        migrate(&mut conn).unwrap();
-        conn.execute(
-            "INSERT INTO branches (workspace_id, name, tip) VALUES (1, 'spike', 'abc')",
-            [],
-        )
-        .unwrap();
-        let (gone, merged): (bool, Option<bool>) = conn
-            .query_row("SELECT gone, merged FROM branches", [], |row| {
-                Ok((row.get(0)?, row.get(1)?))
-            })
-            .unwrap();
-        assert_eq!((gone, merged), (false, None));
-        // Removing a workspace removes its branches.
-        conn.execute_batch("PRAGMA foreign_keys = ON; DELETE FROM workspaces;")
-            .unwrap();
-        let left: i64 = conn
-            .query_row("SELECT count(*) FROM branches", [], |row| row.get(0))
-            .unwrap();
-        assert_eq!(left, 0);
-    }
-
-    /// Version 13 forgets the recorded path changes and has every history
-    /// walked again (renames with edits are recorded then).
-    #[test]
-    fn version_13_has_every_history_walked_again() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        for batch in [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11] {
-            conn.execute_batch(batch).unwrap();
-        }
-        conn.pragma_update(None, "user_version", 12).unwrap();
-        conn.execute_batch(
-            "INSERT INTO workspaces (id, root, name, history_commit) VALUES (1, '/repo', 'repo', 'abc');
-             INSERT INTO path_changes (workspace_id, path, commit_id, author, author_name, author_email) VALUES (1, 'src/a.rs', 'def', 'A <a@x>', 'A', 'a@x');",
-        )
-        .unwrap();
-        migrate(&mut conn).unwrap();
-        let (changes, walked): (i64, Option<String>) = conn
-            .query_row(
-                "SELECT (SELECT count(*) FROM path_changes), history_commit FROM workspaces",
-                [],
-                |row| Ok((row.get(0)?, row.get(1)?)),
-            )
-            .unwrap();
-        assert_eq!((changes, walked), (0, None));
-    }
-
-    /// Version 12 turns every stored f32 vector (more than one read batch
-    /// of them) into a byte a dimension, same direction, same sign bits.
-    #[test]
-    fn version_12_compacts_every_vector_and_keeps_its_direction() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        for batch in [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11] {
-            conn.execute_batch(batch).unwrap();
-        }
-        conn.pragma_update(None, "user_version", 11).unwrap();
-        let vector = |n: usize| -> Vec<f32> {
-            let mut v: Vec<f32> = (0..384)
-                .map(|i| ((i * 31 + n * 7) % 97) as f32 - 48.0)
-                .collect();
-            crate::adapters::embed::normalize(&mut v);
-            v
-        };
-        let rows = 2_500;
-        for n in 0..rows {
-            conn.execute(
-                "INSERT INTO embeddings (content_hash, model, vector, code) VALUES (?1, 'm', ?2, x'01')",
-                rusqlite::params![
-                    format!("h{n}"),
-                    super::super::vectors::to_blob(&vector(n))
-                ],
-            )
-            .unwrap();
-        }
-        migrate(&mut conn).unwrap();
-        let stored: Vec<(String, Vec<u8>, Vec<u8>)> = conn
-            .prepare("SELECT content_hash, vector, code FROM embeddings ORDER BY rowid")
-            .unwrap()
-            .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        assert_eq!(stored.len(), rows);
-        for (n, (hash, blob, code)) in stored.iter().enumerate() {
-            assert_eq!(hash, &format!("h{n}"));
-            assert_eq!(blob.len(), 384, "a byte a dimension");
-            assert_eq!(code, &[1]);
-            let back = super::super::vectors::from_compact(blob);
-            let similarity = crate::adapters::embed::cosine(&vector(n), &back);
-            assert!(similarity > 0.9999, "row {n}: {similarity}");
-        }
-    }
-}
+pub(super) const V16: &str = "ALTER TABLE workspaces ADD COLUMN folder_scan TEXT;";

@@ -1,0 +1,296 @@
+//! Scoring: FTS5's `bm25()` formula over the three texts, per query word.
+
+use super::*;
+
+impl TextIndex {
+    /// The best `limit` matches of any of `words` (stopwords already left
+    /// out), in `workspaces` (`None`: every one), as (rowid, bm25 score as
+    /// FTS5 computes it), best first, and every match that scores as well
+    /// as the last of them (ties at the edge are all there). Reads the
+    /// segments the last [`TextIndex::fresh`] checked; a panic in tantivy
+    /// is [`TextError::Panicked`].
+    pub fn search(
+        &self,
+        words: &[String],
+        workspaces: Option<&[i64]>,
+        limit: usize,
+    ) -> Result<Matches, TextError> {
+        let searcher = self.readable_searcher()?;
+        self.guarded(|| self.search_in(&searcher, words, workspaces, limit))
+            .inspect_err(|_| {
+                // The caller's copy in memory answers whether or not this
+                // mark is written.
+                if self.memory_at.is_none() {
+                    let _ = rebuild_at_next_sync(&self.db);
+                }
+            })?
+    }
+
+    /// The index's analyzer (the one its terms were written with).
+    pub(super) fn analyzer(&self) -> TextAnalyzer {
+        self.index
+            .tokenizers()
+            .get(ANALYZER)
+            .unwrap_or_else(analyzer)
+    }
+
+    /// Whether any live memory of `workspaces` (`None`: every one) holds a
+    /// word beginning like each of `words` ([`crate::domain::relevance`]):
+    /// a word is stemmed as the index stems it, and any term beginning with
+    /// the first [`crate::domain::relevance::PREFIX`] characters of its stem
+    /// (the whole stem when shorter) counts, in content, tags or files.
+    /// Reads the segments the last [`TextIndex::fresh`] checked.
+    pub fn holds(
+        &self,
+        words: &[String],
+        workspaces: Option<&[i64]>,
+    ) -> Result<Vec<bool>, TextError> {
+        let searcher = self.readable_searcher()?;
+        self.guarded(|| self.holds_in(&searcher, words, workspaces))?
+    }
+
+    pub(super) fn holds_in(
+        &self,
+        searcher: &tantivy::Searcher,
+        words: &[String],
+        workspaces: Option<&[i64]>,
+    ) -> Result<Vec<bool>, TextError> {
+        use tantivy::DocSet;
+        let tantivy = tantivy_at(&self.dir);
+        let io = |source: std::io::Error| TextError::Io {
+            path: self.dir.clone(),
+            source,
+        };
+        let mut analyzer = self.analyzer();
+        let mut held = Vec::with_capacity(words.len());
+        for word in words {
+            let mut stream = analyzer.token_stream(word);
+            let Some(stem) = stream.next().map(|token| token.text.clone()) else {
+                held.push(false);
+                continue;
+            };
+            let prefix = crate::domain::relevance::key(&stem).as_bytes().to_vec();
+            let mut found = false;
+            'segments: for segment in searcher.segment_readers() {
+                let workspace = match workspaces {
+                    Some(_) => Some(segment.fast_fields().i64("workspace").map_err(tantivy)?),
+                    None => None,
+                };
+                for field in self.fields.text {
+                    let inverted = segment.inverted_index(field).map_err(tantivy)?;
+                    let mut terms = inverted
+                        .terms()
+                        .range()
+                        .ge(&prefix)
+                        .into_stream()
+                        .map_err(io)?;
+                    while terms.advance() {
+                        if !terms.key().starts_with(&prefix) {
+                            break;
+                        }
+                        let mut postings = inverted
+                            .read_postings_from_terminfo(terms.value(), IndexRecordOption::Basic)
+                            .map_err(io)?;
+                        let mut doc = postings.doc();
+                        while doc != tantivy::TERMINATED {
+                            let alive = segment
+                                .alive_bitset()
+                                .is_none_or(|alive| alive.is_alive(doc));
+                            let in_scope = match (workspaces, &workspace) {
+                                (Some(ids), Some(column)) => {
+                                    column.first(doc).is_some_and(|id| ids.contains(&id))
+                                }
+                                _ => true,
+                            };
+                            if alive && in_scope {
+                                found = true;
+                                break 'segments;
+                            }
+                            doc = postings.advance();
+                        }
+                    }
+                }
+            }
+            held.push(found);
+        }
+        Ok(held)
+    }
+
+    pub(super) fn search_in(
+        &self,
+        searcher: &tantivy::Searcher,
+        words: &[String],
+        workspaces: Option<&[i64]>,
+        limit: usize,
+    ) -> Result<Matches, TextError> {
+        let tantivy = tantivy_at(&self.dir);
+        let io = |source: std::io::Error| TextError::Io {
+            path: self.dir.clone(),
+            source,
+        };
+        let mut analyzer = self.analyzer();
+        // FTS5 matches each quoted word as a phrase of its tokens; goldfish's
+        // words are letters and digits, one token each.
+        let mut terms: Vec<String> = Vec::new();
+        for word in words {
+            let mut stream = analyzer.token_stream(word);
+            while let Some(token) = stream.next() {
+                if !terms.contains(&token.text) {
+                    terms.push(token.text.clone());
+                }
+            }
+        }
+        if terms.is_empty() || limit == 0 {
+            return Ok(Matches::default());
+        }
+        let totals = self.totals(searcher)?;
+        if totals.rows == 0 {
+            return Ok(Matches::default());
+        }
+        let segments = searcher.segment_readers();
+        // Per word and segment: the matching rows and their weighted
+        // frequency (content 1, tags 2, files 0.5), by document.
+        let mut matches: Vec<Vec<Vec<(u32, f64)>>> = Vec::with_capacity(terms.len());
+        for term in &terms {
+            let mut per_segment = Vec::with_capacity(segments.len());
+            for segment in segments {
+                let mut lists = Vec::new();
+                for (field, weight) in self.fields.text.iter().zip(WEIGHTS) {
+                    let postings = segment
+                        .inverted_index(*field)
+                        .map_err(tantivy)?
+                        .read_postings(
+                            &Term::from_field_text(*field, term),
+                            IndexRecordOption::WithFreqs,
+                        )
+                        .map_err(io)?;
+                    if let Some(postings) = postings {
+                        lists.push((postings, f64::from(weight)));
+                    }
+                }
+                per_segment.push(merge(lists, segment.alive_bitset()));
+            }
+            matches.push(per_segment);
+        }
+        let avgdl = totals.words as f64 / totals.rows as f64;
+        let n = totals.rows as f64;
+        let idf: Vec<f64> = matches
+            .iter()
+            .map(|per_segment| {
+                let hits = per_segment.iter().map(Vec::len).sum::<usize>() as f64;
+                let idf = ((n - hits + 0.5) / (hits + 0.5)).ln();
+                if idf <= 0.0 { 1e-6 } else { idf }
+            })
+            .collect();
+        let mut scored: Vec<(f64, i64)> = Vec::new();
+        for (s, segment) in segments.iter().enumerate() {
+            let fast = segment.fast_fields();
+            let length = fast.u64("length").map_err(tantivy)?;
+            let row = fast.u64("row").map_err(tantivy)?;
+            let workspace = match workspaces {
+                Some(_) => Some(fast.i64("workspace").map_err(tantivy)?),
+                None => None,
+            };
+            // Scores by document (a match scores above 0: its word's idf
+            // is at least 1e-6), and the documents scored.
+            let mut score = vec![0.0f64; segment.max_doc() as usize];
+            let mut scored_docs: Vec<u32> = Vec::new();
+            for (t, per_segment) in matches.iter().enumerate() {
+                for &(doc, f) in &per_segment[s] {
+                    let dl = length.first(doc).unwrap_or(0) as f64;
+                    let slot = &mut score[doc as usize];
+                    if *slot == 0.0 {
+                        scored_docs.push(doc);
+                    }
+                    *slot += idf[t] * (f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * dl / avgdl));
+                }
+            }
+            for doc in scored_docs {
+                if let (Some(ids), Some(column)) = (workspaces, &workspace)
+                    && !column.first(doc).is_some_and(|id| ids.contains(&id))
+                {
+                    continue;
+                }
+                if let Some(row) = row.first(doc) {
+                    scored.push((score[doc as usize], row as i64));
+                }
+            }
+        }
+        let by_score = |a: &(f64, i64), b: &(f64, i64)| b.0.total_cmp(&a.0);
+        if scored.len() > limit {
+            scored.select_nth_unstable_by(limit - 1, by_score);
+            let edge = scored[limit - 1].0;
+            let (top, rest) = scored.split_at_mut(limit);
+            let mut kept = top.to_vec();
+            kept.extend(rest.iter().filter(|(score, _)| *score >= edge));
+            scored = kept;
+        }
+        scored.sort_by(by_score);
+        Ok(Matches {
+            rows: scored
+                .into_iter()
+                .map(|(score, row)| (row, score))
+                .collect(),
+            // A row of average length holding each word once, in its
+            // content: idf × (f (K1 + 1)) / (f + K1) with f = 1 is idf.
+            full: idf.iter().sum(),
+        })
+    }
+
+    /// Rows and their words in all, counted once per searcher generation.
+    pub(super) fn totals(&self, searcher: &tantivy::Searcher) -> Result<Totals, TextError> {
+        let generation = searcher.generation().generation_id();
+        let mut cached = self.totals.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((at, totals)) = *cached
+            && at == generation
+        {
+            return Ok(totals);
+        }
+        let mut totals = Totals { rows: 0, words: 0 };
+        for segment in searcher.segment_readers() {
+            let length = segment
+                .fast_fields()
+                .u64("length")
+                .map_err(tantivy_at(&self.dir))?;
+            for doc in 0..segment.max_doc() {
+                if segment
+                    .alive_bitset()
+                    .is_none_or(|alive| alive.is_alive(doc))
+                {
+                    totals.rows += 1;
+                    totals.words += length.first(doc).unwrap_or(0);
+                }
+            }
+        }
+        *cached = Some((generation, totals));
+        Ok(totals)
+    }
+}
+
+/// The live documents of `lists` (one word's postings in each text, with
+/// the text's weight) and their weighted frequency, by document.
+pub(super) fn merge(
+    mut lists: Vec<(tantivy::postings::SegmentPostings, f64)>,
+    alive: Option<&tantivy::fastfield::AliveBitSet>,
+) -> Vec<(u32, f64)> {
+    use tantivy::{DocSet, TERMINATED, postings::Postings};
+    let mut out = Vec::new();
+    loop {
+        let Some(doc) = lists.iter().map(|(p, _)| p.doc()).min() else {
+            return out;
+        };
+        if doc == TERMINATED {
+            return out;
+        }
+        let mut f = 0.0;
+        for (postings, weight) in &mut lists {
+            if postings.doc() == doc {
+                f += *weight * f64::from(postings.term_freq());
+                postings.advance();
+            }
+        }
+        if alive.is_none_or(|alive| alive.is_alive(doc)) {
+            out.push((doc, f));
+        }
+    }
+}

@@ -1,0 +1,587 @@
+//! Sync: git → index, incrementally, in three parts: gather, plan, apply.
+//!
+//! 1. Gather (`Gathered`): list the memory files of HEAD's tree (gix) and
+//!    of the work tree. A work-tree file whose stat data (size, mtime,
+//!    ctime, inode) matches what the last sync recorded keeps its recorded
+//!    blob id unread; others are read and hashed as git would. A file only
+//!    in HEAD (sparse or deleted work tree) is read from its blob. A file
+//!    changed within 2 s of being read is hashed again next time (file
+//!    times are too coarse to tell a same-size write in the same tick).
+//!    Files whose blob changed are parsed, and the index's rows of them
+//!    (and of the ids they hold) loaded.
+//! 2. Plan ([`sync_plan::plan`], in the core, pure): files whose blob id is
+//!    unchanged are skipped; changed files are diffed against the index by
+//!    record id, in name order; bad lines are reported with file and line
+//!    and skipped. An id in several files is indexed from the first by
+//!    name; its other records wait in `duplicates`. A plan that needs a file
+//!    read again (it lost an id to an earlier file) asks for it, and the
+//!    gathering reads it.
+//! 3. Apply (`apply`): write the plan.
+//! 4. Commits new since the last sync are walked to find the commit that
+//!    introduced each memory (provenance); the trust policy is stored and
+//!    the verdicts weighed.
+//!
+//! Whatever the order of commits, checkouts and edits, the result is the
+//! index a sync into an empty one gives.
+//!
+//! All of it is one SQLite transaction: a sync killed halfway leaves the
+//! previous state, and the next sync redoes the work.
+//!
+//! `files.rs` holds the files a sync looks at (the folder check, stat data,
+//! the workspace's row); `gather.rs` the gathering; `apply.rs` the writing;
+//! `trust.rs` the policy stored and reused ids given back.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
+use serde::Serialize;
+
+use super::provenance::walk_provenance;
+use super::{Index, IndexError, SyncError};
+use crate::adapters::git::{Workspace, blob_id};
+use crate::adapters::history::Policies;
+use crate::domain::config::{RepoConfig, TrustPolicy};
+use crate::domain::memory::kinds::Kinds;
+use crate::domain::memory::{Entry, Memory};
+use crate::domain::policy_history::Raw;
+use crate::domain::sync_plan::{
+    self, Content, Duplicate, FileProblem, FileState, Found, Planned, Recorded, RecordedFile, Row,
+    RowChange, Stat, SyncPlan, Waiting,
+};
+
+mod apply;
+mod files;
+mod gather;
+mod trust;
+
+pub use apply::*;
+use files::*;
+use gather::*;
+use trust::*;
+
+/// What a sync did. Field names are stable (`sync --json`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SyncReport {
+    pub workspace: String,
+    pub head: Option<String>,
+    /// Memory files considered (work tree and HEAD).
+    pub files: usize,
+    /// Files whose content was read and parsed because their blob changed.
+    pub files_read: usize,
+    /// Files that left the log since the last sync.
+    pub files_removed: usize,
+    pub memories_added: usize,
+    pub memories_updated: usize,
+    pub memories_removed: usize,
+    /// Commits walked for provenance.
+    pub commits_walked: usize,
+    /// Live memories of the workspace in the index afterwards.
+    pub memories: u64,
+    /// What the sync skipped or could not do: `file:line: reason` (or
+    /// `file: reason`) for a memory file, inside the memory folder; else
+    /// a message that names what it is about.
+    pub problems: Vec<SyncProblem>,
+    /// Texts embedded after the keyword part (0 without a model).
+    pub embedded: usize,
+    /// Content hashes still waiting for an embedding; `null` without a model.
+    pub pending_embeddings: Option<u64>,
+    /// A background embedder runs for the home (started by this read, or
+    /// already running): the pending ones are being embedded.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub embedding_in_background: bool,
+    /// The memory folder was not checked file by file: a large folder
+    /// whose stat and HEAD are as the last check of every file found them,
+    /// within [`FOLDER_TRUSTED_NS`] of it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub folder_unchanged: bool,
+}
+
+/// Something a sync skipped or could not do, and what it is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SyncProblem {
+    /// A file of the memory folder (its name there), or one of its lines.
+    MemoryFile {
+        file: String,
+        line: Option<i64>,
+        reason: String,
+    },
+    /// Anything else (the memory folder itself, the keyword index): the
+    /// message names it.
+    Other(String),
+}
+
+impl SyncProblem {
+    fn file(file: &str, reason: impl Into<String>) -> SyncProblem {
+        SyncProblem::MemoryFile {
+            file: file.to_owned(),
+            line: None,
+            reason: reason.into(),
+        }
+    }
+
+    fn line(file: &str, line: i64, reason: impl Into<String>) -> SyncProblem {
+        SyncProblem::MemoryFile {
+            file: file.to_owned(),
+            line: Some(line),
+            reason: reason.into(),
+        }
+    }
+
+    /// As `sync --json` lists it: a memory file by its name in the memory
+    /// folder.
+    pub fn relative(&self) -> String {
+        match self {
+            SyncProblem::MemoryFile {
+                file,
+                line: Some(line),
+                reason,
+            } => format!("{file}:{line}: {reason}"),
+            SyncProblem::MemoryFile {
+                file,
+                line: None,
+                reason,
+            } => format!("{file}: {reason}"),
+            SyncProblem::Other(message) => message.clone(),
+        }
+    }
+}
+
+impl From<FileProblem> for SyncProblem {
+    fn from(problem: FileProblem) -> SyncProblem {
+        SyncProblem::MemoryFile {
+            file: problem.file,
+            line: problem.line,
+            reason: problem.reason,
+        }
+    }
+}
+
+/// As a warning says it: a memory file by its path in the repository.
+impl std::fmt::Display for SyncProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SyncProblem::MemoryFile { .. } => {
+                write!(
+                    f,
+                    "{}/{}",
+                    crate::adapters::git::MEMORY_DIR,
+                    self.relative()
+                )
+            }
+            SyncProblem::Other(message) => f.write_str(message),
+        }
+    }
+}
+
+impl Serialize for SyncProblem {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.relative())
+    }
+}
+
+/// Memories with a mismatching `author` field a sync names one by one.
+const LISTED_MISMATCHES: usize = 10;
+
+/// Knobs for tests.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SyncOptions {
+    /// Abort the process after writing, before committing (crash tests).
+    pub abort_before_commit: bool,
+    /// "Now" for the future-timestamp check of the problems it reports
+    /// (`GOLDFISH_NOW`; the clock's when `None`); the index never stores
+    /// that flag.
+    pub now: Option<jiff::Timestamp>,
+    /// Check every memory file's stat, even in a large folder whose own
+    /// stat says nothing changed (`FolderScan`): what an explicit sync
+    /// does.
+    pub every_file: bool,
+}
+
+/// A memory folder of at least this many files is checked file by file
+/// only when its own stat changed, HEAD moved, or [`FOLDER_TRUSTED_NS`]
+/// passed since the last such check; a smaller one always is (its check
+/// costs a few milliseconds).
+pub const FOLDER_CHECK_FILES: usize = 1_000;
+
+/// How long after a check of every file a large folder's unchanged stat
+/// stands for its files: an edit in place by another program (an editor
+/// writing into a memory file) changes the file, not the folder, and is
+/// seen by the first sync after this (or by `goldfish sync` at once).
+/// goldfish's own appends mark the folder changed (`memdir`).
+pub const FOLDER_TRUSTED_NS: i64 = 60 * 1_000_000_000;
+
+/// A folder stat this close to the moment the files were checked is not
+/// trusted: a change within the file system's timestamp granularity could
+/// leave it as it was.
+const FOLDER_RACY_NS: i64 = 1_000_000_000;
+
+/// Syncs `workspace` into the index: gathers what the log holds and what
+/// the index records (`Gathered`), plans what to write
+/// ([`sync_plan::plan`], pure), writes it (`apply`), then walks the new
+/// commits (provenance), stores the trust policy and weighs the verdicts,
+/// all in one transaction; the keyword index catches up after it commits.
+pub fn sync(
+    index: &mut Index,
+    workspace: &Workspace,
+    options: SyncOptions,
+) -> Result<SyncReport, SyncError> {
+    let path = index.path.clone();
+    let sqlite = |source| {
+        SyncError::Index(IndexError::Sqlite {
+            path: path.clone(),
+            source,
+        })
+    };
+    let tx = index
+        .conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(sqlite)?;
+    let registered = register(&tx, workspace.root()).map_err(sqlite)?;
+    let workspace_id = registered.id;
+    if !registered.new {
+        super::verdicts::track(&tx).map_err(sqlite)?;
+    }
+    let mut report = SyncReport {
+        workspace: registered.name.clone(),
+        ..SyncReport::default()
+    };
+
+    let trust = Trust::of(workspace, options);
+    // A large folder whose stat, HEAD and last check of every file say
+    // nothing changed is not checked file by file (`FolderScan`).
+    let folder = FolderScan::folder_stat(&workspace.memory_dir());
+    let began_ns = now_ns();
+    let head_now = workspace.head_commit().map(|id| id.to_string());
+    let last_scan = if registered.new {
+        None
+    } else {
+        FolderScan::read(&tx, workspace_id).map_err(sqlite)?
+    };
+    let standing = last_scan.as_ref().filter(|scan| {
+        !options.every_file
+            && registered.head_commit == head_now
+            && registered.history_commit == head_now
+            && scan.stands(folder, head_now.as_deref(), began_ns)
+    });
+    let (head, files_written, scan) = if let Some(standing) = standing {
+        report.head = head_now;
+        report.files = standing.files;
+        report.folder_unchanged = true;
+        let head = report
+            .head
+            .as_deref()
+            .and_then(|id| gix::ObjectId::from_hex(id.as_bytes()).ok());
+        (head, false, last_scan.clone())
+    } else {
+        let mut gathered =
+            Gathered::new(&tx, workspace, &registered, &trust, &mut report, &sqlite)?;
+        let plan = loop {
+            match sync_plan::plan(&gathered.found) {
+                Planned::Ready(plan) => break plan,
+                Planned::Read(names) => gathered.read_again(&tx, names, &sqlite)?,
+            }
+        };
+        apply(&tx, workspace_id, &plan).map_err(sqlite)?;
+        report.files_read = plan.files_read.len();
+        report.files_removed = plan.files_removed.len();
+        report.memories_added = plan.memories_added;
+        report.memories_updated = plan.memories_updated;
+        report.memories_removed = plan.memories_removed;
+        report
+            .problems
+            .extend(plan.problems.iter().cloned().map(SyncProblem::from));
+        let files_written = plan.writes();
+
+        // Once every file is in: a `supersedes` naming no memory of the
+        // repository (or its own) hides nothing, and the lines read now say so.
+        if !plan.files_read.is_empty() {
+            let read: HashSet<&str> = plan.files_read.iter().map(|file| file.name).collect();
+            for (file, line, id, target) in
+                dangling_supersedes(&tx, workspace_id).map_err(sqlite)?
+            {
+                if read.contains(file.as_str()) {
+                    let why = if target == id {
+                        "names the memory itself".to_owned()
+                    } else {
+                        format!("names {target}, which no memory of this repository has")
+                    };
+                    report.problems.push(SyncProblem::line(
+                        &file,
+                        line,
+                        format!("memory {id}: `supersedes` {why}; it hides nothing"),
+                    ));
+                }
+            }
+        }
+        let head = gathered.head;
+        // What the sync read is written: let it go before the commit walk.
+        drop(plan);
+        drop(gathered);
+        let scan = FolderScan::after_check(folder, began_ns, report.head.clone(), report.files);
+        (head, files_written, scan)
+    };
+    let head_moved = registered.head_commit != report.head;
+    let mut changed =
+        registered.new || head_moved || registered.history_commit != report.head || files_written;
+    let scan_changed = scan != last_scan;
+    if scan_changed {
+        FolderScan::store(&tx, workspace_id, scan.as_ref()).map_err(sqlite)?;
+    }
+
+    let known_commit = registered
+        .history_commit
+        .as_deref()
+        .and_then(|id| gix::ObjectId::from_hex(id.as_bytes()).ok());
+    // Which memories staleness judges: every one when the history was
+    // walked from the start (or the workspace is new), else those that a
+    // write, a path changed between the two HEADs or a new revert may
+    // concern.
+    let mut stale_due = if registered.new || (head.is_some() && known_commit.is_none()) {
+        super::staleness::Due::All
+    } else {
+        super::staleness::Due::Changed {
+            old_head: known_commit,
+            reverted: Vec::new(),
+            branches: Vec::new(),
+        }
+    };
+    // Signatures verified against another signers file are verified anew.
+    let signers_moved = head.is_some()
+        && super::provenance::signers_moved(&tx, workspace, workspace_id).map_err(sqlite)?;
+    if let Some(head) = head
+        && (known_commit != Some(head) || signers_moved)
+    {
+        let walked = walk_provenance(&tx, workspace, workspace_id, head, known_commit, &sqlite)?;
+        changed |= signers_moved;
+        if let super::staleness::Due::Changed { reverted, .. } = &mut stale_due {
+            reverted.clone_from(&walked.reverted);
+        }
+        report.commits_walked = walked.commits;
+        // Named one by one up to a few: a history of lines written
+        // by a tool under its own name would otherwise flood every
+        // sync's output.
+        let more = walked.mismatches.len().saturating_sub(LISTED_MISMATCHES);
+        for (file, line, reason) in walked.mismatches.into_iter().take(LISTED_MISMATCHES) {
+            report.problems.push(SyncProblem::line(&file, line, reason));
+        }
+        if more > 0 {
+            report.problems.push(SyncProblem::Other(format!(
+                "… and {more} more memories whose `author` field is not the author of their commit (quarantined: `goldfish recall --include-untrusted --json` lists them)"
+            )));
+        }
+        report
+            .problems
+            .extend(walked.policy_changes.into_iter().map(SyncProblem::Other));
+    }
+    // A branch deleted (or moved) changes refs only: seen here, on every
+    // sync, since nothing else would tell.
+    let branches =
+        super::branches::record(&tx, workspace, workspace_id, head, head_moved, &sqlite)?;
+    changed |= branches.changed;
+    if let super::staleness::Due::Changed { branches: due, .. } = &mut stale_due {
+        *due = branches.due;
+    }
+    let policy_changed = match trust.in_effect(&tx, workspace, workspace_id, head, &sqlite)? {
+        Some(policy) => store_policy(&tx, workspace_id, policy.as_ref()).map_err(sqlite)?,
+        None => false,
+    };
+    changed |= policy_changed;
+    changed |= retake_reused_ids(&tx, workspace, workspace_id, head, &trust, &mut report)
+        .map_err(sqlite)?;
+    if !changed {
+        // Nothing to write: leave the index (and its last-sync time) alone,
+        // but write the keyword index if it lags (gone, or a catch-up that
+        // failed or never ran after its database's commit).
+        report.memories = registered.live_memories;
+        if scan_changed {
+            tx.commit().map_err(sqlite)?;
+        } else {
+            drop(tx);
+        }
+        if !super::keyword::holds_everything(&index.conn, &index.path).unwrap_or(false) {
+            catch_up_keyword_index(index, &mut report);
+        }
+        return Ok(report);
+    }
+    // Every memory weighed (again) under a new policy or in a workspace
+    // seen for the first time; else those whose row, provenance or
+    // releases this sync wrote.
+    let due = if policy_changed || registered.new || signers_moved {
+        super::verdicts::Due::All
+    } else {
+        super::verdicts::Due::Noted
+    };
+    if policy_changed {
+        stale_due = super::staleness::Due::All;
+    }
+    let policy = super::verdicts::stored_policy(&tx, workspace_id).map_err(sqlite)?;
+    super::staleness::weigh(
+        &tx,
+        workspace,
+        workspace_id,
+        head,
+        stale_due,
+        policy.as_ref(),
+        &sqlite,
+    )?;
+    super::verdicts::apply(&tx, workspace_id, due).map_err(sqlite)?;
+    report.memories = live_count(&tx, workspace_id).map_err(sqlite)?;
+    tx.execute(
+        "UPDATE workspaces SET head_commit = ?2, history_commit = ?2, synced_at = ?3, live_memories = ?4
+         WHERE id = ?1",
+        params![
+            workspace_id,
+            report.head,
+            crate::domain::memory::format_timestamp(jiff::Timestamp::now()),
+            report.memories as i64
+        ],
+    )
+    .map_err(sqlite)?;
+    if options.abort_before_commit {
+        std::process::abort();
+    }
+    tx.commit().map_err(sqlite)?;
+    catch_up_keyword_index(index, &mut report);
+    Ok(report)
+}
+
+/// Brings the keyword index up to date with the index's last commit; a
+/// failure is a problem of the sync, not its failure (keyword recall then
+/// ranks with a copy in memory, and this connection does not try again).
+fn catch_up_keyword_index(index: &Index, report: &mut SyncReport) {
+    if let Err(err) = super::keyword::catch_up(&index.conn, &index.path) {
+        index
+            .keyword_catch_up_failed
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        report.problems.push(SyncProblem::Other(format!(
+            "{err}; keyword recall ranks with a copy in memory until a sync writes it"
+        )));
+    }
+}
+
+/// What a sync of a workspace would look at again, from stat data alone.
+struct Stale {
+    /// Work-tree files new or changed since the last sync, with their size.
+    changed: Vec<(String, u64)>,
+    /// Files the last sync saw in the work tree that are gone.
+    gone: Vec<String>,
+}
+
+/// Compares the work tree's memory files with what the index recorded of
+/// them. Reads no file content and writes nothing.
+fn stale(index: &Index, workspace: &Workspace) -> Result<Stale, SyncError> {
+    let sqlite = |source| {
+        SyncError::Index(IndexError::Sqlite {
+            path: index.path.clone(),
+            source,
+        })
+    };
+    let known = match index
+        .workspace_by_root(workspace.root())
+        .map_err(SyncError::Index)?
+    {
+        Some(row) => {
+            let tx = index.conn.unchecked_transaction().map_err(sqlite)?;
+            known_files(&tx, row.id, false).map_err(sqlite)?
+        }
+        None => HashMap::new(),
+    };
+    let mut problems = Vec::new();
+    let files = worktree_files(&workspace.memory_dir(), &mut problems)?;
+    let changed = files
+        .iter()
+        .filter(|(name, metadata)| {
+            known
+                .get(*name)
+                .is_none_or(|k| k.stat != Some(stat_of(metadata)))
+        })
+        .map(|(name, metadata)| (name.clone(), metadata.len()))
+        .collect();
+    let gone = known
+        .iter()
+        .filter(|(name, k)| k.stat.is_some() && !files.contains_key(*name))
+        .map(|(name, _)| name.clone())
+        .collect();
+    Ok(Stale { changed, gone })
+}
+
+/// How much a sync of `workspace` would have to read: the total size of the
+/// work-tree memory files whose stat data differs from what the index
+/// recorded. Reads no file content.
+pub fn pending_bytes(index: &Index, workspace: &Workspace) -> Result<u64, SyncError> {
+    Ok(stale(index, workspace)?
+        .changed
+        .iter()
+        .map(|(_, size)| size)
+        .sum())
+}
+
+/// The work-tree memory files a sync of `workspace` would look at again:
+/// new, changed (stat data) or gone since the last sync, by name. Reads no
+/// file content and writes nothing.
+pub fn changed_files(index: &Index, workspace: &Workspace) -> Result<Vec<String>, SyncError> {
+    let stale = stale(index, workspace)?;
+    let mut names: Vec<String> = stale.changed.into_iter().map(|(name, _)| name).collect();
+    names.extend(stale.gone);
+    names.sort();
+    Ok(names)
+}
+
+/// Memories of a workspace that no tombstone forgets: the row count the
+/// triggers keep, less the memories tombstones hide (tombstones are few).
+pub(super) fn live_count(conn: &rusqlite::Connection, workspace_id: i64) -> rusqlite::Result<u64> {
+    let all: i64 = conn
+        .query_row(
+            "SELECT memory_rows FROM workspaces WHERE id = ?1",
+            params![workspace_id],
+            |row| row.get(0),
+        )
+        .optional()?
+        .unwrap_or(0);
+    let forgotten: i64 = conn.query_row(
+        "SELECT count(DISTINCT t.forgets) FROM tombstones t WHERE t.workspace_id = ?1 AND t.counts
+           AND EXISTS (SELECT 1 FROM memories m WHERE m.workspace_id = t.workspace_id AND m.id = t.forgets)",
+        params![workspace_id],
+        |row| row.get(0),
+    )?;
+    Ok((all - forgotten).max(0) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use goldfish_log::record::MAX_LINE_BYTES;
+
+    /// A streamed read gives the blob id and the lines a whole read gives,
+    /// whatever the line ends, blank lines, byte order mark or sizes.
+    #[test]
+    fn a_streamed_read_is_a_whole_read() {
+        let record = r#"{"id":"01M8AAAAAAAAAAAAAAAAAAAAAA","timestamp":"2026-11-21T09:30:00.000Z","type":"insight","content":"x"}"#;
+        let long = format!(r#"{{"content":"{}"}}"#, "y".repeat(MAX_LINE_BYTES));
+        let fits = format!(r#"{{"c":"{}"}}"#, "z".repeat(MAX_LINE_BYTES - 8));
+        assert_eq!(fits.len(), MAX_LINE_BYTES);
+        let cases: Vec<Vec<u8>> = vec![
+            Vec::new(),
+            b"\n\n".to_vec(),
+            format!("{record}\n").into_bytes(),
+            format!("{record}\r\n\r\n  \n{record}").into_bytes(),
+            format!("\u{feff}{record}\n{record}\n").into_bytes(),
+            format!("{record}\n{long}\n{record}\n").into_bytes(),
+            format!("{long}\r\r\n{fits}\n{fits}\r").into_bytes(),
+            format!("{}\n{record}", " ".repeat(MAX_LINE_BYTES + 10)).into_bytes(),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        for (n, bytes) in cases.iter().enumerate() {
+            let path = dir.path().join(format!("{n}.jsonl"));
+            fs::write(&path, bytes).unwrap();
+            let (blob, content) = streamed(&path, true).unwrap().unwrap();
+            assert_eq!(blob, blob_id(bytes).to_string(), "case {n}");
+            assert_eq!(content, Some(Content::parse(bytes)), "case {n}");
+            let (blob, content) = streamed(&path, false).unwrap().unwrap();
+            assert_eq!((blob, content), (blob_id(bytes).to_string(), None));
+        }
+    }
+}
