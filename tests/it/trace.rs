@@ -11,8 +11,8 @@ use std::path::Path;
 use goldfish::adapters::git::Workspace;
 use goldfish::adapters::home::Home;
 use goldfish::app::Session;
-use goldfish::app::ops::{self, StoreInput};
 use goldfish::app::session::{Clock, Trace};
+use goldfish::app::store::{self, StoreInput};
 
 use crate::common::TestEnv;
 
@@ -126,12 +126,12 @@ fn a_store_that_checks_for_near_duplicates_embeds_its_text_once() {
         vector: None,
         supersedes: None,
         // As MCP: looked for before the write, with the same vector.
-        replaced: ops::FindReplaced::Refuse,
+        replaced: store::FindReplaced::Refuse,
     };
     // The index is current: the check reads it as it is, the vector it
     // computed goes into the index, and the one sync indexes the line.
     let mut session = Session::at(home.clone(), clock.clone());
-    ops::store(
+    store::store(
         &mut session,
         &workspace,
         input("Refunds go through the ledger service"),
@@ -152,7 +152,7 @@ fn a_store_that_checks_for_near_duplicates_embeds_its_text_once() {
     // A near-duplicate is refused before anything is written, and what it
     // repeats is named.
     let mut session = Session::at(home, clock);
-    let refused = ops::store(
+    let refused = store::store(
         &mut session,
         &workspace,
         input("Payments retry three times"),
@@ -185,7 +185,7 @@ fn a_store_that_checks_for_near_duplicates_embeds_its_text_once() {
         Home::at(env.path().join("home/.goldfish")),
         Clock::Fixed("2026-11-25T10:00:00Z".parse().unwrap()),
     );
-    let refused = ops::store(
+    let refused = store::store(
         &mut session,
         &workspace,
         input("Webhooks are verified with the signing secret"),

@@ -14,15 +14,19 @@ use super::{
 use crate::adapters::git::Workspace;
 use crate::adapters::home::Home;
 use crate::app::agent::SessionMarks;
+use crate::app::forget::{self, Forgot, Released};
 use crate::app::hook::{self, AfterGit};
 use crate::app::model;
-use crate::app::ops::{self, Forgot, RecallInput, Recalled, Released, StoreInput, Target};
+use crate::app::recall::{self, RecallInput, Recalled};
 use crate::app::render::{count, index_line, memories, near_duplicate, similar_line};
 use crate::app::session::{Need, Progress};
+use crate::app::show::{self, Target};
+use crate::app::store::{self, StoreInput};
 use crate::app::sync::{
     self as app_sync, Embed, Rebuilt, current_workspace, problems, sync_workspace,
 };
 use crate::app::{AppError, Notice, Session};
+use crate::app::{brief, digest};
 use crate::domain::memory::Entry;
 
 pub(super) fn workspace() -> Result<Workspace, CliError> {
@@ -233,7 +237,7 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
     let mut session = session()?;
     let at_terminal = std::io::stdin().is_terminal();
     let mut asked: Vec<String> = Vec::new();
-    let stored = ops::store_asking(
+    let stored = store::store_asking(
         &mut session,
         &workspace,
         StoreInput {
@@ -250,9 +254,9 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
             vector: None,
             supersedes: args.supersedes,
             replaced: if at_terminal {
-                ops::FindReplaced::Ask
+                store::FindReplaced::Ask
             } else {
-                ops::FindReplaced::Report
+                store::FindReplaced::Report
             },
         },
         &mut |candidate| {
@@ -286,7 +290,7 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
         }
         output::notice(&Notice::note(format!(
             "it may replace {}; if it does: `goldfish forget {}`, then store it again with `--supersedes {}`",
-            ops::replaceable_line(candidate, 80),
+            store::replaceable_line(candidate, 80),
             stored.entry.id(),
             candidate.memory.id
         )));
@@ -326,10 +330,10 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
 
 /// Asks on stderr whether the memory being stored replaces `candidate`
 /// (default no); the answer is read from stdin, a terminal.
-fn ask_replaces(candidate: &ops::Replaceable) -> bool {
+fn ask_replaces(candidate: &store::Replaceable) -> bool {
     output::notice(&Notice::note(format!(
         "it may replace {}",
-        ops::replaceable_line(candidate, 100)
+        store::replaceable_line(candidate, 100)
     )));
     eprint!("Does the new memory replace it? [y/N] ");
     let mut answer = String::new();
@@ -362,7 +366,7 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
         include_superseded: args.include_superseded,
         include_unrelated: args.include_unrelated,
     };
-    let recalled = ops::recall(&mut session, &cwd, input);
+    let recalled = recall::recall(&mut session, &cwd, input);
     output::notices(&mut session);
     match recalled? {
         Recalled::Nothing => {
@@ -378,7 +382,7 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
             Ok(EXIT_NO_RESULT)
         }
         Recalled::Memories { hits, .. } if args.index => {
-            let (mut counter, _) = ops::token_counter(&mut session)?;
+            let (mut counter, _) = digest::token_counter(&mut session)?;
             for memory in &hits {
                 writeln!(out, "{}", index_line(memory, counter.as_mut()))
                     .context("writing output")?;
@@ -406,7 +410,7 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
 pub(super) fn brief(args: BriefArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = workspace()?;
     let mut session = session()?;
-    let briefed = ops::brief(&mut session, &workspace, args.budget, &ops::Moment::Start);
+    let briefed = brief::brief(&mut session, &workspace, args.budget, &brief::Moment::Start);
     output::notices(&mut session);
     match briefed? {
         Some(digested) => {
@@ -423,7 +427,7 @@ pub(super) fn brief(args: BriefArgs, out: &mut dyn Write) -> Result<u8, CliError
 pub(super) fn show(args: ShowArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let mut session = session()?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let shown = ops::show(&mut session, &cwd, &args.ids);
+    let shown = show::show(&mut session, &cwd, &args.ids);
     output::notices(&mut session);
     let memories = shown?;
     if args.json {
@@ -437,7 +441,7 @@ pub(super) fn show(args: ShowArgs, out: &mut dyn Write) -> Result<u8, CliError> 
 pub(super) fn forget(args: ForgetArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = workspace()?;
     let mut session = session()?;
-    let forgot = ops::forget(&mut session, &workspace, &args.id);
+    let forgot = forget::forget(&mut session, &workspace, &args.id);
     output::notices(&mut session);
     match forgot? {
         Forgot::Already { id, at } => {
@@ -457,7 +461,7 @@ pub(super) fn forget(args: ForgetArgs, out: &mut dyn Write) -> Result<u8, CliErr
 pub(super) fn trust(args: TrustArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = workspace()?;
     let mut session = session()?;
-    let released = ops::release(&mut session, &workspace, &args.id);
+    let released = forget::release(&mut session, &workspace, &args.id);
     output::notices(&mut session);
     match released? {
         Released::NotQuarantined { id, reasons } => {
@@ -758,7 +762,7 @@ pub(super) fn similar(args: SimilarArgs, out: &mut dyn Write) -> Result<u8, CliE
     Bar::install(&mut session, !args.json);
     if args.scan {
         let clusters =
-            ops::duplicate_clusters(&mut session, &workspace, args.threshold, args.limit);
+            show::duplicate_clusters(&mut session, &workspace, args.threshold, args.limit);
         output::notices(&mut session);
         let clusters = clusters?;
         if clusters.is_empty() {
@@ -789,7 +793,7 @@ pub(super) fn similar(args: SimilarArgs, out: &mut dyn Write) -> Result<u8, CliE
         (None, Some(text)) => Target::Text(text),
         (None, None) => unreachable!("clap requires an id, --text or --scan"),
     };
-    let hits = ops::similar(&mut session, &workspace, target, args.threshold, args.limit);
+    let hits = show::similar(&mut session, &workspace, target, args.threshold, args.limit);
     output::notices(&mut session);
     let hits = hits?;
     if hits.is_empty() {
@@ -966,15 +970,15 @@ fn session_start(budget: usize, json: bool, out: &mut dyn Write) -> Result<(), C
         .map(|id| SessionMarks::of(&session.home, id))
         .unwrap_or_default();
     let moment = match payload.as_ref().and_then(|p| p["source"].as_str()) {
-        Some("compact") => ops::Moment::Compacted {
+        Some("compact") => brief::Moment::Compacted {
             checkpoint: marks.checkpoint.clone(),
         },
-        Some("resume") => ops::Moment::Resumed {
+        Some("resume") => brief::Moment::Resumed {
             since: marks.seen.as_deref().and_then(|seen| seen.parse().ok()),
         },
-        _ => ops::Moment::Start,
+        _ => brief::Moment::Start,
     };
-    let briefed = ops::brief(&mut session, &workspace, budget, &moment);
+    let briefed = brief::brief(&mut session, &workspace, budget, &moment);
     output::notices(&mut session);
     if let Some(digested) = briefed? {
         if json {
@@ -1059,7 +1063,7 @@ fn pre_compact() -> Result<(), CliError> {
     };
     let workspace = workspace()?;
     let mut session = session()?;
-    let stored = ops::store(
+    let stored = store::store(
         &mut session,
         &workspace,
         StoreInput {
@@ -1073,7 +1077,7 @@ fn pre_compact() -> Result<(), CliError> {
             session: None,
             vector: None,
             supersedes: None,
-            replaced: ops::FindReplaced::Skip,
+            replaced: store::FindReplaced::Skip,
         },
     );
     output::notices(&mut session);

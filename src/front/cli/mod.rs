@@ -381,7 +381,7 @@ struct SimilarArgs {
     #[arg(long)]
     scan: bool,
     /// Cosine similarity from which memories count as similar
-    #[arg(long, value_name = "X", default_value_t = crate::app::ops::SIMILAR)]
+    #[arg(long, value_name = "X", default_value_t = crate::app::show::SIMILAR)]
     threshold: f64,
     /// At most this many memories (per cluster with --scan)
     #[arg(long, short = 'n', value_name = "N", default_value_t = 10)]
@@ -545,7 +545,7 @@ enum DistillMode {
     Auto,
 }
 
-impl From<DistillMode> for crate::app::ops::Distill {
+impl From<DistillMode> for crate::app::digest::Distill {
     fn from(mode: DistillMode) -> Self {
         match mode {
             DistillMode::Llm => Self::Llm,
