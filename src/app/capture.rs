@@ -112,6 +112,9 @@ impl Sink for StoreSink<'_> {
         orders_removed: bool,
     ) -> Result<String, Refusal> {
         let workspace = Workspace::discover(root).map_err(|e| Refusal::Failed(format!("{e:#}")))?;
+        // Each memory the worker stores reads the config as it is then, as
+        // a command of its own would.
+        self.session.forget_repo_configs();
         // What the team already has is not stored again: a memory of the
         // same type saying nearly the same (best effort: no model, no
         // check). A session's summary may well be close to the fix it made.

@@ -123,7 +123,7 @@ pub fn release(
     if let Ok(RepoConfig {
         trust: Some(policy),
         ..
-    }) = repo_config(workspace)
+    }) = repo_config(session, workspace)
         && !email.as_deref().is_some_and(|email| policy.admits(email))
     {
         session.notice(Notice::warning(format!(

@@ -112,9 +112,8 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
     // the types unchecked, as sync does; `store` and doctor say why.
     let kinds = match &workspace {
         Some(workspace) => {
-            match RepoConfig::kinds_for_readers(crate::adapters::memdir::read_repo_config(
-                workspace,
-            )) {
+            let read = session.repo_config_read(workspace);
+            match RepoConfig::kinds_for_readers(read.as_ref().as_ref().cloned()) {
                 Ok(kinds) => Some(kinds),
                 Err(why) => {
                     if !input.kinds.is_empty() {

@@ -105,6 +105,7 @@ pub fn similar(
         }
     };
     let mut hits = index.similar(&model_id, &vector, &scope, threshold, limit + 1, now)?;
+    session.trace.similarity_searches += 1;
     hits.retain(|hit| Some(&hit.id) != own_id.as_ref());
     hits.truncate(limit);
     Ok(hits)

@@ -143,7 +143,7 @@ pub fn store_asking(
             ),
         ));
     }
-    let config = repo_config(workspace)?;
+    let config = repo_config(session, workspace)?;
     let kind = config
         .kinds
         .resolve(&input.kind)
@@ -161,10 +161,12 @@ pub fn store_asking(
     };
     let look_before = matches!(replaced, FindReplaced::Refuse | FindReplaced::Ask);
     let mut similar = Vec::new();
+    let mut before = None;
     if (input.refuse_similar || look_before) && vector.is_none() {
         // Best effort: an index or model that fails here never stops a store.
         let computed;
-        (similar, computed) = near_duplicates(session, workspace, &content).unwrap_or_default();
+        (similar, computed, before) =
+            near_duplicates_seen(session, workspace, &content).unwrap_or_default();
         vector = computed;
     }
     let memo = supersede::Memo {
@@ -277,7 +279,7 @@ pub fn store_asking(
     };
     // The memory is safely in the log; indexing it is best effort (the next
     // sync catches up), so a broken index or model never loses a store.
-    let (similar, not_indexed) = match index_stored(session, workspace, &entry, vector) {
+    let (similar, not_indexed) = match index_stored(session, workspace, &entry, vector, before) {
         Ok((mut similar, vector)) => {
             if let Entry::Memory(m) = &entry {
                 similar.retain(|s| {
@@ -434,8 +436,31 @@ pub fn near_duplicates(
     workspace: &Workspace,
     content: &str,
 ) -> Result<(Vec<IndexedMemory>, Option<ContentVector>), AppError> {
+    let (similar, vector, _) = near_duplicates_seen(session, workspace, content)?;
+    Ok((similar, vector))
+}
+
+/// What [`near_duplicates`] found before the write, and in which state of
+/// the index: after the write, `store` takes it as it is when nothing but
+/// its own memory entered the index since.
+struct Before {
+    similar: Vec<IndexedMemory>,
+    /// The index's `data_version` just before the search.
+    data_version: i64,
+}
+
+/// What [`near_duplicates`] returns, with what its search saw.
+type Seen = (Vec<IndexedMemory>, Option<ContentVector>, Option<Before>);
+
+/// [`near_duplicates`], with what the search saw (none when there was no
+/// search).
+fn near_duplicates_seen(
+    session: &mut Session,
+    workspace: &Workspace,
+    content: &str,
+) -> Result<Seen, AppError> {
     if session.model(Need::Optional)?.is_none() {
-        return Ok((Vec::new(), None));
+        return Ok((Vec::new(), None, None));
     }
     if lags(session, workspace)? {
         sync_workspace(session, workspace, READ_EMBEDS)?;
@@ -446,12 +471,20 @@ pub fn near_duplicates(
     }
     let now = session.now()?;
     let Some(vector) = content_vector(session, content)? else {
-        return Ok((Vec::new(), None));
+        return Ok((Vec::new(), None, None));
     };
     let index = session.index()?;
     let scope = scope_of(index, workspace)?;
+    // Read before the search: a commit by another process in between makes
+    // the search look newer than it is, never older.
+    let data_version = index.data_version()?;
     let similar = index.similar(&vector.model, &vector.vector, &scope, DUPLICATE, 3, now)?;
-    Ok((similar, Some(vector)))
+    session.trace.similarity_searches += 1;
+    let before = Before {
+        similar: similar.clone(),
+        data_version,
+    };
+    Ok((similar, Some(vector), Some(before)))
 }
 
 /// `content` embedded as a memory text (`None` without a model).
@@ -472,11 +505,18 @@ fn content_vector(session: &mut Session, content: &str) -> Result<Option<Content
 /// Indexes (and embeds, unless `vector` is its vector already) what
 /// `store` appended, with one sync; returns the memories it nearly repeats
 /// and its vector (none without a model).
+///
+/// The memories it nearly repeats are searched for once a store: those
+/// `before` found (the check before the write) are the answer when the
+/// index holds nothing new but the stored memory since, else (nothing
+/// searched before, or another process, a pull or a teammate's store came
+/// in between) the index is searched again.
 fn index_stored(
     session: &mut Session,
     workspace: &Workspace,
     entry: &Entry,
     vector: Option<ContentVector>,
+    before: Option<Before>,
 ) -> Result<(Vec<IndexedMemory>, Option<ContentVector>), AppError> {
     let Entry::Memory(memory) = entry else {
         return Ok((Vec::new(), None));
@@ -491,7 +531,7 @@ fn index_stored(
         index.use_model(model)?;
         index.insert_embeddings(model, [(hash.as_str(), vector.as_slice())])?;
     }
-    sync_workspace(session, workspace, READ_EMBEDS)?;
+    let report = sync_workspace(session, workspace, READ_EMBEDS)?;
     let ModelState::Installed(model_id) = session.model_state() else {
         return Ok((Vec::new(), None));
     };
@@ -500,10 +540,30 @@ fn index_stored(
     let Some(vector) = index.vector_of(&model_id, &hash)? else {
         return Ok((Vec::new(), None));
     };
-    let scope = scope_of(index, workspace)?;
-    let mut similar = index.similar(&model_id, &vector, &scope, DUPLICATE, 4, now)?;
-    similar.retain(|m| m.id != memory.id);
-    similar.truncate(3);
+    // Only this memory came in: its own sync added it and nothing else
+    // (no other line, no other vector), and no other process wrote to the
+    // index since the search before the write.
+    let unchanged = |before: &Before| -> Result<bool, AppError> {
+        let only_this = report.as_ref().is_some_and(|report| {
+            report.memories_added == 1
+                && report.memories_updated == 0
+                && report.memories_removed == 0
+                && report.files_removed == 0
+                && report.embedded == 0
+        });
+        Ok(only_this && index.data_version()? == before.data_version)
+    };
+    let similar = match before {
+        Some(before) if unchanged(&before)? => before.similar,
+        _ => {
+            let scope = scope_of(index, workspace)?;
+            let mut similar = index.similar(&model_id, &vector, &scope, DUPLICATE, 4, now)?;
+            session.trace.similarity_searches += 1;
+            similar.retain(|m| m.id != memory.id);
+            similar.truncate(3);
+            similar
+        }
+    };
     Ok((
         similar,
         Some(ContentVector {

@@ -39,6 +39,7 @@ use super::provenance::walk_provenance;
 use super::{Index, IndexError, SyncError};
 use crate::adapters::git::{Workspace, blob_id};
 use crate::adapters::history::Policies;
+use crate::adapters::memdir::RepoConfigRead;
 use crate::domain::config::{RepoConfig, TrustPolicy};
 use crate::domain::memory::kinds::Kinds;
 use crate::domain::memory::{Entry, Memory};
@@ -312,10 +313,9 @@ struct Trust {
 }
 
 impl Trust {
-    fn of(workspace: &Workspace, options: SyncOptions) -> Trust {
-        let read = crate::adapters::memdir::read_repo_config(workspace);
+    fn of(read: &RepoConfigRead, options: SyncOptions) -> Trust {
         let raw = read.as_ref().ok().map(|bytes| Raw::of(bytes.as_deref()));
-        let config = RepoConfig::for_readers(read).ok();
+        let config = RepoConfig::for_readers(read.as_ref().cloned()).ok();
         Trust {
             now: options.now.unwrap_or_else(jiff::Timestamp::now),
             kinds: config.as_ref().map(|config| config.kinds.clone()),
@@ -412,7 +412,8 @@ fn now_ns() -> i64 {
         .map_or(0, |d| d.as_nanos() as i64)
 }
 
-/// Syncs `workspace` into the index: gathers what the log holds and what
+/// Syncs `workspace` into the index, its `.goldfish/config` being `config`
+/// (as the caller read it: once a command): gathers what the log holds and what
 /// the index records (`Gathered`), plans what to write
 /// ([`sync_plan::plan`], pure), writes it (`apply`), then walks the new
 /// commits (provenance), stores the trust policy and weighs the verdicts,
@@ -420,6 +421,7 @@ fn now_ns() -> i64 {
 pub fn sync(
     index: &mut Index,
     workspace: &Workspace,
+    config: &RepoConfigRead,
     options: SyncOptions,
 ) -> Result<SyncReport, SyncError> {
     let path = index.path.clone();
@@ -443,7 +445,7 @@ pub fn sync(
         ..SyncReport::default()
     };
 
-    let trust = Trust::of(workspace, options);
+    let trust = Trust::of(config, options);
     // A large folder whose stat, HEAD and last check of every file say
     // nothing changed is not checked file by file (`FolderScan`).
     let folder = FolderScan::folder_stat(&workspace.memory_dir());
