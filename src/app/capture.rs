@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::Context;
 
 use super::notice::Notice;
-use super::ops::{self, StoreInput};
+use super::store::{self, StoreInput};
 use super::{AppError, Session, background};
 pub use crate::adapters::capture::MAX_PAYLOAD_BYTES;
 use crate::adapters::capture::runtime::CommandGenerator;
@@ -112,11 +112,14 @@ impl Sink for StoreSink<'_> {
         orders_removed: bool,
     ) -> Result<String, Refusal> {
         let workspace = Workspace::discover(root).map_err(|e| Refusal::Failed(format!("{e:#}")))?;
+        // Each memory the worker stores reads the config as it is then, as
+        // a command of its own would.
+        self.session.forget_repo_configs();
         // What the team already has is not stored again: a memory of the
         // same type saying nearly the same (best effort: no model, no
         // check). A session's summary may well be close to the fix it made.
         let (similar, vector) =
-            ops::near_duplicates(self.session, &workspace, &observation.content)
+            store::near_duplicates(self.session, &workspace, &observation.content)
                 .unwrap_or_default();
         // One it probably replaces (a fact changed) is no repeat.
         let replaceable = match &vector {
@@ -126,7 +129,7 @@ impl Sink for StoreSink<'_> {
                     content: &observation.content,
                     files: &observation.files,
                 };
-                ops::replaceable_by(self.session, &workspace, memo, vector, None)
+                store::replaceable_by(self.session, &workspace, memo, vector, None)
                     .unwrap_or_default()
             }
             None => Vec::new(),
@@ -144,7 +147,7 @@ impl Sink for StoreSink<'_> {
             Some(id) => Some(id.clone()),
             None => self.link(&replaceable, &observation.kind, orders_removed),
         };
-        let stored = ops::store(
+        let stored = store::store(
             self.session,
             &workspace,
             StoreInput {
@@ -159,7 +162,7 @@ impl Sink for StoreSink<'_> {
                 session: Some(session.to_owned()),
                 vector,
                 supersedes,
-                replaced: ops::FindReplaced::Skip,
+                replaced: store::FindReplaced::Skip,
             },
         )
         .map_err(|e| Refusal::Failed(format!("{:#}", e.error)));
@@ -176,7 +179,7 @@ impl StoreSink<'_> {
     /// candidate is named in the worker's log, with why it was not linked.
     fn link(
         &mut self,
-        found: &[ops::Replaceable],
+        found: &[store::Replaceable],
         kind: &str,
         orders_removed: bool,
     ) -> Option<String> {
@@ -188,7 +191,7 @@ impl StoreSink<'_> {
                 candidate.memory.source.as_deref(),
                 orders_removed,
             );
-            let line = ops::replaceable_line(candidate, 80);
+            let line = store::replaceable_line(candidate, 80);
             match verdict {
                 Ok(()) if linked.is_none() => {
                     (self.log)(Notice::note(format!("supersedes {line}")));

@@ -49,7 +49,7 @@ pub fn import(
     if !log.path().is_dir() {
         return Err(LogError::NotInitialized(log.path().to_owned()).into());
     }
-    let config = repo_config(workspace)?;
+    let config = repo_config(session, workspace)?;
     let files = crate::adapters::notes::find_notes(&input.dir).map_err(|err| AppError {
         arg: Some(Arg::Dir),
         ..AppError::input(err)

@@ -5,8 +5,9 @@
 //!   model, clock), and the notices operations leave for the front end.
 //! - [`sync`]: the one path to the index (keyword sync, then embedding as
 //!   an [`sync::Embed`] policy says).
-//! - [`ops`]: store, recall, brief, forget, similar, show; [`tidy`]: what
-//!   the log holds that no longer helps, and forgetting it.
+//! - [`store`], [`recall`] (with [`digest`]), [`brief`], [`forget`] (and
+//!   `trust`), [`show`] (and `similar`); [`tidy`]: what the log holds that
+//!   no longer helps, and forgetting it.
 //! - [`hook`]: what a git hook does; [`capture`]: the agent hook, the
 //!   capture worker and its status; [`import`]: old notes into the log;
 //!   [`background`]: the detached processes they start.
@@ -20,9 +21,12 @@
 
 pub mod agent;
 pub mod background;
+pub mod brief;
 pub mod capture;
+pub mod digest;
 pub mod doctor;
 pub mod error;
+pub mod forget;
 pub mod heal;
 pub mod hook;
 pub mod import;
@@ -30,12 +34,14 @@ pub mod init;
 pub mod merge;
 pub mod model;
 pub mod notice;
-pub mod ops;
 pub mod prompt;
+pub mod recall;
 pub mod render;
 pub mod review;
 pub mod session;
+pub mod show;
 pub mod status;
+pub mod store;
 pub mod sync;
 pub mod tidy;
 

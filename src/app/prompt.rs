@@ -12,7 +12,8 @@
 use std::path::Path;
 
 use crate::adapters::index::search::IndexedMemory;
-use crate::app::ops::{self, Distill, RecallInput, Recalled};
+use crate::app::digest::{self, Distill};
+use crate::app::recall::{self, RecallInput, Recalled};
 use crate::app::render::{QUOTED_DATA, index_line};
 use crate::app::{AppError, Session};
 use crate::domain::recall::Captured;
@@ -180,7 +181,7 @@ pub fn for_prompt(
         include_superseded: false,
         include_unrelated: false,
     };
-    let hits = match ops::recall(session, cwd, input)? {
+    let hits = match recall::recall(session, cwd, input)? {
         Recalled::Memories { hits, .. } => hits,
         Recalled::NothingRelevant(judgement) => {
             return Ok(PromptRecall::skipped(Skipped::NothingRelevant(
@@ -191,7 +192,7 @@ pub fn for_prompt(
             return Ok(PromptRecall::skipped(Skipped::NothingFound));
         }
     };
-    let (mut counter, _) = ops::token_counter(session)?;
+    let (mut counter, _) = digest::token_counter(session)?;
     let mut context = QUOTED_DATA.to_owned();
     let mut tokens = counter.count(&format!("{context}\n{OPEN_HINT}"));
     let mut added = 0;

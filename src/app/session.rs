@@ -9,8 +9,10 @@ use super::AppError;
 use super::model::{self, Model};
 use super::notice::Notice;
 use crate::adapters::env;
+use crate::adapters::git::Workspace;
 use crate::adapters::home::Home;
 use crate::adapters::index::Index;
+use crate::adapters::memdir::{self, RepoConfigRead};
 
 /// "Now": the system clock, or the fixed time of `GOLDFISH_NOW`.
 #[derive(Debug, Clone)]
@@ -114,6 +116,9 @@ pub struct Session {
     pub trace: Trace,
     /// Work trees whose store journal this command drained.
     pub(super) drained: Vec<std::path::PathBuf>,
+    /// Each work tree's `.goldfish/config` as this command read it
+    /// ([`Session::repo_config_read`]).
+    repo_configs: Vec<(std::path::PathBuf, std::sync::Arc<RepoConfigRead>)>,
 }
 
 /// Counts of the expensive steps of a command: a trace that shows each is
@@ -132,6 +137,11 @@ pub struct Trace {
     pub model_loads: usize,
     /// Embeddings the warm process answered (`goldfish model warm`).
     pub warm_requests: usize,
+    /// Times a repository's `.goldfish/config` was read.
+    pub config_reads: usize,
+    /// Searches of the index for the memories nearly repeating a text
+    /// (`store`'s near-duplicates, `similar`).
+    pub similarity_searches: usize,
     /// Syncs that did not check the memory files one by one (a large
     /// folder found unchanged).
     pub folder_unchanged: usize,
@@ -142,13 +152,15 @@ impl std::fmt::Display for Trace {
         write!(
             f,
             "index opens {}, syncs {}, texts embedded {}, queries embedded {}, model loads {}, \
-             warm requests {}, folder unchanged {}",
+             warm requests {}, config reads {}, similarity searches {}, folder unchanged {}",
             self.index_opens,
             self.syncs,
             self.texts_embedded,
             self.queries_embedded,
             self.model_loads,
             self.warm_requests,
+            self.config_reads,
+            self.similarity_searches,
             self.folder_unchanged
         )
     }
@@ -192,6 +204,7 @@ impl Session {
             index: None,
             trace: Trace::default(),
             drained: Vec::new(),
+            repo_configs: Vec::new(),
         }
     }
 
@@ -226,6 +239,28 @@ impl Session {
     pub fn end_command(&mut self) {
         self.index = None;
         self.drained.clear();
+        self.forget_repo_configs();
+    }
+
+    /// The repository's `.goldfish/config` as `workspace`'s work tree has
+    /// it, read once per command: every later call gives the same bytes,
+    /// or the same failure to read them.
+    pub fn repo_config_read(&mut self, workspace: &Workspace) -> std::sync::Arc<RepoConfigRead> {
+        let root = workspace.root();
+        if let Some((_, read)) = self.repo_configs.iter().find(|(at, _)| at == root) {
+            return std::sync::Arc::clone(read);
+        }
+        let read = std::sync::Arc::new(memdir::read_repo_config(workspace));
+        self.trace.config_reads += 1;
+        self.repo_configs
+            .push((root.to_owned(), std::sync::Arc::clone(&read)));
+        read
+    }
+
+    /// Lets go of the configs read so far: the next use reads them again
+    /// (a new command; each memory the capture worker stores).
+    pub fn forget_repo_configs(&mut self) {
+        self.repo_configs.clear();
     }
 
     pub fn now(&self) -> Result<Timestamp, AppError> {

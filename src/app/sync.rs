@@ -84,9 +84,10 @@ fn sync_or_hand(
     // What a store set aside while git was busy goes into the log first.
     drain_journal(session, workspace, false)?;
     let locks_dir = session.home.locks_dir();
+    let config = session.repo_config_read(workspace);
     let index = session.index()?;
     let mut report = match locks::exclusive(&locks_dir, workspace.root(), || {
-        index_sync::sync(index, workspace, options).map_err(AppError::from)
+        index_sync::sync(index, workspace, &config, options).map_err(AppError::from)
     })? {
         Exclusive::Ran(report) => report,
         handed @ Exclusive::Handed(_) => return Ok(handed),
@@ -94,7 +95,7 @@ fn sync_or_hand(
     session.trace.syncs += 1;
     session.trace.folder_unchanged += usize::from(report.folder_unchanged);
     // The sync checked no type against a config it could not read.
-    if let Err(err) = repo_config(workspace) {
+    if let Err(err) = repo_config(session, workspace) {
         session.notice(Notice::warning(format!(
             "{:#}; memory types were not checked, and recall applies the trust policy the index last read",
             err.error
@@ -316,22 +317,27 @@ pub fn problems(session: &mut Session, problems: &[SyncProblem]) {
     }
 }
 
-/// The repository's `.goldfish/config` (the default when there is none).
-pub fn repo_config(workspace: &Workspace) -> Result<RepoConfig, AppError> {
+/// The repository's `.goldfish/config` (the default when there is none),
+/// as the command read it ([`Session::repo_config_read`]).
+pub fn repo_config(session: &mut Session, workspace: &Workspace) -> Result<RepoConfig, AppError> {
     use crate::adapters::memdir::OpenError;
     let path = workspace.repo_config_path();
     // `.goldfish` itself a link: the config would come from outside.
     if let Err(err @ LogError::Unsafe { .. }) = MemoryDir::of(workspace).check_folder() {
         return Err(AppError::input(err));
     }
-    match crate::adapters::memdir::read_repo_config(workspace) {
-        Ok(Some(bytes)) => RepoConfig::from_file(&bytes)
+    match &*session.repo_config_read(workspace) {
+        Ok(Some(bytes)) => RepoConfig::from_file(bytes)
             .with_context(|| format!("{REPO_CONFIG} is invalid"))
             .map_err(AppError::input),
         Ok(None) => Ok(RepoConfig::default()),
-        Err(OpenError::Io(err)) => Err(anyhow::Error::new(err)
-            .context(format!("cannot read {}", path.display()))
-            .into()),
+        // The read is kept for the command: its error, told again.
+        Err(OpenError::Io(err)) => Err(anyhow::Error::new(std::io::Error::new(
+            err.kind(),
+            err.to_string(),
+        ))
+        .context(format!("cannot read {}", path.display()))
+        .into()),
         Err(OpenError::Link) => Err(AppError::input(anyhow::anyhow!(
             "{REPO_CONFIG} is a symbolic link, not followed (it could point out of the repository); replace it with a regular file"
         ))),

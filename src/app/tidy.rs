@@ -12,8 +12,8 @@ use crate::domain::memory::Entry;
 use crate::domain::recall::Request;
 use crate::domain::tidy::{self, Fact, Why};
 
-use super::ops::DUPLICATE;
 use super::session::{Need, Session};
+use super::store::DUPLICATE;
 use super::sync::{Embed, problems, scope_of, sync_for_reading, sync_workspace};
 use super::{AppError, Notice};
 
@@ -156,7 +156,7 @@ pub fn forget_all(
         if !matches!(view.find(id), crate::domain::memory::view::Lookup::Found(_)) {
             continue;
         }
-        let tombstone = super::ops::tombstone(session, workspace, id)?;
+        let tombstone = super::forget::tombstone(session, workspace, id)?;
         dir.append(&tombstone)?;
         written.push(tombstone);
     }

@@ -1,6 +1,6 @@
 //! One sync per command: the trace a command prints with `GOLDFISH_TRACE=1`
 //! (index opens, syncs of the workspace, texts and queries embedded, model
-//! loads and warm-process requests), for a
+//! loads and warm-process requests, config reads, similarity searches), for a
 //! store, the hook after a pull and a recall; and a store that checks for
 //! near-duplicates first (a person at a terminal, an agent over MCP), run in
 //! process with the same session the front ends use. The embedder is the
@@ -11,8 +11,8 @@ use std::path::Path;
 use goldfish::adapters::git::Workspace;
 use goldfish::adapters::home::Home;
 use goldfish::app::Session;
-use goldfish::app::ops::{self, StoreInput};
 use goldfish::app::session::{Clock, Trace};
+use goldfish::app::store::{self, StoreInput};
 
 use crate::common::TestEnv;
 
@@ -67,7 +67,7 @@ fn a_store_a_hook_after_a_pull_and_a_recall_each_sync_once() {
                 "Invoices are numbered per tenant"
             ]
         ),
-        "index opens 1, syncs 1, texts embedded 1, queries embedded 0, model loads 1, warm requests 0, folder unchanged 0"
+        "index opens 1, syncs 1, texts embedded 1, queries embedded 0, model loads 1, warm requests 0, config reads 1, similarity searches 1, folder unchanged 0"
     );
     // Bob's five memories (stored with a home of his own: Alice's has
     // never embedded them) arrive with a pull: the post-merge hook syncs
@@ -87,7 +87,7 @@ fn a_store_a_hook_after_a_pull_and_a_recall_each_sync_once() {
     );
     assert_eq!(
         pull,
-        "index opens 1, syncs 1, texts embedded 5, queries embedded 0, model loads 1, warm requests 0, folder unchanged 0"
+        "index opens 1, syncs 1, texts embedded 5, queries embedded 0, model loads 1, warm requests 0, config reads 1, similarity searches 0, folder unchanged 0"
     );
     // A recall: one sync (nothing changed: stats and HEAD compared), its
     // query embedded once.
@@ -98,7 +98,7 @@ fn a_store_a_hook_after_a_pull_and_a_recall_each_sync_once() {
             "goldfish",
             &["recall", "how long is the cache warmup"]
         ),
-        "index opens 1, syncs 1, texts embedded 0, queries embedded 1, model loads 1, warm requests 0, folder unchanged 0"
+        "index opens 1, syncs 1, texts embedded 0, queries embedded 1, model loads 1, warm requests 0, config reads 1, similarity searches 0, folder unchanged 0"
     );
 }
 
@@ -126,12 +126,12 @@ fn a_store_that_checks_for_near_duplicates_embeds_its_text_once() {
         vector: None,
         supersedes: None,
         // As MCP: looked for before the write, with the same vector.
-        replaced: ops::FindReplaced::Refuse,
+        replaced: store::FindReplaced::Refuse,
     };
     // The index is current: the check reads it as it is, the vector it
     // computed goes into the index, and the one sync indexes the line.
     let mut session = Session::at(home.clone(), clock.clone());
-    ops::store(
+    store::store(
         &mut session,
         &workspace,
         input("Refunds go through the ledger service"),
@@ -146,13 +146,18 @@ fn a_store_that_checks_for_near_duplicates_embeds_its_text_once() {
             queries_embedded: 0,
             model_loads: 1,
             warm_requests: 0,
+            // The config read once, for the types and the sync; the
+            // near-duplicates searched once, before the write: nothing
+            // but this memory came into the index since.
+            config_reads: 1,
+            similarity_searches: 1,
             folder_unchanged: 0,
         }
     );
     // A near-duplicate is refused before anything is written, and what it
     // repeats is named.
     let mut session = Session::at(home, clock);
-    let refused = ops::store(
+    let refused = store::store(
         &mut session,
         &workspace,
         input("Payments retry three times"),
@@ -166,6 +171,7 @@ fn a_store_that_checks_for_near_duplicates_embeds_its_text_once() {
     );
     assert_eq!(session.trace.texts_embedded, 1);
     assert_eq!(session.trace.syncs, 0, "the index was current: no sync");
+    assert_eq!(session.trace.similarity_searches, 1);
     // A memory indexed but not embedded yet (stored and synced with no
     // model: its text waits in the queue) is embedded before the check
     // compares with it: its near-duplicate is refused too.
@@ -185,7 +191,7 @@ fn a_store_that_checks_for_near_duplicates_embeds_its_text_once() {
         Home::at(env.path().join("home/.goldfish")),
         Clock::Fixed("2026-11-25T10:00:00Z".parse().unwrap()),
     );
-    let refused = ops::store(
+    let refused = store::store(
         &mut session,
         &workspace,
         input("Webhooks are verified with the signing secret"),
@@ -202,4 +208,36 @@ fn a_store_that_checks_for_near_duplicates_embeds_its_text_once() {
         session.trace.texts_embedded, 2,
         "the waiting memory, then the new text"
     );
+}
+
+#[test]
+fn a_store_reads_the_config_once_and_searches_for_near_duplicates_once() {
+    let env = TestEnv::new().with_fake_model();
+    let repo = env.repo("repo", "Alice");
+    // A config of the repository's own: the store checks its type against
+    // it, and the sync reads its types and trust policy.
+    std::fs::write(
+        repo.join(".goldfish/config"),
+        "[memory]\ntypes = [\"incident\"]\n",
+    )
+    .unwrap();
+    env.ok(
+        &repo,
+        &["store", "--type", "incident", "The queue stalled on Monday"],
+    );
+    env.ok(&repo, &["sync", "--quiet"]);
+    let output = env
+        .command(env!("CARGO_BIN_EXE_goldfish"), &repo)
+        .args(["store", "--type", "incident", "The queue stalled on Monday"])
+        .env("GOLDFISH_TRACE", "1")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // Found once, after the write (a script is not asked first), and said.
+    assert!(stderr.contains("warning: this is"), "{stderr}");
+    let trace = trace_of(&output.stderr);
+    assert!(trace.contains("config reads 1,"), "{trace}");
+    assert!(trace.contains("similarity searches 1,"), "{trace}");
+    assert!(trace.contains("syncs 1,"), "{trace}");
 }

@@ -159,6 +159,14 @@ impl Index {
         Ok(true)
     }
 
+    /// SQLite's `PRAGMA data_version`: it changes when another connection
+    /// commits to the index, never for this one's own writes.
+    pub fn data_version(&self) -> Result<i64, IndexError> {
+        self.conn
+            .query_row("PRAGMA data_version", [], |row| row.get(0))
+            .map_err(self.sqlite())
+    }
+
     /// Content hashes waiting to be embedded.
     pub fn pending_embeddings(&self) -> Result<u64, IndexError> {
         self.conn

@@ -139,11 +139,15 @@ pub fn read_regular_prefix(path: &Path, limit: u64) -> Result<Vec<u8>, OpenError
     Ok(bytes)
 }
 
+/// What reading `.goldfish/config` gave ([`read_repo_config`]): its bytes,
+/// `None` when there is none, or why it could not be read.
+pub type RepoConfigRead = Result<Option<Vec<u8>>, OpenError>;
+
 /// `.goldfish/config` as it is read (by `store`, sync and doctor): at most
 /// one byte more than [`crate::domain::config::MAX_BYTES`], so a larger file is
 /// told apart without reading it; `None` when there is none. Never through
 /// a link in place of `.goldfish` or of the file, never from a FIFO.
-pub fn read_repo_config(workspace: &Workspace) -> Result<Option<Vec<u8>>, OpenError> {
+pub fn read_repo_config(workspace: &Workspace) -> RepoConfigRead {
     let path = workspace.repo_config_path();
     if let Some(folder) = path.parent() {
         match fs::symlink_metadata(folder) {

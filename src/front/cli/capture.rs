@@ -84,7 +84,7 @@ pub(super) fn work(wait: bool, out: &mut dyn Write) -> Result<u8, CliError> {
 /// `capture status`: this repository's queue and the status log's counts.
 pub(super) fn status(json: bool, out: &mut dyn Write) -> Result<u8, CliError> {
     let home = Home::from_env().map_err(CliError::usage)?;
-    let workspace = super::commands::workspace()?;
+    let workspace = super::session::workspace()?;
     let status = capture::status(&home, &workspace);
     if json {
         let report = serde_json::json!({

@@ -14,8 +14,8 @@ use crate::app::doctor::{self, Finding, Inputs, Severity};
 const EXIT_PROBLEM: u8 = 1;
 
 pub(super) fn doctor(args: DoctorArgs, out: &mut dyn Write) -> Result<u8, CliError> {
-    let workspace = super::commands::workspace()?;
-    let session = super::commands::session()?;
+    let workspace = super::session::workspace()?;
+    let session = super::session::session()?;
     let home = session.home.clone();
     let model = session.model_state();
     let path_var = std::env::var_os("PATH");

@@ -6,7 +6,7 @@ use std::io::Write;
 use anyhow::Context;
 use serde_json::{Value, json};
 
-use super::commands::{self, Bar};
+use super::session::{self, Bar};
 use super::{CliError, EXIT_OK, ImportArgs};
 use crate::adapters::git::MEMORY_DIR;
 use crate::app::import::{self as app_import, ImportInput};
@@ -14,8 +14,8 @@ use crate::domain::import::FileOutcome;
 use crate::domain::memory::Entry;
 
 pub(super) fn import(args: ImportArgs, out: &mut dyn Write) -> Result<u8, CliError> {
-    let workspace = commands::workspace()?;
-    let mut session = commands::session()?;
+    let workspace = session::workspace()?;
+    let mut session = session::session()?;
     Bar::install(&mut session, !args.json);
     let imported = app_import::import(
         &mut session,

@@ -5,11 +5,15 @@
 //! something was asked for, 2 usage or input error, 3 other failures.
 
 mod capture;
-mod commands;
 mod doctor;
+mod hooks;
 mod import;
+mod memory;
 mod output;
 mod prompt;
+mod session;
+mod setup;
+mod tidy;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -381,7 +385,7 @@ struct SimilarArgs {
     #[arg(long)]
     scan: bool,
     /// Cosine similarity from which memories count as similar
-    #[arg(long, value_name = "X", default_value_t = crate::app::ops::SIMILAR)]
+    #[arg(long, value_name = "X", default_value_t = crate::app::show::SIMILAR)]
     threshold: f64,
     /// At most this many memories (per cluster with --scan)
     #[arg(long, short = 'n', value_name = "N", default_value_t = 10)]
@@ -545,7 +549,7 @@ enum DistillMode {
     Auto,
 }
 
-impl From<DistillMode> for crate::app::ops::Distill {
+impl From<DistillMode> for crate::app::digest::Distill {
     fn from(mode: DistillMode) -> Self {
         match mode {
             DistillMode::Llm => Self::Llm,
@@ -804,7 +808,7 @@ fn heal_clone(command: &Command) {
     match crate::app::heal::resolve(&workspace) {
         Ok(resolved) => {
             for file in resolved {
-                output::stderr_line(&commands::resolved_line(&file));
+                output::stderr_line(&setup::resolved_line(&file));
             }
         }
         Err(err) => output::notice(&crate::app::Notice::warning(format!(
@@ -824,32 +828,32 @@ fn heal_clone(command: &Command) {
 fn dispatch(command: Command, out: &mut dyn Write) -> Result<u8, CliError> {
     heal_clone(&command);
     match command {
-        Command::Init(args) => commands::init(args, out),
-        Command::Store(args) => commands::store(args, out),
-        Command::Recall(args) => commands::recall(args, out),
-        Command::Brief(args) => commands::brief(args, out),
-        Command::Show(args) => commands::show(args, out),
-        Command::Forget(args) => commands::forget(args, out),
-        Command::Trust(args) => commands::trust(args, out),
-        Command::Similar(args) => commands::similar(args, out),
-        Command::Tidy(args) => commands::tidy(args, out),
-        Command::Sync(args) => commands::sync(args, out),
-        Command::Status(args) => commands::status(args, out),
-        Command::Reindex(args) => commands::reindex(args, out),
-        Command::Review(args) => commands::review(args, out),
-        Command::Resolve(ResolveArgs {}) => commands::resolve(out),
+        Command::Init(args) => setup::init(args, out),
+        Command::Store(args) => memory::store(args, out),
+        Command::Recall(args) => memory::recall(args, out),
+        Command::Brief(args) => memory::brief(args, out),
+        Command::Show(args) => memory::show(args, out),
+        Command::Forget(args) => memory::forget(args, out),
+        Command::Trust(args) => memory::trust(args, out),
+        Command::Similar(args) => tidy::similar(args, out),
+        Command::Tidy(args) => tidy::tidy(args, out),
+        Command::Sync(args) => setup::sync(args, out),
+        Command::Status(args) => setup::status(args, out),
+        Command::Reindex(args) => setup::reindex(args, out),
+        Command::Review(args) => hooks::review(args, out),
+        Command::Resolve(ResolveArgs {}) => setup::resolve(out),
         Command::Import(args) => import::import(args, out),
         Command::Doctor(args) => doctor::doctor(args, out),
         Command::Model(ModelCommand::Install(args)) if args.capture => capture::model_install(out),
-        Command::Model(ModelCommand::Install(args)) => commands::model_install(args, out),
-        Command::Model(ModelCommand::Warm(ModelWarmArgs {})) => commands::model_warm(),
+        Command::Model(ModelCommand::Install(args)) => setup::model_install(args, out),
+        Command::Model(ModelCommand::Warm(ModelWarmArgs {})) => setup::model_warm(),
         Command::Mcp(McpArgs {}) => unreachable!("served by `run` without stdout's lock"),
         Command::AgentHook(args) => match args.event {
             AgentEvent::PostToolUse | AgentEvent::PostToolUseFailure => Ok(capture::hook("tool")),
             AgentEvent::Stop if args.ask_agent => Ok(capture::stop_asking(out)),
             AgentEvent::Stop => Ok(capture::hook("stop")),
             AgentEvent::UserPrompt => Ok(prompt::hook(args.explain, out)),
-            _ => commands::agent_hook(args, out),
+            _ => hooks::agent_hook(args, out),
         },
         Command::Capture(CaptureCommand::Status(args)) => capture::status(args.json, out),
         Command::Capture(CaptureCommand::Work(args)) => capture::work(args.wait, out),
@@ -860,7 +864,7 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<u8, CliError> {
             args.path.as_deref(),
             &mut std::io::stderr(),
         )),
-        Command::Hook(args) => commands::hook(args.name, &args.args),
+        Command::Hook(args) => hooks::hook(args.name, &args.args),
     }
 }
 

@@ -6,7 +6,7 @@ use anyhow::Context;
 
 use super::CliError;
 use crate::adapters::index::search::IndexedMemory;
-use crate::app::ops::Digested;
+use crate::app::digest::Digested;
 use crate::app::render::{memory_text, terminal_safe};
 use crate::app::{Notice, Session};
 
@@ -204,7 +204,7 @@ impl<W: Write> Write for TerminalSafe<W> {
 /// terminal), `why` the detector's reasons (cosine, same type, shared
 /// files, the facts that differ, the older's words not restated).
 pub fn replaceable_json(
-    candidate: &crate::app::ops::Replaceable,
+    candidate: &crate::app::store::Replaceable,
     decision: &str,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {

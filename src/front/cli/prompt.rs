@@ -7,7 +7,8 @@
 use std::io::Write;
 use std::time::Duration;
 
-use super::commands::{hook_payload, session, session_id_of};
+use super::hooks::{hook_payload, session_id_of};
+use super::session::session;
 use super::{CliError, EXIT_OK, output};
 use crate::app::agent::SessionMarks;
 use crate::app::prompt::{self, MAX_SEEN, PromptRecall};

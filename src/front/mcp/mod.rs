@@ -1,7 +1,7 @@
 //! `goldfish mcp`: the MCP server an agent's client starts in a repository.
 //!
 //! Stdio transport: stdout carries the protocol only, logs go to stderr. The
-//! tools run the same operations as the command line ([`crate::app::ops`]) on one
+//! tools run the same operations as the command line ([`crate::app`]) on one
 //! long-lived [`Session`], so the embedding model and tokenizer are loaded once,
 //! in a background thread that does not delay the `initialize` handshake.
 //! Every recall first runs the incremental sync, which is what picks up a
@@ -24,8 +24,13 @@ use serde::Deserialize;
 mod filter;
 
 use crate::adapters::index::search::{IndexedMemory, Mode};
-use crate::app::ops::{self, Distill, Forgot, RecallInput, Recalled, StoreInput, Target};
+use crate::app::brief;
+use crate::app::digest::{self, Distill};
+use crate::app::forget::{self, Forgot};
+use crate::app::recall::{self, RecallInput, Recalled};
 use crate::app::session::{ModelState, Need};
+use crate::app::show::{self, Target};
+use crate::app::store::{self, StoreInput};
 use crate::app::sync::current_workspace;
 use crate::app::{AppError, Arg, Hint, Notice, Session, render as plain};
 use crate::domain::recall::Captured;
@@ -364,7 +369,7 @@ impl Server {
                 ));
             }
             let workspace = current_workspace()?;
-            let stored = ops::store(
+            let stored = store::store(
                 &mut shared.session,
                 &workspace,
                 StoreInput {
@@ -383,9 +388,9 @@ impl Server {
                     // The agent decides: refused, naming them, unless it
                     // said `force` (then they are named after the store).
                     replaced: if params.force {
-                        ops::FindReplaced::Report
+                        store::FindReplaced::Report
                     } else {
-                        ops::FindReplaced::Refuse
+                        store::FindReplaced::Refuse
                     },
                 },
             )?;
@@ -411,7 +416,7 @@ impl Server {
                     "\n{}",
                     Notice::note(format!(
                         "it may replace {}; if it does, call `forget` with {} and `store` again with `supersedes: {}`",
-                        ops::replaceable_line(candidate, 120),
+                        store::replaceable_line(candidate, 120),
                         stored.entry.id(),
                         candidate.memory.id
                     ))
@@ -486,7 +491,7 @@ impl Server {
                 include_superseded: params.superseded,
                 include_unrelated: params.unrelated,
             };
-            match ops::recall(&mut shared.session, &cwd, input)? {
+            match recall::recall(&mut shared.session, &cwd, input)? {
                 Recalled::Nothing => Ok("no memories match".to_owned()),
                 Recalled::NothingRelevant(judgement) => Ok(format!(
                     "nothing relevant: {}; call recall with unrelated: true to see the closest memories anyway",
@@ -494,7 +499,7 @@ impl Server {
                 )),
                 Recalled::Digest(digested) => Ok(quoted(digest_answer(&digested))),
                 Recalled::Memories { hits, .. } if params.index => {
-                    let (mut counter, _) = ops::token_counter(&mut shared.session)?;
+                    let (mut counter, _) = digest::token_counter(&mut shared.session)?;
                     Ok(quoted(
                         hits.iter()
                             .map(|memory| plain::index_line(memory, counter.as_mut()) + "\n")
@@ -527,11 +532,11 @@ impl Server {
         self.run("brief", move |shared| {
             let workspace = current_workspace()?;
             Ok(
-                match ops::brief(
+                match brief::brief(
                     &mut shared.session,
                     &workspace,
                     params.budget.unwrap_or(300),
-                    &ops::Moment::Start,
+                    &brief::Moment::Start,
                 )? {
                     Some(digested) => quoted(digest_answer(&digested)),
                     None => {
@@ -568,9 +573,9 @@ impl Server {
                     )));
                 }
             };
-            let threshold = params.threshold.unwrap_or(ops::SIMILAR);
+            let threshold = params.threshold.unwrap_or(show::SIMILAR);
             let workspace = current_workspace()?;
-            let hits = ops::similar(
+            let hits = show::similar(
                 &mut shared.session,
                 &workspace,
                 target,
@@ -610,7 +615,7 @@ impl Server {
             let cwd = std::env::current_dir().map_err(|err| {
                 AppError::input(anyhow::anyhow!("cannot read the current directory: {err}"))
             })?;
-            let memories = ops::show(&mut shared.session, &cwd, &params.ids)?;
+            let memories = show::show(&mut shared.session, &cwd, &params.ids)?;
             Ok(quoted(
                 memories
                     .iter()
@@ -641,7 +646,7 @@ impl Server {
         self.run("forget", move |shared| {
             let workspace = current_workspace()?;
             Ok(
-                match ops::forget(&mut shared.session, &workspace, &params.id)? {
+                match forget::forget(&mut shared.session, &workspace, &params.id)? {
                     Forgot::Done { target, .. } => format!("forgot {target}"),
                     Forgot::Already { id, at } => {
                         format!("{id} is already forgotten (since {at})")
@@ -698,7 +703,7 @@ fn quoted(answer: String) -> String {
     format!("{}\n{answer}", plain::QUOTED_DATA)
 }
 
-fn digest_answer(digested: &ops::Digested) -> String {
+fn digest_answer(digested: &digest::Digested) -> String {
     let report = &digested.report;
     format!(
         "{}({} tokens, distilled from {} of {} tokens)",
@@ -716,7 +721,7 @@ fn capped(
     all_workspaces: bool,
     cap: usize,
 ) -> Result<String, AppError> {
-    let (mut counter, _) = ops::token_counter(session)?;
+    let (mut counter, _) = digest::token_counter(session)?;
     let mut answer = String::new();
     let mut used = 0;
     for (shown, memory) in hits.iter().enumerate() {

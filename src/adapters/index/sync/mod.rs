@@ -43,6 +43,7 @@ use super::provenance::walk_provenance;
 use super::{Index, IndexError, SyncError};
 use crate::adapters::git::{Workspace, blob_id};
 use crate::adapters::history::Policies;
+use crate::adapters::memdir::RepoConfigRead;
 use crate::domain::config::{RepoConfig, TrustPolicy};
 use crate::domain::memory::kinds::Kinds;
 use crate::domain::memory::{Entry, Memory};
@@ -218,14 +219,16 @@ pub const FOLDER_TRUSTED_NS: i64 = 60 * 1_000_000_000;
 /// leave it as it was.
 const FOLDER_RACY_NS: i64 = 1_000_000_000;
 
-/// Syncs `workspace` into the index: gathers what the log holds and what
-/// the index records (`Gathered`), plans what to write
+/// Syncs `workspace` into the index, its `.goldfish/config` being `config`
+/// (as the caller read it: once a command): gathers what the log holds and
+/// what the index records (`Gathered`), plans what to write
 /// ([`sync_plan::plan`], pure), writes it (`apply`), then walks the new
 /// commits (provenance), stores the trust policy and weighs the verdicts,
 /// all in one transaction; the keyword index catches up after it commits.
 pub fn sync(
     index: &mut Index,
     workspace: &Workspace,
+    config: &RepoConfigRead,
     options: SyncOptions,
 ) -> Result<SyncReport, SyncError> {
     let path = index.path.clone();
@@ -249,7 +252,7 @@ pub fn sync(
         ..SyncReport::default()
     };
 
-    let trust = Trust::of(workspace, options);
+    let trust = Trust::of(config, options);
     // A large folder whose stat, HEAD and last check of every file say
     // nothing changed is not checked file by file (`FolderScan`).
     let folder = FolderScan::folder_stat(&workspace.memory_dir());

@@ -19,10 +19,9 @@ pub(super) struct Trust {
 }
 
 impl Trust {
-    pub(super) fn of(workspace: &Workspace, options: SyncOptions) -> Trust {
-        let read = crate::adapters::memdir::read_repo_config(workspace);
+    pub(super) fn of(read: &RepoConfigRead, options: SyncOptions) -> Trust {
         let raw = read.as_ref().ok().map(|bytes| Raw::of(bytes.as_deref()));
-        let config = RepoConfig::for_readers(read).ok();
+        let config = RepoConfig::for_readers(read.as_ref().cloned()).ok();
         Trust {
             now: options.now.unwrap_or_else(jiff::Timestamp::now),
             kinds: config.as_ref().map(|config| config.kinds.clone()),

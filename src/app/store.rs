@@ -1,0 +1,574 @@
+//! `store`: a memory checked (content, types, secrets, near-duplicates,
+//! the older memories it replaces), appended to the log, then indexed and
+//! embedded. It never prints: notes and warnings are left on the
+//! [`Session`] for the front end to show, and errors name the argument at
+//! fault as an [`Arg`].
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use super::session::{ModelState, Need, Session};
+use super::sync::{
+    READ_EMBED_LIMIT, READ_EMBEDS, embed_pending, lags, repo_config, scope_of, sync_workspace,
+};
+use super::{AppError, Arg, Hint, render};
+use crate::adapters::git::Workspace;
+use crate::adapters::index::search::IndexedMemory;
+use crate::adapters::index::sync as index_sync;
+use crate::adapters::memdir::{Appended, MemoryDir};
+use crate::domain::memory::view::Lookup;
+use crate::domain::memory::{self, Entry, Memory};
+use crate::domain::recall::Request;
+use crate::domain::supersede;
+
+pub struct StoreInput {
+    pub content: Vec<u8>,
+    pub kind: String,
+    pub tags: Vec<String>,
+    pub files: Vec<String>,
+    pub source: Option<String>,
+    pub allow_secret: bool,
+    /// Refuse, before writing, a text this similar to a memory the
+    /// workspace has (a person at a terminal, an agent): `--force` not given.
+    pub refuse_similar: bool,
+    /// The agent session it comes from (capture), recorded with it.
+    pub session: Option<String>,
+    /// The content's vector, when the caller computed it already (capture's
+    /// own near-duplicate check): the index takes it as it is.
+    pub vector: Option<ContentVector>,
+    /// The live memory of this repository (an id or a unique prefix) the
+    /// new one replaces (`--supersedes`, MCP `supersedes`).
+    pub supersedes: Option<String>,
+    /// Whether to look for older memories the new one probably replaces
+    /// when `supersedes` names none, and what to do with them.
+    pub replaced: FindReplaced,
+}
+
+/// Whether and when `store` looks for the older memories a new one
+/// probably replaces (`domain::supersede`; never when it declares one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FindReplaced {
+    /// Not at all (capture looks itself, before it stores).
+    #[default]
+    Skip,
+    /// After the write, for [`Stored::replaceable`]: a script is never
+    /// stopped nor asked.
+    Report,
+    /// Before the write, refusing the store when some are found (MCP: the
+    /// agent decides and calls again with `supersedes`, or `force`).
+    Refuse,
+    /// Before the write, asking [`store_asking`]'s `ask` about each, best
+    /// first; the first it confirms is recorded as `supersedes` (one a
+    /// memory: the log's field holds one id).
+    Ask,
+}
+
+/// An older memory the new one probably replaces, and why.
+#[derive(Debug, Clone)]
+pub struct Replaceable {
+    pub memory: IndexedMemory,
+    pub why: supersede::Candidate,
+}
+
+/// A text's vector under a model: computed once per store, for the
+/// near-duplicate check and for the index.
+#[derive(Debug, Clone)]
+pub struct ContentVector {
+    pub model: String,
+    pub vector: Vec<f32>,
+}
+
+/// A stored memory.
+pub struct Stored {
+    pub entry: Entry,
+    /// The log file it went to, relative to the repository root.
+    pub file: PathBuf,
+    /// Why it waits in the journal instead (git was busy), when it does.
+    pub journaled: Option<String>,
+    /// Memories the workspace already has that say nearly the same.
+    pub similar: Vec<IndexedMemory>,
+    /// Older memories it probably replaces (with [`FindReplaced`] other
+    /// than `Skip`): the one it supersedes when it was asked and confirmed
+    /// (see the entry's `supersedes`), and those it does not.
+    pub replaceable: Vec<Replaceable>,
+    /// Why it is not indexed yet (the next sync catches up).
+    pub not_indexed: Option<String>,
+}
+
+/// Similarity from which a new memory counts as a near-duplicate: `store`
+/// refuses it (at a terminal, over MCP) or warns. No pair of the labelled
+/// set in `fixtures/similar/` that states another fact reaches it (the
+/// closest is 0.78), and it finds about half of the paraphrases, the
+/// closest ones (`tests/it/similarity.rs`).
+pub const DUPLICATE: f64 = 0.85;
+
+/// Appends a memory to the log, then indexes and embeds it.
+pub fn store(
+    session: &mut Session,
+    workspace: &Workspace,
+    input: StoreInput,
+) -> Result<Stored, AppError> {
+    store_asking(session, workspace, input, &mut |_| false)
+}
+
+/// [`store`], with `ask` deciding (under [`FindReplaced::Ask`]) whether the
+/// new memory replaces each older one found, before the write.
+pub fn store_asking(
+    session: &mut Session,
+    workspace: &Workspace,
+    input: StoreInput,
+    ask: &mut dyn FnMut(&Replaceable) -> bool,
+) -> Result<Stored, AppError> {
+    let content = memory::validate_content(&input.content, input.allow_secret)
+        .map_err(|err| refusal(Arg::Content, err))?;
+    let list = |items: &[String], limit: memory::ListLimit, arg: Arg| {
+        let items = memory::split_list(&items.join(","));
+        limit
+            .check(&items)
+            .map(|()| items)
+            .map_err(|err| AppError::arg(arg, err))
+    };
+    let tags = list(&input.tags, memory::TAGS, Arg::Tags)?;
+    let files = list(&input.files, memory::FILES, Arg::Files)?;
+    if let Some(source) = &input.source
+        && source.trim().len() > memory::MAX_SOURCE_BYTES
+    {
+        return Err(AppError::arg(
+            Arg::Source,
+            format!(
+                "{} bytes, at most {}: where a memory came from is a URL or a name",
+                source.trim().len(),
+                memory::MAX_SOURCE_BYTES
+            ),
+        ));
+    }
+    let config = repo_config(session, workspace)?;
+    let kind = config
+        .kinds
+        .resolve(&input.kind)
+        .map_err(|err| AppError::arg(Arg::Type, err))?
+        .to_owned();
+    let mut supersedes = match input.supersedes.as_deref() {
+        Some(id) => Some(superseded(workspace, id.trim())?),
+        None => None,
+    };
+    let mut vector = input.vector;
+    let replaced = if supersedes.is_some() {
+        FindReplaced::Skip
+    } else {
+        input.replaced
+    };
+    let look_before = matches!(replaced, FindReplaced::Refuse | FindReplaced::Ask);
+    let mut similar = Vec::new();
+    let mut before = None;
+    if (input.refuse_similar || look_before) && vector.is_none() {
+        // Best effort: an index or model that fails here never stops a store.
+        let computed;
+        (similar, computed, before) =
+            near_duplicates_seen(session, workspace, &content).unwrap_or_default();
+        vector = computed;
+    }
+    let memo = supersede::Memo {
+        kind: &kind,
+        content: &content,
+        files: &files,
+    };
+    let mut replaceable = match (&vector, look_before) {
+        (Some(vector), true) => {
+            replaceable_by(session, workspace, memo, vector, None).unwrap_or_default()
+        }
+        _ => Vec::new(),
+    };
+    if input.refuse_similar {
+        // The memory it replaces says nearly the same: that is the point.
+        // So may one it probably replaces, asked about below.
+        similar.retain(|m| {
+            Some(&m.id) != supersedes.as_ref() && !replaceable.iter().any(|r| r.memory.id == m.id)
+        });
+        if !similar.is_empty() {
+            let listed: Vec<String> = similar
+                .iter()
+                .map(|m| render::near_duplicate(m, 100))
+                .collect();
+            return Err(AppError::input(anyhow::anyhow!(
+                "not stored: this is {}",
+                listed.join("; and ")
+            ))
+            .with_hint(Hint::Force));
+        }
+    }
+    match replaced {
+        FindReplaced::Refuse if !replaceable.is_empty() => {
+            let listed: Vec<String> = replaceable
+                .iter()
+                .map(|r| replaceable_line(r, 100))
+                .collect();
+            return Err(AppError::input(anyhow::anyhow!(
+                "not stored: it may replace {}",
+                listed.join("; or ")
+            ))
+            .with_hint(Hint::Supersede));
+        }
+        FindReplaced::Ask => {
+            supersedes = replaceable
+                .iter()
+                .find(|r| ask(r))
+                .map(|r| r.memory.id.clone());
+        }
+        _ => {}
+    }
+    let at = session.now()?;
+    let head = workspace.head();
+    let entry = Entry::Memory(Memory {
+        id: memory::new_id(at),
+        timestamp: memory::format_timestamp(at),
+        kind,
+        content,
+        source: input
+            .source
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty()),
+        tags,
+        author: workspace.author(),
+        branch: head.branch,
+        commit: head.commit,
+        files,
+        session: input.session,
+        supersedes,
+        extra: Default::default(),
+    });
+    if !input.allow_secret
+        && let Entry::Memory(memory) = &entry
+        && let Some((field, found)) = memory::secret_in(memory)
+    {
+        // Content was checked above: the options the caller gave, or what
+        // came from git (author, branch).
+        let arg = match field.as_str() {
+            "content" => Arg::Content,
+            "tags" => Arg::Tags,
+            "files" => Arg::Files,
+            "source" => Arg::Source,
+            "author" => Arg::Field("author"),
+            "branch" => Arg::Field("branch"),
+            "commit" => Arg::Field("commit"),
+            _ => Arg::Field("field"),
+        };
+        let err = memory::ContentError::Secret {
+            rule: found.rule,
+            excerpt: found.redacted(),
+        };
+        return Err(refusal(arg, err));
+    }
+    let appended = MemoryDir::of(workspace).append(&entry)?;
+    let relative = |path: &Path| {
+        path.strip_prefix(workspace.root())
+            .map(Path::to_owned)
+            .unwrap_or_else(|_| path.to_owned())
+    };
+    let file = relative(appended.file());
+    let journaled = match &appended {
+        Appended::File(_) => None,
+        Appended::Journaled {
+            journal, operation, ..
+        } => Some(format!(
+            "git is in the middle of {operation}: the memory waits in {} and goes into {} at the next goldfish command after it",
+            journal.display(),
+            file.display()
+        )),
+    };
+    // The memory is safely in the log; indexing it is best effort (the next
+    // sync catches up), so a broken index or model never loses a store.
+    let (similar, not_indexed) = match index_stored(session, workspace, &entry, vector, before) {
+        Ok((mut similar, vector)) => {
+            if let Entry::Memory(m) = &entry {
+                similar.retain(|s| {
+                    Some(&s.id) != m.supersedes.as_ref()
+                        && !replaceable.iter().any(|r| r.memory.id == s.id)
+                });
+                if replaced == FindReplaced::Report
+                    && let Some(vector) = vector
+                {
+                    let memo = supersede::Memo {
+                        kind: &m.kind,
+                        content: &m.content,
+                        files: &m.files,
+                    };
+                    // Best effort, as the indexing.
+                    replaceable = replaceable_by(session, workspace, memo, &vector, Some(&m.id))
+                        .unwrap_or_default();
+                    similar.retain(|s| !replaceable.iter().any(|r| r.memory.id == s.id));
+                }
+            }
+            (similar, None)
+        }
+        Err(err) => (Vec::new(), Some(format!("{:#}", err.error))),
+    };
+    Ok(Stored {
+        entry,
+        file,
+        journaled,
+        similar,
+        replaceable,
+        not_indexed,
+    })
+}
+
+/// How many older memories `store` names as ones a new memory may replace.
+const REPLACEABLE_LIMIT: usize = 3;
+
+/// The older memories of the workspace that a new memory (`memo`, whose
+/// vector is `vector`) probably replaces, best first (`domain::supersede`:
+/// same type, at least [`supersede::ASK`] similar, a shared file when both
+/// name files, a fact that differs). Only memories agents receive unmarked
+/// are taken (trusted or released, unflagged, not superseded already): a
+/// quarantined one is out of the briefing and recall already, and what is
+/// shown here of a memory must be safe to show. `except` is the new
+/// memory's own id once it is indexed.
+pub fn replaceable_by(
+    session: &mut Session,
+    workspace: &Workspace,
+    memo: supersede::Memo,
+    vector: &ContentVector,
+    except: Option<&str>,
+) -> Result<Vec<Replaceable>, AppError> {
+    let now = session.now()?;
+    let index = session.index()?;
+    let scope = scope_of(index, workspace)?;
+    let among = Request {
+        kinds: vec![memo.kind.to_owned()],
+        unflagged_only: true,
+        trusted_only: true,
+        hide_superseded: true,
+        now: Some(now),
+        ..Request::default()
+    };
+    let near = index.similar_among(
+        &vector.model,
+        &vector.vector,
+        &scope,
+        supersede::ASK,
+        REPLACEABLE_LIMIT + 2,
+        among,
+    )?;
+    let mut found: Vec<Replaceable> = near
+        .into_iter()
+        .filter(|m| Some(m.id.as_str()) != except)
+        .filter_map(|memory| {
+            let older = supersede::Memo {
+                kind: &memory.kind,
+                content: &memory.content,
+                files: &memory.files,
+            };
+            let cosine = memory.similarity.unwrap_or(memory.score);
+            let why = supersede::judge(older, memo, cosine, supersede::ASK)?;
+            Some(Replaceable { memory, why })
+        })
+        .collect();
+    found.truncate(REPLACEABLE_LIMIT);
+    Ok(found)
+}
+
+/// `ID (DATE, 0.83 similar, …, number 20 → 50): "excerpt"`, one older
+/// memory a new one may replace.
+pub fn replaceable_line(replaceable: &Replaceable, width: usize) -> String {
+    let m = &replaceable.memory;
+    format!(
+        "{} ({}, {}): \"{}\"",
+        render::terminal_safe(&m.id),
+        m.timestamp.get(..10).unwrap_or(&m.timestamp),
+        render::terminal_safe(&replaceable.why.explain()),
+        render::excerpt(&m.content, width)
+    )
+}
+
+/// The full id of the live memory `id` (an id or a unique prefix) names,
+/// for `store --supersedes`: an empty, unknown, ambiguous or forgotten id
+/// is an error naming it. A memory superseded already may be superseded
+/// again (a chain).
+fn superseded(workspace: &Workspace, id: &str) -> Result<String, AppError> {
+    let shown = render::terminal_safe(id);
+    if id.is_empty() {
+        return Err(AppError::arg(Arg::Supersedes, "the id is empty"));
+    }
+    let view = MemoryDir::of(workspace).read()?;
+    match view.find(id) {
+        Lookup::Found(located) => Ok(located.memory.id.clone()),
+        Lookup::Forgotten { id: full, at } => Err(AppError::arg(
+            Arg::Supersedes,
+            format!(
+                "`{shown}` names {full}, forgotten at {at}: a forgotten memory cannot be superseded"
+            ),
+        )),
+        Lookup::Missing => Err(AppError::arg(
+            Arg::Supersedes,
+            format!("no memory of this repository has the id `{shown}` (see `goldfish recall`)"),
+        )),
+        Lookup::Ambiguous(ids) => Err(AppError::arg(
+            Arg::Supersedes,
+            format!(
+                "`{shown}` matches several memories ({}); give more of the id",
+                ids.join(", ")
+            ),
+        )),
+    }
+}
+
+/// Why `store` refused content: a secret comes with the hint the front end
+/// words (only a person can pass `--allow-secret`).
+fn refusal(arg: Arg, err: memory::ContentError) -> AppError {
+    match err {
+        memory::ContentError::Secret { rule, excerpt } => AppError::arg(
+            arg,
+            format!("the memory looks like it contains a secret ({rule}: {excerpt})"),
+        )
+        .with_hint(Hint::AllowSecret),
+        other => AppError::arg(arg, other),
+    }
+}
+
+/// Memories of the workspace at least [`DUPLICATE`] similar to `content`,
+/// before it is written, and the content's vector (none without a model).
+/// The index is synced first only when it lags the workspace (the hooks
+/// keep it current): a store syncs once, after its append.
+pub fn near_duplicates(
+    session: &mut Session,
+    workspace: &Workspace,
+    content: &str,
+) -> Result<(Vec<IndexedMemory>, Option<ContentVector>), AppError> {
+    let (similar, vector, _) = near_duplicates_seen(session, workspace, content)?;
+    Ok((similar, vector))
+}
+
+/// What [`near_duplicates`] found before the write, and in which state of
+/// the index: after the write, `store` takes it as it is when nothing but
+/// its own memory entered the index since.
+struct Before {
+    similar: Vec<IndexedMemory>,
+    /// The index's `data_version` just before the search.
+    data_version: i64,
+}
+
+/// What [`near_duplicates`] returns, with what its search saw.
+type Seen = (Vec<IndexedMemory>, Option<ContentVector>, Option<Before>);
+
+/// [`near_duplicates`], with what the search saw (none when there was no
+/// search).
+fn near_duplicates_seen(
+    session: &mut Session,
+    workspace: &Workspace,
+    content: &str,
+) -> Result<Seen, AppError> {
+    if session.model(Need::Optional)?.is_none() {
+        return Ok((Vec::new(), None, None));
+    }
+    if lags(session, workspace)? {
+        sync_workspace(session, workspace, READ_EMBEDS)?;
+    } else if session.index()?.pending_embeddings()? > 0 {
+        // Current, but memories a hook left to a background embedder would
+        // escape the comparison: as many as a read embeds, from the queue.
+        embed_pending(session, Some(READ_EMBED_LIMIT))?;
+    }
+    let now = session.now()?;
+    let Some(vector) = content_vector(session, content)? else {
+        return Ok((Vec::new(), None, None));
+    };
+    let index = session.index()?;
+    let scope = scope_of(index, workspace)?;
+    // Read before the search: a commit by another process in between makes
+    // the search look newer than it is, never older.
+    let data_version = index.data_version()?;
+    let similar = index.similar(&vector.model, &vector.vector, &scope, DUPLICATE, 3, now)?;
+    session.trace.similarity_searches += 1;
+    let before = Before {
+        similar: similar.clone(),
+        data_version,
+    };
+    Ok((similar, Some(vector), Some(before)))
+}
+
+/// `content` embedded as a memory text (`None` without a model).
+fn content_vector(session: &mut Session, content: &str) -> Result<Option<ContentVector>, AppError> {
+    let Some(model) = session.model(Need::Optional)? else {
+        return Ok(None);
+    };
+    let vector = model
+        .embedder()?
+        .embed(&[content], crate::adapters::embed::TextKind::Document)
+        .context("embedding the memory")?
+        .remove(0);
+    let model = model.id();
+    session.trace.texts_embedded += 1;
+    Ok(Some(ContentVector { model, vector }))
+}
+
+/// Indexes (and embeds, unless `vector` is its vector already) what
+/// `store` appended, with one sync; returns the memories it nearly repeats
+/// and its vector (none without a model).
+///
+/// The memories it nearly repeats are searched for once a store: those
+/// `before` found (the check before the write) are the answer when the
+/// index holds nothing new but the stored memory since, else (nothing
+/// searched before, or another process, a pull or a teammate's store came
+/// in between) the index is searched again.
+fn index_stored(
+    session: &mut Session,
+    workspace: &Workspace,
+    entry: &Entry,
+    vector: Option<ContentVector>,
+    before: Option<Before>,
+) -> Result<(Vec<IndexedMemory>, Option<ContentVector>), AppError> {
+    let Entry::Memory(memory) = entry else {
+        return Ok((Vec::new(), None));
+    };
+    let hash = index_sync::content_hash(&memory.content);
+    if let Some(ContentVector { model, vector }) = &vector
+        && session.model_state().id() == Some(model.as_str())
+    {
+        // In before the sync queues the text: its embedding step finds it
+        // done.
+        let index = session.index()?;
+        index.use_model(model)?;
+        index.insert_embeddings(model, [(hash.as_str(), vector.as_slice())])?;
+    }
+    let report = sync_workspace(session, workspace, READ_EMBEDS)?;
+    let ModelState::Installed(model_id) = session.model_state() else {
+        return Ok((Vec::new(), None));
+    };
+    let now = session.now()?;
+    let index = session.index()?;
+    let Some(vector) = index.vector_of(&model_id, &hash)? else {
+        return Ok((Vec::new(), None));
+    };
+    // Only this memory came in: its own sync added it and nothing else
+    // (no other line, no other vector), and no other process wrote to the
+    // index since the search before the write.
+    let unchanged = |before: &Before| -> Result<bool, AppError> {
+        let only_this = report.as_ref().is_some_and(|report| {
+            report.memories_added == 1
+                && report.memories_updated == 0
+                && report.memories_removed == 0
+                && report.files_removed == 0
+                && report.embedded == 0
+        });
+        Ok(only_this && index.data_version()? == before.data_version)
+    };
+    let similar = match before {
+        Some(before) if unchanged(&before)? => before.similar,
+        _ => {
+            let scope = scope_of(index, workspace)?;
+            let mut similar = index.similar(&model_id, &vector, &scope, DUPLICATE, 4, now)?;
+            session.trace.similarity_searches += 1;
+            similar.retain(|m| m.id != memory.id);
+            similar.truncate(3);
+            similar
+        }
+    };
+    Ok((
+        similar,
+        Some(ContentVector {
+            model: model_id,
+            vector,
+        }),
+    ))
+}

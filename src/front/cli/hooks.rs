@@ -1,0 +1,308 @@
+//! What git and agents call: `review` and the pre-push hook, `hook` (git's
+//! hooks), and `agent-hook` (the briefing, the pre-compaction checkpoint).
+
+use std::ffi::OsString;
+use std::io::{Read, Write};
+
+use anyhow::Context;
+
+use super::output;
+use super::session::{session, workspace};
+use super::{AgentEvent, AgentHookArgs, CliError, EXIT_NO_RESULT, EXIT_OK, HookName, ReviewArgs};
+use crate::app::agent::SessionMarks;
+use crate::app::brief;
+use crate::app::hook::{self, AfterGit};
+use crate::app::render::{count, memories};
+use crate::app::store::{self, StoreInput};
+use crate::app::sync::current_workspace;
+
+pub(super) fn review(args: ReviewArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let now = crate::app::session::Clock::from_env().now()?;
+    let review =
+        crate::app::review::review(&workspace, args.base.as_deref(), args.head.as_deref(), now)?;
+    if args.json {
+        let line = serde_json::to_string(&review).context("serializing the review")?;
+        writeln!(out, "{line}").context("writing output")?;
+    } else {
+        write!(out, "{}", crate::app::review::text(&review)).context("writing output")?;
+    }
+    // 1: something would enter quarantine (or rewrites the log): the check
+    // failed, as doctor's 1.
+    Ok(if review.stopping > 0 {
+        EXIT_NO_RESULT
+    } else {
+        EXIT_OK
+    })
+}
+
+/// The pre-push hook (`init --review-on-push`): reviews each range git is
+/// about to push (its lines on stdin); 1 stops the push. Unlike the other
+/// hooks it reports on stderr and can fail: that is its job.
+fn pre_push(args: &[OsString]) -> u8 {
+    use crate::app::review::{self, Pushed};
+    let remote = args
+        .first()
+        .map(|remote| remote.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut input = String::new();
+    let reviewed = std::io::stdin()
+        .read_to_string(&mut input)
+        .context("cannot read what git passes the pre-push hook on stdin")
+        .map_err(crate::app::AppError::from)
+        .and_then(|_| {
+            let workspace = current_workspace()?;
+            let now = crate::app::session::Clock::from_env().now()?;
+            review::pre_push(&workspace, &remote, &input, now)
+        });
+    let bypass = "push anyway with `git push --no-verify`";
+    let pushed = match reviewed {
+        Ok(pushed) => pushed,
+        Err(err) => {
+            output::stderr_line(&format!(
+                "goldfish pre-push: could not review the memory changes of this push: {:#}\n{bypass}",
+                err.error
+            ));
+            return EXIT_NO_RESULT;
+        }
+    };
+    let mut stopped = Vec::new();
+    for pushed in pushed {
+        match pushed {
+            Pushed::Skipped(name, why) => {
+                output::stderr_line(&format!("goldfish pre-push: {name}: {why}"));
+            }
+            Pushed::Reviewed(name, review) if review.stopping > 0 => {
+                output::stderr_line(&format!("goldfish pre-push: {name}:"));
+                eprint!("{}", review::text(&review));
+                stopped.push(name);
+            }
+            Pushed::Reviewed(name, review) => {
+                let total = review.total();
+                if total > 0 {
+                    output::stderr_line(&format!(
+                        "goldfish pre-push: {name}: {}, none would be quarantined",
+                        crate::app::render::count(total as u64, "memory change", "memory changes")
+                    ));
+                }
+            }
+        }
+    }
+    if stopped.is_empty() {
+        return EXIT_OK;
+    }
+    output::stderr_line(&format!(
+        "goldfish pre-push: push stopped: {} brings memory changes that would be quarantined or rewrite the log (see above; `goldfish review` shows them again). Forget or fix them, or, if the team accepts them, {bypass}",
+        stopped.join(", ")
+    ));
+    EXIT_NO_RESULT
+}
+
+pub(super) fn hook(name: HookName, args: &[OsString]) -> Result<u8, CliError> {
+    if let HookName::PrePush = name {
+        return Ok(pre_push(args));
+    }
+    // A hook must never fail or slow down the git command: any error is only
+    // reported (hooks hide stderr unless GOLDFISH_HOOK_VERBOSE is set), and
+    // `recall` syncs by itself if this one did not happen.
+    match hook_sync(name) {
+        Ok(message) => output::stderr_line(&format!("goldfish {}: {message}", name.as_str())),
+        Err(err) => output::stderr_line(&format!("goldfish {}: {:#}", name.as_str(), err.error)),
+    }
+    Ok(EXIT_OK)
+}
+
+/// Syncs after git changed the work tree (see [`hook::after_git`]); what
+/// happened, in a line.
+fn hook_sync(name: HookName) -> Result<String, CliError> {
+    let workspace = workspace()?;
+    let mut session = session()?;
+    let done = hook::after_git(
+        &mut session,
+        &workspace,
+        matches!(name, HookName::PostRewrite),
+    );
+    // What the journal's drain said (a store put back or left out): seen
+    // with GOLDFISH_HOOK_VERBOSE, like the rest of a hook's report.
+    output::notices(&mut session);
+    Ok(match done? {
+        AfterGit::Background { pending_bytes, log } => format!(
+            "syncing {pending_bytes} bytes in the background (log: {})",
+            log.display()
+        ),
+        AfterGit::Busy => "another sync is running; it will pick this up".to_owned(),
+        AfterGit::Synced { report, embedding } => {
+            let synced = format!(
+                "synced {} ({} read, {})",
+                report.workspace,
+                count(report.files_read as u64, "file", "files"),
+                memories(report.memories)
+            );
+            match embedding {
+                Some((pending, log)) => format!(
+                    "{synced}; embedding {pending} in the background (log: {})",
+                    log.display()
+                ),
+                None => synced,
+            }
+        }
+    })
+}
+
+pub(super) fn agent_hook(args: AgentHookArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    // An agent's hook must never break its session: problems are reported
+    // on stderr and the exit status is always 0.
+    let result = match args.event {
+        AgentEvent::SessionStart => session_start(args.budget, args.json, out),
+        AgentEvent::PreCompact => pre_compact(),
+        AgentEvent::PostToolUse
+        | AgentEvent::PostToolUseFailure
+        | AgentEvent::Stop
+        | AgentEvent::UserPrompt => {
+            unreachable!("capture and prompt events are dispatched to their modules")
+        }
+    };
+    if let Err(err) = result {
+        output::stderr_line(&format!("goldfish agent-hook: {:#}", err.error));
+    }
+    Ok(EXIT_OK)
+}
+
+/// Prints the briefing (nothing when there is nothing to brief on), for the
+/// moment the agent's payload names (`source`: after a compaction the
+/// session's own checkpoint first, on resume what is new since its last
+/// briefing), and notes when the session was briefed.
+fn session_start(budget: usize, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
+    let payload = hook_payload();
+    let session_id = payload.as_ref().and_then(session_id_of);
+    let workspace = workspace()?;
+    let mut session = session()?;
+    let mut marks = session_id
+        .as_deref()
+        .map(|id| SessionMarks::of(&session.home, id))
+        .unwrap_or_default();
+    let moment = match payload.as_ref().and_then(|p| p["source"].as_str()) {
+        Some("compact") => brief::Moment::Compacted {
+            checkpoint: marks.checkpoint.clone(),
+        },
+        Some("resume") => brief::Moment::Resumed {
+            since: marks.seen.as_deref().and_then(|seen| seen.parse().ok()),
+        },
+        _ => brief::Moment::Start,
+    };
+    let briefed = brief::brief(&mut session, &workspace, budget, &moment);
+    output::notices(&mut session);
+    if let Some(digested) = briefed? {
+        if json {
+            let mut text = Vec::new();
+            output::digest(&digested, false, &mut text)?;
+            let answer = serde_json::json!({
+                "hookSpecificOutput": {
+                    "hookEventName": "SessionStart",
+                    "additionalContext": String::from_utf8_lossy(&text),
+                }
+            });
+            writeln!(out, "{answer}").context("writing output")?;
+        } else {
+            output::digest(&digested, false, out)?;
+        }
+    }
+    if let Some(id) = &session_id {
+        marks.seen = Some(session.now()?.to_string());
+        marks
+            .save(&session.home, id)
+            .context("cannot keep the session's briefing time")?;
+    }
+    Ok(())
+}
+
+/// The agent session a hook's payload names (`session_id`), when it is a
+/// plausible one (not empty, at most 256 bytes).
+pub(super) fn session_id_of(payload: &serde_json::Value) -> Option<String> {
+    payload["session_id"]
+        .as_str()
+        .filter(|id| !id.is_empty() && id.len() <= 256)
+        .map(str::to_owned)
+}
+
+/// The JSON an agent's hook gives on stdin, when it gives one: nothing from
+/// a terminal, and nothing from a stdin still open after a second (a hook
+/// must never hang its agent). At most 1 MiB is read.
+pub(super) fn hook_payload() -> Option<serde_json::Value> {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() {
+        return None;
+    }
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut input = String::new();
+        let read = std::io::stdin()
+            .take(1 << 20)
+            .read_to_string(&mut input)
+            .map(|_| input);
+        let _ = send.send(read);
+    });
+    let input = receive
+        .recv_timeout(std::time::Duration::from_secs(1))
+        .ok()?
+        .ok()?;
+    serde_json::from_str::<serde_json::Value>(&input)
+        .ok()
+        .filter(serde_json::Value::is_object)
+}
+
+/// Stores what stdin says as a checkpoint: plain text as it is, or, from a
+/// Claude Code hook (JSON with `transcript_path`), the session's last request
+/// and last answer. No LLM is called: a hook must stay cheap.
+fn pre_compact() -> Result<(), CliError> {
+    let mut input = String::new();
+    std::io::stdin()
+        .read_to_string(&mut input)
+        .context("cannot read stdin")?;
+    let event = serde_json::from_str::<serde_json::Value>(&input).ok();
+    let session_id = event.as_ref().and_then(session_id_of);
+    let content = match event {
+        Some(event) if event.is_object() => match event["transcript_path"].as_str() {
+            Some(path) => crate::app::agent::checkpoint_from_transcript(std::path::Path::new(path))
+                .with_context(|| format!("cannot read the transcript {path}"))?,
+            None => None,
+        },
+        _ => Some(input.trim().to_owned()).filter(|text| !text.is_empty()),
+    };
+    let Some(content) = content else {
+        eprintln!("goldfish agent-hook: nothing to store");
+        return Ok(());
+    };
+    let workspace = workspace()?;
+    let mut session = session()?;
+    let stored = store::store(
+        &mut session,
+        &workspace,
+        StoreInput {
+            content: content.into_bytes(),
+            kind: "checkpoint".to_owned(),
+            tags: vec!["pre-compact".to_owned()],
+            files: Vec::new(),
+            source: Some("agent-hook".to_owned()),
+            allow_secret: false,
+            refuse_similar: false,
+            session: None,
+            vector: None,
+            supersedes: None,
+            replaced: store::FindReplaced::Skip,
+        },
+    );
+    output::notices(&mut session);
+    let stored = stored?;
+    // Not on stdout: Claude Code adds a PreCompact hook's stdout to the
+    // compaction instructions.
+    eprintln!("goldfish: stored checkpoint {}", stored.entry.id());
+    if let Some(id) = session_id {
+        let mut marks = SessionMarks::of(&session.home, &id);
+        marks.checkpoint = Some(stored.entry.id().to_owned());
+        marks
+            .save(&session.home, &id)
+            .context("cannot keep the session's checkpoint")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,290 @@
+//! The memory commands: `store`, `recall`, `brief`, `show`, `forget` and
+//! `trust`.
+
+use std::io::{IsTerminal, Read, Write};
+
+use anyhow::Context;
+
+use super::output;
+use super::session::{session, workspace};
+use super::{
+    BriefArgs, CliError, EXIT_NO_RESULT, EXIT_OK, ForgetArgs, RecallArgs, ShowArgs, StoreArgs,
+    TrustArgs,
+};
+use crate::app::Notice;
+use crate::app::forget::{self, Forgot, Released};
+use crate::app::recall::{self, RecallInput, Recalled};
+use crate::app::render::{index_line, near_duplicate};
+use crate::app::show;
+use crate::app::store::{self, StoreInput};
+use crate::app::{brief, digest};
+use crate::domain::memory::Entry;
+
+pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let content = if args.content == ["-"] {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .context("cannot read the memory from stdin")?;
+        bytes
+    } else {
+        args.content.join(" ").into_bytes()
+    };
+    let workspace = workspace()?;
+    let mut session = session()?;
+    let at_terminal = std::io::stdin().is_terminal();
+    let mut asked: Vec<String> = Vec::new();
+    let stored = store::store_asking(
+        &mut session,
+        &workspace,
+        StoreInput {
+            content,
+            kind: args.kind,
+            tags: args.tags.into_iter().collect(),
+            files: args.files.into_iter().collect(),
+            source: args.source,
+            allow_secret: args.allow_secret,
+            // A script keeps today's behaviour (write, then warn); a person
+            // at a terminal is asked first.
+            refuse_similar: !args.force && at_terminal,
+            session: None,
+            vector: None,
+            supersedes: args.supersedes,
+            replaced: if at_terminal {
+                store::FindReplaced::Ask
+            } else {
+                store::FindReplaced::Report
+            },
+        },
+        &mut |candidate| {
+            asked.push(candidate.memory.id.clone());
+            ask_replaces(candidate)
+        },
+    );
+    output::notices(&mut session);
+    let stored = stored?;
+    if let Some(journaled) = &stored.journaled {
+        output::notice(&Notice::note(journaled.to_string()));
+    }
+    if let Some(reason) = &stored.not_indexed {
+        output::notice(&Notice::warning(format!(
+            "stored, but not indexed yet: {reason}"
+        )));
+    }
+    for similar in &stored.similar {
+        output::notice(&Notice::warning(format!(
+            "this is {}",
+            near_duplicate(similar, 80)
+        )));
+    }
+    let superseded = match &stored.entry {
+        Entry::Memory(m) => m.supersedes.clone(),
+        _ => None,
+    };
+    for candidate in &stored.replaceable {
+        if asked.contains(&candidate.memory.id) {
+            continue;
+        }
+        output::notice(&Notice::note(format!(
+            "it may replace {}; if it does: `goldfish forget {}`, then store it again with `--supersedes {}`",
+            store::replaceable_line(candidate, 80),
+            stored.entry.id(),
+            candidate.memory.id
+        )));
+    }
+    if args.json {
+        writeln!(out, "{}", stored.entry.to_line()).context("writing output")?;
+        for candidate in &stored.replaceable {
+            let id = &candidate.memory.id;
+            let decision = if superseded.as_ref() == Some(id) {
+                "superseded"
+            } else if asked.contains(id) {
+                "declined"
+            } else {
+                "not-asked"
+            };
+            output::replaceable_json(candidate, decision, out)?;
+        }
+    } else {
+        let superseding = match &stored.entry {
+            Entry::Memory(m) => m
+                .supersedes
+                .as_deref()
+                .map(|old| format!(", superseding {old}"))
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
+        writeln!(
+            out,
+            "stored {} in {}{superseding}",
+            stored.entry.id(),
+            stored.file.display()
+        )
+        .context("writing output")?;
+    }
+    Ok(EXIT_OK)
+}
+
+/// Asks on stderr whether the memory being stored replaces `candidate`
+/// (default no); the answer is read from stdin, a terminal.
+fn ask_replaces(candidate: &store::Replaceable) -> bool {
+    output::notice(&Notice::note(format!(
+        "it may replace {}",
+        store::replaceable_line(candidate, 100)
+    )));
+    eprint!("Does the new memory replace it? [y/N] ");
+    let mut answer = String::new();
+    if std::io::stdin().read_line(&mut answer).is_err() {
+        return false;
+    }
+    matches!(answer.trim(), "y" | "Y" | "yes" | "Yes")
+}
+
+pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let mut session = session()?;
+    let query = args.query.join(" ");
+    let input = RecallInput {
+        query: Some(query),
+        since: args.since,
+        until: args.until,
+        kinds: args.kinds,
+        tags: args.tags,
+        author: args.author,
+        mode: args.mode.map(Into::into),
+        min_score: args.min_score,
+        workspace: args.workspace,
+        limit: args.limit,
+        budget: args.budget,
+        distill: args.distill.into(),
+        no_cache: args.no_cache,
+        captured: args.captured.into(),
+        include_untrusted: args.include_untrusted,
+        include_superseded: args.include_superseded,
+        include_unrelated: args.include_unrelated,
+    };
+    let recalled = recall::recall(&mut session, &cwd, input);
+    output::notices(&mut session);
+    match recalled? {
+        Recalled::Nothing => {
+            eprintln!("no memories match");
+            Ok(EXIT_NO_RESULT)
+        }
+        Recalled::NothingRelevant(judgement) => {
+            if args.json {
+                output::nothing_relevant_json(&judgement, out)?;
+            }
+            eprintln!("nothing relevant: {}", judgement.reason());
+            eprintln!("hint: --include-unrelated shows the closest memories anyway");
+            Ok(EXIT_NO_RESULT)
+        }
+        Recalled::Memories { hits, .. } if args.index => {
+            let (mut counter, _) = digest::token_counter(&mut session)?;
+            for memory in &hits {
+                writeln!(out, "{}", index_line(memory, counter.as_mut()))
+                    .context("writing output")?;
+            }
+            Ok(EXIT_OK)
+        }
+        Recalled::Memories {
+            hits,
+            all_workspaces,
+        } => {
+            if args.json {
+                output::memories_json(&hits, out)?;
+            } else {
+                output::memories_text(&hits, all_workspaces, out)?;
+            }
+            Ok(EXIT_OK)
+        }
+        Recalled::Digest(digested) => {
+            output::digest(&digested, args.json, out)?;
+            Ok(EXIT_OK)
+        }
+    }
+}
+
+pub(super) fn brief(args: BriefArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let mut session = session()?;
+    let briefed = brief::brief(&mut session, &workspace, args.budget, &brief::Moment::Start);
+    output::notices(&mut session);
+    match briefed? {
+        Some(digested) => {
+            output::digest(&digested, args.json, out)?;
+            Ok(EXIT_OK)
+        }
+        None => {
+            eprintln!("nothing to brief on yet: no checkpoints, plans, decisions or recent fixes");
+            Ok(EXIT_NO_RESULT)
+        }
+    }
+}
+
+pub(super) fn show(args: ShowArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let mut session = session()?;
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let shown = show::show(&mut session, &cwd, &args.ids);
+    output::notices(&mut session);
+    let memories = shown?;
+    if args.json {
+        output::memories_json(&memories, out)?;
+    } else {
+        output::memories_text(&memories, false, out)?;
+    }
+    Ok(EXIT_OK)
+}
+
+pub(super) fn forget(args: ForgetArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let mut session = session()?;
+    let forgot = forget::forget(&mut session, &workspace, &args.id);
+    output::notices(&mut session);
+    match forgot? {
+        Forgot::Already { id, at } => {
+            writeln!(out, "{id} is already forgotten (since {at})").context("writing output")?;
+        }
+        Forgot::Done { target, tombstone } => {
+            if args.json {
+                writeln!(out, "{}", tombstone.to_line()).context("writing output")?;
+            } else {
+                writeln!(out, "forgot {target}").context("writing output")?;
+            }
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+pub(super) fn trust(args: TrustArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let mut session = session()?;
+    let released = forget::release(&mut session, &workspace, &args.id);
+    output::notices(&mut session);
+    match released? {
+        Released::NotQuarantined { id, reasons } => {
+            writeln!(
+                out,
+                "{id} is not quarantined ({}): nothing to release",
+                reasons.join(", ")
+            )
+            .context("writing output")?;
+        }
+        Released::Done {
+            target,
+            reasons,
+            release,
+        } => {
+            if args.json {
+                writeln!(out, "{}", release.to_line()).context("writing output")?;
+            } else {
+                writeln!(
+                    out,
+                    "released {target} (quarantined for: {}); commit .goldfish/memories to release it for the team",
+                    reasons.join(", ")
+                )
+                .context("writing output")?;
+            }
+        }
+    }
+    Ok(EXIT_OK)
+}

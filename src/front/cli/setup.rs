@@ -1,0 +1,271 @@
+//! Setting up and keeping up: `init`, `resolve`, `sync`, `status`, `reindex`
+//! and `model install`/`model warm`.
+
+use std::io::Write;
+
+use anyhow::Context;
+
+use super::output;
+use super::session::{Bar, session, workspace};
+use super::{
+    AgentArg, CliError, EXIT_OK, InitArgs, ModelInstallArgs, ReindexArgs, StatusArgs, SyncArgs,
+};
+use crate::adapters::home::Home;
+use crate::app::model;
+use crate::app::render::{count, memories};
+use crate::app::session::Need;
+use crate::app::sync::{self as app_sync, Embed, Rebuilt, problems, sync_workspace};
+use crate::app::{AppError, Notice};
+
+pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let agent_error = |err: crate::app::agent::SetupError| match err {
+        crate::app::agent::SetupError::Io { .. } => anyhow::Error::new(err).into(),
+        _ => CliError::usage(err),
+    };
+    // An agent file that cannot be merged stops init before it changes
+    // anything (its error says "nothing was changed").
+    let hooks_of = |agent: AgentArg| {
+        crate::app::agent::hooks(
+            agent.into(),
+            !args.no_prompt_hook,
+            args.capture,
+            args.ask_agent,
+        )
+    };
+    for agent in &args.agent {
+        crate::app::agent::check(workspace.root(), (*agent).into()).map_err(agent_error)?;
+        crate::app::agent::check_hooks(workspace.root(), (*agent).into(), &hooks_of(*agent))
+            .map_err(agent_error)?;
+    }
+    if args.capture
+        && !args
+            .agent
+            .iter()
+            .any(|agent| matches!(agent, AgentArg::Claude | AgentArg::Gemini))
+    {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "--capture works through an agent's hooks: give it with --agent claude or --agent gemini"
+        )));
+    }
+    let changes = crate::app::init::init(&workspace, args.force).map_err(|err| match err {
+        crate::app::init::InitError::HooksOutside(_)
+        | crate::app::init::InitError::LegacyTaken { .. }
+        | crate::app::init::InitError::Unsafe(_)
+        | crate::app::init::InitError::LinkedFile(_)
+        | crate::app::init::InitError::NotRegularFile { .. } => CliError::usage(err),
+        other => anyhow::Error::new(other).into(),
+    })?;
+    // What init cannot set up for the user.
+    if let Some((problem, fix)) = crate::app::init::repo_config_problem(&workspace) {
+        eprintln!("warning: {problem}\nhint: {fix}");
+    }
+    let mut agent_changes = Vec::new();
+    for &agent in &args.agent {
+        agent_changes
+            .extend(crate::app::agent::setup(workspace.root(), agent.into()).map_err(agent_error)?);
+        agent_changes.extend(
+            crate::app::agent::setup_hooks(workspace.root(), agent.into(), &hooks_of(agent))
+                .map_err(agent_error)?,
+        );
+    }
+    let mut changes = changes;
+    if args.review_on_push {
+        changes.extend(
+            crate::app::init::install_review_hook(&workspace, args.force).map_err(
+                |err| match err {
+                    crate::app::init::InitError::HooksOutside(_)
+                    | crate::app::init::InitError::LegacyTaken { .. } => CliError::usage(err),
+                    other => anyhow::Error::new(other).into(),
+                },
+            )?,
+        );
+    }
+    if changes.is_empty() && agent_changes.is_empty() {
+        writeln!(
+            out,
+            "goldfish is already set up in {}",
+            workspace.root().display()
+        )
+        .context("writing output")?;
+        return Ok(EXIT_OK);
+    }
+    for change in changes.iter().chain(&agent_changes) {
+        writeln!(out, "{change}").context("writing output")?;
+    }
+    if !changes.is_empty() {
+        writeln!(
+            out,
+            "commit .gitattributes and {} so teammates share them; a teammate's clone sets itself up at its first goldfish command",
+            crate::adapters::git::MEMORY_DIR
+        )
+        .context("writing output")?;
+    }
+    if !agent_changes.is_empty() {
+        writeln!(
+            out,
+            "commit the agent files too; the agent starts `goldfish mcp` in this repository (goldfish must be on its PATH)"
+        )
+        .context("writing output")?;
+    }
+    Ok(EXIT_OK)
+}
+
+/// What `resolve` (or any command healing the clone) says of a file it merged.
+pub(super) fn resolved_line(file: &crate::app::heal::Resolved) -> String {
+    let mut line = format!(
+        "merged {} again with the goldfish merge driver (both sides kept) and staged it; finish with `git commit`",
+        file.path
+    );
+    for notice in &file.notices {
+        line.push_str(&format!("\n  {}: {notice}", file.path));
+    }
+    line
+}
+
+pub(super) fn resolve(out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let resolved = crate::app::heal::resolve(&workspace).map_err(|err| match err {
+        crate::app::heal::ResolveError::Refused { .. }
+        | crate::app::heal::ResolveError::Unsafe(_) => CliError::usage(err),
+        other => anyhow::Error::new(other).into(),
+    })?;
+    if resolved.is_empty() {
+        writeln!(out, "no memory file is in conflict").context("writing output")?;
+    }
+    for file in &resolved {
+        writeln!(out, "{}", resolved_line(file)).context("writing output")?;
+    }
+    Ok(EXIT_OK)
+}
+
+pub(super) fn sync(args: SyncArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let mut session = session()?;
+    // An installed model that cannot be used stops a sync: it says why.
+    session.model(Need::Usable)?;
+    Bar::install(&mut session, !args.quiet && !args.json);
+    let Some(report) = sync_workspace(&mut session, &workspace, Embed::All)? else {
+        if !args.quiet {
+            eprintln!("another sync of this workspace is running; it will include your changes");
+        }
+        return Ok(EXIT_OK);
+    };
+    if !args.quiet || args.json {
+        problems(&mut session, &report.problems);
+    }
+    output::notices(&mut session);
+    if args.json {
+        let line = serde_json::to_string(&report).context("serializing the report")?;
+        writeln!(out, "{line}").context("writing output")?;
+    } else if !args.quiet {
+        writeln!(
+            out,
+            "synced {}: {} ({} read of {}, +{} ~{} -{}, {} walked)",
+            report.workspace,
+            memories(report.memories),
+            count(report.files_read as u64, "file", "files"),
+            report.files,
+            report.memories_added,
+            report.memories_updated,
+            report.memories_removed,
+            count(report.commits_walked as u64, "commit", "commits")
+        )
+        .context("writing output")?;
+        match report.pending_embeddings {
+            Some(pending) => writeln!(
+                out,
+                "embedded {} ({pending} pending)",
+                memories(report.embedded as u64)
+            ),
+            None => writeln!(
+                out,
+                "no embedding model: recall matches keywords only; {}",
+                model::INSTALL_HINT
+            ),
+        }
+        .context("writing output")?;
+    }
+    Ok(EXIT_OK)
+}
+
+pub(super) fn status(args: StatusArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let mut session = session()?;
+    let model = session.model(Need::Usable)?.map(|model| model.id());
+    // The journal drains through the session, which keeps what it says.
+    app_sync::drain_journal(&mut session, &workspace, false)?;
+    output::notices(&mut session);
+    let locks = session.home.locks_dir();
+    let warm = session.warm_info();
+    let status = crate::app::status::collect(&workspace, session.index()?, model, &locks, warm)?;
+    if args.json {
+        let line = serde_json::to_string(&status).context("serializing the status")?;
+        writeln!(out, "{line}").context("writing output")?;
+    } else {
+        out.write_all(crate::app::status::text(&status).as_bytes())
+            .context("writing output")?;
+    }
+    Ok(EXIT_OK)
+}
+
+pub(super) fn reindex(args: ReindexArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let mut session = session()?;
+    Bar::install(&mut session, !args.json);
+    let current = workspace().ok();
+    let rebuilt = app_sync::rebuild(&mut session, current.as_ref());
+    output::notices(&mut session);
+    for done in rebuilt? {
+        match done {
+            Rebuilt::Dropped { root, reason } => output::notice(&Notice::warning(format!(
+                "{} is no longer a repository ({reason}); dropped",
+                root.display()
+            ))),
+            Rebuilt::Synced(report) if args.json => {
+                let line = serde_json::to_string(&report).context("serializing the report")?;
+                writeln!(out, "{line}").context("writing output")?;
+            }
+            Rebuilt::Synced(report) => writeln!(
+                out,
+                "rebuilt {}: {}",
+                report.workspace,
+                memories(report.memories)
+            )
+            .context("writing output")?,
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+pub(super) fn model_install(args: ModelInstallArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let home = Home::from_env().map_err(AppError::input)?;
+    let installed = crate::app::model::install(&home, args.from.as_deref())?;
+    for model in &installed {
+        let default = if model.manifest.name == crate::app::model::DEFAULT_MODEL {
+            " (the default)"
+        } else {
+            ""
+        };
+        writeln!(
+            out,
+            "installed {}{default} ({} dims) in {}",
+            model.manifest.name,
+            model.manifest.dims,
+            model.dir.display(),
+        )
+        .context("writing output")?;
+    }
+    if let Some(model) = installed.first() {
+        writeln!(out, "ONNX Runtime: {}", model.runtime.display()).context("writing output")?;
+    }
+    Ok(EXIT_OK)
+}
+
+/// `goldfish model warm`: serves until a rule of the warm process ends it;
+/// says why on stderr (its log when a command started it).
+pub(super) fn model_warm() -> Result<u8, CliError> {
+    let home = Home::from_env().map_err(AppError::input)?;
+    let ended = crate::app::model::serve_warm(&home)?;
+    crate::front::cli::output::stderr_line(&format!("goldfish model warm: ended: {ended}"));
+    Ok(EXIT_OK)
+}

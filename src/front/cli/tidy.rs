@@ -1,0 +1,193 @@
+//! What repeats or no longer helps: `similar` and `tidy`.
+
+use std::io::{IsTerminal, Write};
+
+use anyhow::Context;
+
+use super::output;
+use super::session::{Bar, session, workspace};
+use super::{CliError, EXIT_NO_RESULT, EXIT_OK, SimilarArgs, TidyArgs};
+use crate::app::render::similar_line;
+use crate::app::show::{self, Target};
+use crate::domain::memory::Entry;
+
+pub(super) fn similar(args: SimilarArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let mut session = session()?;
+    Bar::install(&mut session, !args.json);
+    if args.scan {
+        let clusters =
+            show::duplicate_clusters(&mut session, &workspace, args.threshold, args.limit);
+        output::notices(&mut session);
+        let clusters = clusters?;
+        if clusters.is_empty() {
+            eprintln!(
+                "no near-duplicates at similarity {} or more",
+                args.threshold
+            );
+            return Ok(EXIT_NO_RESULT);
+        }
+        for (n, cluster) in clusters.iter().enumerate() {
+            if args.json {
+                let line = serde_json::to_string(
+                    &serde_json::json!({ "cluster": n + 1, "memories": cluster }),
+                )
+                .context("serializing a cluster")?;
+                writeln!(out, "{line}").context("writing output")?;
+            } else {
+                writeln!(out, "cluster {}:", n + 1).context("writing output")?;
+                for m in cluster {
+                    writeln!(out, "  {}", similar_line(m, 70)).context("writing output")?;
+                }
+            }
+        }
+        return Ok(EXIT_OK);
+    }
+    let target = match (args.id, args.text) {
+        (Some(id), _) => Target::Id(id),
+        (None, Some(text)) => Target::Text(text),
+        (None, None) => unreachable!("clap requires an id, --text or --scan"),
+    };
+    let hits = show::similar(&mut session, &workspace, target, args.threshold, args.limit);
+    output::notices(&mut session);
+    let hits = hits?;
+    if hits.is_empty() {
+        eprintln!("nothing at similarity {} or more", args.threshold);
+        return Ok(EXIT_NO_RESULT);
+    }
+    if args.json {
+        output::memories_json(&hits, out)?;
+    } else {
+        for m in &hits {
+            writeln!(out, "{}", similar_line(m, 90)).context("writing output")?;
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+pub(super) fn tidy(args: TidyArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    use crate::app::tidy::{self, TidyOptions};
+    let workspace = workspace()?;
+    let mut session = session()?;
+    Bar::install(&mut session, !args.json);
+    let asks = args.apply && !args.yes;
+    if asks && !std::io::stdin().is_terminal() {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "tidy --apply asks before it forgets, and no terminal can answer: pass --yes to forget everything it lists (`goldfish tidy` lists it first)"
+        )));
+    }
+    let found = tidy::find(
+        &mut session,
+        &workspace,
+        TidyOptions {
+            older_than_days: args.older_than,
+        },
+    );
+    output::notices(&mut session);
+    let found = found?;
+    // Groups in the order found: superseded, covered checkpoints,
+    // near-duplicates, stale.
+    let mut groups: Vec<(&'static str, Vec<&tidy::Proposal>)> = Vec::new();
+    for proposal in &found.proposals {
+        let name = proposal.why.name();
+        match groups.iter_mut().find(|(group, _)| *group == name) {
+            Some((_, members)) => members.push(proposal),
+            None => groups.push((name, vec![proposal])),
+        }
+    }
+    let mut forget: Vec<String> = Vec::new();
+    for (name, members) in &groups {
+        if !args.json {
+            writeln!(out, "{} ({}):", heading(name), members.len()).context("writing output")?;
+            for proposal in members {
+                let m = &proposal.memory;
+                // Ids and types arrive through git too: never raw controls.
+                let safe = crate::app::render::terminal_safe;
+                writeln!(
+                    out,
+                    "  {}  {}  {}\n      {}",
+                    safe(&m.id),
+                    safe(&m.kind),
+                    crate::app::render::excerpt(&m.content, 70),
+                    safe(&proposal.why.explain())
+                )
+                .context("writing output")?;
+            }
+        }
+        if !args.apply {
+            continue;
+        }
+        let confirmed = !asks || {
+            eprint!(
+                "Forget {} listed above? [y/N] ",
+                crate::app::render::memories(members.len() as u64)
+            );
+            let mut answer = String::new();
+            std::io::stdin()
+                .read_line(&mut answer)
+                .context("reading the answer")?;
+            matches!(answer.trim(), "y" | "Y" | "yes" | "Yes")
+        };
+        if confirmed {
+            forget.extend(members.iter().map(|p| p.memory.id.clone()));
+        }
+    }
+    let forgotten: Vec<String> = if forget.is_empty() {
+        Vec::new()
+    } else {
+        let written = tidy::forget_all(&mut session, &workspace, &forget);
+        output::notices(&mut session);
+        written?
+            .iter()
+            .filter_map(|entry| match entry {
+                Entry::Tombstone(t) => Some(t.forgets.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    if args.json {
+        for proposal in &found.proposals {
+            let mut line = serde_json::json!({
+                "why": proposal.why.name(),
+                "because_of": proposal.why.because_of(),
+                "reason": proposal.why.explain(),
+                "memory": proposal.memory,
+            });
+            if args.apply {
+                line["forgotten"] = forgotten.contains(&proposal.memory.id).into();
+            }
+            let line = serde_json::to_string(&line).context("serializing a proposal")?;
+            writeln!(out, "{line}").context("writing output")?;
+        }
+    }
+    let listed = crate::app::render::memories(found.proposals.len() as u64);
+    if found.proposals.is_empty() {
+        eprintln!(
+            "nothing to tidy among {}",
+            crate::app::render::memories(found.memories as u64)
+        );
+    } else if !args.apply {
+        eprintln!(
+            "nothing changed: `goldfish tidy --apply` forgets these {listed} (it asks first; tombstones, which `git revert` undoes)"
+        );
+    } else {
+        eprintln!(
+            "forgot {} of {listed}: tombstones in .goldfish/memories/, shared once committed; `git revert` of that commit brings them back",
+            forgotten.len()
+        );
+    }
+    Ok(EXIT_OK)
+}
+
+/// A group of `tidy`'s list, for people.
+fn heading(why: &str) -> &'static str {
+    match why {
+        "superseded" => "superseded: a later memory replaces each",
+        "covered-checkpoint" => "checkpoints a later one covers",
+        "near-duplicate" => "near-duplicates of a newer memory",
+        "stale" => {
+            "stale: a file each names was deleted, its commit reverted, or its branch deleted unmerged"
+        }
+        _ => "other",
+    }
+}
