@@ -15,7 +15,6 @@ const SECRET: &str = "Zx9fQ2mR7tL4vB8nK3wPq";
 /// `sh`, with `goldfish` on PATH), or `goldfish agent-hook EVENT` where
 /// that file has none. Returns what the hook printed on stdout.
 pub(crate) fn hook(env: &TestEnv, repo: &Path, event: &str, payload: &serde_json::Value) -> String {
-    use std::io::Write;
     let settings: serde_json::Value = fs::read_to_string(repo.join(".claude/settings.json"))
         .ok()
         .and_then(|text| serde_json::from_str(&text).ok())
@@ -28,9 +27,21 @@ pub(crate) fn hook(env: &TestEnv, repo: &Path, event: &str, payload: &serde_json
     let command = settings["hooks"][name][0]["hooks"][0]["command"]
         .as_str()
         .map_or_else(|| format!("goldfish agent-hook {event}"), str::to_owned);
+    run_hook(env, repo, &command, payload)
+}
+
+/// Runs a hook's `command` as an agent does (by `sh`, with `goldfish` on
+/// PATH, the payload on stdin); it must exit 0. Returns its stdout.
+pub(crate) fn run_hook(
+    env: &TestEnv,
+    repo: &Path,
+    command: &str,
+    payload: &serde_json::Value,
+) -> String {
+    use std::io::Write;
     let mut child = env
         .command("sh", repo)
-        .args(["-c", &command])
+        .args(["-c", command])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -1139,7 +1150,6 @@ fn a_captured_observation_the_team_already_has_is_skipped() {
 /// session's checkpoint.
 #[test]
 fn a_gemini_session_is_captured_by_the_same_rules() {
-    use std::io::Write;
     let env = TestEnv::new();
     let repo = env.repo("repo", "Alice");
     let init = env.ok(&repo, &["init", "--agent", "gemini", "--capture"]);
@@ -1155,22 +1165,7 @@ fn a_gemini_session_is_captured_by_the_same_rules() {
             .as_str()
             .unwrap_or_else(|| panic!("no {event} hook: {settings:#}"))
             .to_owned();
-        let mut child = env
-            .command("sh", &repo)
-            .args(["-c", &command])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload.to_string().as_bytes())
-            .unwrap();
-        let output = child.wait_with_output().unwrap();
-        assert_eq!(output.status.code(), Some(0), "{command}: {output:?}");
+        run_hook(&env, &repo, &command, &payload);
     };
     let base = |event: &str| {
         json!({
