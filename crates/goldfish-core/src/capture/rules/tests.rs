@@ -1,0 +1,386 @@
+use super::*;
+
+fn bash(command: &str, outcome: Outcome) -> Facts {
+    Facts {
+        tool: "Bash".to_owned(),
+        command: Some(command.to_owned()),
+        outcome: Some(outcome),
+        ..Facts::default()
+    }
+}
+
+fn edit(path: &str) -> Facts {
+    Facts {
+        tool: "Edit".to_owned(),
+        modified: vec![path.to_owned()],
+        ..Facts::default()
+    }
+}
+
+fn edit_text(path: &str, old: &str, new: &str) -> Facts {
+    Facts {
+        edits: vec![Edit {
+            file: path.to_owned(),
+            old: Some(old.to_owned()),
+            new: new.to_owned(),
+            what: None,
+        }],
+        ..edit(path)
+    }
+}
+
+#[test]
+fn transcript_text_is_one_bounded_line_that_keeps_the_next_step() {
+    let answer = format!(
+        "Ported the renderer.\n\n{}\nNext: wire the new layout into the CLI.",
+        "Details of the port. ".repeat(40)
+    );
+    let line = answer_line(&answer);
+    assert!(!line.contains('\n'), "{line}");
+    assert!(line.len() <= MAX_ANSWER + 10, "{line}");
+    assert!(line.starts_with("Ported the renderer."), "{line}");
+    assert!(
+        line.ends_with("Next: wire the new layout into the CLI."),
+        "{line}"
+    );
+    assert_eq!(one_line("a\n\n  b\tc"), "a b c");
+}
+
+#[test]
+fn checks_are_known_by_the_projects_tasks_pipes_and_output() {
+    for check in [
+        "mise run test:ci",
+        "mise run lint 2>&1 | tail -30",
+        "just test",
+        "pnpm test -- --run",
+        "bun test",
+        "uv run pytest -x",
+        "mix test",
+        "go test ./... 2>&1 | head -50",
+    ] {
+        assert!(is_check(check), "{check}");
+    }
+    for other in [
+        "mise run fmt",
+        "just release",
+        "pnpm install",
+        "uv run python x.py",
+    ] {
+        assert!(!is_check(other), "{other}");
+    }
+    assert!(covers("mise run test", "mise run test:ci"));
+    assert!(covers(
+        "go test ./pkg/ 2>&1 | tail -5",
+        "go test ./pkg/ | head -100"
+    ));
+    assert!(runner_summary("ok  \tgithub.com/x/y\t0.01s"));
+    assert!(runner_summary("==== 3 passed in 0.1s ===="));
+    assert!(!runner_summary("hello world"));
+}
+
+#[test]
+fn edits_undone_or_restored_leave_no_fix_and_the_checkpoint_names_what_stayed() {
+    let failed = bash("go test ./...", Outcome::Failed);
+    let passed = bash("go test ./...", Outcome::Succeeded);
+    // The reverse edit undoes the first.
+    let mut session = Session::default();
+    session.apply(&edit_text("a.go", "x", "y"));
+    session.apply(&failed);
+    session.apply(&edit_text("a.go", "y", "x"));
+    assert_eq!(session.apply(&passed), Verdict::Skip(REVERTED));
+    // `git restore` (or `git checkout -- PATH`) puts the file back.
+    let mut session = Session::default();
+    session.apply(&failed);
+    session.apply(&edit_text("pkg/a.go", "x", "y"));
+    session.apply(&bash("git restore pkg/a.go", Outcome::Succeeded));
+    assert_eq!(session.apply(&passed), Verdict::Skip(REVERTED));
+    // An edit that stays is a fix; the checkpoint names only what
+    // stayed changed.
+    let mut session = Session::default();
+    session.apply(&edit_text("b.go", "1", "2"));
+    session.apply(&failed);
+    session.apply(&edit_text("a.go", "x", "y"));
+    session.apply(&edit_text("b.go", "2", "1"));
+    assert!(matches!(session.apply(&passed), Verdict::Store(_)));
+    let summary = session.summary(None, None).unwrap();
+    assert_eq!(summary.files, ["a.go"]);
+    // An interrupted run neither fails nor passes.
+    let mut interrupted = bash("go test ./...", Outcome::Failed);
+    interrupted.interrupted = true;
+    assert_eq!(session.apply(&interrupted), Verdict::Skip(INTERRUPTED));
+    assert!(session.failing.is_empty());
+}
+
+/// A session whose fix no check saw (a public SWE-agent trajectory,
+/// fixtures/capture-sessions/py-swe-humanevalfix-0): its checkpoint
+/// says what changed, not only which file; with a fix, the fix says it.
+#[test]
+fn a_checkpoint_says_what_changed_when_no_fix_does() {
+    let mut session = Session::default();
+    let mut fix = edit_text(
+        "main.py",
+        "if elem - elem2 < threshold:",
+        "if abs(elem - elem2) < threshold:",
+    );
+    fix.edits[0].what = Some("`if abs(elem - elem2) < threshold:`".to_owned());
+    session.apply(&fix);
+    let summary = session.summary(Some("fix the bug"), None).unwrap();
+    assert!(
+        summary.content.contains(
+            "Done: changed main.py. Changed main.py: `if abs(elem - elem2) < threshold:`."
+        ),
+        "{}",
+        summary.content
+    );
+    session.apply(&bash("pytest", Outcome::Failed));
+    session.apply(&fix);
+    session.apply(&bash("pytest", Outcome::Succeeded));
+    let summary = session.summary(None, None).unwrap();
+    assert_eq!(
+        summary.content.matches("Changed main.py").count(),
+        1,
+        "{}",
+        summary.content
+    );
+}
+
+/// A real session (fixtures/capture-sessions/go-entire-concurrent-sessions):
+/// the test failed, the code was fixed, the test failed further along,
+/// the test was fixed, it passed. The same check failing again is one
+/// failure: the fix names the code changed after its first run, and
+/// its first error, not only what changed after the last.
+#[test]
+fn a_check_failing_again_keeps_what_changed_since_it_first_failed() {
+    let mut session = Session::default();
+    let mut first = bash("go test -run TestBoth ./it/", Outcome::Failed);
+    first.failing_tests = vec!["TestBoth".to_owned()];
+    first.errors = vec!["it_test.go:309: Session B: 0 checkpoints".to_owned()];
+    assert_eq!(session.apply(&first), Verdict::Wait(WAITING));
+    session.apply(&edit_text(
+        "cli/handlers.go",
+        "state{}",
+        "state{WorktreePath: dir}",
+    ));
+    let mut again = bash("go test -run TestBoth ./it/", Outcome::Failed);
+    again.failing_tests = vec!["TestBoth".to_owned()];
+    again.errors = vec!["it_test.go:320: no full.jsonl".to_owned()];
+    assert_eq!(session.apply(&again), Verdict::Wait(WAITING));
+    session.apply(&edit_text(
+        "it/it_test.go",
+        "transcript.jsonl",
+        "full.jsonl",
+    ));
+    let Verdict::Store(fix) =
+        session.apply(&bash("go test -run TestBoth ./it/", Outcome::Succeeded))
+    else {
+        panic!("a fix is stored")
+    };
+    assert_eq!(fix.files, ["cli/handlers.go", "it/it_test.go"]);
+    assert!(
+        fix.content.contains("Session B: 0 checkpoints"),
+        "{}",
+        fix.content
+    );
+    assert!(fix.content.contains("cli/handlers.go"), "{}", fix.content);
+    assert_eq!(session.settled, 2);
+}
+
+#[test]
+fn a_check_failing_then_passing_after_an_edit_is_a_bug_fix() {
+    let mut session = Session::default();
+    let mut failed = bash("cargo test --test it sync", Outcome::Failed);
+    failed.failing_tests = vec!["sync::branch_switch".to_owned()];
+    assert_eq!(session.apply(&failed), Verdict::Wait(WAITING));
+    // Failing again: one failure, of two runs.
+    assert_eq!(session.apply(&failed), Verdict::Wait(WAITING));
+    assert!(matches!(
+        session.apply(&edit("src/git.rs")),
+        Verdict::Consult(_)
+    ));
+    assert_eq!(session.settled, 0);
+    let Verdict::Store(observation) =
+        session.apply(&bash("cargo test --test it", Outcome::Succeeded))
+    else {
+        panic!("a fix is stored");
+    };
+    assert_eq!(session.settled, 2, "the fix settles both failing runs");
+    assert_eq!(observation.kind, "bug-fix");
+    assert_eq!(observation.files, ["src/git.rs"]);
+    assert!(
+        observation.content.contains("sync::branch_switch"),
+        "{}",
+        observation.content
+    );
+}
+
+#[test]
+fn trivial_commands_dead_ends_and_flaky_passes_are_not_stored() {
+    let mut session = Session::default();
+    assert_eq!(
+        session.apply(&bash("ls -la", Outcome::Succeeded)),
+        Verdict::Skip("trivial command")
+    );
+    assert!(matches!(
+        session.apply(&bash("curl http://x", Outcome::Failed)),
+        Verdict::Skip(_)
+    ));
+    session.apply(&bash("pytest tests", Outcome::Failed));
+    assert!(matches!(
+        session.apply(&bash("pytest tests", Outcome::Succeeded)),
+        Verdict::Skip(_)
+    ));
+    assert_eq!(session.settled, 1, "a flaky pass settles the failing run");
+    assert!(session.summary(None, None).is_none(), "nothing changed");
+}
+
+#[test]
+fn a_new_decision_record_is_a_decision_and_other_writes_are_not() {
+    let write = |path: &str, text: &str| Facts {
+        tool: "Write".into(),
+        modified: vec![path.into()],
+        written: Some(text.into()),
+        ..Facts::default()
+    };
+    let mut session = Session::default();
+    let Verdict::Store(decision) = session.apply(&write(
+            "docs/adr/0007-queue-in-home.md",
+            "# 7. The capture queue lives in the home\n\nStatus: accepted\n\nThe queue is never in the repository: it holds tool output.\n\n## Consequences\n\nNone.",
+        )) else {
+            panic!("a decision record is a decision")
+        };
+    assert_eq!(decision.kind, "decision");
+    assert_eq!(
+        decision.content,
+        "Decision (docs/adr/0007-queue-in-home.md): The capture queue lives in the home. The queue is never in the repository: it holds tool output."
+    );
+    // Nygard's layout: the paragraph under "Decision".
+    let Verdict::Store(nygard) = session.apply(&write(
+            "doc/adr/0002-use-wal.md",
+            "# 2. Use WAL\n\nDate: 2026-11-02\n\n## Status\n\nAccepted\n\n## Context\n\nReaders blocked.\n\n## Decision\n\nWe will open SQLite in WAL mode.\n",
+        )) else {
+            panic!("a decision record is a decision")
+        };
+    assert_eq!(
+        nygard.content,
+        "Decision (doc/adr/0002-use-wal.md): Use WAL. We will open SQLite in WAL mode."
+    );
+    assert_eq!(decision.files, vec!["docs/adr/0007-queue-in-home.md"]);
+    // Numbers as other tools write them, MADR's metadata lines and
+    // front matter, a setext title.
+    for (text, expected) in [
+        (
+            "# ADR 7: Cursor pagination\n\nStatus: Accepted\nDate: 2026-11-02\n\nList endpoints take a cursor.",
+            "Cursor pagination. List endpoints take a cursor.",
+        ),
+        (
+            "# ADR-0007 - Cursor pagination\n\n* Status: accepted\n* Deciders: Ada, Linus\n\n## Context and Problem Statement\n\nOffsets skip rows.\n\n## Decision Outcome\n\nChosen option: \"cursor\", because rows move.",
+            "Cursor pagination. Chosen option: \"cursor\", because rows move.",
+        ),
+        (
+            "---\nstatus: accepted\ndate: 2026-11-02\n---\n\n# 0007 Cursor pagination\n\n**Status:** Accepted\n\nList endpoints take a cursor.",
+            "Cursor pagination. List endpoints take a cursor.",
+        ),
+        (
+            "Cursor pagination\n=================\n\nList endpoints take a cursor.",
+            "Cursor pagination. List endpoints take a cursor.",
+        ),
+    ] {
+        let Verdict::Store(decision) =
+            Session::default().apply(&write("docs/decisions/0007-cursor.md", text))
+        else {
+            panic!("a decision record is a decision: {text}")
+        };
+        assert_eq!(
+            decision.content,
+            format!("Decision (docs/decisions/0007-cursor.md): {expected}")
+        );
+    }
+    // Wherever the project keeps them: a record's layout is enough.
+    let Verdict::Store(elsewhere) = Session::default().apply(&write(
+            "docs/architecture/0003-keyword-index.md",
+            "# 3. One keyword engine\n\n## Status\n\nAccepted\n\n## Context\n\nTwo engines disagreed.\n\n## Decision\n\nThe keyword index is tantivy alone.\n",
+        )) else {
+            panic!("a record outside a decision folder is a decision")
+        };
+    assert_eq!(
+        elsewhere.content,
+        "Decision (docs/architecture/0003-keyword-index.md): One keyword engine. The keyword index is tantivy alone."
+    );
+    for (path, text) in [
+        ("docs/guide.md", "# Guide\n\nHow to start."),
+        (
+            "docs/architecture/overview.md",
+            "# Overview\n\n## Context\n\nThe layers.\n\n## Decision trees\n\nHow ranking branches.",
+        ),
+        ("docs/adr/README.md.bak", "# x\n\ny"),
+        ("src/adr/mod.rs", "// code"),
+        ("docs/decisions/0001-x.md", "# Only a title"),
+    ] {
+        assert!(
+            matches!(session.apply(&write(path, text)), Verdict::Consult(_)),
+            "{path}"
+        );
+    }
+}
+
+/// Regression: `cargo test t0` failing, then `cargo test t48` passing
+/// after an edit was stored as a fix of t0 (the same tool, another test).
+#[test]
+fn a_different_test_passing_is_no_fix() {
+    let mut session = Session::default();
+    let mut failed = bash("cargo test t0", Outcome::Failed);
+    failed.failing_tests = vec!["parse::t0".to_owned()];
+    session.apply(&failed);
+    session.apply(&edit("src/parse.rs"));
+    assert_eq!(
+        session.apply(&bash("cargo test t48", Outcome::Succeeded)),
+        Verdict::Skip("check passed")
+    );
+    // The whole suite passing covers t0.
+    let Verdict::Store(fix) = session.apply(&bash("cargo test", Outcome::Succeeded)) else {
+        panic!("a fix is stored");
+    };
+    assert!(fix.content.contains("parse::t0"), "{}", fix.content);
+}
+
+#[test]
+fn a_passing_run_covers_a_failing_one_it_includes() {
+    for (failed, passed) in [
+        ("cargo test t0", "cargo test"),
+        ("cargo test t0", "cargo test t0"),
+        ("cargo test --test it sync", "cargo test --test it"),
+        ("cargo test sync::branch_switch", "cargo test sync"),
+        ("cargo test -q t0", "cargo test t0"),
+        ("cargo test t0", "cargo test -q"),
+        ("cd app && cargo test t0", "cargo test"),
+        (
+            "pytest tests/test_a.py::test_x -q",
+            "pytest tests/test_a.py",
+        ),
+        ("pytest tests/unit/test_a.py", "pytest tests"),
+        ("go test ./merge/...", "go test ./merge/..."),
+    ] {
+        assert!(covers(passed, failed), "`{passed}` covers `{failed}`");
+    }
+    for (failed, passed) in [
+        ("cargo test t0", "cargo test t48"),
+        ("cargo test", "cargo test t0"),
+        ("cargo test --test it", "cargo test --lib"),
+        ("cargo test -p core t0", "cargo test -p cli"),
+        ("cargo test t0", "cargo build"),
+        ("pytest tests/test_a.py", "pytest tests/test_b.py"),
+        ("npx jest src/ui", "npx jest src/api"),
+    ] {
+        assert!(
+            !covers(passed, failed),
+            "`{passed}` does not cover `{failed}`"
+        );
+    }
+}
+
+#[test]
+fn checks_are_recognised_behind_cd_and_env() {
+    assert!(is_check("cd app && RUST_LOG=debug cargo test -q"));
+    assert!(!is_check("cargo fmt"));
+    assert!(!is_check("echo cargo test"));
+}
