@@ -1,0 +1,252 @@
+//! Our rules: each a name, a pattern whose group `s` is the secret, and
+//! the check its value must pass; [`matches`] runs one on a text.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::values::{
+    bare_token, credential, is_placeholder, looks_like_token, looks_random, random_mix, stated,
+};
+use super::{Finding, MASK, Visible};
+
+/// What a value must look like for a rule to fire.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Check {
+    /// The shape is enough (a vendor prefix and a fixed length).
+    Shape,
+    /// Not a placeholder.
+    NotPlaceholder,
+    /// Not a placeholder, and random-looking.
+    Random,
+    /// Not a placeholder, and letters mixed with digits or both cases (a
+    /// token, not hyphenated words).
+    Token,
+    /// The bare high-entropy token rule: see [`bare_token`].
+    Bare,
+    /// A value right after `pw:`, `pass=` and the like (no space: `---
+    /// PASS: TestParse` is a test's result): [`Check::Credential`], and
+    /// not a number (`pass:1523` counts tests).
+    ShortKey,
+    /// A vendor-style token after a short lowercase prefix (`cio_…`):
+    /// see [`random_mix`].
+    Prefixed,
+    /// A value in a credential position: see [`credential`].
+    Credential,
+    /// A value a sentence gives a credential (`the password is …`): see
+    /// [`stated`].
+    Stated,
+}
+
+pub(super) struct Rule {
+    name: &'static str,
+    /// The secret is the capture group `s`; the rest of the match may be shown.
+    pattern: Regex,
+    check: Check,
+}
+
+/// Keys whose value is a secret in `key = value`, `key: value`.
+/// Matched at any word's end (`DB_PASSWORD`, `stripeSecret`), on the
+/// lowercased text: measured, a case-insensitive pattern with a word prefix
+/// cost more than every other rule together.
+const SECRET_KEYS: &str = r"password|passwd|pwd|passphrase|secret|secret_?key|api_?key|apikey|access_?key|access_?token|auth_?token|refresh_?token|token|client_?secret|private_?key|credentials?|signing_?key";
+
+/// Keys whose value is a password: any value counts ([`Check::Credential`]).
+const PASSWORD_KEYS: &str = r"password|passwd|pwd|passphrase|secret";
+
+/// Credential words a sentence may give a value to (`the deploy password is
+/// …`, `API key: …`): a word, or two joined by a space, `_` or `-`.
+const STATED_KEYS: &str = r"password|passwd|passphrase|pwd|secret|(?:api|access|secret|private|signing|deploy|master|encryption|license)[ _-]?key|apikey|(?:(?:access|auth|api|bearer|refresh|session|deploy|personal[ _-]access)[ _-]?)?token|credentials?";
+
+/// The rules that run on the lowercased text (their keys are lowercase).
+const LOWERCASED: &[&str] = &[
+    "secret-assignment",
+    "password-assignment",
+    "credential-statement",
+];
+pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
+    let rule = |name, pattern: &str, check| Rule {
+        name,
+        pattern: Regex::new(pattern).expect("secret patterns are valid"),
+        check,
+    };
+    vec![
+        rule(
+            "private-key",
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?s)(?P<s>.*?(?:-----END[^\n]*?-----|\z))",
+            Check::Shape,
+        ),
+        rule(
+            "aws-access-key-id",
+            r"\b(?:AKIA|ASIA|ABIA|ACCA)(?P<s>[0-9A-Z]{16})\b",
+            Check::NotPlaceholder,
+        ),
+        rule(
+            "aws-secret-access-key",
+            r#"(?i)aws_?secret_?access_?key["']?\s*[:=]\s*["']?(?P<s>[A-Za-z0-9/+=]{40})"#,
+            Check::NotPlaceholder,
+        ),
+        rule(
+            "github-token",
+            r"\bg(?:h[pousr]|ithub_pat)_(?P<s>[A-Za-z0-9_]{30,})",
+            Check::Shape,
+        ),
+        rule(
+            "slack-token",
+            r"\bxox[abposr]-(?P<s>[A-Za-z0-9-]{10,})",
+            Check::Shape,
+        ),
+        rule(
+            "slack-webhook",
+            r"https://hooks\.slack\.com/services/(?P<s>T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]+)",
+            Check::Shape,
+        ),
+        rule(
+            "anthropic-api-key",
+            r"\bsk-ant-(?P<s>[A-Za-z0-9_-]{20,})",
+            Check::Shape,
+        ),
+        rule(
+            "openai-api-key",
+            r"\bsk-(?:proj-|svcacct-|admin-)?(?P<s>[A-Za-z0-9_-]{20,})",
+            Check::Token,
+        ),
+        rule(
+            "stripe-key",
+            r"\b(?:sk|rk)_(?:live|test)_(?P<s>[A-Za-z0-9]{16,})",
+            Check::Shape,
+        ),
+        rule("npm-token", r"\bnpm_(?P<s>[A-Za-z0-9]{36})\b", Check::Shape),
+        rule(
+            "twilio-api-key",
+            r"\bSK(?P<s>[0-9a-fA-F]{32})\b",
+            Check::Shape,
+        ),
+        rule(
+            "google-api-key",
+            r"\bAIza(?P<s>[0-9A-Za-z_-]{35})",
+            Check::Shape,
+        ),
+        rule(
+            "jwt",
+            r"\beyJ(?P<s>[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})",
+            Check::Shape,
+        ),
+        rule(
+            "gcp-service-account",
+            r#""private_key_id"\s*:\s*"(?P<s>[^"\s]{16,})""#,
+            Check::NotPlaceholder,
+        ),
+        rule(
+            "azure-key",
+            r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)\s*=\s*(?P<s>[A-Za-z0-9+/%]{20,}=*)",
+            Check::NotPlaceholder,
+        ),
+        rule(
+            "url-password",
+            r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*:(?P<s>[^\s:/@]+)@",
+            Check::NotPlaceholder,
+        ),
+        rule(
+            "authorization-header",
+            r#"(?i)\bAuthorization["']?\s*:\s*["']?(?:Basic|Bearer|Token)\s+(?P<s>[A-Za-z0-9+/._~-]{4,}=*)"#,
+            Check::Credential,
+        ),
+        rule(
+            "bearer-token",
+            r"\bBearer\s+(?P<s>[A-Za-z0-9+/._~-]{20,}=*)",
+            Check::Token,
+        ),
+        rule(
+            "secret-assignment",
+            &format!(r#"(?:{SECRET_KEYS})\b["']?\s*[:=]\s*["']?(?P<s>[^\s"',;]{{8,}})"#),
+            Check::Random,
+        ),
+        rule(
+            "password-assignment",
+            &format!(r#"(?:{PASSWORD_KEYS})\b["']?\s*[:=]\s*["']?(?P<s>[^\s"',;]{{4,}})"#),
+            Check::Credential,
+        ),
+        rule(
+            "credential-statement",
+            &format!(
+                r#"\b(?:{STATED_KEYS})(?:\s+(?:is|was|are)\s+|\s*[:=]\s*|(?:\s+[a-z]+){{1,5}}?\s+(?:is|was|are)\s+)["'`]?(?P<s>[^\s"'`,;]{{3,}}[^\s"'`,;.:!?)])"#
+            ),
+            Check::Stated,
+        ),
+        rule(
+            "credential-flag",
+            r#"(?i)(?:^|\s)--?(?:[a-z0-9]+[-_])*(?:token|password|passwd|pass|passphrase|secret|api-?key|apikey|bearer)(?:\s+|=)["']?(?P<s>[^\s"']{4,})"#,
+            Check::Credential,
+        ),
+        rule(
+            "short-password-key",
+            r#"(?i)(?:^|[^a-z0-9])(?:pw|pass|pwd|passwords?)\s*[:=]["']?(?P<s>[^\s"',;)]{4,})"#,
+            Check::ShortKey,
+        ),
+        rule(
+            "sql-password",
+            r#"(?i)\b(?:identified\s+(?:with\s+\S+\s+)?by|with\s+(?:encrypted\s+)?password|role\s+\S+\s+password)\s+["'`]?(?P<s>[^\s"'`;)]{4,})"#,
+            Check::Credential,
+        ),
+        rule(
+            "prefixed-token",
+            r"\b[a-z][a-z0-9]{1,9}_(?P<s>[A-Za-z0-9]{20,80})\b",
+            Check::Prefixed,
+        ),
+        rule(
+            "high-entropy",
+            r"(?P<s>[A-Za-z0-9+/_-]{32,}={0,2})",
+            Check::Bare,
+        ),
+    ]
+});
+
+pub(super) fn matches(rule: &Rule, visible: &Visible<'_>) -> Vec<Finding> {
+    let text: &str = &visible.text;
+    // The assignment rules run on the lowercased text (the same byte
+    // offsets: ASCII case only), so their key literals are found fast.
+    let haystack = if LOWERCASED.contains(&rule.name) {
+        visible
+            .lowercased
+            .get_or_init(|| text.to_ascii_lowercase())
+            .as_str()
+    } else {
+        text
+    };
+    let mut found = Vec::new();
+    for captures in rule.pattern.captures_iter(haystack) {
+        let (Some(whole), Some(secret)) = (captures.get(0), captures.name("s")) else {
+            continue;
+        };
+        let value = &text[secret.range()];
+        if value.starts_with(MASK) {
+            // Already masked.
+            continue;
+        }
+        let fires = match rule.check {
+            Check::Shape => true,
+            Check::NotPlaceholder => !is_placeholder(value),
+            Check::Random => !is_placeholder(value) && looks_random(value),
+            Check::Token => !is_placeholder(value) && looks_like_token(value),
+            Check::Bare => !is_placeholder(value) && bare_token(text, secret.start(), value),
+            Check::Prefixed => !is_placeholder(value) && random_mix(value),
+            Check::ShortKey => {
+                !value
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || ".,%/".contains(c))
+                    && credential(text, whole.start()..secret.start(), secret.range())
+            }
+            Check::Credential => credential(text, whole.start()..secret.start(), secret.range()),
+            Check::Stated => stated(text, whole.start()..secret.start(), secret.range()),
+        };
+        if fires {
+            found.push(Finding {
+                rule: rule.name,
+                shown: text[whole.start()..secret.start()].to_owned(),
+                secret: secret.range(),
+            });
+        }
+    }
+    found
+}
