@@ -66,6 +66,60 @@ pub fn distill(
     counter: &mut dyn TokenCounter,
     budget: usize,
 ) -> Result<Digest, crate::embedding::EmbedError> {
+    let mut candidates = candidates(sources, counter);
+    if let Some(embedder) = embedder {
+        let texts: Vec<&str> = candidates.iter().map(|c| c.text.as_str()).collect();
+        let vectors = if texts.is_empty() {
+            Vec::new()
+        } else {
+            embedder.embed(&texts, TextKind::Document)?
+        };
+        for (candidate, vector) in candidates.iter_mut().zip(vectors) {
+            candidate.vector = Some(vector);
+        }
+    }
+    let has_query = score(&mut candidates, sources.len(), query_words, query_vector);
+    // Each memory's sentences, as a range of `candidates`.
+    let mut spans: Vec<std::ops::Range<usize>> = vec![0..0; sources.len()];
+    for (i, c) in candidates.iter().enumerate() {
+        if spans[c.memory].is_empty() {
+            spans[c.memory] = i..i;
+        }
+        spans[c.memory].end = i + 1;
+    }
+    // Content far below the best is left out, whatever room is left: the
+    // digest is shorter than the budget rather than padded.
+    let best_relevance = candidates
+        .iter()
+        .map(|c| c.relevance)
+        .filter(|r| r.is_finite())
+        .fold(f64::NEG_INFINITY, f64::max);
+    let cut = if has_query {
+        RELATIVE_CUT * best_relevance
+    } else {
+        f64::NEG_INFINITY
+    };
+    let pool = Pool {
+        sources,
+        candidates: &candidates,
+        spans: &spans,
+        cut,
+        budget,
+    };
+    // Headers take at most a fixed share of the budget: when the full ones
+    // of what fits would take more, the digest is made again with compact
+    // ones (what a small budget is for is the memories' text).
+    let (mut digest, headers) = pool.select(false, counter);
+    if headers * HEADER_SHARE_DENOMINATOR > budget {
+        digest = pool.select(true, counter).0;
+    }
+    digest.tokens_of_sources = source_tokens(sources, counter);
+    Ok(digest)
+}
+
+/// Each memory's sentences (step 1), in recall order, with their words,
+/// identifiers and tokens.
+fn candidates(sources: &[Source], counter: &mut dyn TokenCounter) -> Vec<Candidate> {
     let mut candidates: Vec<Candidate> = Vec::new();
     for (memory, source) in sources.iter().enumerate() {
         for (position, text) in sentences(&source.content).into_iter().enumerate() {
@@ -82,21 +136,22 @@ pub fn distill(
             });
         }
     }
-    if let Some(embedder) = embedder {
-        let texts: Vec<&str> = candidates.iter().map(|c| c.text.as_str()).collect();
-        let vectors = if texts.is_empty() {
-            Vec::new()
-        } else {
-            embedder.embed(&texts, TextKind::Document)?
-        };
-        for (candidate, vector) in candidates.iter_mut().zip(vectors) {
-            candidate.vector = Some(vector);
-        }
-    }
+    candidates
+}
+
+/// Scores each sentence against the query (step 2), or by recall rank
+/// without one; `memories` is how many sources there are. Says whether
+/// there is a query.
+fn score(
+    candidates: &mut [Candidate],
+    memories: usize,
+    query_words: &[String],
+    query_vector: Option<&[f32]>,
+) -> bool {
     // The sentence that says what comes next or why rides with the
     // memory's most relevant one: a checkpoint without its next step, or a
     // rule without its reason, tells half of what it was stored for.
-    let mut best_of_memory: Vec<f64> = vec![f64::NEG_INFINITY; sources.len()];
+    let mut best_of_memory: Vec<f64> = vec![f64::NEG_INFINITY; memories];
     let query_set: HashSet<String> = query_words.iter().map(|w| w.to_lowercase()).collect();
     let has_query = !query_set.is_empty() || query_vector.is_some();
     let similarity_of = |c: &Candidate| match (query_vector, &c.vector) {
@@ -105,7 +160,7 @@ pub fn distill(
     };
     // Similarities of short questions are all low: compare with the best.
     let best_similarity = candidates.iter().map(similarity_of).fold(0.0, f64::max);
-    for c in &mut candidates {
+    for c in candidates.iter_mut() {
         let prior = 1.0 / (1.0 + c.memory as f64);
         let overlap = if query_set.is_empty() {
             0.0
@@ -136,50 +191,59 @@ pub fn distill(
         best_of_memory[c.memory] = best_of_memory[c.memory].max(c.relevance);
     }
     if has_query {
-        for c in &mut candidates {
+        for c in candidates.iter_mut() {
             let best = best_of_memory[c.memory];
             if best.is_finite() && says_next_or_why(&c.text) {
                 c.relevance = c.relevance.max(NEXT_OR_WHY_SHARE * best);
             }
         }
     }
-    let redundancy = |a: &Candidate, b: &Candidate| -> f64 {
-        match (&a.vector, &b.vector) {
-            (Some(x), Some(y)) => f64::from(cosine(x, y)),
-            _ => jaccard(&a.words, &b.words),
-        }
-    };
-    // Each memory's sentences, as a range of `candidates`.
-    let mut spans: Vec<std::ops::Range<usize>> = vec![0..0; sources.len()];
-    for (i, c) in candidates.iter().enumerate() {
-        if spans[c.memory].is_empty() {
-            spans[c.memory] = i..i;
-        }
-        spans[c.memory].end = i + 1;
-    }
-    let short = |memory: usize| -> bool {
-        let tokens: usize = candidates[spans[memory].clone()]
-            .iter()
-            .map(|c| c.tokens + 1)
-            .sum();
-        tokens <= budget / WHOLE_SHARE
-    };
-    // Content far below the best is left out, whatever room is left: the
-    // digest is shorter than the budget rather than padded.
-    let best_relevance = candidates
-        .iter()
-        .map(|c| c.relevance)
-        .filter(|r| r.is_finite())
-        .fold(f64::NEG_INFINITY, f64::max);
-    let cut = if has_query {
-        RELATIVE_CUT * best_relevance
-    } else {
-        f64::NEG_INFINITY
-    };
+    has_query
+}
 
+/// The scored sentences of one distillation and what bounds the pick.
+struct Pool<'a> {
+    sources: &'a [Source],
+    candidates: &'a [Candidate],
+    /// Each memory's sentences, as a range of `candidates`.
+    spans: &'a [std::ops::Range<usize>],
+    /// The relevance under which content stays out.
+    cut: f64,
+    budget: usize,
+}
+
+impl Pool<'_> {
     // Picks and renders with full headers or compact ones; says what the
     // full headers of what it picked cost.
-    let select = |compact: bool, counter: &mut dyn TokenCounter| -> (Digest, usize) {
+    fn select(&self, compact: bool, counter: &mut dyn TokenCounter) -> (Digest, usize) {
+        let picked = self.pick(compact, counter);
+        self.fit(picked, compact, counter)
+    }
+
+    /// Picks greedily by maximal marginal relevance (steps 3 to 5): the
+    /// indexes of the picked sentences, in the order picked. One loop over
+    /// the candidates, kept whole: its state is what it picked so far.
+    fn pick(&self, compact: bool, counter: &mut dyn TokenCounter) -> Vec<usize> {
+        let Pool {
+            sources,
+            candidates,
+            spans,
+            cut,
+            budget,
+        } = *self;
+        let redundancy = |a: &Candidate, b: &Candidate| -> f64 {
+            match (&a.vector, &b.vector) {
+                (Some(x), Some(y)) => f64::from(cosine(x, y)),
+                _ => jaccard(&a.words, &b.words),
+            }
+        };
+        let short = |memory: usize| -> bool {
+            let tokens: usize = candidates[spans[memory].clone()]
+                .iter()
+                .map(|c| c.tokens + 1)
+                .sum();
+            tokens <= budget / WHOLE_SHARE
+        };
         let mut picked: Vec<usize> = Vec::new();
         let mut is_picked = vec![false; candidates.len()];
         let mut groups: Vec<usize> = Vec::new();
@@ -228,8 +292,8 @@ pub fn distill(
                 if short(c.memory) {
                     units.push(span.clone().collect::<Vec<_>>());
                 }
-                units.push(context(&candidates, span.clone(), i, true));
-                units.push(context(&candidates, span.clone(), i, false));
+                units.push(context(candidates, span.clone(), i, true));
+                units.push(context(candidates, span.clone(), i, false));
                 // What comes next or why goes with any part of its memory
                 // that has room for it, before that part alone.
                 let next_or_why: Vec<usize> = span
@@ -275,11 +339,27 @@ pub fn distill(
                 }
             }
         }
+        picked
+    }
 
+    /// Renders `picked` (step 6) and says what the full headers of what it
+    /// picked cost.
+    fn fit(
+        &self,
+        mut picked: Vec<usize>,
+        compact: bool,
+        counter: &mut dyn TokenCounter,
+    ) -> (Digest, usize) {
+        let Pool {
+            sources,
+            candidates,
+            budget,
+            ..
+        } = *self;
         // Render, then trim from the least relevant pick if the exact count of
         // the whole text is over (token boundaries differ from piecewise sums).
         loop {
-            let (text, sentences) = render(sources, &candidates, &picked, compact);
+            let (text, sentences) = render(sources, candidates, &picked, compact);
             let tokens = if text.is_empty() {
                 0
             } else {
@@ -318,16 +398,7 @@ pub fn distill(
                 .expect("picked is not empty");
             picked.remove(weakest);
         }
-    };
-    // Headers take at most a fixed share of the budget: when the full ones
-    // of what fits would take more, the digest is made again with compact
-    // ones (what a small budget is for is the memories' text).
-    let (mut digest, headers) = select(false, counter);
-    if headers * HEADER_SHARE_DENOMINATOR > budget {
-        digest = select(true, counter).0;
     }
-    digest.tokens_of_sources = source_tokens(sources, counter);
-    Ok(digest)
 }
 
 /// Sentence `i` with what it needs around it, within its memory's `span`:
