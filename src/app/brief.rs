@@ -10,9 +10,9 @@ use super::sync::{Embed, problems, scope_of, sync_for_reading};
 use super::{AppError, Arg};
 use crate::adapters::git::Workspace;
 use crate::adapters::index::Index;
-use crate::adapters::index::search::{IndexedMemory, Mode, Scope, Trust};
 use crate::domain::digest::Source;
-use crate::domain::recall::Request;
+use crate::domain::recall::{Mode, Request, Scope};
+use crate::domain::recalled::{IndexedMemory, Trust};
 
 /// The moment an agent is briefed at (Claude Code's SessionStart
 /// `source`): what the briefing puts first.

@@ -8,8 +8,8 @@ use super::{AppError, Arg};
 use crate::adapters::embed::Embedder;
 use crate::adapters::env;
 use crate::adapters::index::Index;
-use crate::adapters::index::search::IndexedMemory;
 use crate::domain::digest::{Source, TokenCounter};
+use crate::domain::recalled::IndexedMemory;
 
 /// How `--budget` distils.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,7 +190,7 @@ mod tests {
     }
 
     fn memory(id: &str, content: &str) -> IndexedMemory {
-        IndexedMemory::sample(id, content)
+        crate::adapters::index::search::sample(id, content)
     }
 
     fn job<'a>(hits: &'a [IndexedMemory], no_cache: bool) -> DigestJob<'a> {

@@ -8,11 +8,11 @@ use super::sync::{Embed, repo_config, scope_of, sync_for_reading, sync_workspace
 use super::{AppError, Arg};
 use crate::adapters::env;
 use crate::adapters::git::Workspace;
-use crate::adapters::index::search::Trust;
 use crate::adapters::memdir::MemoryDir;
 use crate::domain::config::RepoConfig;
 use crate::domain::memory::view::Lookup;
 use crate::domain::memory::{self, Entry, Memory, Release, Tombstone};
+use crate::domain::recalled::Trust;
 
 /// What `forget` did.
 pub enum Forgot {

@@ -11,12 +11,12 @@
 
 use std::path::Path;
 
-use crate::adapters::index::search::IndexedMemory;
 use crate::app::digest::{self, Distill};
 use crate::app::recall::{self, RecallInput, Recalled};
 use crate::app::render::{QUOTED_DATA, index_line};
 use crate::app::{AppError, Session};
 use crate::domain::recall::Captured;
+use crate::domain::recalled::IndexedMemory;
 
 /// The prompt's first this many characters are the question (a pasted log
 /// or file is not a question; its opening says what it is about).

@@ -16,11 +16,12 @@ use super::{AppError, Arg, model};
 use crate::adapters::embed::Embedder;
 use crate::adapters::git::Workspace;
 use crate::adapters::index::Index;
-use crate::adapters::index::search::{IndexedMemory, Mode, QueryVector, Scope};
+use crate::adapters::index::search::QueryVector;
 use crate::adapters::index::sync as index_sync;
 use crate::domain::config::RepoConfig;
 use crate::domain::memory::kinds::Kinds;
-use crate::domain::recall::Request;
+use crate::domain::recall::{Mode, Request, Scope};
+use crate::domain::recalled::{IndexedMemory, NewerThan, Trust};
 use crate::domain::supersede;
 use crate::domain::timespec;
 
@@ -287,7 +288,7 @@ fn newer_first(
                 files: &hit.files,
             },
             timestamp: &hit.timestamp,
-            trusted: hit.trust == crate::adapters::index::search::Trust::Trusted,
+            trusted: hit.trust == Trust::Trusted,
         })
         .collect();
     let (order, updates) = supersede::newer_first(&ranked, |i, j| {
@@ -301,7 +302,7 @@ fn newer_first(
     for update in updates {
         let older = hits[update.older].as_ref().map(|hit| hit.id.clone());
         if let (Some(id), Some(newer)) = (older, hits[update.newer].as_mut()) {
-            newer.newer_than = Some(crate::adapters::index::search::NewerThan {
+            newer.newer_than = Some(NewerThan {
                 id,
                 why: update.why,
             });

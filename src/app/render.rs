@@ -2,10 +2,10 @@
 //! one-line excerpts of memories, counts, and the escaping that keeps what a
 //! memory holds from acting on a terminal.
 
-use crate::adapters::index::search::{
-    IndexedMemory, Provenance, SHORT_COMMIT, Trust, trust_reason_text,
-};
 use crate::domain::digest::TokenCounter;
+use crate::domain::recalled::{
+    IndexedMemory, Provenance, SHORT_COMMIT, Stale, Trust, trust_reason_text,
+};
 
 /// The fixed line before memories an agent receives (the SessionStart
 /// briefing, MCP answers): they are quoted data, each under its own header,
@@ -92,7 +92,7 @@ pub fn memory_text(m: &IndexedMemory, show_workspace: bool) -> String {
 /// Why a memory is stale, in a few words: `src/a.rs deleted by commit
 /// 1234567890`, `its commit reverted by 1234567890` or `branch spike
 /// deleted unmerged at 1234567890`. Escaped by the caller.
-pub fn stale_note(stale: &crate::adapters::index::search::Stale) -> String {
+pub fn stale_note(stale: &Stale) -> String {
     let short = stale.commit.get(..10).unwrap_or(&stale.commit);
     let outside = if stale.outside_policy {
         ", a commit from outside the trust policy"
@@ -379,7 +379,7 @@ mod tests {
             timestamp: "2026-11-23T10:00:00.000Z".into(),
             kind: "insight".into(),
             author: Some("Ada".into()),
-            ..IndexedMemory::sample(
+            ..crate::adapters::index::search::sample(
                 "01M841X0X359ABCDEFGHJKMNPQ",
                 "The auth bug first showed as 401s only in staging. Because of a slash.",
             )
@@ -396,7 +396,7 @@ mod tests {
         ] {
             let memory = IndexedMemory {
                 timestamp: "2026-11-23T10:00:00.000Z".into(),
-                ..IndexedMemory::sample("01M841X0X359ABCDEFGHJKMNPQ", content)
+                ..crate::adapters::index::search::sample("01M841X0X359ABCDEFGHJKMNPQ", content)
             };
             let line = index_line(&memory, &mut crate::domain::digest::CharEstimate);
             assert!(

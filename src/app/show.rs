@@ -12,9 +12,9 @@ use super::session::{Need, Session};
 use super::sync::{Embed, problems, scope_of, sync_for_reading, sync_workspace};
 use super::{AppError, Arg};
 use crate::adapters::git::Workspace;
-use crate::adapters::index::search::IndexedMemory;
 use crate::adapters::index::sync as index_sync;
 use crate::adapters::memdir::MemoryDir;
+use crate::domain::recalled::IndexedMemory;
 
 /// `similar`'s default threshold: on the labelled set, it finds 88% of
 /// the paraphrases, and everything it finds is one.

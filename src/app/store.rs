@@ -14,12 +14,12 @@ use super::sync::{
 };
 use super::{AppError, Arg, Hint, render};
 use crate::adapters::git::Workspace;
-use crate::adapters::index::search::IndexedMemory;
 use crate::adapters::index::sync as index_sync;
 use crate::adapters::memdir::{Appended, MemoryDir};
 use crate::domain::memory::view::Lookup;
 use crate::domain::memory::{self, Entry, Memory};
 use crate::domain::recall::Request;
+use crate::domain::recalled::IndexedMemory;
 use crate::domain::supersede;
 
 pub struct StoreInput {

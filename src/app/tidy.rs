@@ -6,10 +6,10 @@
 //! back. Nothing is deleted from history.
 
 use crate::adapters::git::Workspace;
-use crate::adapters::index::search::{IndexedMemory, Trust};
 use crate::adapters::memdir::MemoryDir;
 use crate::domain::memory::Entry;
-use crate::domain::recall::Request;
+use crate::domain::recall::{Mode, Request};
+use crate::domain::recalled::{IndexedMemory, Trust};
 use crate::domain::tidy::{self, Fact, Why};
 
 use super::session::{Need, Session};
@@ -66,12 +66,7 @@ pub fn find(
         now: Some(now),
         ..Request::default()
     };
-    let memories = index.recall(
-        &everything,
-        &scope,
-        crate::adapters::index::search::Mode::Keyword,
-        None,
-    )?;
+    let memories = index.recall(&everything, &scope, Mode::Keyword, None)?;
     let clusters: Vec<Vec<String>> = match &model_id {
         Some(model) => index
             .duplicate_clusters(model, &scope, DUPLICATE, usize::MAX, now)?

@@ -228,11 +228,9 @@ fn may_use(from: &str, target: &[&str]) -> Result<(), &'static str> {
         ("app", "adapters" | "app") => Ok(()),
         ("app", _) => Err("the application layer must not know its front ends"),
         ("front", "app" | "front") => Ok(()),
-        // A front end names the index's result types to render them, finds
-        // the home and the workspace it was started in, and honours
-        // `GOLDFISH=0`; everything else it asks of `app`.
+        // A front end finds the home and the workspace it was started in,
+        // and honours `GOLDFISH=0`; everything else it asks of `app`.
         ("front", "adapters") => match target.get(1).copied() {
-            Some("index") if target.get(2) == Some(&"search") => Ok(()),
             Some("git" | "home" | "env") => Ok(()),
             _ => Err("a front end asks the application layer (src/app/) for that"),
         },

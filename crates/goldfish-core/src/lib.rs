@@ -1,6 +1,6 @@
 //! The pure core: what a memory is and what may be believed of it
 //! ([`memory`]), a recall request and how its rankings are fused
-//! ([`recall`]), whether a question is about anything the log holds
+//! ([`recall`]), what recall returns ([`recalled`]), whether a question is about anything the log holds
 //! ([`relevance`]), `--since`-style times ([`timespec`]), the repository's
 //! `.goldfish/config` ([`config`]), the digest within a token budget
 //! ([`digest`]), the embedder's interface and vector arithmetic
@@ -22,6 +22,7 @@ pub mod import;
 pub mod memory;
 pub mod policy_history;
 pub mod recall;
+pub mod recalled;
 pub mod relevance;
 pub mod rename;
 pub mod supersede;

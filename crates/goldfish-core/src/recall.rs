@@ -1,4 +1,7 @@
-//! What a recall asks for. The index (`goldfish::adapters::index::search`) answers it.
+//! What a recall asks for: the request, the workspaces it searches
+//! ([`Scope`]), how it ranks ([`Mode`]) and the ranking policy. The index
+//! (`goldfish::adapters::index::search`) answers it with
+//! [`crate::recalled::IndexedMemory`]s.
 
 use jiff::Timestamp;
 
@@ -32,8 +35,8 @@ pub struct Request {
     /// not store that flag.
     pub unflagged_only: bool,
     /// Leave out quarantined memories (`untrusted`: see
-    /// `goldfish::adapters::index::search::Trust`): what agents receive unless they ask
-    /// for more.
+    /// [`crate::recalled::Trust`]): what agents receive unless they ask for
+    /// more.
     pub trusted_only: bool,
     /// Leave out memories that a memory which counts supersedes (see
     /// `goldfish::adapters::index::search`'s superseder condition).
@@ -46,6 +49,26 @@ pub struct Request {
     /// Memories captured from an agent's tool use (`source` `capture:…`):
     /// with the others, left out, or alone.
     pub captured: Captured,
+}
+
+/// Which workspaces a recall searches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// These workspace ids.
+    Workspaces(Vec<i64>),
+    /// Every workspace in the index.
+    All,
+}
+
+/// How recall ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// BM25 over content, tags and files.
+    Keyword,
+    /// Cosine similarity of embeddings.
+    Semantic,
+    /// Both rankings, fused.
+    Hybrid,
 }
 
 /// Which memories a recall takes by how they were made: captured from an

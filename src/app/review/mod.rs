@@ -19,13 +19,13 @@ use crate::adapters::git::{
     AllowedSigners, CommitInfo, REPO_CONFIG, Signatures, Verified, Workspace,
 };
 use crate::adapters::history::{Policies, Walker};
-use crate::adapters::index::search::{Provenance, Trust, trust_reason_text};
 use crate::domain::config::{RepoConfig, TrustPolicy};
 use crate::domain::memory::kinds::Kinds;
 use crate::domain::memory::secrets::redact;
 use crate::domain::memory::verdict::{self, Claim};
 use crate::domain::memory::{Entry, Memory, trust};
 use crate::domain::policy_history::{self, Raw};
+use crate::domain::recalled::{Provenance, Trust, trust_reason_text};
 
 mod judge;
 mod lines;
@@ -47,7 +47,7 @@ pub const POLICY_UNUSABLE: &str = "policy-unusable";
 pub const UNATTRIBUTED: &str = "unattributed";
 
 /// What a reviewed range brings.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Review {
     /// BASE as given (or the upstream it defaulted to) and its commit.
     pub base: String,
@@ -155,9 +155,9 @@ impl ChangeKind {
     }
 }
 
-/// One changed line. Field names follow `recall --json` (`type`,
-/// `introduced`, `trust`, `trust_reasons`, `flags`).
-#[derive(Debug, Clone, Serialize)]
+/// One changed line. `review --json` names its fields as `recall --json`
+/// does (`type`, `introduced`, `trust`, `trust_reasons`, `flags`).
+#[derive(Debug, Clone)]
 pub struct Change {
     pub change: ChangeKind,
     /// The line's id (`null` for an unreadable line).
@@ -165,7 +165,6 @@ pub struct Change {
     /// Where the line is in HEAD (in BASE for a deleted one), 1-based.
     pub file: String,
     pub line: usize,
-    #[serde(rename = "type")]
     pub kind: Option<String>,
     /// A memory's content; for an unreadable line its text (at most 400
     /// characters). Secrets are masked.
@@ -173,10 +172,8 @@ pub struct Change {
     /// The line's own `author` field.
     pub author: Option<String>,
     /// The memory a tombstone forgets or a release releases.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     /// An edited or deleted line as BASE has it.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub was: Option<Was>,
     /// The commit of the range that made the change (added, edited or
     /// removed the line); `null` when none can be found.
@@ -191,13 +188,11 @@ pub struct Change {
     pub trust_reasons: Vec<String>,
     /// What `memory::trust` finds suspect in the line (`secret`,
     /// `instruction-like`, `unknown-type`, …).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<String>,
     /// Whether this change stops the review (exit 1).
     pub stops: bool,
     /// What else to know: what a tombstone forgets, whether a release
     /// counts, why a line is unreadable.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
 
@@ -211,7 +206,7 @@ pub struct Was {
 }
 
 /// A commit of the range that changed the `[trust]` section.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct PolicyChange {
     pub commit: Provenance,
     /// The policy before and after that commit, as `authors …, signed`

@@ -22,7 +22,8 @@ pub(super) fn review(args: ReviewArgs, out: &mut dyn Write) -> Result<u8, CliErr
     let review =
         crate::app::review::review(&workspace, args.base.as_deref(), args.head.as_deref(), now)?;
     if args.json {
-        let line = serde_json::to_string(&review).context("serializing the review")?;
+        let line = serde_json::to_string(&crate::front::wire::Review::from(&review))
+            .context("serializing the review")?;
         writeln!(out, "{line}").context("writing output")?;
     } else {
         write!(out, "{}", crate::app::review::text(&review)).context("writing output")?;

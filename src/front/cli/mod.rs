@@ -567,7 +567,7 @@ enum ModeArg {
     Hybrid,
 }
 
-impl From<ModeArg> for crate::adapters::index::search::Mode {
+impl From<ModeArg> for crate::domain::recall::Mode {
     fn from(mode: ModeArg) -> Self {
         match mode {
             ModeArg::Keyword => Self::Keyword,

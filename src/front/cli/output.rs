@@ -5,30 +5,19 @@ use std::io::Write;
 use anyhow::Context;
 
 use super::CliError;
-use crate::adapters::index::search::IndexedMemory;
 use crate::app::digest::Digested;
 use crate::app::render::{memory_text, terminal_safe};
 use crate::app::{Notice, Session};
+use crate::domain::recalled::IndexedMemory;
+use crate::front::wire;
 
-/// One memory per line; field names are those of [`IndexedMemory`].
+/// One memory per line ([`wire::Memory`]), scores rounded.
 pub(super) fn memories_json(
     memories: &[IndexedMemory],
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     for memory in memories {
-        let round = |x: f64| (x * 10_000.0).round() / 10_000.0;
-        let mut memory = memory.clone();
-        memory.score = round(memory.score);
-        memory.keyword = memory.keyword.map(round);
-        memory.similarity = memory.similarity.map(round);
-        if let Some(ranking) = &mut memory.ranking {
-            ranking.keyword = round(ranking.keyword);
-            ranking.coverage = round(ranking.coverage);
-            ranking.semantic = round(ranking.semantic);
-            ranking.time_cue = round(ranking.time_cue);
-            ranking.keyword_weight = ranking.keyword_weight.map(round);
-            ranking.semantic_weight = ranking.semantic_weight.map(round);
-        }
+        let memory = wire::Memory::from(memory).rounded();
         let line = serde_json::to_string(&memory).context("serializing a memory")?;
         writeln!(out, "{line}").context("writing output")?;
     }

@@ -10,6 +10,7 @@ use super::{CliError, EXIT_NO_RESULT, EXIT_OK, SimilarArgs, TidyArgs};
 use crate::app::render::similar_line;
 use crate::app::show::{self, Target};
 use crate::domain::memory::Entry;
+use crate::front::wire;
 
 pub(super) fn similar(args: SimilarArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = workspace()?;
@@ -30,7 +31,7 @@ pub(super) fn similar(args: SimilarArgs, out: &mut dyn Write) -> Result<u8, CliE
         for (n, cluster) in clusters.iter().enumerate() {
             if args.json {
                 let line = serde_json::to_string(
-                    &serde_json::json!({ "cluster": n + 1, "memories": cluster }),
+                    &serde_json::json!({ "cluster": n + 1, "memories": wire::memories(cluster) }),
                 )
                 .context("serializing a cluster")?;
                 writeln!(out, "{line}").context("writing output")?;
@@ -151,7 +152,7 @@ pub(super) fn tidy(args: TidyArgs, out: &mut dyn Write) -> Result<u8, CliError> 
                 "why": proposal.why.name(),
                 "because_of": proposal.why.because_of(),
                 "reason": proposal.why.explain(),
-                "memory": proposal.memory,
+                "memory": wire::Memory::from(&proposal.memory),
             });
             if args.apply {
                 line["forgotten"] = forgotten.contains(&proposal.memory.id).into();

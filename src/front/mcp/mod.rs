@@ -23,7 +23,6 @@ use serde::Deserialize;
 
 mod filter;
 
-use crate::adapters::index::search::{IndexedMemory, Mode};
 use crate::app::brief;
 use crate::app::digest::{self, Distill};
 use crate::app::forget::{self, Forgot};
@@ -33,7 +32,8 @@ use crate::app::show::{self, Target};
 use crate::app::store::{self, StoreInput};
 use crate::app::sync::current_workspace;
 use crate::app::{AppError, Arg, Hint, Notice, Session, render as plain};
-use crate::domain::recall::Captured;
+use crate::domain::recall::{Captured, Mode};
+use crate::domain::recalled::IndexedMemory;
 
 /// What a recall without a budget returns at most, in tokens: MCP clients
 /// truncate large tool results, and an agent's context is precious.

@@ -10,12 +10,12 @@
 //! index knows of a workspace's trust.
 
 use rusqlite::types::Value;
-use serde::Serialize;
 
 use super::{Index, IndexError, LINE_PROVENANCE};
 use crate::domain::config::TrustPolicy;
-use crate::domain::memory::injection::visible;
+use crate::domain::memory::verdict::AUTHOR_MISMATCH;
 use crate::domain::recall::{Evidence, Request, Spread, TimeCue, fuse, ranked_before};
+use crate::domain::recalled::{IndexedMemory, Moved, Provenance, SUPERSEDED_WHY, Stale, Trust};
 use crate::domain::relevance::Judgement;
 
 mod filters;
