@@ -19,6 +19,12 @@ use crate::adapters::home::Home;
 use crate::domain::capture::{Generator, Observation};
 use crate::domain::supersede;
 
+/// Whether the person running the agent opted out of the capture their
+/// repository turned on (`GOLDFISH_CAPTURE=off`).
+pub fn opted_out() -> bool {
+    env::var(env::GOLDFISH_CAPTURE).as_deref() == Some("off")
+}
+
 /// Queues one hook payload (`kind` is `tool` or `stop`; at most
 /// [`capture::MAX_PAYLOAD_BYTES`] and one byte more, to tell a larger one)
 /// and starts the worker unless one runs. Never waits on the worker; a

@@ -26,6 +26,12 @@ pub struct Healed {
     pub warnings: Vec<String>,
 }
 
+/// Whether goldfish is switched off (`GOLDFISH=0`): then nothing heals a
+/// clone before a command.
+pub fn switched_off() -> bool {
+    crate::adapters::env::disabled()
+}
+
 /// Sets up what the repository's `.gitattributes` routes to goldfish and
 /// this clone lacks: the driver's declaration (local git config) and the
 /// hooks that are missing from a hooks folder inside the repository. A hook

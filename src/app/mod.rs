@@ -48,3 +48,9 @@ pub mod tidy;
 pub use error::{AppError, Arg, Hint, Kind};
 pub use notice::Notice;
 pub use session::Session;
+
+// What the front ends hold of the adapters without using them: the
+// workspace and the home they hand to operations, the memory folder's path
+// they name to people.
+pub use crate::adapters::git::{MEMORY_DIR, Workspace};
+pub use crate::adapters::home::Home;

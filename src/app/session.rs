@@ -121,6 +121,11 @@ pub struct Session {
     repo_configs: Vec<(std::path::PathBuf, std::sync::Arc<RepoConfigRead>)>,
 }
 
+/// Whether the command's trace is wanted on stderr (`GOLDFISH_TRACE` set).
+pub fn trace_wanted() -> bool {
+    crate::adapters::env::var(crate::adapters::env::GOLDFISH_TRACE).is_some()
+}
+
 /// Counts of the expensive steps of a command: a trace that shows each is
 /// done once (`GOLDFISH_TRACE=1` makes the command line print it on stderr).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]

@@ -228,12 +228,7 @@ fn may_use(from: &str, target: &[&str]) -> Result<(), &'static str> {
         ("app", "adapters" | "app") => Ok(()),
         ("app", _) => Err("the application layer must not know its front ends"),
         ("front", "app" | "front") => Ok(()),
-        // A front end finds the home and the workspace it was started in,
-        // and honours `GOLDFISH=0`; everything else it asks of `app`.
-        ("front", "adapters") => match target.get(1).copied() {
-            Some("git" | "home" | "env") => Ok(()),
-            _ => Err("a front end asks the application layer (src/app/) for that"),
-        },
+        ("front", "adapters") => Err("a front end asks the application layer (src/app/) for that"),
         _ => Err("not a layer"),
     }
 }

@@ -6,8 +6,7 @@ use std::io::{Read, Write};
 use anyhow::Context;
 
 use super::{CliError, EXIT_OK};
-use crate::adapters::home::Home;
-use crate::app::{Session, capture};
+use crate::app::{Home, Session, capture};
 
 /// Queues the event on stdin and makes sure a worker runs. Never fails and
 /// never waits on the worker: problems go to stderr, the exit status is 0.
@@ -54,7 +53,7 @@ fn queue_event(kind: &str) -> anyhow::Result<Option<(Home, Vec<u8>)>> {
         let _ = std::io::copy(&mut stdin.take(DRAIN_BYTES), &mut std::io::sink());
     }
     // A teammate's way out of the hooks the repository commits.
-    if crate::adapters::env::var(crate::adapters::env::GOLDFISH_CAPTURE).as_deref() == Some("off") {
+    if capture::opted_out() {
         return Ok(None);
     }
     let home = Home::from_env()?;

@@ -26,7 +26,7 @@ pub(super) fn doctor(args: DoctorArgs, out: &mut dyn Write) -> Result<u8, CliErr
             path_var: path_var.as_deref(),
             model,
             now: session.now()?,
-            heals: !crate::adapters::env::disabled(),
+            heals: !crate::app::heal::switched_off(),
         },
     );
     let healthy = doctor::healthy(&findings);

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::session::{self, Bar};
 use super::{CliError, EXIT_OK, ImportArgs};
-use crate::adapters::git::MEMORY_DIR;
+use crate::app::MEMORY_DIR;
 use crate::app::import::{self as app_import, ImportInput};
 use crate::domain::import::FileOutcome;
 use crate::domain::memory::Entry;

@@ -781,13 +781,10 @@ fn person_facing(command: &Command) -> bool {
 /// and memory files a merge left in conflict are merged again from git's
 /// index stages. What could not be merged is warned about, with the fix.
 fn heal_clone(command: &Command) {
-    if !person_facing(command) || crate::adapters::env::disabled() {
+    if !person_facing(command) || crate::app::heal::switched_off() {
         return;
     }
-    let Some(workspace) = std::env::current_dir()
-        .ok()
-        .and_then(|cwd| crate::adapters::git::Workspace::discover(&cwd).ok())
-    else {
+    let Ok(workspace) = crate::app::sync::current_workspace() else {
         return;
     };
     if !matches!(command, Command::Init(_)) {

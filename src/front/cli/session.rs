@@ -4,10 +4,9 @@
 use std::io::IsTerminal;
 
 use super::CliError;
-use crate::adapters::git::Workspace;
-use crate::app::Session;
 use crate::app::session::Progress;
 use crate::app::sync::current_workspace;
+use crate::app::{Session, Workspace};
 
 pub(super) fn workspace() -> Result<Workspace, CliError> {
     Ok(current_workspace()?)
@@ -36,7 +35,7 @@ impl std::ops::DerefMut for Traced {
 
 impl Drop for Traced {
     fn drop(&mut self) {
-        if crate::adapters::env::var(crate::adapters::env::GOLDFISH_TRACE).is_some() {
+        if crate::app::session::trace_wanted() {
             super::output::stderr_line(&format!("goldfish trace: {}", self.0.trace()));
         }
     }

@@ -10,7 +10,7 @@ use super::session::{Bar, session, workspace};
 use super::{
     AgentArg, CliError, EXIT_OK, InitArgs, ModelInstallArgs, ReindexArgs, StatusArgs, SyncArgs,
 };
-use crate::adapters::home::Home;
+use crate::app::Home;
 use crate::app::model;
 use crate::app::render::{count, memories};
 use crate::app::session::Need;
@@ -97,7 +97,7 @@ pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> 
         writeln!(
             out,
             "commit .gitattributes and {} so teammates share them; a teammate's clone sets itself up at its first goldfish command",
-            crate::adapters::git::MEMORY_DIR
+            crate::app::MEMORY_DIR
         )
         .context("writing output")?;
     }
