@@ -302,6 +302,27 @@ pub fn sync_problems(env: &TestEnv, repo: &Path) -> Vec<String> {
         .collect()
 }
 
+/// A command's stderr, as text.
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Appends a hand-written decision line of 2026-11-21 (a teammate's editor,
+/// or an attacker's commit) to `file` of the memory folder.
+pub fn hand_write(repo: &Path, file: &str, id: &str, author: &str, content: &str) {
+    let line = serde_json::json!({
+        "id": id,
+        "timestamp": "2026-11-21T08:00:00.000Z",
+        "type": "decision",
+        "content": content,
+        "author": author,
+    });
+    let path = repo.join(".goldfish/memories").join(file);
+    let mut text = fs::read_to_string(&path).unwrap_or_default();
+    text.push_str(&format!("{line}\n"));
+    fs::write(&path, text).unwrap();
+}
+
 /// Lines of JSON Lines stdout.
 pub fn json_lines(stdout: &str) -> Vec<serde_json::Value> {
     stdout

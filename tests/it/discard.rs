@@ -7,11 +7,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::common::{TestEnv, json_lines, today};
-
-fn stderr(output: &std::process::Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
+use crate::common::{TestEnv, json_lines, stderr, today};
 
 /// How many lines of today's file hold `id`.
 fn copies(repo: &Path, id: &str) -> usize {

@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::common::{TestEnv, json_lines, set_tag};
+use crate::common::{TestEnv, json_lines, set_tag, stderr};
 
 /// A memory id for test records: `01KAJ` and `n` in 21 digits.
 fn id(n: u64) -> String {
@@ -59,10 +59,6 @@ fn recalled_ids(env: &TestEnv, repo: &Path) -> BTreeSet<String> {
         .iter()
         .map(|m| m["id"].as_str().unwrap().to_owned())
         .collect()
-}
-
-fn stderr(output: &std::process::Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 /// Whether this process runs as root, for whom permissions deny nothing.

@@ -12,11 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{TestEnv, json_lines, set_tag, share_tag, today};
-
-fn stderr(output: &std::process::Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
+use crate::common::{TestEnv, json_lines, set_tag, share_tag, stderr, today};
 
 /// The id of the memory a `store --json` printed.
 fn stored_id(stdout: &str) -> String {

@@ -8,6 +8,17 @@ use std::path::Path;
 
 use crate::common::{TestEnv, set_tag};
 
+/// Appends a hand-written line to the day file of [`TAG`].
+fn hand_write(repo: &Path, id: &str, author: &str, content: &str) {
+    crate::common::hand_write(
+        repo,
+        &format!("2026-11-21-{TAG}.jsonl"),
+        id,
+        author,
+        content,
+    );
+}
+
 /// The day file every clone here writes (one tag for all, as branches of
 /// one clone have), so stores and hand-written lines share it and each line
 /// has the number the assertions name.
@@ -17,22 +28,6 @@ const TAG: &str = "review";
 fn store(env: &TestEnv, repo: &Path, content: &str) -> String {
     let out = env.ok(repo, &["store", "-t", "decision", content]);
     out.split_whitespace().nth(1).unwrap().to_owned()
-}
-
-/// Appends a hand-written line (a teammate's editor, or an attacker's
-/// commit) to the day's memory file.
-fn hand_write(repo: &Path, id: &str, author: &str, content: &str) {
-    let line = serde_json::json!({
-        "id": id,
-        "timestamp": "2026-11-21T08:00:00.000Z",
-        "type": "decision",
-        "content": content,
-        "author": author,
-    });
-    let path = repo.join(".goldfish/memories/2026-11-21-review.jsonl");
-    let mut text = std::fs::read_to_string(&path).unwrap_or_default();
-    text.push_str(&format!("{line}\n"));
-    std::fs::write(&path, text).unwrap();
 }
 
 /// Sets the clone's identity to `name <email>`.
