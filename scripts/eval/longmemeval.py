@@ -39,11 +39,14 @@ import fcntl
 import gzip
 import hashlib
 import json
+import math
 import os
+import re
 import shutil
 import subprocess
 import sys
-from collections import defaultdict
+import threading
+from collections import Counter, defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,6 +56,10 @@ MODES = {
     "semantic": ["--mode", "semantic"],
     "hybrid": ["--mode", "hybrid"],
     "no-vectors": [],
+    # Not goldfish: plain BM25 (Lucene's formula, k1 1.2, b 0.75, no
+    # stemming, Lucene's English stop words) over the workspace's memories
+    # alone, computed here: the baseline keyword ranking is held to.
+    "bm25": None,
 }
 TURN_SPACING = dt.timedelta(seconds=30)
 # What marks a workspace as built and synced (its content's digest).
@@ -394,9 +401,70 @@ def markdown_offtopic(result: dict, modes: list[str]) -> str:
 # --- asking and scoring -----------------------------------------------------
 
 
+# Lucene's English stop words (EnglishAnalyzer.ENGLISH_STOP_WORDS_SET).
+BM25_STOP = set(
+    "a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with".split()
+)
+BM25_K1, BM25_B = 1.2, 0.75
+
+
+def bm25_tokens(text: str) -> list[str]:
+    return [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in BM25_STOP]
+
+
+class PlainBm25:
+    """One workspace's memories as a plain BM25 index (its own statistics)."""
+
+    def __init__(self, path: Path):
+        self.docs = []
+        for file in sorted((path / ".goldfish" / "memories").glob("*.jsonl")):
+            for line in file.read_text().split("\n"):
+                if line.strip():
+                    record = json.loads(line)
+                    self.docs.append((record["id"], record["timestamp"], Counter(bm25_tokens(record["content"]))))
+        self.avgdl = sum(sum(tf.values()) for _, _, tf in self.docs) / max(len(self.docs), 1)
+        self.df = Counter(w for _, _, tf in self.docs for w in tf)
+
+    def rank(self, question: str, since: str | None, until: str | None, limit: int) -> list[dict]:
+        n = len(self.docs)
+        words = set(bm25_tokens(question))
+        idf = {w: math.log(1 + (n - self.df[w] + 0.5) / (self.df[w] + 0.5)) for w in words if self.df[w]}
+        scored = []
+        for id_, ts, tf in self.docs:
+            if (since and ts < since) or (until and ts > until):
+                continue
+            dl = sum(tf.values())
+            s = sum(
+                idf[w] * tf[w] * (BM25_K1 + 1) / (tf[w] + BM25_K1 * (1 - BM25_B + BM25_B * dl / self.avgdl))
+                for w in idf
+                if w in tf
+            )
+            if s > 0:
+                scored.append((s, ts, id_))
+        scored.sort(reverse=True)
+        return [{"id": id_, "score": s} for s, _, id_ in scored[:limit]]
+
+
+BM25_INDEXES: dict[Path, PlainBm25] = {}
+BM25_LOCK = threading.Lock()
+
+
+def ask_bm25(args, case: dict) -> list[dict]:
+    with BM25_LOCK:
+        if case["path"] not in BM25_INDEXES:
+            BM25_INDEXES[case["path"]] = PlainBm25(case["path"])
+        index = BM25_INDEXES[case["path"]]
+    extra = case["extra"]
+    since = extra[extra.index("--since") + 1] if "--since" in extra else None
+    until = extra[extra.index("--until") + 1] if "--until" in extra else None
+    return index.rank(case["question"], since, until, args.limit)
+
+
 def ask(args, home: Path, case: dict, mode: str) -> tuple[list[dict], dict | None]:
     """The memories recall answers, and its "nothing relevant" judgement
     when it answers that instead (`--json`'s `nothing_relevant` line)."""
+    if mode == "bm25":
+        return ask_bm25(args, case), None
     env = git_env(home)
     env["GOLDFISH_NOW"] = case["now"]
     if mode == "no-vectors":
