@@ -11,6 +11,10 @@ set to the question's date through `goldfish recall --json --limit 10`.
 Sessions carry no id of their own in the memories (users' memories have none):
 what ties a session's turns together is being close in time.
 
+fixtures/public/realmem/ (public, written by others: RealMem, 300 of its
+queries, see its README.md): read and asked exactly as LongMemEval_S, each
+question's haystack being every earlier session of its user.
+
 fixtures/eval/ (303 memories, 71 questions written for this project): its
 memories in one repository, each question asked the same way (with its
 `since`/`until`). Its "types" are how the question is phrased.
@@ -62,6 +66,8 @@ MODES = {
     "bm25": None,
 }
 TURN_SPACING = dt.timedelta(seconds=30)
+# The sets asked the same way, and their names in the tables.
+SET_TITLES = {"longmemeval": "LongMemEval_S dev", "realmem": "RealMem sample", "fixtures": "fixtures/eval"}
 # What marks a workspace as built and synced (its content's digest).
 DONE = ".longmemeval-done"
 
@@ -238,17 +244,20 @@ def write_fixture(args, out: Path) -> None:
     )
 
 
-def longmemeval_cases(args, home: Path) -> list[dict]:
-    questions = longmemeval_questions(args.data, args.sample)
+def longmemeval_cases(args, home: Path, data: Path | None = None, name: str = "longmemeval") -> list[dict]:
+    """A set in LongMemEval's format (`--data`, or `data`): its workspaces
+    under workspaces/NAME/."""
+    data = data or args.data
+    questions = longmemeval_questions(data, args.sample)
     if args.types:
         kinds = set(args.types.split(","))
         questions = [q for q in questions if q["question_type"] in kinds]
     wanted = {s for q in questions for s in q["haystack_session_ids"]}
-    sessions = load_sessions(args.data, wanted)
+    sessions = load_sessions(data, wanted)
     cases = []
     for n, q in enumerate(questions, 1):
         files, where = haystack_files(q, sessions)
-        path = home / "workspaces" / "longmemeval" / q["question_id"]
+        path = home / "workspaces" / name / q["question_id"]
         build_workspace(args.goldfish, home, path, files)
         if args.progress:
             print(f"\rworkspaces {n}/{len(questions)}", end="", file=sys.stderr, flush=True)
@@ -567,9 +576,10 @@ def main() -> None:
     parser.add_argument("--goldfish", default=str(ROOT / "target" / "release" / "goldfish"))
     parser.add_argument("--home", type=Path, default=Path.home() / ".cache" / "goldfish" / "longmemeval")
     parser.add_argument("--model-home", default=os.environ.get("GOLDFISH_TEST_MODEL_HOME"))
-    parser.add_argument("--sample", type=int, help="only N LongMemEval questions, spread over the types")
-    parser.add_argument("--types", help="comma-separated LongMemEval question types to ask (default: all), e.g. knowledge-update")
-    parser.add_argument("--sets", default="longmemeval,fixtures", help="comma-separated: longmemeval, fixtures, offtopic (fixtures/offtopic/ asked of both)")
+    parser.add_argument("--sample", type=int, help="only N LongMemEval (and RealMem) questions, spread over the types")
+    parser.add_argument("--types", help="comma-separated LongMemEval (and RealMem) question types to ask (default: all), e.g. knowledge-update")
+    parser.add_argument("--realmem-data", type=Path, default=ROOT / "fixtures" / "public" / "realmem")
+    parser.add_argument("--sets", default="longmemeval,fixtures", help="comma-separated: longmemeval, realmem, fixtures, offtopic (fixtures/offtopic/ asked of longmemeval and fixtures)")
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated of: {', '.join(MODES)}")
     parser.add_argument("--limit", type=int, default=10, help="memories each recall returns (metrics read the top 10)")
     parser.add_argument("--jobs", type=int, default=2, help="recall processes at once")
@@ -600,13 +610,17 @@ def main() -> None:
                 if not (args.data / "questions.jsonl").is_file():
                     sys.exit(f"--data: {args.data} has no questions.jsonl")
                 built[name] = longmemeval_cases(args, home)
+            elif name == "realmem":
+                if not (args.realmem_data / "questions.jsonl").is_file():
+                    sys.exit(f"--realmem-data: {args.realmem_data} has no questions.jsonl")
+                built[name] = longmemeval_cases(args, home, args.realmem_data, "realmem")
             else:
                 built[name] = fixture_cases(args, home)
         return built[name]
 
     for name in [s for s in args.sets.split(",") if s]:
-        if name not in ("longmemeval", "fixtures", "offtopic"):
-            sys.exit(f"--sets: unknown set {name}; known: longmemeval, fixtures, offtopic")
+        if name not in SET_TITLES and name != "offtopic":
+            sys.exit(f"--sets: unknown set {name}; known: longmemeval, realmem, fixtures, offtopic")
         if name == "offtopic":
             cases = offtopic_cases(cases_of("longmemeval"), cases_of("fixtures"))
             if args.prepare_only:
@@ -618,7 +632,7 @@ def main() -> None:
         cases = cases_of(name)
         if args.prepare_only:
             continue
-        result = evaluate(args, home, "LongMemEval_S dev" if name == "longmemeval" else "fixtures/eval", cases)
+        result = evaluate(args, home, SET_TITLES[name], cases)
         print(markdown(result, args.modes))
         results.append(result)
     if args.json and results:
