@@ -270,6 +270,113 @@ fn a_model_change_re_embeds_everything() {
     );
 }
 
+/// A model of another family (bge's `[CLS]` pooling, e5's `query: ` and
+/// `passage: ` prefixes) comes from its files and a manifest saying so;
+/// here all-MiniLM-L6-v2's files stand in for it, so only the settings
+/// differ, and what they change is the vectors. A pooling goldfish does not
+/// know is refused, naming the manifest.
+#[test]
+#[cfg_attr(
+    not(feature = "real-model"),
+    ignore = "needs the real model: bash scripts/test.sh"
+)]
+fn a_model_of_another_family_brings_its_pooling_and_prefixes() {
+    let env = TestEnv::new().with_model();
+    let repo = project(&env);
+    env.ok(&repo, &["sync"]);
+    let installed = crate::common::model_home()
+        .join("models")
+        .join(goldfish::adapters::embed::DEFAULT_MODEL);
+    let home = env.path().join("home/.goldfish");
+    fs::remove_file(home.join("models")).unwrap();
+    fs::create_dir_all(home.join("models")).unwrap();
+    std::os::unix::fs::symlink(
+        &installed,
+        home.join("models")
+            .join(goldfish::adapters::embed::DEFAULT_MODEL),
+    )
+    .unwrap();
+    let folder = |name: &str, pooling: &str| {
+        let source = env.path().join(name);
+        fs::create_dir_all(&source).unwrap();
+        for file in ["model.onnx", "tokenizer.json"] {
+            fs::copy(installed.join(file), source.join(file)).unwrap();
+        }
+        let mut manifest: Value =
+            serde_json::from_str(&fs::read_to_string(installed.join("manifest.json")).unwrap())
+                .unwrap();
+        manifest["name"] = name.into();
+        manifest["pooling"] = pooling.into();
+        manifest["query_prefix"] = "query: ".into();
+        manifest["document_prefix"] = "passage: ".into();
+        fs::write(source.join("manifest.json"), manifest.to_string()).unwrap();
+        source
+    };
+
+    let odd = folder("odd-pooling", "max");
+    let refused = env.goldfish(
+        &repo,
+        &["model", "install", "--from", odd.to_str().unwrap()],
+    );
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("manifest.json") && stderr.contains("pooling `max`"),
+        "{stderr}"
+    );
+
+    let cls = folder("cls-prefixed", "cls");
+    let out = env.ok(
+        &repo,
+        &["model", "install", "--from", cls.to_str().unwrap()],
+    );
+    assert!(out.contains("cls-prefixed"), "{out}");
+    let with = |model: &str, args: &[&str]| -> String {
+        let output = env
+            .command(env!("CARGO_BIN_EXE_goldfish"), &repo)
+            .env("GOLDFISH_MODEL", model)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let synced: Value = serde_json::from_str(&with("cls-prefixed", &["sync", "--json"])).unwrap();
+    assert_eq!(synced["embedded"], MEMORIES.len(), "{synced}");
+    let similarity = |model: &str| -> f64 {
+        let hits: Vec<Value> = with(
+            model,
+            &[
+                "recall",
+                "--mode",
+                "semantic",
+                "--json",
+                "expired login tokens",
+            ],
+        )
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+        let jwt = hits
+            .iter()
+            .find(|hit| hit["content"].as_str().unwrap().contains("JWT"))
+            .expect("the JWT fix is among the results");
+        jwt["similarity"].as_f64().unwrap()
+    };
+    let (mean, cls) = (
+        similarity(goldfish::adapters::embed::DEFAULT_MODEL),
+        similarity("cls-prefixed"),
+    );
+    assert!(
+        (mean - cls).abs() > 0.01,
+        "mean {mean}, cls with prefixes {cls}"
+    );
+}
+
 #[test]
 #[cfg_attr(
     not(feature = "real-model"),

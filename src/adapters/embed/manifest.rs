@@ -34,7 +34,8 @@ pub struct Manifest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     pub dims: usize,
-    /// Only `mean` (over the attention mask) for now.
+    /// How a text's token vectors become one: `mean` (over the attention
+    /// mask: all-MiniLM-L6-v2, e5) or `cls` (the first token's: bge).
     pub pooling: String,
     pub normalize: bool,
     /// Tokens per text; longer texts are truncated.
@@ -51,6 +52,25 @@ pub struct Manifest {
     pub document_prefix: String,
     /// File name → where it came from and its sha256.
     pub files: BTreeMap<String, FileSource>,
+}
+
+/// How token vectors are pooled into a text's vector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pooling {
+    /// The mean of the token vectors the attention mask keeps.
+    Mean,
+    /// The first token's vector (`[CLS]`).
+    Cls,
+}
+
+impl Pooling {
+    fn of(name: &str) -> Option<Pooling> {
+        match name {
+            "mean" => Some(Pooling::Mean),
+            "cls" => Some(Pooling::Cls),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -106,16 +126,21 @@ impl Manifest {
                 message: "batch must be at least 1".to_owned(),
             });
         }
-        if manifest.pooling != "mean" {
+        if Pooling::of(&manifest.pooling).is_none() {
             return Err(EmbedError::Manifest {
                 path: path.to_owned(),
                 message: format!(
-                    "pooling `{}` is not supported (only `mean`)",
+                    "pooling `{}` is not supported (`mean` or `cls`)",
                     manifest.pooling
                 ),
             });
         }
         Ok(manifest)
+    }
+
+    /// The manifest's pooling (checked when it was read: `mean` otherwise).
+    pub fn pooling(&self) -> Pooling {
+        Pooling::of(&self.pooling).unwrap_or(Pooling::Mean)
     }
 
     /// Whether this is the tests' stand-in embedder.

@@ -1,5 +1,5 @@
 //! The ONNX embedder: `ort` (ONNX Runtime loaded from a shared library at
-//! run time) + `tokenizers`, mean pooling over the attention mask, L2 norm.
+//! run time) + `tokenizers`, the manifest's pooling (mean over the attention mask, or `[CLS]`), L2 norm.
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -9,6 +9,7 @@ use ort::session::builder::GraphOptimizationLevel;
 use ort::value::TensorRef;
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
+use super::manifest::Pooling;
 use super::{EmbedError, Embedder, InstalledModel, TextKind, normalize};
 
 /// The ONNX Runtime environment; one per process, from the first library loaded.
@@ -69,6 +70,7 @@ pub struct OnnxEmbedder {
     document_prefix: String,
     /// Texts per model run (the manifest's `batch`).
     batch: usize,
+    pooling: Pooling,
 }
 
 impl OnnxEmbedder {
@@ -111,6 +113,7 @@ impl OnnxEmbedder {
             query_prefix: model.manifest.query_prefix.clone(),
             document_prefix: model.manifest.document_prefix.clone(),
             batch: model.manifest.batch,
+            pooling: model.manifest.pooling(),
         })
     }
 
@@ -148,30 +151,48 @@ impl OnnxEmbedder {
                 "last_hidden_state has shape {out_shape:?}, expected [{batch}, {seq}, {dims}]"
             )));
         }
-        let mut vectors = Vec::with_capacity(batch);
-        for b in 0..batch {
-            let mut pooled = vec![0f32; dims];
-            let mut count = 0f32;
-            for t in 0..seq {
-                if mask[b * seq + t] == 0 {
-                    continue;
-                }
-                count += 1.0;
-                let row = &hidden[(b * seq + t) * dims..(b * seq + t + 1) * dims];
-                for (sum, x) in pooled.iter_mut().zip(row) {
-                    *sum += x;
-                }
-            }
-            if count > 0.0 {
-                for x in &mut pooled {
-                    *x /= count;
-                }
-            }
-            normalize(&mut pooled);
-            vectors.push(pooled);
-        }
-        Ok(vectors)
+        Ok(pool(self.pooling, hidden, &mask, [batch, seq, dims]))
     }
+}
+
+/// One normalised vector per text from the model's token vectors
+/// (`hidden`, `[batch, seq, dims]` flattened) and the attention `mask`
+/// (`[batch, seq]`).
+fn pool(
+    pooling: Pooling,
+    hidden: &[f32],
+    mask: &[i64],
+    [batch, seq, dims]: [usize; 3],
+) -> Vec<Vec<f32>> {
+    let row = |b: usize, t: usize| &hidden[(b * seq + t) * dims..(b * seq + t + 1) * dims];
+    let mut vectors = Vec::with_capacity(batch);
+    for b in 0..batch {
+        let mut pooled = vec![0f32; dims];
+        match pooling {
+            Pooling::Cls => {
+                if seq > 0 {
+                    pooled.copy_from_slice(row(b, 0));
+                }
+            }
+            Pooling::Mean => {
+                let mut count = 0f32;
+                for t in (0..seq).filter(|&t| mask[b * seq + t] != 0) {
+                    count += 1.0;
+                    for (sum, x) in pooled.iter_mut().zip(row(b, t)) {
+                        *sum += x;
+                    }
+                }
+                if count > 0.0 {
+                    for x in &mut pooled {
+                        *x /= count;
+                    }
+                }
+            }
+        }
+        normalize(&mut pooled);
+        vectors.push(pooled);
+    }
+    vectors
 }
 
 impl Embedder for OnnxEmbedder {
@@ -254,5 +275,37 @@ impl ModelTokenizer {
 impl crate::domain::digest::TokenCounter for ModelTokenizer {
     fn count(&mut self, text: &str) -> usize {
         self.count_tokens(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two texts of three tokens, 2 dimensions; the second text's last
+    /// token is padding.
+    const HIDDEN: [f32; 12] = [3.0, 4.0, 1.0, 0.0, 2.0, 0.0, 0.0, 2.0, 0.0, 4.0, 9.0, 9.0];
+    const MASK: [i64; 6] = [1, 1, 1, 1, 1, 0];
+
+    #[test]
+    fn mean_pooling_averages_the_tokens_the_mask_keeps() {
+        let vectors = pool(Pooling::Mean, &HIDDEN, &MASK, [2, 3, 2]);
+        // (3+1+2, 4+0+0)/3 = (2, 4/3), normalised.
+        let norm = (4.0f32 + 16.0 / 9.0).sqrt();
+        assert!((vectors[0][0] - 2.0 / norm).abs() < 1e-6);
+        assert!((vectors[0][1] - 4.0 / 3.0 / norm).abs() < 1e-6);
+        // The padding (9, 9) is left out: (0+0, 2+4)/2 = (0, 3).
+        assert!(close(&vectors[1], &[0.0, 1.0]));
+    }
+
+    #[test]
+    fn cls_pooling_takes_the_first_token() {
+        let vectors = pool(Pooling::Cls, &HIDDEN, &MASK, [2, 3, 2]);
+        assert!(close(&vectors[0], &[0.6, 0.8]));
+        assert!(close(&vectors[1], &[0.0, 1.0]));
+    }
+
+    fn close(a: &[f32], b: &[f32]) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-6)
     }
 }
