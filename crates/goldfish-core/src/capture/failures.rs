@@ -114,20 +114,7 @@ pub fn read(output: &str) -> Failures {
         else if let Some(rest) = trimmed.strip_prefix("FAILED ") {
             found.test(rest.split(" - ").next().unwrap_or(rest));
         } else if line.starts_with("E ") {
-            let mut message = vec![line[1..].trim()];
-            while let Some(next) = lines.get(i).filter(|l| l.starts_with("E ")) {
-                message.push(next[1..].trim());
-                i += 1;
-            }
-            message.truncate(MAX_MESSAGE_LINES);
-            // `tests/test_auth.py:8: AssertionError`: where it failed.
-            let location = lines[i..]
-                .iter()
-                .find(|l| !l.trim().is_empty())
-                .and_then(|l| l.trim().rsplit_once(": "))
-                .map(|(at, _)| at)
-                .filter(|at| is_location(at));
-            found.error(joined(&message, location));
+            i = pytest_message(&lines, i, &mut found);
         }
         // go test: `--- FAIL: TestX (0.00s)`, `x_test.go:12: message`,
         // `panic: …`.
@@ -141,10 +128,36 @@ pub fn read(output: &str) -> Failures {
             found.error(trimmed.to_owned());
         }
     }
-    // `TestX` when `TestX/case` failed; Jest's short `✕` name when the
-    // block gave the full one.
-    let names = found.tests.clone();
-    found.tests.retain(|name| {
+    drop_partial_names(&mut found.tests);
+    found.tests.truncate(MAX_TESTS);
+    found
+}
+
+/// pytest's `E` lines, the first at `lines[i - 1]`, joined into one error
+/// with where it failed. Returns the index of the first line after them.
+fn pytest_message(lines: &[&str], mut i: usize, found: &mut Failures) -> usize {
+    let mut message = vec![lines[i - 1][1..].trim()];
+    while let Some(next) = lines.get(i).filter(|l| l.starts_with("E ")) {
+        message.push(next[1..].trim());
+        i += 1;
+    }
+    message.truncate(MAX_MESSAGE_LINES);
+    // `tests/test_auth.py:8: AssertionError`: where it failed.
+    let location = lines[i..]
+        .iter()
+        .find(|l| !l.trim().is_empty())
+        .and_then(|l| l.trim().rsplit_once(": "))
+        .map(|(at, _)| at)
+        .filter(|at| is_location(at));
+    found.error(joined(&message, location));
+    i
+}
+
+/// Leaves out a name another one holds: `TestX` when `TestX/case` failed;
+/// Jest's short `✕` name when the block gave the full one.
+fn drop_partial_names(tests: &mut Vec<String>) {
+    let names = tests.clone();
+    tests.retain(|name| {
         !names.iter().any(|other| {
             other != name
                 && (other.starts_with(&format!("{name}/"))
@@ -152,8 +165,6 @@ pub fn read(output: &str) -> Failures {
                     || other.ends_with(&format!(" > {name}")))
         })
     });
-    found.tests.truncate(MAX_TESTS);
-    found
 }
 
 /// A Rust panic whose header is at `lines[i - 1]`, `rest` what follows its
