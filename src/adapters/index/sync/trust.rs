@@ -54,6 +54,22 @@ impl Trust {
         }
         Ok(self.policy.clone())
     }
+
+    /// Stores the policy [in effect](Trust::in_effect) when it differs from
+    /// the one stored; says whether it did.
+    pub(super) fn store_in_effect(
+        &self,
+        tx: &Transaction<'_>,
+        workspace: &Workspace,
+        workspace_id: i64,
+        head: Option<gix::ObjectId>,
+        sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+    ) -> Result<bool, SyncError> {
+        match self.in_effect(tx, workspace, workspace_id, head, sqlite)? {
+            Some(policy) => store_policy(tx, workspace_id, policy.as_ref()).map_err(sqlite),
+            None => Ok(false),
+        }
+    }
 }
 
 /// Stores the workspace's trust policy (what recall checks provenance
