@@ -69,10 +69,7 @@ pub fn read(output: &str) -> Failures {
         {
             found.test(name);
         } else if trimmed == "failures:" {
-            while let Some(next) = lines.get(i).filter(|l| is_listed_test(l)) {
-                found.test(next);
-                i += 1;
-            }
+            i = listed_tests(&lines, i, &mut found);
         } else if let Some(at) = trimmed.find("panicked at ") {
             i = rust_panic(&lines, i, &trimmed[at + "panicked at ".len()..], &mut found);
         }
@@ -82,10 +79,7 @@ pub fn read(output: &str) -> Failures {
                 ("Test suite failed to run", Some(path)) => path,
                 (title, _) => title,
             };
-            found.test(name);
-            let (message, next) = message_lines(&lines, i, false);
-            i = next;
-            found.error(joined(&message, None));
+            i = test_and_message(&lines, i, name, false, &mut found);
         } else if let Some(rest) = trimmed
             .strip_prefix("FAIL ")
             .filter(|_| line.starts_with("FAIL ") || line.starts_with(" FAIL "))
@@ -94,10 +88,8 @@ pub fn read(output: &str) -> Failures {
             // Vitest: ` FAIL  file > Suite > test` (or `file [ file ]` when
             // the file failed to run), its message on the next lines.
             if rest.contains(" > ") || rest.contains(" [ ") {
-                found.test(rest.split(" [ ").next().unwrap_or(rest));
-                let (message, next) = message_lines(&lines, i, true);
-                i = next;
-                found.error(joined(&message, None));
+                let name = rest.split(" [ ").next().unwrap_or(rest);
+                i = test_and_message(&lines, i, name, true, &mut found);
             } else {
                 suite = Some(rest);
             }
@@ -131,6 +123,32 @@ pub fn read(output: &str) -> Failures {
     drop_partial_names(&mut found.tests);
     found.tests.truncate(MAX_TESTS);
     found
+}
+
+/// The names cargo lists after `failures:` from `lines[i]`. Returns the
+/// index of the first line after them.
+fn listed_tests(lines: &[&str], mut i: usize, found: &mut Failures) -> usize {
+    while let Some(next) = lines.get(i).filter(|l| is_listed_test(l)) {
+        found.test(next);
+        i += 1;
+    }
+    i
+}
+
+/// A failing test and its message on the lines from `lines[i]` (Jest's
+/// block, Vitest's; `vitest` as [`message_lines`] takes it). Returns the
+/// index of the first line after the message.
+fn test_and_message(
+    lines: &[&str],
+    i: usize,
+    name: &str,
+    vitest: bool,
+    found: &mut Failures,
+) -> usize {
+    found.test(name);
+    let (message, next) = message_lines(lines, i, vitest);
+    found.error(joined(&message, None));
+    next
 }
 
 /// pytest's `E` lines, the first at `lines[i - 1]`, joined into one error
