@@ -6,7 +6,7 @@
 //! worker, one per home at a time, [`drain`]s the queues: rules read the
 //! facts of each event ([`event::facts`]: files, command, exit status,
 //! failing tests, error lines; instruction-like spans and secrets removed),
-//! keep a state per session ([`rules::Session`]) and decide what is worth a
+//! keep a state per session ([`rules::AgentSession`]) and decide what is worth a
 //! memory; a Stop event adds the session summary. Before the store,
 //! [`guard`] removes what still reads as an order to an agent (a model may
 //! echo one) or skips the observation; each event's status line names the
@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use crate::adapters::PathError;
 
-use crate::domain::capture::rules::{self, Observation, Session, Verdict};
+use crate::domain::capture::rules::{self, AgentSession, Observation, Verdict};
 use crate::domain::capture::{
     Generator, READ_AS_AN_ORDER, event, guard, judge, redact, transcript,
 };
@@ -293,7 +293,7 @@ fn process(
         .as_str()
         .unwrap_or("unknown")
         .to_owned();
-    let mut session: Session = queue.load_session(&session_id);
+    let mut session: AgentSession = queue.load_session(&session_id);
     let mut status = serde_json::json!({
         "session": session_id,
         "tool": payload["tool_name"],

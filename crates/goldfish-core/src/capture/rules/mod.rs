@@ -28,7 +28,7 @@ const MAX_PATHS: usize = 200;
 
 /// What the worker remembers of a session between events.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Session {
+pub struct AgentSession {
     pub events: usize,
     pub stored: usize,
     pub read: Vec<String>,
@@ -134,11 +134,11 @@ pub enum Verdict {
     /// may judge; without one it is skipped for this reason.
     Consult(&'static str),
     /// A failing check, held until a run of it passes: a bug fix when files
-    /// changed in between ([`Session::settled`] counts the runs it settles).
+    /// changed in between ([`AgentSession::settled`] counts the runs it settles).
     Wait(&'static str),
 }
 
-impl Session {
+impl AgentSession {
     /// Applies one event's facts; returns what to store, if anything.
     pub fn apply(&mut self, facts: &Facts) -> Verdict {
         self.events += 1;
