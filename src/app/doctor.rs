@@ -374,7 +374,7 @@ fn trust_findings(workspace: &Workspace, index: &Index) -> Vec<Finding> {
             "a memory's id is its own: see who added the line (`goldfish review`, `git log -S ID -- .goldfish/memories`) and revert that commit",
         ));
     }
-    if let Ok(changes) = index.policy_changes(row.id)
+    if let Ok(changes) = index.refused_policy_changes(row.id)
         && !changes.is_empty()
     {
         let listed: Vec<String> = changes
