@@ -30,7 +30,7 @@ impl<'w> Gathered<'w> {
         tx: &Transaction<'_>,
         workspace: &'w Workspace,
         registered: &Registered,
-        trust: &Trust,
+        sync_config: &SyncConfig,
         report: &mut SyncReport,
         sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
     ) -> Result<Gathered<'w>, SyncError> {
@@ -77,8 +77,8 @@ impl<'w> Gathered<'w> {
                     files: known,
                     ..Recorded::default()
                 },
-                now: trust.now,
-                kinds: trust.kinds.clone(),
+                now: sync_config.now,
+                kinds: sync_config.kinds.clone(),
             },
             workspace,
             workspace_id: registered.id,

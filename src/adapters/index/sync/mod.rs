@@ -243,12 +243,12 @@ pub fn sync(
         workspace: registered.name.clone(),
         ..SyncReport::default()
     };
-    let trust = Trust::of(config, options);
+    let sync_config = SyncConfig::of(config, options);
     let scanned = scan_log(
         &tx,
         workspace,
         &registered,
-        &trust,
+        &sync_config,
         options,
         &mut report,
         &sqlite,
@@ -268,10 +268,18 @@ pub fn sync(
         &mut report,
         &sqlite,
     )?;
-    let policy_changed = trust.store_in_effect(&tx, workspace, registered.id, head, &sqlite)?;
+    let policy_changed =
+        sync_config.store_in_effect(&tx, workspace, registered.id, head, &sqlite)?;
     changed |= followed.signers_moved || followed.branches_changed || policy_changed;
-    changed |= retake_reused_ids(&tx, workspace, registered.id, head, &trust, &mut report)
-        .map_err(sqlite)?;
+    changed |= retake_reused_ids(
+        &tx,
+        workspace,
+        registered.id,
+        head,
+        &sync_config,
+        &mut report,
+    )
+    .map_err(sqlite)?;
     if !changed {
         // Nothing to write: leave the index (and its last-sync time) alone,
         // but write the keyword index if it lags (gone, or a catch-up that
@@ -379,7 +387,7 @@ fn scan_log(
     tx: &Transaction<'_>,
     workspace: &Workspace,
     registered: &Registered,
-    trust: &Trust,
+    sync_config: &SyncConfig,
     options: SyncOptions,
     report: &mut SyncReport,
     sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
@@ -412,7 +420,7 @@ fn scan_log(
             scan_changed: false,
         });
     }
-    let (head, files_written) = write_log(tx, workspace, registered, trust, report, sqlite)?;
+    let (head, files_written) = write_log(tx, workspace, registered, sync_config, report, sqlite)?;
     let scan = FolderScan::after_check(folder, began_ns, report.head.clone(), report.files);
     let scan_changed = scan != last_scan;
     if scan_changed {
@@ -431,12 +439,12 @@ fn write_log(
     tx: &Transaction<'_>,
     workspace: &Workspace,
     registered: &Registered,
-    trust: &Trust,
+    sync_config: &SyncConfig,
     report: &mut SyncReport,
     sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
 ) -> Result<(Option<gix::ObjectId>, bool), SyncError> {
     let workspace_id = registered.id;
-    let mut gathered = Gathered::new(tx, workspace, registered, trust, report, sqlite)?;
+    let mut gathered = Gathered::new(tx, workspace, registered, sync_config, report, sqlite)?;
     let plan = loop {
         match sync_plan::plan(&gathered.found) {
             Planned::Ready(plan) => break plan,

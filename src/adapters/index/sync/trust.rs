@@ -3,8 +3,9 @@
 
 use super::*;
 
-/// What the records of a sync are checked against ([`trust::check`]).
-pub(super) struct Trust {
+/// What a sync takes of the repository's config: what its records are
+/// checked against ([`trust::check`]) and the trust policy to store.
+pub(super) struct SyncConfig {
     pub(super) now: jiff::Timestamp,
     /// The repository's types; `None` when its config cannot be read or
     /// used.
@@ -18,11 +19,11 @@ pub(super) struct Trust {
     pub(super) raw: Option<Raw>,
 }
 
-impl Trust {
-    pub(super) fn of(read: &RepoConfigRead, options: SyncOptions) -> Trust {
+impl SyncConfig {
+    pub(super) fn of(read: &RepoConfigRead, options: SyncOptions) -> SyncConfig {
         let raw = read.as_ref().ok().map(|bytes| Raw::of(bytes.as_deref()));
         let config = RepoConfig::for_readers(read.as_ref().cloned()).ok();
-        Trust {
+        SyncConfig {
             now: options.now.unwrap_or_else(jiff::Timestamp::now),
             kinds: config.as_ref().map(|config| config.kinds.clone()),
             policy: config.map(|config| config.trust),
@@ -55,7 +56,7 @@ impl Trust {
         Ok(self.policy.clone())
     }
 
-    /// Stores the policy [in effect](Trust::in_effect) when it differs from
+    /// Stores the policy [in effect](SyncConfig::in_effect) when it differs from
     /// the one stored; says whether it did.
     pub(super) fn store_in_effect(
         &self,
@@ -132,7 +133,7 @@ pub(super) fn retake_reused_ids(
     workspace: &Workspace,
     workspace_id: i64,
     head: Option<gix::ObjectId>,
-    trust: &Trust,
+    sync_config: &SyncConfig,
     report: &mut SyncReport,
 ) -> rusqlite::Result<bool> {
     struct Swap {
@@ -188,9 +189,12 @@ pub(super) fn retake_reused_ids(
         let Ok(Entry::Memory(first)) = Entry::parse(swap.first_record.as_bytes()) else {
             continue;
         };
-        let flags = crate::domain::memory::trust::index_flags(
-            &crate::domain::memory::trust::check(&first, trust.now, trust.kinds.as_ref()),
-        );
+        let flags =
+            crate::domain::memory::trust::index_flags(&crate::domain::memory::trust::check(
+                &first,
+                sync_config.now,
+                sync_config.kinds.as_ref(),
+            ));
         tx.prepare_cached(
             "DELETE FROM duplicates WHERE workspace_id = ?1 AND id = ?2 AND file = ?3",
         )?
