@@ -619,7 +619,7 @@ fn catch_up_keyword_index(index: &Index, report: &mut SyncReport) {
 }
 
 /// What a sync of a workspace would look at again, from stat data alone.
-struct Stale {
+struct Unsynced {
     /// Work-tree files new or changed since the last sync, with their size.
     changed: Vec<(String, u64)>,
     /// Files the last sync saw in the work tree that are gone.
@@ -628,7 +628,7 @@ struct Stale {
 
 /// Compares the work tree's memory files with what the index recorded of
 /// them. Reads no file content and writes nothing.
-fn stale(index: &Index, workspace: &Workspace) -> Result<Stale, SyncError> {
+fn unsynced(index: &Index, workspace: &Workspace) -> Result<Unsynced, SyncError> {
     let sqlite = |source| {
         SyncError::Index(IndexError::Sqlite {
             path: index.path.clone(),
@@ -661,14 +661,14 @@ fn stale(index: &Index, workspace: &Workspace) -> Result<Stale, SyncError> {
         .filter(|(name, k)| k.stat.is_some() && !files.contains_key(*name))
         .map(|(name, _)| name.clone())
         .collect();
-    Ok(Stale { changed, gone })
+    Ok(Unsynced { changed, gone })
 }
 
 /// How much a sync of `workspace` would have to read: the total size of the
 /// work-tree memory files whose stat data differs from what the index
 /// recorded. Reads no file content.
 pub fn pending_bytes(index: &Index, workspace: &Workspace) -> Result<u64, SyncError> {
-    Ok(stale(index, workspace)?
+    Ok(unsynced(index, workspace)?
         .changed
         .iter()
         .map(|(_, size)| size)
@@ -679,9 +679,9 @@ pub fn pending_bytes(index: &Index, workspace: &Workspace) -> Result<u64, SyncEr
 /// new, changed (stat data) or gone since the last sync, by name. Reads no
 /// file content and writes nothing.
 pub fn changed_files(index: &Index, workspace: &Workspace) -> Result<Vec<String>, SyncError> {
-    let stale = stale(index, workspace)?;
-    let mut names: Vec<String> = stale.changed.into_iter().map(|(name, _)| name).collect();
-    names.extend(stale.gone);
+    let unsynced = unsynced(index, workspace)?;
+    let mut names: Vec<String> = unsynced.changed.into_iter().map(|(name, _)| name).collect();
+    names.extend(unsynced.gone);
     names.sort();
     Ok(names)
 }
