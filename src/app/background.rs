@@ -40,7 +40,7 @@ pub fn spawn_detached(
 
 /// Starts `goldfish sync` of `workspace` detached from the caller (a git
 /// hook), appending its output to `$GOLDFISH_HOME/logs/sync.log`.
-pub fn sync(home: &Home, workspace: &Workspace) -> anyhow::Result<PathBuf> {
+pub fn start_sync(home: &Home, workspace: &Workspace) -> anyhow::Result<PathBuf> {
     spawn_detached(home, "sync.log", &["sync"], workspace.root())
         .context("cannot start the background sync")
 }

@@ -50,7 +50,7 @@ pub fn after_git(
         .unwrap_or(DEFAULT_BACKGROUND_BYTES);
     let pending_bytes = index_sync::pending_bytes(session.index()?, workspace)?;
     if pending_bytes >= threshold {
-        let log = background::sync(&home, workspace)?;
+        let log = background::start_sync(&home, workspace)?;
         return Ok(AfterGit::Background { pending_bytes, log });
     }
     // The keyword index now, so the pull's memories are found at once;
@@ -71,7 +71,7 @@ pub fn after_git(
         let log = if crate::adapters::index::locks::embedding_running(&home.locks_dir()) {
             home.logs_dir().join("sync.log")
         } else {
-            background::sync(&home, workspace)?
+            background::start_sync(&home, workspace)?
         };
         return Ok(AfterGit::Synced {
             report,
