@@ -103,10 +103,10 @@ fn worker_running(home: &Home) -> anyhow::Result<bool> {
 
 /// Stores observations like `store` does (its checks run again), with the
 /// observation's source (`capture:rules` or `capture:<model>`); `store`'s
-/// notices go to `log` as they come.
+/// notices go to `notify` as they come.
 struct StoreSink<'a> {
     session: &'a mut Session,
-    log: &'a mut dyn FnMut(Notice),
+    notify: &'a mut dyn FnMut(Notice),
 }
 
 impl Sink for StoreSink<'_> {
@@ -173,7 +173,7 @@ impl Sink for StoreSink<'_> {
         )
         .map_err(|e| Refusal::Failed(format!("{:#}", e.error)));
         for notice in self.session.take_notices() {
-            (self.log)(notice);
+            (self.notify)(notice);
         }
         Ok(stored?.entry.id().to_owned())
     }
@@ -200,13 +200,13 @@ impl StoreSink<'_> {
             let line = store::replaceable_line(candidate, 80);
             match verdict {
                 Ok(()) if linked.is_none() => {
-                    (self.log)(Notice::note(format!("supersedes {line}")));
+                    (self.notify)(Notice::note(format!("supersedes {line}")));
                     linked = Some(candidate.memory.id.clone());
                 }
-                Ok(()) => (self.log)(Notice::note(format!(
+                Ok(()) => (self.notify)(Notice::note(format!(
                     "may replace {line}, not linked: it supersedes another"
                 ))),
-                Err(why) => (self.log)(Notice::note(format!(
+                Err(why) => (self.notify)(Notice::note(format!(
                     "may replace {line}, not linked: {why}"
                 ))),
             }
@@ -217,16 +217,16 @@ impl StoreSink<'_> {
 
 /// The worker: drains every queue of the home until they stay empty. One at
 /// a time per home; `wait` waits for a running one, else this one leaves
-/// (counting nothing). What it has to say goes to `log` as it happens.
+/// (counting nothing). What it has to say goes to `notify` as it happens.
 pub fn work(
     session: &mut Session,
     wait: bool,
-    log: &mut dyn FnMut(Notice),
+    notify: &mut dyn FnMut(Notice),
 ) -> Result<Drained, AppError> {
     let home = session.home.clone();
     let root = capture::capture_root(home.root());
-    let mut generator = generator(&home, log);
-    let mut sink = StoreSink { session, log };
+    let mut generator = generator(&home, notify);
+    let mut sink = StoreSink { session, notify };
     let mut total = Drained::default();
     loop {
         let lock = open_lock(&home)?;
@@ -523,10 +523,10 @@ pub fn judge(home: &Home) -> Judge {
 /// The generator of [`judge`]'s choice. A model that does not load, or
 /// that this build cannot run, is reported and the worker goes on with
 /// rules only.
-fn generator(home: &Home, log: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generator>> {
+fn generator(home: &Home, notify: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generator>> {
     match judge(home) {
         Judge::Rules { why: Some(why), .. } if why.ends_with(NO_CAPTURE_MODEL) => {
-            log(Notice::warning(format!("{why}; using the rules only")));
+            notify(Notice::warning(format!("{why}; using the rules only")));
             None
         }
         Judge::Rules { .. } => None,
@@ -539,13 +539,13 @@ fn generator(home: &Home, log: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generat
                 timeout: std::time::Duration::from_secs(timeout),
             }))
         }
-        Judge::Model(path) => load_model(&path, log),
+        Judge::Model(path) => load_model(&path, notify),
     }
 }
 
 /// The capture model at `path`, loaded in process.
 #[cfg(feature = "capture-model")]
-fn load_model(path: &Path, log: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generator>> {
+fn load_model(path: &Path, notify: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generator>> {
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(u64::MAX);
     if size < DEQUANTIZE_BELOW_BYTES && env::var(env::CANDLE_DEQUANTIZE_ALL).is_none() {
         // SAFETY: the worker sets this before it loads the model, on its only
@@ -555,7 +555,7 @@ fn load_model(path: &Path, log: &mut dyn FnMut(Notice)) -> Option<Box<dyn Genera
     match crate::adapters::capture::runtime::GgufModel::load(path) {
         Ok(model) => Some(Box::new(model)),
         Err(err) => {
-            log(Notice::warning(format!(
+            notify(Notice::warning(format!(
                 "the capture model did not load: {err:#}; using the rules only"
             )));
             None
@@ -565,8 +565,8 @@ fn load_model(path: &Path, log: &mut dyn FnMut(Notice)) -> Option<Box<dyn Genera
 
 /// Without the `capture-model` feature [`judge`] never picks a model.
 #[cfg(not(feature = "capture-model"))]
-fn load_model(path: &Path, log: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generator>> {
-    log(Notice::warning(format!(
+fn load_model(path: &Path, notify: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generator>> {
+    notify(Notice::warning(format!(
         "the capture model {} was not run: {NO_CAPTURE_MODEL}; using the rules only",
         path.display()
     )));
