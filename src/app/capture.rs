@@ -396,7 +396,7 @@ pub fn status(home: &Home, workspace: &Workspace) -> Status {
 
 /// Whether this build runs a capture model (the `capture-model` feature:
 /// candle and its kernels, off by default).
-pub const MODEL_BUILT: bool = cfg!(feature = "capture-model");
+pub const CAPTURE_MODEL_BUILT: bool = cfg!(feature = "capture-model");
 
 /// What a build without the `capture-model` feature says when a capture
 /// model is asked for.
@@ -423,7 +423,7 @@ pub enum Judge {
     Command(String),
     /// `GOLDFISH_CAPTURE_MODEL`, or the default model with
     /// `GOLDFISH_CAPTURE=model`.
-    Model(std::path::PathBuf),
+    CaptureModel(std::path::PathBuf),
 }
 
 impl Judge {
@@ -432,7 +432,7 @@ impl Judge {
         match self {
             Judge::Rules { .. } => "rules",
             Judge::Command(_) => "command",
-            Judge::Model(_) => "model",
+            Judge::CaptureModel(_) => "model",
         }
     }
 
@@ -456,7 +456,7 @@ impl Judge {
                 "rules, then the command `{command}` ({})",
                 env::GOLDFISH_CAPTURE_COMMAND
             ),
-            Judge::Model(path) => format!("rules, then the model {}", path.display()),
+            Judge::CaptureModel(path) => format!("rules, then the model {}", path.display()),
         }
     }
 }
@@ -467,7 +467,7 @@ impl Judge {
 /// (`GOLDFISH_CAPTURE_MODEL`) is asked for and runs; the default model runs
 /// only with `GOLDFISH_CAPTURE=model`.
 pub fn judge(home: &Home) -> Judge {
-    let installed = capture::install::default_model(&home.models_dir());
+    let installed = capture::install::default_capture_model(&home.models_dir());
     let setting = env::var(env::GOLDFISH_CAPTURE);
     match setting.as_deref() {
         Some("rules") => {
@@ -491,7 +491,7 @@ pub fn judge(home: &Home) -> Judge {
         return Judge::Command(command);
     }
     let named = env::var(env::GOLDFISH_CAPTURE_MODEL);
-    if !MODEL_BUILT && (named.is_some() || setting.is_some()) {
+    if !CAPTURE_MODEL_BUILT && (named.is_some() || setting.is_some()) {
         let asked = match &named {
             Some(path) => format!("{}={path}", env::GOLDFISH_CAPTURE_MODEL),
             None => format!("{}=model", env::GOLDFISH_CAPTURE),
@@ -502,10 +502,10 @@ pub fn judge(home: &Home) -> Judge {
         };
     }
     if let Some(path) = named {
-        return Judge::Model(std::path::PathBuf::from(path));
+        return Judge::CaptureModel(std::path::PathBuf::from(path));
     }
     match (setting.is_some(), installed) {
-        (true, Some(path)) => Judge::Model(path),
+        (true, Some(path)) => Judge::CaptureModel(path),
         (true, None) => Judge::Rules {
             installed: None,
             why: Some(format!(
@@ -539,13 +539,13 @@ fn generator(home: &Home, notify: &mut dyn FnMut(Notice)) -> Option<Box<dyn Gene
                 timeout: std::time::Duration::from_secs(timeout),
             }))
         }
-        Judge::Model(path) => load_model(&path, notify),
+        Judge::CaptureModel(path) => load_capture_model(&path, notify),
     }
 }
 
 /// The capture model at `path`, loaded in process.
 #[cfg(feature = "capture-model")]
-fn load_model(path: &Path, notify: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generator>> {
+fn load_capture_model(path: &Path, notify: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generator>> {
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(u64::MAX);
     if size < DEQUANTIZE_BELOW_BYTES && env::var(env::CANDLE_DEQUANTIZE_ALL).is_none() {
         // SAFETY: the worker sets this before it loads the model, on its only
@@ -565,7 +565,7 @@ fn load_model(path: &Path, notify: &mut dyn FnMut(Notice)) -> Option<Box<dyn Gen
 
 /// Without the `capture-model` feature [`judge`] never picks a model.
 #[cfg(not(feature = "capture-model"))]
-fn load_model(path: &Path, notify: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generator>> {
+fn load_capture_model(path: &Path, notify: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generator>> {
     notify(Notice::warning(format!(
         "the capture model {} was not run: {NO_CAPTURE_MODEL}; using the rules only",
         path.display()
@@ -576,8 +576,8 @@ fn load_model(path: &Path, notify: &mut dyn FnMut(Notice)) -> Option<Box<dyn Gen
 /// `model install --capture`: the default capture model; its path.
 /// A build without the `capture-model` feature refuses: it could not run it.
 pub fn install_model(home: &Home) -> anyhow::Result<std::path::PathBuf> {
-    if !MODEL_BUILT {
+    if !CAPTURE_MODEL_BUILT {
         anyhow::bail!(NO_CAPTURE_MODEL);
     }
-    Ok(capture::install::install_default(&home.models_dir())?)
+    Ok(capture::install::install_capture_model(&home.models_dir())?)
 }

@@ -169,7 +169,7 @@ fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
 
 /// `model install --capture`.
 pub(super) fn model_install(out: &mut dyn Write) -> Result<u8, CliError> {
-    if !capture::MODEL_BUILT {
+    if !capture::CAPTURE_MODEL_BUILT {
         return Err(CliError::usage(anyhow::anyhow!(capture::NO_CAPTURE_MODEL)));
     }
     let home = Home::from_env().map_err(CliError::usage)?;
