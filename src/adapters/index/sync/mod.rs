@@ -254,23 +254,11 @@ pub fn sync(
         &sqlite,
     )?;
     let head = scanned.head;
-    let head_moved = registered.head_commit != report.head;
-    let mut changed = registered.new
-        || head_moved
-        || registered.history_commit != report.head
-        || scanned.files_written;
-    let followed = follow_history(
-        &tx,
-        workspace,
-        &registered,
-        head,
-        head_moved,
-        &mut report,
-        &sqlite,
-    )?;
+    let followed = follow_history(&tx, workspace, &registered, head, &mut report, &sqlite)?;
     let policy_changed =
         sync_config.store_in_effect(&tx, workspace, registered.id, head, &sqlite)?;
-    changed |= followed.signers_moved || followed.branches_changed || policy_changed;
+    let mut changed =
+        scanned.changed || followed.signers_moved || followed.branches_changed || policy_changed;
     changed |= retake_reused_ids(
         &tx,
         workspace,
@@ -290,9 +278,7 @@ pub fn sync(
         } else {
             drop(tx);
         }
-        if !super::keyword::holds_everything(&index.conn, &index.path).unwrap_or(false) {
-            catch_up_keyword_index(index, &mut report);
-        }
+        catch_up_if_lagging(index, &mut report);
         return Ok(report);
     }
     weigh(
@@ -372,8 +358,9 @@ fn weigh(
 struct Scanned {
     /// HEAD's commit.
     head: Option<gix::ObjectId>,
-    /// The plan wrote to the index.
-    files_written: bool,
+    /// The workspace is new, HEAD moved since the last sync or walk, or the
+    /// plan wrote to the index.
+    changed: bool,
     /// The check of every file this sync stands on is not the last one
     /// (and was stored).
     scan_changed: bool,
@@ -416,7 +403,7 @@ fn scan_log(
             .and_then(|id| gix::ObjectId::from_hex(id.as_bytes()).ok());
         return Ok(Scanned {
             head,
-            files_written: false,
+            changed: registered.new,
             scan_changed: false,
         });
     }
@@ -426,9 +413,13 @@ fn scan_log(
     if scan_changed {
         FolderScan::store(tx, registered.id, scan.as_ref()).map_err(sqlite)?;
     }
+    let changed = registered.new
+        || registered.head_commit != report.head
+        || registered.history_commit != report.head
+        || files_written;
     Ok(Scanned {
         head,
-        files_written,
+        changed,
         scan_changed,
     })
 }
@@ -515,11 +506,11 @@ fn follow_history(
     workspace: &Workspace,
     registered: &Registered,
     head: Option<gix::ObjectId>,
-    head_moved: bool,
     report: &mut SyncReport,
     sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
 ) -> Result<Followed, SyncError> {
     let workspace_id = registered.id;
+    let head_moved = registered.head_commit != report.head;
     let known_commit = registered
         .history_commit
         .as_deref()
@@ -602,6 +593,14 @@ fn record_synced(
         ],
     )?;
     Ok(())
+}
+
+/// Catches the keyword index up when it lags (gone, or a catch-up that
+/// failed or never ran after its database's commit).
+fn catch_up_if_lagging(index: &Index, report: &mut SyncReport) {
+    if !super::keyword::holds_everything(&index.conn, &index.path).unwrap_or(false) {
+        catch_up_keyword_index(index, report);
+    }
 }
 
 /// Brings the keyword index up to date with the index's last commit; a
