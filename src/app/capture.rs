@@ -113,7 +113,7 @@ impl Sink for StoreSink<'_> {
     fn store(
         &mut self,
         root: &Path,
-        session: &str,
+        agent_session: &str,
         observation: &Observation,
         orders_removed: bool,
     ) -> Result<String, Refusal> {
@@ -165,7 +165,7 @@ impl Sink for StoreSink<'_> {
                 allow_secret: false,
                 // Like a script: written, with a near-duplicate warning.
                 refuse_similar: false,
-                session: Some(session.to_owned()),
+                agent_session: Some(agent_session.to_owned()),
                 vector,
                 supersedes,
                 replaced: store::FindReplaced::Skip,

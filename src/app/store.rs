@@ -32,8 +32,9 @@ pub struct StoreInput {
     /// Refuse, before writing, a text this similar to a memory the
     /// workspace has (a person at a terminal, an agent): `--force` not given.
     pub refuse_similar: bool,
-    /// The agent session it comes from (capture), recorded with it.
-    pub session: Option<String>,
+    /// The agent session it comes from (capture), recorded with it (the
+    /// record's `session`).
+    pub agent_session: Option<String>,
     /// The content's vector, when the caller computed it already (capture's
     /// own near-duplicate check): the index takes it as it is.
     pub vector: Option<ContentVector>,
@@ -145,7 +146,7 @@ pub fn store_asking(
         workspace,
         fields,
         input.source,
-        input.session,
+        input.agent_session,
         supersedes,
     )?;
     if !input.allow_secret {

@@ -144,13 +144,13 @@ fn dropped(
 
 /// Where the worker's observations go.
 pub trait Sink {
-    /// Stores an observation of `session`; returns the memory's id, or why
-    /// it was not stored. `orders_removed`: text that read as an order to
-    /// an agent was removed from the event (it links nothing).
+    /// Stores an observation of `agent_session`; returns the memory's id,
+    /// or why it was not stored. `orders_removed`: text that read as an
+    /// order to an agent was removed from the event (it links nothing).
     fn store(
         &mut self,
         root: &Path,
-        session: &str,
+        agent_session: &str,
         observation: &Observation,
         orders_removed: bool,
     ) -> Result<String, Refusal>;

@@ -287,7 +287,7 @@ fn pre_compact() -> Result<(), CliError> {
             source: Some("agent-hook".to_owned()),
             allow_secret: false,
             refuse_similar: false,
-            session: None,
+            agent_session: None,
             vector: None,
             supersedes: None,
             replaced: store::FindReplaced::Skip,

@@ -47,7 +47,7 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
             // A script keeps today's behaviour (write, then warn); a person
             // at a terminal is asked first.
             refuse_similar: !args.force && at_terminal,
-            session: None,
+            agent_session: None,
             vector: None,
             supersedes: args.supersedes,
             replaced: if at_terminal {

@@ -365,7 +365,7 @@ impl Server {
                     source: Some("agent".to_owned()),
                     allow_secret: false,
                     refuse_similar: !params.force,
-                    session: None,
+                    agent_session: None,
                     vector: None,
                     supersedes: params.supersedes,
                     // The agent decides: refused, naming them, unless it
