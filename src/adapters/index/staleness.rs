@@ -138,7 +138,7 @@ pub(super) fn weigh(
         Some(head) => Some(workspace.tree_of(head)?),
         None => None,
     };
-    let mut judge = Judge {
+    let mut weigher = Weigher {
         tx,
         workspace,
         workspace_id,
@@ -173,7 +173,7 @@ pub(super) fn weigh(
             continue;
         };
         let files: Vec<String> = serde_json::from_str(&judged.files).unwrap_or_default();
-        let verdict = judge.verdict(
+        let verdict = weigher.verdict(
             &files,
             judged.commit_field.as_deref(),
             judged.introduced.as_deref(),
@@ -398,7 +398,7 @@ fn naming_reverted(
 }
 
 /// What judging memories reads, cached for one sync.
-struct Judge<'a, 't> {
+struct Weigher<'a, 't> {
     tx: &'a Transaction<'t>,
     workspace: &'a Workspace,
     workspace_id: i64,
@@ -421,7 +421,7 @@ struct Event {
     author_email: String,
 }
 
-impl Judge<'_, '_> {
+impl Weigher<'_, '_> {
     fn holds(&mut self, path: &str) -> bool {
         let Some(tree) = self.head_tree else {
             return false;
