@@ -831,24 +831,32 @@ impl Workspace {
         let Ok(output) = git_with_stdin(&self.root, &args, stdin.as_bytes()) else {
             return Signatures(verified);
         };
-        for record in String::from_utf8_lossy(&output.stdout).split('\x1e') {
-            let mut fields = record.trim_start_matches('\n').split('\x1f');
-            let (Some(id), Some(letter), Some(signer)) =
-                (fields.next(), fields.next(), fields.next())
-            else {
-                continue;
-            };
-            let Ok(id) = gix::ObjectId::from_hex(id.as_bytes()) else {
-                continue;
-            };
-            if let Some(entry) = verified.get_mut(&id) {
-                *entry = Verified {
-                    state: SignatureState::of_letter(letter),
-                    signer: signer.trim().to_owned(),
-                };
-            }
-        }
+        read_signatures(&output.stdout, &mut verified);
         Signatures(verified)
+    }
+}
+
+/// Reads `git log --format=%H%x1f%G?%x1f%GS%x1e`'s records into the
+/// verdicts of the commits asked about.
+fn read_signatures(
+    stdout: &[u8],
+    verified: &mut std::collections::HashMap<gix::ObjectId, Verified>,
+) {
+    for record in String::from_utf8_lossy(stdout).split('\x1e') {
+        let mut fields = record.trim_start_matches('\n').split('\x1f');
+        let (Some(id), Some(letter), Some(signer)) = (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        let Ok(id) = gix::ObjectId::from_hex(id.as_bytes()) else {
+            continue;
+        };
+        if let Some(entry) = verified.get_mut(&id) {
+            *entry = Verified {
+                state: SignatureState::of_letter(letter),
+                signer: signer.trim().to_owned(),
+            };
+        }
     }
 }
 

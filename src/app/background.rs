@@ -9,19 +9,19 @@ use crate::adapters::git::Workspace;
 use crate::adapters::home::Home;
 
 /// Starts `goldfish ARGS` in `dir`, detached (its own process group, stdin
-/// closed), appending its output to `$GOLDFISH_HOME/logs/LOG`; returns the
-/// log's path.
+/// closed), appending its output to `$GOLDFISH_HOME/logs/LOG_NAME`; returns
+/// that file's path.
 pub fn spawn_detached(
     home: &Home,
-    log: &str,
+    log_name: &str,
     args: &[&str],
     dir: &Path,
 ) -> anyhow::Result<PathBuf> {
     use std::os::unix::process::CommandExt;
     let logs = home.logs_dir();
     std::fs::create_dir_all(&logs).with_context(|| format!("cannot create {}", logs.display()))?;
-    let log_path = logs.join(log);
-    let log = std::fs::OpenOptions::new()
+    let log_path = logs.join(log_name);
+    let log_file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(&log_path)
@@ -31,8 +31,8 @@ pub fn spawn_detached(
         .args(args)
         .current_dir(dir)
         .stdin(std::process::Stdio::null())
-        .stdout(log.try_clone().context("cannot share the log file")?)
-        .stderr(log)
+        .stdout(log_file.try_clone().context("cannot share the log file")?)
+        .stderr(log_file)
         .process_group(0)
         .spawn()?;
     Ok(log_path)
@@ -40,7 +40,7 @@ pub fn spawn_detached(
 
 /// Starts `goldfish sync` of `workspace` detached from the caller (a git
 /// hook), appending its output to `$GOLDFISH_HOME/logs/sync.log`.
-pub fn sync(home: &Home, workspace: &Workspace) -> anyhow::Result<PathBuf> {
+pub fn start_sync(home: &Home, workspace: &Workspace) -> anyhow::Result<PathBuf> {
     spawn_detached(home, "sync.log", &["sync"], workspace.root())
         .context("cannot start the background sync")
 }

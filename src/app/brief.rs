@@ -110,6 +110,42 @@ struct Section {
 /// How far back the briefing looks for decisions and fixes.
 const BRIEF_WINDOW_DAYS: i64 = 14;
 
+/// The newest memories of some types (all: none given), at most so many,
+/// since a time: the briefing's one query.
+type Newest<'a> = dyn Fn(
+        &[&str],
+        usize,
+        Option<Timestamp>,
+    ) -> Result<Vec<IndexedMemory>, crate::adapters::index::IndexError>
+    + 'a;
+
+/// Where work stopped: the newest checkpoint and the newest plan (by
+/// `newest`), newer first; after a compaction, the session's own
+/// checkpoint (live, trusted) first.
+fn where_work_stopped(
+    index: &Index,
+    scope: &Scope,
+    now: Timestamp,
+    moment: &Moment,
+    newest: &Newest<'_>,
+) -> Result<Vec<IndexedMemory>, AppError> {
+    let mut state = newest(&["checkpoint"], 1, None)?;
+    state.extend(newest(&["plan"], 1, None)?);
+    state.sort_by(|a, b| b.timestamp.cmp(&a.timestamp));
+    if let Moment::Compacted {
+        checkpoint: Some(id),
+    } = moment
+        && let Some(own) = index
+            .by_id_prefix(scope, id, 1, now)?
+            .into_iter()
+            .find(|m| m.id == *id && m.trust == Trust::Trusted && m.kind == "checkpoint")
+    {
+        state.retain(|m| m.kind != "checkpoint");
+        state.insert(0, own);
+    }
+    Ok(state)
+}
+
 fn brief_sections(
     index: &Index,
     scope: &Scope,
@@ -142,24 +178,7 @@ fn brief_sections(
     let window = now
         .checked_sub(jiff::SignedDuration::from_hours(24 * BRIEF_WINDOW_DAYS))
         .ok();
-    // Where work stopped: the newest checkpoint and the newest plan, newer
-    // first.
-    let mut state = newest(&["checkpoint"], 1, None)?;
-    state.extend(newest(&["plan"], 1, None)?);
-    state.sort_by(|a, b| b.timestamp.cmp(&a.timestamp));
-    // After a compaction, the session's own checkpoint (live, trusted) is
-    // where work stopped.
-    if let Moment::Compacted {
-        checkpoint: Some(id),
-    } = moment
-        && let Some(own) = index
-            .by_id_prefix(scope, id, 1, now)?
-            .into_iter()
-            .find(|m| m.id == *id && m.trust == Trust::Trusted && m.kind == "checkpoint")
-    {
-        state.retain(|m| m.kind != "checkpoint");
-        state.insert(0, own);
-    }
+    let state = where_work_stopped(index, scope, now, moment, &newest)?;
     let mut sections = Vec::new();
     if let Moment::Resumed { since: Some(since) } = moment {
         let mut new = newest(&[], 20, Some(*since))?;

@@ -103,17 +103,17 @@ fn worker_running(home: &Home) -> anyhow::Result<bool> {
 
 /// Stores observations like `store` does (its checks run again), with the
 /// observation's source (`capture:rules` or `capture:<model>`); `store`'s
-/// notices go to `log` as they come.
+/// notices go to `notify` as they come.
 struct StoreSink<'a> {
     session: &'a mut Session,
-    log: &'a mut dyn FnMut(Notice),
+    notify: &'a mut dyn FnMut(Notice),
 }
 
 impl Sink for StoreSink<'_> {
     fn store(
         &mut self,
         root: &Path,
-        session: &str,
+        agent_session: &str,
         observation: &Observation,
         orders_removed: bool,
     ) -> Result<String, Refusal> {
@@ -165,7 +165,7 @@ impl Sink for StoreSink<'_> {
                 allow_secret: false,
                 // Like a script: written, with a near-duplicate warning.
                 refuse_similar: false,
-                session: Some(session.to_owned()),
+                agent_session: Some(agent_session.to_owned()),
                 vector,
                 supersedes,
                 replaced: store::FindReplaced::Skip,
@@ -173,7 +173,7 @@ impl Sink for StoreSink<'_> {
         )
         .map_err(|e| Refusal::Failed(format!("{:#}", e.error)));
         for notice in self.session.take_notices() {
-            (self.log)(notice);
+            (self.notify)(notice);
         }
         Ok(stored?.entry.id().to_owned())
     }
@@ -200,13 +200,13 @@ impl StoreSink<'_> {
             let line = store::replaceable_line(candidate, 80);
             match verdict {
                 Ok(()) if linked.is_none() => {
-                    (self.log)(Notice::note(format!("supersedes {line}")));
+                    (self.notify)(Notice::note(format!("supersedes {line}")));
                     linked = Some(candidate.memory.id.clone());
                 }
-                Ok(()) => (self.log)(Notice::note(format!(
+                Ok(()) => (self.notify)(Notice::note(format!(
                     "may replace {line}, not linked: it supersedes another"
                 ))),
-                Err(why) => (self.log)(Notice::note(format!(
+                Err(why) => (self.notify)(Notice::note(format!(
                     "may replace {line}, not linked: {why}"
                 ))),
             }
@@ -217,16 +217,16 @@ impl StoreSink<'_> {
 
 /// The worker: drains every queue of the home until they stay empty. One at
 /// a time per home; `wait` waits for a running one, else this one leaves
-/// (counting nothing). What it has to say goes to `log` as it happens.
+/// (counting nothing). What it has to say goes to `notify` as it happens.
 pub fn work(
     session: &mut Session,
     wait: bool,
-    log: &mut dyn FnMut(Notice),
+    notify: &mut dyn FnMut(Notice),
 ) -> Result<Drained, AppError> {
     let home = session.home.clone();
     let root = capture::capture_root(home.root());
-    let mut generator = generator(&home, log);
-    let mut sink = StoreSink { session, log };
+    let mut generator = generator(&home, notify);
+    let mut sink = StoreSink { session, notify };
     let mut total = Drained::default();
     loop {
         let lock = open_lock(&home)?;
@@ -396,7 +396,7 @@ pub fn status(home: &Home, workspace: &Workspace) -> Status {
 
 /// Whether this build runs a capture model (the `capture-model` feature:
 /// candle and its kernels, off by default).
-pub const MODEL_BUILT: bool = cfg!(feature = "capture-model");
+pub const CAPTURE_MODEL_BUILT: bool = cfg!(feature = "capture-model");
 
 /// What a build without the `capture-model` feature says when a capture
 /// model is asked for.
@@ -423,7 +423,7 @@ pub enum Judge {
     Command(String),
     /// `GOLDFISH_CAPTURE_MODEL`, or the default model with
     /// `GOLDFISH_CAPTURE=model`.
-    Model(std::path::PathBuf),
+    CaptureModel(std::path::PathBuf),
 }
 
 impl Judge {
@@ -432,7 +432,7 @@ impl Judge {
         match self {
             Judge::Rules { .. } => "rules",
             Judge::Command(_) => "command",
-            Judge::Model(_) => "model",
+            Judge::CaptureModel(_) => "model",
         }
     }
 
@@ -456,7 +456,7 @@ impl Judge {
                 "rules, then the command `{command}` ({})",
                 env::GOLDFISH_CAPTURE_COMMAND
             ),
-            Judge::Model(path) => format!("rules, then the model {}", path.display()),
+            Judge::CaptureModel(path) => format!("rules, then the model {}", path.display()),
         }
     }
 }
@@ -467,7 +467,7 @@ impl Judge {
 /// (`GOLDFISH_CAPTURE_MODEL`) is asked for and runs; the default model runs
 /// only with `GOLDFISH_CAPTURE=model`.
 pub fn judge(home: &Home) -> Judge {
-    let installed = capture::install::default_model(&home.models_dir());
+    let installed = capture::install::default_capture_model(&home.models_dir());
     let setting = env::var(env::GOLDFISH_CAPTURE);
     match setting.as_deref() {
         Some("rules") => {
@@ -491,7 +491,7 @@ pub fn judge(home: &Home) -> Judge {
         return Judge::Command(command);
     }
     let named = env::var(env::GOLDFISH_CAPTURE_MODEL);
-    if !MODEL_BUILT && (named.is_some() || setting.is_some()) {
+    if !CAPTURE_MODEL_BUILT && (named.is_some() || setting.is_some()) {
         let asked = match &named {
             Some(path) => format!("{}={path}", env::GOLDFISH_CAPTURE_MODEL),
             None => format!("{}=model", env::GOLDFISH_CAPTURE),
@@ -502,10 +502,10 @@ pub fn judge(home: &Home) -> Judge {
         };
     }
     if let Some(path) = named {
-        return Judge::Model(std::path::PathBuf::from(path));
+        return Judge::CaptureModel(std::path::PathBuf::from(path));
     }
     match (setting.is_some(), installed) {
-        (true, Some(path)) => Judge::Model(path),
+        (true, Some(path)) => Judge::CaptureModel(path),
         (true, None) => Judge::Rules {
             installed: None,
             why: Some(format!(
@@ -523,10 +523,10 @@ pub fn judge(home: &Home) -> Judge {
 /// The generator of [`judge`]'s choice. A model that does not load, or
 /// that this build cannot run, is reported and the worker goes on with
 /// rules only.
-fn generator(home: &Home, log: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generator>> {
+fn generator(home: &Home, notify: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generator>> {
     match judge(home) {
         Judge::Rules { why: Some(why), .. } if why.ends_with(NO_CAPTURE_MODEL) => {
-            log(Notice::warning(format!("{why}; using the rules only")));
+            notify(Notice::warning(format!("{why}; using the rules only")));
             None
         }
         Judge::Rules { .. } => None,
@@ -539,13 +539,13 @@ fn generator(home: &Home, log: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generat
                 timeout: std::time::Duration::from_secs(timeout),
             }))
         }
-        Judge::Model(path) => load_model(&path, log),
+        Judge::CaptureModel(path) => load_capture_model(&path, notify),
     }
 }
 
 /// The capture model at `path`, loaded in process.
 #[cfg(feature = "capture-model")]
-fn load_model(path: &Path, log: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generator>> {
+fn load_capture_model(path: &Path, notify: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generator>> {
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(u64::MAX);
     if size < DEQUANTIZE_BELOW_BYTES && env::var(env::CANDLE_DEQUANTIZE_ALL).is_none() {
         // SAFETY: the worker sets this before it loads the model, on its only
@@ -555,7 +555,7 @@ fn load_model(path: &Path, log: &mut dyn FnMut(Notice)) -> Option<Box<dyn Genera
     match crate::adapters::capture::runtime::GgufModel::load(path) {
         Ok(model) => Some(Box::new(model)),
         Err(err) => {
-            log(Notice::warning(format!(
+            notify(Notice::warning(format!(
                 "the capture model did not load: {err:#}; using the rules only"
             )));
             None
@@ -565,8 +565,8 @@ fn load_model(path: &Path, log: &mut dyn FnMut(Notice)) -> Option<Box<dyn Genera
 
 /// Without the `capture-model` feature [`judge`] never picks a model.
 #[cfg(not(feature = "capture-model"))]
-fn load_model(path: &Path, log: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generator>> {
-    log(Notice::warning(format!(
+fn load_capture_model(path: &Path, notify: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generator>> {
+    notify(Notice::warning(format!(
         "the capture model {} was not run: {NO_CAPTURE_MODEL}; using the rules only",
         path.display()
     )));
@@ -576,8 +576,8 @@ fn load_model(path: &Path, log: &mut dyn FnMut(Notice)) -> Option<Box<dyn Genera
 /// `model install --capture`: the default capture model; its path.
 /// A build without the `capture-model` feature refuses: it could not run it.
 pub fn install_model(home: &Home) -> anyhow::Result<std::path::PathBuf> {
-    if !MODEL_BUILT {
+    if !CAPTURE_MODEL_BUILT {
         anyhow::bail!(NO_CAPTURE_MODEL);
     }
-    Ok(capture::install::install_default(&home.models_dir())?)
+    Ok(capture::install::install_capture_model(&home.models_dir())?)
 }

@@ -292,7 +292,17 @@ fn trust_findings(workspace: &Workspace, index: &Index) -> Vec<Finding> {
         return Vec::new();
     };
     let mut findings = Vec::new();
-    match index.quarantined(row.id) {
+    quarantine_finding(index, row.id, &mut findings);
+    stale_finding(index, row.id, &mut findings);
+    policy_in_effect_finding(workspace, index, row.id, &mut findings);
+    reused_finding(index, row.id, &mut findings);
+    policy_changes_finding(index, row.id, &mut findings);
+    findings
+}
+
+/// How many memories are quarantined.
+fn quarantine_finding(index: &Index, workspace_id: i64, findings: &mut Vec<Finding>) {
+    match index.quarantined(workspace_id) {
         Ok(0) => findings.push(Finding::ok(
             "quarantine",
             "no memory is quarantined",
@@ -309,8 +319,12 @@ fn trust_findings(workspace: &Workspace, index: &Index) -> Vec<Finding> {
         // An index of an older schema: the index check says so.
         Err(_) => {}
     }
+}
+
+/// How many memories are stale.
+fn stale_finding(index: &Index, workspace_id: i64, findings: &mut Vec<Finding>) {
     // An index of an older schema has no count: the index check says so.
-    if let Ok(count) = index.stale_count(row.id)
+    if let Ok(count) = index.stale_count(workspace_id)
         && count > 0
     {
         findings.push(Finding::bad(
@@ -323,9 +337,18 @@ fn trust_findings(workspace: &Workspace, index: &Index) -> Vec<Finding> {
             "see them with `goldfish tidy` (or `recall --json`: `stale`); forget those that no longer hold (`goldfish forget ID`) or store what replaces them (`store --supersedes ID`)",
         ));
     }
+}
+
+/// Whether the policy in effect is what the config says.
+fn policy_in_effect_finding(
+    workspace: &Workspace,
+    index: &Index,
+    workspace_id: i64,
+    findings: &mut Vec<Finding>,
+) {
     let in_file = RepoConfig::for_readers(crate::adapters::memdir::read_repo_config(workspace))
         .map(|config| config.trust);
-    if let (Ok(in_effect), Ok(in_file)) = (index.policy_in_effect(row.id), in_file) {
+    if let (Ok(in_effect), Ok(in_file)) = (index.policy_in_effect(workspace_id), in_file) {
         let sorted = in_file.map(|mut policy| {
             policy.authors.sort();
             policy
@@ -347,7 +370,11 @@ fn trust_findings(workspace: &Workspace, index: &Index) -> Vec<Finding> {
             ));
         }
     }
-    if let Ok(reused) = index.reused_ids(row.id, LISTED_REUSED + 1)
+}
+
+/// The lines that reuse the id of a memory of another text.
+fn reused_finding(index: &Index, workspace_id: i64, findings: &mut Vec<Finding>) {
+    if let Ok(reused) = index.reused_ids(workspace_id, LISTED_REUSED + 1)
         && !reused.is_empty()
     {
         let mut listed: Vec<String> = reused
@@ -374,7 +401,11 @@ fn trust_findings(workspace: &Workspace, index: &Index) -> Vec<Finding> {
             "a memory's id is its own: see who added the line (`goldfish review`, `git log -S ID -- .goldfish/memories`) and revert that commit",
         ));
     }
-    if let Ok(changes) = index.policy_changes(row.id)
+}
+
+/// The changes of the trust policy that did not take effect.
+fn policy_changes_finding(index: &Index, workspace_id: i64, findings: &mut Vec<Finding>) {
+    if let Ok(changes) = index.refused_policy_changes(workspace_id)
         && !changes.is_empty()
     {
         let listed: Vec<String> = changes
@@ -394,7 +425,6 @@ fn trust_findings(workspace: &Workspace, index: &Index) -> Vec<Finding> {
             "review each change; revert what the team did not decide, or have someone inside the policy commit it again",
         ));
     }
-    findings
 }
 
 /// Whether nothing needs fixing (warnings allowed).
@@ -682,34 +712,7 @@ fn suspect(view: &LogView, workspace: &Workspace, now: jiff::Timestamp) -> Findi
 fn index(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
     let path = inputs.index_path.display();
     let mut findings = Vec::new();
-    let model = |index: Option<&Index>| -> Finding {
-        match &inputs.model {
-            ModelState::Missing => Finding::bad(
-                "model",
-                Severity::Warning,
-                "no embedding model is installed: recall matches keywords only",
-                "goldfish model install",
-            ),
-            ModelState::Unusable(why) => Finding::bad(
-                "model",
-                Severity::Problem,
-                why.clone(),
-                "goldfish model install",
-            ),
-            ModelState::Installed(id) => match index.map(Index::pending_embeddings) {
-                Some(Ok(pending)) if pending > 0 => Finding::bad(
-                    "model",
-                    Severity::Warning,
-                    format!(
-                        "{id}: {} not embedded yet (found by keywords only)",
-                        crate::app::render::memories(pending)
-                    ),
-                    "goldfish sync",
-                ),
-                _ => Finding::ok("model", id.clone()),
-            },
-        }
-    };
+    let model = |index: Option<&Index>| model_finding(&inputs.model, index);
     let index = match Index::inspect(inputs.index_path) {
         Ok(Inspection::Intact(index)) => {
             findings.push(intact(&index, &path.to_string()));
@@ -767,6 +770,37 @@ fn index(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
     findings.extend(trust_findings(workspace, &index));
     findings.push(model(Some(&index)));
     findings
+}
+
+/// The embedding model: missing, unusable, or installed with how many
+/// memories are not embedded yet.
+fn model_finding(model: &ModelState, index: Option<&Index>) -> Finding {
+    match model {
+        ModelState::Missing => Finding::bad(
+            "model",
+            Severity::Warning,
+            "no embedding model is installed: recall matches keywords only",
+            "goldfish model install",
+        ),
+        ModelState::Unusable(why) => Finding::bad(
+            "model",
+            Severity::Problem,
+            why.clone(),
+            "goldfish model install",
+        ),
+        ModelState::Installed(id) => match index.map(Index::pending_embeddings) {
+            Some(Ok(pending)) if pending > 0 => Finding::bad(
+                "model",
+                Severity::Warning,
+                format!(
+                    "{id}: {} not embedded yet (found by keywords only)",
+                    crate::app::render::memories(pending)
+                ),
+                "goldfish sync",
+            ),
+            _ => Finding::ok("model", id.clone()),
+        },
+    }
 }
 
 /// Whether the keyword index holds every row, or the next sync or recall

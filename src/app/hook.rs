@@ -21,8 +21,11 @@ pub const FOREGROUND_EMBEDDINGS: u64 = 16;
 /// What the hook did.
 #[derive(Debug)]
 pub enum AfterGit {
-    /// Much changed: a background sync was started (its log).
-    Background { pending_bytes: u64, log: PathBuf },
+    /// Much changed: a background sync was started (its log file).
+    Background {
+        pending_bytes: u64,
+        log_path: PathBuf,
+    },
     /// Another sync holds the workspace's lock; it will pick this up.
     Busy,
     /// The keyword index is synced, and the embeddings too unless more
@@ -50,8 +53,11 @@ pub fn after_git(
         .unwrap_or(DEFAULT_BACKGROUND_BYTES);
     let pending_bytes = index_sync::pending_bytes(session.index()?, workspace)?;
     if pending_bytes >= threshold {
-        let log = background::sync(&home, workspace)?;
-        return Ok(AfterGit::Background { pending_bytes, log });
+        let log_path = background::start_sync(&home, workspace)?;
+        return Ok(AfterGit::Background {
+            pending_bytes,
+            log_path,
+        });
     }
     // The keyword index now, so the pull's memories are found at once;
     // embedding a handful now, many in the background.
@@ -68,14 +74,14 @@ pub fn after_git(
     if pending > FOREGROUND_EMBEDDINGS {
         // An embedder already at work for the home embeds this queue too
         // (the queue is the home's): a second one would only wait for it.
-        let log = if crate::adapters::index::locks::embedding_running(&home.locks_dir()) {
+        let log_path = if crate::adapters::index::locks::embedding_running(&home.locks_dir()) {
             home.logs_dir().join("sync.log")
         } else {
-            background::sync(&home, workspace)?
+            background::start_sync(&home, workspace)?
         };
         return Ok(AfterGit::Synced {
             report,
-            embedding: Some((pending, log)),
+            embedding: Some((pending, log_path)),
         });
     }
     // A handful: embedded here, from the queue the sync just filled (no

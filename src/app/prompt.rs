@@ -145,24 +145,10 @@ pub fn question_of(prompt: &str) -> Option<String> {
     (words >= 2).then_some(question)
 }
 
-/// The memories relevant to `prompt` that the session (`seen`) was not
-/// given yet, as context for the agent.
-pub fn for_prompt(
-    session: &mut Session,
-    cwd: &Path,
-    prompt: &str,
-    seen: &[String],
-) -> Result<PromptRecall, AppError> {
-    let Some(question) = question_of(prompt) else {
-        return Ok(PromptRecall::skipped(Skipped::NoQuestion));
-    };
-    if !matches!(
-        session.model_state(),
-        crate::app::session::ModelState::Installed(_)
-    ) {
-        return Ok(PromptRecall::skipped(Skipped::NoModel));
-    }
-    let input = RecallInput {
+/// What the prompt hook asks recall: the question, in this workspace, the
+/// closest [`CANDIDATES`], trusted and current memories only.
+fn prompt_input(question: String) -> RecallInput {
+    RecallInput {
         query: Some(question),
         since: None,
         until: None,
@@ -180,8 +166,27 @@ pub fn for_prompt(
         include_untrusted: false,
         include_superseded: false,
         include_unrelated: false,
+    }
+}
+
+/// The memories relevant to `prompt` that the session (`seen`) was not
+/// given yet, as context for the agent.
+pub fn for_prompt(
+    session: &mut Session,
+    cwd: &Path,
+    prompt: &str,
+    seen: &[String],
+) -> Result<PromptRecall, AppError> {
+    let Some(question) = question_of(prompt) else {
+        return Ok(PromptRecall::skipped(Skipped::NoQuestion));
     };
-    let hits = match recall::recall(session, cwd, input)? {
+    if !matches!(
+        session.model_state(),
+        crate::app::session::ModelState::Installed(_)
+    ) {
+        return Ok(PromptRecall::skipped(Skipped::NoModel));
+    }
+    let hits = match recall::recall(session, cwd, prompt_input(question))? {
         Recalled::Memories { hits, .. } => hits,
         Recalled::NothingRelevant(judgement) => {
             return Ok(PromptRecall::skipped(Skipped::NothingRelevant(

@@ -7,7 +7,8 @@ use anyhow::Context;
 use jiff::Timestamp;
 
 use super::digest::{
-    DigestJob, Digested, Distill, extractive_digest, llm_command, llm_digest, token_counter,
+    DigestJob, DigestReport, Digested, Distill, extractive_digest, llm_command, llm_digest,
+    token_counter,
 };
 use super::notice::Notice;
 use super::session::{ModelState, Need, Session};
@@ -109,60 +110,15 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
         Err(err) if input.workspace == "current" => return Err(AppError::input(err)),
         Err(_) => None,
     };
-    // A reader: a config it cannot use (a teammate's, committed) leaves
-    // the types unchecked, as sync does; `store` and doctor say why.
-    let kinds = match &workspace {
-        Some(workspace) => {
-            let read = session.repo_config_read(workspace);
-            match RepoConfig::kinds_for_readers(read.as_ref().as_ref().cloned()) {
-                Ok(kinds) => Some(kinds),
-                Err(why) => {
-                    if !input.kinds.is_empty() {
-                        session.notice(Notice::warning(format!("--type not checked: {why}")));
-                    }
-                    None
-                }
-            }
-        }
-        None => Some(Kinds::default()),
-    };
+    let kinds = kinds_for_reading(session, workspace.as_ref(), &input);
     let request = request(&input, kinds.as_ref(), session.now()?)?;
-    if matches!(input.mode, Some(Mode::Semantic | Mode::Hybrid)) {
-        // Asked for by name: an unusable model is an error, not a fallback.
-        session.model(Need::Usable)?;
-    }
-    let found = session.model_state();
-    let mode = mode(input.mode, matches!(found, ModelState::Installed(_)))?;
-    match found {
-        // The warning, once.
-        ModelState::Unusable(_) => {
-            session.model(Need::Optional)?;
-        }
-        ModelState::Missing => {
-            if let Some(notice) = model::notice_no_model(&session.home) {
-                session.notice(notice);
-            }
-        }
-        ModelState::Installed(_) => {}
-    }
+    let mode = mode_for(session, input.mode)?;
     // Recall never trusts a stale index: the sync is incremental, so when
     // nothing changed it only compares HEAD and file stats. A few new
     // memories are embedded on the way; many are left to `goldfish sync`.
     if let Some(workspace) = &workspace {
-        let embed = match mode {
-            Mode::Keyword => Embed::Keywords,
-            Mode::Semantic | Mode::Hybrid => READ_EMBEDS,
-        };
-        if let Some(report) = sync_for_reading(session, workspace, embed)? {
-            problems(session, &report.problems);
-            if report.pending_embeddings.is_some_and(|n| n > 0)
-                && let Some(notice) = not_embedded_notice(session, workspace, &report)?
-            {
-                session.notice(notice);
-            }
-        }
+        sync_before_reading(session, workspace, mode)?;
     }
-    let mut queries_embedded = 0;
     let (index, _) = session.index_and_model(Need::Optional)?;
     let scope = scope(index, workspace.as_ref(), &input.workspace)?;
     // Before the query is embedded: a question about nothing the log holds
@@ -179,6 +135,113 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
             )));
         }
     }
+    let (hits, query_vector) = search(session, &request, &scope, mode)?;
+    if hits.is_empty() {
+        return Ok(Recalled::Nothing);
+    }
+    let Some(budget) = input.budget else {
+        return Ok(Recalled::Memories {
+            hits,
+            all_workspaces: matches!(scope, Scope::All),
+        });
+    };
+    let job = DigestJob {
+        query: request.query.as_deref(),
+        hits: &hits,
+        budget,
+        query_vector: query_vector.as_ref().map(|(_, vector)| vector.as_slice()),
+        no_cache: input.no_cache,
+    };
+    let (report, tokenizer) = digest(session, &job, input.distill, mode)?;
+    Ok(Recalled::Digest(Digested {
+        report,
+        hits,
+        budget,
+        tokenizer,
+    }))
+}
+
+/// The repository's types, for a reader: a config it cannot use (a
+/// teammate's, committed) leaves the types unchecked, as sync does;
+/// `store` and doctor say why.
+fn kinds_for_reading(
+    session: &mut Session,
+    workspace: Option<&Workspace>,
+    input: &RecallInput,
+) -> Option<Kinds> {
+    let Some(workspace) = workspace else {
+        return Some(Kinds::default());
+    };
+    let read = session.repo_config_read(workspace);
+    match RepoConfig::kinds_for_readers(read.as_ref().as_ref().cloned()) {
+        Ok(kinds) => Some(kinds),
+        Err(why) => {
+            if !input.kinds.is_empty() {
+                session.notice(Notice::warning(format!("--type not checked: {why}")));
+            }
+            None
+        }
+    }
+}
+
+/// The mode recall runs in, given the one asked for and the model found;
+/// the model's warning or the note that there is none, once.
+fn mode_for(session: &mut Session, asked: Option<Mode>) -> Result<Mode, AppError> {
+    if matches!(asked, Some(Mode::Semantic | Mode::Hybrid)) {
+        // Asked for by name: an unusable model is an error, not a fallback.
+        session.model(Need::Usable)?;
+    }
+    let found = session.model_state();
+    let mode = mode(asked, matches!(found, ModelState::Installed(_)))?;
+    match found {
+        // The warning, once.
+        ModelState::Unusable(_) => {
+            session.model(Need::Optional)?;
+        }
+        ModelState::Missing => {
+            if let Some(notice) = model::notice_no_model(&session.home) {
+                session.notice(notice);
+            }
+        }
+        ModelState::Installed(_) => {}
+    }
+    Ok(mode)
+}
+
+/// The sync before a read, its problems and how much is not embedded yet
+/// left as notices.
+fn sync_before_reading(
+    session: &mut Session,
+    workspace: &Workspace,
+    mode: Mode,
+) -> Result<(), AppError> {
+    let embed = match mode {
+        Mode::Keyword => Embed::Keywords,
+        Mode::Semantic | Mode::Hybrid => READ_EMBEDS,
+    };
+    if let Some(report) = sync_for_reading(session, workspace, embed)? {
+        problems(session, &report.problems);
+        if report.pending_embeddings.is_some_and(|n| n > 0)
+            && let Some(notice) = not_embedded_notice(session, workspace, &report)?
+        {
+            session.notice(notice);
+        }
+    }
+    Ok(())
+}
+
+/// A vector and the id of the model that made it.
+type ModelVector = (String, Vec<f32>);
+
+/// The query's vector under the model (by its id) when the mode uses one,
+/// and the search: the hits, newer first when facts collide.
+fn search(
+    session: &mut Session,
+    request: &Request,
+    scope: &Scope,
+    mode: Mode,
+) -> Result<(Vec<IndexedMemory>, Option<ModelVector>), AppError> {
+    let mut queries_embedded = 0;
     let (index, model) = session.index_and_model(Need::Optional)?;
     let query_vector = match (&request.query, mode, model) {
         (Some(query), Mode::Semantic | Mode::Hybrid, Some(model)) => {
@@ -196,8 +259,8 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
         _ => None,
     };
     let hits = index.recall(
-        &request,
-        &scope,
+        request,
+        scope,
         mode,
         query_vector
             .as_ref()
@@ -208,36 +271,25 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
         None => hits,
     };
     session.trace.queries_embedded += queries_embedded;
-    if hits.is_empty() {
-        return Ok(Recalled::Nothing);
-    }
-    let Some(budget) = input.budget else {
-        return Ok(Recalled::Memories {
-            hits,
-            all_workspaces: matches!(scope, Scope::All),
-        });
-    };
+    Ok((hits, query_vector))
+}
+
+/// The digest within the budget: the LLM command's when one is set and
+/// answers, else the extractive one (with why, when the command failed);
+/// and the tokenizer that counted.
+fn digest(
+    session: &mut Session,
+    job: &DigestJob<'_>,
+    distill: Distill,
+    mode: Mode,
+) -> Result<(DigestReport, String), AppError> {
     let (mut counter, tokenizer) = token_counter(session)?;
     let command = session.distill_command()?;
-    let llm = llm_command(input.distill, command.as_ref(), session)?;
-    let job = DigestJob {
-        query: request.query.as_deref(),
-        hits: &hits,
-        budget,
-        query_vector: query_vector.as_ref().map(|(_, vector)| vector.as_slice()),
-        no_cache: input.no_cache,
-    };
+    let llm = llm_command(distill, command.as_ref(), session)?;
     let mut fallback_reason = None;
     if let Some(command) = llm {
-        match llm_digest(session.index()?, &job, command, counter.as_mut())? {
-            Ok(report) => {
-                return Ok(Recalled::Digest(Digested {
-                    report,
-                    hits,
-                    budget,
-                    tokenizer,
-                }));
-            }
+        match llm_digest(session.index()?, job, command, counter.as_mut())? {
+            Ok(report) => return Ok((report, tokenizer)),
             Err(failure) => {
                 session.notice(Notice::note(format!(
                     "{failure}; using the extractive digest"
@@ -251,19 +303,14 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
         (_, Some(model)) => Some(model.sentence_embedder()?),
     };
     let mut report = extractive_digest(
-        &job,
+        job,
         sentence_embedder
             .as_mut()
             .map(|embedder| embedder as &mut dyn Embedder),
         counter.as_mut(),
     )?;
     report.fallback_reason = fallback_reason;
-    Ok(Recalled::Digest(Digested {
-        report,
-        hits,
-        budget,
-        tokenizer,
-    }))
+    Ok((report, tokenizer))
 }
 
 /// Newer wins when facts collide ([`supersede::newer_first`]): a result

@@ -122,20 +122,7 @@ pub fn collect(
             .map_err(|err| AppError::from(anyhow::Error::new(err)))?,
         None => 0,
     };
-    let mut workspaces = Vec::new();
-    for other in index
-        .workspaces()
-        .map_err(|err| AppError::from(anyhow::Error::new(err)))?
-    {
-        workspaces.push(WorkspaceSummary {
-            memories: index
-                .live_count(other.id)
-                .map_err(|err| AppError::from(anyhow::Error::new(err)))?,
-            name: other.name,
-            root: other.root,
-            last_sync: other.synced_at,
-        });
-    }
+    let workspaces = workspace_summaries(index)?;
     Ok(Status {
         workspace: row.as_ref().map(|row| row.name.clone()),
         root: workspace.root().display().to_string(),
@@ -155,6 +142,25 @@ pub fn collect(
         index: index.path().display().to_string(),
         workspaces,
     })
+}
+
+/// Every workspace the index holds, with its live memories.
+fn workspace_summaries(index: &Index) -> Result<Vec<WorkspaceSummary>, AppError> {
+    let mut workspaces = Vec::new();
+    for other in index
+        .workspaces()
+        .map_err(|err| AppError::from(anyhow::Error::new(err)))?
+    {
+        workspaces.push(WorkspaceSummary {
+            memories: index
+                .live_count(other.id)
+                .map_err(|err| AppError::from(anyhow::Error::new(err)))?,
+            name: other.name,
+            root: other.root,
+            last_sync: other.synced_at,
+        });
+    }
+    Ok(workspaces)
 }
 
 /// What HEAD's commit holds of the log.
@@ -211,26 +217,7 @@ pub fn text(status: &Status) -> String {
         )),
         None => text.push_str("last sync  never (run `goldfish sync`)\n"),
     }
-    match (&status.model, status.pending_embeddings) {
-        (Some(model), Some(0)) => {
-            text.push_str(&format!("model      {model}: every memory embedded\n"))
-        }
-        (Some(model), Some(pending)) => match &status.embedding {
-            Some(embedding) => text.push_str(&format!(
-                "model      {model}: {} not embedded yet, being embedded now: {}\n",
-                super::render::memories(pending),
-                progress_words(embedding)
-            )),
-            None => text.push_str(&format!(
-                "model      {model}: {} not embedded yet (`goldfish sync` embeds them)\n",
-                super::render::memories(pending)
-            )),
-        },
-        _ => text.push_str(&format!(
-            "model      none: recall matches keywords only; {}\n",
-            super::model::INSTALL_HINT
-        )),
-    }
+    text.push_str(&model_line(status));
     if let Some(warm) = &status.warm {
         text.push_str(&format!(
             "warm       process {} keeps {} loaded (ends after {} s without a request)\n",
@@ -255,6 +242,28 @@ pub fn text(status: &Status) -> String {
         ));
     }
     text
+}
+
+/// The `model` line: the embedding model and how much is embedded.
+fn model_line(status: &Status) -> String {
+    match (&status.model, status.pending_embeddings) {
+        (Some(model), Some(0)) => format!("model      {model}: every memory embedded\n"),
+        (Some(model), Some(pending)) => match &status.embedding {
+            Some(embedding) => format!(
+                "model      {model}: {} not embedded yet, being embedded now: {}\n",
+                super::render::memories(pending),
+                progress_words(embedding)
+            ),
+            None => format!(
+                "model      {model}: {} not embedded yet (`goldfish sync` embeds them)\n",
+                super::render::memories(pending)
+            ),
+        },
+        _ => format!(
+            "model      none: recall matches keywords only; {}\n",
+            super::model::INSTALL_HINT
+        ),
+    }
 }
 
 /// "1,200 of 9,000 done, 310 a second, about 25 s left".

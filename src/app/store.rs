@@ -32,8 +32,9 @@ pub struct StoreInput {
     /// Refuse, before writing, a text this similar to a memory the
     /// workspace has (a person at a terminal, an agent): `--force` not given.
     pub refuse_similar: bool,
-    /// The agent session it comes from (capture), recorded with it.
-    pub session: Option<String>,
+    /// The agent session it comes from (capture), recorded with it (the
+    /// record's `session`).
+    pub agent_session: Option<String>,
     /// The content's vector, when the caller computed it already (capture's
     /// own near-duplicate check): the index takes it as it is.
     pub vector: Option<ContentVector>,
@@ -120,6 +121,110 @@ pub fn store_asking(
     input: StoreInput,
     ask: &mut dyn FnMut(&Replaceable) -> bool,
 ) -> Result<Stored, AppError> {
+    let fields = checked_fields(session, workspace, &input)?;
+    let supersedes = match input.supersedes.as_deref() {
+        Some(id) => Some(superseded(workspace, id.trim())?),
+        None => None,
+    };
+    let replaced = if supersedes.is_some() {
+        FindReplaced::Skip
+    } else {
+        input.replaced
+    };
+    let (vector, before, mut replaceable) = look_before_write(
+        session,
+        workspace,
+        &fields,
+        input.vector,
+        input.refuse_similar,
+        replaced,
+        supersedes.as_ref(),
+    )?;
+    let supersedes = settle_replaced(replaced, &replaceable, supersedes, ask)?;
+    let entry = new_entry(
+        session,
+        workspace,
+        fields,
+        input.source,
+        input.agent_session,
+        supersedes,
+    )?;
+    if !input.allow_secret {
+        refuse_secret_fields(&entry)?;
+    }
+    let (file, journaled) = append_entry(workspace, &entry)?;
+    // The memory is safely in the log; indexing it is best effort (the next
+    // sync catches up), so a broken index or model never loses a store.
+    let (similar, not_indexed) = match index_stored(session, workspace, &entry, vector, before) {
+        Ok((similar, vector)) => {
+            let similar = similar_after_write(
+                session,
+                workspace,
+                &entry,
+                similar,
+                vector,
+                replaced,
+                &mut replaceable,
+            );
+            (similar, None)
+        }
+        Err(err) => (Vec::new(), Some(format!("{:#}", err.error))),
+    };
+    Ok(Stored {
+        entry,
+        file,
+        journaled,
+        similar,
+        replaceable,
+        not_indexed,
+    })
+}
+
+/// What the memories the new one probably replaces decide before the
+/// write: under [`FindReplaced::Refuse`] the store is refused when there
+/// are some; under [`FindReplaced::Ask`] the first one `ask` confirms is
+/// the one it supersedes. Returns what it supersedes.
+fn settle_replaced(
+    replaced: FindReplaced,
+    replaceable: &[Replaceable],
+    supersedes: Option<String>,
+    ask: &mut dyn FnMut(&Replaceable) -> bool,
+) -> Result<Option<String>, AppError> {
+    match replaced {
+        FindReplaced::Refuse if !replaceable.is_empty() => {
+            let listed: Vec<String> = replaceable
+                .iter()
+                .map(|r| replaceable_line(r, 100))
+                .collect();
+            Err(AppError::input(anyhow::anyhow!(
+                "not stored: it may replace {}",
+                listed.join("; or ")
+            ))
+            .with_hint(Hint::Supersede))
+        }
+        FindReplaced::Ask => Ok(replaceable
+            .iter()
+            .find(|r| ask(r))
+            .map(|r| r.memory.id.clone())),
+        _ => Ok(supersedes),
+    }
+}
+
+/// What the caller gave, checked: the content, tags, files and type.
+struct Fields {
+    content: String,
+    tags: Vec<String>,
+    files: Vec<String>,
+    kind: String,
+}
+
+/// Checks the content, tags, files and source the caller gave, and
+/// resolves the type against the repository's types.
+fn checked_fields(
+    session: &mut Session,
+    workspace: &Workspace,
+    input: &StoreInput,
+) -> Result<Fields, AppError> {
     let content = memory::validate_content(&input.content, input.allow_secret)
         .map_err(|err| refusal(Arg::Content, err))?;
     let list = |items: &[String], limit: memory::ListLimit, arg: Arg| {
@@ -149,42 +254,57 @@ pub fn store_asking(
         .resolve(&input.kind)
         .map_err(|err| AppError::arg(Arg::Type, err))?
         .to_owned();
-    let mut supersedes = match input.supersedes.as_deref() {
-        Some(id) => Some(superseded(workspace, id.trim())?),
-        None => None,
-    };
-    let mut vector = input.vector;
-    let replaced = if supersedes.is_some() {
-        FindReplaced::Skip
-    } else {
-        input.replaced
-    };
+    Ok(Fields {
+        content,
+        tags,
+        files,
+        kind,
+    })
+}
+
+/// What [`look_before_write`] returns: the content's vector, what the
+/// search saw, and the memories the new one probably replaces.
+type BeforeWrite = (Option<ContentVector>, Option<Before>, Vec<Replaceable>);
+
+/// Before the write: the near-duplicates (refused when the caller asked),
+/// and the older memories the new one probably replaces when those are
+/// looked for before it. Returns the content's vector, what the search saw
+/// and the replaceable ones.
+fn look_before_write(
+    session: &mut Session,
+    workspace: &Workspace,
+    fields: &Fields,
+    mut vector: Option<ContentVector>,
+    refuse_similar: bool,
+    replaced: FindReplaced,
+    supersedes: Option<&String>,
+) -> Result<BeforeWrite, AppError> {
     let look_before = matches!(replaced, FindReplaced::Refuse | FindReplaced::Ask);
     let mut similar = Vec::new();
     let mut before = None;
-    if (input.refuse_similar || look_before) && vector.is_none() {
+    if (refuse_similar || look_before) && vector.is_none() {
         // Best effort: an index or model that fails here never stops a store.
         let computed;
         (similar, computed, before) =
-            near_duplicates_seen(session, workspace, &content).unwrap_or_default();
+            near_duplicates_seen(session, workspace, &fields.content).unwrap_or_default();
         vector = computed;
     }
     let memo = supersede::Memo {
-        kind: &kind,
-        content: &content,
-        files: &files,
+        kind: &fields.kind,
+        content: &fields.content,
+        files: &fields.files,
     };
-    let mut replaceable = match (&vector, look_before) {
+    let replaceable = match (&vector, look_before) {
         (Some(vector), true) => {
             replaceable_by(session, workspace, memo, vector, None).unwrap_or_default()
         }
         _ => Vec::new(),
     };
-    if input.refuse_similar {
+    if refuse_similar {
         // The memory it replaces says nearly the same: that is the point.
         // So may one it probably replaces, asked about below.
         similar.retain(|m| {
-            Some(&m.id) != supersedes.as_ref() && !replaceable.iter().any(|r| r.memory.id == m.id)
+            Some(&m.id) != supersedes && !replaceable.iter().any(|r| r.memory.id == m.id)
         });
         if !similar.is_empty() {
             let listed: Vec<String> = similar
@@ -198,69 +318,74 @@ pub fn store_asking(
             .with_hint(Hint::Force));
         }
     }
-    match replaced {
-        FindReplaced::Refuse if !replaceable.is_empty() => {
-            let listed: Vec<String> = replaceable
-                .iter()
-                .map(|r| replaceable_line(r, 100))
-                .collect();
-            return Err(AppError::input(anyhow::anyhow!(
-                "not stored: it may replace {}",
-                listed.join("; or ")
-            ))
-            .with_hint(Hint::Supersede));
-        }
-        FindReplaced::Ask => {
-            supersedes = replaceable
-                .iter()
-                .find(|r| ask(r))
-                .map(|r| r.memory.id.clone());
-        }
-        _ => {}
-    }
+    Ok((vector, before, replaceable))
+}
+
+/// The memory's line: the checked fields, now, and what git says of the
+/// author, branch and commit.
+fn new_entry(
+    session: &mut Session,
+    workspace: &Workspace,
+    fields: Fields,
+    source: Option<String>,
+    agent_session: Option<String>,
+    supersedes: Option<String>,
+) -> Result<Entry, AppError> {
     let at = session.now()?;
     let head = workspace.head();
-    let entry = Entry::Memory(Memory {
+    Ok(Entry::Memory(Memory {
         id: memory::new_id(at),
         timestamp: memory::format_timestamp(at),
-        kind,
-        content,
-        source: input
-            .source
+        kind: fields.kind,
+        content: fields.content,
+        source: source
             .map(|s| s.trim().to_owned())
             .filter(|s| !s.is_empty()),
-        tags,
+        tags: fields.tags,
         author: workspace.author(),
         branch: head.branch,
         commit: head.commit,
-        files,
-        session: input.session,
+        files: fields.files,
+        session: agent_session,
         supersedes,
         extra: Default::default(),
-    });
-    if !input.allow_secret
-        && let Entry::Memory(memory) = &entry
-        && let Some((field, found)) = memory::secret_in(memory)
-    {
-        // Content was checked above: the options the caller gave, or what
-        // came from git (author, branch).
-        let arg = match field.as_str() {
-            "content" => Arg::Content,
-            "tags" => Arg::Tags,
-            "files" => Arg::Files,
-            "source" => Arg::Source,
-            "author" => Arg::Field("author"),
-            "branch" => Arg::Field("branch"),
-            "commit" => Arg::Field("commit"),
-            _ => Arg::Field("field"),
-        };
-        let err = memory::ContentError::Secret {
-            rule: found.rule,
-            excerpt: found.redacted(),
-        };
-        return Err(refusal(arg, err));
-    }
-    let appended = MemoryDir::of(workspace).append(&entry)?;
+    }))
+}
+
+/// Refuses a memory a field of which looks like a secret. Content was
+/// checked before: the options the caller gave, or what came from git
+/// (author, branch).
+fn refuse_secret_fields(entry: &Entry) -> Result<(), AppError> {
+    let Entry::Memory(memory) = entry else {
+        return Ok(());
+    };
+    let Some((field, found)) = memory::secret_in(memory) else {
+        return Ok(());
+    };
+    let arg = match field.as_str() {
+        "content" => Arg::Content,
+        "tags" => Arg::Tags,
+        "files" => Arg::Files,
+        "source" => Arg::Source,
+        "author" => Arg::Field("author"),
+        "branch" => Arg::Field("branch"),
+        "commit" => Arg::Field("commit"),
+        _ => Arg::Field("field"),
+    };
+    let err = memory::ContentError::Secret {
+        rule: found.rule,
+        excerpt: found.redacted(),
+    };
+    Err(refusal(arg, err))
+}
+
+/// Appends the line to the log: the file it goes to, relative to the
+/// repository root, and why it waits in the journal, when it does.
+fn append_entry(
+    workspace: &Workspace,
+    entry: &Entry,
+) -> Result<(PathBuf, Option<String>), AppError> {
+    let appended = MemoryDir::of(workspace).append(entry)?;
     let relative = |path: &Path| {
         path.strip_prefix(workspace.root())
             .map(Path::to_owned)
@@ -277,41 +402,41 @@ pub fn store_asking(
             file.display()
         )),
     };
-    // The memory is safely in the log; indexing it is best effort (the next
-    // sync catches up), so a broken index or model never loses a store.
-    let (similar, not_indexed) = match index_stored(session, workspace, &entry, vector, before) {
-        Ok((mut similar, vector)) => {
-            if let Entry::Memory(m) = &entry {
-                similar.retain(|s| {
-                    Some(&s.id) != m.supersedes.as_ref()
-                        && !replaceable.iter().any(|r| r.memory.id == s.id)
-                });
-                if replaced == FindReplaced::Report
-                    && let Some(vector) = vector
-                {
-                    let memo = supersede::Memo {
-                        kind: &m.kind,
-                        content: &m.content,
-                        files: &m.files,
-                    };
-                    // Best effort, as the indexing.
-                    replaceable = replaceable_by(session, workspace, memo, &vector, Some(&m.id))
-                        .unwrap_or_default();
-                    similar.retain(|s| !replaceable.iter().any(|r| r.memory.id == s.id));
-                }
-            }
-            (similar, None)
-        }
-        Err(err) => (Vec::new(), Some(format!("{:#}", err.error))),
+    Ok((file, journaled))
+}
+
+/// The near-duplicates the index found once the memory is in, but the one
+/// it supersedes and those it may replace; under [`FindReplaced::Report`]
+/// the memories it probably replaces are looked for now.
+fn similar_after_write(
+    session: &mut Session,
+    workspace: &Workspace,
+    entry: &Entry,
+    mut similar: Vec<IndexedMemory>,
+    vector: Option<ContentVector>,
+    replaced: FindReplaced,
+    replaceable: &mut Vec<Replaceable>,
+) -> Vec<IndexedMemory> {
+    let Entry::Memory(m) = entry else {
+        return similar;
     };
-    Ok(Stored {
-        entry,
-        file,
-        journaled,
-        similar,
-        replaceable,
-        not_indexed,
-    })
+    similar.retain(|s| {
+        Some(&s.id) != m.supersedes.as_ref() && !replaceable.iter().any(|r| r.memory.id == s.id)
+    });
+    if replaced == FindReplaced::Report
+        && let Some(vector) = vector
+    {
+        let memo = supersede::Memo {
+            kind: &m.kind,
+            content: &m.content,
+            files: &m.files,
+        };
+        // Best effort, as the indexing.
+        *replaceable =
+            replaceable_by(session, workspace, memo, &vector, Some(&m.id)).unwrap_or_default();
+        similar.retain(|s| !replaceable.iter().any(|r| r.memory.id == s.id));
+    }
+    similar
 }
 
 /// How many older memories `store` names as ones a new memory may replace.

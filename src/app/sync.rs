@@ -127,7 +127,7 @@ pub fn start_background_embedding(session: &mut Session, workspace: &Workspace) 
     if locks::embedding_running(&session.home.locks_dir()) {
         return true;
     }
-    match super::background::sync(&session.home, workspace) {
+    match super::background::start_sync(&session.home, workspace) {
         Ok(_) => true,
         Err(err) => {
             session.notice(Notice::warning(format!(

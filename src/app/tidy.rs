@@ -75,33 +75,7 @@ pub fn find(
             .collect(),
         None => Vec::new(),
     };
-    let facts: Vec<Fact> = memories
-        .iter()
-        .map(|m| Fact {
-            id: m.id.clone(),
-            // RFC 3339 (what sync indexed); an unreadable one sorts first.
-            ts_ms: m
-                .timestamp
-                .parse::<jiff::Timestamp>()
-                .map_or(i64::MIN, |t| t.as_millisecond()),
-            kind: m.kind.clone(),
-            branch: m.branch.clone(),
-            superseded_by: m.superseded_by.clone(),
-            counts: m.trust == Trust::Trusted && m.flags.is_empty(),
-            // A deletion or revert from outside the trust policy proposes
-            // nothing.
-            stale: m
-                .stale
-                .as_ref()
-                .filter(|stale| !stale.outside_policy)
-                .map(|stale| tidy::Staleness {
-                    reason: stale.reason.clone(),
-                    file: stale.file.clone(),
-                    branch: stale.branch.clone(),
-                    commit: stale.commit.clone(),
-                }),
-        })
-        .collect();
+    let facts: Vec<Fact> = memories.iter().map(fact_of).collect();
     let cutoff = now
         .checked_sub(jiff::SignedDuration::from_hours(
             24 * i64::try_from(options.older_than_days).unwrap_or(i64::MAX / 48),
@@ -135,6 +109,34 @@ pub fn find(
         memories: memories.len(),
         duplicates_checked: model_id.is_some(),
     })
+}
+
+/// What tidy's rules see of a memory.
+fn fact_of(m: &IndexedMemory) -> Fact {
+    Fact {
+        id: m.id.clone(),
+        // RFC 3339 (what sync indexed); an unreadable one sorts first.
+        ts_ms: m
+            .timestamp
+            .parse::<jiff::Timestamp>()
+            .map_or(i64::MIN, |t| t.as_millisecond()),
+        kind: m.kind.clone(),
+        branch: m.branch.clone(),
+        superseded_by: m.superseded_by.clone(),
+        counts: m.trust == Trust::Trusted && m.flags.is_empty(),
+        // A deletion or revert from outside the trust policy proposes
+        // nothing.
+        stale: m
+            .stale
+            .as_ref()
+            .filter(|stale| !stale.outside_policy)
+            .map(|stale| tidy::Staleness {
+                reason: stale.reason.clone(),
+                file: stale.file.clone(),
+                branch: stale.branch.clone(),
+                commit: stale.commit.clone(),
+            }),
+    }
 }
 
 /// Forgets the memories `ids` names: a tombstone line each, in the files

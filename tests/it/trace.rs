@@ -122,7 +122,7 @@ fn a_store_that_checks_for_near_duplicates_embeds_its_text_once() {
         source: None,
         allow_secret: false,
         refuse_similar: true,
-        session: None,
+        agent_session: None,
         vector: None,
         supersedes: None,
         // As MCP: looked for before the write, with the same vector.

@@ -184,40 +184,7 @@ pub fn walk<C: Clone + Eq + Hash + ToString>(
             effective.insert(step.commit.clone(), side);
             continue;
         }
-        let root = || {
-            before
-                .root
-                .clone()
-                .or_else(|| Some(step.commit.to_string()))
-        };
-        let taken = || Effective {
-            policy: step.raw.policy().cloned(),
-            root: root(),
-            signers: step.signers.clone(),
-        };
-        let (after, outcome) = match (&before.policy, &step.raw) {
-            (_, Raw::Unusable(why)) => {
-                let kept = if before.policy.is_some() {
-                    before.clone()
-                } else {
-                    Effective {
-                        policy: Some(Effective::nobody()),
-                        root: root(),
-                        signers: before.signers.clone(),
-                    }
-                };
-                (kept, Outcome::Unusable(why.clone()))
-            }
-            (None, _) => (taken(), Outcome::Taken),
-            (Some(policy), _) => {
-                let reasons = judge(index, policy, before.signers.as_deref());
-                if reasons.is_empty() {
-                    (taken(), Outcome::Taken)
-                } else {
-                    (before.clone(), Outcome::Outside(reasons))
-                }
-            }
-        };
+        let (after, outcome) = judge_change(step, index, &before, &mut judge);
         // Setting a policy where there was none changes nothing anyone
         // relied on: not reported.
         if before.policy.is_some() || !matches!(outcome, Outcome::Taken) {
@@ -232,6 +199,52 @@ pub fn walk<C: Clone + Eq + Hash + ToString>(
         effective.insert(step.commit.clone(), after);
     }
     (effective, changes)
+}
+
+/// What a step that changes the policy leaves in effect, and why: an
+/// unusable config keeps the policy before it (nobody's when there was
+/// none); a first policy is taken; a change is taken when its commit is
+/// inside the policy before it, else refused.
+fn judge_change<C: Clone + Eq + Hash + ToString>(
+    step: &Step<C>,
+    index: usize,
+    before: &Effective,
+    judge: &mut impl FnMut(usize, &TrustPolicy, Option<&str>) -> Vec<&'static str>,
+) -> (Effective, Outcome) {
+    let root = || {
+        before
+            .root
+            .clone()
+            .or_else(|| Some(step.commit.to_string()))
+    };
+    let taken = || Effective {
+        policy: step.raw.policy().cloned(),
+        root: root(),
+        signers: step.signers.clone(),
+    };
+    match (&before.policy, &step.raw) {
+        (_, Raw::Unusable(why)) => {
+            let kept = if before.policy.is_some() {
+                before.clone()
+            } else {
+                Effective {
+                    policy: Some(Effective::nobody()),
+                    root: root(),
+                    signers: before.signers.clone(),
+                }
+            };
+            (kept, Outcome::Unusable(why.clone()))
+        }
+        (None, _) => (taken(), Outcome::Taken),
+        (Some(policy), _) => {
+            let reasons = judge(index, policy, before.signers.as_deref());
+            if reasons.is_empty() {
+                (taken(), Outcome::Taken)
+            } else {
+                (before.clone(), Outcome::Outside(reasons))
+            }
+        }
+    }
 }
 
 #[cfg(test)]

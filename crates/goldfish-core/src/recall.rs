@@ -401,115 +401,128 @@ impl TimeCue {
             .map(str::to_lowercase)
             .collect();
         let now_zoned = now.to_zoned(jiff::tz::TimeZone::UTC);
-        let back = |span: jiff::Span| now_zoned.checked_sub(span).ok().map(|z| z.timestamp());
+        // Each reading: `None` when the word starts no cue, else what
+        // `find` answers (`Some(None)` when the cue's dates overflow).
         for (i, word) in words.iter().enumerate() {
-            let before = |n: usize| {
-                i.checked_sub(n)
-                    .and_then(|j| words.get(j))
-                    .map(String::as_str)
+            let cue = match word.as_str() {
+                "ago" => TimeCue::ago(&words, i, &now_zoned),
+                "last" | "past" | "previous" => TimeCue::last(&words, i, &now_zoned),
+                "yesterday" => Some(
+                    back(&now_zoned, jiff::Span::new().days(2))
+                        .map(|start| TimeCue { start, end: now }),
+                ),
+                "in" | "during" => TimeCue::in_months(&words, i, &now_zoned),
+                _ => None,
             };
-            match word.as_str() {
-                "ago" => {
-                    let Some(unit) = before(1).and_then(unit) else {
-                        continue;
-                    };
-                    let count = match (before(2), before(3)) {
-                        (Some("of"), Some("couple")) => 2,
-                        (Some(n), _) => match count(n) {
-                            Some(n) => n,
-                            None => continue,
-                        },
-                        _ => continue,
-                    };
-                    return Some(TimeCue {
-                        start: back(unit(count + 1))?,
-                        end: back(unit(count.saturating_sub(1)))?,
-                    });
-                }
-                "last" | "past" | "previous" => {
-                    let next = words.get(i + 1).map(String::as_str);
-                    if let Some(weekday) = next.and_then(weekday) {
-                        // The latest such day before today, a day either side.
-                        let today = now_zoned.date();
-                        let back_days = i64::from(
-                            (today.weekday().to_monday_zero_offset()
-                                - weekday.to_monday_zero_offset()
-                                + 6)
-                            .rem_euclid(7)
-                                + 1,
-                        );
-                        let day = today.checked_sub(jiff::Span::new().days(back_days)).ok()?;
-                        return day_span(day, 1, 2);
-                    }
-                    if next == Some("weekend") {
-                        // The latest Saturday before today, to Monday.
-                        let today = now_zoned.date();
-                        let back_days = i64::from(
-                            (today.weekday().to_monday_zero_offset() - 5 + 6).rem_euclid(7) + 1,
-                        );
-                        let saturday = today.checked_sub(jiff::Span::new().days(back_days)).ok()?;
-                        return day_span(saturday, 1, 3);
-                    }
-                    if let Some(unit) = next.and_then(unit) {
-                        return Some(TimeCue {
-                            start: back(unit(2))?,
-                            end: now,
-                        });
-                    }
-                    // "the past three months": that many back to now.
-                    let counted = next
-                        .and_then(count)
-                        .zip(words.get(i + 2).and_then(|w| unit(w)));
-                    if let Some((n, unit)) = counted {
-                        return Some(TimeCue {
-                            start: back(unit(n + 1))?,
-                            end: now,
-                        });
-                    }
-                }
-                "yesterday" => {
-                    return Some(TimeCue {
-                        start: back(jiff::Span::new().days(2))?,
-                        end: now,
-                    });
-                }
-                "in" | "during" => {
-                    let Some(first_month) = words.get(i + 1).and_then(|w| month(w)) else {
-                        continue;
-                    };
-                    let year = if first_month <= now_zoned.month() {
-                        now_zoned.year()
-                    } else {
-                        now_zoned.year() - 1
-                    };
-                    // "in March and April": through the second month.
-                    let through = match words.get(i + 2).map(String::as_str) {
-                        Some("and" | "or" | "to" | "through") => {
-                            words.get(i + 3).and_then(|w| month(w))
-                        }
-                        _ => None,
-                    };
-                    let months = match through {
-                        Some(last) => i64::from((last - first_month).rem_euclid(12)) + 1,
-                        None => 1,
-                    };
-                    let first = jiff::civil::Date::new(year, first_month, 1).ok()?;
-                    let start = first.to_zoned(jiff::tz::TimeZone::UTC).ok()?;
-                    let end = start.checked_add(jiff::Span::new().months(months)).ok()?;
-                    return Some(TimeCue {
-                        start: start.timestamp(),
-                        end: end.timestamp(),
-                    });
-                }
-                _ => {}
+            if let Some(cue) = cue {
+                return cue;
             }
         }
         None
     }
 
+    /// "N days/weeks/months/years ago", "a couple of … ago" (at word `i`):
+    /// N ± 1 of them.
+    fn ago(words: &[String], i: usize, now: &jiff::Zoned) -> Option<Option<TimeCue>> {
+        let before = |n: usize| {
+            i.checked_sub(n)
+                .and_then(|j| words.get(j))
+                .map(String::as_str)
+        };
+        let unit = before(1).and_then(unit)?;
+        let count = match (before(2), before(3)) {
+            (Some("of"), Some("couple")) => 2,
+            (Some(n), _) => count(n)?,
+            _ => return None,
+        };
+        let start = back(now, unit(count + 1));
+        let end = back(now, unit(count.saturating_sub(1)));
+        Some(start.zip(end).map(|(start, end)| TimeCue { start, end }))
+    }
+
+    /// "last/past/previous" (word `i`) and what follows: a weekday (a day
+    /// either side), the weekend, a unit (two of them back to now), or a
+    /// count of units (that many back to now).
+    fn last(words: &[String], i: usize, now: &jiff::Zoned) -> Option<Option<TimeCue>> {
+        let next = words.get(i + 1).map(String::as_str);
+        if let Some(weekday) = next.and_then(weekday) {
+            // The latest such day before today, a day either side.
+            let today = now.date();
+            let back_days = i64::from(
+                (today.weekday().to_monday_zero_offset() - weekday.to_monday_zero_offset() + 6)
+                    .rem_euclid(7)
+                    + 1,
+            );
+            return Some(
+                today
+                    .checked_sub(jiff::Span::new().days(back_days))
+                    .ok()
+                    .and_then(|day| day_span(day, 1, 2)),
+            );
+        }
+        if next == Some("weekend") {
+            // The latest Saturday before today, to Monday.
+            let today = now.date();
+            let back_days =
+                i64::from((today.weekday().to_monday_zero_offset() - 5 + 6).rem_euclid(7) + 1);
+            return Some(
+                today
+                    .checked_sub(jiff::Span::new().days(back_days))
+                    .ok()
+                    .and_then(|saturday| day_span(saturday, 1, 3)),
+            );
+        }
+        let end = now.timestamp();
+        if let Some(unit) = next.and_then(unit) {
+            return Some(back(now, unit(2)).map(|start| TimeCue { start, end }));
+        }
+        // "the past three months": that many back to now.
+        let (n, unit) = next
+            .and_then(count)
+            .zip(words.get(i + 2).and_then(|w| unit(w)))?;
+        Some(back(now, unit(n + 1)).map(|start| TimeCue { start, end }))
+    }
+
+    /// "in/during MONTH" (word `i`), or "in MONTH and MONTH": the latest
+    /// such months up to now.
+    fn in_months(words: &[String], i: usize, now: &jiff::Zoned) -> Option<Option<TimeCue>> {
+        let first_month = words.get(i + 1).and_then(|w| month(w))?;
+        let year = if first_month <= now.month() {
+            now.year()
+        } else {
+            now.year() - 1
+        };
+        // "in March and April": through the second month.
+        let through = match words.get(i + 2).map(String::as_str) {
+            Some("and" | "or" | "to" | "through") => words.get(i + 3).and_then(|w| month(w)),
+            _ => None,
+        };
+        let months = match through {
+            Some(last) => i64::from((last - first_month).rem_euclid(12)) + 1,
+            None => 1,
+        };
+        Some(month_span(year, first_month, months))
+    }
+
     pub fn contains(&self, at: Timestamp) -> bool {
         self.start <= at && at <= self.end
     }
+}
+
+/// `months` months from the first of `month` in `year` (UTC).
+fn month_span(year: i16, month: i8, months: i64) -> Option<TimeCue> {
+    let first = jiff::civil::Date::new(year, month, 1).ok()?;
+    let start = first.to_zoned(jiff::tz::TimeZone::UTC).ok()?;
+    let end = start.checked_add(jiff::Span::new().months(months)).ok()?;
+    Some(TimeCue {
+        start: start.timestamp(),
+        end: end.timestamp(),
+    })
+}
+
+/// `span` before `now`.
+fn back(now: &jiff::Zoned, span: jiff::Span) -> Option<Timestamp> {
+    now.checked_sub(span).ok().map(|z| z.timestamp())
 }
 
 /// From `before` days before `day` to `after` days after its start (UTC).

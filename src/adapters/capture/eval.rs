@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use crate::domain::capture::event;
 use crate::domain::capture::prompt::Context;
-use crate::domain::capture::rules::{Session, Verdict};
+use crate::domain::capture::rules::{AgentSession, Verdict};
 use crate::domain::capture::{Generator, guard, judge_with};
 use crate::domain::memory::secrets;
 
@@ -111,7 +111,7 @@ pub fn evaluate_with(
     context: Context,
 ) -> Report {
     let mut report = Report::default();
-    let mut sessions: std::collections::BTreeMap<String, Session> = Default::default();
+    let mut sessions: std::collections::BTreeMap<String, AgentSession> = Default::default();
     for labelled in set {
         let mut payload = labelled.payload.clone();
         let mut planted = Vec::new();

@@ -18,13 +18,13 @@ pub fn capture_models_dir(models_dir: &Path) -> PathBuf {
 }
 
 /// The default model, if installed.
-pub fn default_model(models_dir: &Path) -> Option<PathBuf> {
+pub fn default_capture_model(models_dir: &Path) -> Option<PathBuf> {
     let path = capture_models_dir(models_dir).join(DEFAULT_GGUF);
     path.is_file().then_some(path)
 }
 
 /// Installs the default model (cached; a re-run checks the checksum only).
-pub fn install_default(models_dir: &Path) -> Result<PathBuf, InstallError> {
+pub fn install_capture_model(models_dir: &Path) -> Result<PathBuf, InstallError> {
     let io = |action, path: &Path| PathError::at::<InstallError>(action, path);
     let scripts =
         tempfile::tempdir().map_err(io("create a temporary folder in", &std::env::temp_dir()))?;

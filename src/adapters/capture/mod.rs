@@ -6,7 +6,7 @@
 //! worker, one per home at a time, [`drain`]s the queues: rules read the
 //! facts of each event ([`event::facts`]: files, command, exit status,
 //! failing tests, error lines; instruction-like spans and secrets removed),
-//! keep a state per session ([`rules::Session`]) and decide what is worth a
+//! keep a state per session ([`rules::AgentSession`]) and decide what is worth a
 //! memory; a Stop event adds the session summary. Before the store,
 //! [`guard`] removes what still reads as an order to an agent (a model may
 //! echo one) or skips the observation; each event's status line names the
@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use crate::adapters::PathError;
 
-use crate::domain::capture::rules::{self, Observation, Session, Verdict};
+use crate::domain::capture::rules::{self, AgentSession, Observation, Verdict};
 use crate::domain::capture::{
     Generator, READ_AS_AN_ORDER, event, guard, judge, redact, transcript,
 };
@@ -144,13 +144,13 @@ fn dropped(
 
 /// Where the worker's observations go.
 pub trait Sink {
-    /// Stores an observation of `session`; returns the memory's id, or why
-    /// it was not stored. `orders_removed`: text that read as an order to
-    /// an agent was removed from the event (it links nothing).
+    /// Stores an observation of `agent_session`; returns the memory's id,
+    /// or why it was not stored. `orders_removed`: text that read as an
+    /// order to an agent was removed from the event (it links nothing).
     fn store(
         &mut self,
         root: &Path,
-        session: &str,
+        agent_session: &str,
         observation: &Observation,
         orders_removed: bool,
     ) -> Result<String, Refusal>;
@@ -293,7 +293,7 @@ fn process(
         .as_str()
         .unwrap_or("unknown")
         .to_owned();
-    let mut session: Session = queue.load_session(&session_id);
+    let mut session: AgentSession = queue.load_session(&session_id);
     let mut status = serde_json::json!({
         "session": session_id,
         "tool": payload["tool_name"],
@@ -303,57 +303,17 @@ fn process(
     let mut removed: Vec<&'static str> = Vec::new();
     let verdict = if payload["goldfish_event"] == "stop" {
         status["tool"] = Value::String("Stop".to_owned());
-        let (asked, answer) = payload["transcript_path"]
-            .as_str()
-            .map(|p| transcript_ends(Path::new(p)))
-            .unwrap_or_default();
-        let text_of = |key: &str| {
-            payload[key]
-                .as_str()
-                .filter(|text| !text.trim().is_empty())
-                .map(str::to_owned)
-        };
-        // Claude Code's own field is the answer of this turn; Gemini CLI's
-        // AfterAgent gives the turn's prompt and answer.
-        let answer = text_of("last_assistant_message")
-            .or_else(|| text_of("prompt_response"))
-            .or(answer);
-        let asked = text_of("prompt").or(asked);
-        // A request or answer that held an order is not cleared by cutting
-        // the order out: it is left out whole.
-        let mut keep = |text: Option<String>| {
-            text.and_then(|text| {
-                let (text, rules) = redact::remove_instructions(&text);
-                let clear = rules.is_empty();
-                removed.extend(rules);
-                clear.then_some(text)
-            })
-        };
-        let (asked, answer) = (keep(asked), keep(answer));
-        session.checkpoint(asked.as_deref(), answer.as_deref())
+        stop_verdict(&payload, &mut session, &mut removed)
     } else {
-        let facts = event::facts(&payload, root);
-        removed.extend(&facts.instructions_removed);
-        match (session.apply(&facts), generator) {
-            (Verdict::Consult(_), Some(generator))
-                if session.stored < rules::MAX_STORED_PER_SESSION =>
-            {
-                match judge(generator, &facts) {
-                    Ok(Some(observation)) => {
-                        session.stored += 1;
-                        Verdict::Store(observation)
-                    }
-                    Ok(None) => Verdict::Skip("the model found nothing worth recording"),
-                    Err(reason) => {
-                        status["verdict"] = "dropped".into();
-                        status["reason"] = reason.into();
-                        note_removed(&mut status, &removed);
-                        queue.save_session(&session_id, &session)?;
-                        return Ok(status);
-                    }
-                }
+        match tool_verdict(&payload, root, &mut session, generator, &mut removed) {
+            Ok(verdict) => verdict,
+            Err(reason) => {
+                status["verdict"] = "dropped".into();
+                status["reason"] = reason.into();
+                note_removed(&mut status, &removed);
+                queue.save_session(&session_id, &session)?;
+                return Ok(status);
             }
-            (verdict, _) => verdict,
         }
     };
     // The failing runs this event settled: `capture status` counts them in
@@ -375,6 +335,96 @@ fn process(
         verdict => verdict,
     };
     note_removed(&mut status, &removed);
+    let redacted = !removed.is_empty();
+    record_verdict(
+        verdict,
+        sink,
+        root,
+        &session_id,
+        redacted,
+        &mut session,
+        &mut status,
+    );
+    queue.save_session(&session_id, &session)?;
+    Ok(status)
+}
+
+/// The verdict of an agent's stop: a checkpoint of the session, from the
+/// turn's request and answer (the payload's, else the transcript's ends).
+/// A request or answer that held an order is not cleared by cutting the
+/// order out: it is left out whole.
+fn stop_verdict(
+    payload: &Value,
+    session: &mut AgentSession,
+    removed: &mut Vec<&'static str>,
+) -> Verdict {
+    let (asked, answer) = payload["transcript_path"]
+        .as_str()
+        .map(|p| transcript_ends(Path::new(p)))
+        .unwrap_or_default();
+    let text_of = |key: &str| {
+        payload[key]
+            .as_str()
+            .filter(|text| !text.trim().is_empty())
+            .map(str::to_owned)
+    };
+    // Claude Code's own field is the answer of this turn; Gemini CLI's
+    // AfterAgent gives the turn's prompt and answer.
+    let answer = text_of("last_assistant_message")
+        .or_else(|| text_of("prompt_response"))
+        .or(answer);
+    let asked = text_of("prompt").or(asked);
+    let mut keep = |text: Option<String>| {
+        text.and_then(|text| {
+            let (text, rules) = redact::remove_instructions(&text);
+            let clear = rules.is_empty();
+            removed.extend(rules);
+            clear.then_some(text)
+        })
+    };
+    let (asked, answer) = (keep(asked), keep(answer));
+    session.checkpoint(asked.as_deref(), answer.as_deref())
+}
+
+/// The verdict of a tool event: the rules', or the generator's when the
+/// rules cannot tell; `Err` with why when the generator failed (the event
+/// is dropped).
+fn tool_verdict(
+    payload: &Value,
+    root: &Path,
+    session: &mut AgentSession,
+    generator: Option<&mut (dyn Generator + '_)>,
+    removed: &mut Vec<&'static str>,
+) -> Result<Verdict, String> {
+    let facts = event::facts(payload, root);
+    removed.extend(&facts.instructions_removed);
+    Ok(match (session.apply(&facts), generator) {
+        (Verdict::Consult(_), Some(generator))
+            if session.stored < rules::MAX_STORED_PER_SESSION =>
+        {
+            match judge(generator, &facts)? {
+                Some(observation) => {
+                    session.stored += 1;
+                    Verdict::Store(observation)
+                }
+                None => Verdict::Skip("the model found nothing worth recording"),
+            }
+        }
+        (verdict, _) => verdict,
+    })
+}
+
+/// Stores what the verdict says to in the sink (`redacted`: orders were
+/// removed from the event's texts), and writes the verdict in `status`.
+fn record_verdict(
+    verdict: Verdict,
+    sink: &mut dyn Sink,
+    root: &Path,
+    session_id: &str,
+    redacted: bool,
+    session: &mut AgentSession,
+    status: &mut Value,
+) {
     match verdict {
         Verdict::Skip(reason) | Verdict::Consult(reason) => {
             status["verdict"] = "skipped".into();
@@ -384,31 +434,27 @@ fn process(
             status["verdict"] = "waiting".into();
             status["reason"] = reason.into();
         }
-        Verdict::Store(observation) => {
-            match sink.store(root, &session_id, &observation, !removed.is_empty()) {
-                Ok(id) => {
-                    if observation.kind == rules::CHECKPOINT {
-                        session.checkpoint_stored(&id);
-                    }
-                    status["verdict"] = "stored".into();
-                    status["id"] = id.into();
-                    status["first_line"] = first_line(&observation.content).into();
-                    status["type"] = observation.kind.into();
+        Verdict::Store(observation) => match sink.store(root, session_id, &observation, redacted) {
+            Ok(id) => {
+                if observation.kind == rules::CHECKPOINT {
+                    session.checkpoint_stored(&id);
                 }
-                Err(Refusal::Duplicate(id)) => {
-                    status["verdict"] = "skipped".into();
-                    status["reason"] = "near-duplicate of a memory".into();
-                    status["similar_to"] = id.into();
-                }
-                Err(Refusal::Failed(reason)) => {
-                    status["verdict"] = "dropped".into();
-                    status["reason"] = reason.into();
-                }
+                status["verdict"] = "stored".into();
+                status["id"] = id.into();
+                status["first_line"] = first_line(&observation.content).into();
+                status["type"] = observation.kind.into();
             }
-        }
+            Err(Refusal::Duplicate(id)) => {
+                status["verdict"] = "skipped".into();
+                status["reason"] = "near-duplicate of a memory".into();
+                status["similar_to"] = id.into();
+            }
+            Err(Refusal::Failed(reason)) => {
+                status["verdict"] = "dropped".into();
+                status["reason"] = reason.into();
+            }
+        },
     }
-    queue.save_session(&session_id, &session)?;
-    Ok(status)
 }
 
 /// The first line of what was stored, at most 100 characters: what `capture

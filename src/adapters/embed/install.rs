@@ -56,44 +56,9 @@ pub fn install_default(
     models_dir: &Path,
     runtime_dir: &Path,
 ) -> Result<Vec<Installed>, InstallError> {
-    let scripts =
-        tempfile::tempdir().map_err(io("create a temporary folder in", &std::env::temp_dir()))?;
-    for (name, text) in [
-        ("install.sh", INSTALL_SH),
-        ("build_minilm_onnx.py", BUILD_PY),
-        ("quantize_int8.py", QUANTIZE_PY),
-        ("requirements.txt", REQUIREMENTS),
-    ] {
-        let path = scripts.path().join(name);
-        fs::write(&path, text).map_err(io("write", &path))?;
-    }
     let fp32_dir = models_dir.join(FP32_MODEL);
     let int8_dir = models_dir.join(INT8_MODEL);
-    let output = Command::new("bash")
-        .arg(scripts.path().join("install.sh"))
-        .arg(&fp32_dir)
-        .arg(runtime_dir)
-        .arg(&int8_dir)
-        .stdin(Stdio::null())
-        .stderr(Stdio::inherit())
-        .output()
-        .map_err(io("run", &scripts.path().join("install.sh")))?;
-    if !output.status.success() {
-        return Err(InstallError::Script {
-            status: output.status.to_string(),
-        });
-    }
-    #[derive(serde::Deserialize)]
-    struct Sources {
-        model_onnx_sha256: String,
-        model_int8_sha256: String,
-        tokenizer_sha256: String,
-        onnxruntime_sha256: String,
-        sources: serde_json::Value,
-    }
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let sources: Sources = serde_json::from_str(stdout.trim())
-        .map_err(|err| InstallError::Output(format!("{err}: {stdout}")))?;
+    let sources = run_install_script(&fp32_dir, runtime_dir, &int8_dir)?;
     let from = |key: &str| {
         let source = &sources.sources[key];
         format!(
@@ -154,6 +119,55 @@ pub fn install_default(
     }
     installed.sort_by_key(|model| model.manifest.name != DEFAULT_MODEL);
     Ok(installed)
+}
+
+/// What the install script says of the files it installed: their sha256
+/// and where each came from.
+#[derive(serde::Deserialize)]
+struct Sources {
+    model_onnx_sha256: String,
+    model_int8_sha256: String,
+    tokenizer_sha256: String,
+    onnxruntime_sha256: String,
+    sources: serde_json::Value,
+}
+
+/// Runs `scripts/model/install.sh` (compiled in, with its helpers) to
+/// install both models and the runtime; what it says of the files.
+fn run_install_script(
+    fp32_dir: &Path,
+    runtime_dir: &Path,
+    int8_dir: &Path,
+) -> Result<Sources, InstallError> {
+    let scripts =
+        tempfile::tempdir().map_err(io("create a temporary folder in", &std::env::temp_dir()))?;
+    for (name, text) in [
+        ("install.sh", INSTALL_SH),
+        ("build_minilm_onnx.py", BUILD_PY),
+        ("quantize_int8.py", QUANTIZE_PY),
+        ("requirements.txt", REQUIREMENTS),
+    ] {
+        let path = scripts.path().join(name);
+        fs::write(&path, text).map_err(io("write", &path))?;
+    }
+    let output = Command::new("bash")
+        .arg(scripts.path().join("install.sh"))
+        .arg(fp32_dir)
+        .arg(runtime_dir)
+        .arg(int8_dir)
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(io("run", &scripts.path().join("install.sh")))?;
+    if !output.status.success() {
+        return Err(InstallError::Script {
+            status: output.status.to_string(),
+        });
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let sources: Sources = serde_json::from_str(stdout.trim())
+        .map_err(|err| InstallError::Output(format!("{err}: {stdout}")))?;
+    Ok(sources)
 }
 
 /// Installs a model from local files: `DIR/model.onnx`, `DIR/tokenizer.json`,

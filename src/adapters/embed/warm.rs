@@ -501,26 +501,9 @@ pub fn serve(
         .with_context(|| format!("cannot create {}", paths.dir.display()))?;
     std::fs::set_permissions(&paths.dir, std::fs::Permissions::from_mode(0o700))
         .with_context(|| format!("cannot make {} private", paths.dir.display()))?;
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&paths.lock)
-        .with_context(|| format!("cannot open {}", paths.lock.display()))?;
-    // A server that is retiring lets the lock go within a tick or two.
-    let deadline = Instant::now() + LOCK_WAIT;
-    loop {
-        match lock.try_lock() {
-            Ok(()) => break,
-            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            Err(std::fs::TryLockError::WouldBlock) => return Ok(Ended::AlreadyRunning),
-            Err(std::fs::TryLockError::Error(err)) => {
-                return Err(err).with_context(|| format!("cannot lock {}", paths.lock.display()));
-            }
-        }
-    }
+    let Some(_lock) = take_lock(&paths.lock)? else {
+        return Ok(Ended::AlreadyRunning);
+    };
     // Bound under a temporary name first: a path too long for a socket
     // fails here, before the model is loaded for nothing.
     let loading = paths.dir.join(format!(".{}.loading", std::process::id()));
@@ -568,21 +551,7 @@ pub fn serve(
         let listener_fd = listener.as_raw_fd();
         std::thread::spawn(move || watch(&shared, &paths, socket_inode, idle, &exe, listener_fd))
     };
-    for stream in listener.incoming() {
-        if shared.stop.load(Ordering::SeqCst) {
-            break;
-        }
-        let Ok(stream) = stream else {
-            // Not woken on purpose (a signal, a full table of files):
-            // breathe and accept again.
-            std::thread::sleep(Duration::from_millis(10));
-            continue;
-        };
-        let shared = Arc::clone(&shared);
-        std::thread::spawn(move || {
-            let _ = connection(&shared, stream);
-        });
-    }
+    accept(&listener, &shared);
     let _ = watchdog.join();
     // The socket goes only if it is still ours.
     if std::fs::metadata(&paths.socket).is_ok_and(|m| m.ino() == socket_inode) {
@@ -595,6 +564,52 @@ pub fn serve(
         .unwrap_or_else(|e| e.into_inner())
         .clone();
     Ok(ended.unwrap_or(Ended::Idle))
+}
+
+/// The server's lock file at `path`, locked: `None` when another server
+/// holds it. A server that is retiring lets the lock go within a tick or
+/// two.
+fn take_lock(path: &Path) -> anyhow::Result<Option<std::fs::File>> {
+    use anyhow::Context;
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    let deadline = Instant::now() + LOCK_WAIT;
+    loop {
+        match lock.try_lock() {
+            Ok(()) => return Ok(Some(lock)),
+            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+            Err(std::fs::TryLockError::Error(err)) => {
+                return Err(err).with_context(|| format!("cannot lock {}", path.display()));
+            }
+        }
+    }
+}
+
+/// Serves each connection on its own thread until the watchdog sets
+/// `stop`.
+fn accept(listener: &UnixListener, shared: &Arc<Shared>) {
+    for stream in listener.incoming() {
+        if shared.stop.load(Ordering::SeqCst) {
+            break;
+        }
+        let Ok(stream) = stream else {
+            // Not woken on purpose (a signal, a full table of files):
+            // breathe and accept again.
+            std::thread::sleep(Duration::from_millis(10));
+            continue;
+        };
+        let shared = Arc::clone(shared);
+        std::thread::spawn(move || {
+            let _ = connection(&shared, stream);
+        });
+    }
 }
 
 /// Ends the server when a rule says so and no request is being served:

@@ -40,22 +40,18 @@ struct Row {
     merged: Option<bool>,
 }
 
-/// Records the branches as they are now, against what the last sync
-/// recorded, and judges the gone ones a memory names (all of them when
-/// `head_moved`, else those that just went).
-pub(super) fn record(
+/// Writes a branch's row.
+const UPSERT: &str = "INSERT INTO branches (workspace_id, name, tip, local, gone, merged)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT (workspace_id, name) DO UPDATE SET tip = excluded.tip, local = excluded.local,
+               gone = excluded.gone, merged = excluded.merged";
+
+/// The branches as the last sync recorded them, by name.
+fn recorded_branches(
     tx: &Transaction<'_>,
-    workspace: &Workspace,
     workspace_id: i64,
-    head: Option<gix::ObjectId>,
-    head_moved: bool,
-    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
-) -> Result<Seen, SyncError> {
-    let tips = workspace.branch_tips()?;
-    let recorded: BTreeMap<String, Row> = tx
-        .prepare_cached(
-            "SELECT name, tip, local, gone, merged FROM branches WHERE workspace_id = ?1",
-        )
+) -> rusqlite::Result<BTreeMap<String, Row>> {
+    tx.prepare_cached("SELECT name, tip, local, gone, merged FROM branches WHERE workspace_id = ?1")
         .and_then(|mut statement| {
             statement
                 .query_map(params![workspace_id], |row| {
@@ -71,16 +67,23 @@ pub(super) fn record(
                 })?
                 .collect()
         })
-        .map_err(sqlite)?;
+}
+
+/// Records the branches as they are now, against what the last sync
+/// recorded, and judges the gone ones a memory names (all of them when
+/// `head_moved`, else those that just went).
+pub(super) fn record(
+    tx: &Transaction<'_>,
+    workspace: &Workspace,
+    workspace_id: i64,
+    head: Option<gix::ObjectId>,
+    head_moved: bool,
+    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+) -> Result<Seen, SyncError> {
+    let tips = workspace.branch_tips()?;
+    let recorded = recorded_branches(tx, workspace_id).map_err(sqlite)?;
     let mut seen = Seen::default();
-    let mut upsert = tx
-        .prepare_cached(
-            "INSERT INTO branches (workspace_id, name, tip, local, gone, merged)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-             ON CONFLICT (workspace_id, name) DO UPDATE SET tip = excluded.tip, local = excluded.local,
-               gone = excluded.gone, merged = excluded.merged",
-        )
-        .map_err(sqlite)?;
+    let mut upsert = tx.prepare_cached(UPSERT).map_err(sqlite)?;
     for (name, now) in &tips {
         let tip = now.id.to_string();
         match recorded.get(name) {

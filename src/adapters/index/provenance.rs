@@ -38,12 +38,119 @@ pub(super) fn walk_provenance(
 ) -> Result<Walked, SyncError> {
     let mut policies = Policies::new(workspace).with_signers();
     let signers_path = policies.signers_path().map(str::to_owned);
+    let (known, stored) = walk_from(
+        tx,
+        workspace,
+        workspace_id,
+        head,
+        known,
+        signers_path.as_deref(),
+        sqlite,
+    )?;
+    let commits = workspace.new_commits(head, known)?;
+    let reverted = super::staleness::record(tx, workspace, workspace_id, &commits, sqlite)?;
+    // The policy as a history: the commits that change the config's
+    // policy are judged (their signatures verified with the rest below).
+    let steps = policies.steps(&commits)?;
+    let lines = Lines::walk(workspace, &commits)?;
+    let recording = lines_to_record(tx, workspace, workspace_id, head, &commits, &lines, sqlite)?;
+    // The policy as a history, each change judged under the policy and
+    // the allowed signers before it (its signature verified against those).
+    let verifier = Verifier::new(workspace, signers_path.clone());
+    let (effective, changes) =
+        follow_policy(&steps, &commits, &mut policies, &verifier, &stored, known);
+    let at_head = effective.get(&head).cloned().or_else(|| stored.clone());
+    // Each commit recorded here is verified against the allowed signers in
+    // effect at it (a walk in several syncs finds what one walk finds):
+    // one git process per version of the signers file.
+    let signatures = verifier.verify(recording.iter().map(|(_, index, _)| {
+        let commit = &commits[*index];
+        let signers = effective
+            .get(&commit.id)
+            .and_then(|at| at.signers.as_deref());
+        (commit, signers)
+    }));
+    let mismatching = record_lines(
+        tx,
+        workspace_id,
+        &commits,
+        &lines,
+        recording,
+        &signatures,
+        sqlite,
+    )?;
+    let mismatches = mismatch_messages(tx, workspace_id, mismatching, sqlite)?;
+    let policy_changes = record_refused_changes(
+        tx,
+        workspace_id,
+        &commits,
+        changes,
+        &verifier,
+        signers_path.as_deref(),
+        sqlite,
+    )?;
+    if let Some(at_head) = &at_head {
+        store_history_policy(tx, workspace_id, at_head, signers_path.as_deref()).map_err(sqlite)?;
+    }
+    Ok(Walked {
+        commits: commits.len(),
+        mismatches,
+        policy_changes,
+        reverted,
+    })
+}
+
+/// The policy in effect at each commit walked, and its changes: each
+/// judged under the policy and the allowed signers before it; the walk
+/// goes on from the policy stored at `known`.
+fn follow_policy(
+    steps: &[policy_history::Step<gix::ObjectId>],
+    commits: &[CommitInfo],
+    policies: &mut Policies<'_>,
+    verifier: &Verifier<'_>,
+    stored: &Option<Effective>,
+    known: Option<gix::ObjectId>,
+) -> (
+    HashMap<gix::ObjectId, Effective>,
+    Vec<policy_history::Change>,
+) {
+    policy_history::walk(
+        steps,
+        |commit| match (stored, known) {
+            (Some(stored), Some(known)) if *commit == known => stored.clone(),
+            _ => policies.seed(*commit),
+        },
+        |index, before, signers| {
+            let commit = &commits[index];
+            verdict::quarantine(
+                &verdict::Claim::default(),
+                Some(&commit.origin(&verifier.judge(commit, signers))),
+                Some(before),
+            )
+        },
+    )
+}
+
+/// Where the walk starts: after `known` with the policy stored at it, or
+/// from the first commit (signatures verified against another signers file
+/// are verified anew). What commits outside HEAD's history recorded is
+/// forgotten, and a walk from the start replaces what was recorded by id
+/// alone.
+fn walk_from(
+    tx: &Transaction<'_>,
+    workspace: &Workspace,
+    workspace_id: i64,
+    head: gix::ObjectId,
+    known: Option<gix::ObjectId>,
+    signers_path: Option<&str>,
+    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+) -> Result<(Option<gix::ObjectId>, Option<Effective>), SyncError> {
     let stored = history_policy(tx, workspace_id).map_err(sqlite)?;
     // Signatures verified against another signers file (another path, or
     // the work tree's before the index followed its history): every
     // commit is walked again and verified anew.
     let (known, stored) = match stored {
-        Some((_, path)) if path != signers_path => (None, None),
+        Some((_, path)) if path.as_deref() != signers_path => (None, None),
         stored => (known, stored.map(|(effective, _)| effective)),
     };
     if let Some(known) = known
@@ -60,37 +167,28 @@ pub(super) fn walk_provenance(
         )
         .map_err(sqlite)?;
     }
-    let commits = workspace.new_commits(head, known)?;
-    let reverted = super::staleness::record(tx, workspace, workspace_id, &commits, sqlite)?;
-    // The policy as a history: the commits that change the config's
-    // policy are judged (their signatures verified with the rest below).
-    let steps = policies.steps(&commits)?;
-    let lines = Lines::walk(workspace, &commits)?;
-    // A line this walk sees introduced again (copied into another file,
-    // or brought back) keeps what an earlier walk recorded when that commit
-    // is in HEAD's history too: it is the older one, as a walk of the whole
-    // history would find.
+    Ok((known, stored))
+}
+
+/// The lines this walk introduced whose provenance it records: each with
+/// the commit (its index) and the blob of its file. A line this walk sees
+/// introduced again (copied into another file, or brought back) keeps what
+/// an earlier walk recorded when that commit is in HEAD's history too: it
+/// is the older one, as a walk of the whole history would find.
+fn lines_to_record<'l>(
+    tx: &Transaction<'_>,
+    workspace: &Workspace,
+    workspace_id: i64,
+    head: gix::ObjectId,
+    commits: &[CommitInfo],
+    lines: &'l Lines<'_>,
+    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+) -> Result<Vec<(&'l LineKey, usize, gix::ObjectId)>, SyncError> {
     let walked: HashSet<gix::ObjectId> = commits.iter().map(|commit| commit.id).collect();
     let mut in_history: HashMap<String, bool> = HashMap::new();
     let mut recorded = tx
         .prepare_cached(
             "SELECT commit_id FROM provenance WHERE workspace_id = ?1 AND id = ?2 AND record_hash = ?3",
-        )
-        .map_err(sqlite)?;
-    // Where the walks met each line, oldest first: what tells which of two
-    // lines of one id came first.
-    let first_seq: i64 = tx
-        .query_row(
-            "SELECT coalesce(max(seq), 0) + 1 FROM provenance WHERE workspace_id = ?1",
-            params![workspace_id],
-            |row| row.get(0),
-        )
-        .map_err(sqlite)?;
-    let mut statement = tx
-        .prepare_cached(
-            "INSERT OR REPLACE INTO provenance (workspace_id, id, commit_id, author, date,
-               author_name, author_email, committer, signature, signer, record_hash, seq)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         )
         .map_err(sqlite)?;
     let mut recording: Vec<(&LineKey, usize, gix::ObjectId)> = Vec::new();
@@ -121,45 +219,42 @@ pub(super) fn walk_provenance(
         }
         recording.push((line, *index, *blob));
     }
-    // The policy as a history, each change judged under the policy and
-    // the allowed signers before it (its signature verified against those).
-    let verifier = Verifier::new(workspace, signers_path.clone());
-    let (effective, changes) = policy_history::walk(
-        &steps,
-        |commit| match (&stored, known) {
-            (Some(stored), Some(known)) if *commit == known => stored.clone(),
-            _ => policies.seed(*commit),
-        },
-        |index, before, signers| {
-            let commit = &commits[index];
-            verdict::quarantine(
-                &verdict::Claim::default(),
-                Some(&commit.origin(&verifier.judge(commit, signers))),
-                Some(before),
-            )
-        },
-    );
-    let at_head = effective.get(&head).cloned().or_else(|| stored.clone());
-    // Each commit recorded here is verified against the allowed signers in
-    // effect at it (a walk in several syncs finds what one walk finds):
-    // one git process per version of the signers file.
-    let signatures = verifier.verify(recording.iter().map(|(_, index, _)| {
-        let commit = &commits[*index];
-        let signers = effective
-            .get(&commit.id)
-            .and_then(|at| at.signers.as_deref());
-        (commit, signers)
-    }));
+    Ok(recording)
+}
+
+/// Records the commit that introduced each line, its author, committer and
+/// signature, and returns the lines whose `author` field names someone
+/// else than that commit's author.
+fn record_lines<'l, 'c>(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+    commits: &'c [CommitInfo],
+    lines: &'l Lines<'_>,
+    recording: Vec<(&'l LineKey, usize, gix::ObjectId)>,
+    signatures: &HashMap<gix::ObjectId, Verified>,
+    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+) -> Result<Vec<(&'l LineKey, &'l Claim, &'c CommitInfo)>, SyncError> {
+    // Where the walks met each line, oldest first: what tells which of two
+    // lines of one id came first.
+    let first_seq: i64 = tx
+        .query_row(
+            "SELECT coalesce(max(seq), 0) + 1 FROM provenance WHERE workspace_id = ?1",
+            params![workspace_id],
+            |row| row.get(0),
+        )
+        .map_err(sqlite)?;
+    let mut statement = tx
+        .prepare_cached(
+            "INSERT OR REPLACE INTO provenance (workspace_id, id, commit_id, author, date,
+               author_name, author_email, committer, signature, signer, record_hash, seq)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        )
+        .map_err(sqlite)?;
     let signature_of = |commit: &CommitInfo| -> Verified {
         signatures
             .get(&commit.id)
             .cloned()
             .unwrap_or_else(Verified::unsigned)
-    };
-    let mut walked = Walked {
-        commits: commits.len(),
-        reverted,
-        ..Walked::default()
     };
     let mut mismatching: Vec<(&LineKey, &Claim, &CommitInfo)> = Vec::new();
     for (line, index, blob) in recording {
@@ -190,13 +285,25 @@ pub(super) fn walk_provenance(
             ])
             .map_err(sqlite)?;
     }
-    // Named where the index has them now (a later commit may have moved the
-    // line); an id the index does not hold (not a record) is not reported.
+    Ok(mismatching)
+}
+
+/// What sync says of each memory whose `author` field names someone else
+/// than its commit's author: (file, line, message), sorted. Named where the
+/// index has them now (a later commit may have moved the line); an id the
+/// index does not hold (not a record) is not reported.
+fn mismatch_messages(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+    mismatching: Vec<(&LineKey, &Claim, &CommitInfo)>,
+    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+) -> Result<Vec<(String, i64, String)>, SyncError> {
     let mut located = tx
         .prepare_cached(
             "SELECT file, line FROM memories WHERE workspace_id = ?1 AND id = ?2 AND record_hash = ?3",
         )
         .map_err(sqlite)?;
+    let mut mismatches = Vec::new();
     for ((id, hash), claim, commit) in mismatching {
         let Some((file, line)) = located
             .query_row(params![workspace_id, id, hash], |row| {
@@ -214,7 +321,7 @@ pub(super) fn walk_provenance(
             .chars()
             .take(80)
             .collect();
-        walked.mismatches.push((
+        mismatches.push((
             file,
             line,
             format!(
@@ -224,17 +331,31 @@ pub(super) fn walk_provenance(
             ),
         ));
     }
-    walked.mismatches.sort();
+    mismatches.sort();
+    Ok(mismatches)
+}
+
+/// Records each change of the trust policy that did not take effect, with
+/// why, and returns what sync and doctor say of them.
+fn record_refused_changes(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+    commits: &[CommitInfo],
+    changes: Vec<policy_history::Change>,
+    verifier: &Verifier<'_>,
+    signers_path: Option<&str>,
+    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+) -> Result<Vec<String>, SyncError> {
     let mut record_change = tx
         .prepare_cached(
             "INSERT OR REPLACE INTO policy_changes (workspace_id, commit_id, author, date, why) VALUES (?1, ?2, ?3, ?4, ?5)",
         )
         .map_err(sqlite)?;
+    let mut messages = Vec::new();
     for change in changes {
         let commit = &commits[change.step];
         let signature = verifier.judged(commit.id);
-        let Some(why) = refused_because(&change, commit, &signature, signers_path.as_deref())
-        else {
+        let Some(why) = refused_because(&change, commit, &signature, signers_path) else {
             continue;
         };
         record_change
@@ -246,16 +367,13 @@ pub(super) fn walk_provenance(
                 why
             ])
             .map_err(sqlite)?;
-        walked.policy_changes.push(policy_change_message(
+        messages.push(policy_change_message(
             &commit.id.to_string(),
             &commit.author,
             &why,
         ));
     }
-    if let Some(at_head) = &at_head {
-        store_history_policy(tx, workspace_id, at_head, signers_path.as_deref()).map_err(sqlite)?;
-    }
-    Ok(walked)
+    Ok(messages)
 }
 
 /// Whether the signatures the index holds were verified against another

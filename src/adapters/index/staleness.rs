@@ -138,7 +138,7 @@ pub(super) fn weigh(
         Some(head) => Some(workspace.tree_of(head)?),
         None => None,
     };
-    let mut judge = Judge {
+    let mut weigher = Weigher {
         tx,
         workspace,
         workspace_id,
@@ -165,40 +165,25 @@ pub(super) fn weigh(
         .map_err(sqlite)?;
     let mut changed = 0;
     for id in ids {
-        let Some((rowid, files, commit_field, introduced, stored, branch)) = row
-            .query_row(params![workspace_id, id], |row| {
-                Ok((
-                    row.get::<_, i64>(0)?,
-                    row.get::<_, String>(1)?,
-                    row.get::<_, Option<String>>(2)?,
-                    row.get::<_, Option<String>>(3)?,
-                    Verdict {
-                        stale: row.get(4)?,
-                        file: row.get(5)?,
-                        commit: row.get(6)?,
-                        outside: row.get(7)?,
-                        moved: row.get(8)?,
-                    },
-                    row.get::<_, Option<String>>(9)?,
-                ))
-            })
+        let Some(judged) = row
+            .query_row(params![workspace_id, id], JudgedRow::of)
             .optional()
             .map_err(sqlite)?
         else {
             continue;
         };
-        let files: Vec<String> = serde_json::from_str(&files).unwrap_or_default();
-        let verdict = judge.verdict(
+        let files: Vec<String> = serde_json::from_str(&judged.files).unwrap_or_default();
+        let verdict = weigher.verdict(
             &files,
-            commit_field.as_deref(),
-            introduced.as_deref(),
-            branch.as_deref(),
+            judged.commit_field.as_deref(),
+            judged.introduced.as_deref(),
+            judged.branch.as_deref(),
             sqlite,
         )?;
-        if verdict != stored {
+        if verdict != judged.stored {
             update
                 .execute(params![
-                    rowid,
+                    judged.rowid,
                     verdict.stale,
                     verdict.file,
                     verdict.commit,
@@ -212,6 +197,36 @@ pub(super) fn weigh(
     Ok(changed)
 }
 
+/// What judging a memory reads of its row, and the verdict it stores.
+struct JudgedRow {
+    rowid: i64,
+    /// The files it names, as JSON.
+    files: String,
+    commit_field: Option<String>,
+    introduced: Option<String>,
+    stored: Verdict,
+    branch: Option<String>,
+}
+
+impl JudgedRow {
+    fn of(row: &rusqlite::Row<'_>) -> rusqlite::Result<JudgedRow> {
+        Ok(JudgedRow {
+            rowid: row.get(0)?,
+            files: row.get(1)?,
+            commit_field: row.get(2)?,
+            introduced: row.get(3)?,
+            stored: Verdict {
+                stale: row.get(4)?,
+                file: row.get(5)?,
+                commit: row.get(6)?,
+                outside: row.get(7)?,
+                moved: row.get(8)?,
+            },
+            branch: row.get(9)?,
+        })
+    }
+}
+
 /// The ids of the memories to judge.
 fn due_ids(
     tx: &Transaction<'_>,
@@ -221,18 +236,14 @@ fn due_ids(
     due: &Due,
     sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
 ) -> Result<BTreeSet<String>, SyncError> {
-    let query = |sql: &str, value: &dyn rusqlite::ToSql| -> Result<Vec<String>, SyncError> {
-        tx.prepare_cached(sql)
-            .and_then(|mut statement| {
-                statement
-                    .query_map(params![workspace_id, value], |row| row.get(0))?
-                    .collect()
-            })
-            .map_err(sqlite)
+    let rows = Rows {
+        tx,
+        workspace_id,
+        sqlite,
     };
     let mut ids = BTreeSet::new();
     // Judged again whenever HEAD may have moved: few (a partial index).
-    ids.extend(query(
+    ids.extend(rows.ids(
         "SELECT id FROM memories WHERE workspace_id = ?1 AND (stale <> '' OR moved <> '[]') AND ?2",
         &true,
     )?);
@@ -241,20 +252,20 @@ fn due_ids(
             // Only a path some commit deleted can make a memory stale or
             // moved: the others' verdict is the default, which they hold
             // unless they are stale or moved already (above).
-            ids.extend(query(
+            ids.extend(rows.ids(
                 "SELECT DISTINCT f.id FROM memory_files f
                  WHERE f.workspace_id = ?1 AND ?2
                    AND EXISTS (SELECT 1 FROM path_changes c
                                WHERE c.workspace_id = f.workspace_id AND c.path = f.path)",
                 &true,
             )?);
-            ids.extend(query(
+            ids.extend(rows.ids(
                 "SELECT m.id FROM branches b JOIN memories m
                    ON m.workspace_id = b.workspace_id AND m.branch = b.name
                  WHERE b.workspace_id = ?1 AND b.gone AND b.merged = 0 AND ?2",
                 &true,
             )?);
-            query(
+            rows.ids(
                 "SELECT DISTINCT reverted FROM reverts WHERE workspace_id = ?1 AND ?2",
                 &true,
             )?
@@ -263,78 +274,131 @@ fn due_ids(
             old_head,
             reverted,
             branches,
-        } => {
-            for branch in branches {
-                ids.extend(query(
-                    "SELECT id FROM memories WHERE workspace_id = ?1 AND branch = ?2",
-                    branch,
-                )?);
-            }
-            tx.execute_batch(super::verdicts::DUE).map_err(sqlite)?;
-            ids.extend(query(
-                "SELECT id FROM temp.verdicts_due WHERE workspace_id = ?1 AND ?2",
-                &true,
-            )?);
-            if let (Some(head), Some(old_head)) = (head, *old_head)
-                && old_head != head
-            {
-                let changes = workspace.diff_trees(
-                    Some(workspace.tree_of(old_head)?),
-                    Some(workspace.tree_of(head)?),
-                )?;
-                // A path added back concerns the memories it made stale,
-                // judged above; one deleted, those that name it.
-                for (path, _) in &changes.deleted {
-                    ids.extend(query(
-                        "SELECT id FROM memory_files WHERE workspace_id = ?1 AND path = ?2",
-                        path,
-                    )?);
-                }
-            }
-            // A revert of a revert changes what the first one reverted.
-            let mut targets = reverted.clone();
-            for target in reverted {
-                targets.extend(query(
-                    "SELECT reverted FROM reverts WHERE workspace_id = ?1 AND commit_id = ?2",
-                    target,
-                )?);
-            }
-            targets
-        }
+        } => changed_ids(
+            &rows, workspace, head, *old_head, reverted, branches, &mut ids,
+        )?,
     };
-    // One pass over the workspace's memories for every reverted commit:
-    // those whose introducing commit is one, or whose `commit` field
-    // (abbreviated or not) starts like one. Judging says exactly.
     if !reverted.is_empty() {
-        let full: std::collections::HashSet<&str> = reverted.iter().map(String::as_str).collect();
-        let prefixes: std::collections::HashSet<&str> =
-            reverted.iter().filter_map(|sha| sha.get(..7)).collect();
-        let mut statement = tx
-            .prepare_cached(
-                &format!("SELECT m.id, lower(m.commit_id), p.commit_id FROM memories m
-                 LEFT JOIN provenance p ON {LINE_PROVENANCE}
-                 WHERE m.workspace_id = ?1 AND (m.commit_id IS NOT NULL OR p.commit_id IS NOT NULL)"),
-            )
-            .map_err(sqlite)?;
-        let mut rows = statement.query(params![workspace_id]).map_err(sqlite)?;
-        while let Some(row) = rows.next().map_err(sqlite)? {
-            let field: Option<String> = row.get(1).map_err(sqlite)?;
-            let introduced: Option<String> = row.get(2).map_err(sqlite)?;
-            let named = introduced.as_deref().is_some_and(|c| full.contains(c))
-                || field
-                    .as_deref()
-                    .and_then(|field| field.get(..7))
-                    .is_some_and(|prefix| prefixes.contains(prefix));
-            if named {
-                ids.insert(row.get(0).map_err(sqlite)?);
-            }
-        }
+        naming_reverted(&rows, &reverted, &mut ids)?;
     }
     Ok(ids)
 }
 
+/// The index's rows of one workspace, in the sync's transaction.
+struct Rows<'a, 't> {
+    tx: &'a Transaction<'t>,
+    workspace_id: i64,
+    sqlite: &'a dyn Fn(rusqlite::Error) -> SyncError,
+}
+
+impl Rows<'_, '_> {
+    /// The first column of what `sql` selects, with the workspace's id as
+    /// `?1` and `value` as `?2`.
+    fn ids(&self, sql: &str, value: &dyn rusqlite::ToSql) -> Result<Vec<String>, SyncError> {
+        self.tx
+            .prepare_cached(sql)
+            .and_then(|mut statement| {
+                statement
+                    .query_map(params![self.workspace_id, value], |row| row.get(0))?
+                    .collect()
+            })
+            .map_err(self.sqlite)
+    }
+}
+
+/// Under [`Due::Changed`]: the memories stored on the branches given, those
+/// the trust verdicts' triggers noted, and those naming a path deleted
+/// between the two HEADs. Returns the commits reverted, with those a revert
+/// of a revert changes.
+fn changed_ids(
+    rows: &Rows<'_, '_>,
+    workspace: &Workspace,
+    head: Option<gix::ObjectId>,
+    old_head: Option<gix::ObjectId>,
+    reverted: &[String],
+    branches: &[String],
+    ids: &mut BTreeSet<String>,
+) -> Result<Vec<String>, SyncError> {
+    for branch in branches {
+        ids.extend(rows.ids(
+            "SELECT id FROM memories WHERE workspace_id = ?1 AND branch = ?2",
+            branch,
+        )?);
+    }
+    rows.tx
+        .execute_batch(super::verdicts::DUE)
+        .map_err(rows.sqlite)?;
+    ids.extend(rows.ids(
+        "SELECT id FROM temp.verdicts_due WHERE workspace_id = ?1 AND ?2",
+        &true,
+    )?);
+    if let (Some(head), Some(old_head)) = (head, old_head)
+        && old_head != head
+    {
+        let changes = workspace.diff_trees(
+            Some(workspace.tree_of(old_head)?),
+            Some(workspace.tree_of(head)?),
+        )?;
+        // A path added back concerns the memories it made stale,
+        // judged above; one deleted, those that name it.
+        for (path, _) in &changes.deleted {
+            ids.extend(rows.ids(
+                "SELECT id FROM memory_files WHERE workspace_id = ?1 AND path = ?2",
+                path,
+            )?);
+        }
+    }
+    // A revert of a revert changes what the first one reverted.
+    let mut targets = reverted.to_vec();
+    for target in reverted {
+        targets.extend(rows.ids(
+            "SELECT reverted FROM reverts WHERE workspace_id = ?1 AND commit_id = ?2",
+            target,
+        )?);
+    }
+    Ok(targets)
+}
+
+/// One pass over the workspace's memories for every reverted commit:
+/// those whose introducing commit is one, or whose `commit` field
+/// (abbreviated or not) starts like one. Judging says exactly.
+fn naming_reverted(
+    rows: &Rows<'_, '_>,
+    reverted: &[String],
+    ids: &mut BTreeSet<String>,
+) -> Result<(), SyncError> {
+    let sqlite = rows.sqlite;
+    let full: std::collections::HashSet<&str> = reverted.iter().map(String::as_str).collect();
+    let prefixes: std::collections::HashSet<&str> =
+        reverted.iter().filter_map(|sha| sha.get(..7)).collect();
+    let mut statement = rows
+        .tx
+        .prepare_cached(&format!(
+            "SELECT m.id, lower(m.commit_id), p.commit_id FROM memories m
+                 LEFT JOIN provenance p ON {LINE_PROVENANCE}
+                 WHERE m.workspace_id = ?1 AND (m.commit_id IS NOT NULL OR p.commit_id IS NOT NULL)"
+        ))
+        .map_err(sqlite)?;
+    let mut found = statement
+        .query(params![rows.workspace_id])
+        .map_err(sqlite)?;
+    while let Some(row) = found.next().map_err(sqlite)? {
+        let field: Option<String> = row.get(1).map_err(sqlite)?;
+        let introduced: Option<String> = row.get(2).map_err(sqlite)?;
+        let named = introduced.as_deref().is_some_and(|c| full.contains(c))
+            || field
+                .as_deref()
+                .and_then(|field| field.get(..7))
+                .is_some_and(|prefix| prefixes.contains(prefix));
+        if named {
+            ids.insert(row.get(0).map_err(sqlite)?);
+        }
+    }
+    Ok(())
+}
+
 /// What judging memories reads, cached for one sync.
-struct Judge<'a, 't> {
+struct Weigher<'a, 't> {
     tx: &'a Transaction<'t>,
     workspace: &'a Workspace,
     workspace_id: i64,
@@ -357,7 +421,7 @@ struct Event {
     author_email: String,
 }
 
-impl Judge<'_, '_> {
+impl Weigher<'_, '_> {
     fn holds(&mut self, path: &str) -> bool {
         let Some(tree) = self.head_tree else {
             return false;

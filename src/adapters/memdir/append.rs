@@ -170,20 +170,7 @@ pub(super) fn append_once(
         written.push(index);
     }
     if !written.is_empty() || created {
-        let outcome = file.write_all(&bytes).and_then(|()| file.sync_data());
-        if let Err(err) = outcome {
-            // Whole or not at all: the file as it was before this write.
-            // Still under the lock, so no other append is cut.
-            if created && same_file(file_path, &file) {
-                let _ = fs::remove_file(file_path);
-            } else {
-                let _ = file.set_len(before).and_then(|()| file.sync_data());
-            }
-            return Err(io_error("append to", file_path)(err));
-        }
-        if !created {
-            mark_folder_changed(file_path);
-        }
+        write_whole(&mut file, file_path, &bytes, before, created)?;
     }
     let Some(git) = git else {
         return Ok((Verified::Yes, written));
@@ -203,6 +190,32 @@ pub(super) fn append_once(
     }
     // The lock is released when `file` is closed.
     Ok((Verified::Unsure, written))
+}
+
+/// Writes `bytes` at the end of the locked `file` (of length `before`), and
+/// syncs it: whole or not at all. A failed write leaves the file as it was
+/// before it (removed when this append created it); still under the lock,
+/// so no other append is cut.
+fn write_whole(
+    file: &mut File,
+    file_path: &Path,
+    bytes: &[u8],
+    before: u64,
+    created: bool,
+) -> Result<(), LogError> {
+    let outcome = file.write_all(bytes).and_then(|()| file.sync_data());
+    if let Err(err) = outcome {
+        if created && same_file(file_path, file) {
+            let _ = fs::remove_file(file_path);
+        } else {
+            let _ = file.set_len(before).and_then(|()| file.sync_data());
+        }
+        return Err(io_error("append to", file_path)(err));
+    }
+    if !created {
+        mark_folder_changed(file_path);
+    }
+    Ok(())
 }
 
 /// Sets the memory folder's times to now: an append changes a file in

@@ -226,3 +226,44 @@ impl Journal {
         write_atomically(&self.path, &bytes).map_err(io_error("rewrite", &self.path))
     }
 }
+
+/// Per file: the lines to append, each described, and whether its store
+/// had placed it (then appending it puts it back).
+pub(super) type Missing = BTreeMap<String, Vec<(Vec<u8>, JournalLine, bool)>>;
+
+/// Where a drain sorts the journal's entries.
+#[derive(Default)]
+pub(super) struct Sorted {
+    pub(super) missing: Missing,
+    /// The entries that stay in the journal.
+    pub(super) kept: Vec<JournalEntry>,
+    /// Placed lines the user may have restored away, checked again.
+    pub(super) restored: Vec<(String, JournalEntry)>,
+}
+
+impl Sorted {
+    /// Checks the placed lines the user may have restored away again,
+    /// [`RESTORE_SETTLE`] later (not a `git reset` between its work tree
+    /// and its reflog entry): left out when still so, else missing.
+    pub(super) fn settle_restored(
+        &mut self,
+        git: &GitSide,
+        dir: &Path,
+        now: u64,
+        drained: &mut Drained,
+    ) {
+        std::thread::sleep(RESTORE_SETTLE);
+        for (name, entry) in std::mem::take(&mut self.restored) {
+            let described = JournalLine::of(&entry.line, &name, now.saturating_sub(entry.at));
+            if restored_by_user(git, dir, &name, entry.reflog) {
+                drained.left_out.push(described);
+            } else {
+                self.missing
+                    .entry(name)
+                    .or_default()
+                    .push((entry.line.clone(), described, true));
+                self.kept.push(entry);
+            }
+        }
+    }
+}

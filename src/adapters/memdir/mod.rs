@@ -49,6 +49,7 @@ mod activity;
 mod append;
 mod journal;
 mod regular;
+
 #[cfg(test)]
 mod tests;
 
@@ -319,16 +320,32 @@ impl MemoryDir {
         }
         let tag = git.tag()?;
         let now = unix_millis();
+        let mut sorted = self.sort_entries(git, entries, &tag, now);
+        if !sorted.restored.is_empty() {
+            sorted.settle_restored(git, &self.path, now, &mut drained);
+        }
+        self.append_missing(git, sorted.missing, &idle, &mut drained);
+        journal.rewrite(&sorted.kept)?;
+        Ok(drained)
+    }
+
+    /// Sorts the journal's entries: a line in its file and old enough, or
+    /// torn, leaves; one git holds elsewhere (committed since its store,
+    /// stashed) or that is in its file stays; a placed line the user may
+    /// have restored away waits to be checked again; any other is missing
+    /// from its file and stays until it is in.
+    fn sort_entries(
+        &self,
+        git: &GitSide,
+        entries: Vec<JournalEntry>,
+        tag: &str,
+        now: u64,
+    ) -> Sorted {
         let mut history = History::new(git);
         // Per file: its lines as read now, or None when it cannot take lines
         // (a link, say: the entries stay in the journal, for doctor to see).
         let mut files: HashMap<String, Option<HashSet<Vec<u8>>>> = HashMap::new();
-        // Per file: the lines to append, each described, and whether its store
-        // had placed it (then appending it puts it back).
-        let mut missing: BTreeMap<String, Vec<(Vec<u8>, JournalLine, bool)>> = BTreeMap::new();
-        let mut kept = Vec::new();
-        // Placed lines the user may have restored away, checked again below.
-        let mut restored: Vec<(String, JournalEntry)> = Vec::new();
+        let mut sorted = Sorted::default();
         for entry in entries {
             let JournalEntry {
                 at,
@@ -339,7 +356,7 @@ impl MemoryDir {
             let Ok(parsed) = Entry::parse(line) else {
                 continue; // torn by a crash before its store said anything
             };
-            let (Ok(tagged), Ok(plain)) = (day_file(&parsed, Some(&tag)), day_file(&parsed, None))
+            let (Ok(tagged), Ok(plain)) = (day_file(&parsed, Some(tag)), day_file(&parsed, None))
             else {
                 continue;
             };
@@ -354,7 +371,7 @@ impl MemoryDir {
                 tagged
             };
             let Some(lines) = self.file_lines(&mut files, &name) else {
-                kept.push(entry);
+                sorted.kept.push(entry);
                 continue;
             };
             let present = lines.contains(line);
@@ -367,36 +384,32 @@ impl MemoryDir {
                 continue;
             }
             if present || history.stashed(&name, line) {
-                kept.push(entry);
+                sorted.kept.push(entry);
                 continue;
             }
             if *placed && restored_by_user(git, &self.path, &name, *reflog) {
-                restored.push((name, entry));
+                sorted.restored.push((name, entry));
                 continue;
             }
             let described = JournalLine::of(line, &name, now.saturating_sub(*at));
-            missing
+            sorted
+                .missing
                 .entry(name)
                 .or_default()
                 .push((line.clone(), described, *placed));
-            kept.push(entry);
+            sorted.kept.push(entry);
         }
-        if !restored.is_empty() {
-            // Not a `git reset` between its work tree and its reflog entry.
-            std::thread::sleep(RESTORE_SETTLE);
-            for (name, entry) in restored {
-                let described = JournalLine::of(&entry.line, &name, now.saturating_sub(entry.at));
-                if restored_by_user(git, &self.path, &name, entry.reflog) {
-                    drained.left_out.push(described);
-                } else {
-                    missing
-                        .entry(name)
-                        .or_default()
-                        .push((entry.line.clone(), described, true));
-                    kept.push(entry);
-                }
-            }
-        }
+        sorted
+    }
+
+    /// Appends the missing lines, one write per file, while git is idle.
+    fn append_missing(
+        &self,
+        git: &GitSide,
+        missing: Missing,
+        idle: &dyn Fn() -> bool,
+        drained: &mut Drained,
+    ) {
         for (name, lines) in missing {
             if !idle() {
                 break;
@@ -424,8 +437,6 @@ impl MemoryDir {
                 }
             }
         }
-        journal.rewrite(&kept)?;
-        Ok(drained)
     }
 
     /// Reads every `*.jsonl` file of the folder into one view. Files that

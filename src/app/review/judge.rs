@@ -141,6 +141,23 @@ pub(super) struct Judge {
 }
 
 impl Judge {
+    /// Each change of the range judged: the lines added, then the lines
+    /// removed.
+    pub(super) fn changes(&self, diff: &Diff<'_>, range: &Range<'_>) -> Vec<Change> {
+        let released = self.released(diff, range);
+        let mut changes: Vec<Change> = diff
+            .added
+            .iter()
+            .map(|line| self.added(line, range.made(line), diff, &released))
+            .collect();
+        changes.extend(
+            diff.removed
+                .iter()
+                .map(|line| self.removed(line, range.removed(line))),
+        );
+        changes
+    }
+
     pub(super) fn signature_of(&self, commit: &CommitInfo) -> Verified {
         self.signatures.of(commit)
     }

@@ -325,17 +325,7 @@ pub fn review_commits(
         now,
     };
 
-    let released = judge.released(&diff, &range);
-    let mut changes: Vec<Change> = diff
-        .added
-        .iter()
-        .map(|line| judge.added(line, range.made(line), &diff, &released))
-        .collect();
-    changes.extend(
-        diff.removed
-            .iter()
-            .map(|line| judge.removed(line, range.removed(line))),
-    );
+    let changes = judge.changes(&diff, &range);
     let policy_changes = judge.policy_changes(&steps, &mut range);
     let attribute_changes = attribute_changes(workspace, since, head_id);
     let signers_change = signers_change(workspace, since, head_id);

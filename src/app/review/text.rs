@@ -24,6 +24,15 @@ pub(super) fn shown_changes(changes: &[Change]) -> HashSet<usize> {
 /// each change with its commit and verdict (at most [`TEXT_CHANGES`]), each
 /// policy change, and a summary line.
 pub fn text(review: &Review) -> String {
+    let mut out = header_text(review);
+    out.push_str(&changes_text(review));
+    out.push_str(&config_changes_text(review));
+    out.push_str(&summary_text(review));
+    crate::app::render::terminal_safe(&out).into_owned()
+}
+
+/// The range reviewed and the trust policy used.
+fn header_text(review: &Review) -> String {
     let mut out = String::new();
     let named = |name: &str, commit: &str| {
         if commit.starts_with(name) {
@@ -73,6 +82,12 @@ pub fn text(review: &Review) -> String {
     if let Some(note) = &review.policy.note {
         out.push_str(&format!("  note: {note}\n"));
     }
+    out
+}
+
+/// Each memory change shown, and how many more there are.
+fn changes_text(review: &Review) -> String {
+    let mut out = String::new();
     let shown = shown_changes(&review.changes);
     for (_, change) in review
         .changes
@@ -91,6 +106,12 @@ pub fn text(review: &Review) -> String {
             "\n… {hidden} more memory changes not shown ({hidden_stopping} of them stopping the review): `goldfish review --json` lists every one\n",
         ));
     }
+    out
+}
+
+/// Each change of the trust policy, the attributes and the signers file.
+fn config_changes_text(review: &Review) -> String {
+    let mut out = String::new();
     for change in &review.policy_changes {
         out.push('\n');
         let commit = &change.commit;
@@ -131,6 +152,12 @@ pub fn text(review: &Review) -> String {
             blob(&change.after)
         ));
     }
+    out
+}
+
+/// The summary line: how many changes, and how many stop the review.
+fn summary_text(review: &Review) -> String {
+    let mut out = String::new();
     out.push('\n');
     let total = review.total();
     if total == 0 {
@@ -148,7 +175,7 @@ pub fn text(review: &Review) -> String {
             if review.stopping == 1 { "it" } else { "them" }
         ));
     }
-    crate::app::render::terminal_safe(&out).into_owned()
+    out
 }
 
 pub(super) fn reasons_text(reasons: &[String]) -> String {

@@ -86,21 +86,7 @@ pub(super) fn status(json: bool, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = super::session::workspace()?;
     let status = capture::status(&home, &workspace);
     if json {
-        let report = serde_json::json!({
-            "queued": status.queued,
-            "stored": status.stored,
-            "in_bug_fixes": status.in_fixes,
-            "skipped": status.skipped,
-            "waiting": status.waiting,
-            "dropped": status.dropped,
-            "stored_ids": status.stored_ids,
-            "stored_memories": status.stored_memories,
-            "reasons": status.reasons,
-            "instructions_removed": status.instructions,
-            "judge": status.judge.kind(),
-            "judge_detail": status.judge.describe(),
-        });
-        writeln!(out, "{report}").context("writing output")?;
+        writeln!(out, "{}", status_json(&status)).context("writing output")?;
         return Ok(EXIT_OK);
     }
     writeln!(
@@ -163,13 +149,31 @@ pub(super) fn status(json: bool, out: &mut dyn Write) -> Result<u8, CliError> {
     Ok(EXIT_OK)
 }
 
+/// `capture status --json`'s one object.
+fn status_json(status: &capture::Status) -> serde_json::Value {
+    serde_json::json!({
+        "queued": status.queued,
+        "stored": status.stored,
+        "in_bug_fixes": status.in_fixes,
+        "skipped": status.skipped,
+        "waiting": status.waiting,
+        "dropped": status.dropped,
+        "stored_ids": status.stored_ids,
+        "stored_memories": status.stored_memories,
+        "reasons": status.reasons,
+        "instructions_removed": status.instructions,
+        "judge": status.judge.kind(),
+        "judge_detail": status.judge.describe(),
+    })
+}
+
 fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
     if n == 1 { one } else { many }
 }
 
 /// `model install --capture`.
 pub(super) fn model_install(out: &mut dyn Write) -> Result<u8, CliError> {
-    if !capture::MODEL_BUILT {
+    if !capture::CAPTURE_MODEL_BUILT {
         return Err(CliError::usage(anyhow::anyhow!(capture::NO_CAPTURE_MODEL)));
     }
     let home = Home::from_env().map_err(CliError::usage)?;

@@ -127,9 +127,12 @@ fn hook_sync(name: HookName) -> Result<String, CliError> {
     // with GOLDFISH_HOOK_VERBOSE, like the rest of a hook's report.
     output::notices(&mut session);
     Ok(match done? {
-        AfterGit::Background { pending_bytes, log } => format!(
+        AfterGit::Background {
+            pending_bytes,
+            log_path,
+        } => format!(
             "syncing {pending_bytes} bytes in the background (log: {})",
-            log.display()
+            log_path.display()
         ),
         AfterGit::Busy => "another sync is running; it will pick this up".to_owned(),
         AfterGit::Synced { report, embedding } => {
@@ -140,9 +143,9 @@ fn hook_sync(name: HookName) -> Result<String, CliError> {
                 memories(report.memories)
             );
             match embedding {
-                Some((pending, log)) => format!(
+                Some((pending, log_path)) => format!(
                     "{synced}; embedding {pending} in the background (log: {})",
-                    log.display()
+                    log_path.display()
                 ),
                 None => synced,
             }
@@ -287,7 +290,7 @@ fn pre_compact() -> Result<(), CliError> {
             source: Some("agent-hook".to_owned()),
             allow_secret: false,
             refuse_similar: false,
-            session: None,
+            agent_session: None,
             vector: None,
             supersedes: None,
             replaced: store::FindReplaced::Skip,

@@ -10,7 +10,7 @@ use super::session::{self, Bar};
 use super::{CliError, EXIT_OK, ImportArgs};
 use crate::app::MEMORY_DIR;
 use crate::app::import::{self as app_import, ImportInput};
-use crate::domain::import::FileOutcome;
+use crate::domain::import::{FileOutcome, Imported};
 use crate::domain::memory::Entry;
 
 pub(super) fn import(args: ImportArgs, out: &mut dyn Write) -> Result<u8, CliError> {
@@ -74,24 +74,7 @@ fn text_report(
             Ok(imported) => {
                 memories += imported.memories.len();
                 imported_files += 1;
-                let first = &imported.memories[0];
-                let when = first.timestamp.get(..16).unwrap_or(&first.timestamp);
-                let mut line = format!(
-                    "{verb} {}: {}, {}",
-                    outcome.path,
-                    first.kind,
-                    when.replace('T', " ")
-                );
-                if imported.parts > 1 {
-                    line.push_str(&format!(", split into {} parts", imported.parts));
-                }
-                if imported.repeated_parts > 0 {
-                    line.push_str(&format!(
-                        " ({} already in the log)",
-                        imported.repeated_parts
-                    ));
-                }
-                line
+                imported_line(verb, &outcome.path, imported)
             }
             Err(skip) => {
                 skipped += 1;
@@ -136,6 +119,23 @@ fn text_report(
     }
     writeln!(out, "{summary}").context("writing output")?;
     Ok(())
+}
+
+/// A file imported: its first memory's type and time, its parts.
+fn imported_line(verb: &str, path: &str, imported: &Imported) -> String {
+    let first = &imported.memories[0];
+    let when = first.timestamp.get(..16).unwrap_or(&first.timestamp);
+    let mut line = format!("{verb} {path}: {}, {}", first.kind, when.replace('T', " "));
+    if imported.parts > 1 {
+        line.push_str(&format!(", split into {} parts", imported.parts));
+    }
+    if imported.repeated_parts > 0 {
+        line.push_str(&format!(
+            " ({} already in the log)",
+            imported.repeated_parts
+        ));
+    }
+    line
 }
 
 /// One object: totals, then every file with its records (without ids in a

@@ -47,7 +47,7 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
             // A script keeps today's behaviour (write, then warn); a person
             // at a terminal is asked first.
             refuse_similar: !args.force && at_terminal,
-            session: None,
+            agent_session: None,
             vector: None,
             supersedes: args.supersedes,
             replaced: if at_terminal {
@@ -63,35 +63,11 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
     );
     output::notices(&mut session);
     let stored = stored?;
-    if let Some(journaled) = &stored.journaled {
-        output::notice(&Notice::note(journaled.to_string()));
-    }
-    if let Some(reason) = &stored.not_indexed {
-        output::notice(&Notice::warning(format!(
-            "stored, but not indexed yet: {reason}"
-        )));
-    }
-    for similar in &stored.similar {
-        output::notice(&Notice::warning(format!(
-            "this is {}",
-            near_duplicate(similar, 80)
-        )));
-    }
+    stored_notices(&stored, &asked);
     let superseded = match &stored.entry {
         Entry::Memory(m) => m.supersedes.clone(),
         _ => None,
     };
-    for candidate in &stored.replaceable {
-        if asked.contains(&candidate.memory.id) {
-            continue;
-        }
-        output::notice(&Notice::note(format!(
-            "it may replace {}; if it does: `goldfish forget {}`, then store it again with `--supersedes {}`",
-            store::replaceable_line(candidate, 80),
-            stored.entry.id(),
-            candidate.memory.id
-        )));
-    }
     if args.json {
         writeln!(out, "{}", stored.entry.to_line()).context("writing output")?;
         for candidate in &stored.replaceable {
@@ -106,23 +82,57 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
             output::replaceable_json(candidate, decision, out)?;
         }
     } else {
-        let superseding = match &stored.entry {
-            Entry::Memory(m) => m
-                .supersedes
-                .as_deref()
-                .map(|old| format!(", superseding {old}"))
-                .unwrap_or_default(),
-            _ => String::new(),
-        };
-        writeln!(
-            out,
-            "stored {} in {}{superseding}",
-            stored.entry.id(),
-            stored.file.display()
-        )
-        .context("writing output")?;
+        writeln!(out, "{}", stored_line(&stored)).context("writing output")?;
     }
     Ok(EXIT_OK)
+}
+
+/// `stored ID in FILE`, and what it supersedes.
+fn stored_line(stored: &store::Stored) -> String {
+    let superseding = match &stored.entry {
+        Entry::Memory(m) => m
+            .supersedes
+            .as_deref()
+            .map(|old| format!(", superseding {old}"))
+            .unwrap_or_default(),
+        _ => String::new(),
+    };
+    format!(
+        "stored {} in {}{superseding}",
+        stored.entry.id(),
+        stored.file.display()
+    )
+}
+
+/// What a store leaves on stderr: the journal's note, why it is not
+/// indexed, its near-duplicates, and each memory it may replace that was
+/// not asked about (`asked`).
+fn stored_notices(stored: &store::Stored, asked: &[String]) {
+    if let Some(journaled) = &stored.journaled {
+        output::notice(&Notice::note(journaled.to_string()));
+    }
+    if let Some(reason) = &stored.not_indexed {
+        output::notice(&Notice::warning(format!(
+            "stored, but not indexed yet: {reason}"
+        )));
+    }
+    for similar in &stored.similar {
+        output::notice(&Notice::warning(format!(
+            "this is {}",
+            near_duplicate(similar, 80)
+        )));
+    }
+    for candidate in &stored.replaceable {
+        if asked.contains(&candidate.memory.id) {
+            continue;
+        }
+        output::notice(&Notice::note(format!(
+            "it may replace {}; if it does: `goldfish forget {}`, then store it again with `--supersedes {}`",
+            store::replaceable_line(candidate, 80),
+            stored.entry.id(),
+            candidate.memory.id
+        )));
+    }
 }
 
 /// Asks on stderr whether the memory being stored replaces `candidate`

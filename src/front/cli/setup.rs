@@ -81,6 +81,17 @@ pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> 
             )?,
         );
     }
+    write_init_changes(out, &workspace, &changes, &agent_changes)
+}
+
+/// What init changed, each on its line, and what to commit; or that
+/// nothing needed to change.
+fn write_init_changes(
+    out: &mut dyn Write,
+    workspace: &crate::app::Workspace,
+    changes: &[String],
+    agent_changes: &[String],
+) -> Result<u8, CliError> {
     if changes.is_empty() && agent_changes.is_empty() {
         writeln!(
             out,
@@ -90,7 +101,7 @@ pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> 
         .context("writing output")?;
         return Ok(EXIT_OK);
     }
-    for change in changes.iter().chain(&agent_changes) {
+    for change in changes.iter().chain(agent_changes) {
         writeln!(out, "{change}").context("writing output")?;
     }
     if !changes.is_empty() {

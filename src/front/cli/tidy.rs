@@ -86,34 +86,10 @@ pub(super) fn tidy(args: TidyArgs, out: &mut dyn Write) -> Result<u8, CliError> 
     );
     output::notices(&mut session);
     let found = found?;
-    // Groups in the order found: superseded, covered checkpoints,
-    // near-duplicates, stale.
-    let mut groups: Vec<(&'static str, Vec<&tidy::Proposal>)> = Vec::new();
-    for proposal in &found.proposals {
-        let name = proposal.why.name();
-        match groups.iter_mut().find(|(group, _)| *group == name) {
-            Some((_, members)) => members.push(proposal),
-            None => groups.push((name, vec![proposal])),
-        }
-    }
     let mut forget: Vec<String> = Vec::new();
-    for (name, members) in &groups {
+    for (name, members) in &groups_of(&found.proposals) {
         if !args.json {
-            writeln!(out, "{} ({}):", heading(name), members.len()).context("writing output")?;
-            for proposal in members {
-                let m = &proposal.memory;
-                // Ids and types arrive through git too: never raw controls.
-                let safe = crate::app::render::terminal_safe;
-                writeln!(
-                    out,
-                    "  {}  {}  {}\n      {}",
-                    safe(&m.id),
-                    safe(&m.kind),
-                    crate::app::render::excerpt(&m.content, 70),
-                    safe(&proposal.why.explain())
-                )
-                .context("writing output")?;
-            }
+            write_group(out, name, members)?;
         }
         if !args.apply {
             continue;
@@ -147,19 +123,7 @@ pub(super) fn tidy(args: TidyArgs, out: &mut dyn Write) -> Result<u8, CliError> 
             .collect()
     };
     if args.json {
-        for proposal in &found.proposals {
-            let mut line = serde_json::json!({
-                "why": proposal.why.name(),
-                "because_of": proposal.why.because_of(),
-                "reason": proposal.why.explain(),
-                "memory": wire::Memory::from(&proposal.memory),
-            });
-            if args.apply {
-                line["forgotten"] = forgotten.contains(&proposal.memory.id).into();
-            }
-            let line = serde_json::to_string(&line).context("serializing a proposal")?;
-            writeln!(out, "{line}").context("writing output")?;
-        }
+        write_json(out, &found.proposals, args.apply.then_some(&forgotten))?;
     }
     let listed = crate::app::render::memories(found.proposals.len() as u64);
     if found.proposals.is_empty() {
@@ -178,6 +142,68 @@ pub(super) fn tidy(args: TidyArgs, out: &mut dyn Write) -> Result<u8, CliError> 
         );
     }
     Ok(EXIT_OK)
+}
+
+/// The proposals by why, groups in the order found: superseded, covered
+/// checkpoints, near-duplicates, stale.
+fn groups_of(
+    proposals: &[crate::app::tidy::Proposal],
+) -> Vec<(&'static str, Vec<&crate::app::tidy::Proposal>)> {
+    let mut groups: Vec<(&'static str, Vec<&crate::app::tidy::Proposal>)> = Vec::new();
+    for proposal in proposals {
+        let name = proposal.why.name();
+        match groups.iter_mut().find(|(group, _)| *group == name) {
+            Some((_, members)) => members.push(proposal),
+            None => groups.push((name, vec![proposal])),
+        }
+    }
+    groups
+}
+
+/// A group of the list, for people: its heading, then each memory and why.
+fn write_group(
+    out: &mut dyn Write,
+    name: &str,
+    members: &[&crate::app::tidy::Proposal],
+) -> Result<(), CliError> {
+    writeln!(out, "{} ({}):", heading(name), members.len()).context("writing output")?;
+    for proposal in members {
+        let m = &proposal.memory;
+        // Ids and types arrive through git too: never raw controls.
+        let safe = crate::app::render::terminal_safe;
+        writeln!(
+            out,
+            "  {}  {}  {}\n      {}",
+            safe(&m.id),
+            safe(&m.kind),
+            crate::app::render::excerpt(&m.content, 70),
+            safe(&proposal.why.explain())
+        )
+        .context("writing output")?;
+    }
+    Ok(())
+}
+
+/// Each proposal as a JSON line; with `--apply`, whether it was forgotten.
+fn write_json(
+    out: &mut dyn Write,
+    proposals: &[crate::app::tidy::Proposal],
+    forgotten: Option<&Vec<String>>,
+) -> Result<(), CliError> {
+    for proposal in proposals {
+        let mut line = serde_json::json!({
+            "why": proposal.why.name(),
+            "because_of": proposal.why.because_of(),
+            "reason": proposal.why.explain(),
+            "memory": wire::Memory::from(&proposal.memory),
+        });
+        if let Some(forgotten) = forgotten {
+            line["forgotten"] = forgotten.contains(&proposal.memory.id).into();
+        }
+        let line = serde_json::to_string(&line).context("serializing a proposal")?;
+        writeln!(out, "{line}").context("writing output")?;
+    }
+    Ok(())
 }
 
 /// A group of `tidy`'s list, for people.

@@ -151,10 +151,7 @@ fn too_long(start: &[u8]) -> serde_json::Value {
 /// message (one per request of a batch), or none for a line to pass on
 /// (blank lines included: the transport skips them).
 fn reject(line: &[u8]) -> Vec<serde_json::Value> {
-    use serde_json::{Value, json};
-    let answer = |id: Value, code: i64, message: String| {
-        vec![json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })]
-    };
+    use serde_json::Value;
     let text = line
         .strip_prefix(b"\xef\xbb\xbf".as_slice())
         .unwrap_or(line);
@@ -165,25 +162,9 @@ fn reject(line: &[u8]) -> Vec<serde_json::Value> {
         Ok(value) => value,
         Err(err) => return answer(Value::Null, -32700, format!("Parse error: {err}")),
     };
-    let invalid = |id: Value, why: &str| answer(id, -32600, format!("Invalid Request: {why}"));
     let object = match value {
         Value::Object(object) => object,
-        Value::Array(items) => {
-            // Batches are not part of MCP (2025-06-18): answer every request
-            // in it, by id, so no client waits for one.
-            let ids: Vec<Value> = items
-                .iter()
-                .filter_map(|item| item.get("id").filter(|id| id.is_string() || id.is_number()))
-                .cloned()
-                .collect();
-            if ids.is_empty() {
-                return invalid(Value::Null, "batches are not supported");
-            }
-            return ids
-                .into_iter()
-                .flat_map(|id| invalid(id, "batches are not supported"))
-                .collect();
-        }
+        Value::Array(items) => return reject_batch(&items),
         _ => return invalid(Value::Null, "not a JSON object"),
     };
     let id = object
@@ -232,6 +213,34 @@ fn reject(line: &[u8]) -> Vec<serde_json::Value> {
         }
         _ => Vec::new(),
     }
+}
+
+/// A JSON-RPC error answer to `id`.
+fn answer(id: serde_json::Value, code: i64, message: String) -> Vec<serde_json::Value> {
+    vec![
+        serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } }),
+    ]
+}
+
+/// An Invalid Request answer to `id`, and why.
+fn invalid(id: serde_json::Value, why: &str) -> Vec<serde_json::Value> {
+    answer(id, -32600, format!("Invalid Request: {why}"))
+}
+
+/// Batches are not part of MCP (2025-06-18): every request in one is
+/// answered, by id, so no client waits for one.
+fn reject_batch(items: &[serde_json::Value]) -> Vec<serde_json::Value> {
+    let ids: Vec<serde_json::Value> = items
+        .iter()
+        .filter_map(|item| item.get("id").filter(|id| id.is_string() || id.is_number()))
+        .cloned()
+        .collect();
+    if ids.is_empty() {
+        return invalid(serde_json::Value::Null, "batches are not supported");
+    }
+    ids.into_iter()
+        .flat_map(|id| invalid(id, "batches are not supported"))
+        .collect()
 }
 
 /// Why `params` do not fit `method` when it is a request rmcp knows (what

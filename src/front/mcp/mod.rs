@@ -350,24 +350,7 @@ impl Server {
         Parameters(params): Parameters<StoreParams>,
     ) -> Result<CallToolResult, ErrorData> {
         self.run("store", move |shared| {
-            // What an agent stores reaches every teammate's agent: text
-            // that reads as an order (the agent may have read it in an
-            // injected page) is refused, naming the rule.
-            let order = std::iter::once(("content", params.content.as_str()))
-                .chain(params.tags.iter().map(|tag| ("tags", tag.as_str())))
-                .chain(params.files.iter().map(|file| ("files", file.as_str())))
-                .find_map(|(field, text)| {
-                    crate::domain::memory::injection::find(text).map(|found| (field, found))
-                });
-            if let Some((field, found)) = order {
-                return Err(crate::app::AppError::arg(
-                    Arg::Field(field),
-                    format!(
-                        "not stored: it reads as an order to an agent, not a fact ({}: {}); store what is true of the project, not an instruction",
-                        found.rule, found.excerpt
-                    ),
-                ));
-            }
+            refuse_orders(&params)?;
             let workspace = current_workspace()?;
             let stored = store::store(
                 &mut shared.session,
@@ -382,7 +365,7 @@ impl Server {
                     source: Some("agent".to_owned()),
                     allow_secret: false,
                     refuse_similar: !params.force,
-                    session: None,
+                    agent_session: None,
                     vector: None,
                     supersedes: params.supersedes,
                     // The agent decides: refused, naming them, unless it
@@ -394,41 +377,7 @@ impl Server {
                     },
                 },
             )?;
-            let mut answer = format!("stored {} in {}", stored.entry.id(), stored.file.display());
-            if let crate::domain::memory::Entry::Memory(m) = &stored.entry
-                && let Some(old) = &m.supersedes
-            {
-                answer.push_str(&format!(
-                    ", superseding {old} (it leaves the briefing and default recall)"
-                ));
-            }
-            if let Some(journaled) = stored.journaled {
-                answer.push_str(&format!("\n{}", Notice::note(journaled.to_string())));
-            }
-            for similar in &stored.similar {
-                answer.push_str(&format!(
-                    "\n{}",
-                    Notice::warning(plain::near_duplicate(similar, 120))
-                ));
-            }
-            for candidate in &stored.replaceable {
-                answer.push_str(&format!(
-                    "\n{}",
-                    Notice::note(format!(
-                        "it may replace {}; if it does, call `forget` with {} and `store` again with `supersedes: {}`",
-                        store::replaceable_line(candidate, 120),
-                        stored.entry.id(),
-                        candidate.memory.id
-                    ))
-                ));
-            }
-            if let Some(reason) = stored.not_indexed {
-                answer.push_str(&format!(
-                    "\n{}",
-                    Notice::note(format!("not indexed yet: {reason}"))
-                ));
-            }
-            Ok(answer)
+            Ok(stored_answer(stored))
         })
         .await
     }
@@ -792,4 +741,66 @@ pub fn serve() -> Result<(), AppError> {
     })?;
     eprintln!("goldfish mcp: client closed the connection");
     Ok(())
+}
+
+/// What an agent stores reaches every teammate's agent: text that reads as
+/// an order (the agent may have read it in an injected page) is refused,
+/// naming the rule.
+fn refuse_orders(params: &StoreParams) -> Result<(), crate::app::AppError> {
+    let order = std::iter::once(("content", params.content.as_str()))
+        .chain(params.tags.iter().map(|tag| ("tags", tag.as_str())))
+        .chain(params.files.iter().map(|file| ("files", file.as_str())))
+        .find_map(|(field, text)| {
+            crate::domain::memory::injection::find(text).map(|found| (field, found))
+        });
+    if let Some((field, found)) = order {
+        return Err(crate::app::AppError::arg(
+            Arg::Field(field),
+            format!(
+                "not stored: it reads as an order to an agent, not a fact ({}: {}); store what is true of the project, not an instruction",
+                found.rule, found.excerpt
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The store tool's answer: what was stored and where, then its notes and
+/// warnings.
+fn stored_answer(stored: store::Stored) -> String {
+    let mut answer = format!("stored {} in {}", stored.entry.id(), stored.file.display());
+    if let crate::domain::memory::Entry::Memory(m) = &stored.entry
+        && let Some(old) = &m.supersedes
+    {
+        answer.push_str(&format!(
+            ", superseding {old} (it leaves the briefing and default recall)"
+        ));
+    }
+    if let Some(journaled) = stored.journaled {
+        answer.push_str(&format!("\n{}", Notice::note(journaled.to_string())));
+    }
+    for similar in &stored.similar {
+        answer.push_str(&format!(
+            "\n{}",
+            Notice::warning(plain::near_duplicate(similar, 120))
+        ));
+    }
+    for candidate in &stored.replaceable {
+        answer.push_str(&format!(
+            "\n{}",
+            Notice::note(format!(
+                "it may replace {}; if it does, call `forget` with {} and `store` again with `supersedes: {}`",
+                store::replaceable_line(candidate, 120),
+                stored.entry.id(),
+                candidate.memory.id
+            ))
+        ));
+    }
+    if let Some(reason) = stored.not_indexed {
+        answer.push_str(&format!(
+            "\n{}",
+            Notice::note(format!("not indexed yet: {reason}"))
+        ));
+    }
+    answer
 }

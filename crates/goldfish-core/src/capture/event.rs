@@ -360,44 +360,8 @@ pub fn facts(payload: &Value, root: &Path) -> Facts {
         "Read" => facts.read.extend(path_of("file_path")),
         "Edit" | "MultiEdit" | "Write" => {
             facts.modified.extend(path_of("file_path"));
-            if let Some(file) = path_of("file_path") {
-                let edits = input["edits"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_else(|| vec![input.clone()]);
-                for edit in &edits {
-                    let new = edit["new_string"].as_str().or(edit["content"].as_str());
-                    if let Some(new) = new {
-                        let old = edit["old_string"].as_str();
-                        let what = what_changed(old, new).and_then(|what| facts.keep_clear(&what));
-                        facts.edits.push(Edit {
-                            file: file.clone(),
-                            old: old.map(text_hash),
-                            new: text_hash(new),
-                            what: what.filter(|what| !what.trim().is_empty()),
-                        });
-                    }
-                }
-            }
-            let mut change = String::new();
-            let edits = input["edits"]
-                .as_array()
-                .cloned()
-                .unwrap_or_else(|| vec![input.clone()]);
-            for edit in &edits {
-                if let Some(old) = edit["old_string"].as_str() {
-                    change.push_str(&format!("- {}\n", old.trim()));
-                }
-                if let Some(new) = edit["new_string"].as_str().or(edit["content"].as_str()) {
-                    change.push_str(&format!("+ {}\n", new.trim()));
-                }
-            }
-            if !change.is_empty() {
-                // Orders and secrets removed before the clip, which could cut
-                // one in two (and leave half of it to pass the scan).
-                let change = facts.keep(&change);
-                facts.change = Some(redact::clip_middle(&change, MAX_CHANGE_BYTES));
-            }
+            facts.read_edits(input, path_of("file_path"));
+            facts.read_change(input);
             if let Some(content) = input["content"].as_str().filter(|_| tool == "Write") {
                 // Whole as queued (8 KiB at most): a record's decision may
                 // come after a long context.
@@ -407,52 +371,7 @@ pub fn facts(payload: &Value, root: &Path) -> Facts {
         }
         "NotebookEdit" => facts.modified.extend(path_of("notebook_path")),
         "Grep" | "Glob" | "LS" => facts.read.extend(path_of("path")),
-        "Bash" => {
-            let command = input["command"].as_str().unwrap_or_default().trim();
-            let command = facts.keep(command);
-            facts.command = Some(command);
-            // Colours removed: runners colour their output even through a
-            // pipe, and a coloured `FAIL` is still a failure.
-            let output = failures::strip_ansi(&output_text(payload)).into_owned();
-            facts.outcome = Some(bash_outcome(payload, &output));
-            // Orders are found in the output as printed, line by line: the
-            // runners' messages are joined into one line below, where a
-            // `SYSTEM:` that started a line no longer does.
-            let orders_before = facts.instructions_removed.len();
-            let output = facts.remove_orders(&output);
-            // An output that held an order anywhere is not cleared by
-            // cutting the order out: none of its free text (error lines) is
-            // kept, only the facts parsed from it (tests, outcome).
-            let held_orders = facts.instructions_removed.len() > orders_before;
-            // Secrets removed before the clip, which could cut one in two.
-            let (kept, secret) = redact::remove_secrets(output.trim());
-            facts.secret_removed |= secret;
-            if !kept.is_empty() {
-                facts.output = Some(redact::clip_middle(&kept, MAX_OUTPUT_BYTES));
-            }
-            let failures = failures::read(&output);
-            for name in failures.tests {
-                // A test's name is the output's text too: one that reads
-                // as an order is left out.
-                match injection::find(&name) {
-                    Some(found) => facts.instructions_removed.push(found.rule),
-                    None => facts.failing_tests.push(name),
-                }
-            }
-            for line in failures.errors {
-                if held_orders || line.contains(redact::INSTRUCTION_REMOVED) {
-                    continue;
-                }
-                let before = facts.instructions_removed.len();
-                let line = facts.keep(&line);
-                if facts.instructions_removed.len() > before {
-                    continue;
-                }
-                if !facts.errors.contains(&line) {
-                    facts.errors.push(line);
-                }
-            }
-        }
+        "Bash" => facts.read_command(payload),
         _ => {}
     }
     let failure = payload["hook_event_name"].as_str() == Some("PostToolUseFailure")
@@ -461,6 +380,117 @@ pub fn facts(payload: &Value, root: &Path) -> Facts {
         facts.outcome = Some(Outcome::Failed);
     }
     facts
+}
+
+/// The edits of an Edit, MultiEdit or Write input (one edit, or its
+/// `edits`).
+fn edits_of(input: &Value) -> Vec<Value> {
+    input["edits"]
+        .as_array()
+        .cloned()
+        .unwrap_or_else(|| vec![input.clone()])
+}
+
+impl Facts {
+    /// Each edit of `file` (in the repository): hashes of its old and new
+    /// text, and what it changed.
+    fn read_edits(&mut self, input: &Value, file: Option<String>) {
+        let Some(file) = file else {
+            return;
+        };
+        for edit in &edits_of(input) {
+            let new = edit["new_string"].as_str().or(edit["content"].as_str());
+            if let Some(new) = new {
+                let old = edit["old_string"].as_str();
+                let what = what_changed(old, new).and_then(|what| self.keep_clear(&what));
+                self.edits.push(Edit {
+                    file: file.clone(),
+                    old: old.map(text_hash),
+                    new: text_hash(new),
+                    what: what.filter(|what| !what.trim().is_empty()),
+                });
+            }
+        }
+    }
+
+    /// The edits as a diff a model sees: `- old` and `+ new` lines, kept
+    /// and clipped.
+    fn read_change(&mut self, input: &Value) {
+        let mut change = String::new();
+        for edit in &edits_of(input) {
+            if let Some(old) = edit["old_string"].as_str() {
+                change.push_str(&format!("- {}\n", old.trim()));
+            }
+            if let Some(new) = edit["new_string"].as_str().or(edit["content"].as_str()) {
+                change.push_str(&format!("+ {}\n", new.trim()));
+            }
+        }
+        if !change.is_empty() {
+            // Orders and secrets removed before the clip, which could cut
+            // one in two (and leave half of it to pass the scan).
+            let change = self.keep(&change);
+            self.change = Some(redact::clip_middle(&change, MAX_CHANGE_BYTES));
+        }
+    }
+
+    /// A shell command: the command, its outcome, its output (kept and
+    /// clipped), the failing tests and the errors in it.
+    fn read_command(&mut self, payload: &Value) {
+        let command = payload["tool_input"]["command"]
+            .as_str()
+            .unwrap_or_default()
+            .trim();
+        let command = self.keep(command);
+        self.command = Some(command);
+        // Colours removed: runners colour their output even through a
+        // pipe, and a coloured `FAIL` is still a failure.
+        let output = failures::strip_ansi(&output_text(payload)).into_owned();
+        self.outcome = Some(bash_outcome(payload, &output));
+        // Orders are found in the output as printed, line by line: the
+        // runners' messages are joined into one line below, where a
+        // `SYSTEM:` that started a line no longer does.
+        let orders_before = self.instructions_removed.len();
+        let output = self.remove_orders(&output);
+        // An output that held an order anywhere is not cleared by
+        // cutting the order out: none of its free text (error lines) is
+        // kept, only the facts parsed from it (tests, outcome).
+        let held_orders = self.instructions_removed.len() > orders_before;
+        // Secrets removed before the clip, which could cut one in two.
+        let (kept, secret) = redact::remove_secrets(output.trim());
+        self.secret_removed |= secret;
+        if !kept.is_empty() {
+            self.output = Some(redact::clip_middle(&kept, MAX_OUTPUT_BYTES));
+        }
+        self.read_failures(&output, held_orders);
+    }
+
+    /// The failing tests and the errors test runners and compilers print
+    /// in `output`; an error line is kept only when the output held no
+    /// order.
+    fn read_failures(&mut self, output: &str, held_orders: bool) {
+        let failures = failures::read(output);
+        for name in failures.tests {
+            // A test's name is the output's text too: one that reads
+            // as an order is left out.
+            match injection::find(&name) {
+                Some(found) => self.instructions_removed.push(found.rule),
+                None => self.failing_tests.push(name),
+            }
+        }
+        for line in failures.errors {
+            if held_orders || line.contains(redact::INSTRUCTION_REMOVED) {
+                continue;
+            }
+            let before = self.instructions_removed.len();
+            let line = self.keep(&line);
+            if self.instructions_removed.len() > before {
+                continue;
+            }
+            if !self.errors.contains(&line) {
+                self.errors.push(line);
+            }
+        }
+    }
 }
 
 /// `path` relative to the repository, or `None` when it is outside it (or

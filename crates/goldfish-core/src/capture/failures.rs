@@ -69,10 +69,7 @@ pub fn read(output: &str) -> Failures {
         {
             found.test(name);
         } else if trimmed == "failures:" {
-            while let Some(next) = lines.get(i).filter(|l| is_listed_test(l)) {
-                found.test(next);
-                i += 1;
-            }
+            i = listed_tests(&lines, i, &mut found);
         } else if let Some(at) = trimmed.find("panicked at ") {
             i = rust_panic(&lines, i, &trimmed[at + "panicked at ".len()..], &mut found);
         }
@@ -82,10 +79,7 @@ pub fn read(output: &str) -> Failures {
                 ("Test suite failed to run", Some(path)) => path,
                 (title, _) => title,
             };
-            found.test(name);
-            let (message, next) = message_lines(&lines, i, false);
-            i = next;
-            found.error(joined(&message, None));
+            i = test_and_message(&lines, i, name, false, &mut found);
         } else if let Some(rest) = trimmed
             .strip_prefix("FAIL ")
             .filter(|_| line.starts_with("FAIL ") || line.starts_with(" FAIL "))
@@ -94,10 +88,8 @@ pub fn read(output: &str) -> Failures {
             // Vitest: ` FAIL  file > Suite > test` (or `file [ file ]` when
             // the file failed to run), its message on the next lines.
             if rest.contains(" > ") || rest.contains(" [ ") {
-                found.test(rest.split(" [ ").next().unwrap_or(rest));
-                let (message, next) = message_lines(&lines, i, true);
-                i = next;
-                found.error(joined(&message, None));
+                let name = rest.split(" [ ").next().unwrap_or(rest);
+                i = test_and_message(&lines, i, name, true, &mut found);
             } else {
                 suite = Some(rest);
             }
@@ -114,20 +106,7 @@ pub fn read(output: &str) -> Failures {
         else if let Some(rest) = trimmed.strip_prefix("FAILED ") {
             found.test(rest.split(" - ").next().unwrap_or(rest));
         } else if line.starts_with("E ") {
-            let mut message = vec![line[1..].trim()];
-            while let Some(next) = lines.get(i).filter(|l| l.starts_with("E ")) {
-                message.push(next[1..].trim());
-                i += 1;
-            }
-            message.truncate(MAX_MESSAGE_LINES);
-            // `tests/test_auth.py:8: AssertionError`: where it failed.
-            let location = lines[i..]
-                .iter()
-                .find(|l| !l.trim().is_empty())
-                .and_then(|l| l.trim().rsplit_once(": "))
-                .map(|(at, _)| at)
-                .filter(|at| is_location(at));
-            found.error(joined(&message, location));
+            i = pytest_message(&lines, i, &mut found);
         }
         // go test: `--- FAIL: TestX (0.00s)`, `x_test.go:12: message`,
         // `panic: …`.
@@ -141,10 +120,62 @@ pub fn read(output: &str) -> Failures {
             found.error(trimmed.to_owned());
         }
     }
-    // `TestX` when `TestX/case` failed; Jest's short `✕` name when the
-    // block gave the full one.
-    let names = found.tests.clone();
-    found.tests.retain(|name| {
+    drop_partial_names(&mut found.tests);
+    found.tests.truncate(MAX_TESTS);
+    found
+}
+
+/// The names cargo lists after `failures:` from `lines[i]`. Returns the
+/// index of the first line after them.
+fn listed_tests(lines: &[&str], mut i: usize, found: &mut Failures) -> usize {
+    while let Some(next) = lines.get(i).filter(|l| is_listed_test(l)) {
+        found.test(next);
+        i += 1;
+    }
+    i
+}
+
+/// A failing test and its message on the lines from `lines[i]` (Jest's
+/// block, Vitest's; `vitest` as [`message_lines`] takes it). Returns the
+/// index of the first line after the message.
+fn test_and_message(
+    lines: &[&str],
+    i: usize,
+    name: &str,
+    vitest: bool,
+    found: &mut Failures,
+) -> usize {
+    found.test(name);
+    let (message, next) = message_lines(lines, i, vitest);
+    found.error(joined(&message, None));
+    next
+}
+
+/// pytest's `E` lines, the first at `lines[i - 1]`, joined into one error
+/// with where it failed. Returns the index of the first line after them.
+fn pytest_message(lines: &[&str], mut i: usize, found: &mut Failures) -> usize {
+    let mut message = vec![lines[i - 1][1..].trim()];
+    while let Some(next) = lines.get(i).filter(|l| l.starts_with("E ")) {
+        message.push(next[1..].trim());
+        i += 1;
+    }
+    message.truncate(MAX_MESSAGE_LINES);
+    // `tests/test_auth.py:8: AssertionError`: where it failed.
+    let location = lines[i..]
+        .iter()
+        .find(|l| !l.trim().is_empty())
+        .and_then(|l| l.trim().rsplit_once(": "))
+        .map(|(at, _)| at)
+        .filter(|at| is_location(at));
+    found.error(joined(&message, location));
+    i
+}
+
+/// Leaves out a name another one holds: `TestX` when `TestX/case` failed;
+/// Jest's short `✕` name when the block gave the full one.
+fn drop_partial_names(tests: &mut Vec<String>) {
+    let names = tests.clone();
+    tests.retain(|name| {
         !names.iter().any(|other| {
             other != name
                 && (other.starts_with(&format!("{name}/"))
@@ -152,8 +183,6 @@ pub fn read(output: &str) -> Failures {
                     || other.ends_with(&format!(" > {name}")))
         })
     });
-    found.tests.truncate(MAX_TESTS);
-    found
 }
 
 /// A Rust panic whose header is at `lines[i - 1]`, `rest` what follows its

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 use crate::memory::injection;
 
-pub use rules::{Observation, Session, Verdict};
+pub use rules::{AgentSession, Observation, Verdict};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {

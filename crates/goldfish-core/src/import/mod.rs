@@ -222,26 +222,7 @@ fn plan_file(
         });
     }
     if !options.allow_secret {
-        // The whole text at once, so no part boundary can cut a secret.
-        let whole = format!("{}\n{}", note.title.as_deref().unwrap_or(""), note.body);
-        // And every frontmatter field that becomes part of a record.
-        let fields = [&note.source, &note.branch, &note.commit, &note.author]
-            .into_iter()
-            .flatten()
-            .chain(&note.tags)
-            .chain(&note.files)
-            .chain(std::iter::once(&note.path));
-        let found = memory::secrets::scan(&whole).or_else(|| {
-            fields
-                .into_iter()
-                .find_map(|field| memory::secrets::scan(field))
-        });
-        if let Some(found) = found {
-            return Err(Skip::Content(ContentError::Secret {
-                rule: found.rule,
-                excerpt: found.redacted(),
-            }));
-        }
+        refuse_secrets(&note)?;
     }
     let mut checked = Vec::with_capacity(contents.len());
     for content in &contents {
@@ -265,36 +246,7 @@ fn plan_file(
             first_repeat.get_or_insert(Skip::DuplicateOfMemory { id: id.clone() });
             continue;
         }
-        let at = note
-            .timestamp
-            .checked_add(jiff::SignedDuration::from_millis(index as i64))
-            .unwrap_or(note.timestamp);
-        let mut extra = BTreeMap::new();
-        extra.insert(
-            IMPORTED_FROM.to_owned(),
-            serde_json::Value::String(note.path.clone()),
-        );
-        if parts > 1 {
-            extra.insert(
-                IMPORTED_PART.to_owned(),
-                serde_json::Value::String(format!("{}/{parts}", index + 1)),
-            );
-        }
-        memories.push(Memory {
-            id: memory::new_id(at),
-            timestamp: memory::format_timestamp(at),
-            kind: note.kind.clone(),
-            content,
-            source: note.source.clone(),
-            tags: note.tags.clone(),
-            author: note.author.clone().or_else(|| options.author.clone()),
-            branch: note.branch.clone(),
-            commit: note.commit.clone(),
-            files: note.files.clone(),
-            session: None,
-            supersedes: None,
-            extra,
-        });
+        memories.push(part_memory(&note, options, index, parts, content));
     }
     if memories.is_empty() {
         return Err(first_repeat.unwrap_or(Skip::Empty));
@@ -307,6 +259,72 @@ fn plan_file(
         parts,
         repeated_parts,
     })
+}
+
+/// Refuses a note that holds a secret: its whole text at once, so no part
+/// boundary can cut one, then every frontmatter field that becomes part of
+/// a record.
+fn refuse_secrets(note: &Note) -> Result<(), Skip> {
+    let whole = format!("{}\n{}", note.title.as_deref().unwrap_or(""), note.body);
+    let fields = [&note.source, &note.branch, &note.commit, &note.author]
+        .into_iter()
+        .flatten()
+        .chain(&note.tags)
+        .chain(&note.files)
+        .chain(std::iter::once(&note.path));
+    let found = memory::secrets::scan(&whole).or_else(|| {
+        fields
+            .into_iter()
+            .find_map(|field| memory::secrets::scan(field))
+    });
+    match found {
+        Some(found) => Err(Skip::Content(ContentError::Secret {
+            rule: found.rule,
+            excerpt: found.redacted(),
+        })),
+        None => Ok(()),
+    }
+}
+
+/// The memory of part `index` (of `parts`) of a note: the note's time plus
+/// `index` ms, its fields, and where it was imported from.
+fn part_memory(
+    note: &Note,
+    options: &Options,
+    index: usize,
+    parts: usize,
+    content: String,
+) -> Memory {
+    let at = note
+        .timestamp
+        .checked_add(jiff::SignedDuration::from_millis(index as i64))
+        .unwrap_or(note.timestamp);
+    let mut extra = BTreeMap::new();
+    extra.insert(
+        IMPORTED_FROM.to_owned(),
+        serde_json::Value::String(note.path.clone()),
+    );
+    if parts > 1 {
+        extra.insert(
+            IMPORTED_PART.to_owned(),
+            serde_json::Value::String(format!("{}/{parts}", index + 1)),
+        );
+    }
+    Memory {
+        id: memory::new_id(at),
+        timestamp: memory::format_timestamp(at),
+        kind: note.kind.clone(),
+        content,
+        source: note.source.clone(),
+        tags: note.tags.clone(),
+        author: note.author.clone().or_else(|| options.author.clone()),
+        branch: note.branch.clone(),
+        commit: note.commit.clone(),
+        files: note.files.clone(),
+        session: None,
+        supersedes: None,
+        extra,
+    }
 }
 
 #[cfg(test)]

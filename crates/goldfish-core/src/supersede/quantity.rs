@@ -121,112 +121,116 @@ pub(super) fn quantities(words: &[Word]) -> Vec<Quantity> {
     let mut found = Vec::new();
     let mut i = 0;
     while i < words.len() {
-        let word = &words[i];
-        let lower = word.lower.as_str();
-        let previous = i.checked_sub(1).map(|p| &words[p]);
-        let next = words.get(i + 1).map(|w| w.lower.as_str());
-        if let Some(v) = version(word, previous) {
-            found.push(Quantity {
-                measure: Measure::Version,
-                value: v,
-                shown: word.raw.clone(),
-                words: i..i + 1,
-            });
-            i += 1;
-            continue;
-        }
-        // `02:00`, `2:05`.
-        if let Some((h, m)) = lower.split_once(':')
-            && !h.is_empty()
-            && h.len() <= 2
-            && m.len() == 2
-            && h.chars().chain(m.chars()).all(|c| c.is_ascii_digit())
-        {
-            let minutes = h.parse::<u32>().unwrap_or(0) * 60 + m.parse::<u32>().unwrap_or(0);
-            found.push(Quantity {
-                measure: Measure::ClockTime,
-                value: minutes.to_string(),
-                shown: word.raw.clone(),
-                words: i..i + 1,
-            });
-            i += 1;
-            continue;
-        }
-        if let Some(n) = ORDINALS.iter().position(|o| *o == lower) {
-            // "first", "second" count only before a noun that is counted:
-            // `third grade`, not `every second Tuesday`.
-            if n > 1 || next.is_some_and(|n| n == "grade" || n == "floor") {
-                found.push(Quantity {
-                    measure: Measure::Ordinal,
-                    value: (n + 1).to_string(),
-                    shown: word.raw.clone(),
-                    words: i..i + 1,
-                });
-            }
-            i += 1;
-            continue;
-        }
-        // A number with its unit glued on: `10s`, `25MB`, `99.9%`.
-        let glued = lower
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .filter(|&at| at > 0)
-            .and_then(|at| {
-                let (number, suffix) = lower.split_at(at);
-                Some((plain_number(number)?, unit(suffix)?))
-            });
-        let number = plain_number(lower)
-            .or_else(|| {
-                NUMBER_WORDS
-                    .iter()
-                    .find(|(w, _)| *w == lower)
-                    .map(|(_, n)| *n)
-            })
-            .or_else(|| {
-                // `a minute`, `an hour`.
-                ((lower == "a" || lower == "an")
-                    && next
-                        .and_then(unit)
-                        .is_some_and(|(m, _)| m == Measure::Duration))
-                .then_some(1.0)
-            });
-        let (value, measure, taken) = match (glued, number) {
-            (Some((n, (measure, scale))), _) => (n * scale, measure, 1),
-            (None, Some(n)) => {
-                // `half an hour`: skip the article.
-                let mut j = i + 1;
-                if lower == "half"
-                    && words
-                        .get(j)
-                        .is_some_and(|w| w.lower == "a" || w.lower == "an")
-                {
-                    j += 1;
-                }
-                match words.get(j).and_then(|w| unit(&w.lower)) {
-                    Some((measure, scale)) => (n * scale, measure, j + 1 - i),
-                    None if lower == "half" || lower == "a" || lower == "an" => {
-                        i += 1;
-                        continue;
-                    }
-                    None => (n, Measure::Count, 1),
-                }
-            }
-            (None, None) => {
-                i += 1;
-                continue;
-            }
-        };
-        let shown = words[i..i + taken]
-            .iter()
-            .map(|w| w.raw.as_str())
-            .collect::<Vec<_>>()
-            .join(" ");
-        found.push(Quantity {
-            measure,
-            value: format!("{value}"),
-            shown,
-            words: i..i + taken,
-        });
+        let (quantity, taken) = quantity_at(words, i);
+        found.extend(quantity);
         i += taken;
     }
     found
+}
+
+/// The quantity that starts at word `i`, if any, and how many words it
+/// takes (one when there is none).
+fn quantity_at(words: &[Word], i: usize) -> (Option<Quantity>, usize) {
+    let word = &words[i];
+    let lower = word.lower.as_str();
+    let previous = i.checked_sub(1).map(|p| &words[p]);
+    let next = words.get(i + 1).map(|w| w.lower.as_str());
+    let one_word = |measure, value| {
+        let quantity = Quantity {
+            measure,
+            value,
+            shown: word.raw.clone(),
+            words: i..i + 1,
+        };
+        (Some(quantity), 1)
+    };
+    if let Some(v) = version(word, previous) {
+        return one_word(Measure::Version, v);
+    }
+    if let Some(minutes) = clock_minutes(lower) {
+        return one_word(Measure::ClockTime, minutes.to_string());
+    }
+    if let Some(n) = ORDINALS.iter().position(|o| *o == lower) {
+        // "first", "second" count only before a noun that is counted:
+        // `third grade`, not `every second Tuesday`.
+        if n > 1 || next.is_some_and(|n| n == "grade" || n == "floor") {
+            return one_word(Measure::Ordinal, (n + 1).to_string());
+        }
+        return (None, 1);
+    }
+    let Some((value, measure, taken)) = measured(words, i) else {
+        return (None, 1);
+    };
+    let shown = words[i..i + taken]
+        .iter()
+        .map(|w| w.raw.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let quantity = Quantity {
+        measure,
+        value: format!("{value}"),
+        shown,
+        words: i..i + taken,
+    };
+    (Some(quantity), taken)
+}
+
+/// A time of day in minutes: `02:00`, `2:05`.
+fn clock_minutes(lower: &str) -> Option<u32> {
+    let (h, m) = lower.split_once(':')?;
+    (!h.is_empty()
+        && h.len() <= 2
+        && m.len() == 2
+        && h.chars().chain(m.chars()).all(|c| c.is_ascii_digit()))
+    .then(|| h.parse::<u32>().unwrap_or(0) * 60 + m.parse::<u32>().unwrap_or(0))
+}
+
+/// A number at word `i` with its unit (glued on, or the next word), or a
+/// plain count: its value in the unit's measure and the words it takes.
+fn measured(words: &[Word], i: usize) -> Option<(f64, Measure, usize)> {
+    let lower = words[i].lower.as_str();
+    let next = words.get(i + 1).map(|w| w.lower.as_str());
+    // A number with its unit glued on: `10s`, `25MB`, `99.9%`.
+    let glued = lower
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .filter(|&at| at > 0)
+        .and_then(|at| {
+            let (number, suffix) = lower.split_at(at);
+            Some((plain_number(number)?, unit(suffix)?))
+        });
+    let number = plain_number(lower)
+        .or_else(|| {
+            NUMBER_WORDS
+                .iter()
+                .find(|(w, _)| *w == lower)
+                .map(|(_, n)| *n)
+        })
+        .or_else(|| {
+            // `a minute`, `an hour`.
+            ((lower == "a" || lower == "an")
+                && next
+                    .and_then(unit)
+                    .is_some_and(|(m, _)| m == Measure::Duration))
+            .then_some(1.0)
+        });
+    match (glued, number) {
+        (Some((n, (measure, scale))), _) => Some((n * scale, measure, 1)),
+        (None, Some(n)) => {
+            // `half an hour`: skip the article.
+            let mut j = i + 1;
+            if lower == "half"
+                && words
+                    .get(j)
+                    .is_some_and(|w| w.lower == "a" || w.lower == "an")
+            {
+                j += 1;
+            }
+            match words.get(j).and_then(|w| unit(&w.lower)) {
+                Some((measure, scale)) => Some((n * scale, measure, j + 1 - i)),
+                None if lower == "half" || lower == "a" || lower == "an" => None,
+                None => Some((n, Measure::Count, 1)),
+            }
+        }
+        (None, None) => None,
+    }
 }

@@ -8,7 +8,7 @@ use crate::memory::view::bom_note;
 use crate::memory::{Entry, Memory, trust};
 
 use super::record_hash;
-use super::{Content, FileProblem, FileRead, Found, Recorded, RowChange, SyncPlan, Waiting};
+use super::{Content, FileProblem, FileRead, Found, Line, Recorded, RowChange, SyncPlan, Waiting};
 
 /// A row as the plan goes: the index's, or one it wrote.
 struct MirroredRow<'a> {
@@ -157,27 +157,10 @@ impl<'a> Mirror<'a> {
         };
         let mut seen: HashSet<&str> = HashSet::new();
         for line in &content.lines {
-            let number = line.number;
-            let (entry, memory) = match &line.parsed {
-                Ok(Entry::Tombstone(tombstone)) => {
-                    read.tombstones.push(tombstone);
-                    continue;
-                }
-                Ok(Entry::Release(release)) => {
-                    read.releases.push(release);
-                    continue;
-                }
-                Ok(entry @ Entry::Memory(memory)) => (entry, memory),
-                Err(err) => {
-                    let bom = bom_note(content.byte_order_mark, number as usize);
-                    plan.problems.push(FileProblem::line(
-                        name,
-                        number,
-                        format!("not a memory record ({err}{bom}); skipped"),
-                    ));
-                    continue;
-                }
+            let Some((entry, memory)) = memory_of(line, name, content, plan, &mut read) else {
+                continue;
             };
+            let number = line.number;
             let id = memory.id.as_str();
             if !seen.insert(id) {
                 plan.problems.push(FileProblem::line(
@@ -187,70 +170,8 @@ impl<'a> Mirror<'a> {
                 ));
                 continue;
             }
-            let canonical = entry.to_line();
-            let hash = record_hash(&canonical);
-            // Reported at every read of the file, recorded in the row.
-            let suspicions = trust::check(memory, found.now, found.kinds.as_ref());
-            for suspicion in &suspicions {
-                plan.problems.push(FileProblem::line(
-                    name,
-                    number,
-                    format!(
-                        "memory {id}: {suspicion}; indexed, flagged `{}`",
-                        suspicion.flag()
-                    ),
-                ));
-            }
-            let flags = trust::index_flags(&suspicions);
-            let write = |record_hash| RowChange::Write {
-                file: name,
-                line: number,
-                memory,
-                record_hash,
-                flags,
-            };
-            match existing.get(id) {
-                Some((old_hash, old_line)) if *old_hash == Some(hash) && *old_line == number => {}
-                Some((old_hash, _)) if *old_hash == Some(hash) => {
-                    plan.rows.push(RowChange::MoveLine { id, line: number });
-                    if let Some(row) = self.rows.get_mut(id) {
-                        row.line = number;
-                    }
-                }
-                Some(_) => {
-                    self.write(plan, id, write(hash));
-                    plan.memories_updated += 1;
-                }
-                None => match self.rows.get(id).map(|row| row.file) {
-                    None => {
-                        self.write(plan, id, write(hash));
-                        plan.memories_added += 1;
-                    }
-                    Some(other) if other < name => {
-                        self.duplicates.entry(id).or_default().insert(
-                            name,
-                            Waits {
-                                line: number,
-                                record: Cow::Owned(canonical),
-                                memory: Some(memory),
-                            },
-                        );
-                        plan.problems.push(FileProblem::line(
-                            name,
-                            number,
-                            format!(
-                                "id {id} is already indexed from another file ({other}); skipped"
-                            ),
-                        ));
-                    }
-                    Some(other) => {
-                        // This file comes first: its record is the one.
-                        self.write(plan, id, write(hash));
-                        plan.memories_updated += 1;
-                        reread.insert(other);
-                    }
-                },
-            }
+            let record = ReadRecord::checked(name, number, entry, memory, found, plan);
+            self.place(record, existing.get(id), plan, reread);
         }
         for id in indexed {
             if !seen.contains(id) {
@@ -259,5 +180,152 @@ impl<'a> Mirror<'a> {
             }
         }
         read
+    }
+
+    /// Writes, moves or keeps the row of a memory read from a file
+    /// (`existing`: what the index holds of its id in that file), or puts
+    /// it among the duplicates when another file comes first.
+    fn place(
+        &mut self,
+        record: ReadRecord<'a>,
+        existing: Option<&(Option<blake3::Hash>, i64)>,
+        plan: &mut SyncPlan<'a>,
+        reread: &mut BTreeSet<&'a str>,
+    ) {
+        let ReadRecord {
+            name,
+            number,
+            memory,
+            canonical,
+            hash,
+            flags,
+        } = record;
+        let id = memory.id.as_str();
+        let write = |record_hash| RowChange::Write {
+            file: name,
+            line: number,
+            memory,
+            record_hash,
+            flags,
+        };
+        match existing {
+            Some((old_hash, old_line)) if *old_hash == Some(hash) && *old_line == number => {}
+            Some((old_hash, _)) if *old_hash == Some(hash) => {
+                plan.rows.push(RowChange::MoveLine { id, line: number });
+                if let Some(row) = self.rows.get_mut(id) {
+                    row.line = number;
+                }
+            }
+            Some(_) => {
+                self.write(plan, id, write(hash));
+                plan.memories_updated += 1;
+            }
+            None => match self.rows.get(id).map(|row| row.file) {
+                None => {
+                    self.write(plan, id, write(hash));
+                    plan.memories_added += 1;
+                }
+                Some(other) if other < name => {
+                    self.duplicates.entry(id).or_default().insert(
+                        name,
+                        Waits {
+                            line: number,
+                            record: Cow::Owned(canonical),
+                            memory: Some(memory),
+                        },
+                    );
+                    plan.problems.push(FileProblem::line(
+                        name,
+                        number,
+                        format!("id {id} is already indexed from another file ({other}); skipped"),
+                    ));
+                }
+                Some(other) => {
+                    // This file comes first: its record is the one.
+                    self.write(plan, id, write(hash));
+                    plan.memories_updated += 1;
+                    reread.insert(other);
+                }
+            },
+        }
+    }
+}
+
+/// The memory a line holds; a tombstone or release goes to what the file
+/// read holds, and a line that is no record is reported.
+fn memory_of<'a>(
+    line: &'a Line,
+    name: &'a str,
+    content: &Content,
+    plan: &mut SyncPlan<'a>,
+    read: &mut FileRead<'a>,
+) -> Option<(&'a Entry, &'a Memory)> {
+    match &line.parsed {
+        Ok(Entry::Tombstone(tombstone)) => {
+            read.tombstones.push(tombstone);
+            None
+        }
+        Ok(Entry::Release(release)) => {
+            read.releases.push(release);
+            None
+        }
+        Ok(entry @ Entry::Memory(memory)) => Some((entry, memory)),
+        Err(err) => {
+            let bom = bom_note(content.byte_order_mark, line.number as usize);
+            plan.problems.push(FileProblem::line(
+                name,
+                line.number,
+                format!("not a memory record ({err}{bom}); skipped"),
+            ));
+            None
+        }
+    }
+}
+
+/// A memory line of a file, its canonical text, hash and trust flags.
+struct ReadRecord<'a> {
+    name: &'a str,
+    number: i64,
+    memory: &'a Memory,
+    canonical: String,
+    hash: blake3::Hash,
+    flags: String,
+}
+
+impl<'a> ReadRecord<'a> {
+    /// Hashes the record and checks it; what the check finds is reported
+    /// at every read of the file, and recorded in the row.
+    fn checked(
+        name: &'a str,
+        number: i64,
+        entry: &Entry,
+        memory: &'a Memory,
+        found: &Found,
+        plan: &mut SyncPlan<'a>,
+    ) -> ReadRecord<'a> {
+        let id = memory.id.as_str();
+        let canonical = entry.to_line();
+        let hash = record_hash(&canonical);
+        // Reported at every read of the file, recorded in the row.
+        let suspicions = trust::check(memory, found.now, found.kinds.as_ref());
+        for suspicion in &suspicions {
+            plan.problems.push(FileProblem::line(
+                name,
+                number,
+                format!(
+                    "memory {id}: {suspicion}; indexed, flagged `{}`",
+                    suspicion.flag()
+                ),
+            ));
+        }
+        let flags = trust::index_flags(&suspicions);
+        ReadRecord {
+            name,
+            number,
+            memory,
+            canonical,
+            hash,
+            flags,
+        }
     }
 }

@@ -307,7 +307,18 @@ impl FileProblem {
 pub fn plan(found: &Found) -> Planned<'_> {
     let mut mirror = Mirror::of(&found.recorded);
     let mut plan = SyncPlan::default();
+    remove_gone(found, &mut mirror, &mut plan);
+    let unread = read_changed(found, &mut mirror, &mut plan);
+    if !unread.is_empty() {
+        return Planned::Read(unread);
+    }
+    list_duplicates(mirror, &mut plan);
+    Planned::Ready(plan)
+}
 
+/// The files the index records that are gone: their rows removed (the
+/// duplicates of their ids in other files take their place).
+fn remove_gone<'a>(found: &'a Found, mirror: &mut Mirror<'a>, plan: &mut SyncPlan<'a>) {
     let mut gone: Vec<&str> = found
         .recorded
         .files
@@ -322,13 +333,20 @@ pub fn plan(found: &Found) -> Planned<'_> {
     }
     for &name in &gone {
         for id in mirror.ids_in(name) {
-            mirror.remove(id, found, &mut plan);
+            mirror.remove(id, found, plan);
             plan.memories_removed += 1;
         }
     }
+}
 
-    // In name order: a file that takes an id over from a later one has
-    // that one read again.
+/// Reads the files whose blob changed, in name order: a file that takes
+/// an id over from a later one has that one read again. Returns the files
+/// it must read but whose content was not gathered.
+fn read_changed<'a>(
+    found: &'a Found,
+    mirror: &mut Mirror<'a>,
+    plan: &mut SyncPlan<'a>,
+) -> BTreeSet<String> {
     let mut reread: BTreeSet<&str> = BTreeSet::new();
     let mut unread: BTreeSet<String> = BTreeSet::new();
     for (name, state) in &found.files {
@@ -363,7 +381,7 @@ pub fn plan(found: &Found) -> Planned<'_> {
                 unread.insert(name.clone());
                 continue;
             };
-            let read = mirror.read(name, content, found, &mut plan, &mut reread);
+            let read = mirror.read(name, content, found, plan, &mut reread);
             plan.files_read.push(read);
         }
         if !unchanged
@@ -377,11 +395,11 @@ pub fn plan(found: &Found) -> Planned<'_> {
             });
         }
     }
-    if !unread.is_empty() {
-        return Planned::Read(unread);
-    }
+    unread
+}
 
-    // The duplicates of the files read, as the reading left them.
+/// The duplicates of the files read, as the reading left them.
+fn list_duplicates<'a>(mirror: Mirror<'a>, plan: &mut SyncPlan<'a>) {
     let read: HashMap<&str, usize> = plan
         .files_read
         .iter()
@@ -403,7 +421,6 @@ pub fn plan(found: &Found) -> Planned<'_> {
     for file in &mut plan.files_read {
         file.duplicates.sort_by(|a, b| a.id.cmp(&b.id));
     }
-    Planned::Ready(plan)
 }
 
 /// blake3 of a canonical line: what tells a changed record.

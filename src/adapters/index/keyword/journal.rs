@@ -125,17 +125,7 @@ pub fn catch_up(conn: &Connection, db: &Path) -> Result<CaughtUp, TextError> {
     let tantivy = tantivy_at(&dir);
     let id = ensure_db_id(conn).map_err(sqlite)?;
     let (schema, fields) = schema();
-    let index = match open_or_create(&dir, &schema) {
-        Ok(index) => index,
-        Err(_) => {
-            // Unreadable or of another schema: it is derived, so start over.
-            std::fs::remove_dir_all(&dir).map_err(|source| TextError::Io {
-                path: dir.clone(),
-                source,
-            })?;
-            open_or_create(&dir, &schema).map_err(tantivy)?
-        }
-    };
+    let index = open_or_start_over(&dir, &schema)?;
     let mut writer = writer(&index, &dir)?;
     // A write that fails names the folder when it cannot be written.
     let written = |err: tantivy::TantivyError| unwritable(&dir).unwrap_or_else(|| tantivy(err));
@@ -169,6 +159,65 @@ pub fn catch_up(conn: &Connection, db: &Path) -> Result<CaughtUp, TextError> {
         }
         return Ok(CaughtUp::Fresh);
     }
+    let rows = write_rows_since(&tx, &mut writer, fields, since, end, &dir)?;
+    tx.finish().map_err(sqlite)?;
+    let payload =
+        serde_json::to_string(&Payload { db: id, seq: end }).expect("a payload serialises");
+    let mut commit = writer.prepare_commit().map_err(written)?;
+    commit.set_payload(&payload);
+    commit.commit().map_err(written)?;
+    writer.wait_merging_threads().map_err(written)?;
+    // The files as written (and merged), each checked once: readers trust
+    // these stamps.
+    let segments = index.searchable_segment_metas().map_err(tantivy)?;
+    let stamps = intact(&index, &dir, &segments, |name, stamp| {
+        checked.get(name) == Some(stamp)
+    })
+    .map_err(|damage| TextError::Damaged {
+        path: damage.file,
+        reason: damage.reason,
+    })?;
+    record(conn, &stamps).map_err(sqlite)?;
+    conn.execute("DELETE FROM text_journal WHERE seq <= ?1", params![end])
+        .map_err(sqlite)?;
+    Ok(match since {
+        None => CaughtUp::Rebuilt { rows },
+        Some(_) => CaughtUp::Applied { rows },
+    })
+}
+
+/// The keyword index at `dir`; one unreadable or of another schema is
+/// removed and created again (it is derived, so it starts over).
+fn open_or_start_over(
+    dir: &Path,
+    schema: &tantivy::schema::Schema,
+) -> Result<tantivy::Index, TextError> {
+    match open_or_create(dir, schema) {
+        Ok(index) => Ok(index),
+        Err(_) => {
+            std::fs::remove_dir_all(dir).map_err(|source| TextError::Io {
+                path: dir.to_owned(),
+                source,
+            })?;
+            open_or_create(dir, schema).map_err(tantivy_at(dir))
+        }
+    }
+}
+
+/// Writes the rows the journal changed after `since` up to `end` (every
+/// row, the documents deleted first, when `since` is `None`); how many.
+fn write_rows_since(
+    tx: &rusqlite::Transaction<'_>,
+    writer: &mut tantivy::IndexWriter,
+    fields: Fields,
+    since: Option<i64>,
+    end: i64,
+    dir: &Path,
+) -> Result<usize, TextError> {
+    let sqlite = sqlite_at(dir);
+    let tantivy = tantivy_at(dir);
+    // A write that fails names the folder when it cannot be written.
+    let written = |err: tantivy::TantivyError| unwritable(dir).unwrap_or_else(|| tantivy(err));
     let mut statement;
     let mut query = match since {
         None => {
@@ -200,33 +249,10 @@ pub fn catch_up(conn: &Connection, db: &Path) -> Result<CaughtUp, TextError> {
             statement.query(params![since, end]).map_err(sqlite)?
         }
     };
-    let rows = add_rows(&writer, fields, &mut query, &dir, written)?;
+    let rows = add_rows(writer, fields, &mut query, dir, written)?;
     drop(query);
     drop(statement);
-    tx.finish().map_err(sqlite)?;
-    let payload =
-        serde_json::to_string(&Payload { db: id, seq: end }).expect("a payload serialises");
-    let mut commit = writer.prepare_commit().map_err(written)?;
-    commit.set_payload(&payload);
-    commit.commit().map_err(written)?;
-    writer.wait_merging_threads().map_err(written)?;
-    // The files as written (and merged), each checked once: readers trust
-    // these stamps.
-    let segments = index.searchable_segment_metas().map_err(tantivy)?;
-    let stamps = intact(&index, &dir, &segments, |name, stamp| {
-        checked.get(name) == Some(stamp)
-    })
-    .map_err(|damage| TextError::Damaged {
-        path: damage.file,
-        reason: damage.reason,
-    })?;
-    record(conn, &stamps).map_err(sqlite)?;
-    conn.execute("DELETE FROM text_journal WHERE seq <= ?1", params![end])
-        .map_err(sqlite)?;
-    Ok(match since {
-        None => CaughtUp::Rebuilt { rows },
-        Some(_) => CaughtUp::Applied { rows },
-    })
+    Ok(rows)
 }
 
 /// Adds a document for each of `rows` (rowid, workspace id, content, tags,

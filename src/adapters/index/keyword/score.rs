@@ -124,22 +124,7 @@ impl TextIndex {
         limit: usize,
     ) -> Result<Matches, TextError> {
         let tantivy = tantivy_at(&self.dir);
-        let io = |source: std::io::Error| TextError::Io {
-            path: self.dir.clone(),
-            source,
-        };
-        let mut analyzer = self.analyzer();
-        // FTS5 matches each quoted word as a phrase of its tokens; goldfish's
-        // words are letters and digits, one token each.
-        let mut terms: Vec<String> = Vec::new();
-        for word in words {
-            let mut stream = analyzer.token_stream(word);
-            while let Some(token) = stream.next() {
-                if !terms.contains(&token.text) {
-                    terms.push(token.text.clone());
-                }
-            }
-        }
+        let terms = self.terms_of(words);
         if terms.is_empty() || limit == 0 {
             return Ok(Matches::default());
         }
@@ -148,30 +133,7 @@ impl TextIndex {
             return Ok(Matches::default());
         }
         let segments = searcher.segment_readers();
-        // Per word and segment: the matching rows and their weighted
-        // frequency (content 1, tags 2, files 0.5), by document.
-        let mut matches: Vec<Vec<Vec<(u32, f64)>>> = Vec::with_capacity(terms.len());
-        for term in &terms {
-            let mut per_segment = Vec::with_capacity(segments.len());
-            for segment in segments {
-                let mut lists = Vec::new();
-                for (field, weight) in self.fields.text.iter().zip(WEIGHTS) {
-                    let postings = segment
-                        .inverted_index(*field)
-                        .map_err(tantivy)?
-                        .read_postings(
-                            &Term::from_field_text(*field, term),
-                            IndexRecordOption::WithFreqs,
-                        )
-                        .map_err(io)?;
-                    if let Some(postings) = postings {
-                        lists.push((postings, f64::from(weight)));
-                    }
-                }
-                per_segment.push(merge(lists, segment.alive_bitset()));
-            }
-            matches.push(per_segment);
-        }
+        let matches = self.matches_of(segments, &terms)?;
         let avgdl = totals.words as f64 / totals.rows as f64;
         let n = totals.rows as f64;
         let idf: Vec<f64> = matches
@@ -216,16 +178,7 @@ impl TextIndex {
                 }
             }
         }
-        let by_score = |a: &(f64, i64), b: &(f64, i64)| b.0.total_cmp(&a.0);
-        if scored.len() > limit {
-            scored.select_nth_unstable_by(limit - 1, by_score);
-            let edge = scored[limit - 1].0;
-            let (top, rest) = scored.split_at_mut(limit);
-            let mut kept = top.to_vec();
-            kept.extend(rest.iter().filter(|(score, _)| *score >= edge));
-            scored = kept;
-        }
-        scored.sort_by(by_score);
+        let scored = best_first(scored, limit);
         Ok(Matches {
             rows: scored
                 .into_iter()
@@ -235,6 +188,60 @@ impl TextIndex {
             // content: idf × (f (K1 + 1)) / (f + K1) with f = 1 is idf.
             full: idf.iter().sum(),
         })
+    }
+
+    /// The distinct terms of `words`. FTS5 matches each quoted word as a
+    /// phrase of its tokens; goldfish's words are letters and digits, one
+    /// token each.
+    fn terms_of(&self, words: &[String]) -> Vec<String> {
+        let mut analyzer = self.analyzer();
+        let mut terms: Vec<String> = Vec::new();
+        for word in words {
+            let mut stream = analyzer.token_stream(word);
+            while let Some(token) = stream.next() {
+                if !terms.contains(&token.text) {
+                    terms.push(token.text.clone());
+                }
+            }
+        }
+        terms
+    }
+
+    /// Per term and segment: the matching rows and their weighted
+    /// frequency (content 1, tags 2, files 0.5), by document.
+    fn matches_of(
+        &self,
+        segments: &[tantivy::SegmentReader],
+        terms: &[String],
+    ) -> Result<TermMatches, TextError> {
+        let tantivy = tantivy_at(&self.dir);
+        let io = |source: std::io::Error| TextError::Io {
+            path: self.dir.clone(),
+            source,
+        };
+        let mut matches: TermMatches = Vec::with_capacity(terms.len());
+        for term in terms {
+            let mut per_segment = Vec::with_capacity(segments.len());
+            for segment in segments {
+                let mut lists = Vec::new();
+                for (field, weight) in self.fields.text.iter().zip(WEIGHTS) {
+                    let postings = segment
+                        .inverted_index(*field)
+                        .map_err(tantivy)?
+                        .read_postings(
+                            &Term::from_field_text(*field, term),
+                            IndexRecordOption::WithFreqs,
+                        )
+                        .map_err(io)?;
+                    if let Some(postings) = postings {
+                        lists.push((postings, f64::from(weight)));
+                    }
+                }
+                per_segment.push(merge(lists, segment.alive_bitset()));
+            }
+            matches.push(per_segment);
+        }
+        Ok(matches)
     }
 
     /// Rows and their words in all, counted once per searcher generation.
@@ -269,6 +276,26 @@ impl TextIndex {
 
 /// The live documents of `lists` (one word's postings in each text, with
 /// the text's weight) and their weighted frequency, by document.
+/// Per term and segment, the (document, weighted frequency) pairs that
+/// match.
+type TermMatches = Vec<Vec<Vec<(u32, f64)>>>;
+
+/// The best `limit` (score, row) pairs and any tied with the last of
+/// them, best first.
+fn best_first(mut scored: Vec<(f64, i64)>, limit: usize) -> Vec<(f64, i64)> {
+    let by_score = |a: &(f64, i64), b: &(f64, i64)| b.0.total_cmp(&a.0);
+    if scored.len() > limit {
+        scored.select_nth_unstable_by(limit - 1, by_score);
+        let edge = scored[limit - 1].0;
+        let (top, rest) = scored.split_at_mut(limit);
+        let mut kept = top.to_vec();
+        kept.extend(rest.iter().filter(|(score, _)| *score >= edge));
+        scored = kept;
+    }
+    scored.sort_by(by_score);
+    scored
+}
+
 pub(super) fn merge(
     mut lists: Vec<(tantivy::postings::SegmentPostings, f64)>,
     alive: Option<&tantivy::fastfield::AliveBitSet>,

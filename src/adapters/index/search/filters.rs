@@ -176,104 +176,116 @@ impl Index {
         let mut statement = self.conn.prepare(&sql).map_err(self.sqlite())?;
         let rows = statement
             .query_map(rusqlite::params_from_iter(c.values), |row| {
-                let list = |index: usize| -> rusqlite::Result<Vec<String>> {
-                    let text: String = row.get(index)?;
-                    Ok(serde_json::from_str(&text).unwrap_or_default())
-                };
-                let introduced = match row.get::<_, Option<String>>(13)? {
-                    Some(commit) => Some(Provenance {
-                        commit,
-                        author: row.get(14)?,
-                        date: row.get(15)?,
-                        committer: row.get(19)?,
-                        signature: row.get(20)?,
-                        signer: row.get(21)?,
-                    }),
-                    None => None,
-                };
-                let keyword = row.get::<_, Option<f64>>(17)?.map(keyword_relevance);
-                let flags: String = row.get(18)?;
-                let (policy, signed): (bool, bool) = (row.get(22)?, row.get(23)?);
-                let untrusted: String = row.get(24)?;
-                let released: bool = row.get(25)?;
-                let (trust, trust_reasons) =
-                    trust_of(&untrusted, released, introduced.as_ref(), policy, signed);
-                let mut memory = IndexedMemory {
-                    id: row.get(0)?,
-                    timestamp: row.get(1)?,
-                    kind: row.get(2)?,
-                    content: row.get(3)?,
-                    source: row.get(4)?,
-                    tags: list(5)?,
-                    author: row.get(6)?,
-                    branch: row.get(7)?,
-                    commit: row.get(8)?,
-                    files: list(9)?,
-                    workspace: row.get(10)?,
-                    file: row.get(11)?,
-                    line: row.get(12)?,
-                    introduced,
-                    trust,
-                    trust_reasons,
-                    score: 1.0,
-                    keyword,
-                    similarity: None,
-                    ranking: None,
-                    flags: flags
-                        .split(',')
-                        .filter(|flag| !flag.is_empty())
-                        .map(str::to_owned)
-                        .collect(),
-                    supersedes: row.get(26)?,
-                    superseded_by: row.get(27)?,
-                    superseded_why: None,
-                    newer_than: None,
-                    stale: None,
-                    moved: Vec::new(),
-                    content_hash: row.get(16)?,
-                };
-                let reason: String = row.get(28)?;
-                if !reason.is_empty() {
-                    let branch = (reason == crate::adapters::index::staleness::BRANCH_DELETED)
-                        .then(|| memory.branch.clone())
-                        .flatten();
-                    memory.stale = Some(Stale {
-                        reason,
-                        file: row.get(29)?,
-                        branch,
-                        commit: row.get::<_, Option<String>>(30)?.unwrap_or_default(),
-                        outside_policy: row.get(31)?,
-                    });
-                }
-                let moved: String = row.get(32)?;
-                memory.moved = serde_json::from_str::<Vec<(String, String)>>(&moved)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|(file, now)| Moved { file, now })
-                    .collect();
-                if memory.superseded_by.is_some() {
-                    memory.superseded_why = Some(SUPERSEDED_WHY);
-                }
-                if crate::domain::memory::trust::ahead(&memory.timestamp, now) {
-                    memory
-                        .flags
-                        .push(crate::domain::memory::trust::FUTURE_FLAG.to_owned());
-                    memory.flags.sort_unstable();
-                }
-                // Like the future timestamp, a mismatching author is read,
-                // not stored: it depends on the commit, found after the row.
-                if memory.trust_reasons.iter().any(|r| r == AUTHOR_MISMATCH) {
-                    memory.flags.push(AUTHOR_MISMATCH.to_owned());
-                    memory.flags.sort_unstable();
-                }
-                if memory.flags.iter().any(|flag| flag == "secret") {
-                    memory.mask_secrets();
-                }
-                Ok(memory)
+                memory_of_row(row, now)
             })
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
             .map_err(self.sqlite())?;
         Ok(rows)
+    }
+}
+
+/// A memory as a row of [`Index::select`] gives it, with what is read
+/// rather than stored ([`read_marks`]).
+fn memory_of_row(row: &rusqlite::Row<'_>, now: jiff::Timestamp) -> rusqlite::Result<IndexedMemory> {
+    let list = |index: usize| -> rusqlite::Result<Vec<String>> {
+        let text: String = row.get(index)?;
+        Ok(serde_json::from_str(&text).unwrap_or_default())
+    };
+    let introduced = match row.get::<_, Option<String>>(13)? {
+        Some(commit) => Some(Provenance {
+            commit,
+            author: row.get(14)?,
+            date: row.get(15)?,
+            committer: row.get(19)?,
+            signature: row.get(20)?,
+            signer: row.get(21)?,
+        }),
+        None => None,
+    };
+    let keyword = row.get::<_, Option<f64>>(17)?.map(keyword_relevance);
+    let flags: String = row.get(18)?;
+    let (policy, signed): (bool, bool) = (row.get(22)?, row.get(23)?);
+    let untrusted: String = row.get(24)?;
+    let released: bool = row.get(25)?;
+    let (trust, trust_reasons) =
+        trust_of(&untrusted, released, introduced.as_ref(), policy, signed);
+    let mut memory = IndexedMemory {
+        id: row.get(0)?,
+        timestamp: row.get(1)?,
+        kind: row.get(2)?,
+        content: row.get(3)?,
+        source: row.get(4)?,
+        tags: list(5)?,
+        author: row.get(6)?,
+        branch: row.get(7)?,
+        commit: row.get(8)?,
+        files: list(9)?,
+        workspace: row.get(10)?,
+        file: row.get(11)?,
+        line: row.get(12)?,
+        introduced,
+        trust,
+        trust_reasons,
+        score: 1.0,
+        keyword,
+        similarity: None,
+        ranking: None,
+        flags: flags
+            .split(',')
+            .filter(|flag| !flag.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        supersedes: row.get(26)?,
+        superseded_by: row.get(27)?,
+        superseded_why: None,
+        newer_than: None,
+        stale: None,
+        moved: Vec::new(),
+        content_hash: row.get(16)?,
+    };
+    let reason: String = row.get(28)?;
+    if !reason.is_empty() {
+        let branch = (reason == crate::adapters::index::staleness::BRANCH_DELETED)
+            .then(|| memory.branch.clone())
+            .flatten();
+        memory.stale = Some(Stale {
+            reason,
+            file: row.get(29)?,
+            branch,
+            commit: row.get::<_, Option<String>>(30)?.unwrap_or_default(),
+            outside_policy: row.get(31)?,
+        });
+    }
+    let moved: String = row.get(32)?;
+    memory.moved = serde_json::from_str::<Vec<(String, String)>>(&moved)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(file, now)| Moved { file, now })
+        .collect();
+    read_marks(&mut memory, now);
+    Ok(memory)
+}
+
+/// What is read, not stored: why a superseded memory is, a timestamp
+/// ahead of `now` and a mismatching author as flags; secrets masked.
+fn read_marks(memory: &mut IndexedMemory, now: jiff::Timestamp) {
+    if memory.superseded_by.is_some() {
+        memory.superseded_why = Some(SUPERSEDED_WHY);
+    }
+    if crate::domain::memory::trust::ahead(&memory.timestamp, now) {
+        memory
+            .flags
+            .push(crate::domain::memory::trust::FUTURE_FLAG.to_owned());
+        memory.flags.sort_unstable();
+    }
+    // Like the future timestamp, a mismatching author is read,
+    // not stored: it depends on the commit, found after the row.
+    if memory.trust_reasons.iter().any(|r| r == AUTHOR_MISMATCH) {
+        memory.flags.push(AUTHOR_MISMATCH.to_owned());
+        memory.flags.sort_unstable();
+    }
+    if memory.flags.iter().any(|flag| flag == "secret") {
+        memory.mask_secrets();
     }
 }
 

@@ -67,54 +67,9 @@ impl Index {
         query: Option<QueryVector<'_>>,
     ) -> Result<Vec<IndexedMemory>, IndexError> {
         let depth = (request.limit * 5).max(50);
-        let (keyword, semantic) = match query {
-            // The keyword stage on the second connection, beside the vector
-            // stage on this one: same queries, same lists, in the time of
-            // the slower.
-            Some(query) if self.parallel => {
-                // The side connection only reads: the keyword index is
-                // brought up to date here, if it lags.
-                self.keyword_index_ready(&mut self.text.lock().unwrap_or_else(|p| p.into_inner()));
-                let side = self.take_side()?;
-                let (side, keyword, semantic) = std::thread::scope(|s| {
-                    let keyword = s.spawn(move || {
-                        let hits = side.keyword(request, scope, depth);
-                        (side, hits)
-                    });
-                    let semantic = self.semantic(request, scope, query, depth);
-                    let (side, hits) = keyword.join().expect("the keyword stage panicked");
-                    (side, hits, semantic)
-                });
-                self.put_side(side);
-                (keyword?, semantic?)
-            }
-            Some(query) => (
-                self.keyword(request, scope, depth)?,
-                self.semantic(request, scope, query, depth)?,
-            ),
-            None => (self.keyword(request, scope, depth)?, Vec::new()),
-        };
+        let (keyword, semantic) = self.stages(request, scope, query, depth)?;
         let full_bm25 = keyword.full;
-        let keyword = keyword.hits;
-        let mut candidates: Vec<(Evidence, IndexedMemory)> = Vec::new();
-        let mut position: std::collections::HashMap<String, usize> =
-            std::collections::HashMap::new();
-        for (list, is_keyword) in [(semantic, false), (keyword, true)] {
-            for (rank, hit) in list.into_iter().enumerate() {
-                let i = *position.entry(hit.id.clone()).or_insert_with(|| {
-                    candidates.push((Evidence::default(), hit.clone()));
-                    candidates.len() - 1
-                });
-                let (evidence, memory) = &mut candidates[i];
-                if is_keyword {
-                    evidence.keyword_rank = Some(rank);
-                    evidence.bm25 = hit.keyword.map_or(0.0, bm25_of);
-                    memory.keyword = hit.keyword;
-                } else {
-                    evidence.semantic_rank = Some(rank);
-                }
-            }
-        }
+        let mut candidates = candidates_of(semantic, keyword.hits);
         for (evidence, hit) in &mut candidates {
             if let (None, Some(query)) = (hit.similarity, query) {
                 hit.similarity = self
@@ -157,4 +112,70 @@ impl Index {
         });
         Ok(fused)
     }
+
+    /// The keyword and vector stages: the keyword stage on the second
+    /// connection, beside the vector stage on this one, when there is one;
+    /// no vector stage without a query vector.
+    fn stages(
+        &self,
+        request: &Request,
+        scope: &Scope,
+        query: Option<QueryVector<'_>>,
+        depth: usize,
+    ) -> Result<(KeywordHits, Vec<IndexedMemory>), IndexError> {
+        Ok(match query {
+            // The keyword stage on the second connection, beside the vector
+            // stage on this one: same queries, same lists, in the time of
+            // the slower.
+            Some(query) if self.parallel => {
+                // The side connection only reads: the keyword index is
+                // brought up to date here, if it lags.
+                self.keyword_index_ready(&mut self.text.lock().unwrap_or_else(|p| p.into_inner()));
+                let side = self.take_side()?;
+                let (side, keyword, semantic) = std::thread::scope(|s| {
+                    let keyword = s.spawn(move || {
+                        let hits = side.keyword(request, scope, depth);
+                        (side, hits)
+                    });
+                    let semantic = self.semantic(request, scope, query, depth);
+                    let (side, hits) = keyword.join().expect("the keyword stage panicked");
+                    (side, hits, semantic)
+                });
+                self.put_side(side);
+                (keyword?, semantic?)
+            }
+            Some(query) => (
+                self.keyword(request, scope, depth)?,
+                self.semantic(request, scope, query, depth)?,
+            ),
+            None => (self.keyword(request, scope, depth)?, Vec::new()),
+        })
+    }
+}
+
+/// Every memory of either list once, with its ranks in them (and its BM25
+/// and keyword relevance from the keyword list).
+fn candidates_of(
+    semantic: Vec<IndexedMemory>,
+    keyword: Vec<IndexedMemory>,
+) -> Vec<(Evidence, IndexedMemory)> {
+    let mut candidates: Vec<(Evidence, IndexedMemory)> = Vec::new();
+    let mut position: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for (list, is_keyword) in [(semantic, false), (keyword, true)] {
+        for (rank, hit) in list.into_iter().enumerate() {
+            let i = *position.entry(hit.id.clone()).or_insert_with(|| {
+                candidates.push((Evidence::default(), hit.clone()));
+                candidates.len() - 1
+            });
+            let (evidence, memory) = &mut candidates[i];
+            if is_keyword {
+                evidence.keyword_rank = Some(rank);
+                evidence.bm25 = hit.keyword.map_or(0.0, bm25_of);
+                memory.keyword = hit.keyword;
+            } else {
+                evidence.semantic_rank = Some(rank);
+            }
+        }
+    }
+    candidates
 }

@@ -40,7 +40,10 @@ impl Index {
 
     /// The commits that changed a workspace's trust policy while their
     /// author was outside the policy before them, oldest first.
-    pub fn policy_changes(&self, workspace_id: i64) -> Result<Vec<PolicyChange>, IndexError> {
+    pub fn refused_policy_changes(
+        &self,
+        workspace_id: i64,
+    ) -> Result<Vec<RefusedPolicyChange>, IndexError> {
         let mut statement = self
             .conn
             .prepare(
@@ -50,7 +53,7 @@ impl Index {
             .map_err(self.sqlite())?;
         statement
             .query_map(rusqlite::params![workspace_id], |row| {
-                Ok(PolicyChange {
+                Ok(RefusedPolicyChange {
                     commit: row.get(0)?,
                     author: row.get(1)?,
                     date: row.get(2)?,

@@ -8,7 +8,7 @@ pub use crate::domain::recall::{Mode, Ranking, Scope};
 /// A change of the trust policy by a commit whose author was outside the
 /// policy before it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PolicyChange {
+pub struct RefusedPolicyChange {
     pub commit: String,
     pub author: String,
     pub date: String,

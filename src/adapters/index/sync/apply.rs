@@ -11,11 +11,6 @@ pub(super) fn apply(
     workspace_id: i64,
     plan: &SyncPlan<'_>,
 ) -> rusqlite::Result<()> {
-    const CLEAR_FILE: [&str; 3] = [
-        "DELETE FROM duplicates WHERE workspace_id = ?1 AND file = ?2",
-        "DELETE FROM tombstones WHERE workspace_id = ?1 AND file = ?2",
-        "DELETE FROM releases WHERE workspace_id = ?1 AND file = ?2",
-    ];
     for name in &plan.files_removed {
         for statement in CLEAR_FILE {
             tx.prepare_cached(statement)?
@@ -24,30 +19,7 @@ pub(super) fn apply(
         tx.prepare_cached("DELETE FROM files WHERE workspace_id = ?1 AND name = ?2")?
             .execute(params![workspace_id, name])?;
     }
-    for change in &plan.rows {
-        match change {
-            RowChange::Write {
-                file,
-                line,
-                memory,
-                record_hash,
-                flags,
-            } => {
-                let record_hash = record_hash.to_hex();
-                write_memory(tx, workspace_id, file, memory, *line, &record_hash, flags)?;
-            }
-            RowChange::MoveLine { id, line } => {
-                tx.prepare_cached(
-                    "UPDATE memories SET line = ?3 WHERE workspace_id = ?1 AND id = ?2",
-                )?
-                .execute(params![workspace_id, id, line])?;
-            }
-            RowChange::Remove { id } => {
-                tx.prepare_cached("DELETE FROM memories WHERE workspace_id = ?1 AND id = ?2")?
-                    .execute(params![workspace_id, id])?;
-            }
-        }
-    }
+    write_rows(tx, workspace_id, &plan.rows)?;
     for (id, file) in &plan.duplicates_taken {
         tx.prepare_cached(
             "DELETE FROM duplicates WHERE workspace_id = ?1 AND id = ?2 AND file = ?3",
@@ -55,49 +27,7 @@ pub(super) fn apply(
         .execute(params![workspace_id, id, file])?;
     }
     for read in &plan.files_read {
-        for statement in CLEAR_FILE {
-            tx.prepare_cached(statement)?
-                .execute(params![workspace_id, read.name])?;
-        }
-        for tombstone in &read.tombstones {
-            let line = Entry::Tombstone((*tombstone).clone()).to_line();
-            tx.prepare_cached(
-                "INSERT OR IGNORE INTO tombstones (workspace_id, id, forgets, file, record_hash) VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?
-            .execute(params![
-                workspace_id,
-                tombstone.id,
-                tombstone.forgets,
-                read.name,
-                sync_plan::record_hash(&line).to_hex().as_str()
-            ])?;
-        }
-        for release in &read.releases {
-            let line = Entry::Release((*release).clone()).to_line();
-            tx.prepare_cached(
-                "INSERT OR IGNORE INTO releases (workspace_id, id, releases, file, record_hash) VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?
-            .execute(params![
-                workspace_id,
-                release.id,
-                release.releases,
-                read.name,
-                sync_plan::record_hash(&line).to_hex().as_str()
-            ])?;
-        }
-        for duplicate in &read.duplicates {
-            tx.prepare_cached(
-                "INSERT INTO duplicates (workspace_id, id, file, line, record, record_hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?
-            .execute(params![
-                workspace_id,
-                duplicate.id,
-                duplicate.file,
-                duplicate.line,
-                duplicate.record,
-                sync_plan::record_hash(&duplicate.record).to_hex().as_str()
-            ])?;
-        }
+        write_file_read(tx, workspace_id, read)?;
     }
     for record in &plan.files_recorded {
         let stat = record.stat.unwrap_or(Stat {
@@ -122,6 +52,99 @@ pub(super) fn apply(
             stat.ctime_ns,
             stat.inode,
             record.racy
+        ])?;
+    }
+    Ok(())
+}
+
+/// What the index holds of a file besides its memories, cleared when the
+/// file is read again or leaves the log.
+const CLEAR_FILE: [&str; 3] = [
+    "DELETE FROM duplicates WHERE workspace_id = ?1 AND file = ?2",
+    "DELETE FROM tombstones WHERE workspace_id = ?1 AND file = ?2",
+    "DELETE FROM releases WHERE workspace_id = ?1 AND file = ?2",
+];
+
+/// Writes the memory rows in the plan's order.
+fn write_rows(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+    rows: &[RowChange<'_>],
+) -> rusqlite::Result<()> {
+    for change in rows {
+        match change {
+            RowChange::Write {
+                file,
+                line,
+                memory,
+                record_hash,
+                flags,
+            } => {
+                let record_hash = record_hash.to_hex();
+                write_memory(tx, workspace_id, file, memory, *line, &record_hash, flags)?;
+            }
+            RowChange::MoveLine { id, line } => {
+                tx.prepare_cached(
+                    "UPDATE memories SET line = ?3 WHERE workspace_id = ?1 AND id = ?2",
+                )?
+                .execute(params![workspace_id, id, line])?;
+            }
+            RowChange::Remove { id } => {
+                tx.prepare_cached("DELETE FROM memories WHERE workspace_id = ?1 AND id = ?2")?
+                    .execute(params![workspace_id, id])?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Replaces a file's tombstones, releases and duplicates with those read.
+fn write_file_read(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+    read: &sync_plan::FileRead<'_>,
+) -> rusqlite::Result<()> {
+    for statement in CLEAR_FILE {
+        tx.prepare_cached(statement)?
+            .execute(params![workspace_id, read.name])?;
+    }
+    for tombstone in &read.tombstones {
+        let line = Entry::Tombstone((*tombstone).clone()).to_line();
+        tx.prepare_cached(
+            "INSERT OR IGNORE INTO tombstones (workspace_id, id, forgets, file, record_hash) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?
+        .execute(params![
+            workspace_id,
+            tombstone.id,
+            tombstone.forgets,
+            read.name,
+            sync_plan::record_hash(&line).to_hex().as_str()
+        ])?;
+    }
+    for release in &read.releases {
+        let line = Entry::Release((*release).clone()).to_line();
+        tx.prepare_cached(
+            "INSERT OR IGNORE INTO releases (workspace_id, id, releases, file, record_hash) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?
+        .execute(params![
+            workspace_id,
+            release.id,
+            release.releases,
+            read.name,
+            sync_plan::record_hash(&line).to_hex().as_str()
+        ])?;
+    }
+    for duplicate in &read.duplicates {
+        tx.prepare_cached(
+            "INSERT INTO duplicates (workspace_id, id, file, line, record, record_hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?
+        .execute(params![
+            workspace_id,
+            duplicate.id,
+            duplicate.file,
+            duplicate.line,
+            duplicate.record,
+            sync_plan::record_hash(&duplicate.record).to_hex().as_str()
         ])?;
     }
     Ok(())

@@ -277,33 +277,14 @@ pub(super) fn streamed(
 ) -> Result<Option<(String, Option<Content>)>, crate::adapters::memdir::OpenError> {
     use crate::adapters::memdir::{OpenError, open_regular};
     use crate::domain::memory::view::BYTE_ORDER_MARK;
-    use goldfish_log::record::{MAX_LINE_BYTES, ParseError};
     use std::io::Read;
 
     let mut file = open_regular(path, fs::OpenOptions::new().read(true))?;
     let size = file.metadata().map_err(OpenError::Io)?.len();
     let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
     hasher.update(format!("blob {size}\0").as_bytes());
-    let mut lines = Vec::new();
+    let mut lines = StreamedLines::new();
     let mut first_bytes: Vec<u8> = Vec::new();
-    // The line being read: its first bytes (all of it while it fits), its
-    // length, its trailing `\r`s, and whether it is blank so far.
-    let mut held: Vec<u8> = Vec::new();
-    let (mut length, mut carriage_returns, mut blank) = (0usize, 0usize, true);
-    let mut number = 0i64;
-    let mut finish = |held: &mut Vec<u8>, length: usize, carriage_returns: usize, blank: bool| {
-        number += 1;
-        let kept = length - carriage_returns;
-        if !blank {
-            let parsed = if kept > MAX_LINE_BYTES {
-                Err(ParseError::TooLong(kept))
-            } else {
-                Entry::parse(&held[..kept])
-            };
-            lines.push(sync_plan::Line { number, parsed });
-        }
-        held.clear();
-    };
     let mut read = 0u64;
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
@@ -319,33 +300,14 @@ pub(super) fn streamed(
             first_bytes.extend(bytes.iter().take(BYTE_ORDER_MARK.len() - first_bytes.len()));
         }
         read += n as u64;
-        if !parse {
-            continue;
-        }
-        for &byte in bytes {
-            if byte == b'\n' {
-                finish(&mut held, length, carriage_returns, blank);
-                (length, carriage_returns, blank) = (0, 0, true);
-                continue;
-            }
-            length += 1;
-            carriage_returns = if byte == b'\r' {
-                carriage_returns + 1
-            } else {
-                0
-            };
-            blank &= byte.is_ascii_whitespace();
-            if held.len() <= MAX_LINE_BYTES {
-                held.push(byte);
-            }
+        if parse {
+            lines.feed(bytes);
         }
     }
     if read != size {
         return Ok(None);
     }
-    if parse && length > 0 {
-        finish(&mut held, length, carriage_returns, blank);
-    }
+    let lines = if parse { lines.finish() } else { Vec::new() };
     let blob = hasher
         .try_finalize()
         .map_err(|err| OpenError::Io(std::io::Error::other(err)))?
@@ -357,4 +319,82 @@ pub(super) fn streamed(
             byte_order_mark: first_bytes.starts_with(BYTE_ORDER_MARK),
         }),
     )))
+}
+
+/// The lines of a file read as a stream, as [`Content::parse`] reads them,
+/// but that a line over [`goldfish_log::record::MAX_LINE_BYTES`] is never
+/// held whole.
+struct StreamedLines {
+    lines: Vec<sync_plan::Line>,
+    /// The line being read: its first bytes (all of it while it fits), its
+    /// length, its trailing `\r`s, and whether it is blank so far.
+    held: Vec<u8>,
+    length: usize,
+    carriage_returns: usize,
+    blank: bool,
+    number: i64,
+}
+
+impl StreamedLines {
+    fn new() -> StreamedLines {
+        StreamedLines {
+            lines: Vec::new(),
+            held: Vec::new(),
+            length: 0,
+            carriage_returns: 0,
+            blank: true,
+            number: 0,
+        }
+    }
+
+    /// Reads the next bytes of the file.
+    fn feed(&mut self, bytes: &[u8]) {
+        use goldfish_log::record::MAX_LINE_BYTES;
+        for &byte in bytes {
+            if byte == b'\n' {
+                self.end_line();
+                continue;
+            }
+            self.length += 1;
+            self.carriage_returns = if byte == b'\r' {
+                self.carriage_returns + 1
+            } else {
+                0
+            };
+            self.blank &= byte.is_ascii_whitespace();
+            if self.held.len() <= MAX_LINE_BYTES {
+                self.held.push(byte);
+            }
+        }
+    }
+
+    /// Parses the line read (a blank one is counted, not kept) and starts
+    /// the next.
+    fn end_line(&mut self) {
+        use goldfish_log::record::{MAX_LINE_BYTES, ParseError};
+        self.number += 1;
+        let kept = self.length - self.carriage_returns;
+        if !self.blank {
+            let parsed = if kept > MAX_LINE_BYTES {
+                Err(ParseError::TooLong(kept))
+            } else {
+                Entry::parse(&self.held[..kept])
+            };
+            self.lines.push(sync_plan::Line {
+                number: self.number,
+                parsed,
+            });
+        }
+        self.held.clear();
+        (self.length, self.carriage_returns, self.blank) = (0, 0, true);
+    }
+
+    /// The lines, the last one too when the file does not end with a
+    /// newline.
+    fn finish(mut self) -> Vec<sync_plan::Line> {
+        if self.length > 0 {
+            self.end_line();
+        }
+        self.lines
+    }
 }

@@ -30,7 +30,7 @@ impl<'w> Gathered<'w> {
         tx: &Transaction<'_>,
         workspace: &'w Workspace,
         registered: &Registered,
-        trust: &Trust,
+        sync_config: &SyncConfig,
         report: &mut SyncReport,
         sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
     ) -> Result<Gathered<'w>, SyncError> {
@@ -77,8 +77,8 @@ impl<'w> Gathered<'w> {
                     files: known,
                     ..Recorded::default()
                 },
-                now: trust.now,
-                kinds: trust.kinds.clone(),
+                now: sync_config.now,
+                kinds: sync_config.kinds.clone(),
             },
             workspace,
             workspace_id: registered.id,
@@ -102,24 +102,7 @@ impl<'w> Gathered<'w> {
     pub(super) fn look(&self, name: &str, again: bool) -> Result<FileState, SyncError> {
         let recorded = self.found.recorded.files.get(name);
         let Some(&stat) = self.worktree.get(name) else {
-            let Some(head_files) = &self.head_files else {
-                return Ok(FileState::Unlooked);
-            };
-            let Some(&blob) = head_files.get(name) else {
-                return Ok(FileState::Vanished);
-            };
-            let blob_text = blob.to_string();
-            let content = if again || recorded.is_none_or(|recorded| recorded.blob != blob_text) {
-                Some(Content::parse(&self.workspace.read_blob(blob)?))
-            } else {
-                None
-            };
-            return Ok(FileState::Listed {
-                blob: blob_text,
-                stat: None,
-                racy: false,
-                content,
-            });
+            return self.look_in_head(name, again);
         };
         let racy = stat.racy(self.read_at_ns);
         if !again
@@ -187,6 +170,31 @@ impl<'w> Gathered<'w> {
             blob,
             stat: Some(stat),
             racy,
+            content,
+        })
+    }
+
+    /// A file only in HEAD (sparse or deleted work tree): its blob, read
+    /// when it differs from the recorded one or `again` asks for it;
+    /// unlooked while HEAD's files are not listed.
+    fn look_in_head(&self, name: &str, again: bool) -> Result<FileState, SyncError> {
+        let recorded = self.found.recorded.files.get(name);
+        let Some(head_files) = &self.head_files else {
+            return Ok(FileState::Unlooked);
+        };
+        let Some(&blob) = head_files.get(name) else {
+            return Ok(FileState::Vanished);
+        };
+        let blob_text = blob.to_string();
+        let content = if again || recorded.is_none_or(|recorded| recorded.blob != blob_text) {
+            Some(Content::parse(&self.workspace.read_blob(blob)?))
+        } else {
+            None
+        };
+        Ok(FileState::Listed {
+            blob: blob_text,
+            stat: None,
+            racy: false,
             content,
         })
     }

@@ -238,30 +238,154 @@ pub fn sync(
             source,
         })
     };
-    let tx = index
-        .conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(sqlite)?;
-    let registered = register(&tx, workspace.root()).map_err(sqlite)?;
-    let workspace_id = registered.id;
-    if !registered.new {
-        super::verdicts::track(&tx).map_err(sqlite)?;
-    }
+    let (tx, registered) = begin(index, workspace).map_err(sqlite)?;
     let mut report = SyncReport {
         workspace: registered.name.clone(),
         ..SyncReport::default()
     };
+    let sync_config = SyncConfig::of(config, options);
+    let scanned = scan_log(
+        &tx,
+        workspace,
+        &registered,
+        &sync_config,
+        options,
+        &mut report,
+        &sqlite,
+    )?;
+    let head = scanned.head;
+    let followed = follow_history(&tx, workspace, &registered, head, &mut report, &sqlite)?;
+    let policy_changed =
+        sync_config.store_in_effect(&tx, workspace, registered.id, head, &sqlite)?;
+    let mut changed =
+        scanned.changed || followed.signers_moved || followed.branches_changed || policy_changed;
+    changed |= retake_reused_ids(
+        &tx,
+        workspace,
+        registered.id,
+        head,
+        &sync_config,
+        &mut report,
+    )
+    .map_err(sqlite)?;
+    if !changed {
+        // Nothing to write: leave the index (and its last-sync time) alone,
+        // but write the keyword index if it lags (gone, or a catch-up that
+        // failed or never ran after its database's commit).
+        report.memories = registered.live_memories;
+        if scanned.scan_changed {
+            tx.commit().map_err(sqlite)?;
+        } else {
+            drop(tx);
+        }
+        catch_up_if_lagging(index, &mut report);
+        return Ok(report);
+    }
+    weigh(
+        &tx,
+        workspace,
+        &registered,
+        head,
+        followed,
+        policy_changed,
+        &sqlite,
+    )?;
+    record_synced(&tx, registered.id, &mut report).map_err(sqlite)?;
+    if options.abort_before_commit {
+        std::process::abort();
+    }
+    tx.commit().map_err(sqlite)?;
+    catch_up_keyword_index(index, &mut report);
+    Ok(report)
+}
 
-    let trust = Trust::of(config, options);
-    // A large folder whose stat, HEAD and last check of every file say
-    // nothing changed is not checked file by file (`FolderScan`).
+/// Opens the sync's transaction and finds or creates the workspace's row;
+/// a known workspace's changes are tracked for the verdicts.
+fn begin<'i>(
+    index: &'i mut Index,
+    workspace: &Workspace,
+) -> rusqlite::Result<(Transaction<'i>, Registered)> {
+    let tx = index
+        .conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let registered = register(&tx, workspace.root())?;
+    if !registered.new {
+        super::verdicts::track(&tx)?;
+    }
+    Ok((tx, registered))
+}
+
+/// Weighs staleness and the trust verdicts of the memories due, under the
+/// policy stored.
+fn weigh(
+    tx: &Transaction<'_>,
+    workspace: &Workspace,
+    registered: &Registered,
+    head: Option<gix::ObjectId>,
+    followed: Followed,
+    policy_changed: bool,
+    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+) -> Result<(), SyncError> {
+    let workspace_id = registered.id;
+    // Every memory weighed (again) under a new policy or in a workspace
+    // seen for the first time; else those whose row, provenance or
+    // releases this sync wrote.
+    let due = if policy_changed || registered.new || followed.signers_moved {
+        super::verdicts::Due::All
+    } else {
+        super::verdicts::Due::Noted
+    };
+    let stale_due = if policy_changed {
+        super::staleness::Due::All
+    } else {
+        followed.stale_due
+    };
+    let policy = super::verdicts::stored_policy(tx, workspace_id).map_err(sqlite)?;
+    super::staleness::weigh(
+        tx,
+        workspace,
+        workspace_id,
+        head,
+        stale_due,
+        policy.as_ref(),
+        sqlite,
+    )?;
+    super::verdicts::apply(tx, workspace_id, due).map_err(sqlite)?;
+    Ok(())
+}
+
+/// What the look at the memory folder found.
+struct Scanned {
+    /// HEAD's commit.
+    head: Option<gix::ObjectId>,
+    /// The workspace is new, HEAD moved since the last sync or walk, or the
+    /// plan wrote to the index.
+    changed: bool,
+    /// The check of every file this sync stands on is not the last one
+    /// (and was stored).
+    scan_changed: bool,
+}
+
+/// Looks at the memory folder: a large folder whose stat, HEAD and last
+/// check of every file say nothing changed is not checked file by file
+/// (`FolderScan`); else what the log holds is gathered, planned and
+/// written.
+fn scan_log(
+    tx: &Transaction<'_>,
+    workspace: &Workspace,
+    registered: &Registered,
+    sync_config: &SyncConfig,
+    options: SyncOptions,
+    report: &mut SyncReport,
+    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+) -> Result<Scanned, SyncError> {
     let folder = FolderScan::folder_stat(&workspace.memory_dir());
     let began_ns = now_ns();
     let head_now = workspace.head_commit().map(|id| id.to_string());
     let last_scan = if registered.new {
         None
     } else {
-        FolderScan::read(&tx, workspace_id).map_err(sqlite)?
+        FolderScan::read(tx, registered.id).map_err(sqlite)?
     };
     let standing = last_scan.as_ref().filter(|scan| {
         !options.every_file
@@ -269,7 +393,7 @@ pub fn sync(
             && registered.history_commit == head_now
             && scan.stands(folder, head_now.as_deref(), began_ns)
     });
-    let (head, files_written, scan) = if let Some(standing) = standing {
+    if let Some(standing) = standing {
         report.head = head_now;
         report.files = standing.files;
         report.folder_unchanged = true;
@@ -277,63 +401,116 @@ pub fn sync(
             .head
             .as_deref()
             .and_then(|id| gix::ObjectId::from_hex(id.as_bytes()).ok());
-        (head, false, last_scan.clone())
-    } else {
-        let mut gathered =
-            Gathered::new(&tx, workspace, &registered, &trust, &mut report, &sqlite)?;
-        let plan = loop {
-            match sync_plan::plan(&gathered.found) {
-                Planned::Ready(plan) => break plan,
-                Planned::Read(names) => gathered.read_again(&tx, names, &sqlite)?,
-            }
-        };
-        apply(&tx, workspace_id, &plan).map_err(sqlite)?;
-        report.files_read = plan.files_read.len();
-        report.files_removed = plan.files_removed.len();
-        report.memories_added = plan.memories_added;
-        report.memories_updated = plan.memories_updated;
-        report.memories_removed = plan.memories_removed;
-        report
-            .problems
-            .extend(plan.problems.iter().cloned().map(SyncProblem::from));
-        let files_written = plan.writes();
-
-        // Once every file is in: a `supersedes` naming no memory of the
-        // repository (or its own) hides nothing, and the lines read now say so.
-        if !plan.files_read.is_empty() {
-            let read: HashSet<&str> = plan.files_read.iter().map(|file| file.name).collect();
-            for (file, line, id, target) in
-                dangling_supersedes(&tx, workspace_id).map_err(sqlite)?
-            {
-                if read.contains(file.as_str()) {
-                    let why = if target == id {
-                        "names the memory itself".to_owned()
-                    } else {
-                        format!("names {target}, which no memory of this repository has")
-                    };
-                    report.problems.push(SyncProblem::line(
-                        &file,
-                        line,
-                        format!("memory {id}: `supersedes` {why}; it hides nothing"),
-                    ));
-                }
-            }
-        }
-        let head = gathered.head;
-        // What the sync read is written: let it go before the commit walk.
-        drop(plan);
-        drop(gathered);
-        let scan = FolderScan::after_check(folder, began_ns, report.head.clone(), report.files);
-        (head, files_written, scan)
-    };
-    let head_moved = registered.head_commit != report.head;
-    let mut changed =
-        registered.new || head_moved || registered.history_commit != report.head || files_written;
+        return Ok(Scanned {
+            head,
+            changed: registered.new,
+            scan_changed: false,
+        });
+    }
+    let (head, files_written) = write_log(tx, workspace, registered, sync_config, report, sqlite)?;
+    let scan = FolderScan::after_check(folder, began_ns, report.head.clone(), report.files);
     let scan_changed = scan != last_scan;
     if scan_changed {
-        FolderScan::store(&tx, workspace_id, scan.as_ref()).map_err(sqlite)?;
+        FolderScan::store(tx, registered.id, scan.as_ref()).map_err(sqlite)?;
     }
+    let changed = registered.new
+        || registered.head_commit != report.head
+        || registered.history_commit != report.head
+        || files_written;
+    Ok(Scanned {
+        head,
+        changed,
+        scan_changed,
+    })
+}
 
+/// Gathers what the log holds and the index records, plans what to write
+/// and writes it: HEAD's commit, and whether the plan wrote anything.
+fn write_log(
+    tx: &Transaction<'_>,
+    workspace: &Workspace,
+    registered: &Registered,
+    sync_config: &SyncConfig,
+    report: &mut SyncReport,
+    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+) -> Result<(Option<gix::ObjectId>, bool), SyncError> {
+    let workspace_id = registered.id;
+    let mut gathered = Gathered::new(tx, workspace, registered, sync_config, report, sqlite)?;
+    let plan = loop {
+        match sync_plan::plan(&gathered.found) {
+            Planned::Ready(plan) => break plan,
+            Planned::Read(names) => gathered.read_again(tx, names, sqlite)?,
+        }
+    };
+    apply(tx, workspace_id, &plan).map_err(sqlite)?;
+    report.files_read = plan.files_read.len();
+    report.files_removed = plan.files_removed.len();
+    report.memories_added = plan.memories_added;
+    report.memories_updated = plan.memories_updated;
+    report.memories_removed = plan.memories_removed;
+    report
+        .problems
+        .extend(plan.problems.iter().cloned().map(SyncProblem::from));
+    let files_written = plan.writes();
+
+    // Once every file is in: a `supersedes` naming no memory of the
+    // repository (or its own) hides nothing, and the lines read now say so.
+    if !plan.files_read.is_empty() {
+        let read: HashSet<&str> = plan.files_read.iter().map(|file| file.name).collect();
+        report_dangling_supersedes(tx, workspace_id, &read, report).map_err(sqlite)?;
+    }
+    // What the sync read is written: let it go before the commit walk.
+    Ok((gathered.head, files_written))
+}
+
+/// Reports each `supersedes` of the files just read that names no memory of
+/// the repository, or its own.
+fn report_dangling_supersedes(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+    read: &HashSet<&str>,
+    report: &mut SyncReport,
+) -> rusqlite::Result<()> {
+    for (file, line, id, target) in dangling_supersedes(tx, workspace_id)? {
+        if read.contains(file.as_str()) {
+            let why = if target == id {
+                "names the memory itself".to_owned()
+            } else {
+                format!("names {target}, which no memory of this repository has")
+            };
+            report.problems.push(SyncProblem::line(
+                &file,
+                line,
+                format!("memory {id}: `supersedes` {why}; it hides nothing"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// What [`follow_history`] found.
+struct Followed {
+    /// The signatures were verified anew against another signers file.
+    signers_moved: bool,
+    /// A branch was deleted or moved.
+    branches_changed: bool,
+    /// Which memories staleness judges.
+    stale_due: super::staleness::Due,
+}
+
+/// Walks the commits new since the last walk (provenance), when HEAD moved
+/// or the signatures must be verified anew, reports what it found, and
+/// records the branches.
+fn follow_history(
+    tx: &Transaction<'_>,
+    workspace: &Workspace,
+    registered: &Registered,
+    head: Option<gix::ObjectId>,
+    report: &mut SyncReport,
+    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+) -> Result<Followed, SyncError> {
+    let workspace_id = registered.id;
+    let head_moved = registered.head_commit != report.head;
     let known_commit = registered
         .history_commit
         .as_deref()
@@ -353,85 +530,58 @@ pub fn sync(
     };
     // Signatures verified against another signers file are verified anew.
     let signers_moved = head.is_some()
-        && super::provenance::signers_moved(&tx, workspace, workspace_id).map_err(sqlite)?;
+        && super::provenance::signers_moved(tx, workspace, workspace_id).map_err(sqlite)?;
     if let Some(head) = head
         && (known_commit != Some(head) || signers_moved)
     {
-        let walked = walk_provenance(&tx, workspace, workspace_id, head, known_commit, &sqlite)?;
-        changed |= signers_moved;
+        let walked = walk_provenance(tx, workspace, workspace_id, head, known_commit, sqlite)?;
         if let super::staleness::Due::Changed { reverted, .. } = &mut stale_due {
             reverted.clone_from(&walked.reverted);
         }
-        report.commits_walked = walked.commits;
-        // Named one by one up to a few: a history of lines written
-        // by a tool under its own name would otherwise flood every
-        // sync's output.
-        let more = walked.mismatches.len().saturating_sub(LISTED_MISMATCHES);
-        for (file, line, reason) in walked.mismatches.into_iter().take(LISTED_MISMATCHES) {
-            report.problems.push(SyncProblem::line(&file, line, reason));
-        }
-        if more > 0 {
-            report.problems.push(SyncProblem::Other(format!(
-                "… and {more} more memories whose `author` field is not the author of their commit (quarantined: `goldfish recall --include-untrusted --json` lists them)"
-            )));
-        }
-        report
-            .problems
-            .extend(walked.policy_changes.into_iter().map(SyncProblem::Other));
+        report_walked(walked, report);
     }
     // A branch deleted (or moved) changes refs only: seen here, on every
     // sync, since nothing else would tell.
-    let branches =
-        super::branches::record(&tx, workspace, workspace_id, head, head_moved, &sqlite)?;
-    changed |= branches.changed;
+    let branches = super::branches::record(tx, workspace, workspace_id, head, head_moved, sqlite)?;
     if let super::staleness::Due::Changed { branches: due, .. } = &mut stale_due {
         *due = branches.due;
     }
-    let policy_changed = match trust.in_effect(&tx, workspace, workspace_id, head, &sqlite)? {
-        Some(policy) => store_policy(&tx, workspace_id, policy.as_ref()).map_err(sqlite)?,
-        None => false,
-    };
-    changed |= policy_changed;
-    changed |= retake_reused_ids(&tx, workspace, workspace_id, head, &trust, &mut report)
-        .map_err(sqlite)?;
-    if !changed {
-        // Nothing to write: leave the index (and its last-sync time) alone,
-        // but write the keyword index if it lags (gone, or a catch-up that
-        // failed or never ran after its database's commit).
-        report.memories = registered.live_memories;
-        if scan_changed {
-            tx.commit().map_err(sqlite)?;
-        } else {
-            drop(tx);
-        }
-        if !super::keyword::holds_everything(&index.conn, &index.path).unwrap_or(false) {
-            catch_up_keyword_index(index, &mut report);
-        }
-        return Ok(report);
-    }
-    // Every memory weighed (again) under a new policy or in a workspace
-    // seen for the first time; else those whose row, provenance or
-    // releases this sync wrote.
-    let due = if policy_changed || registered.new || signers_moved {
-        super::verdicts::Due::All
-    } else {
-        super::verdicts::Due::Noted
-    };
-    if policy_changed {
-        stale_due = super::staleness::Due::All;
-    }
-    let policy = super::verdicts::stored_policy(&tx, workspace_id).map_err(sqlite)?;
-    super::staleness::weigh(
-        &tx,
-        workspace,
-        workspace_id,
-        head,
+    Ok(Followed {
+        signers_moved,
+        branches_changed: branches.changed,
         stale_due,
-        policy.as_ref(),
-        &sqlite,
-    )?;
-    super::verdicts::apply(&tx, workspace_id, due).map_err(sqlite)?;
-    report.memories = live_count(&tx, workspace_id).map_err(sqlite)?;
+    })
+}
+
+/// What the walk found that the sync reports: the commits walked, the
+/// memories whose `author` field is not their commit's author, the policy
+/// changes that did not take effect.
+fn report_walked(walked: super::provenance::Walked, report: &mut SyncReport) {
+    report.commits_walked = walked.commits;
+    // Named one by one up to a few: a history of lines written
+    // by a tool under its own name would otherwise flood every
+    // sync's output.
+    let more = walked.mismatches.len().saturating_sub(LISTED_MISMATCHES);
+    for (file, line, reason) in walked.mismatches.into_iter().take(LISTED_MISMATCHES) {
+        report.problems.push(SyncProblem::line(&file, line, reason));
+    }
+    if more > 0 {
+        report.problems.push(SyncProblem::Other(format!(
+            "… and {more} more memories whose `author` field is not the author of their commit (quarantined: `goldfish recall --include-untrusted --json` lists them)"
+        )));
+    }
+    report
+        .problems
+        .extend(walked.policy_changes.into_iter().map(SyncProblem::Other));
+}
+
+/// Counts the live memories and records the sync on the workspace's row.
+fn record_synced(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+    report: &mut SyncReport,
+) -> rusqlite::Result<()> {
+    report.memories = live_count(tx, workspace_id)?;
     tx.execute(
         "UPDATE workspaces SET head_commit = ?2, history_commit = ?2, synced_at = ?3, live_memories = ?4
          WHERE id = ?1",
@@ -441,14 +591,16 @@ pub fn sync(
             crate::domain::memory::format_timestamp(jiff::Timestamp::now()),
             report.memories as i64
         ],
-    )
-    .map_err(sqlite)?;
-    if options.abort_before_commit {
-        std::process::abort();
+    )?;
+    Ok(())
+}
+
+/// Catches the keyword index up when it lags (gone, or a catch-up that
+/// failed or never ran after its database's commit).
+fn catch_up_if_lagging(index: &Index, report: &mut SyncReport) {
+    if !super::keyword::holds_everything(&index.conn, &index.path).unwrap_or(false) {
+        catch_up_keyword_index(index, report);
     }
-    tx.commit().map_err(sqlite)?;
-    catch_up_keyword_index(index, &mut report);
-    Ok(report)
 }
 
 /// Brings the keyword index up to date with the index's last commit; a
@@ -466,7 +618,7 @@ fn catch_up_keyword_index(index: &Index, report: &mut SyncReport) {
 }
 
 /// What a sync of a workspace would look at again, from stat data alone.
-struct Stale {
+struct Unsynced {
     /// Work-tree files new or changed since the last sync, with their size.
     changed: Vec<(String, u64)>,
     /// Files the last sync saw in the work tree that are gone.
@@ -475,7 +627,7 @@ struct Stale {
 
 /// Compares the work tree's memory files with what the index recorded of
 /// them. Reads no file content and writes nothing.
-fn stale(index: &Index, workspace: &Workspace) -> Result<Stale, SyncError> {
+fn unsynced(index: &Index, workspace: &Workspace) -> Result<Unsynced, SyncError> {
     let sqlite = |source| {
         SyncError::Index(IndexError::Sqlite {
             path: index.path.clone(),
@@ -508,14 +660,14 @@ fn stale(index: &Index, workspace: &Workspace) -> Result<Stale, SyncError> {
         .filter(|(name, k)| k.stat.is_some() && !files.contains_key(*name))
         .map(|(name, _)| name.clone())
         .collect();
-    Ok(Stale { changed, gone })
+    Ok(Unsynced { changed, gone })
 }
 
 /// How much a sync of `workspace` would have to read: the total size of the
 /// work-tree memory files whose stat data differs from what the index
 /// recorded. Reads no file content.
 pub fn pending_bytes(index: &Index, workspace: &Workspace) -> Result<u64, SyncError> {
-    Ok(stale(index, workspace)?
+    Ok(unsynced(index, workspace)?
         .changed
         .iter()
         .map(|(_, size)| size)
@@ -526,9 +678,9 @@ pub fn pending_bytes(index: &Index, workspace: &Workspace) -> Result<u64, SyncEr
 /// new, changed (stat data) or gone since the last sync, by name. Reads no
 /// file content and writes nothing.
 pub fn changed_files(index: &Index, workspace: &Workspace) -> Result<Vec<String>, SyncError> {
-    let stale = stale(index, workspace)?;
-    let mut names: Vec<String> = stale.changed.into_iter().map(|(name, _)| name).collect();
-    names.extend(stale.gone);
+    let unsynced = unsynced(index, workspace)?;
+    let mut names: Vec<String> = unsynced.changed.into_iter().map(|(name, _)| name).collect();
+    names.extend(unsynced.gone);
     names.sort();
     Ok(names)
 }

@@ -3,8 +3,9 @@
 
 use super::*;
 
-/// What the records of a sync are checked against ([`trust::check`]).
-pub(super) struct Trust {
+/// What a sync takes of the repository's config: what its records are
+/// checked against ([`trust::check`]) and the trust policy to store.
+pub(super) struct SyncConfig {
     pub(super) now: jiff::Timestamp,
     /// The repository's types; `None` when its config cannot be read or
     /// used.
@@ -18,11 +19,11 @@ pub(super) struct Trust {
     pub(super) raw: Option<Raw>,
 }
 
-impl Trust {
-    pub(super) fn of(read: &RepoConfigRead, options: SyncOptions) -> Trust {
+impl SyncConfig {
+    pub(super) fn of(read: &RepoConfigRead, options: SyncOptions) -> SyncConfig {
         let raw = read.as_ref().ok().map(|bytes| Raw::of(bytes.as_deref()));
         let config = RepoConfig::for_readers(read.as_ref().cloned()).ok();
-        Trust {
+        SyncConfig {
             now: options.now.unwrap_or_else(jiff::Timestamp::now),
             kinds: config.as_ref().map(|config| config.kinds.clone()),
             policy: config.map(|config| config.trust),
@@ -53,6 +54,22 @@ impl Trust {
             return Ok(Some(effective.policy));
         }
         Ok(self.policy.clone())
+    }
+
+    /// Stores the policy [in effect](SyncConfig::in_effect) when it differs from
+    /// the one stored; says whether it did.
+    pub(super) fn store_in_effect(
+        &self,
+        tx: &Transaction<'_>,
+        workspace: &Workspace,
+        workspace_id: i64,
+        head: Option<gix::ObjectId>,
+        sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+    ) -> Result<bool, SyncError> {
+        match self.in_effect(tx, workspace, workspace_id, head, sqlite)? {
+            Some(policy) => store_policy(tx, workspace_id, policy.as_ref()).map_err(sqlite),
+            None => Ok(false),
+        }
     }
 }
 
@@ -116,50 +133,10 @@ pub(super) fn retake_reused_ids(
     workspace: &Workspace,
     workspace_id: i64,
     head: Option<gix::ObjectId>,
-    trust: &Trust,
+    sync_config: &SyncConfig,
     report: &mut SyncReport,
 ) -> rusqlite::Result<bool> {
-    struct Swap {
-        id: String,
-        row_file: String,
-        row_line: i64,
-        row_hash: String,
-        first_file: String,
-        first_line: i64,
-        first_record: String,
-    }
-    let mut swaps: Vec<Swap> = Vec::new();
-    {
-        let mut statement = tx.prepare_cached(
-            "SELECT m.id, m.file, m.line, m.record_hash, d.file, d.line, d.record
-             FROM memories m
-             JOIN duplicates d ON d.workspace_id = m.workspace_id AND d.id = m.id
-                AND d.record_hash <> m.record_hash
-             JOIN provenance pd ON pd.workspace_id = d.workspace_id AND pd.id = d.id
-                AND pd.record_hash = d.record_hash
-             LEFT JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
-                AND p.record_hash = m.record_hash
-             WHERE m.workspace_id = ?1 AND (p.seq IS NULL OR pd.seq < p.seq)
-             ORDER BY m.id, pd.seq, d.file",
-        )?;
-        let rows = statement.query_map(params![workspace_id], |row| {
-            Ok(Swap {
-                id: row.get(0)?,
-                row_file: row.get(1)?,
-                row_line: row.get(2)?,
-                row_hash: row.get(3)?,
-                first_file: row.get(4)?,
-                first_line: row.get(5)?,
-                first_record: row.get(6)?,
-            })
-        })?;
-        for swap in rows {
-            let swap = swap?;
-            if swaps.last().is_none_or(|last| last.id != swap.id) {
-                swaps.push(swap);
-            }
-        }
-    }
+    let swaps = ids_to_retake(tx, workspace_id)?;
     let mut wrote = false;
     for swap in swaps {
         // The row's own line, to wait in its turn: read where the row
@@ -172,9 +149,12 @@ pub(super) fn retake_reused_ids(
         let Ok(Entry::Memory(first)) = Entry::parse(swap.first_record.as_bytes()) else {
             continue;
         };
-        let flags = crate::domain::memory::trust::index_flags(
-            &crate::domain::memory::trust::check(&first, trust.now, trust.kinds.as_ref()),
-        );
+        let flags =
+            crate::domain::memory::trust::index_flags(&crate::domain::memory::trust::check(
+                &first,
+                sync_config.now,
+                sync_config.kinds.as_ref(),
+            ));
         tx.prepare_cached(
             "DELETE FROM duplicates WHERE workspace_id = ?1 AND id = ?2 AND file = ?3",
         )?
@@ -212,6 +192,54 @@ pub(super) fn retake_reused_ids(
         wrote = true;
     }
     Ok(wrote)
+}
+
+/// A row's id that a waiting line of another text, committed before the
+/// row's line, holds too: the row's place and the first line's.
+struct Swap {
+    id: String,
+    row_file: String,
+    row_line: i64,
+    row_hash: String,
+    first_file: String,
+    first_line: i64,
+    first_record: String,
+}
+
+/// Each id whose row a waiting line committed earlier should take: the
+/// first such line of each id.
+fn ids_to_retake(tx: &Transaction<'_>, workspace_id: i64) -> rusqlite::Result<Vec<Swap>> {
+    let mut swaps: Vec<Swap> = Vec::new();
+    let mut statement = tx.prepare_cached(
+        "SELECT m.id, m.file, m.line, m.record_hash, d.file, d.line, d.record
+         FROM memories m
+         JOIN duplicates d ON d.workspace_id = m.workspace_id AND d.id = m.id
+            AND d.record_hash <> m.record_hash
+         JOIN provenance pd ON pd.workspace_id = d.workspace_id AND pd.id = d.id
+            AND pd.record_hash = d.record_hash
+         LEFT JOIN provenance p ON p.workspace_id = m.workspace_id AND p.id = m.id
+            AND p.record_hash = m.record_hash
+         WHERE m.workspace_id = ?1 AND (p.seq IS NULL OR pd.seq < p.seq)
+         ORDER BY m.id, pd.seq, d.file",
+    )?;
+    let rows = statement.query_map(params![workspace_id], |row| {
+        Ok(Swap {
+            id: row.get(0)?,
+            row_file: row.get(1)?,
+            row_line: row.get(2)?,
+            row_hash: row.get(3)?,
+            first_file: row.get(4)?,
+            first_line: row.get(5)?,
+            first_record: row.get(6)?,
+        })
+    })?;
+    for swap in rows {
+        let swap = swap?;
+        if swaps.last().is_none_or(|last| last.id != swap.id) {
+            swaps.push(swap);
+        }
+    }
+    Ok(swaps)
 }
 
 /// The canonical text of line `line` (from 1) of memory file `name`: the

@@ -28,7 +28,7 @@ const MAX_PATHS: usize = 200;
 
 /// What the worker remembers of a session between events.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Session {
+pub struct AgentSession {
     pub events: usize,
     pub stored: usize,
     pub read: Vec<String>,
@@ -134,11 +134,11 @@ pub enum Verdict {
     /// may judge; without one it is skipped for this reason.
     Consult(&'static str),
     /// A failing check, held until a run of it passes: a bug fix when files
-    /// changed in between ([`Session::settled`] counts the runs it settles).
+    /// changed in between ([`AgentSession::settled`] counts the runs it settles).
     Wait(&'static str),
 }
 
-impl Session {
+impl AgentSession {
     /// Applies one event's facts; returns what to store, if anything.
     pub fn apply(&mut self, facts: &Facts) -> Verdict {
         self.events += 1;
@@ -146,30 +146,7 @@ impl Session {
         if self.events > MAX_EVENTS_PER_SESSION {
             return Verdict::Skip("session event cap reached");
         }
-        for path in &facts.read {
-            push_unique(&mut self.read, path);
-        }
-        for path in &facts.modified {
-            push_unique(&mut self.modified, path);
-            for failure in &mut self.failing {
-                push_unique(&mut failure.modified_since, path);
-            }
-        }
-        for edit in &facts.edits {
-            self.note_edit(edit);
-        }
-        // A file changed by a tool whose edit is not known (a notebook, a
-        // payload without the texts) counts as changed.
-        for path in &facts.modified {
-            if !facts.edits.iter().any(|edit| &edit.file == path) {
-                self.note_edit(&Edit {
-                    file: path.clone(),
-                    old: None,
-                    new: format!("unknown edit {}", self.events),
-                    what: None,
-                });
-            }
-        }
+        self.note_files(facts);
         if facts.interrupted {
             return Verdict::Skip(INTERRUPTED);
         }
@@ -201,37 +178,67 @@ impl Session {
             || !facts.failing_tests.is_empty()
             || facts.output.as_deref().is_some_and(runner_summary);
         match facts.outcome {
-            Some(Outcome::Failed) if check => {
-                // The same check failing again is the failure it was, not a
-                // new one: what changed since it first failed still counts
-                // toward the fix, and its first error and tests are told
-                // first (a later run may fail further along).
-                let mut failure = Failure {
-                    command: command.clone(),
-                    ..Failure::default()
-                };
-                if let Some(at) = self.failing.iter().position(|f| f.command == command) {
-                    failure = self.failing.remove(at);
-                    failure.runs = failure.runs();
-                }
-                failure.runs += 1;
-                for test in &facts.failing_tests {
-                    push_unique(&mut failure.tests, test);
-                }
-                for error in &facts.errors {
-                    push_unique(&mut failure.errors, error);
-                }
-                // Bounded however often it fails: the first ones tell it.
-                failure.tests.truncate(MAX_KEPT_PER_FAILURE);
-                failure.errors.truncate(MAX_KEPT_PER_FAILURE);
-                self.failing.push(failure);
-                Verdict::Wait(WAITING)
-            }
+            Some(Outcome::Failed) if check => self.failed_check(command, facts),
             Some(Outcome::Failed) => Verdict::Skip("command failed (a dead end is not stored)"),
             _ if is_trivial(&command) => Verdict::Skip("trivial command"),
             _ if !check => Verdict::Consult("command succeeded, nothing learned"),
             _ => self.passed_check(command),
         }
+    }
+
+    /// The files the event read, changed and edited. A file changed by a
+    /// tool whose edit is not known (a notebook, a payload without the
+    /// texts) counts as changed.
+    fn note_files(&mut self, facts: &Facts) {
+        for path in &facts.read {
+            push_unique(&mut self.read, path);
+        }
+        for path in &facts.modified {
+            push_unique(&mut self.modified, path);
+            for failure in &mut self.failing {
+                push_unique(&mut failure.modified_since, path);
+            }
+        }
+        for edit in &facts.edits {
+            self.note_edit(edit);
+        }
+        for path in &facts.modified {
+            if !facts.edits.iter().any(|edit| &edit.file == path) {
+                self.note_edit(&Edit {
+                    file: path.clone(),
+                    old: None,
+                    new: format!("unknown edit {}", self.events),
+                    what: None,
+                });
+            }
+        }
+    }
+
+    /// A check that failed, held until a run of it passes. The same check
+    /// failing again is the failure it was, not a new one: what changed
+    /// since it first failed still counts toward the fix, and its first
+    /// error and tests are told first (a later run may fail further along).
+    fn failed_check(&mut self, command: String, facts: &Facts) -> Verdict {
+        let mut failure = Failure {
+            command: command.clone(),
+            ..Failure::default()
+        };
+        if let Some(at) = self.failing.iter().position(|f| f.command == command) {
+            failure = self.failing.remove(at);
+            failure.runs = failure.runs();
+        }
+        failure.runs += 1;
+        for test in &facts.failing_tests {
+            push_unique(&mut failure.tests, test);
+        }
+        for error in &facts.errors {
+            push_unique(&mut failure.errors, error);
+        }
+        // Bounded however often it fails: the first ones tell it.
+        failure.tests.truncate(MAX_KEPT_PER_FAILURE);
+        failure.errors.truncate(MAX_KEPT_PER_FAILURE);
+        self.failing.push(failure);
+        Verdict::Wait(WAITING)
     }
 
     fn passed_check(&mut self, command: String) -> Verdict {

@@ -83,20 +83,20 @@ fn edits_undone_or_restored_leave_no_fix_and_the_checkpoint_names_what_stayed() 
     let failed = bash("go test ./...", Outcome::Failed);
     let passed = bash("go test ./...", Outcome::Succeeded);
     // The reverse edit undoes the first.
-    let mut session = Session::default();
+    let mut session = AgentSession::default();
     session.apply(&edit_text("a.go", "x", "y"));
     session.apply(&failed);
     session.apply(&edit_text("a.go", "y", "x"));
     assert_eq!(session.apply(&passed), Verdict::Skip(REVERTED));
     // `git restore` (or `git checkout -- PATH`) puts the file back.
-    let mut session = Session::default();
+    let mut session = AgentSession::default();
     session.apply(&failed);
     session.apply(&edit_text("pkg/a.go", "x", "y"));
     session.apply(&bash("git restore pkg/a.go", Outcome::Succeeded));
     assert_eq!(session.apply(&passed), Verdict::Skip(REVERTED));
     // An edit that stays is a fix; the checkpoint names only what
     // stayed changed.
-    let mut session = Session::default();
+    let mut session = AgentSession::default();
     session.apply(&edit_text("b.go", "1", "2"));
     session.apply(&failed);
     session.apply(&edit_text("a.go", "x", "y"));
@@ -116,7 +116,7 @@ fn edits_undone_or_restored_leave_no_fix_and_the_checkpoint_names_what_stayed() 
 /// says what changed, not only which file; with a fix, the fix says it.
 #[test]
 fn a_checkpoint_says_what_changed_when_no_fix_does() {
-    let mut session = Session::default();
+    let mut session = AgentSession::default();
     let mut fix = edit_text(
         "main.py",
         "if elem - elem2 < threshold:",
@@ -151,7 +151,7 @@ fn a_checkpoint_says_what_changed_when_no_fix_does() {
 /// its first error, not only what changed after the last.
 #[test]
 fn a_check_failing_again_keeps_what_changed_since_it_first_failed() {
-    let mut session = Session::default();
+    let mut session = AgentSession::default();
     let mut first = bash("go test -run TestBoth ./it/", Outcome::Failed);
     first.failing_tests = vec!["TestBoth".to_owned()];
     first.errors = vec!["it_test.go:309: Session B: 0 checkpoints".to_owned()];
@@ -187,7 +187,7 @@ fn a_check_failing_again_keeps_what_changed_since_it_first_failed() {
 
 #[test]
 fn a_check_failing_then_passing_after_an_edit_is_a_bug_fix() {
-    let mut session = Session::default();
+    let mut session = AgentSession::default();
     let mut failed = bash("cargo test --test it sync", Outcome::Failed);
     failed.failing_tests = vec!["sync::branch_switch".to_owned()];
     assert_eq!(session.apply(&failed), Verdict::Wait(WAITING));
@@ -215,7 +215,7 @@ fn a_check_failing_then_passing_after_an_edit_is_a_bug_fix() {
 
 #[test]
 fn trivial_commands_dead_ends_and_flaky_passes_are_not_stored() {
-    let mut session = Session::default();
+    let mut session = AgentSession::default();
     assert_eq!(
         session.apply(&bash("ls -la", Outcome::Succeeded)),
         Verdict::Skip("trivial command")
@@ -241,7 +241,7 @@ fn a_new_decision_record_is_a_decision_and_other_writes_are_not() {
         written: Some(text.into()),
         ..Facts::default()
     };
-    let mut session = Session::default();
+    let mut session = AgentSession::default();
     let Verdict::Store(decision) = session.apply(&write(
             "docs/adr/0007-queue-in-home.md",
             "# 7. The capture queue lives in the home\n\nStatus: accepted\n\nThe queue is never in the repository: it holds tool output.\n\n## Consequences\n\nNone.",
@@ -286,7 +286,7 @@ fn a_new_decision_record_is_a_decision_and_other_writes_are_not() {
         ),
     ] {
         let Verdict::Store(decision) =
-            Session::default().apply(&write("docs/decisions/0007-cursor.md", text))
+            AgentSession::default().apply(&write("docs/decisions/0007-cursor.md", text))
         else {
             panic!("a decision record is a decision: {text}")
         };
@@ -296,7 +296,7 @@ fn a_new_decision_record_is_a_decision_and_other_writes_are_not() {
         );
     }
     // Wherever the project keeps them: a record's layout is enough.
-    let Verdict::Store(elsewhere) = Session::default().apply(&write(
+    let Verdict::Store(elsewhere) = AgentSession::default().apply(&write(
             "docs/architecture/0003-keyword-index.md",
             "# 3. One keyword engine\n\n## Status\n\nAccepted\n\n## Context\n\nTwo engines disagreed.\n\n## Decision\n\nThe keyword index is tantivy alone.\n",
         )) else {
@@ -327,7 +327,7 @@ fn a_new_decision_record_is_a_decision_and_other_writes_are_not() {
 /// after an edit was stored as a fix of t0 (the same tool, another test).
 #[test]
 fn a_different_test_passing_is_no_fix() {
-    let mut session = Session::default();
+    let mut session = AgentSession::default();
     let mut failed = bash("cargo test t0", Outcome::Failed);
     failed.failing_tests = vec!["parse::t0".to_owned()];
     session.apply(&failed);
