@@ -203,6 +203,61 @@ fn sync_embeds_only_new_content_and_once_per_text() {
     assert_eq!(again["embedded"], 0, "{again}");
 }
 
+/// Gives `env`'s home a models folder of its own (the tests share one,
+/// read-only) holding the default model, and returns that model's folder.
+fn own_models_folder(env: &TestEnv) -> std::path::PathBuf {
+    let installed = crate::common::model_home()
+        .join("models")
+        .join(goldfish::adapters::embed::DEFAULT_MODEL);
+    let models = env.path().join("home/.goldfish/models");
+    fs::remove_file(&models).unwrap();
+    fs::create_dir_all(&models).unwrap();
+    std::os::unix::fs::symlink(
+        &installed,
+        models.join(goldfish::adapters::embed::DEFAULT_MODEL),
+    )
+    .unwrap();
+    installed
+}
+
+/// A folder `model install --from` takes: the files of the model in
+/// `installed`, its manifest renamed `name` and changed by `edit`.
+fn model_folder(
+    env: &TestEnv,
+    installed: &Path,
+    name: &str,
+    edit: impl FnOnce(&mut Value),
+) -> std::path::PathBuf {
+    let source = env.path().join(name);
+    fs::create_dir_all(&source).unwrap();
+    for file in ["model.onnx", "tokenizer.json"] {
+        fs::copy(installed.join(file), source.join(file)).unwrap();
+    }
+    let mut manifest: Value =
+        serde_json::from_str(&fs::read_to_string(installed.join("manifest.json")).unwrap())
+            .unwrap();
+    manifest["name"] = name.into();
+    edit(&mut manifest);
+    fs::write(source.join("manifest.json"), manifest.to_string()).unwrap();
+    source
+}
+
+/// The standard output of a goldfish command run with the model `model`.
+fn with_model(env: &TestEnv, repo: &Path, model: &str, args: &[&str]) -> String {
+    let output = env
+        .command(env!("CARGO_BIN_EXE_goldfish"), repo)
+        .env("GOLDFISH_MODEL", model)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
 #[test]
 #[cfg_attr(
     not(feature = "real-model"),
@@ -216,51 +271,24 @@ fn a_model_change_re_embeds_everything() {
 
     // The same files under another name are another model as far as the
     // index knows: installed with --from and a manifest of its own.
-    let source = env.path().join("other-model");
-    fs::create_dir_all(&source).unwrap();
-    let installed = env
-        .path()
-        .join("home/.goldfish/models")
-        .join(goldfish::adapters::embed::DEFAULT_MODEL);
-    for file in ["model.onnx", "tokenizer.json"] {
-        fs::copy(installed.join(file), source.join(file)).unwrap();
-    }
-    let mut manifest: Value =
-        serde_json::from_str(&fs::read_to_string(installed.join("manifest.json")).unwrap())
-            .unwrap();
-    manifest["name"] = "minilm-copy".into();
-    fs::write(source.join("manifest.json"), manifest.to_string()).unwrap();
-    // Models live in a shared, read-only folder here: install into a fresh home.
-    let home = env.path().join("home/.goldfish");
-    fs::remove_file(home.join("models")).unwrap();
-    fs::create_dir_all(home.join("models")).unwrap();
-    std::os::unix::fs::symlink(
-        &installed,
-        home.join("models")
-            .join(goldfish::adapters::embed::DEFAULT_MODEL),
-    )
-    .unwrap();
+    let installed = own_models_folder(&env);
+    let source = model_folder(&env, &installed, "minilm-copy", |_| {});
     let out = env.ok(
         &repo,
         &["model", "install", "--from", source.to_str().unwrap()],
     );
     assert!(out.contains("minilm-copy"), "{out}");
 
-    let switched = env
-        .command(env!("CARGO_BIN_EXE_goldfish"), &repo)
-        .env("GOLDFISH_MODEL", "minilm-copy")
-        .args(["sync", "--json"])
-        .output()
-        .unwrap();
-    let report: Value = serde_json::from_slice(&switched.stdout).unwrap();
+    let report: Value =
+        serde_json::from_str(&with_model(&env, &repo, "minilm-copy", &["sync", "--json"])).unwrap();
     assert_eq!(report["embedded"], MEMORIES.len(), "{report}");
-    let status = env
-        .command(env!("CARGO_BIN_EXE_goldfish"), &repo)
-        .env("GOLDFISH_MODEL", "minilm-copy")
-        .args(["status", "--json"])
-        .output()
-        .unwrap();
-    let status: Value = serde_json::from_slice(&status.stdout).unwrap();
+    let status: Value = serde_json::from_str(&with_model(
+        &env,
+        &repo,
+        "minilm-copy",
+        &["status", "--json"],
+    ))
+    .unwrap();
     assert!(
         status["model"]
             .as_str()
@@ -284,33 +312,13 @@ fn a_model_of_another_family_brings_its_pooling_and_prefixes() {
     let env = TestEnv::new().with_model();
     let repo = project(&env);
     env.ok(&repo, &["sync"]);
-    let installed = crate::common::model_home()
-        .join("models")
-        .join(goldfish::adapters::embed::DEFAULT_MODEL);
-    let home = env.path().join("home/.goldfish");
-    fs::remove_file(home.join("models")).unwrap();
-    fs::create_dir_all(home.join("models")).unwrap();
-    std::os::unix::fs::symlink(
-        &installed,
-        home.join("models")
-            .join(goldfish::adapters::embed::DEFAULT_MODEL),
-    )
-    .unwrap();
+    let installed = own_models_folder(&env);
     let folder = |name: &str, pooling: &str| {
-        let source = env.path().join(name);
-        fs::create_dir_all(&source).unwrap();
-        for file in ["model.onnx", "tokenizer.json"] {
-            fs::copy(installed.join(file), source.join(file)).unwrap();
-        }
-        let mut manifest: Value =
-            serde_json::from_str(&fs::read_to_string(installed.join("manifest.json")).unwrap())
-                .unwrap();
-        manifest["name"] = name.into();
-        manifest["pooling"] = pooling.into();
-        manifest["query_prefix"] = "query: ".into();
-        manifest["document_prefix"] = "passage: ".into();
-        fs::write(source.join("manifest.json"), manifest.to_string()).unwrap();
-        source
+        model_folder(&env, &installed, name, |manifest| {
+            manifest["pooling"] = pooling.into();
+            manifest["query_prefix"] = "query: ".into();
+            manifest["document_prefix"] = "passage: ".into();
+        })
     };
 
     let odd = folder("odd-pooling", "max");
@@ -331,24 +339,18 @@ fn a_model_of_another_family_brings_its_pooling_and_prefixes() {
         &["model", "install", "--from", cls.to_str().unwrap()],
     );
     assert!(out.contains("cls-prefixed"), "{out}");
-    let with = |model: &str, args: &[&str]| -> String {
-        let output = env
-            .command(env!("CARGO_BIN_EXE_goldfish"), &repo)
-            .env("GOLDFISH_MODEL", model)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout).unwrap()
-    };
-    let synced: Value = serde_json::from_str(&with("cls-prefixed", &["sync", "--json"])).unwrap();
+    let synced: Value = serde_json::from_str(&with_model(
+        &env,
+        &repo,
+        "cls-prefixed",
+        &["sync", "--json"],
+    ))
+    .unwrap();
     assert_eq!(synced["embedded"], MEMORIES.len(), "{synced}");
     let similarity = |model: &str| -> f64 {
-        let hits: Vec<Value> = with(
+        let hits: Vec<Value> = with_model(
+            &env,
+            &repo,
             model,
             &[
                 "recall",
