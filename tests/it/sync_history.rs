@@ -576,6 +576,27 @@ fn a_checkout_of_an_older_commit_forgets_provenance_outside_its_history() {
     play.compare().unwrap();
 }
 
+/// A history the property found: a line committed first took its id back
+/// from an uncommitted copy in a file that sorts first, then was edited.
+/// Edited, it is committed no longer, so the id goes back to the first
+/// file by name, as a rebuild gives it (and the retake decides again).
+#[test]
+fn an_id_taken_back_by_a_committed_line_returns_when_that_line_is_edited() {
+    let mut play = Play::new();
+    for op in [
+        Op::Append { day: 1 },
+        Op::Copy { pick: 0, day: 0 },
+        Op::Commit,
+        Op::Delete { pick: 0 },
+        Op::Copy { pick: 0, day: 0 },
+        Op::Sync,
+        Op::Edit { pick: 1 },
+    ] {
+        play.step(&op).unwrap();
+    }
+    play.compare().unwrap();
+}
+
 /// A history the property found: an id copied into a second file, then
 /// edited, so one sync writes the same row twice: the trigger that notes a
 /// memory's verdict as due failed on the second note (an upsert's conflict

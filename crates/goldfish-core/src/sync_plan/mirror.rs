@@ -133,6 +133,40 @@ impl<'a> Mirror<'a> {
         }
     }
 
+    /// The first file by name where a record of `id` waits.
+    fn first_waiting(&self, id: &str) -> Option<&'a str> {
+        self.duplicates
+            .get(id)
+            .and_then(|waiting| waiting.keys().next().copied())
+    }
+
+    /// Puts the record of `id` at `name:number` among the duplicates: the
+    /// row is another file's.
+    fn wait(
+        &mut self,
+        id: &'a str,
+        name: &'a str,
+        number: i64,
+        canonical: String,
+        memory: &'a Memory,
+        plan: &mut SyncPlan<'a>,
+    ) {
+        let other = self.rows.get(id).map_or("?", |row| row.file);
+        plan.problems.push(FileProblem::line(
+            name,
+            number,
+            format!("id {id} is already indexed from another file ({other}); skipped"),
+        ));
+        self.duplicates.entry(id).or_default().insert(
+            name,
+            Waits {
+                line: number,
+                record: Cow::Owned(canonical),
+                memory: Some(memory),
+            },
+        );
+    }
+
     /// Brings the rows of one memory file in line with its lines.
     pub(super) fn read(
         &mut self,
@@ -171,7 +205,7 @@ impl<'a> Mirror<'a> {
                 continue;
             }
             let record = ReadRecord::checked(name, number, entry, memory, found, plan);
-            self.place(record, existing.get(id), plan, reread);
+            self.place(record, existing.get(id), found, plan, reread);
         }
         for id in indexed {
             if !seen.contains(id) {
@@ -189,6 +223,7 @@ impl<'a> Mirror<'a> {
         &mut self,
         record: ReadRecord<'a>,
         existing: Option<&(Option<blake3::Hash>, i64)>,
+        found: &Found,
         plan: &mut SyncPlan<'a>,
         reread: &mut BTreeSet<&'a str>,
     ) {
@@ -216,6 +251,16 @@ impl<'a> Mirror<'a> {
                     row.line = number;
                 }
             }
+            // The row is here only because its line was committed before
+            // the one of a file that sorts first (the adapter's retake).
+            // Changed, it is not that line any more: the first file by name
+            // takes the id back, as a rebuild gives it, and the retake
+            // decides again.
+            Some(_) if self.first_waiting(id).is_some_and(|first| first < name) => {
+                self.remove(id, found, plan);
+                self.wait(id, name, number, canonical, memory, plan);
+                plan.memories_updated += 1;
+            }
             Some(_) => {
                 self.write(plan, id, write(hash));
                 plan.memories_updated += 1;
@@ -226,19 +271,7 @@ impl<'a> Mirror<'a> {
                     plan.memories_added += 1;
                 }
                 Some(other) if other < name => {
-                    self.duplicates.entry(id).or_default().insert(
-                        name,
-                        Waits {
-                            line: number,
-                            record: Cow::Owned(canonical),
-                            memory: Some(memory),
-                        },
-                    );
-                    plan.problems.push(FileProblem::line(
-                        name,
-                        number,
-                        format!("id {id} is already indexed from another file ({other}); skipped"),
-                    ));
+                    self.wait(id, name, number, canonical, memory, plan);
                 }
                 Some(other) => {
                     // This file comes first: its record is the one.

@@ -25,7 +25,8 @@
 //!    later file's lines are not in the [`Found`], the plan is
 //!    [`Planned::Read`], and the adapter reads them and plans again. (The
 //!    adapter then gives an id back to a line committed earlier, which
-//!    only provenance tells: `adapters::index::sync::retake_reused_ids`.)
+//!    only provenance tells: `adapters::index::sync::retake_reused_ids`;
+//!    when that line changes, the first file by name takes the id again.)
 //! 4. A file's record (blob id, stat data) is written when the file was
 //!    read or its stat data changed.
 
@@ -123,7 +124,9 @@ pub struct Recorded {
     /// and the row of every id the lines read hold.
     pub rows: HashMap<String, Row>,
     /// By id, in any order: the duplicates of every id such a file is
-    /// indexed for and no longer holds (those the sync may remove).
+    /// indexed for and no longer holds (those the sync may remove), or
+    /// holds while a record of it waits in a file that sorts first (a
+    /// retake's: the plan gives the id back when the line changes).
     pub duplicates: HashMap<String, Vec<Waiting>>,
 }
 

@@ -244,6 +244,55 @@ fn an_id_in_two_files_is_indexed_from_the_first_by_name() {
     );
 }
 
+/// A row a retake moved to a later file (its line was committed first)
+/// goes back to the first file by name once that line changes, as a
+/// rebuild places it; the changed line waits.
+#[test]
+fn a_retaken_row_whose_line_changes_goes_back_to_the_first_file() {
+    let first = memory("X", "in a, not committed");
+    let committed = memory("X", "in b, committed first");
+    let edited = memory("X", "in b, edited");
+    let recorded = Recorded {
+        files: HashMap::from([
+            ("a.jsonl".to_owned(), recorded_file("a")),
+            ("b.jsonl".to_owned(), recorded_file("b")),
+        ]),
+        rows: HashMap::from([("X".to_owned(), row("b.jsonl", &committed, 1))]),
+        duplicates: HashMap::from([(
+            "X".to_owned(),
+            vec![Waiting::parse(Duplicate {
+                id: "X".to_owned(),
+                file: "a.jsonl".to_owned(),
+                line: 1,
+                record: line(&first),
+            })],
+        )]),
+    };
+    let found = found(
+        vec![
+            ("a.jsonl", unchanged("a")),
+            ("b.jsonl", changed("b2", &[line(&edited)])),
+        ],
+        recorded,
+    );
+    let plan = ready(&found);
+    assert_eq!(
+        rows(&plan),
+        ["remove X", "write X a.jsonl:1 in a, not committed"]
+    );
+    assert_eq!(plan.duplicates_taken, [("X", "a.jsonl")]);
+    assert_eq!(plan.memories_updated, 1);
+    assert_eq!(
+        plan.files_read[0].duplicates,
+        [Duplicate {
+            id: "X".to_owned(),
+            file: "b.jsonl".to_owned(),
+            line: 1,
+            record: line(&edited),
+        }]
+    );
+}
+
 #[test]
 fn a_file_that_takes_an_id_over_has_the_later_file_read_again() {
     let first = memory("X", "in a");

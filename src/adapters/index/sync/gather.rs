@@ -277,8 +277,14 @@ impl<'w> Gathered<'w> {
                     recorded.rows.insert((*id).to_owned(), row);
                 }
             }
+            // Ids indexed from this file while a record waits in a file
+            // that sorts first (a retake): the plan gives those back when
+            // their line changes.
+            let retaken = retaken_from(tx, self.workspace_id, &name).map_err(sqlite)?;
             for (id, (record_hash, line)) in indexed {
-                if !held.contains(id.as_str()) && !recorded.duplicates.contains_key(&id) {
+                if (!held.contains(id.as_str()) || retaken.contains(&id))
+                    && !recorded.duplicates.contains_key(&id)
+                {
                     let waiting = duplicates_of(tx, self.workspace_id, &id).map_err(sqlite)?;
                     recorded.duplicates.insert(id.clone(), waiting);
                 }
@@ -327,6 +333,22 @@ pub(super) fn row_of(
         })
     })
     .optional()
+}
+
+/// The ids indexed from `file` that also wait in a file sorting before it:
+/// rows a retake moved (`trust::retake_reused_ids`).
+fn retaken_from(
+    tx: &Transaction<'_>,
+    workspace_id: i64,
+    file: &str,
+) -> rusqlite::Result<HashSet<String>> {
+    let mut statement = tx.prepare_cached(
+        "SELECT DISTINCT d.id FROM duplicates d
+           JOIN memories m ON m.workspace_id = d.workspace_id AND m.id = d.id
+          WHERE d.workspace_id = ?1 AND m.file = ?2 AND d.file < ?2",
+    )?;
+    let ids = statement.query_map(params![workspace_id, file], |row| row.get(0))?;
+    ids.collect()
 }
 
 /// The records of `id` waiting in `duplicates`.
