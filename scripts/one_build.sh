@@ -2,8 +2,8 @@
 # Checks that the README's three steps can share one compilation of the
 # dependency graph: every dependency of the goldfish binary has the same
 # features in `cargo build --bin goldfish` (the demo, `cargo install`) as in
-# `cargo test --workspace --features goldfish/real-model` (scripts/test.sh)
-# and in a plain `cargo test`. A dev-dependency that turns on a feature of a
+# `cargo test --workspace` (scripts/test.sh, a plain `cargo test`), so the
+# tests link the very library the demo compiled. A dev-dependency that turns on a feature of a
 # shared crate (resolver 2 applies it to test builds only) makes that crate
 # and everything above it compile twice; this names the crate. No compiling:
 # it reads `cargo tree`.
@@ -16,7 +16,7 @@ features() { # crates (not this workspace's) with their features, one a line
 }
 binary=$(features -p goldfish -e normal,build)
 status=0
-for test_build in "--workspace --features goldfish/real-model" "--workspace"; do
+for test_build in "--workspace"; do
     # shellcheck disable=SC2086 # the options are words
     tests=$(features $test_build -e normal,build,dev)
     # A crate of the binary's graph listed by the test build with other features.

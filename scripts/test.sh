@@ -7,7 +7,9 @@
 # It builds what the demo and `cargo install --locked --path .` build (the
 # release profile, README "One build"). `--capture-model` first adds the
 # capture model's tests: the `capture-model` feature (candle, 35 more crates)
-# and `goldfish model install --capture`. Other arguments go to `cargo test`.
+# and `goldfish model install --capture`. Other arguments go to the runner
+# (`cargo nextest run`, or `cargo test` where nextest is not installed or
+# GOLDFISH_TEST_RUNNER=cargo): test name filters, for example.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=$(realpath -m "${CARGO_TARGET_DIR:-target}")
@@ -29,7 +31,23 @@ if [[ ${#capture[@]} -gt 0 ]]; then
     GOLDFISH_HOME="$GOLDFISH_TEST_MODEL_HOME" "$target/release/goldfish" model install --capture
 fi
 
-# `real-model`: the tests that need the model (ignored by a plain `cargo test`).
-# It changes only goldfish, so after scripts/demo.sh this compiles goldfish,
-# goldfish-log and the test-only crates, nothing else (README, "One build").
-cargo test --release --workspace --locked --features goldfish/real-model "${capture[@]}" "$@"
+# The tests that need the model are `#[ignore]`d ("needs the real model"),
+# so a plain `cargo test` passes on a fresh clone; here they run too. No
+# feature turns them on, so the goldfish library the demo compiled is the
+# one these tests link: after scripts/demo.sh this compiles the test
+# binaries and the test-only crates, nothing else (README, "One build").
+#
+# cargo-nextest, where it is installed, runs every test in a process of its
+# own, both cores busy across all test binaries, the slowest first
+# (.config/nextest.toml): 5 minutes where `cargo test` takes 7 on 2 cores
+# (docs/BENCHMARKS.md, "Install and build"). It runs no doc tests; the
+# crates have none, and CI's plain `cargo test` runs them.
+if [[ -z ${GOLDFISH_TEST_RUNNER:-} ]] && cargo nextest --version >/dev/null 2>&1; then
+    GOLDFISH_TEST_RUNNER=nextest
+fi
+if [[ ${GOLDFISH_TEST_RUNNER:-} == nextest ]]; then
+    cargo nextest run --release --workspace --locked --no-fail-fast --run-ignored all \
+        "${capture[@]}" "$@"
+else
+    cargo test --release --workspace --locked "${capture[@]}" "$@" -- --include-ignored
+fi

@@ -985,7 +985,9 @@ fn with_the_capture_model_installed_and_no_opt_in_status_names_the_rules_as_judg
 }
 
 /// The capture model: `GOLDFISH_TEST_CAPTURE_MODEL`, else the default one
-/// in the test model home (`scripts/test.sh` installs it there).
+/// in the test model home (`scripts/test.sh --capture-model` installs it
+/// there).
+#[cfg(feature = "capture-model")]
 fn capture_model() -> std::path::PathBuf {
     let path = std::env::var_os("GOLDFISH_TEST_CAPTURE_MODEL")
         .map(std::path::PathBuf::from)
@@ -1034,10 +1036,8 @@ fn without_the_capture_model_feature_asking_for_the_model_names_the_feature() {
 }
 
 #[test]
-#[cfg_attr(
-    not(all(feature = "real-model", feature = "capture-model")),
-    ignore = "needs the capture model: bash scripts/test.sh --features capture-model"
-)]
+#[cfg(feature = "capture-model")]
+#[ignore = "needs the capture model: bash scripts/test.sh --capture-model"]
 fn capture_with_the_default_model_in_process_judges_edits_and_stores_only_valid_calls() {
     let env = TestEnv::new();
     let repo = env.repo("repo", "Alice");
@@ -1118,10 +1118,7 @@ fn capture_with_the_default_model_in_process_judges_edits_and_stores_only_valid_
 /// recorded) is not stored twice: with the embedding model, an observation
 /// nearly repeating a memory of the workspace is skipped, and says which.
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn a_captured_observation_the_team_already_has_is_skipped() {
     let env = TestEnv::new().with_model();
     let repo = env.repo("r", "Ada");

@@ -642,10 +642,7 @@ fn issue_14_keywords_work_when_the_installed_model_is_unusable() {
 /// words (`Date picker showed …`). The line now holds the short id, the
 /// type, who committed it and a title that tells memories apart.
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn index_titles_tell_memories_apart_within_the_line() {
     let env = TestEnv::new().with_model();
     let repo = env.repo("repo", "Alice");

@@ -69,10 +69,7 @@ fn a_fresh_clone_answers_at_once_and_embeds_the_rest_in_the_background() {
 /// committed; `status` showed its progress and an estimate meanwhile; the
 /// next sync embeds only the rest.
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn an_embedder_killed_mid_way_keeps_its_work_and_the_next_sync_finishes() {
     let env = TestEnv::new().with_model();
     let repo = env.repo("r", "Ada");

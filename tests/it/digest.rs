@@ -131,10 +131,7 @@ fn summary(rows: &[(usize, usize, usize, usize, usize)]) -> (f64, f64, f64, f64)
 }
 
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn digests_at_500_tokens_keep_most_gold_facts() {
     let set = eval_set();
     let rows = run(&set, 500, &mut tokenizer());
@@ -156,10 +153,7 @@ fn digests_at_500_tokens_keep_most_gold_facts() {
 }
 
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn recall_budget_from_the_command_line() {
     let env = TestEnv::new().with_model();
     let repo = env.repo("r", "Ada");
@@ -406,10 +400,7 @@ fn a_budget_without_a_query_summarises_the_newest() {
 /// shows no fragment alone, and gives the same bytes twice (what an agent's
 /// prompt cache needs).
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn the_fix_survives_a_small_budget_with_its_identifiers() {
     let env = TestEnv::new().with_model();
     let repo = env.repo("r", "Ada");

@@ -68,10 +68,7 @@ fn embed_reference(model: &'static str, texts: &[String]) -> (Vec<Vec<f32>>, Vec
 }
 
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn embeddings_match_the_python_reference() {
     let reference = reference();
     let (one_by_one, batched) = embed_reference(FP32_MODEL, &reference.texts);
@@ -105,10 +102,7 @@ fn embeddings_match_the_python_reference() {
 /// 0.03 (0.008–0.013 measured). Ranking quality is measured on the
 /// evaluation sets (docs/BENCHMARKS.md, "int8 model").
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn the_int8_model_stays_close_to_the_fp32_reference() {
     let reference = reference();
     let (one_by_one, batched) = embed_reference(INT8_MODEL, &reference.texts);
@@ -128,10 +122,7 @@ fn the_int8_model_stays_close_to_the_fp32_reference() {
 }
 
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn the_model_id_names_the_vector_space() {
     let id = with_embedder(|e| e.model_id().to_owned());
     assert!(id.starts_with(&format!("{DEFAULT_MODEL}@")), "{id}");

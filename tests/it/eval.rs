@@ -193,10 +193,7 @@ fn assert_hybrid_beats_keyword(set: &EvalSet) {
 }
 
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn hybrid_beats_keyword_on_the_project_set() {
     let set = eval_set();
     assert_hybrid_beats_keyword(&set);
@@ -209,10 +206,7 @@ fn hybrid_beats_keyword_on_the_project_set() {
 }
 
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn hybrid_beats_keyword_on_public_conversations() {
     let set = longmemeval_sample();
     assert_hybrid_beats_keyword(&set);

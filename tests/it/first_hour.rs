@@ -160,10 +160,7 @@ fn readme_setup_lines() -> Vec<String> {
 /// and the placeholder id of `show` and `forget` becomes the id of the first
 /// memory stored. `your-repo` is a repository with one commit, as a user's is.
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn readme_setup_steps_run_as_written_end_with_recall_finding_the_memory() {
     let env = TestEnv::new();
     let lines = readme_setup_lines();

@@ -91,10 +91,7 @@ fn tools_are_listed_with_their_schemas() {
 }
 
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn store_recall_forget_and_errors_in_one_session() {
     let env = TestEnv::new().with_model();
     let (_remote, alice, bob) = env.team();
@@ -501,10 +498,7 @@ fn tool_arguments_that_are_not_an_object_get_invalid_params() {
 }
 
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn recall_of_something_unrelated_says_nothing_matches() {
     let env = TestEnv::new().with_model();
     let repo = env.repo("repo", "Alice");

@@ -21,10 +21,7 @@ fn recall(env: &TestEnv, repo: &Path, question: &str) -> Vec<serde_json::Value> 
 }
 
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn a_value_changed_twice_across_clones_shows_newest_first() {
     let env = TestEnv::new().with_model();
     let (_remote, alice, bob) = env.team();
@@ -84,10 +81,7 @@ fn a_value_changed_twice_across_clones_shows_newest_first() {
 }
 
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn a_decision_reversed_shows_first_and_a_newer_other_subject_does_not_move() {
     let env = TestEnv::new().with_model();
     let repo = env.repo("repo", "Alice");

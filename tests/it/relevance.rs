@@ -167,10 +167,7 @@ fn issue_29_unrelated_questions_get_nothing_relevant() {
 /// A small log never refuses: the README's "login problems" shares no word
 /// with its answer, the expired-token fix, and finds it.
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn issue_29_login_problems_still_finds_the_expired_token_fix() {
     let env = TestEnv::new().with_model();
     let demo = demo_log(&env);

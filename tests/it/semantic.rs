@@ -62,10 +62,7 @@ fn first(env: &TestEnv, repo: &Path, query: &str, mode: &str) -> Option<String> 
 }
 
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn concepts_find_memories_keywords_miss() {
     let env = TestEnv::new().with_model();
     let repo = project(&env);
@@ -259,10 +256,7 @@ fn with_model(env: &TestEnv, repo: &Path, model: &str, args: &[&str]) -> String 
 }
 
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn a_model_change_re_embeds_everything() {
     let env = TestEnv::new().with_model();
     let repo = project(&env);
@@ -304,10 +298,7 @@ fn a_model_change_re_embeds_everything() {
 /// differ, and what they change is the vectors. A pooling goldfish does not
 /// know is refused, naming the manifest.
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn a_model_of_another_family_brings_its_pooling_and_prefixes() {
     let env = TestEnv::new().with_model();
     let repo = project(&env);
@@ -380,10 +371,7 @@ fn a_model_of_another_family_brings_its_pooling_and_prefixes() {
 }
 
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn a_tampered_model_file_is_refused() {
     let env = TestEnv::new();
     let source = env.path().join("bad-model");
@@ -437,10 +425,7 @@ fn without_a_model_recall_uses_keywords_and_says_so_once() {
 }
 
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn similar_finds_near_duplicates_and_store_warns() {
     let env = TestEnv::new().with_model();
     let repo = project(&env);
@@ -483,10 +468,7 @@ fn similar_finds_near_duplicates_and_store_warns() {
 }
 
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn unrelated_questions_find_nothing() {
     let env = TestEnv::new().with_model();
     let repo = project(&env);

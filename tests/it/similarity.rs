@@ -69,10 +69,7 @@ fn the_labelled_set_is_big_enough_and_has_hard_negatives() {
 /// `store`'s near-duplicate check (0.85) refuses no pair that states
 /// another fact.
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn the_default_thresholds_hold_their_precision_and_recall() {
     // With either build of the model (the int8 one is opt-in).
     for model in [
@@ -96,10 +93,7 @@ fn the_default_thresholds_hold_their_precision_and_recall() {
 /// `similar --text` with its default threshold finds the paraphrases the
 /// model scores between 0.80 and 0.85, which the old default (0.85) missed.
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn similar_text_finds_a_paraphrase_at_the_default_threshold() {
     let text = include_str!("../../fixtures/similar/pairs.jsonl");
     let pairs: Vec<serde_json::Value> = text
@@ -140,10 +134,7 @@ fn similar_text_finds_a_paraphrase_at_the_default_threshold() {
 /// names the memory; `--force` stores it. From a script (stdin not a
 /// terminal) it writes, then warns, as before.
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn store_at_a_terminal_asks_for_force_before_writing_a_near_duplicate() {
     let env = crate::common::TestEnv::new().with_model();
     let repo = env.repo("r", "Ada");

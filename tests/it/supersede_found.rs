@@ -18,10 +18,7 @@ use crate::common::{TestEnv, json_lines};
 const ASK_RECALL: f64 = 0.90;
 
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn the_thresholds_hold_their_precision_and_recall_on_both_halves() {
     let pairs = labelled::parse(include_str!("../../fixtures/supersede/pairs.jsonl")).unwrap();
     let cosines: Vec<f64> = crate::common::with_embedder(|embedder| {
@@ -107,10 +104,7 @@ fn with_old(insight: bool) -> (TestEnv, std::path::PathBuf, String) {
 /// found (default no) and records `supersedes` on a yes; `--json` says
 /// why, and what was decided.
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn at_a_terminal_store_asks_and_records_supersedes_on_a_yes() {
     let (env, repo, old) = with_old(false);
 
@@ -153,10 +147,7 @@ fn at_a_terminal_store_asks_and_records_supersedes_on_a_yes() {
 /// (text on stderr, `--json` after the record); a memory of another type,
 /// or one the team quarantined, is never named.
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn from_a_script_store_writes_and_names_the_candidates() {
     let (env, repo, old) = with_old(true);
     let out = env.goldfish(&repo, &["store", "-t", "decision", NEW]);
@@ -194,10 +185,7 @@ fn from_a_script_store_writes_and_names_the_candidates() {
 /// why; the agent calls again with `supersedes`, or `force` when it
 /// replaces none.
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn over_mcp_store_names_the_candidates_and_the_agent_decides() {
     use crate::mcp::{call, connect, runtime, text_of};
     let (env, repo, old) = with_old(false);
@@ -239,10 +227,7 @@ fn over_mcp_store_names_the_candidates_and_the_agent_decides() {
 /// too: a memory a person stored is named in the worker's log, never
 /// superseded by what a tool printed.
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn capture_links_only_what_capture_wrote() {
     use crate::capture::{capture_through, tool};
     use std::os::unix::fs::PermissionsExt;

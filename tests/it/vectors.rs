@@ -67,10 +67,7 @@ fn two_stage_search_matches_exact_on_random_vectors() {
 }
 
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn two_stage_search_matches_exact_on_real_embeddings() {
     // Real sentence embeddings, and mixtures of them to reach a size where the
     // first stage has to cut (20,000 vectors, 2,000 candidates).

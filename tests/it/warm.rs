@@ -367,10 +367,7 @@ fn a_warm_process_of_another_build_makes_way_and_an_upgraded_one_ends() {
     assert!(said.contains("ended: its executable changed"), "{said}");
 }
 
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 #[test]
 fn the_real_models_answers_are_the_same_from_the_warm_process() {
     let env = TestEnv::new().with_model();

@@ -16,10 +16,7 @@ use crate::common::{TestEnv, json_lines, memory_lines};
 /// (its sentences are alike, so the briefing's redundancy penalty took the
 /// answer and left the next step). What comes next goes with its memory.
 #[test]
-#[cfg_attr(
-    not(feature = "real-model"),
-    ignore = "needs the real model: bash scripts/test.sh"
-)]
+#[ignore = "needs the real model: bash scripts/test.sh"]
 fn finding_4_the_briefing_keeps_a_checkpoints_next_step() {
     let env = TestEnv::new().with_model();
     let repo = env.repo("repo", "Alice");
