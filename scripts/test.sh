@@ -39,8 +39,8 @@ fi
 #
 # cargo-nextest, where it is installed, runs every test in a process of its
 # own, both cores busy across all test binaries, the slowest first
-# (.config/nextest.toml): 5 minutes where `cargo test` takes 7 on 2 cores
-# (docs/BENCHMARKS.md, "Install and build"). It runs no doc tests; the
+# (.config/nextest.toml): 5.2 minutes where `cargo test` took over 9 on 2
+# cores (docs/BENCHMARKS.md, "Install and build"). It runs no doc tests; the
 # crates have none, and CI's plain `cargo test` runs them.
 if [[ -z ${GOLDFISH_TEST_RUNNER:-} ]] && cargo nextest --version >/dev/null 2>&1; then
     GOLDFISH_TEST_RUNNER=nextest
