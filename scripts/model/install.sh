@@ -23,6 +23,10 @@
 # (checked wheels), download/ (pip's scratch dir), files/ (the members taken
 # out of the wheels), build/ (model.onnx as converted).
 set -euo pipefail
+# ONNX Runtime, which quantize_int8.py loads, writes a telemetry device id
+# and event store under ~/.cache/Microsoft unless told not to; goldfish
+# writes nothing outside its folders.
+export ORT_DISABLE_TELEMETRY=1
 
 # --- pins -------------------------------------------------------------------
 

@@ -4,12 +4,11 @@
 //! the user already has, the checkpoint a pre-compact hook stores from a
 //! session transcript, and what the hooks keep of a session between them.
 
-use std::io::{self, BufRead};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::adapters::PathError;
 use crate::adapters::home::Home;
-use crate::domain::capture::transcript;
 
 /// The agents `init --agent` sets up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -741,22 +740,11 @@ const EXCERPT: usize = 1500;
 /// A checkpoint from a Claude Code transcript (JSON Lines of `user` and
 /// `assistant` messages): the last request the user typed (not a slash
 /// command's wrapper, a meta entry or a tool result:
-/// [`transcript::request_in`]) and the agent's last text answer. `None` when the transcript has neither.
+/// [`crate::domain::capture::transcript::request_in`]) and the agent's
+/// last text answer, found in its last 4 MiB (a transcript of any length
+/// is read in bounded time and memory). `None` when that part has neither.
 pub fn checkpoint_from_transcript(path: &Path) -> io::Result<Option<String>> {
-    let file = std::fs::File::open(path)?;
-    let mut request = None;
-    let mut answer = None;
-    for line in io::BufReader::new(file).lines() {
-        let line = line?;
-        let Ok(entry) = serde_json::from_str::<serde_json::Value>(&line) else {
-            continue;
-        };
-        if let Some(text) = transcript::request_in(&entry) {
-            request = Some(text);
-        } else if let Some(text) = transcript::answer_in(&entry) {
-            answer = Some(text);
-        }
-    }
+    let (request, answer) = crate::adapters::capture::transcript_last(path)?;
     if request.is_none() && answer.is_none() {
         return Ok(None);
     }
@@ -865,6 +853,47 @@ mod tests {
              Last request: Fix the flaky login test\n\
              Last answer: The test raced the token refresh; fixed with a fake clock."
         );
+    }
+
+    /// A transcript is read from its last 4 MiB only: what comes after a
+    /// 6 MiB tool result is quoted, a request before it is not.
+    #[test]
+    fn a_long_transcript_is_read_from_its_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = format!(
+            r#"{{"type":"user","message":{{"role":"user","content":[{{"type":"tool_result","content":"{}"}}]}}}}"#,
+            "x".repeat(6 << 20)
+        );
+        let old = r#"{"type":"user","message":{"role":"user","content":"An old request"}}"#;
+        let request = r#"{"type":"user","message":{"role":"user","content":"Speed up the sync"}}"#;
+        let answer = r#"{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Done: one transaction per sync."}]}}"#;
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(&path, [old, big.as_str(), request, answer].join("\n")).unwrap();
+        let checkpoint = checkpoint_from_transcript(&path).unwrap().unwrap();
+        assert!(
+            checkpoint.contains("Last request: Speed up the sync"),
+            "{checkpoint}"
+        );
+        assert!(checkpoint.contains("Last answer: Done: one transaction per sync."));
+        let path = dir.path().join("u.jsonl");
+        std::fs::write(&path, [old, big.as_str(), answer].join("\n")).unwrap();
+        let checkpoint = checkpoint_from_transcript(&path).unwrap().unwrap();
+        assert!(!checkpoint.contains("An old request"), "{checkpoint}");
+        assert!(checkpoint.contains("Last answer: Done"), "{checkpoint}");
+    }
+
+    /// A transcript path that names a FIFO is refused at once, not waited on.
+    #[test]
+    fn a_transcript_that_is_no_regular_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("t.jsonl");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let err = checkpoint_from_transcript(&fifo).unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
     }
 
     #[test]

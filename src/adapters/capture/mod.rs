@@ -201,6 +201,25 @@ pub fn transcript_ends(path: &Path) -> (Option<String>, Option<String>) {
     (asked, answer)
 }
 
+/// The last request the person typed ([`transcript::request_in`]) and the
+/// agent's last answer, from a transcript's last 4 MiB: what a checkpoint
+/// before a compaction quotes, read from a file of any length in bounded
+/// time and memory. A regular file only; the error says why not.
+pub fn transcript_last(path: &Path) -> std::io::Result<(Option<String>, Option<String>)> {
+    let mut file =
+        crate::adapters::memdir::open_regular(path, std::fs::OpenOptions::new().read(true))
+            .map_err(|err| match err {
+                crate::adapters::memdir::OpenError::Io(err) => err,
+                other => std::io::Error::other(other.to_string()),
+            })?;
+    let length = file.metadata()?.len();
+    let tail = entries_from(&mut file, length.saturating_sub(TRANSCRIPT_END_BYTES))
+        .ok_or_else(|| std::io::Error::other("cannot read its end"))?;
+    let request = tail.iter().rev().find_map(transcript::request_in);
+    let answer = tail.iter().rev().find_map(transcript::answer_in);
+    Ok((request, answer))
+}
+
 /// Whether a transcript's last 4 MiB show the agent editing a file (an
 /// `Edit`, `MultiEdit`, `Write` or `NotebookEdit` tool call).
 pub fn transcript_changed_code(path: &Path) -> bool {
