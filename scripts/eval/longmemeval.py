@@ -67,7 +67,12 @@ MODES = {
 }
 TURN_SPACING = dt.timedelta(seconds=30)
 # The sets asked the same way, and their names in the tables.
-SET_TITLES = {"longmemeval": "LongMemEval_S dev", "realmem": "RealMem sample", "fixtures": "fixtures/eval"}
+SET_TITLES = {
+    "longmemeval": "LongMemEval_S dev",
+    "realmem": "RealMem sample",
+    "madial": "MADial-Bench en",
+    "fixtures": "fixtures/eval",
+}
 # What marks a workspace as built and synced (its content's digest).
 DONE = ".longmemeval-done"
 
@@ -579,7 +584,8 @@ def main() -> None:
     parser.add_argument("--sample", type=int, help="only N LongMemEval (and RealMem) questions, spread over the types")
     parser.add_argument("--types", help="comma-separated LongMemEval (and RealMem) question types to ask (default: all), e.g. knowledge-update")
     parser.add_argument("--realmem-data", type=Path, default=ROOT / "fixtures" / "public" / "realmem")
-    parser.add_argument("--sets", default="longmemeval,fixtures", help="comma-separated: longmemeval, realmem, fixtures, offtopic (fixtures/offtopic/ asked of longmemeval and fixtures)")
+    parser.add_argument("--madial-data", type=Path, default=ROOT / "target" / "madial", help="written by scripts/eval/madial_convert.py")
+    parser.add_argument("--sets", default="longmemeval,fixtures", help="comma-separated: longmemeval, realmem, madial, fixtures, offtopic (fixtures/offtopic/ asked of longmemeval and fixtures)")
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated of: {', '.join(MODES)}")
     parser.add_argument("--limit", type=int, default=10, help="memories each recall returns (metrics read the top 10)")
     parser.add_argument("--jobs", type=int, default=2, help="recall processes at once")
@@ -614,13 +620,17 @@ def main() -> None:
                 if not (args.realmem_data / "questions.jsonl").is_file():
                     sys.exit(f"--realmem-data: {args.realmem_data} has no questions.jsonl")
                 built[name] = longmemeval_cases(args, home, args.realmem_data, "realmem")
+            elif name == "madial":
+                if not (args.madial_data / "questions.jsonl").is_file():
+                    sys.exit(f"--madial-data: {args.madial_data} has no questions.jsonl (scripts/eval/madial_convert.py)")
+                built[name] = longmemeval_cases(args, home, args.madial_data, "madial")
             else:
                 built[name] = fixture_cases(args, home)
         return built[name]
 
     for name in [s for s in args.sets.split(",") if s]:
         if name not in SET_TITLES and name != "offtopic":
-            sys.exit(f"--sets: unknown set {name}; known: longmemeval, realmem, fixtures, offtopic")
+            sys.exit(f"--sets: unknown set {name}; known: longmemeval, realmem, madial, fixtures, offtopic")
         if name == "offtopic":
             cases = offtopic_cases(cases_of("longmemeval"), cases_of("fixtures"))
             if args.prepare_only:
