@@ -88,7 +88,10 @@ host=$(rustc -vV | sed -n 's/^host: //p')
 target=${target:-$host}
 cross=()
 [[ $target == "$host" ]] || cross=(--target "$target")
-cargo build --release --locked --manifest-path "$root/Cargo.toml" --bin goldfish "${cross[@]}"
+# SOURCE_DATE_EPOCH dates the archive's entries only: the bundled SQLite's
+# build script would compile again for it, and again for the next build
+# without it, while the binary is the same.
+env -u SOURCE_DATE_EPOCH cargo build --release --locked --manifest-path "$root/Cargo.toml" --bin goldfish "${cross[@]}"
 built=$(realpath -m "${CARGO_TARGET_DIR:-$root/target}")
 [[ $target == "$host" ]] && built="$built/release" || built="$built/$target/release"
 

@@ -133,11 +133,14 @@ impl<'a> Mirror<'a> {
         }
     }
 
-    /// The first file by name where a record of `id` waits.
+    /// The first file by name where a record of `id` waits, when that
+    /// record is a memory that can take the row.
     fn first_waiting(&self, id: &str) -> Option<&'a str> {
         self.duplicates
             .get(id)
-            .and_then(|waiting| waiting.keys().next().copied())
+            .and_then(|waiting| waiting.first_key_value())
+            .filter(|(_, waits)| waits.memory.is_some())
+            .map(|(file, _)| *file)
     }
 
     /// Puts the record of `id` at `name:number` among the duplicates: the
