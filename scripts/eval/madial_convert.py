@@ -34,11 +34,12 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import gzip
 import json
 import re
 import subprocess
 from pathlib import Path
+
+from realmem_convert import write_set
 
 ROOT = Path(__file__).resolve().parents[2]
 MEMORIES = "data/en/MADial-Bench-en-memory.json"
@@ -114,14 +115,7 @@ def main() -> None:
                 "evidence_turns": [f"mem-{r}:0" for r in relevant],
             }
         )
-    args.out.mkdir(parents=True, exist_ok=True)
-    with (args.out / "questions.jsonl").open("w") as f:
-        for q in questions:
-            f.write(json.dumps(q, ensure_ascii=False) + "\n")
-    with open(args.out / "sessions.jsonl.gz", "wb") as raw_out:
-        with gzip.GzipFile(fileobj=raw_out, mode="wb", compresslevel=9, mtime=0) as f:
-            for s in sessions:
-                f.write((json.dumps(s, ensure_ascii=False) + "\n").encode())
+    write_set(args.out, sessions, questions)
     print(f"memories: {len(sessions)}, questions: {len(questions)}, skipped: {skipped}")
 
 

@@ -205,6 +205,19 @@ def convert(raw: dict[str, dict], stats: Counter) -> tuple[list[dict], list[dict
     return out_sessions, questions
 
 
+def write_set(out: Path, sessions: list[dict], questions: list[dict]) -> None:
+    """`questions.jsonl` and `sessions.jsonl.gz` in `out`, as LongMemEval_S
+    dev has them; the same input writes the same bytes (gzip's mtime 0)."""
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "questions.jsonl").open("w") as f:
+        for q in questions:
+            f.write(json.dumps(q, ensure_ascii=False) + "\n")
+    with open(out / "sessions.jsonl.gz", "wb") as raw_out:
+        with gzip.GzipFile(fileobj=raw_out, mode="wb", compresslevel=9, mtime=0) as f:
+            for s in sessions:
+                f.write((json.dumps(s, ensure_ascii=False) + "\n").encode())
+
+
 def digest(question_id: str) -> bytes:
     return hashlib.blake2b(question_id.encode(), digest_size=8).digest()
 
@@ -229,15 +242,7 @@ def main() -> None:
                 kept.append(q)
         questions = kept
     questions.sort(key=lambda q: q["question_id"])
-    args.out.mkdir(parents=True, exist_ok=True)
-    with (args.out / "questions.jsonl").open("w") as f:
-        for q in questions:
-            f.write(json.dumps(q, ensure_ascii=False) + "\n")
-    # mtime 0: the same input writes the same bytes.
-    with open(args.out / "sessions.jsonl.gz", "wb") as raw_out:
-        with gzip.GzipFile(fileobj=raw_out, mode="wb", compresslevel=9, mtime=0) as f:
-            for s in sessions:
-                f.write((json.dumps(s, ensure_ascii=False) + "\n").encode())
+    write_set(args.out, sessions, questions)
     stats["sessions"] = len(sessions)
     stats["questions written"] = len(questions)
     for name, count in sorted(stats.items()):

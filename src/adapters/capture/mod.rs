@@ -185,7 +185,7 @@ const TRANSCRIPT_END_BYTES: u64 = 4 << 20;
 /// from its last 4 MiB: a long session keeps its beginning, and no more
 /// than 8 MiB are read.
 pub fn transcript_ends(path: &Path) -> (Option<String>, Option<String>) {
-    let Some((mut file, length)) = open_transcript(path) else {
+    let Ok((mut file, length)) = open_transcript(path) else {
         return (None, None);
     };
     let Some(head) = entries_from(&mut file, 0) else {
@@ -206,13 +206,7 @@ pub fn transcript_ends(path: &Path) -> (Option<String>, Option<String>) {
 /// before a compaction quotes, read from a file of any length in bounded
 /// time and memory. A regular file only; the error says why not.
 pub fn transcript_last(path: &Path) -> std::io::Result<(Option<String>, Option<String>)> {
-    let mut file =
-        crate::adapters::memdir::open_regular(path, std::fs::OpenOptions::new().read(true))
-            .map_err(|err| match err {
-                crate::adapters::memdir::OpenError::Io(err) => err,
-                other => std::io::Error::other(other.to_string()),
-            })?;
-    let length = file.metadata()?.len();
+    let (mut file, length) = open_transcript(path)?;
     let tail = entries_from(&mut file, length.saturating_sub(TRANSCRIPT_END_BYTES))
         .ok_or_else(|| std::io::Error::other("cannot read its end"))?;
     let request = tail.iter().rev().find_map(transcript::request_in);
@@ -223,7 +217,7 @@ pub fn transcript_last(path: &Path) -> std::io::Result<(Option<String>, Option<S
 /// Whether a transcript's last 4 MiB show the agent editing a file (an
 /// `Edit`, `MultiEdit`, `Write` or `NotebookEdit` tool call).
 pub fn transcript_changed_code(path: &Path) -> bool {
-    let Some((mut file, length)) = open_transcript(path) else {
+    let Ok((mut file, length)) = open_transcript(path) else {
         return false;
     };
     let tail = entries_from(&mut file, length.saturating_sub(TRANSCRIPT_END_BYTES));
@@ -240,12 +234,16 @@ pub fn transcript_changed_code(path: &Path) -> bool {
     })
 }
 
-/// A transcript, if it is a regular file, and its length.
-fn open_transcript(path: &Path) -> Option<(std::fs::File, u64)> {
-    let file =
-        crate::adapters::memdir::open_regular(path, std::fs::OpenOptions::new().read(true)).ok()?;
-    let length = file.metadata().ok()?.len();
-    Some((file, length))
+/// A transcript, if it is a regular file, and its length; the error says
+/// why not.
+fn open_transcript(path: &Path) -> std::io::Result<(std::fs::File, u64)> {
+    let file = crate::adapters::memdir::open_regular(path, std::fs::OpenOptions::new().read(true))
+        .map_err(|err| match err {
+            crate::adapters::memdir::OpenError::Io(err) => err,
+            other => std::io::Error::other(other.to_string()),
+        })?;
+    let length = file.metadata()?.len();
+    Ok((file, length))
 }
 
 /// The entries of at most [`TRANSCRIPT_END_BYTES`] of a transcript from
