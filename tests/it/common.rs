@@ -134,7 +134,17 @@ impl TestEnv {
     /// Runs goldfish, asserts success, returns stdout.
     #[track_caller]
     pub fn ok(&self, cwd: &Path, args: &[&str]) -> String {
-        let output = self.goldfish(cwd, args);
+        self.ok_with(cwd, args, &[])
+    }
+
+    /// [`TestEnv::ok`] with these environment variables set too.
+    pub fn ok_with(&self, cwd: &Path, args: &[&str], vars: &[(&str, &str)]) -> String {
+        let output = self
+            .command(env!("CARGO_BIN_EXE_goldfish"), cwd)
+            .args(args)
+            .envs(vars.iter().copied())
+            .output()
+            .expect("spawn goldfish");
         assert!(
             output.status.success(),
             "goldfish {args:?} failed ({:?}):\n{}{}",

@@ -245,22 +245,15 @@ fn llm_setup() -> LlmSetup {
 
 impl LlmSetup {
     fn recall(&self, mode: &str, extra: &[&str]) -> serde_json::Value {
-        let output = self
-            .env
-            .command(env!("CARGO_BIN_EXE_goldfish"), &self.repo)
-            .env("GOLDFISH_DISTILL_COMMAND", self.dir.join("llm.sh"))
-            .env("GOLDFISH_DISTILL_TIMEOUT", "1")
-            .env("MODE", mode)
-            .args(["recall", "JWT tokens", "--budget", "80", "--json"])
-            .args(extra)
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        serde_json::from_slice(&output.stdout).unwrap()
+        let llm = self.dir.join("llm.sh");
+        let mut args = vec!["recall", "JWT tokens", "--budget", "80", "--json"];
+        args.extend_from_slice(extra);
+        let vars = [
+            ("GOLDFISH_DISTILL_COMMAND", llm.to_str().unwrap()),
+            ("GOLDFISH_DISTILL_TIMEOUT", "1"),
+            ("MODE", mode),
+        ];
+        serde_json::from_str(&self.env.ok_with(&self.repo, &args, &vars)).unwrap()
     }
 
     fn calls(&self) -> usize {

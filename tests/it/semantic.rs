@@ -166,13 +166,11 @@ fn sync_embeds_only_new_content_and_once_per_text() {
     // Alice and Bob share this test's GOLDFISH_HOME: Alice stores with a model
     // that is not installed, so her stores leave the embedding to Bob's sync.
     let store = |text: &str| {
-        let output = env
-            .command(env!("CARGO_BIN_EXE_goldfish"), &alice)
-            .env("GOLDFISH_MODEL", "not-installed")
-            .args(["store", text])
-            .output()
-            .unwrap();
-        assert!(output.status.success());
+        env.ok_with(
+            &alice,
+            &["store", text],
+            &[("GOLDFISH_MODEL", "not-installed")],
+        );
     };
     store("Retry payments with exponential backoff");
     store("Invoices are numbered per customer and year");
@@ -241,18 +239,7 @@ fn model_folder(
 
 /// The standard output of a goldfish command run with the model `model`.
 fn with_model(env: &TestEnv, repo: &Path, model: &str, args: &[&str]) -> String {
-    let output = env
-        .command(env!("CARGO_BIN_EXE_goldfish"), repo)
-        .env("GOLDFISH_MODEL", model)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
+    env.ok_with(repo, args, &[("GOLDFISH_MODEL", model)])
 }
 
 #[test]
