@@ -52,6 +52,7 @@ import hashlib
 import json
 import math
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -562,8 +563,6 @@ def paired_bootstrap(pairs: list[tuple[float, float]], draws: int = 10_000, seed
     """The mean of a − b over paired questions and its 95% interval by the
     percentile bootstrap (questions drawn with replacement, a fixed seed so
     a rerun prints the same interval)."""
-    import random
-
     diffs = [a - b for a, b in pairs]
     if not diffs:
         return 0.0, 0.0, 0.0
