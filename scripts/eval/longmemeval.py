@@ -589,10 +589,11 @@ def margins(result: dict, metric: str = "turn_r10") -> dict[str, tuple[float, fl
 
 
 def markdown_margin(result: dict) -> str:
-    """The default's margin over keyword ranking, with how sure it is."""
+    """The default's margin over keyword ranking, with how sure it is (what
+    `evaluate` found)."""
     cells = [
-        f"{kind} {mean:+.3f} [{low:+.3f}, {high:+.3f}]"
-        for kind, (mean, low, high) in margins(result).items()
+        f"{kind} {m['mean']:+.3f} [{m['low']:+.3f}, {m['high']:+.3f}]"
+        for kind, m in result["margin_turn_r10"].items()
     ]
     return (
         "Default − keyword, turn R@10, mean [95% paired bootstrap over questions]: "
@@ -711,7 +712,7 @@ def main() -> None:
             continue
         result = evaluate(args, SET_TITLES[name], cases)
         print(markdown(result, args.modes))
-        if {"hybrid", "keyword"} <= set(args.modes):
+        if "margin_turn_r10" in result:
             print(markdown_margin(result))
         results.append(result)
     if args.json and results:
