@@ -384,6 +384,17 @@ struct Play {
     next: u64,
 }
 
+/// `ops` played in a new repository, each step checked, then the index
+/// compared with a rebuild's; the play, for what a test checks after.
+fn play(ops: &[Op]) -> Result<Play, TestCaseError> {
+    let mut play = Play::new();
+    for op in ops {
+        play.step(op)?;
+    }
+    play.compare()?;
+    Ok(play)
+}
+
 impl Play {
     fn new() -> Play {
         let env = TestEnv::new();
@@ -546,13 +557,7 @@ fn incremental_sync_equals_a_rebuild_for_any_history() {
     });
     let history = proptest::collection::vec(op(), 1..14);
     runner
-        .run(&history, |ops| {
-            let mut play = Play::new();
-            for op in &ops {
-                play.step(op)?;
-            }
-            play.compare()
-        })
+        .run(&history, |ops| play(&ops).map(drop))
         .unwrap_or_else(|err| panic!("{err}"));
 }
 
@@ -562,18 +567,15 @@ fn incremental_sync_equals_a_rebuild_for_any_history() {
 /// what commits outside it introduced.
 #[test]
 fn a_checkout_of_an_older_commit_forgets_provenance_outside_its_history() {
-    let mut play = Play::new();
-    for op in [
+    play(&[
         Op::Append { day: 1 },
         Op::Commit,
         Op::Copy { pick: 0, day: 0 },
         Op::Branch { n: 0 },
         Op::Append { day: 2 },
         Op::Older { back: 1 },
-    ] {
-        play.step(&op).unwrap();
-    }
-    play.compare().unwrap();
+    ])
+    .unwrap();
 }
 
 /// A history the property found: a line committed first took its id back
@@ -582,8 +584,7 @@ fn a_checkout_of_an_older_commit_forgets_provenance_outside_its_history() {
 /// file by name, as a rebuild gives it (and the retake decides again).
 #[test]
 fn an_id_taken_back_by_a_committed_line_returns_when_that_line_is_edited() {
-    let mut play = Play::new();
-    for op in [
+    play(&[
         Op::Append { day: 1 },
         Op::Copy { pick: 0, day: 0 },
         Op::Commit,
@@ -591,10 +592,8 @@ fn an_id_taken_back_by_a_committed_line_returns_when_that_line_is_edited() {
         Op::Copy { pick: 0, day: 0 },
         Op::Sync,
         Op::Edit { pick: 1 },
-    ] {
-        play.step(&op).unwrap();
-    }
-    play.compare().unwrap();
+    ])
+    .unwrap();
 }
 
 /// A history the property found: an id copied into a second file, then
@@ -603,8 +602,7 @@ fn an_id_taken_back_by_a_committed_line_returns_when_that_line_is_edited() {
 /// policy overrides the trigger's `OR IGNORE`).
 #[test]
 fn a_row_written_twice_in_one_sync_is_weighed_once() {
-    let mut play = Play::new();
-    for op in [
+    play(&[
         Op::Append { day: 0 },
         Op::Copy { pick: 0, day: 1 },
         Op::Branch { n: 0 },
@@ -612,10 +610,8 @@ fn a_row_written_twice_in_one_sync_is_weighed_once() {
             pick: 978_694_294_407_825_902,
         },
         Op::Edit { pick: 0 },
-    ] {
-        play.step(&op).unwrap();
-    }
-    play.compare().unwrap();
+    ])
+    .unwrap();
 }
 
 /// The history of issue 6, written out: the same id in two files, the
@@ -739,8 +735,7 @@ fn staleness_of_incremental_syncs_equals_a_rebuilds() {
 /// branch, cannot give; everything else is the same as a rebuild's.
 #[test]
 fn a_branch_deleted_unmerged_is_the_one_verdict_a_rebuild_does_not_give() {
-    let mut play = Play::new();
-    for op in [
+    let play = play(&[
         Op::Sync,
         Op::Branch { n: 0 },
         Op::Code { k: 1 },
@@ -752,10 +747,8 @@ fn a_branch_deleted_unmerged_is_the_one_verdict_a_rebuild_does_not_give() {
         Op::Append { day: 0 },
         Op::Commit,
         Op::DropBranch { n: 0 },
-    ] {
-        play.step(&op).unwrap();
-    }
-    play.compare().unwrap();
+    ])
+    .unwrap();
     let stale = |home: &Path| -> Vec<(String, String)> {
         let conn = rusqlite::Connection::open(home.join("index.db")).unwrap();
         let mut statement = conn
