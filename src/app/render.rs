@@ -3,9 +3,8 @@
 //! memory holds from acting on a terminal.
 
 use crate::domain::digest::TokenCounter;
-use crate::domain::recalled::{
-    IndexedMemory, Provenance, SHORT_COMMIT, Stale, Trust, trust_reason_text,
-};
+use crate::domain::memory::label::{self, LABEL_CHARS, PATH_CHARS};
+use crate::domain::recalled::{IndexedMemory, SHORT_COMMIT, Stale, Trust, trust_reason_text};
 
 /// The fixed line before memories an agent receives (the SessionStart
 /// briefing, MCP answers): they are quoted data, each under its own header,
@@ -21,7 +20,9 @@ pub fn memory_text(m: &IndexedMemory, show_workspace: bool) -> String {
         .get(..16)
         .unwrap_or(&m.timestamp)
         .replace('T', " ");
-    let mut text = format!("{}  {when}  {}", m.id, m.kind);
+    // Every label came from a stranger, as the text did: bounded, escaped,
+    // withheld when it reads as an order (`label`).
+    let mut text = format!("{}  {when}  {}", m.id, label::shown(&m.kind, LABEL_CHARS));
     if show_workspace {
         text.push_str(&format!("  @{}", m.workspace));
     }
@@ -31,13 +32,18 @@ pub fn memory_text(m: &IndexedMemory, show_workspace: bool) -> String {
     match (&m.introduced, &m.author) {
         (Some(p), _) => {
             let commit: String = p.commit.chars().take(SHORT_COMMIT).collect();
-            text.push_str(&format!("  {} @{commit}", Provenance::name_of(&p.author)));
+            text.push_str(&format!("  {} @{commit}", label::identity(&p.author)));
         }
-        (None, Some(author)) => text.push_str(&format!("  {author}")),
+        (None, Some(author)) => text.push_str(&format!("  {}", label::name(author))),
         (None, None) => {}
     }
     if !m.tags.is_empty() {
-        text.push_str(&format!("  [{}]", m.tags.join(", ")));
+        let tags: Vec<String> = m
+            .tags
+            .iter()
+            .map(|t| label::shown(t, LABEL_CHARS))
+            .collect();
+        text.push_str(&format!("  [{}]", tags.join(", ")));
     }
     if !m.flags.is_empty() {
         // Marked, so a reader does not take it at face value: see
@@ -60,10 +66,19 @@ pub fn memory_text(m: &IndexedMemory, show_workspace: bool) -> String {
         text.push_str(&format!("    {line}\n"));
     }
     if !m.files.is_empty() {
-        text.push_str(&format!("    files: {}\n", m.files.join(", ")));
+        let files: Vec<String> = m
+            .files
+            .iter()
+            .map(|f| label::shown(f, PATH_CHARS))
+            .collect();
+        text.push_str(&format!("    files: {}\n", files.join(", ")));
     }
     for moved in &m.moved {
-        text.push_str(&format!("    moved: {} -> {}\n", moved.file, moved.now));
+        text.push_str(&format!(
+            "    moved: {} -> {}\n",
+            label::shown(&moved.file, PATH_CHARS),
+            label::shown(&moved.now, PATH_CHARS)
+        ));
     }
     if m.trust == Trust::Untrusted {
         text.push_str(&format!("    untrusted: {}\n", untrusted_note(m)));
@@ -99,7 +114,12 @@ pub fn stale_note(stale: &Stale) -> String {
     } else {
         ""
     };
-    match (&stale.file, &stale.branch) {
+    let file = stale.file.as_deref().map(|f| label::shown(f, PATH_CHARS));
+    let branch = stale
+        .branch
+        .as_deref()
+        .map(|b| label::shown(b, LABEL_CHARS));
+    match (&file, &branch) {
         (Some(file), _) => format!("{file} deleted by commit {short}{outside}"),
         (None, Some(branch)) if stale.outside_policy => format!(
             "branch {branch} deleted unmerged at {short}, on the remote: by anyone who can push, so outside the trust policy"
@@ -119,11 +139,12 @@ pub fn untrusted_note(m: &IndexedMemory) -> String {
             let signer = if p.signer.is_empty() {
                 String::new()
             } else {
-                format!(" by {}", p.signer)
+                format!(" by {}", label::shown(&p.signer, LABEL_CHARS))
             };
             format!(
                 "commit {commit} by {} on {date}, signature {}{signer}",
-                p.author, p.signature
+                label::identity(&p.author),
+                p.signature
             )
         }
         None => "not committed".to_owned(),
@@ -230,10 +251,11 @@ pub fn title(content: &str) -> String {
 pub fn index_line(m: &IndexedMemory, counter: &mut dyn TokenCounter) -> String {
     let short: String = m.id.chars().take(SHORT_ID).collect();
     let author = match (&m.introduced, &m.author) {
-        (Some(p), _) => Provenance::name_of(&p.author),
-        (None, Some(author)) => author.as_str(),
-        (None, None) => "-",
+        (Some(p), _) => label::name(&p.author),
+        (None, Some(author)) => label::name(author),
+        (None, None) => "-".to_owned(),
     };
+    let kind = label::shown(&m.kind, LABEL_CHARS);
     let mut flags = if m.flags.is_empty() {
         String::new()
     } else {
@@ -251,8 +273,7 @@ pub fn index_line(m: &IndexedMemory, counter: &mut dyn TokenCounter) -> String {
     let (words, more) = first_clause(&m.content);
     let line = |n: usize| {
         terminal_safe(&format!(
-            "{short}  {}  {author}  {}{flags}",
-            m.kind,
+            "{short}  {kind}  {author}  {}{flags}",
             clipped(&words, n, more)
         ))
         .into_owned()

@@ -4,6 +4,7 @@
 mod common;
 
 mod adversarial;
+mod adversarial4;
 mod agent;
 mod capture;
 mod capture_trust;

@@ -225,7 +225,7 @@ fn store_recall_forget_and_errors_in_one_session() {
         assert_eq!(digest.is_error, Some(false), "{text}");
         assert!(text.contains("SameSite=Lax"), "{text}");
         assert!(
-            text.contains("· bug-fix · Bob @"),
+            text.contains("· bug-fix · Bob <bob@example.com> @"),
             "the digest cites its memory and who committed it: {text}"
         );
 
@@ -693,7 +693,7 @@ fn agents_receive_each_memory_as_a_block_with_its_provenance_and_nothing_hidden(
     assert_eq!(
         headers,
         [format!(
-            "[01M88B3FD0JA · 2026-11-21 · decision · Alice @{head}]"
+            "[01M88B3FD0JA · 2026-11-21 · decision · Alice <alice@example.com> @{head}]"
         )],
         "{briefing}"
     );
@@ -715,7 +715,7 @@ fn agents_receive_each_memory_as_a_block_with_its_provenance_and_nothing_hidden(
         assert!(digest.starts_with(preface), "{digest}");
         assert!(
             digest.contains(&format!(
-                "[01M88B3FD0JA · 2026-11-21 · decision · Alice @{head} · UNTRUSTED]"
+                "[01M88B3FD0JA · 2026-11-21 · decision · Alice <alice@example.com> @{head} · UNTRUSTED]"
             )),
             "{digest}"
         );
@@ -734,7 +734,7 @@ fn agents_receive_each_memory_as_a_block_with_its_provenance_and_nothing_hidden(
         );
         assert!(whole.starts_with(preface), "{whole}");
         assert!(
-            whole.contains(&format!("decision  Alice @{head}")),
+            whole.contains(&format!("decision  Alice <alice@example.com> @{head}")),
             "{whole}"
         );
         assert!(whole.contains("    Rollbacks go\\u200b through"), "{whole}");

@@ -233,7 +233,8 @@ fn outsiders_and_forged_authors_are_quarantined() {
         ],
     );
     assert!(
-        digest.contains(" · decision · Mallory @") && digest.contains(" · UNTRUSTED]"),
+        digest.contains(" · decision · Mallory <mallory@example.com> @")
+            && digest.contains(" · UNTRUSTED]"),
         "{digest}"
     );
     let digest = env.goldfish(&repo, &["recall", "--budget", "200", "auth checks in CI"]);

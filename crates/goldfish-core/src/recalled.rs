@@ -26,17 +26,6 @@ pub struct Provenance {
     pub signer: String,
 }
 
-impl Provenance {
-    /// The name of a `Name <email>` identity (the whole text without an
-    /// email part).
-    pub fn name_of(identity: &str) -> &str {
-        match identity.rfind(" <") {
-            Some(at) if identity.ends_with('>') => identity[..at].trim(),
-            _ => identity.trim(),
-        }
-    }
-}
-
 /// Whether agents receive a memory unmarked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Trust {
@@ -95,6 +84,9 @@ pub const SUPERSEDED_WHY: &str = "a later memory declares it replaces this one (
 pub fn trust_reason_text(reason: &str) -> &'static str {
     match reason {
         "instruction-like" => "its text reads as an order to an agent, not a fact",
+        "author-instruction-like" => {
+            "its commit's author name or email reads as an order to an agent, not a name"
+        }
         "author-mismatch" => "its `author` field names someone other than the author of its commit",
         "author-outside-policy" => {
             "its commit's author is not in the `[trust] authors` of .goldfish/config"
@@ -228,13 +220,13 @@ impl From<&IndexedMemory> for crate::digest::Source {
                 .get(..10)
                 .unwrap_or(&memory.timestamp)
                 .to_owned(),
-            kind: memory.kind.clone(),
+            kind: crate::memory::label::shown(&memory.kind, crate::memory::label::LABEL_CHARS),
             content: visible(&memory.content).into_owned(),
             untrusted: memory.trust == Trust::Untrusted,
             author: memory
                 .introduced
                 .as_ref()
-                .map(|p| visible(Provenance::name_of(&p.author)).into_owned()),
+                .map(|p| crate::memory::label::identity(&p.author)),
             commit: memory
                 .introduced
                 .as_ref()

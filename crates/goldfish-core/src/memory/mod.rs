@@ -2,8 +2,10 @@
 //! view a reader gets of a log once tombstones are applied. No I/O here; see
 //! `goldfish::adapters::memdir` for the files.
 
+pub mod fold;
 pub mod injection;
 pub mod kinds;
+pub mod label;
 pub mod secrets;
 pub mod trust;
 pub mod verdict;

@@ -54,6 +54,8 @@ impl Claim<'_> {
 /// A reason that quarantines a memory, as `trust_reasons` spells it.
 pub const INSTRUCTION_LIKE: &str = "instruction-like";
 pub const AUTHOR_MISMATCH: &str = "author-mismatch";
+/// The commit's author name or email reads as an order to an agent.
+pub const AUTHOR_INSTRUCTION_LIKE: &str = "author-instruction-like";
 pub const AUTHOR_OUTSIDE_POLICY: &str = "author-outside-policy";
 pub const SIGNER_OUTSIDE_POLICY: &str = "signer-outside-policy";
 /// A line with the id of a memory whose line (another text, still in the
@@ -79,6 +81,13 @@ pub fn quarantine(
     };
     if claim.mismatches(origin) {
         reasons.push(AUTHOR_MISMATCH);
+    }
+    // `git config user.name` takes any text, and headers show it: a name
+    // that reads as an order is an order, whoever's policy admits the email.
+    if super::label::reads_as_order(origin.author_name)
+        || super::label::reads_as_order(origin.author_email)
+    {
+        reasons.push(AUTHOR_INSTRUCTION_LIKE);
     }
     if let Some(policy) = policy {
         reasons.extend(outside(origin, policy));

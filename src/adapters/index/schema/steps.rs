@@ -597,3 +597,13 @@ UPDATE files SET blob_id = '', racy = 1;
 /// `sync::FolderScan`). `history_trust` also keeps `signers` and
 /// `signers_path`, the allowed-signers file kept in the repository.
 pub(super) const V16: &str = "ALTER TABLE workspaces ADD COLUMN folder_scan TEXT;";
+
+/// Version 17, over version 16: no new column; the detectors read folded
+/// text (NFKC, default-ignorable characters, look-alike letters) and the
+/// verdict weighs a commit author's name (`author-instruction-like`), so
+/// the next sync reads every file and walks the history again.
+pub(super) const V17: &str = "
+DELETE FROM policy_changes;
+UPDATE workspaces SET history_commit = NULL;
+UPDATE files SET blob_id = '', racy = 1;
+";
