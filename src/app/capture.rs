@@ -16,6 +16,7 @@ use crate::adapters::capture::{self, Drained, Queue, Refusal, Sink};
 use crate::adapters::env;
 use crate::adapters::git::Workspace;
 use crate::adapters::home::Home;
+use crate::domain::capture::rules::AgentSession;
 use crate::domain::capture::{Generator, Observation};
 use crate::domain::supersede;
 
@@ -42,6 +43,21 @@ pub fn hook(home: &Home, cwd: &Path, kind: &str, payload: &[u8]) -> anyhow::Resu
         background::capture_worker(home)?;
     }
     Ok(full)
+}
+
+/// `text` with every secret value capture removed so far in the agent
+/// session `session_id` (of the repository holding `cwd`, or the payload's
+/// `cwd`) hidden: what a PreCompact checkpoint quotes of the transcript.
+/// Capture keeps only hashes of those values; a session it has no state of
+/// changes nothing. The worker may not have read the session's last events
+/// yet: the store's own secret check still runs on what this leaves.
+pub fn hide_session_secrets(home: &Home, cwd: &Path, session_id: &str, text: &str) -> String {
+    let Some(root) = capture::find_root(cwd) else {
+        return text.to_owned();
+    };
+    let queue = Queue::for_root(&capture::capture_root(home.root()), &root);
+    let session: AgentSession = queue.load_session(session_id);
+    session.secrets.hide(text)
 }
 
 /// What Claude Code's Stop hook answers to have the agent store what a

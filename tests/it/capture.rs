@@ -1255,3 +1255,129 @@ fn a_gemini_session_is_captured_by_the_same_rules() {
         "{summary}"
     );
 }
+
+/// Regression (issue 54, finding 5): a test's output held
+/// `postgres://app:Sup3rS3cret@db`, which capture removed there; the
+/// agent's last answer (the Stop payload's `last_assistant_message`) said
+/// the password again in a sentence, and the checkpoint stored it. What
+/// capture removed anywhere in a session is removed everywhere in it: the
+/// last answer, the transcript's answer, a PreCompact checkpoint; the
+/// session's state holds only hashes.
+#[test]
+fn issue_54_a_password_removed_from_a_test_output_never_comes_back_in_the_last_answer() {
+    let env = TestEnv::new();
+    let repo = env.repo("project", "Ada");
+    env.ok(&repo, &["init", "--agent", "claude", "--capture"]);
+    let transcript = repo.join("../transcript.jsonl");
+    let answer =
+        "The password Sup3rS3cret was hard-coded in config_test; it reads DB_PASSWORD now.";
+    fs::write(
+        &transcript,
+        [
+            json!({"type": "user", "message": {"role": "user", "content": "Fix the config test"}}),
+            json!({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Sup3rS3cret is gone from config_test."}]}}),
+        ]
+        .map(|l| l.to_string())
+        .join("\n"),
+    )
+    .unwrap();
+    let (event, failing) = failed_run(
+        &repo,
+        "sess-1",
+        "cargo test config_test",
+        "running 1 test\ntest config_test ... FAILED\n\nfailures:\n---- config_test stdout ----\nthread 'config_test' panicked at src/config.rs:12:5:\nconnection refused: postgres://app:Sup3rS3cret@db\n\ntest result: FAILED. 0 passed; 1 failed",
+        true,
+    );
+    hook(&env, &repo, event, &failing);
+    hook(
+        &env,
+        &repo,
+        "post-tool-use",
+        &tool(
+            &repo,
+            "Edit",
+            json!({"file_path": repo.join("src/config.rs"), "old_string": "\"Sup3rS3cret\"", "new_string": "env(\"DB_PASSWORD\")"}),
+            json!({}),
+        ),
+    );
+    hook(
+        &env,
+        &repo,
+        "post-tool-use",
+        &tool(
+            &repo,
+            "Bash",
+            json!({"command": "cargo test config_test"}),
+            json!({"stdout": "test result: ok. 1 passed", "stderr": "", "interrupted": false}),
+        ),
+    );
+    hook(
+        &env,
+        &repo,
+        "stop",
+        &json!({
+            "session_id": "sess-1",
+            "transcript_path": transcript,
+            "cwd": repo,
+            "hook_event_name": "Stop",
+            "stop_hook_active": false,
+            "last_assistant_message": answer,
+        }),
+    );
+    env.ok(&repo, &["capture", "work", "--wait"]);
+
+    let lines = memory_lines(&repo);
+    let text = serde_json::to_string(&lines).unwrap();
+    assert!(!text.contains("Sup3rS3cret"), "{text}");
+    let checkpoint = lines
+        .iter()
+        .find(|l| l["type"] == "checkpoint")
+        .expect("a checkpoint");
+    let content = checkpoint["content"].as_str().unwrap();
+    assert!(
+        content.contains("Last answer: The password …[redacted] was hard-coded in config_test"),
+        "the rest of the answer is kept: {content}"
+    );
+    assert!(lines.iter().any(|l| l["type"] == "bug-fix"), "{lines:#?}");
+
+    // Capture's state and status log: never the value in the clear.
+    let capture = env.path().join("home/.goldfish/capture");
+    for entry in walk(&capture) {
+        let bytes = fs::read(&entry).unwrap();
+        let name = entry.display().to_string();
+        let clear = String::from_utf8_lossy(&bytes);
+        if name.ends_with(".json") {
+            assert!(!clear.contains("Sup3rS3cret"), "{name}: {clear}");
+        }
+    }
+
+    // A PreCompact checkpoint of the same session quotes the transcript's
+    // answer, where no rule sees a secret: hidden all the same.
+    run_hook(
+        &env,
+        &repo,
+        "goldfish agent-hook pre-compact",
+        &json!({"session_id": "sess-1", "transcript_path": transcript, "cwd": repo, "hook_event_name": "PreCompact"}),
+    );
+    let lines = memory_lines(&repo);
+    let text = serde_json::to_string(&lines).unwrap();
+    assert!(
+        text.contains("Last answer: …[redacted] is gone from config_test."),
+        "{text}"
+    );
+    assert!(!text.contains("Sup3rS3cret"), "{text}");
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}

@@ -148,6 +148,25 @@ fn public_corpora_recall_and_false_alarms_on_real_text() {
         println!("{set}: {} flagged", flagged.len());
         assert!(flagged.is_empty(), "{set}: {flagged:?}");
     }
+    // Sentences of others' documentation that name a credential and hold
+    // none (fixtures/secrets-prose/, issue 54): today's false alarms are
+    // templates and examples (`"password": "secure_password"`, PEM markers).
+    let prose = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/secrets-prose");
+    for (set, most) in [
+        ("botocore-tune", 3),
+        ("botocore-held-out", 3),
+        ("python-docs-held-out", 9),
+    ] {
+        let rows = public_rows(&prose.join(format!("{set}.txt")));
+        let flagged: Vec<&str> = rows
+            .iter()
+            .filter(|(_, text)| secrets::scan(text).is_some())
+            .map(|(_, text)| text.as_str())
+            .collect();
+        println!("{set}: {} of {} flagged", flagged.len(), rows.len());
+        assert!(rows.len() >= 300, "{set}: the set shrank");
+        assert!(flagged.len() <= most, "{set}: {flagged:?}");
+    }
     let lines = session_lines();
     let flagged: Vec<&String> = lines
         .iter()
@@ -447,4 +466,34 @@ fn a_pulled_secret_is_flagged_by_sync_and_doctor_and_masked_in_recall() {
     no_secret("doctor", &doctor_text);
     // Nothing in the log changed.
     assert_eq!(memory_lines(&bob).len(), 2);
+}
+
+/// Regression (issue 54, finding 5): `goldfish store` took a sentence that
+/// names a password with no `is`, exit 0, and `doctor` found no secret.
+/// Refused as every secret is (exit 2, the kind named, the value hidden);
+/// `--allow-secret` stores it, and doctor then names it.
+#[test]
+fn issue_54_store_refuses_a_password_a_sentence_names() {
+    let env = TestEnv::new();
+    let repo = env.repo("project", "Ada");
+    let text = "Fixed the config test. The password Sup3rS3cret was hard-coded";
+    let output = env.goldfish(&repo, &["store", text]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "the memory looks like it contains a secret (credential-statement: password …[redacted])"
+        ) && !stderr.contains("Sup3rS3cret"),
+        "{stderr}"
+    );
+    assert!(memory_lines(&repo).is_empty(), "nothing refused is written");
+    env.ok(&repo, &["store", "--allow-secret", text]);
+    assert_eq!(memory_lines(&repo).len(), 1);
+    let doctor = env.goldfish(&repo, &["doctor"]);
+    let report = String::from_utf8_lossy(&doctor.stdout);
+    assert!(
+        report.contains("looks like it holds a secret (credential-statement"),
+        "{report}"
+    );
+    assert!(!report.contains("Sup3rS3cret"), "{report}");
 }

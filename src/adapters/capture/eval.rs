@@ -118,12 +118,12 @@ pub fn evaluate_with(
         secrets_in(&payload, &mut planted);
         event::sanitize(&mut payload);
         let started = Instant::now();
-        let facts = event::facts(&payload, root);
         let session_id = payload["session_id"]
             .as_str()
             .unwrap_or_default()
             .to_owned();
         let session = sessions.entry(session_id).or_default();
+        let facts = session.facts(&payload, root);
         let observation = match (session.apply(&facts), generator.as_deref_mut()) {
             (Verdict::Store(observation), _) => Some(observation),
             (Verdict::Consult(_), Some(generator)) => {
@@ -139,7 +139,8 @@ pub fn evaluate_with(
             _ => None,
         };
         // The worker's last check before the store.
-        let observation = observation.and_then(|observation| guard(observation).observation);
+        let observation = observation
+            .and_then(|observation| guard(session.hide_secrets(observation)).observation);
         let elapsed = started.elapsed();
         report.latency_total += elapsed;
         report.latency_max = report.latency_max.max(elapsed);

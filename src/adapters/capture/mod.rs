@@ -342,7 +342,7 @@ fn process(
     // echo what it read): orders removed, or the observation skipped.
     let verdict = match verdict {
         Verdict::Store(observation) => {
-            let guarded = guard(observation);
+            let guarded = guard(session.hide_secrets(observation));
             removed.extend(guarded.removed);
             match guarded.observation {
                 Some(observation) => Verdict::Store(observation),
@@ -413,7 +413,7 @@ fn tool_verdict(
     generator: Option<&mut (dyn Generator + '_)>,
     removed: &mut Vec<&'static str>,
 ) -> Result<Verdict, String> {
-    let facts = event::facts(payload, root);
+    let facts = session.facts(payload, root);
     removed.extend(&facts.instructions_removed);
     Ok(match (session.apply(&facts), generator) {
         (Verdict::Consult(_), Some(generator))

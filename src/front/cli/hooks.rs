@@ -265,6 +265,11 @@ fn pre_compact() -> Result<(), CliError> {
         .context("cannot read stdin")?;
     let event = serde_json::from_str::<serde_json::Value>(&input).ok();
     let session_id = event.as_ref().and_then(session_id_of);
+    let cwd = event
+        .as_ref()
+        .and_then(|event| event["cwd"].as_str())
+        .map(std::path::PathBuf::from)
+        .filter(|cwd| cwd.is_absolute());
     let content = match event {
         Some(event) if event.is_object() => match event["transcript_path"].as_str() {
             Some(path) => crate::app::agent::checkpoint_from_transcript(std::path::Path::new(path))
@@ -279,6 +284,17 @@ fn pre_compact() -> Result<(), CliError> {
     };
     let workspace = workspace()?;
     let mut session = session()?;
+    // What capture removed in the session stays out of its checkpoint.
+    let content = match &session_id {
+        Some(id) => {
+            let cwd = match cwd {
+                Some(cwd) => cwd,
+                None => std::env::current_dir().context("cannot read the current directory")?,
+            };
+            crate::app::capture::hide_session_secrets(&session.home, &cwd, id, &content)
+        }
+        None => content,
+    };
     let stored = store::store(
         &mut session,
         &workspace,

@@ -213,6 +213,9 @@ pub struct Facts {
     pub output: Option<String>,
     /// Whether a secret was removed from what is kept.
     pub secret_removed: bool,
+    /// The secret values removed, as hashes: the session hides them in
+    /// its later texts ([`super::rules::AgentSession::facts`]).
+    pub secrets_removed: Vec<redact::Removed>,
     /// The rule of each span of the kept texts (and each failing test name)
     /// removed because it read as an order to an agent
     /// ([`redact::remove_instructions`]).
@@ -327,7 +330,7 @@ impl Facts {
     /// removed (counted), then lines that hold a secret.
     fn keep(&mut self, text: &str) -> String {
         let text = self.remove_orders(text);
-        let (text, secret) = redact::remove_secrets(&text);
+        let (text, secret) = redact::remove_secrets_noting(&text, &mut self.secrets_removed);
         self.secret_removed |= secret;
         text
     }
@@ -456,7 +459,8 @@ impl Facts {
         // kept, only the facts parsed from it (tests, outcome).
         let held_orders = self.instructions_removed.len() > orders_before;
         // Secrets removed before the clip, which could cut one in two.
-        let (kept, secret) = redact::remove_secrets(output.trim());
+        let (kept, secret) =
+            redact::remove_secrets_noting(output.trim(), &mut self.secrets_removed);
         self.secret_removed |= secret;
         if !kept.is_empty() {
             self.output = Some(redact::clip_middle(&kept, MAX_OUTPUT_BYTES));

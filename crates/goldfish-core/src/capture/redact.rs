@@ -6,6 +6,8 @@
 
 use std::ops::Range;
 
+use serde::{Deserialize, Serialize};
+
 use crate::memory::{injection, secrets};
 
 const OPEN: &str = "<private>";
@@ -34,13 +36,29 @@ pub const SECRET_REMOVED: &str = "[secret removed]";
 /// `text` with every line that looks like it holds a secret replaced by
 /// [`SECRET_REMOVED`], and whether one was.
 pub fn remove_secrets(text: &str) -> (String, bool) {
+    remove_secrets_noting(text, &mut Vec::new())
+}
+
+/// [`remove_secrets`], adding to `removed` each secret value it removed
+/// that is worth looking for elsewhere ([`Removed::of`]), as a hash.
+pub fn remove_secrets_noting(text: &str, removed: &mut Vec<Removed>) -> (String, bool) {
     if secrets::scan(text).is_none() {
         return (text.to_owned(), false);
     }
+    let mut note = |text: &str| {
+        removed.extend(
+            secrets::scan_all(text)
+                .iter()
+                .filter_map(|found| Removed::of(&text[found.secret.clone()])),
+        );
+    };
     let lines: Vec<&str> = text
         .lines()
         .map(|line| match secrets::scan(line) {
-            Some(_) => SECRET_REMOVED,
+            Some(_) => {
+                note(line);
+                SECRET_REMOVED
+            }
             None => line,
         })
         .collect();
@@ -48,9 +66,127 @@ pub fn remove_secrets(text: &str) -> (String, bool) {
     // A secret split across lines (a PEM block) is caught whole but not by
     // line: then nothing of the text is kept.
     if secrets::scan(&cleaned).is_some() {
+        note(text);
         return (SECRET_REMOVED.to_owned(), true);
     }
     (cleaned, true)
+}
+
+/// A secret value capture removed, as what finds it again: its length in
+/// bytes and a blake3 hash of it (derived for this use alone). The value
+/// itself is never kept: a session's state is written between hook calls.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Removed {
+    pub bytes: usize,
+    pub hash: String,
+}
+
+/// What [`Removed`] hashes are derived for (blake3's key derivation context).
+const REMOVED_CONTEXT: &str = "goldfish 2026-12 capture: a secret value removed in a session";
+
+/// Bytes of the shortest value worth looking for elsewhere.
+const MIN_REMOVED_BYTES: usize = 6;
+
+/// Bytes of the longest one (a private key's body is removed by its lines).
+const MAX_REMOVED_BYTES: usize = 256;
+
+impl Removed {
+    /// `value` as a removed secret, when it is worth looking for in the
+    /// session's other texts: six bytes or more, and not one plain word (a
+    /// weak password like `postgres` in `postgres://postgres:postgres@db`
+    /// is the name of what the session works on too).
+    pub fn of(value: &str) -> Option<Removed> {
+        let plain_word = value.chars().all(|c| c.is_ascii_lowercase())
+            || value
+                .char_indices()
+                .all(|(at, c)| c.is_ascii_lowercase() || at == 0 && c.is_ascii_uppercase());
+        (value.len() >= MIN_REMOVED_BYTES && value.len() <= MAX_REMOVED_BYTES && !plain_word).then(
+            || Removed {
+                bytes: value.len(),
+                hash: removed_hash(value),
+            },
+        )
+    }
+}
+
+fn removed_hash(value: &str) -> String {
+    static KEYED: std::sync::LazyLock<blake3::Hasher> =
+        std::sync::LazyLock::new(|| blake3::Hasher::new_derive_key(REMOVED_CONTEXT));
+    let mut hasher = KEYED.clone();
+    hasher.update(value.as_bytes());
+    hasher.finalize().to_hex().to_string()
+}
+
+/// Secret values removed from a session's texts, kept so that each is
+/// removed wherever it comes back in that session: an agent's last answer
+/// that repeats a password a test printed in a connection string, a
+/// failing test's earlier error. At most [`MAX_REMEMBERED`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Remembered {
+    removed: Vec<Removed>,
+}
+
+/// Secret values a session remembers; later ones are not.
+pub const MAX_REMEMBERED: usize = 256;
+
+impl Remembered {
+    pub fn is_empty(&self) -> bool {
+        self.removed.is_empty()
+    }
+
+    /// Remembers `removed` (each once).
+    pub fn add(&mut self, removed: impl IntoIterator<Item = Removed>) {
+        for one in removed {
+            if self.removed.len() < MAX_REMEMBERED && !self.removed.contains(&one) {
+                self.removed.push(one);
+            }
+        }
+    }
+
+    /// `text` with each remembered value in it replaced by
+    /// [`secrets::MASK`]: any run of its length that starts and ends at a
+    /// word's edge (not between two letters or digits) and hashes the same.
+    pub fn hide(&self, text: &str) -> String {
+        if self.removed.is_empty() {
+            return text.to_owned();
+        }
+        let hashes: std::collections::BTreeSet<&str> =
+            self.removed.iter().map(|r| r.hash.as_str()).collect();
+        let lengths: std::collections::BTreeSet<usize> =
+            self.removed.iter().map(|r| r.bytes).collect();
+        let edge = |before: Option<char>, after: Option<char>| {
+            !(before.is_some_and(char::is_alphanumeric) && after.is_some_and(char::is_alphanumeric))
+        };
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        let mut start = 0;
+        'scan: while start < text.len() {
+            let previous = text[..start].chars().next_back();
+            let first = text[start..].chars().next();
+            if edge(previous, first) {
+                // Longest first: a value that holds a shorter one is hidden whole.
+                for &bytes in lengths.iter().rev() {
+                    let end = start + bytes;
+                    if end > text.len() || !text.is_char_boundary(end) {
+                        continue;
+                    }
+                    let last = text[..end].chars().next_back();
+                    let next = text[end..].chars().next();
+                    if edge(last, next) && hashes.contains(removed_hash(&text[start..end]).as_str())
+                    {
+                        out.push_str(&text[at..start]);
+                        out.push_str(secrets::MASK);
+                        at = end;
+                        start = end;
+                        continue 'scan;
+                    }
+                }
+            }
+            start += first.map_or(1, char::len_utf8);
+        }
+        out.push_str(&text[at..]);
+        out
+    }
 }
 
 /// Marks where text that read as an order to an agent was.
@@ -190,6 +326,52 @@ mod tests {
             format!("error: auth failed\n{SECRET_REMOVED}\nat line 3")
         );
         assert_eq!(remove_secrets("plain"), ("plain".to_owned(), false));
+    }
+
+    /// The secret values removed are noted as hashes, and hidden wherever
+    /// they come back whole, at a word's edge; plain words and short values
+    /// are not remembered.
+    #[test]
+    fn removed_values_are_remembered_by_hash_and_hidden_elsewhere() {
+        let mut noted = Vec::new();
+        let (kept, found) = remove_secrets_noting(
+            "FAIL config_test\nconnect: postgres://app:Sup3rS3cret@db refused\nat line 3",
+            &mut noted,
+        );
+        assert!(found);
+        assert_eq!(
+            kept,
+            format!("FAIL config_test\n{SECRET_REMOVED}\nat line 3")
+        );
+        assert_eq!(noted, [Removed::of("Sup3rS3cret").unwrap()]);
+        assert!(!format!("{noted:?}").contains("Sup3rS3cret"), "only a hash");
+        let mut remembered = Remembered::default();
+        remembered.add(noted.clone());
+        remembered.add(noted);
+        assert_eq!(remembered.removed.len(), 1);
+        let check = |text: &str, expect: &str| assert_eq!(remembered.hide(text), expect, "{text}");
+        check(
+            "The password Sup3rS3cret was hard-coded",
+            "The password …[redacted] was hard-coded",
+        );
+        check("(Sup3rS3cret)", "(…[redacted])");
+        check("Sup3rS3cret", "…[redacted]");
+        check("é Sup3rS3cret é", "é …[redacted] é");
+        // Inside a longer word it is another word.
+        check("xSup3rS3cret Sup3rS3cretx", "xSup3rS3cret Sup3rS3cretx");
+        check("nothing here", "nothing here");
+        // Worth remembering: not a plain word, six bytes or more.
+        assert_eq!(Removed::of("postgres"), None);
+        assert_eq!(Removed::of("Welcome"), None);
+        assert_eq!(Removed::of("pass"), None);
+        assert!(Removed::of("hunter2").is_some());
+        assert!(Removed::of("correct horse battery").is_some());
+        let mut phrase = Remembered::default();
+        phrase.add(Removed::of("correct horse battery"));
+        assert_eq!(
+            phrase.hide("it was 'correct horse battery', now rotated"),
+            "it was '…[redacted]', now rotated"
+        );
     }
 
     #[test]

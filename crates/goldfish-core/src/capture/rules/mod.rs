@@ -58,6 +58,11 @@ pub struct AgentSession {
     /// nothing.
     #[serde(default)]
     pub pending: std::collections::BTreeMap<String, Vec<Pending>>,
+    /// The secret values removed from the session's texts so far, as
+    /// hashes: each is hidden wherever it comes back in the session (a
+    /// later output, the agent's last answer, the checkpoint).
+    #[serde(default, skip_serializing_if = "redact::Remembered::is_empty")]
+    pub secrets: redact::Remembered,
 }
 
 /// An edit of the session still in its file.
@@ -139,6 +144,39 @@ pub enum Verdict {
 }
 
 impl AgentSession {
+    /// The facts of a tool event ([`event::facts`]) as the session reads
+    /// them: the secret values removed from this event are remembered, and
+    /// every value the session removed so far (this event's too) is hidden
+    /// in the texts kept, wherever no rule finds it (a password a test
+    /// printed in a connection string, then alone in an error line).
+    pub fn facts(&mut self, payload: &serde_json::Value, root: &std::path::Path) -> Facts {
+        let mut facts = super::event::facts(payload, root);
+        self.secrets.add(std::mem::take(&mut facts.secrets_removed));
+        if self.secrets.is_empty() {
+            return facts;
+        }
+        let hide = |text: &mut String| *text = self.secrets.hide(text);
+        let texts = facts
+            .command
+            .iter_mut()
+            .chain(facts.change.iter_mut())
+            .chain(facts.written.iter_mut())
+            .chain(facts.output.iter_mut())
+            .chain(facts.errors.iter_mut())
+            .chain(facts.failing_tests.iter_mut())
+            .chain(facts.edits.iter_mut().filter_map(|edit| edit.what.as_mut()));
+        texts.for_each(hide);
+        facts
+    }
+
+    /// `observation` with every secret value the session removed hidden in
+    /// its text: the last step before it is stored, whoever wrote it (the
+    /// rules from earlier events' texts, a model, the agent's last answer).
+    pub fn hide_secrets(&self, mut observation: Observation) -> Observation {
+        observation.content = self.secrets.hide(&observation.content);
+        observation
+    }
+
     /// Applies one event's facts; returns what to store, if anything.
     pub fn apply(&mut self, facts: &Facts) -> Verdict {
         self.events += 1;
@@ -296,6 +334,7 @@ impl AgentSession {
             }
             content.push_str(&format!(" Changed {}.", changes.join("; ")));
         }
+        let content = self.secrets.hide(&content);
         let (content, _) = redact::remove_secrets(&content);
         self.fixed.push(clip(&content, 300));
         self.stored += 1;
@@ -360,6 +399,9 @@ impl AgentSession {
             content.push_str(&format!("\nLast answer: {}", answer_line(answer)));
         }
         let content = redact::strip_private(&content);
+        // The session's secrets first: a line that names one keeps the rest
+        // of what it says.
+        let content = self.secrets.hide(&content);
         let (content, _) = redact::remove_secrets(&content);
         Some(Observation {
             kind: CHECKPOINT.to_owned(),

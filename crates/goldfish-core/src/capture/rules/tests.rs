@@ -384,3 +384,88 @@ fn checks_are_recognised_behind_cd_and_env() {
     assert!(!is_check("cargo fmt"));
     assert!(!is_check("echo cargo test"));
 }
+
+/// Regression (issue 54, finding 5): a password capture removed from a
+/// test's output (a connection string) came back in the agent's last
+/// answer, which the checkpoint stored. Whatever capture removed in a
+/// session is hidden in all of that session's later texts, and the
+/// session's saved state holds only hashes.
+#[test]
+fn issue_54_a_secret_removed_once_is_hidden_everywhere_in_the_session() {
+    let root = std::path::Path::new("/repo");
+    let run = |command: &str, output: &str, code: i64| {
+        serde_json::json!({
+            "session_id": "s",
+            "cwd": "/repo",
+            "hook_event_name": if code == 0 { "PostToolUse" } else { "PostToolUseFailure" },
+            "tool_name": "Bash",
+            "tool_input": {"command": command},
+            "tool_response": {"stdout": output, "exit_code": code},
+        })
+    };
+    let mut session = AgentSession::default();
+    // An error line that no rule reads as a secret comes first.
+    let first = session.facts(
+        &run(
+            "cargo test config_test",
+            "error: login as Sup3rS3cret refused",
+            101,
+        ),
+        root,
+    );
+    assert_eq!(session.apply(&first), Verdict::Wait(WAITING));
+    let facts = session.facts(
+        &run(
+            "cargo test config_test",
+            "test config_test ... FAILED\nconnect postgres://app:Sup3rS3cret@db: refused",
+            101,
+        ),
+        root,
+    );
+    assert!(facts.secret_removed);
+    session.apply(&facts);
+    // Later texts of the session: an output that prints it alone.
+    let later = session.facts(&run("cat .env.test", "DB=app\nPW Sup3rS3cret", 0), root);
+    assert!(
+        !later
+            .output
+            .as_deref()
+            .unwrap_or_default()
+            .contains("Sup3rS3cret"),
+        "{later:?}"
+    );
+    session.apply(&edit("src/config.rs"));
+    let Verdict::Store(fix) = session.apply(&bash("cargo test config_test", Outcome::Succeeded))
+    else {
+        panic!("a bug fix")
+    };
+    let fix = session.hide_secrets(fix);
+    assert!(
+        fix.content
+            .contains("Error: error: login as …[redacted] refused"),
+        "{}",
+        fix.content
+    );
+    // The last answer, where the stated-value rule would remove the whole
+    // line: hidden first, the rest of the line kept.
+    let Verdict::Store(checkpoint) = session.checkpoint(
+        Some("fix the config test"),
+        Some("Fixed it. Sup3rS3cret was hard-coded in config_test; it reads DB_PASSWORD now."),
+    ) else {
+        panic!("a checkpoint")
+    };
+    assert!(
+        checkpoint
+            .content
+            .contains("Last answer: Fixed it. …[redacted] was hard-coded in config_test"),
+        "{}",
+        checkpoint.content
+    );
+    let saved = serde_json::to_string(&session).unwrap();
+    assert!(!saved.contains("Sup3rS3cret"), "{saved}");
+    let restored: AgentSession = serde_json::from_str(&saved).unwrap();
+    assert_eq!(restored.secrets.hide("was Sup3rS3cret"), "was …[redacted]");
+    // A session saved before it remembered secrets reads as one that has none.
+    let old: AgentSession = serde_json::from_str(r#"{"events": 3, "stored": 0, "read": [], "modified": [], "failing": [], "fixed": [], "passed": []}"#).unwrap();
+    assert!(old.secrets.is_empty());
+}

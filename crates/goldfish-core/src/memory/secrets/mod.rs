@@ -22,6 +22,16 @@
 //! does not. Only a key that ends in a credential word counts:
 //! `PASSWORD_MIN_LENGTH=12` and `MAX_TOKENS=4096` are settings.
 //!
+//! A sentence may also name the value with no `is` (`the password
+//! Sup3rS3cret was hard-coded`, `with passphrase 'correct horse'`, `set the
+//! token to …`, `SIM PIN 4821`): then the value must say by its look that
+//! it is one, as no word of the sentence does. After a password's word it is
+//! quoted, or six characters or more of letters with a digit or a symbol,
+//! not code; after `token`, `secret` or a key, words that name other things
+//! too (a lexer's token, a Kubernetes secret), it mixes letters and digits
+//! within one part, as a machine makes them (`tok_83hd7`, not `uint64`,
+//! `parseHttp2` or `app-v2-tls`), quoted or not.
+//!
 //! A credential flag (`--token X`), a short password key (`pw:X`) and
 //! SQL's `IDENTIFIED BY` are credential positions too; a random token after
 //! a short lowercase prefix (`cio_…`) is a vendor's token whatever the

@@ -6,7 +6,8 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::values::{
-    bare_token, credential, is_placeholder, looks_like_token, looks_random, random_mix, stated,
+    bare_token, credential, is_placeholder, looks_like_token, looks_random, named, pin, random_mix,
+    stated,
 };
 use super::{Finding, MASK, Visible};
 
@@ -36,6 +37,12 @@ enum Check {
     /// A value a sentence gives a credential (`the password is …`): see
     /// [`stated`].
     Stated,
+    /// A value a sentence names after a credential word, with no `is`
+    /// between (`the password Sup3rS3cret was`, `set the token to …`): see
+    /// [`named`].
+    Named,
+    /// A PIN a sentence gives: see [`pin`].
+    Pin,
 }
 
 pub(super) struct Rule {
@@ -57,6 +64,17 @@ const PASSWORD_KEYS: &str = r"password|passwd|pwd|passphrase|secret";
 /// Credential words a sentence may give a value to (`the deploy password is
 /// …`, `API key: …`): a word, or two joined by a space, `_` or `-`.
 const STATED_KEYS: &str = r"password|passwd|passphrase|pwd|secret|(?:api|access|secret|private|signing|deploy|master|encryption|license)[ _-]?key|apikey|(?:(?:access|auth|api|bearer|refresh|session|deploy|personal[ _-]access)[ _-]?)?token|credentials?";
+
+/// What comes between a credential word and the value a sentence gives it:
+/// `is`, `was`, `:`, `=`, or up to five words and then `is` (`the password
+/// for db01 is …`).
+const STATED_BY: &str =
+    r"(?:\s+(?:is|was|are|were)\s+|\s*[:=]\s*|(?:\s+[a-z0-9_@.-]+){1,5}?\s+(?:is|was|are|were)\s+)";
+
+/// The same, or a value named with no verb (`the password Sup3rS3cret`,
+/// `with passphrase '…'`), or after `to` or `as` (`set the password to
+/// …`, `the token was changed to …`).
+const NAMED_BY: &str = r"(?:\s+(?:is|was|are|were)\s+|\s*[:=]\s*|(?:\s+[a-z0-9_@.-]+){1,5}?\s+(?:is|was|are|were)\s+|(?:\s+[a-z0-9_@.-]+){0,3}?\s+(?:to|as)\s+|\s+)";
 
 /// The rules that run on the lowercased text (their keys are lowercase).
 const LOWERCASED: &[&str] = &[
@@ -167,12 +185,39 @@ pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             &format!(r#"(?:{PASSWORD_KEYS})\b["']?\s*[:=]\s*["']?(?P<s>[^\s"',;]{{4,}})"#),
             Check::Credential,
         ),
+        // A quoted value, which may hold spaces (`with passphrase 'correct
+        // horse battery staple'`): before the rules that would take its
+        // first word.
         rule(
             "credential-statement",
             &format!(
-                r#"\b(?:{STATED_KEYS})(?:\s+(?:is|was|are)\s+|\s*[:=]\s*|(?:\s+[a-z]+){{1,5}}?\s+(?:is|was|are)\s+)["'`]?(?P<s>[^\s"'`,;]{{3,}}[^\s"'`,;.:!?)])"#
+                r#"\b(?:{STATED_KEYS}|passcode)s?{NAMED_BY}["'`](?P<s>[^"'`\n]{{3,64}}?)["'`]"#
+            ),
+            Check::Named,
+        ),
+        rule(
+            "credential-statement",
+            &format!(
+                r#"\b(?:{STATED_KEYS})s?{STATED_BY}["'`]?(?P<s>[^\s"'`,;]{{3,}}[^\s"'`,;.:!?)])"#
             ),
             Check::Stated,
+        ),
+        rule(
+            "credential-statement",
+            &format!(r#"\b(?:{STATED_KEYS}|passcode)s?\s+(?P<s>[^\s"'`,;]{{3,}}[^\s"'`,;.:!?)])"#),
+            Check::Named,
+        ),
+        rule(
+            "credential-statement",
+            &format!(
+                r#"\b(?:{STATED_KEYS}|passcode)s?(?:\s+[a-z0-9_@.-]+){{0,3}}?\s+(?:to|as)\s+(?P<s>[^\s"'`,;]{{3,}}[^\s"'`,;.:!?)])"#
+            ),
+            Check::Named,
+        ),
+        rule(
+            "credential-statement",
+            r#"\b(?:pin|pin code|pin number|passcode)(?:\s+(?:is|was)\s+|\s*[:=]\s*|\s+)["'`]?(?P<s>\d{4,8})\b"#,
+            Check::Pin,
         ),
         rule(
             "credential-flag",
@@ -239,6 +284,8 @@ pub(super) fn matches(rule: &Rule, visible: &Visible<'_>) -> Vec<Finding> {
             }
             Check::Credential => credential(text, whole.start()..secret.start(), secret.range()),
             Check::Stated => stated(text, whole.start()..secret.start(), secret.range()),
+            Check::Named => named(text, whole.start()..secret.start(), secret.range()),
+            Check::Pin => pin(text, whole.start()..secret.start(), secret.range()),
         };
         if fires {
             found.push(Finding {

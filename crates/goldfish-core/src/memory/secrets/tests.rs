@@ -162,8 +162,13 @@ fn bare_tokens() {
         "high-entropy",
     );
     flagged(
-        "HMAC signing key af135c9a384078e4c92c71fb55⁞6339b5749d4f7041bd2fa5b1e1fa57cbecbc24",
+        "HMAC key af135c9a384078e4c92c71fb55⁞6339b5749d4f7041bd2fa5b1e1fa57cbecbc24",
         "high-entropy",
+    );
+    // After a credential word, the sentence names it (issue 54).
+    flagged(
+        "HMAC signing key af135c9a384078e4c92c71fb55⁞6339b5749d4f7041bd2fa5b1e1fa57cbecbc24",
+        "credential-statement",
     );
     clean("reverted 17fb2e904784b2a966c5e801728b3d19e5867b38 before the key rotation");
     clean("image @sha256:af135c9a384078e4c92c71fb556339b5749d4f7041bd2fa5b1e1fa57cbecbc24");
@@ -388,5 +393,146 @@ fn medium_6_credentials_nobody_listed() {
         "fixed in v2_0_0 and src_lib_rs_HashMapInsert10000",
     ] {
         clean(prose);
+    }
+}
+
+/// `text` holds `expect` as the secret a rule finds (the whole of what
+/// redaction hides), or no secret at all (`None`).
+#[track_caller]
+fn check(text: &str, expect: Option<&str>) {
+    match (scan_all(text).into_iter().next(), expect) {
+        (Some(finding), Some(value)) => {
+            assert_eq!(&text[finding.secret.clone()], value, "{text}");
+            assert!(!redact(text).contains(value), "{}", redact(text));
+        }
+        (None, None) => {}
+        (found, _) => panic!("{text:?}: expected {expect:?}, found {found:?}"),
+    }
+}
+
+/// Regression (issue 54, finding 5): a password a sentence names with no
+/// `is` (`The password Sup3rS3cret was hard-coded`) was stored, by `store`
+/// and from an agent's last answer.
+#[test]
+fn issue_54_a_value_named_right_after_a_credential_word() {
+    check(
+        "Fixed the config test. The password Sup3rS3cret was hard-coded",
+        Some("Sup3rS3cret"),
+    );
+    check(
+        "log in with password hunter2 and rotate it",
+        Some("hunter2"),
+    );
+    check(
+        "use the token abc123xyz789 for staging",
+        Some("abc123xyz789"),
+    );
+    check(
+        "call it with API key Zx9fQ2mR7tL4vB8nK3wP",
+        Some("Zx9fQ2mR7tL4vB8nK3wP"),
+    );
+    check("sign it with the secret s3cr3t-Val9", Some("s3cr3t-Val9"));
+    check("with the staging token tok_83hd7q", Some("tok_83hd7q"));
+    // A plain word, a number, code, or words and numbers joined.
+    for prose in [
+        "the password field was empty",
+        "the password reset flow",
+        "token expiry is 60 s",
+        "the token bucket",
+        "rotate the API key monthly",
+        "the password hashing moved to argon2id in v2",
+        "the API key v2 endpoints",
+        "the token GITHUB_TOKEN is injected",
+        "the token parseHttp2 emits",
+        "the token id2label table",
+        "mount the secret app-v2-tls",
+        "the secret MySecret2 rotates",
+        "the token file ~/.config/gh/hosts.yml",
+        "credentials /etc/app/creds.json",
+        "the password config_test2 fixture",
+        "the token user1@example.com owns",
+    ] {
+        check(prose, None);
+    }
+}
+
+/// A quoted value after a password's word counts whatever it holds,
+/// spaces too; after `token`, `secret` or a key it must look made by a
+/// machine, as those words name other things.
+#[test]
+fn issue_54_a_quoted_value_named_after_a_credential_word() {
+    check(
+        "encrypted with passphrase 'correct horse battery staple'",
+        Some("correct horse battery staple"),
+    );
+    check("the password \"swordfish\" still works", Some("swordfish"));
+    check(
+        "the passphrase is 'correct horse battery'",
+        Some("correct horse battery"),
+    );
+    check("the api key `Zx9fQ2mR7tL4` works", Some("Zx9fQ2mR7tL4"));
+    for prose in [
+        "the token 'the' appears 12 times",
+        "the secret 'db-credentials' holds the URL",
+        "create an API key named 'ci-deploy'",
+        "the password field is 'required'",
+        "the token type is \"Bearer\" in every response",
+    ] {
+        check(prose, None);
+    }
+}
+
+/// A value after `to` or `as` (`set the password to …`).
+#[test]
+fn issue_54_a_value_set_with_to_or_as() {
+    // A last `!` is read as the sentence's (so is `.`): the rest is hidden.
+    check(
+        "I set the admin password to Winter2024! for the demo",
+        Some("Winter2024"),
+    );
+    check(
+        "the password was changed to 'bluebird' last week",
+        Some("bluebird"),
+    );
+    check("changed the deploy token to tok_83hd7q", Some("tok_83hd7q"));
+    for prose in [
+        "cast the token to uint64 before hashing",
+        "set the token to expire after 3600 seconds",
+        "changed the password to a random one",
+        "set the token to the value of CI_JOB_TOKEN",
+        "the token limit was raised to 128000",
+        "pass the password as an environment variable",
+    ] {
+        check(prose, None);
+    }
+}
+
+/// `is` after more words than before, and plural credential words.
+#[test]
+fn issue_54_statements_after_a_host_or_in_the_plural() {
+    check("the password for db01 is hunter2", Some("hunter2"));
+    check(
+        "the passwords are letmein42 and spring2024",
+        Some("letmein42"),
+    );
+    check("the password for the admin account is in the vault", None);
+    check("the token count is 4096 for this prompt", None);
+}
+
+#[test]
+fn issue_54_a_pin() {
+    check("the SIM PIN is 4821, the PUK is on the card", Some("4821"));
+    check("door PIN: 907315", Some("907315"));
+    check("SIM PIN 4821 unlocks the test phone", Some("4821"));
+    check("the passcode is 770134", Some("770134"));
+    for prose in [
+        "pin serde to 1.0.200 until the fix lands",
+        "the PIN must be 4 to 8 digits",
+        "the PIN is 6 digits long",
+        "the pin is 1234 characters",
+        "pin 2024 of the board",
+        "PIN 2024-01-01 was the day",
+    ] {
+        check(prose, None);
     }
 }

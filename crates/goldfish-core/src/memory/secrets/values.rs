@@ -175,6 +175,8 @@ const TECHNICAL_TERMS: &[&str] = &[
     "pkcs12",
     "pem",
     "der",
+    "bearer",
+    "basic",
 ];
 
 /// Units after a number: `the token is 3600 seconds`, `32-byte`.
@@ -228,6 +230,158 @@ pub(super) fn stated(text: &str, key: Range<usize>, secret: Range<usize>) -> boo
     let marked = digits > 0 || value.chars().any(|c| "!@#$%^&*+=?~|".contains(c));
     quoted || marked
 }
+
+/// A value a sentence names after a credential word (`key` is what
+/// precedes it in the match: `password `, `passphrase '`, `password to `,
+/// `the token was changed to `), with or without `is` between. What
+/// [`stated`] turns down is turned down here too; then:
+/// - quoted, after `is`, `:` or `=`: as [`stated`] (`the password is
+///   "swordfish"`);
+/// - quoted after a password's word (`password`, `passphrase`, `passcode`,
+///   `pwd`): any value, spaces too (`with passphrase 'correct horse'`);
+/// - unquoted after a password's word: six characters or more, letters with
+///   a digit or a symbol (`the password Sup3rS3cret was`, `log in with
+///   password hunter2`), and not code (a path, a file or a dotted name, a
+///   call, an environment variable's name, `snake_case` words);
+/// - after any other credential word (`token`, `secret`, `API key`), quoted
+///   or not: what a machine makes, six characters or more of letters mixed
+///   with digits or symbols within one part (`Sup3rS3cret`, `tok_83hd7`,
+///   `Zx9fQ2…`), not words and numbers joined (`uint64`, `parseHttp2`,
+///   `app-v2-tls`). Those words name other things too, a lexer's token, a
+///   Kubernetes secret, an API key's name (`the token 'the'`, `the secret
+///   'db-creds'`), which may be quoted.
+///
+/// A plain word is never a value here (`the password field was empty`,
+/// `rotate the API key monthly`), nor a number (`token expiry is 60 s`).
+pub(super) fn named(text: &str, key: Range<usize>, secret: Range<usize>) -> bool {
+    let key_text = text[key.clone()].to_ascii_lowercase();
+    let quoted = key_text.ends_with(['"', '\'', '`']);
+    if quoted && STATED_FORM.is_match(&key_text) {
+        return stated(text, key, secret);
+    }
+    let value = &text[secret.clone()];
+    if !value_like(text, value, secret.end) {
+        return false;
+    }
+    let password = PASSWORD_WORDS.iter().any(|word| key_text.starts_with(word));
+    let letters = value.chars().any(|c| c.is_alphabetic());
+    let marked = value
+        .chars()
+        .any(|c| c.is_ascii_digit() || "!@#$%^&*+=?~|".contains(c));
+    let long = value.chars().count() >= 6;
+    match (quoted, password) {
+        (true, true) => true,
+        (false, true) => long && letters && marked && !reads_as_code(value),
+        (_, false) => long && letters && marked && !reads_as_code(value) && !wordy(value),
+    }
+}
+
+/// How a password's value is introduced (`password`, `passphrase`,
+/// `passcode`, `pwd`): these words name nothing else.
+const PASSWORD_WORDS: &[&str] = &["pass", "pwd"];
+
+/// A key of [`named`] that gives a value with `is`, `:` or `=`.
+static STATED_FORM: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?:\s(?:is|was|are|were)\s+|[:=]\s*)["'`]$"#).expect("a valid pattern")
+});
+
+/// What [`stated`] turns down before it asks whether a value is marked: a
+/// placeholder, a setting, a number (with a unit, or followed by a word),
+/// a format or an algorithm, a path, an environment variable's name.
+fn value_like(text: &str, value: &str, end: usize) -> bool {
+    let lower = value.to_ascii_lowercase();
+    if is_placeholder(value) || NOT_VALUES.contains(&lower.as_str()) {
+        return false;
+    }
+    let head = lower.split(['-', '.', '/']).next().unwrap_or(&lower);
+    if TECHNICAL_TERMS.contains(&lower.as_str())
+        || TECHNICAL_TERMS.contains(&head)
+        || NUMBER_WITH_UNIT.is_match(&lower)
+        || lower.starts_with(['/', '~', '.'])
+    {
+        return false;
+    }
+    let digits = value.chars().filter(char::is_ascii_digit).count();
+    let after = &text[end..];
+    if digits == value.len()
+        && (digits < 6 || after.starts_with(' ') && after[1..].starts_with(char::is_alphabetic))
+    {
+        return false;
+    }
+    !(value.contains('_')
+        && value
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+}
+
+/// An unquoted value that reads as code, not as a credential: a path, a
+/// URL, a file or a dotted name (`config.toml`, `std::env`), a call or an
+/// index (`token()`, `key[0]`), an address (`user@example.com`), or
+/// lowercase words joined by `_` (`config_test`, `read_token_v2`).
+fn reads_as_code(value: &str) -> bool {
+    if value.contains([
+        '.', '/', '\\', ':', '(', ')', '<', '>', '[', ']', '{', '}', '=',
+    ]) {
+        return true;
+    }
+    if let Some((user, host)) = value.split_once('@')
+        && !user.is_empty()
+        && host.contains('.')
+    {
+        return true;
+    }
+    value.contains('_') && wordy(value)
+}
+
+/// Every part of `value` (between `-` and `_`) is a word, a number, or a
+/// word and a number run together (`uint64`, `http2`, `parseHttp2`,
+/// `v1beta1`, `2fa`): what a person names things with. A machine's token
+/// mixes letters and digits within a part (`Sup3rS3cret`, `83hd7`).
+fn wordy(value: &str) -> bool {
+    value
+        .split(['-', '_'])
+        .filter(|part| !part.is_empty())
+        .all(|part| WORDY_PART.is_match(&part.to_ascii_lowercase()))
+}
+
+/// A part of a name: letters, digits, letters then digits, digits then a
+/// short unit (`2fa`, `64k`), a version (`v1beta1`, `v2rc1`), or two words
+/// joined by a `2` or a `4` read as "to" or "for" (`id2label`, `str2int`).
+static WORDY_PART: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:[a-z]+|\d+|[a-z]+\d+|\d+[a-z]{1,3}|v\d+(?:(?:alpha|beta|rc)\d*)?|[a-z]{2,}[24][a-z]{2,})$")
+        .expect("a valid pattern")
+});
+
+/// A PIN a sentence gives (`the PIN is 4821`, `PIN: 907315`, `SIM PIN
+/// 4821`): four to eight digits after `pin` and `is`, `:` or `=`, or right
+/// after `PIN` in capitals (`pin 1234` may be a version to pin). Not a
+/// count of something (`the PIN is 6 digits`, `pin: 1234 characters`),
+/// nor part of a date or a version (`2024-01-01`, `1234.5`).
+pub(super) fn pin(text: &str, key: Range<usize>, secret: Range<usize>) -> bool {
+    let key_text = &text[key];
+    let after = &text[secret.end..];
+    if after.starts_with(['-', '.', ',', '/', ':'])
+        && after[1..].starts_with(|c: char| c.is_ascii_digit())
+    {
+        return false;
+    }
+    if PIN_UNIT.is_match(after) {
+        return false;
+    }
+    let verb = key_text.trim_end_matches(['"', '\'', '`']);
+    let lower = verb.to_ascii_lowercase();
+    lower.trim_end().ends_with(" is")
+        || lower.trim_end().ends_with(" was")
+        || lower.trim_end().ends_with([':', '='])
+        || verb.starts_with("PIN")
+        || lower.starts_with("passcode")
+}
+
+/// A unit after a number: what it counts.
+static PIN_UNIT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:digits?|characters?|chars?|bytes?|bits?|times?|tries|attempts|ms|s|secs?|seconds?|minutes?|hours?|days?)\b")
+        .expect("a valid pattern")
+});
 
 /// `value` without `word`.
 fn strip(value: &str, word: &str) -> String {
