@@ -208,7 +208,7 @@ fn escaped(before: Option<char>, c: char) -> bool {
     !presentation
 }
 
-/// `text` with every character that is [`escaped`] written as a visible
+/// `text` with every character that is `escaped` written as a visible
 /// escape: `\r`, or `\uXXXX` as JSON writes it (a character beyond the BMP,
 /// such as a tag character, as its two UTF-16 halves `\udb40\udc41`), so a
 /// JSON line stays valid and means the same. What a memory holds reaches a

@@ -144,7 +144,7 @@ pub enum Verdict {
 }
 
 impl AgentSession {
-    /// The facts of a tool event ([`event::facts`]) as the session reads
+    /// The facts of a tool event ([`facts`](crate::capture::event::facts)) as the session reads
     /// them: the secret values removed from this event are remembered, and
     /// every value the session removed so far (this event's too) is hidden
     /// in the texts kept, wherever no rule finds it (a password a test
