@@ -5,6 +5,7 @@
 //! commit signatures;
 //! docs/ARCHITECTURE.md lists every call).
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -207,6 +208,10 @@ pub struct CommitInfo {
     /// The commit its message says it reverts (`This reverts commit
     /// <sha>.`, as `git revert` writes it), full hex.
     pub reverts: Option<String>,
+    /// A boundary of a shallow clone: its parents are not here (`.git/shallow`
+    /// lists it, or the object database lacks one), so what its tree holds
+    /// it may not have introduced: history that could tell is missing.
+    pub shallow: bool,
 }
 
 /// The commit a message says it reverts: the 40 hex digits after the
@@ -332,8 +337,31 @@ impl CommitInfo {
             author_email: &self.author_email,
             signature: signature.state.name(),
             signer: crate::domain::config::TrustPolicy::email_of(&signature.signer),
+            shallow: self.shallow,
         }
     }
+}
+
+/// `commits` (those reachable from `head` that a walk found) in history's
+/// order ([`crate::domain::history_order::order`]); a commit the order does
+/// not reach from `head` through the walked ones cannot be, but would
+/// come last, oldest first as the walk found it.
+fn in_history_order(head: gix::ObjectId, commits: Vec<CommitInfo>) -> Vec<CommitInfo> {
+    let at: HashMap<gix::ObjectId, usize> = commits
+        .iter()
+        .enumerate()
+        .map(|(index, commit)| (commit.id, index))
+        .collect();
+    let ordered = crate::domain::history_order::order(head, |id| {
+        at.get(&id).map(|&index| commits[index].parents.as_slice())
+    });
+    let mut slots: Vec<Option<CommitInfo>> = commits.into_iter().map(Some).collect();
+    let mut out: Vec<CommitInfo> = ordered
+        .iter()
+        .filter_map(|id| slots[at[id]].take())
+        .collect();
+    out.extend(slots.into_iter().rev().flatten());
+    out
 }
 
 fn read_error(what: impl Into<String>) -> impl FnOnce(gix::Error) -> GitError {
@@ -662,13 +690,18 @@ impl Workspace {
         tree.lookup_entry_by_path(path).ok().flatten().is_some()
     }
 
-    /// Commits reachable from `head` but not from `known`, oldest first, each
-    /// with the parents this repository has.
+    /// Commits reachable from `head` but not from `known`, oldest first in
+    /// history's order ([`history_order::order`]: by the first-parent line
+    /// of the branch each reached, the same on every machine), each with
+    /// the parents this repository has.
+    ///
+    /// [`history_order::order`]: crate::domain::history_order::order
     pub fn new_commits(
         &self,
         head: gix::ObjectId,
         known: Option<gix::ObjectId>,
     ) -> Result<Vec<CommitInfo>, GitError> {
+        let boundary = self.shallow_boundary();
         let mut walk = self.repo.rev_walk([head]);
         // A known commit that is gone (gc after a rewrite) just means walking more.
         if let Some(known) = known.filter(|id| self.repo.find_commit(*id).is_ok()) {
@@ -707,16 +740,19 @@ impl Workspace {
             let signed = commit
                 .decode()
                 .is_ok_and(|decoded| decoded.extra_headers().pgp_signature().is_some());
+            let all_parents: Vec<gix::ObjectId> =
+                commit.parent_ids().map(|id| id.detach()).collect();
+            // Parents missing from the object database (the boundary of a
+            // shallow clone) are left out, and the commit says it is one.
+            let parents: Vec<gix::ObjectId> = all_parents
+                .iter()
+                .copied()
+                .filter(|id| !boundary.contains(&info.id) && self.repo.has_object(id))
+                .collect();
             commits.push(CommitInfo {
                 id: info.id,
-                // Parents missing from the object database (the boundary of
-                // a shallow clone) are left out: the oldest commit present
-                // introduces what it holds.
-                parents: commit
-                    .parent_ids()
-                    .map(|id| id.detach())
-                    .filter(|id| self.repo.has_object(id))
-                    .collect(),
+                shallow: boundary.contains(&info.id) || parents.len() < all_parents.len(),
+                parents,
                 author,
                 author_name,
                 author_email,
@@ -729,8 +765,44 @@ impl Workspace {
                     .and_then(|message| reverted_by_message(message)),
             });
         }
-        commits.reverse();
-        Ok(commits)
+        Ok(in_history_order(head, commits))
+    }
+
+    /// Every commit reachable from `head`, oldest first in history's order
+    /// ([`Workspace::new_commits`]'s), read no further than their parents.
+    pub fn commit_order(&self, head: gix::ObjectId) -> Result<Vec<gix::ObjectId>, GitError> {
+        let boundary = self.shallow_boundary();
+        let walk = self
+            .repo
+            .rev_walk([head])
+            .all()
+            .map_err(read_error("the commit history"))?;
+        let mut parents: HashMap<gix::ObjectId, Vec<gix::ObjectId>> = HashMap::new();
+        for info in walk {
+            let info = info.map_err(|err| read_error("the commit history")(err))?;
+            let of: Vec<gix::ObjectId> = if boundary.contains(&info.id) {
+                Vec::new()
+            } else {
+                info.parent_ids
+                    .iter()
+                    .copied()
+                    .filter(|id| self.repo.has_object(id))
+                    .collect()
+            };
+            parents.insert(info.id, of);
+        }
+        Ok(crate::domain::history_order::order(head, |id| {
+            parents.get(&id).map(Vec::as_slice)
+        }))
+    }
+
+    /// The commits `.git/shallow` lists: a shallow clone's boundary, whose
+    /// parents this repository does not have. Empty in a complete clone.
+    pub fn shallow_boundary(&self) -> HashSet<gix::ObjectId> {
+        match self.repo.shallow_commits() {
+            Ok(Some(commits)) => commits.iter().copied().collect(),
+            _ => HashSet::new(),
+        }
     }
 
     /// The blob id of `.goldfish/config` in `commit`'s tree; `None` when it

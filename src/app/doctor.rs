@@ -293,6 +293,7 @@ fn trust_findings(workspace: &Workspace, index: &Index) -> Vec<Finding> {
     };
     let mut findings = Vec::new();
     quarantine_finding(index, row.id, &mut findings);
+    shallow_finding(index, row.id, &mut findings);
     stale_finding(index, row.id, &mut findings);
     policy_in_effect_finding(workspace, index, row.id, &mut findings);
     reused_finding(index, row.id, &mut findings);
@@ -318,6 +319,20 @@ fn quarantine_finding(index: &Index, workspace_id: i64, findings: &mut Vec<Findi
         )),
         // An index of an older schema: the index check says so.
         Err(_) => {}
+    }
+}
+
+/// How many memories a shallow clone cannot tell the author of.
+fn shallow_finding(index: &Index, workspace_id: i64, findings: &mut Vec<Finding>) {
+    if let Ok(count) = index.shallow_count(workspace_id)
+        && count > 0
+    {
+        findings.push(Finding::bad(
+            "shallow",
+            Severity::Warning,
+            crate::adapters::index::sync::shallow_message(count as usize),
+            "fetch the history (`git fetch --unshallow`), then run any goldfish command",
+        ));
     }
 }
 

@@ -664,7 +664,9 @@ fn a_branch_switch_without_a_model() {
 
 /// Regression: a shallow clone's boundary commit names parents the clone
 /// does not have, and sync failed reading them ("could not read the memory
-/// folder of commit …"), so recall failed and store could not index.
+/// folder of commit …"), so recall failed and store could not index. The
+/// boundary commit holds what the clone has, but who introduced it is
+/// unknown there: quarantined `shallow` (issue 54), recalled when asked.
 #[test]
 fn a_shallow_clone_syncs_and_recalls() {
     let env = TestEnv::new();
@@ -691,18 +693,23 @@ fn a_shallow_clone_syncs_and_recalls() {
     let report: Value = serde_json::from_str(&env.ok(&shallow, &["sync", "--json"])).unwrap();
     assert_eq!(report["memories"], 3, "{report}");
     let head = env.git(&shallow, &["rev-parse", "HEAD"]).trim().to_owned();
-    let recalled = json_lines(&env.ok(&shallow, &["recall", "seed", "--json"]));
+    let recalled = json_lines(&env.ok(
+        &shallow,
+        &["recall", "seed", "--json", "--include-untrusted"],
+    ));
     assert_eq!(recalled.len(), 3);
     for memory in &recalled {
         assert_eq!(
             memory["introduced"]["commit"], head,
-            "the boundary commit introduces what the clone has"
+            "the boundary commit holds what the clone has"
         );
+        assert_eq!(memory["trust_reasons"], serde_json::json!(["shallow"]));
     }
     let stored = env.goldfish(&shallow, &["store", "Stored in a shallow clone"]);
     assert_eq!(stored.status.code(), Some(0));
     assert!(stored.stderr.is_empty(), "{}", stderr(&stored));
-    assert_eq!(recalled_ids(&env, &shallow).len(), 4);
+    // The one trusted: the local user's own, not committed yet.
+    assert_eq!(recalled_ids(&env, &shallow).len(), 1);
 }
 
 #[test]

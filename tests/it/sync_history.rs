@@ -131,6 +131,7 @@ pub fn downgrade_to_schema_1(path: &Path, extra: &str) {
          ) WITHOUT ROWID;
          ALTER TABLE workspaces DROP COLUMN history_trust;
          ALTER TABLE workspaces DROP COLUMN folder_scan;
+         ALTER TABLE workspaces DROP COLUMN shallow_boundary;
          ALTER TABLE workspaces DROP COLUMN trust_policy;
          ALTER TABLE workspaces DROP COLUMN trust_signed;
          DROP TABLE trust_authors;
@@ -296,6 +297,14 @@ enum Op {
     Code {
         k: usize,
     },
+    /// `git merge bN` into what is checked out (the memory files through
+    /// the merge driver); a merge git refuses or that conflicts is aborted.
+    Merge {
+        n: usize,
+    },
+    /// `git merge main` into what is checked out (main as a second parent:
+    /// the first-parent line is the branch's).
+    MergeMain,
     /// `src/fA.rs` renamed to `src/fB.rs` when one is and the other is not.
     Rename {
         a: usize,
@@ -319,6 +328,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (1..3usize).prop_map(|back| Op::Older { back }),
         2 => (0..3usize).prop_map(|k| Op::Code { k }),
         1 => (0..3usize, 0..3usize).prop_map(|(a, b)| Op::Rename { a, b }),
+        2 => (0..2usize).prop_map(|n| Op::Merge { n }),
+        1 => Just(Op::MergeMain),
         3 => Just(Op::Sync),
     ]
 }
@@ -497,6 +508,8 @@ impl Play {
                     fs::rename(from, to).unwrap();
                 }
             }
+            Op::Merge { n: branch } => self.merge(&format!("b{branch}"), n),
+            Op::MergeMain => self.merge("main", n),
             Op::Sync => self.compare()?,
         }
         Ok(())
@@ -515,6 +528,15 @@ impl Play {
             .unwrap()
             .status
             .success()
+    }
+
+    /// `git merge --no-ff` of `branch`; aborted when git stops (a code
+    /// conflict, local changes in the way).
+    fn merge(&self, branch: &str, n: u64) {
+        let message = format!("merge {n}");
+        if !self.try_git(&["merge", "-q", "--no-ff", "-m", &message, branch]) {
+            self.try_git(&["merge", "--abort"]);
+        }
     }
 
     /// Syncs, then compares the index with a fresh sync in another home.

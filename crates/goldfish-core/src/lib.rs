@@ -8,8 +8,9 @@
 //! ([`import`]), what a sync writes into the index ([`sync_plan`]), what
 //! `tidy` proposes to forget ([`tidy`]), whether a file was renamed with
 //! edits ([`rename`]), whether a memory replaces another
-//! ([`supersede`]) and which trust policy is in effect at a commit
-//! ([`policy_history`]).
+//! ([`supersede`]), which trust policy is in effect at a commit
+//! ([`policy_history`]) and the order in which history shows commits
+//! ([`history_order`]).
 //!
 //! **Invariant:** nothing here does I/O, reads the environment or prints
 //! (`tests/it/layers.rs` holds it to that).
@@ -18,6 +19,7 @@ pub mod capture;
 pub mod config;
 pub mod digest;
 pub mod embedding;
+pub mod history_order;
 pub mod import;
 pub mod memory;
 pub mod policy_history;

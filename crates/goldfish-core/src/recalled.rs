@@ -88,6 +88,12 @@ pub fn trust_reason_text(reason: &str) -> &'static str {
             "its commit's author name or email reads as an order to an agent, not a name"
         }
         "author-mismatch" => "its `author` field names someone other than the author of its commit",
+        "id-reused" => {
+            "its id is the one of a memory of another text that history shows first: it is not that memory"
+        }
+        "shallow" => {
+            "this clone is shallow and the memory is in its oldest commit, so who wrote it is unknown (`git fetch --unshallow`, then any goldfish command, tells)"
+        }
         "author-outside-policy" => {
             "its commit's author is not in the `[trust] authors` of .goldfish/config"
         }

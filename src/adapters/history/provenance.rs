@@ -44,42 +44,30 @@ impl Claim {
     }
 }
 
-/// Reads a blob's lines with what they claim.
-type ClaimsIn = fn(&[u8]) -> HashMap<LineKey, Claim>;
-
-/// The lines the walked commits introduced, and what each blob read claims.
-pub struct Lines<'w> {
-    walker: Walker<'w, LineKey, Claim, ClaimsIn>,
-    /// Per line (id and hash): the commit (its index) and the blob of the
-    /// file it is in.
-    pub introduced: HashMap<LineKey, (usize, gix::ObjectId)>,
+/// The lines the walked commits introduced.
+pub struct Lines {
+    /// Per line (id and hash): the commit (its index), the blob of the
+    /// file it is in there, and what it claims.
+    pub introduced: HashMap<LineKey, (usize, gix::ObjectId, Claim)>,
 }
 
-impl<'w> Lines<'w> {
+impl Lines {
     /// Walks `commits` (oldest first): a line is introduced by the first
     /// commit whose memory file has it while none of its parents' versions
     /// of that file do.
-    pub fn walk(workspace: &'w Workspace, commits: &[CommitInfo]) -> Result<Self, GitError> {
-        let mut introduced: HashMap<LineKey, (usize, gix::ObjectId)> = HashMap::new();
-        let mut ids_in = Walker::new(workspace, claims_in as ClaimsIn);
+    pub fn walk(workspace: &Workspace, commits: &[CommitInfo]) -> Result<Self, GitError> {
+        let mut introduced: HashMap<LineKey, (usize, gix::ObjectId, Claim)> = HashMap::new();
+        let mut ids_in = Walker::new(workspace, claim_of);
         ids_in.walk(commits, |change| {
             if let Some(blob) = change.blob {
-                for (line, _) in change.added {
+                for (line, claim) in change.added {
                     introduced
                         .entry(line.clone())
-                        .or_insert((change.commit, blob));
+                        .or_insert_with(|| (change.commit, blob, claim.clone()));
                 }
             }
         })?;
-        Ok(Lines {
-            walker: ids_in,
-            introduced,
-        })
-    }
-
-    /// What `line` claims in `blob`, a blob the walk read.
-    pub fn claim(&self, blob: gix::ObjectId, line: &LineKey) -> Option<&Claim> {
-        self.walker.read(blob).and_then(|claims| claims.get(line))
+        Ok(Lines { introduced })
     }
 }
 
@@ -154,13 +142,11 @@ impl<'w> Verifier<'w> {
     }
 }
 
-/// The lines of a memory file's blob, each with what it claims.
-pub fn claims_in(bytes: &[u8]) -> HashMap<LineKey, Claim> {
-    let mut lines: HashMap<LineKey, Claim> = HashMap::new();
-    for (_, text) in goldfish_log::record::split_lines(bytes) {
-        let Ok(entry) = Entry::parse(text) else {
-            continue;
-        };
+/// A line of a memory file with what it claims; `None` when it is not a
+/// record.
+pub fn claim_of(text: &[u8]) -> Option<(LineKey, Claim)> {
+    {
+        let entry = Entry::parse(text).ok()?;
         let (author, imported) = match &entry {
             Entry::Memory(memory) => (
                 memory.author.clone(),
@@ -174,11 +160,8 @@ pub fn claims_in(bytes: &[u8]) -> HashMap<LineKey, Claim> {
         let hash = sync_plan::record_hash(&entry.to_line())
             .to_hex()
             .to_string();
-        lines
-            .entry((entry.id().to_owned(), hash))
-            .or_insert(Claim { author, imported });
+        Some(((entry.id().to_owned(), hash), Claim { author, imported }))
     }
-    lines
 }
 
 /// What sync and doctor say of a policy change by an outsider (`why`

@@ -38,6 +38,7 @@ pub(super) fn walk_provenance(
 ) -> Result<Walked, SyncError> {
     let mut policies = Policies::new(workspace).with_signers();
     let signers_path = policies.signers_path().map(str::to_owned);
+    let boundary = shallow_boundary(workspace);
     let (known, stored) = walk_from(
         tx,
         workspace,
@@ -45,15 +46,26 @@ pub(super) fn walk_provenance(
         head,
         known,
         signers_path.as_deref(),
+        &boundary,
         sqlite,
     )?;
     let commits = workspace.new_commits(head, known)?;
+    let positions = positions(tx, workspace, workspace_id, head, known, &commits, sqlite)?;
     let reverted = super::staleness::record(tx, workspace, workspace_id, &commits, sqlite)?;
     // The policy as a history: the commits that change the config's
     // policy are judged (their signatures verified with the rest below).
     let steps = policies.steps(&commits)?;
     let lines = Lines::walk(workspace, &commits)?;
-    let recording = lines_to_record(tx, workspace, workspace_id, head, &commits, &lines, sqlite)?;
+    let recording = lines_to_record(
+        tx,
+        workspace,
+        workspace_id,
+        head,
+        &commits,
+        &positions,
+        &lines,
+        sqlite,
+    )?;
     // The policy as a history, each change judged under the policy and
     // the allowed signers before it (its signature verified against those).
     let verifier = Verifier::new(workspace, signers_path.clone());
@@ -70,10 +82,15 @@ pub(super) fn walk_provenance(
             .and_then(|at| at.signers.as_deref());
         (commit, signers)
     }));
+    let shallow = recording
+        .iter()
+        .filter(|(_, index, _)| commits[*index].shallow)
+        .count();
     let mismatching = record_lines(
         tx,
         workspace_id,
         &commits,
+        &positions,
         &lines,
         recording,
         &signatures,
@@ -92,11 +109,17 @@ pub(super) fn walk_provenance(
     if let Some(at_head) = &at_head {
         store_history_policy(tx, workspace_id, at_head, signers_path.as_deref()).map_err(sqlite)?;
     }
+    tx.execute(
+        "UPDATE workspaces SET shallow_boundary = ?2 WHERE id = ?1",
+        params![workspace_id, boundary],
+    )
+    .map_err(sqlite)?;
     Ok(Walked {
         commits: commits.len(),
         mismatches,
         policy_changes,
         reverted,
+        shallow,
     })
 }
 
@@ -131,11 +154,26 @@ fn follow_policy(
     )
 }
 
+/// A shallow clone's boundary as `workspaces.shallow_boundary` keeps it:
+/// the sorted commit ids, one per line; empty in a complete clone.
+fn shallow_boundary(workspace: &Workspace) -> String {
+    let mut boundary: Vec<String> = workspace
+        .shallow_boundary()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    boundary.sort();
+    boundary.join("\n")
+}
+
 /// Where the walk starts: after `known` with the policy stored at it, or
 /// from the first commit (signatures verified against another signers file
-/// are verified anew). What commits outside HEAD's history recorded is
-/// forgotten, and a walk from the start replaces what was recorded by id
-/// alone.
+/// are verified anew; a shallow boundary that moved, `git fetch
+/// --unshallow` or `--deepen`, shows commits the last walk could not
+/// see). What commits outside HEAD's history recorded is forgotten, and a
+/// walk from the start replaces every line's provenance, as a new index
+/// would find it.
+#[allow(clippy::too_many_arguments)]
 fn walk_from(
     tx: &Transaction<'_>,
     workspace: &Workspace,
@@ -143,14 +181,23 @@ fn walk_from(
     head: gix::ObjectId,
     known: Option<gix::ObjectId>,
     signers_path: Option<&str>,
+    boundary: &str,
     sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
 ) -> Result<(Option<gix::ObjectId>, Option<Effective>), SyncError> {
     let stored = history_policy(tx, workspace_id).map_err(sqlite)?;
+    let stored_boundary: String = tx
+        .query_row(
+            "SELECT shallow_boundary FROM workspaces WHERE id = ?1",
+            params![workspace_id],
+            |row| row.get(0),
+        )
+        .map_err(sqlite)?;
     // Signatures verified against another signers file (another path, or
-    // the work tree's before the index followed its history): every
-    // commit is walked again and verified anew.
+    // the work tree's before the index followed its history), or history
+    // a shallow clone lacked: every commit is walked again.
     let (known, stored) = match stored {
         Some((_, path)) if path.as_deref() != signers_path => (None, None),
+        _ if stored_boundary != boundary => (None, None),
         stored => (known, stored.map(|(effective, _)| effective)),
     };
     if let Some(known) = known
@@ -159,10 +206,9 @@ fn walk_from(
         forget_outside(tx, workspace, workspace_id, head, sqlite)?;
     }
     if known.is_none() {
-        // A walk from the start replaces what was recorded by id alone
-        // (before schema 15).
+        // A walk from the start finds every line's provenance again.
         tx.execute(
-            "DELETE FROM provenance WHERE workspace_id = ?1 AND record_hash = ''",
+            "DELETE FROM provenance WHERE workspace_id = ?1",
             params![workspace_id],
         )
         .map_err(sqlite)?;
@@ -170,36 +216,110 @@ fn walk_from(
     Ok((known, stored))
 }
 
+/// Each walked commit's place in history's order
+/// ([`crate::domain::history_order`]), what `provenance.seq` holds. When
+/// HEAD moved along its first-parent line the order of the last walk is a
+/// prefix of HEAD's: the new commits come after every number stored.
+/// Otherwise (the old HEAD was merged in as a second parent, or left) the
+/// whole history is ordered again and the stored numbers renumbered, so a
+/// sync after any history finds what a new index would.
+fn positions(
+    tx: &Transaction<'_>,
+    workspace: &Workspace,
+    workspace_id: i64,
+    head: gix::ObjectId,
+    known: Option<gix::ObjectId>,
+    commits: &[CommitInfo],
+    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+) -> Result<HashMap<gix::ObjectId, i64>, SyncError> {
+    let first_parents: HashMap<gix::ObjectId, Option<gix::ObjectId>> = commits
+        .iter()
+        .map(|commit| (commit.id, commit.parents.first().copied()))
+        .collect();
+    let extends = known.is_none_or(|known| {
+        crate::domain::history_order::extends(head, known, |id| first_parents.get(&id).copied())
+    });
+    if extends {
+        let first: i64 = tx
+            .query_row(
+                "SELECT coalesce(max(seq), 0) + 1 FROM provenance WHERE workspace_id = ?1",
+                params![workspace_id],
+                |row| row.get(0),
+            )
+            .map_err(sqlite)?;
+        return Ok(commits
+            .iter()
+            .enumerate()
+            .map(|(index, commit)| (commit.id, first + index as i64))
+            .collect());
+    }
+    let positions: HashMap<gix::ObjectId, i64> = workspace
+        .commit_order(head)?
+        .into_iter()
+        .enumerate()
+        .map(|(index, id)| (id, index as i64 + 1))
+        .collect();
+    let recorded: Vec<String> = tx
+        .prepare_cached("SELECT DISTINCT commit_id FROM provenance WHERE workspace_id = ?1")
+        .and_then(|mut statement| {
+            statement
+                .query_map(params![workspace_id], |row| row.get(0))?
+                .collect()
+        })
+        .map_err(sqlite)?;
+    let mut renumber = tx
+        .prepare_cached("UPDATE provenance SET seq = ?3 WHERE workspace_id = ?1 AND commit_id = ?2")
+        .map_err(sqlite)?;
+    for commit in recorded {
+        let at = gix::ObjectId::from_hex(commit.as_bytes())
+            .ok()
+            .and_then(|id| positions.get(&id).copied());
+        // A commit outside HEAD's history was forgotten (`forget_outside`).
+        if let Some(at) = at {
+            renumber
+                .execute(params![workspace_id, commit, at])
+                .map_err(sqlite)?;
+        }
+    }
+    Ok(positions)
+}
+
 /// The lines this walk introduced whose provenance it records: each with
 /// the commit (its index) and the blob of its file. A line this walk sees
 /// introduced again (copied into another file, or brought back) keeps what
-/// an earlier walk recorded when that commit is in HEAD's history too: it
-/// is the older one, as a walk of the whole history would find.
+/// an earlier walk recorded when that commit is in HEAD's history too and
+/// comes first in history's order, as a walk of the whole history would
+/// find.
+#[allow(clippy::too_many_arguments)]
 fn lines_to_record<'l>(
     tx: &Transaction<'_>,
     workspace: &Workspace,
     workspace_id: i64,
     head: gix::ObjectId,
     commits: &[CommitInfo],
-    lines: &'l Lines<'_>,
+    positions: &HashMap<gix::ObjectId, i64>,
+    lines: &'l Lines,
     sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
 ) -> Result<Vec<(&'l LineKey, usize, gix::ObjectId)>, SyncError> {
     let walked: HashSet<gix::ObjectId> = commits.iter().map(|commit| commit.id).collect();
     let mut in_history: HashMap<String, bool> = HashMap::new();
     let mut recorded = tx
         .prepare_cached(
-            "SELECT commit_id FROM provenance WHERE workspace_id = ?1 AND id = ?2 AND record_hash = ?3",
+            "SELECT commit_id, seq FROM provenance WHERE workspace_id = ?1 AND id = ?2 AND record_hash = ?3",
         )
         .map_err(sqlite)?;
     let mut recording: Vec<(&LineKey, usize, gix::ObjectId)> = Vec::new();
-    for (line, (index, blob)) in &lines.introduced {
+    for (line, (index, blob, _)) in &lines.introduced {
         let commit = &commits[*index];
-        let earlier: Option<String> = recorded
-            .query_row(params![workspace_id, line.0, line.1], |row| row.get(0))
+        let earlier: Option<(String, i64)> = recorded
+            .query_row(params![workspace_id, line.0, line.1], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
             .optional()
             .map_err(sqlite)?;
-        if let Some(earlier) = earlier
+        if let Some((earlier, earlier_at)) = earlier
             && earlier != commit.id
+            && positions.get(&commit.id).is_some_and(|at| earlier_at < *at)
         {
             let keep = match in_history.get(&earlier) {
                 Some(keep) => *keep,
@@ -225,29 +345,22 @@ fn lines_to_record<'l>(
 /// Records the commit that introduced each line, its author, committer and
 /// signature, and returns the lines whose `author` field names someone
 /// else than that commit's author.
+#[allow(clippy::too_many_arguments)]
 fn record_lines<'l, 'c>(
     tx: &Transaction<'_>,
     workspace_id: i64,
     commits: &'c [CommitInfo],
-    lines: &'l Lines<'_>,
+    positions: &HashMap<gix::ObjectId, i64>,
+    lines: &'l Lines,
     recording: Vec<(&'l LineKey, usize, gix::ObjectId)>,
     signatures: &HashMap<gix::ObjectId, Verified>,
     sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
 ) -> Result<Vec<(&'l LineKey, &'l Claim, &'c CommitInfo)>, SyncError> {
-    // Where the walks met each line, oldest first: what tells which of two
-    // lines of one id came first.
-    let first_seq: i64 = tx
-        .query_row(
-            "SELECT coalesce(max(seq), 0) + 1 FROM provenance WHERE workspace_id = ?1",
-            params![workspace_id],
-            |row| row.get(0),
-        )
-        .map_err(sqlite)?;
     let mut statement = tx
         .prepare_cached(
             "INSERT OR REPLACE INTO provenance (workspace_id, id, commit_id, author, date,
-               author_name, author_email, committer, signature, signer, record_hash, seq)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+               author_name, author_email, committer, signature, signer, record_hash, seq, shallow)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
         )
         .map_err(sqlite)?;
     let signature_of = |commit: &CommitInfo| -> Verified {
@@ -257,9 +370,12 @@ fn record_lines<'l, 'c>(
             .unwrap_or_else(Verified::unsigned)
     };
     let mut mismatching: Vec<(&LineKey, &Claim, &CommitInfo)> = Vec::new();
-    for (line, index, blob) in recording {
+    for (line, index, _) in recording {
         let commit = &commits[index];
-        if let Some(claim) = lines.claim(blob, line)
+        // A shallow boundary holds what its missing parents did: its author
+        // is no evidence against the line's (`shallow` says so instead).
+        if !commit.shallow
+            && let Some((_, _, claim)) = lines.introduced.get(line)
             && claim.mismatches(commit)
         {
             mismatching.push((line, claim, commit));
@@ -281,7 +397,10 @@ fn record_lines<'l, 'c>(
                 // policy's author patterns are matched against.
                 TrustPolicy::email_of(&signature.signer),
                 line.1,
-                first_seq + index as i64,
+                // Where history shows the line: what tells which of two
+                // lines of one id came first.
+                positions[&commit.id],
+                commit.shallow,
             ])
             .map_err(sqlite)?;
     }
@@ -389,6 +508,22 @@ pub(super) fn signers_moved(
         .is_some_and(|(_, path)| path != workspace.signers_file_in_repo()))
 }
 
+/// Whether the shallow boundary the last walk saw is not this clone's now
+/// (`git fetch --unshallow` or `--deepen`): the next walk starts again
+/// from the first commit.
+pub(super) fn shallow_moved(
+    tx: &Transaction<'_>,
+    workspace: &Workspace,
+    workspace_id: i64,
+) -> rusqlite::Result<bool> {
+    let stored: String = tx.query_row(
+        "SELECT shallow_boundary FROM workspaces WHERE id = ?1",
+        params![workspace_id],
+        |row| row.get(0),
+    )?;
+    Ok(stored != shallow_boundary(workspace))
+}
+
 /// What a walk found besides provenance.
 #[derive(Debug, Default)]
 pub(super) struct Walked {
@@ -402,6 +537,9 @@ pub(super) struct Walked {
     pub policy_changes: Vec<String>,
     /// The commits the walked ones say they revert.
     pub reverted: Vec<String>,
+    /// Lines recorded at a shallow clone's boundary (quarantined
+    /// `shallow`: who introduced them is unknown).
+    pub shallow: usize,
 }
 
 /// The policy in effect at the commit the last walk reached

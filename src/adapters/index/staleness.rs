@@ -520,6 +520,7 @@ impl Weigher<'_, '_> {
             author_email: &event.author_email,
             signature: "unsigned",
             signer: "",
+            shallow: false,
         };
         !verdict::quarantine(&Claim::default(), Some(&origin), self.policy).is_empty()
     }

@@ -20,8 +20,8 @@ use crate::domain::memory::verdict::{self, Claim, Origin};
 
 /// Whether the line of memory row `m` (its provenance `p`, by id and line
 /// hash) reuses the id of a line of another text that coexists with it (a
-/// waiting duplicate) and came first: committed earlier in the walks'
-/// order, or committed while `m`'s line is not. A line has its own
+/// waiting duplicate) and came first: earlier in history's order
+/// (`provenance.seq`), or committed while `m`'s line is not. A line has its own
 /// provenance, never its id's.
 pub(super) const REUSED: &str = "EXISTS (
     SELECT 1 FROM duplicates d
@@ -40,7 +40,7 @@ CREATE TEMP TABLE IF NOT EXISTS verdicts_due (
 ";
 
 /// The triggers that note them: a memory's row written, its provenance
-/// recorded or forgotten, a release of it found or gone (or the
+/// recorded, forgotten or placed elsewhere in history's order, a release of it found or gone (or the
 /// provenance of a release of it). Each insert skips what is noted
 /// already (`WHERE NOT EXISTS`), never relying on `OR IGNORE`: the
 /// conflict policy of the statement that fires a trigger overrides the
@@ -73,6 +73,10 @@ CREATE TEMP TRIGGER IF NOT EXISTS verdicts_due_provenance_delete AFTER DELETE ON
                   WHERE workspace_id = old.workspace_id AND id = old.id) AS due
         WHERE NOT EXISTS (SELECT 1 FROM verdicts_due d
                           WHERE d.workspace_id = due.workspace_id AND d.id = due.target);
+END;
+CREATE TEMP TRIGGER IF NOT EXISTS verdicts_due_provenance_seq AFTER UPDATE OF seq ON main.provenance BEGIN
+    INSERT INTO verdicts_due SELECT new.workspace_id, new.id
+    WHERE NOT EXISTS (SELECT 1 FROM verdicts_due d WHERE d.workspace_id = new.workspace_id AND d.id = new.id);
 END;
 CREATE TEMP TRIGGER IF NOT EXISTS verdicts_due_duplicate_insert AFTER INSERT ON main.duplicates BEGIN
     INSERT INTO verdicts_due SELECT new.workspace_id, new.id
@@ -140,6 +144,7 @@ struct OriginRow {
     author_email: String,
     signature: String,
     signer: String,
+    shallow: bool,
 }
 
 impl OriginRow {
@@ -150,11 +155,12 @@ impl OriginRow {
             author_email: &self.author_email,
             signature: &self.signature,
             signer: &self.signer,
+            shallow: self.shallow,
         }
     }
 
-    /// Columns `first..first + 5` of `row` (author, name, email,
-    /// signature, signer), `None` when the memory has no provenance (its
+    /// Columns `first..first + 6` of `row` (author, name, email,
+    /// signature, signer, shallow), `None` when the memory has no provenance (its
     /// commit column, `first - 1`, is NULL).
     fn read(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Option<OriginRow>> {
         if row.get::<_, Option<String>>(first - 1)?.is_none() {
@@ -166,6 +172,7 @@ impl OriginRow {
             author_email: row.get(first + 2)?,
             signature: row.get(first + 3)?,
             signer: row.get(first + 4)?,
+            shallow: row.get(first + 5)?,
         }))
     }
 }
@@ -184,7 +191,7 @@ pub(super) fn apply(tx: &Transaction<'_>, workspace_id: i64, due: Due) -> rusqli
     };
     let sql = format!(
         "SELECT m.rowid, m.id, m.author, m.imported, m.flags, m.quarantine, m.released,
-                p.commit_id, p.author, p.author_name, p.author_email, p.signature, p.signer,
+                p.commit_id, p.author, p.author_name, p.author_email, p.signature, p.signer, p.shallow,
                 EXISTS (SELECT 1 FROM releases r WHERE r.workspace_id = m.workspace_id AND r.releases = m.id),
                 {REUSED}
          FROM memories m
@@ -192,7 +199,7 @@ pub(super) fn apply(tx: &Transaction<'_>, workspace_id: i64, due: Due) -> rusqli
          WHERE m.workspace_id = ?1 {which}"
     );
     let mut releases = tx.prepare_cached(
-        "SELECT p.commit_id, p.author, p.author_name, p.author_email, p.signature, p.signer
+        "SELECT p.commit_id, p.author, p.author_name, p.author_email, p.signature, p.signer, p.shallow
          FROM releases r
          LEFT JOIN provenance p ON p.workspace_id = r.workspace_id AND p.id = r.id
            AND (p.record_hash = r.record_hash OR p.record_hash = '')
@@ -217,7 +224,7 @@ pub(super) fn apply(tx: &Transaction<'_>, workspace_id: i64, due: Due) -> rusqli
         };
         // A line whose id a line of another text, still in the log, took
         // first: its own provenance is weighed, and it is quarantined.
-        let reused: bool = row.get(14)?;
+        let reused: bool = row.get(15)?;
         let origin = OriginRow::read(row, 8)?;
         let mut reasons = verdict::quarantine(
             &claim,
@@ -228,7 +235,7 @@ pub(super) fn apply(tx: &Transaction<'_>, workspace_id: i64, due: Due) -> rusqli
             reasons.push(verdict::ID_REUSED);
         }
         let reasons = reasons.join(",");
-        let named: bool = row.get(13)?;
+        let named: bool = row.get(14)?;
         let released = named && !reasons.is_empty() && {
             let origins = releases
                 .query_map(params![workspace_id, id], |row| OriginRow::read(row, 1))?
@@ -263,7 +270,7 @@ fn weigh_tombstones(
     policy: Option<&TrustPolicy>,
 ) -> rusqlite::Result<usize> {
     let mut statement = tx.prepare_cached(
-        "SELECT t.id, t.file, t.counts, p.commit_id, p.author, p.author_name, p.author_email, p.signature, p.signer
+        "SELECT t.id, t.file, t.counts, p.commit_id, p.author, p.author_name, p.author_email, p.signature, p.signer, p.shallow
          FROM tombstones t
          LEFT JOIN provenance p ON p.workspace_id = t.workspace_id AND p.id = t.id
            AND (p.record_hash = t.record_hash OR p.record_hash = '')

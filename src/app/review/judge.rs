@@ -77,7 +77,7 @@ pub(super) fn attribute<'w>(
     let gone: HashSet<&Key> = diff.removed.iter().map(|line| &line.key).collect();
     let mut made_by: HashMap<Key, usize> = HashMap::new();
     let mut removed_by: HashMap<Key, usize> = HashMap::new();
-    let mut walker = Walker::new(workspace, keys_in).with_removals();
+    let mut walker = Walker::new(workspace, key_in).with_removals();
     walker
         .walk(&commits, |change| {
             for (key, _) in change.added {
@@ -138,6 +138,9 @@ pub(super) struct Judge {
     pub(super) policy: Option<TrustPolicy>,
     pub(super) kinds: Option<Kinds>,
     pub(super) now: Timestamp,
+    /// The added lines that reuse an id, each with where the line that
+    /// holds it is ([`Diff::reused`]).
+    pub(super) reused: HashMap<Key, String>,
 }
 
 impl Judge {
@@ -230,8 +233,9 @@ impl Judge {
         diff: &Diff<'_>,
         released: &HashSet<&str>,
     ) -> Change {
-        let was = diff.was(line);
-        let edited = was.is_some();
+        // A line of its id that stays is not replaced: this one reuses it.
+        let edited = diff.replaces(line);
+        let was = diff.was(line).filter(|_| edited);
         let mut change = Change {
             change: ChangeKind::Added,
             id: None,
@@ -257,10 +261,19 @@ impl Judge {
                 change.note = line.problem.clone();
             }
             Some(Entry::Memory(memory)) => {
-                self.added_memory(&mut change, memory, commit, edited, released);
+                let reuses = self.reused.get(&line.key).map(String::as_str);
+                self.added_memory(&mut change, memory, commit, edited, reuses, released);
             }
             Some(entry @ (Entry::Tombstone(_) | Entry::Release(_))) => {
                 self.added_marker(&mut change, entry, commit, edited, diff);
+                if let Some(holder) = self.reused.get(&line.key) {
+                    change.trust_reasons.push(verdict::ID_REUSED.to_owned());
+                    change.stops = true;
+                    change.note = Some(format!(
+                        "reuses the id of the line at {holder}, of another text (`id-reused`); {}",
+                        change.note.take().unwrap_or_default()
+                    ));
+                }
             }
         }
         change
@@ -273,6 +286,7 @@ impl Judge {
         memory: &Memory,
         commit: Option<&CommitInfo>,
         edited: bool,
+        reuses: Option<&str>,
         released: &HashSet<&str>,
     ) {
         let suspicions = trust::check(memory, self.now, self.kinds.as_ref());
@@ -309,6 +323,13 @@ impl Judge {
         }
         if edited {
             reasons.insert(0, EDITED_IN_PLACE.to_owned());
+        }
+        // No release makes a second text the memory whose id it takes.
+        if let Some(holder) = reuses {
+            reasons.push(verdict::ID_REUSED.to_owned());
+            change.note = Some(format!(
+                "reuses the id of the memory at {holder}, a line of another text: once merged it is not that memory, and is quarantined (`id-reused`)"
+            ));
         }
         change.change = if edited {
             ChangeKind::Edited

@@ -46,10 +46,8 @@ pub(super) fn key_of(raw: &[u8]) -> (Key, Option<Entry>, Option<String>) {
 /// copied whole.
 pub(super) const RAW_KEPT: usize = 4096;
 
-pub(super) fn keys_in(bytes: &[u8]) -> HashMap<Key, ()> {
-    goldfish_log::record::split_lines(bytes)
-        .map(|(_, raw)| (key_of(raw).0, ()))
-        .collect()
+pub(super) fn key_in(raw: &[u8]) -> Option<(Key, ())> {
+    Some((key_of(raw).0, ()))
 }
 
 /// Every line of memory file `file` (blob `blob`), in order; with `only`,
@@ -86,6 +84,23 @@ pub(super) fn file_lines(
             problem,
             raw: String::from_utf8_lossy(&raw[..raw.len().min(RAW_KEPT)]).into_owned(),
         });
+    }
+    Ok(lines)
+}
+
+/// The lines of `commit`'s memory files whose id `ids` holds.
+pub(super) fn lines_with_ids(
+    workspace: &Workspace,
+    commit: gix::ObjectId,
+    ids: &HashSet<&str>,
+) -> Result<Vec<Line>, AppError> {
+    let git = |err| AppError::from(anyhow::Error::new(err));
+    let mut lines = Vec::new();
+    if ids.is_empty() {
+        return Ok(lines);
+    }
+    for (name, blob) in workspace.memory_files_at(commit).map_err(git)? {
+        lines.extend(file_lines(workspace, &name, blob, Some(ids))?);
     }
     Ok(lines)
 }
@@ -204,6 +219,41 @@ impl<'l> Diff<'l> {
                         },
                     })
             })
+    }
+
+    /// Whether an added line replaces a line of its id in place: one that
+    /// `since` has and HEAD no longer has.
+    pub(super) fn replaces(&self, line: &Line) -> bool {
+        self.before_by_id
+            .get(line.key.0.as_str())
+            .is_some_and(|lines| lines.iter().any(|old| !self.after_keys.contains(&old.key)))
+    }
+
+    /// The added lines that reuse the id of a line of another text
+    /// that stays (in HEAD, or in `base`'s lines when BASE is not in HEAD's
+    /// history: the branch a pull request goes into), each with where that
+    /// line is. An id is its memory's: a second text under it is never that
+    /// memory, whoever wrote it.
+    pub(super) fn reused(&self, base: &[Line]) -> HashMap<Key, String> {
+        let mut holders: HashMap<&str, Vec<&Line>> = HashMap::new();
+        for line in self.after.iter().chain(base) {
+            if line.entry.is_some() {
+                holders.entry(&line.key.0).or_default().push(line);
+            }
+        }
+        let mut reused = HashMap::new();
+        for line in &self.added {
+            if line.entry.is_none() || self.replaces(line) {
+                continue;
+            }
+            let other = holders
+                .get(line.key.0.as_str())
+                .and_then(|lines| lines.iter().find(|other| other.key.1 != line.key.1));
+            if let Some(other) = other {
+                reused.insert(line.key.clone(), format!("{}:{}", other.file, other.number));
+            }
+        }
+        reused
     }
 
     /// What a tombstone forgets, as HEAD (or BASE) has it.

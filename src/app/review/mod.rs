@@ -297,6 +297,15 @@ pub fn review_commits(
     };
     let (before, after) = diffed_lines(workspace, since, head_id)?;
     let diff = Diff::of(&before, &after);
+    // BASE when HEAD does not hold it (a pull request's target): an id the
+    // range takes from it is reused once merged.
+    let base_lines = if since == Some(base_id) {
+        Vec::new()
+    } else {
+        let ids: HashSet<&str> = diff.added.iter().map(|line| line.key.0.as_str()).collect();
+        lines_with_ids(workspace, base_id, &ids)?
+    };
+    let reused = diff.reused(&base_lines);
     let mut range = attribute(workspace, &diff, since, head_id)?;
 
     let base_config = config_at(workspace, Some(base_id));
@@ -323,6 +332,7 @@ pub fn review_commits(
         policy,
         kinds,
         now,
+        reused,
     };
 
     let changes = judge.changes(&diff, &range);

@@ -20,6 +20,10 @@ pub struct Origin<'a> {
     pub signature: &'a str,
     /// The email (or SSH principal) of who signed a `good` signature.
     pub signer: &'a str,
+    /// The commit is a shallow clone's boundary: its parents are missing,
+    /// so it may not be the commit that introduced the memory, and who did
+    /// is unknown.
+    pub shallow: bool,
 }
 
 /// What a memory's line says of itself that the verdict weighs.
@@ -61,6 +65,10 @@ pub const SIGNER_OUTSIDE_POLICY: &str = "signer-outside-policy";
 /// A line with the id of a memory whose line (another text, still in the
 /// log) was committed first: whoever wrote it, it is not that memory.
 pub const ID_REUSED: &str = "id-reused";
+/// The memory is in a shallow clone's boundary commit: the history that
+/// would tell who introduced it is not in this clone (`git fetch
+/// --unshallow` brings it).
+pub const SHALLOW: &str = "shallow";
 
 /// Why a memory is quarantined, in the order `trust_reasons` lists them;
 /// empty when agents may receive it unmarked. `origin` is `None` for a
@@ -79,6 +87,12 @@ pub fn quarantine(
     let Some(origin) = origin else {
         return reasons;
     };
+    // The boundary commit claims what its parents held: its author, its
+    // signature and the policy say nothing of who wrote the memory.
+    if origin.shallow {
+        reasons.push(SHALLOW);
+        return reasons;
+    }
     if claim.mismatches(origin) {
         reasons.push(AUTHOR_MISMATCH);
     }
@@ -131,7 +145,7 @@ fn signature_reason(state: &str) -> &'static str {
 pub fn releases(origin: Option<&Origin<'_>>, policy: Option<&TrustPolicy>) -> bool {
     match (origin, policy) {
         (None, _) => true,
-        (Some(origin), Some(policy)) => outside(origin, policy).is_empty(),
+        (Some(origin), Some(policy)) => !origin.shallow && outside(origin, policy).is_empty(),
         (Some(_), None) => false,
     }
 }
@@ -143,7 +157,7 @@ pub fn releases(origin: Option<&Origin<'_>>, policy: Option<&TrustPolicy>) -> bo
 pub fn forgets(origin: Option<&Origin<'_>>, policy: Option<&TrustPolicy>) -> bool {
     match (origin, policy) {
         (None, _) | (Some(_), None) => true,
-        (Some(origin), Some(policy)) => outside(origin, policy).is_empty(),
+        (Some(origin), Some(policy)) => !origin.shallow && outside(origin, policy).is_empty(),
     }
 }
 
@@ -191,6 +205,7 @@ mod tests {
             author_email: email,
             signature,
             signer,
+            shallow: false,
         }
     }
 
@@ -295,6 +310,33 @@ mod tests {
             trusted_because(true, Some(true), true),
             ["author-in-policy", "signed-in-policy", SIGNER_NOT_AUTHOR]
         );
+    }
+
+    #[test]
+    fn a_shallow_boundary_knows_no_author() {
+        let boundary = Origin {
+            shallow: true,
+            ..origin("ann@example.com", "good", "ann@example.com")
+        };
+        let none = Claim::default();
+        assert_eq!(quarantine(&none, Some(&boundary), None), [SHALLOW]);
+        assert_eq!(
+            quarantine(&none, Some(&boundary), Some(&policy(true))),
+            [SHALLOW]
+        );
+        // Its `author` field is not checked against a commit that may not
+        // be its own; its text still is.
+        let forged = Claim {
+            author: Some("Bob"),
+            instruction_like: true,
+            ..Claim::default()
+        };
+        assert_eq!(
+            quarantine(&forged, Some(&boundary), None),
+            [INSTRUCTION_LIKE, SHALLOW]
+        );
+        assert!(!releases(Some(&boundary), Some(&policy(false))));
+        assert!(!forgets(Some(&boundary), Some(&policy(false))));
     }
 
     #[test]

@@ -607,3 +607,23 @@ DELETE FROM policy_changes;
 UPDATE workspaces SET history_commit = NULL;
 UPDATE files SET blob_id = '', racy = 1;
 ";
+
+/// Version 18, over version 17:
+/// - `provenance.shallow`: the commit that introduced the line is a
+///   shallow clone's boundary (its parents are missing), so who wrote the
+///   line is unknown (quarantined `shallow`).
+/// - `workspaces.shallow_boundary`: the boundary the last walk saw
+///   (sorted commit ids, one per line; empty in a complete clone); a walk
+///   that finds another (`git fetch --unshallow`, `--deepen`) walks the
+///   history again from the start.
+///
+/// `provenance.seq` now follows history's order (the first-parent line of
+/// the branch each commit reached), the same on every machine: the next
+/// sync walks the history again from the start to number it.
+pub(super) const V18: &str = "
+ALTER TABLE provenance ADD COLUMN shallow INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE workspaces ADD COLUMN shallow_boundary TEXT NOT NULL DEFAULT '';
+DELETE FROM policy_changes;
+UPDATE workspaces SET history_commit = NULL;
+UPDATE files SET blob_id = '', racy = 1;
+";

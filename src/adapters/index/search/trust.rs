@@ -23,6 +23,20 @@ impl Index {
             .map_err(self.sqlite())
     }
 
+    /// How many live memories of a workspace are quarantined `shallow`:
+    /// their line is in a shallow clone's boundary commit.
+    pub fn shallow_count(&self, workspace_id: i64) -> Result<u64, IndexError> {
+        self.conn
+            .query_row(
+                "SELECT count(*) FROM memories m
+                 WHERE m.workspace_id = ?1 AND ',' || m.quarantine || ',' LIKE '%,shallow,%'",
+                rusqlite::params![workspace_id],
+                |row| row.get::<_, i64>(0),
+            )
+            .map(|count| count as u64)
+            .map_err(self.sqlite())
+    }
+
     /// How many live memories of a workspace are stale (a file they name
     /// deleted since, their commit reverted).
     pub fn stale_count(&self, workspace_id: i64) -> Result<u64, IndexError> {

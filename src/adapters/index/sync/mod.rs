@@ -258,7 +258,7 @@ pub fn sync(
     let policy_changed =
         sync_config.store_in_effect(&tx, workspace, registered.id, head, &sqlite)?;
     let mut changed =
-        scanned.changed || followed.signers_moved || followed.branches_changed || policy_changed;
+        scanned.changed || followed.walked_again || followed.branches_changed || policy_changed;
     changed |= retake_reused_ids(
         &tx,
         workspace,
@@ -330,7 +330,7 @@ fn weigh(
     // Every memory weighed (again) under a new policy or in a workspace
     // seen for the first time; else those whose row, provenance or
     // releases this sync wrote.
-    let due = if policy_changed || registered.new || followed.signers_moved {
+    let due = if policy_changed || registered.new || followed.walked_again {
         super::verdicts::Due::All
     } else {
         super::verdicts::Due::Noted
@@ -490,8 +490,9 @@ fn report_dangling_supersedes(
 
 /// What [`follow_history`] found.
 struct Followed {
-    /// The signatures were verified anew against another signers file.
-    signers_moved: bool,
+    /// The history was walked again from the start: the signatures are
+    /// verified against another signers file, or a shallow boundary moved.
+    walked_again: bool,
     /// A branch was deleted or moved.
     branches_changed: bool,
     /// Which memories staleness judges.
@@ -531,8 +532,12 @@ fn follow_history(
     // Signatures verified against another signers file are verified anew.
     let signers_moved = head.is_some()
         && super::provenance::signers_moved(tx, workspace, workspace_id).map_err(sqlite)?;
+    // A shallow boundary that moved (`git fetch --unshallow`, `--deepen`)
+    // shows history the last walk could not see.
+    let shallow_moved = head.is_some()
+        && super::provenance::shallow_moved(tx, workspace, workspace_id).map_err(sqlite)?;
     if let Some(head) = head
-        && (known_commit != Some(head) || signers_moved)
+        && (known_commit != Some(head) || signers_moved || shallow_moved)
     {
         let walked = walk_provenance(tx, workspace, workspace_id, head, known_commit, sqlite)?;
         if let super::staleness::Due::Changed { reverted, .. } = &mut stale_due {
@@ -547,7 +552,7 @@ fn follow_history(
         *due = branches.due;
     }
     Ok(Followed {
-        signers_moved,
+        walked_again: signers_moved || shallow_moved,
         branches_changed: branches.changed,
         stale_due,
     })
@@ -573,6 +578,18 @@ fn report_walked(walked: super::provenance::Walked, report: &mut SyncReport) {
     report
         .problems
         .extend(walked.policy_changes.into_iter().map(SyncProblem::Other));
+    if walked.shallow > 0 {
+        report
+            .problems
+            .push(SyncProblem::Other(shallow_message(walked.shallow)));
+    }
+}
+
+/// What sync and doctor say of the lines a shallow clone's boundary holds.
+pub fn shallow_message(lines: usize) -> String {
+    format!(
+        "this clone is shallow: {lines} memory lines are in its oldest commit, whose history is not here, so who wrote them is unknown; they are quarantined (`shallow`) until `git fetch --unshallow`, after which any goldfish command walks them again"
+    )
 }
 
 /// Counts the live memories and records the sync on the workspace's row.
