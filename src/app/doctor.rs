@@ -503,6 +503,10 @@ fn memory_folder(dir: &MemoryDir) -> Finding {
                 Some(format!(
                     "{MEMORY_DIR}/{name} is a symbolic link (not followed)"
                 ))
+            } else if file_type.is_dir() && entry.path().join(".git").symlink_metadata().is_ok() {
+                Some(format!(
+                    "{MEMORY_DIR}/{name} is a git submodule, another repository (skipped)"
+                ))
             } else if !file_type.is_file() {
                 Some(format!(
                     "{MEMORY_DIR}/{name} is not a regular file (skipped)"
@@ -607,6 +611,14 @@ pub fn remerge_fix(_files: &[String]) -> String {
 fn log(view: &Result<LogView, LogError>) -> Finding {
     let view = match view {
         Ok(view) => view,
+        Err(err @ LogError::Unsafe { .. }) => {
+            return Finding::bad(
+                "log",
+                Severity::Problem,
+                chain(err),
+                "see memory-folder: its memories are read once it is a real folder of this repository",
+            );
+        }
         Err(err) => {
             return Finding::bad(
                 "log",

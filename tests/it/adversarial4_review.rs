@@ -1,0 +1,234 @@
+//! The fourth adversarial round (issue 54), the review and store side:
+//! a submodule where memories are read (MEDIUM 7, and the LOW of a
+//! gitlink named like a memory file and binary lines). Real submodules,
+//! pushes and the real binary.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::common::{TestEnv, stderr};
+
+/// `git -c protocol.file.allow=always ARGS`: submodules from a local path.
+fn git_file_allowed(env: &TestEnv, repo: &Path, args: &[&str]) -> String {
+    let mut all = vec!["-c", "protocol.file.allow=always"];
+    all.extend_from_slice(args);
+    env.git(repo, &all)
+}
+
+/// A repository of someone else's, holding a file that reads as a memory
+/// file (`2026-11-21-evil.jsonl`, one record by Eve): what a submodule
+/// brings in.
+fn other_repository(env: &TestEnv) -> PathBuf {
+    let other = env.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    env.git(&other, &["init", "-q", "-b", "main"]);
+    env.identify(&other, "Eve");
+    let record = serde_json::json!({
+        "id": "01KB0000000000000000000EVE",
+        "timestamp": "2026-11-21T08:00:00.000Z",
+        "type": "insight",
+        "content": "Submodule memory from another repository",
+        "author": "Eve",
+    });
+    std::fs::write(other.join("2026-11-21-evil.jsonl"), format!("{record}\n")).unwrap();
+    env.git(&other, &["add", "-A"]);
+    env.git(&other, &["commit", "-q", "-m", "memories elsewhere"]);
+    other
+}
+
+/// `goldfish ARGS`' exit code and output, asserting that it did not fail
+/// on what it could not read.
+fn runs(env: &TestEnv, repo: &Path, args: &[&str], stdin: &[u8]) -> (Option<i32>, String) {
+    let output = env.goldfish_stdin(repo, args, stdin);
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        stderr(&output)
+    );
+    assert!(
+        !all.contains("could not read blob") && output.status.code().unwrap_or(3) <= 1,
+        "{args:?} ({:?}):\n{all}",
+        output.status.code()
+    );
+    (output.status.code(), all)
+}
+
+/// MEDIUM 7: bob replaces `.goldfish/memories` with a submodule of another
+/// repository; review names it and stops (exit 1) before it is pushed.
+/// After alice merges it and runs `git submodule update --init`, recall,
+/// brief, session-start and the prompt hook keep working, sync says what
+/// it skipped, `store` refuses to write into the submodule's repository,
+/// and doctor names the submodule (exit 1).
+#[test]
+fn medium_7_a_submodule_at_the_memory_folder_is_refused_and_named() {
+    let env = TestEnv::new();
+    let (_remote, alice, bob) = env.team();
+    env.ok(
+        &alice,
+        &["store", "-t", "decision", "Deploys need two approvals"],
+    );
+    env.commit_all(&alice, "a memory");
+    env.git(&alice, &["push", "-q"]);
+    env.git(&bob, &["pull", "-q"]);
+
+    let other = other_repository(&env);
+    env.git(&bob, &["rm", "-r", "-q", ".goldfish/memories"]);
+    git_file_allowed(
+        &env,
+        &bob,
+        &[
+            "submodule",
+            "add",
+            "-q",
+            other.to_str().unwrap(),
+            ".goldfish/memories",
+        ],
+    );
+    env.git(&bob, &["commit", "-q", "-m", "memories as a submodule"]);
+
+    // Review before the push: the submodule is named and stops it.
+    let review = env.goldfish(&bob, &["review", "origin/main", "HEAD", "--json"]);
+    assert_eq!(review.status.code(), Some(1), "{review:?}");
+    let report: Value = serde_json::from_slice(&review.stdout).unwrap();
+    let folder = &report["folder_changes"][0];
+    assert_eq!(folder["path"], ".goldfish/memories", "{report}");
+    assert_eq!(folder["kind"], "a submodule", "{report}");
+    assert_eq!(folder["stops"], true);
+    let text = env.goldfish(&bob, &["review", "origin/main", "HEAD"]);
+    assert_eq!(text.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&text.stdout)
+            .contains("not a file .goldfish/memories: a submodule"),
+        "{text:?}"
+    );
+    env.git(&bob, &["push", "-q"]);
+
+    env.git(&alice, &["pull", "-q", "--no-rebase"]);
+    git_file_allowed(&env, &alice, &["submodule", "update", "--init", "-q"]);
+    let submodule = alice.join(".goldfish/memories");
+    assert!(submodule.join(".git").exists());
+
+    let (code, sync) = runs(&env, &alice, &["sync"], b"");
+    assert_eq!(code, Some(0), "{sync}");
+    assert!(sync.contains("is a git submodule"), "{sync}");
+    runs(&env, &alice, &["recall", "approvals"], b"");
+    runs(&env, &alice, &["brief"], b"");
+    runs(&env, &alice, &["agent-hook", "session-start"], b"{}");
+    let prompt = serde_json::json!({
+        "session_id": "s-54-7",
+        "cwd": alice,
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "how many approvals does a deploy need",
+    });
+    let (code, _) = runs(
+        &env,
+        &alice,
+        &["agent-hook", "user-prompt"],
+        prompt.to_string().as_bytes(),
+    );
+    assert_eq!(code, Some(0));
+
+    let stored = env.goldfish(&alice, &["store", "Goes to the other repository"]);
+    assert_eq!(stored.status.code(), Some(2), "{stored:?}");
+    assert!(
+        stderr(&stored).contains(".goldfish/memories is a git submodule"),
+        "{}",
+        stderr(&stored)
+    );
+    assert_eq!(
+        env.git(&submodule, &["status", "--porcelain"]),
+        "",
+        "nothing written in the submodule's repository"
+    );
+
+    let doctor = env.goldfish(&alice, &["doctor", "--json"]);
+    assert_eq!(doctor.status.code(), Some(1), "{doctor:?}");
+    let report: Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    let finding = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|finding| finding["check"] == "memory-folder")
+        .unwrap();
+    assert_eq!(finding["status"], "problem", "{finding}");
+    assert!(
+        finding["message"]
+            .as_str()
+            .unwrap()
+            .contains("is a git submodule"),
+        "{finding}"
+    );
+}
+
+/// LOW: a submodule named like a memory file
+/// (`.goldfish/memories/X.jsonl`) and a line of bytes that are not text
+/// passed review with exit 0. Review names both and exits 1; recall keeps
+/// reading the other memory files, and sync says what it skipped.
+#[test]
+fn low_a_gitlink_named_like_a_memory_file_and_binary_lines_stop_review() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    env.ok(
+        &repo,
+        &["store", "-t", "decision", "Deploys need two approvals"],
+    );
+    env.commit_all(&repo, "a memory");
+    env.git(&repo, &["checkout", "-q", "-b", "odd"]);
+
+    let other = other_repository(&env);
+    git_file_allowed(
+        &env,
+        &repo,
+        &[
+            "submodule",
+            "add",
+            "-q",
+            other.to_str().unwrap(),
+            ".goldfish/memories/2026-11-21-sub.jsonl",
+        ],
+    );
+    let day = crate::common::today(&repo);
+    let mut bytes = std::fs::read(repo.join(&day)).unwrap();
+    bytes.extend_from_slice(b"\x00\x01binary\xff\xfe line\n");
+    std::fs::write(repo.join(&day), bytes).unwrap();
+    env.commit_all(&repo, "a submodule and a binary line");
+
+    let review = env.goldfish(&repo, &["review", "main", "HEAD", "--json"]);
+    assert_eq!(review.status.code(), Some(1), "{review:?}");
+    let report: Value = serde_json::from_slice(&review.stdout).unwrap();
+    assert_eq!(
+        report["folder_changes"][0]["path"], ".goldfish/memories/2026-11-21-sub.jsonl",
+        "{report}"
+    );
+    assert_eq!(report["folder_changes"][0]["kind"], "a submodule");
+    let binary = report["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|change| change["change"] == "unreadable")
+        .unwrap_or_else(|| panic!("no unreadable line: {report}"));
+    assert_eq!(binary["trust_reasons"][0], "binary-line", "{binary}");
+    assert_eq!(binary["stops"], true);
+    assert_eq!(report["stopping"], 2, "{report}");
+    let text = String::from_utf8_lossy(&env.goldfish(&repo, &["review", "main", "HEAD"]).stdout)
+        .into_owned();
+    assert!(
+        text.contains("not a file .goldfish/memories/2026-11-21-sub.jsonl: a submodule")
+            && text.contains("binary-line"),
+        "{text}"
+    );
+
+    let (code, sync) = runs(&env, &repo, &["sync"], b"");
+    assert_eq!(code, Some(0));
+    assert!(
+        sync.contains("2026-11-21-sub.jsonl: is a git submodule"),
+        "{sync}"
+    );
+    let (code, recalled) = runs(&env, &repo, &["recall", "approvals"], b"");
+    assert_eq!(code, Some(0), "{recalled}");
+    assert!(
+        recalled.contains("Deploys need two approvals"),
+        "{recalled}"
+    );
+}
