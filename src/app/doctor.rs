@@ -713,7 +713,7 @@ fn suspect(view: &LogView, workspace: &Workspace, now: jiff::Timestamp) -> Findi
         "suspect-memories",
         Severity::Warning,
         format!(
-            "{count} findings in memories written by hand or by another tool (recall marks them and masks secrets; the briefing leaves them out):\n{}",
+            "{count} findings in memories (`store` refuses these but orders to agents, which it stores with a warning: the others were written by hand, by another tool or with --allow-secret; recall marks them and masks secrets; the briefing leaves them out):\n{}",
             listed.join("\n")
         ),
         fixes.join("; "),
