@@ -598,6 +598,40 @@ impl Workspace {
         .filter(|name| !name.is_empty())
     }
 
+    /// The remote of the current branch's upstream (`branch.NAME.remote`);
+    /// `None` when detached, without one, or when the upstream is a local
+    /// branch (`.`).
+    pub fn upstream_remote(&self) -> Option<String> {
+        let branch = self.head().branch?;
+        self.config_string(&format!("branch.{branch}.remote"))
+            .map(|remote| remote.trim().to_owned())
+            .filter(|remote| !remote.is_empty() && remote != ".")
+    }
+
+    /// The default branch of `remote` as this clone knows it, by name and
+    /// commit: `REMOTE/HEAD` (set by `git clone` and `git remote set-head`)
+    /// named as the branch it points to, else `REMOTE/main`, else
+    /// `REMOTE/master`; `None` when it has none of them.
+    pub fn remote_default_branch(&self, remote: &str) -> Option<(String, gix::ObjectId)> {
+        ["HEAD", "main", "master"].iter().find_map(|name| {
+            let full = format!("refs/remotes/{remote}/{name}");
+            let id = self.resolve_commit(&full).ok().flatten()?;
+            let named = self
+                .repo
+                .try_find_reference(full.as_str())
+                .ok()
+                .flatten()
+                .and_then(|reference| {
+                    reference
+                        .target()
+                        .try_name()
+                        .map(|target| target.shorten().to_string())
+                })
+                .unwrap_or_else(|| format!("{remote}/{name}"));
+            Some((named, id))
+        })
+    }
+
     /// The best common ancestor of `a` and `b` (`git merge-base`); `None`
     /// when their histories are unrelated.
     pub fn merge_base(&self, a: gix::ObjectId, b: gix::ObjectId) -> Option<gix::ObjectId> {

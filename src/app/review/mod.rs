@@ -244,8 +244,9 @@ pub struct PolicyChange {
 }
 
 /// Reviews `base..head` as the command line names them: `base` defaults to
-/// the current branch's upstream, `head` to `HEAD`; `base` may be
-/// `BASE..HEAD` on its own.
+/// what a pull request of the current branch is compared with (its
+/// upstream remote's default branch: [`default_base`]), `head` to `HEAD`;
+/// `base` may be `BASE..HEAD` on its own.
 pub fn review(
     workspace: &Workspace,
     base: Option<&str>,
@@ -262,15 +263,6 @@ pub fn review(
         }
         (base, head) => (base.map(str::to_owned), head.map(str::to_owned)),
     };
-    let base = match base {
-        Some(base) => base,
-        None => workspace.upstream().ok_or_else(|| {
-            AppError::arg(
-                Arg::Field("BASE"),
-                "none given, and the current branch has no upstream to default to: pass the commit to review from, e.g. `goldfish review origin/main`",
-            )
-        })?,
-    };
     let head = head.unwrap_or_else(|| "HEAD".to_owned());
     let resolve = |spec: &str, arg: &'static str| -> Result<gix::ObjectId, AppError> {
         workspace
@@ -286,9 +278,43 @@ pub fn review(
                 )
             })
     };
-    let base_id = resolve(&base, "BASE")?;
+    let (base, base_id) = match base {
+        Some(base) => {
+            let id = resolve(&base, "BASE")?;
+            (base, id)
+        }
+        None => match default_base(workspace) {
+            Some(found) => found,
+            None => {
+                let upstream = workspace.upstream().ok_or_else(|| {
+                    AppError::arg(
+                        Arg::Field("BASE"),
+                        "none given, and the current branch has no upstream (nor origin a default branch) to default to: pass the commit to review from, e.g. `goldfish review origin/main`",
+                    )
+                })?;
+                let id = resolve(&upstream, "BASE")?;
+                (upstream, id)
+            }
+        },
+    };
     let head_id = resolve(&head, "HEAD")?;
     review_commits(workspace, (&base, base_id), (&head, head_id), now)
+}
+
+/// What `review` compares with when no BASE is given: what a pull request
+/// of the current branch shows. The default branch of its upstream's
+/// remote (`origin` without an upstream; see
+/// [`Workspace::remote_default_branch`]), whose merge base with HEAD the
+/// changes count from ([`review_commits`]), under that branch's policy.
+/// `None` when there is none: the upstream itself is the base then (a
+/// local branch, a remote without a default branch).
+fn default_base(workspace: &Workspace) -> Option<(String, gix::ObjectId)> {
+    let remote = match workspace.upstream_remote() {
+        Some(remote) => remote,
+        None if workspace.upstream().is_none() => "origin".to_owned(),
+        None => return None,
+    };
+    workspace.remote_default_branch(&remote)
 }
 
 fn short(id: &str) -> &str {

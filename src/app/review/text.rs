@@ -57,7 +57,11 @@ fn header_text(review: &Review) -> String {
         _ => {}
     }
     out.push('\n');
-    if review.commits == 0 && review.since_commit.as_deref() == Some(&review.head_commit) {
+    // Behind only when BASE has commits HEAD lacks: equal commits are not.
+    if review.commits == 0
+        && review.base_commit != review.head_commit
+        && review.since_commit.as_deref() == Some(&review.head_commit)
+    {
         out.push_str(&format!(
             "{} is behind {}: to review what a pull would bring, run `goldfish review {} {}`\n",
             review.head, review.base, review.head, review.base
