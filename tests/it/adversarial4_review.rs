@@ -2,7 +2,8 @@
 //! a submodule where memories are read (MEDIUM 7, and the LOW of a
 //! gitlink named like a memory file and binary lines), `store` saying at
 //! once that what it stores will be quarantined (MEDIUM 9), plain
-//! `goldfish review` on a branch just pushed (MEDIUM 10). Real submodules, pushes and the real binary.
+//! `goldfish review` on a branch just pushed (MEDIUM 10), and doctor's
+//! trust-policy line (LOW). Real submodules, pushes and the real binary.
 
 use std::path::{Path, PathBuf};
 
@@ -394,4 +395,56 @@ fn medium_10_plain_review_compares_a_pushed_branch_with_the_default_branch() {
     assert_eq!(code, Some(0), "{text}");
     assert!(!text.contains("behind"), "{text}");
     assert!(text.contains("no memory changes"), "{text}");
+}
+
+/// LOW: doctor's trust-policy line described the work tree's config, not
+/// the policy in effect: a change to `authors = ["*"]` by someone outside
+/// the policy does not take effect, and doctor said "the trust policy is
+/// loose". It now describes the policy sync applies.
+#[test]
+fn low_doctor_describes_the_trust_policy_in_effect() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    with_policy(&env, &repo, "\"alice@example.com\", \"bob@example.com\"");
+    env.ok(&repo, &["sync"]);
+    std::fs::write(
+        repo.join(".goldfish/config"),
+        "[trust]\nauthors = [\"*\"]\n",
+    )
+    .unwrap();
+    env.git(&repo, &["add", "-A"]);
+    env.git(
+        &repo,
+        &[
+            "-c",
+            "user.name=Eve",
+            "-c",
+            "user.email=eve@evil.test",
+            "commit",
+            "-q",
+            "-m",
+            "open the policy",
+        ],
+    );
+    env.ok(&repo, &["sync"]);
+
+    let doctor = env.goldfish(&repo, &["doctor", "--json"]);
+    let report: Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    let finding = |check: &str| {
+        report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|finding| finding["check"] == check)
+            .unwrap_or_else(|| panic!("no {check}: {report}"))
+            .clone()
+    };
+    let policy = finding("trust-policy");
+    let message = policy["message"].as_str().unwrap();
+    assert!(
+        message.contains("come from 2 author patterns") && !message.contains("loose"),
+        "{policy}"
+    );
+    assert_eq!(policy["status"], "ok", "{policy}");
+    assert_eq!(finding("trust-in-effect")["status"], "warning");
 }
