@@ -226,23 +226,60 @@ pub fn reverted_by_message(message: &[u8]) -> Option<String> {
 }
 
 /// What a commit's tree lacks and holds against another tree: the paths
-/// (of blobs, links and submodules) deleted and added, each with its
-/// object id, and those modified in place.
+/// (of blobs and links) deleted and added, each with its object id, those
+/// modified in place, and the submodules (gitlinks) added, removed or
+/// changed: another repository's commits, never read as blobs.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct TreeChanges {
     pub deleted: Vec<(String, gix::ObjectId)>,
     pub added: Vec<(String, gix::ObjectId)>,
     pub modified: Vec<String>,
+    pub submodules: Vec<String>,
 }
 
 impl TreeChanges {
-    /// Every path deleted, added or modified.
+    /// Every path deleted, added or modified (submodules too).
     pub fn paths(&self) -> impl Iterator<Item = &str> {
         self.deleted
             .iter()
             .chain(&self.added)
             .map(|(path, _)| path.as_str())
             .chain(self.modified.iter().map(String::as_str))
+            .chain(self.submodules.iter().map(String::as_str))
+    }
+}
+
+/// What a tree entry is to [`Workspace::diff_trees`]: a tree, a blob (a
+/// file or a link), or a submodule's commit (of another repository).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EntryKind {
+    Tree,
+    Blob,
+    Submodule,
+}
+
+/// An entry of a tree where goldfish reads memories that is not what it
+/// reads ([`Workspace::memory_folder_oddities_at`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Oddity {
+    pub path: String,
+    /// What it is: `a submodule`, `a symbolic link`, `a folder`, `a file`.
+    pub kind: &'static str,
+    pub id: gix::ObjectId,
+}
+
+impl Oddity {
+    fn of(path: String, mode: gix::object::tree::EntryMode, id: gix::ObjectId) -> Oddity {
+        let kind = if mode.is_commit() {
+            "a submodule"
+        } else if mode.is_link() {
+            "a symbolic link"
+        } else if mode.is_tree() {
+            "a folder"
+        } else {
+            "a file"
+        };
+        Oddity { path, kind, id }
     }
 }
 
@@ -414,6 +451,71 @@ impl Workspace {
         Ok(files)
     }
 
+    /// What stands in `commit`'s tree where goldfish reads memories without
+    /// being what it reads: `.goldfish` or the memory folder not a folder,
+    /// or a `*.jsonl` entry of the folder that is not a regular file (a
+    /// submodule, a link, a folder). Readers skip them; review names them.
+    pub fn memory_folder_oddities_at(
+        &self,
+        commit: gix::ObjectId,
+    ) -> Result<Vec<Oddity>, GitError> {
+        let what = || format!("the memory folder of commit {commit}");
+        let tree = self
+            .repo
+            .find_commit(commit)
+            .and_then(|c| c.tree())
+            .map_err(read_error(what()))?;
+        let mut odd = Vec::new();
+        let mut folder = None;
+        for path in [".goldfish", MEMORY_DIR] {
+            match tree
+                .lookup_entry_by_path(path)
+                .map_err(read_error(what()))?
+            {
+                None => return Ok(odd),
+                Some(entry) if entry.mode().is_tree() => folder = Some(entry.id().detach()),
+                Some(entry) => {
+                    odd.push(Oddity::of(
+                        path.to_owned(),
+                        entry.mode(),
+                        entry.id().detach(),
+                    ));
+                    return Ok(odd);
+                }
+            }
+        }
+        let Some(folder) = folder else {
+            return Ok(odd);
+        };
+        let folder = self.repo.find_tree(folder).map_err(read_error(what()))?;
+        for entry in folder.iter() {
+            let entry = entry.map_err(|err| read_error(what())(err))?;
+            let name = entry.filename().to_string();
+            if name.ends_with(".jsonl") && !entry.mode().is_blob() {
+                odd.push(Oddity::of(
+                    format!("{MEMORY_DIR}/{name}"),
+                    entry.mode(),
+                    entry.oid().to_owned(),
+                ));
+            }
+        }
+        Ok(odd)
+    }
+
+    /// Whether `path` is a submodule (a gitlink) in HEAD's tree: another
+    /// repository's commit, whose files live in that repository.
+    pub fn gitlink_at_head(&self, path: &str) -> bool {
+        let Some(head) = self.head_commit() else {
+            return false;
+        };
+        self.repo
+            .find_commit(head)
+            .ok()
+            .and_then(|commit| commit.tree().ok())
+            .and_then(|tree| tree.lookup_entry_by_path(path).ok().flatten())
+            .is_some_and(|entry| entry.mode().is_commit())
+    }
+
     /// Memory file `name` as `commit`'s tree has it, when it is a regular
     /// file there (a link in a tree is never followed); `None` otherwise.
     pub fn memory_file_at(&self, commit: gix::ObjectId, name: &str) -> Option<Vec<u8>> {
@@ -524,6 +626,40 @@ impl Workspace {
         .filter(|name| !name.is_empty())
     }
 
+    /// The remote of the current branch's upstream (`branch.NAME.remote`);
+    /// `None` when detached, without one, or when the upstream is a local
+    /// branch (`.`).
+    pub fn upstream_remote(&self) -> Option<String> {
+        let branch = self.head().branch?;
+        self.config_string(&format!("branch.{branch}.remote"))
+            .map(|remote| remote.trim().to_owned())
+            .filter(|remote| !remote.is_empty() && remote != ".")
+    }
+
+    /// The default branch of `remote` as this clone knows it, by name and
+    /// commit: `REMOTE/HEAD` (set by `git clone` and `git remote set-head`)
+    /// named as the branch it points to, else `REMOTE/main`, else
+    /// `REMOTE/master`; `None` when it has none of them.
+    pub fn remote_default_branch(&self, remote: &str) -> Option<(String, gix::ObjectId)> {
+        ["HEAD", "main", "master"].iter().find_map(|name| {
+            let full = format!("refs/remotes/{remote}/{name}");
+            let id = self.resolve_commit(&full).ok().flatten()?;
+            let named = self
+                .repo
+                .try_find_reference(full.as_str())
+                .ok()
+                .flatten()
+                .and_then(|reference| {
+                    reference
+                        .target()
+                        .try_name()
+                        .map(|target| target.shorten().to_string())
+                })
+                .unwrap_or_else(|| format!("{remote}/{name}"));
+            Some((named, id))
+        })
+    }
+
     /// The best common ancestor of `a` and `b` (`git merge-base`); `None`
     /// when their histories are unrelated.
     pub fn merge_base(&self, a: gix::ObjectId, b: gix::ObjectId) -> Option<gix::ObjectId> {
@@ -621,11 +757,17 @@ impl Workspace {
                 continue;
             }
             let path = format!("{prefix}{name}");
-            let tree = |entry: Option<&(gix::ObjectId, bool)>| entry.filter(|e| e.1).map(|e| e.0);
-            let blob = |entry: Option<&(gix::ObjectId, bool)>| entry.filter(|e| !e.1).map(|e| e.0);
+            let of = |entry: Option<&(gix::ObjectId, EntryKind)>, kind: EntryKind| {
+                entry.filter(|e| e.1 == kind).map(|e| e.0)
+            };
+            let tree = |entry| of(entry, EntryKind::Tree);
+            let blob = |entry| of(entry, EntryKind::Blob);
             let (old_tree, new_tree) = (tree(a), tree(b));
             if old_tree != new_tree {
                 self.diff_into(old_tree, new_tree, &format!("{path}/"), changes)?;
+            }
+            if of(a, EntryKind::Submodule) != of(b, EntryKind::Submodule) {
+                changes.submodules.push(path.clone());
             }
             match (blob(a), blob(b)) {
                 (Some(id), None) => changes.deleted.push((path, id)),
@@ -637,11 +779,11 @@ impl Workspace {
         Ok(())
     }
 
-    /// A tree's entries by name: (id, is a tree).
+    /// A tree's entries by name: (id, kind).
     fn tree_entries(
         &self,
         tree: Option<gix::ObjectId>,
-    ) -> Result<std::collections::BTreeMap<String, (gix::ObjectId, bool)>, GitError> {
+    ) -> Result<std::collections::BTreeMap<String, (gix::ObjectId, EntryKind)>, GitError> {
         let mut entries = std::collections::BTreeMap::new();
         let Some(tree) = tree else {
             return Ok(entries);
@@ -650,10 +792,14 @@ impl Workspace {
         let tree = self.repo.find_tree(tree).map_err(read_error(what()))?;
         for entry in tree.iter() {
             let entry = entry.map_err(|err| read_error(what())(err))?;
-            entries.insert(
-                entry.filename().to_string(),
-                (entry.oid().to_owned(), entry.mode().is_tree()),
-            );
+            let kind = if entry.mode().is_tree() {
+                EntryKind::Tree
+            } else if entry.mode().is_commit() {
+                EntryKind::Submodule
+            } else {
+                EntryKind::Blob
+            };
+            entries.insert(entry.filename().to_string(), (entry.oid().to_owned(), kind));
         }
         Ok(entries)
     }

@@ -20,7 +20,7 @@ use crate::adapters::index::{Index, Inspection, sync};
 use crate::adapters::memdir::{LogError, MemoryDir, OpenError};
 use crate::app::session::ModelState;
 use crate::app::{heal, init};
-use crate::domain::config::RepoConfig;
+use crate::domain::config::{RepoConfig, TrustPolicy};
 use crate::domain::memory::trust;
 use crate::domain::memory::view::LogView;
 
@@ -170,15 +170,18 @@ pub fn diagnose(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
     if let Ok(view) = &view {
         findings.push(suspect(view, workspace, inputs.now));
     }
-    findings.push(trust_policy(workspace));
+    let (index_findings, in_effect) = index(workspace, inputs);
+    findings.push(trust_policy(workspace, in_effect));
     findings.extend(signers(workspace));
-    findings.extend(index(workspace, inputs));
+    findings.extend(index_findings);
     findings
 }
 
-/// The `[trust]` section of `.goldfish/config`: absent or loose is a note
-/// (goldfish works; agents receive what any committer wrote).
-fn trust_policy(workspace: &Workspace) -> Finding {
+/// The trust policy in effect (`in_effect`: the index's, as its sync found
+/// it by the policy's history; else `[trust]` of `.goldfish/config`):
+/// absent or loose is a note (goldfish works; agents receive what any
+/// committer wrote). A config that cannot be used is a warning.
+fn trust_policy(workspace: &Workspace, in_effect: Option<Option<TrustPolicy>>) -> Finding {
     const CHECK: &str = "trust-policy";
     let fix = "list who may write memories agents receive unmarked in .goldfish/config: `[trust]` `authors = [\"alice@example.com\", \"*@example.com\"]` (and `signed = true` for verified signatures only), then commit it";
     match RepoConfig::for_readers(crate::adapters::memdir::read_repo_config(workspace)) {
@@ -198,16 +201,36 @@ fn trust_policy(workspace: &Workspace) -> Finding {
             ),
             "fix .goldfish/config and commit it",
         ),
-        Ok(RepoConfig { trust: None, .. }) => Finding::bad(
+        Ok(config) => {
+            let said = config.trust.map(|mut policy| {
+                policy.authors.sort();
+                policy
+            });
+            let differs = in_effect.as_ref().is_some_and(|policy| *policy != said);
+            let policy = in_effect.unwrap_or(said);
+            let mut finding = policy_finding(policy, fix);
+            if differs {
+                finding.message.push_str(&format!(
+                    " (the policy in effect, by its history: {} says otherwise, see trust-in-effect)",
+                    crate::adapters::git::REPO_CONFIG
+                ));
+            }
+            finding
+        }
+    }
+}
+
+/// What the trust policy in effect lets in.
+fn policy_finding(policy: Option<TrustPolicy>, fix: &str) -> Finding {
+    const CHECK: &str = "trust-policy";
+    match policy {
+        None => Finding::bad(
             CHECK,
             Severity::Note,
             "no trust policy: memories from every committer reach agents (orders to agents and forged authors are still quarantined)",
             fix,
         ),
-        Ok(RepoConfig {
-            trust: Some(policy),
-            ..
-        }) => {
+        Some(policy) => {
             let loose = policy.loose();
             let signed = if policy.signed {
                 ", signed commits only"
@@ -518,6 +541,10 @@ fn memory_folder(dir: &MemoryDir) -> Finding {
                 Some(format!(
                     "{MEMORY_DIR}/{name} is a symbolic link (not followed)"
                 ))
+            } else if file_type.is_dir() && entry.path().join(".git").symlink_metadata().is_ok() {
+                Some(format!(
+                    "{MEMORY_DIR}/{name} is a git submodule, another repository (skipped)"
+                ))
             } else if !file_type.is_file() {
                 Some(format!(
                     "{MEMORY_DIR}/{name} is not a regular file (skipped)"
@@ -622,6 +649,14 @@ pub fn remerge_fix(_files: &[String]) -> String {
 fn log(view: &Result<LogView, LogError>) -> Finding {
     let view = match view {
         Ok(view) => view,
+        Err(err @ LogError::Unsafe { .. }) => {
+            return Finding::bad(
+                "log",
+                Severity::Problem,
+                chain(err),
+                "see memory-folder: its memories are read once it is a real folder of this repository",
+            );
+        }
         Err(err) => {
             return Finding::bad(
                 "log",
@@ -716,15 +751,20 @@ fn suspect(view: &LogView, workspace: &Workspace, now: jiff::Timestamp) -> Findi
         "suspect-memories",
         Severity::Warning,
         format!(
-            "{count} findings in memories written by hand or by another tool (recall marks them and masks secrets; the briefing leaves them out):\n{}",
+            "{count} findings in memories (`store` refuses these but orders to agents, which it stores with a warning: the others were written by hand, by another tool or with --allow-secret; recall marks them and masks secrets; the briefing leaves them out):\n{}",
             listed.join("\n")
         ),
         fixes.join("; "),
     )
 }
 
-/// The index file, whether it follows this workspace, and the embeddings.
-fn index(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
+/// The index file, whether it follows this workspace, and the embeddings;
+/// and the trust policy in effect its last sync of the workspace stored
+/// (`None`: no index, or the workspace is not in it).
+fn index(
+    workspace: &Workspace,
+    inputs: &Inputs<'_>,
+) -> (Vec<Finding>, Option<Option<TrustPolicy>>) {
     let path = inputs.index_path.display();
     let mut findings = Vec::new();
     let model = |index: Option<&Index>| model_finding(&inputs.model, index);
@@ -743,7 +783,7 @@ fn index(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
                 NEXT_COMMAND_FIX,
             ));
             findings.push(model(None));
-            return findings;
+            return (findings, None);
         }
         Ok(Inspection::Corrupt(why)) => {
             findings.push(Finding::bad(
@@ -753,7 +793,7 @@ fn index(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
                 "goldfish reindex",
             ));
             findings.push(model(None));
-            return findings;
+            return (findings, None);
         }
         Ok(Inspection::TooNew { found, supported }) => {
             findings.push(Finding::bad(
@@ -765,7 +805,7 @@ fn index(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
                 format!("upgrade goldfish, or delete {path} (it is rebuilt from git)"),
             ));
             findings.push(model(None));
-            return findings;
+            return (findings, None);
         }
         Err(err) => {
             findings.push(Finding::bad(
@@ -775,7 +815,7 @@ fn index(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
                 format!("check the permissions of {path}"),
             ));
             findings.push(model(None));
-            return findings;
+            return (findings, None);
         }
     };
     findings.push(index_sync(workspace, &index));
@@ -784,7 +824,11 @@ fn index(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
     }
     findings.extend(trust_findings(workspace, &index));
     findings.push(model(Some(&index)));
-    findings
+    let in_effect = match index.workspace_by_root(workspace.root()) {
+        Ok(Some(row)) => index.policy_in_effect(row.id).ok(),
+        _ => None,
+    };
+    (findings, in_effect)
 }
 
 /// The embedding model: missing, unusable, or installed with how many

@@ -17,7 +17,7 @@ use crate::adapters::git::Workspace;
 use crate::adapters::index::sync as index_sync;
 use crate::adapters::memdir::{Appended, MemoryDir};
 use crate::domain::memory::view::Lookup;
-use crate::domain::memory::{self, Entry, Memory};
+use crate::domain::memory::{self, Entry, Memory, label, trust, verdict};
 use crate::domain::recall::Request;
 use crate::domain::recalled::IndexedMemory;
 use crate::domain::supersede;
@@ -95,6 +95,29 @@ pub struct Stored {
     pub replaceable: Vec<Replaceable>,
     /// Why it is not indexed yet (the next sync catches up).
     pub not_indexed: Option<String>,
+    /// Why agents will receive it only marked, when they will
+    /// ([`foreseen_quarantine`]): stored all the same, the user's memory
+    /// is never lost, but said at once.
+    pub quarantine: Option<Quarantine>,
+}
+
+/// Why a memory just stored is or will be quarantined: the verdict sync
+/// gives it ([`verdict::quarantine`]), for its text now and for the commit
+/// that will bring it to the team.
+#[derive(Debug, Clone)]
+pub struct Quarantine {
+    /// The reasons, as `trust_reasons` spells them (`instruction-like`,
+    /// `author-outside-policy`, `unsigned`, …).
+    pub reasons: Vec<&'static str>,
+    /// Whether the memory is quarantined already in this clone (its text
+    /// reads as an order); otherwise only once committed.
+    pub now: bool,
+    /// Who the commit will be by, as git will write it (`Name <email>`,
+    /// each bounded and escaped: [`label::shown`]).
+    pub committed_as: String,
+    /// What the detector found, when the text reads as an order (the
+    /// field, the rule and an excerpt).
+    pub finding: Option<String>,
 }
 
 /// Similarity from which a new memory counts as a near-duplicate: `store`
@@ -170,6 +193,7 @@ pub fn store_asking(
         }
         Err(err) => (Vec::new(), Some(format!("{:#}", err.error))),
     };
+    let quarantine = foreseen_quarantine(session, workspace, &entry, not_indexed.is_none());
     Ok(Stored {
         entry,
         file,
@@ -177,7 +201,131 @@ pub fn store_asking(
         similar,
         replaceable,
         not_indexed,
+        quarantine,
     })
+}
+
+impl Quarantine {
+    /// What to tell whoever stored memory `id`: why, what it means, what
+    /// to do.
+    pub fn message(&self, id: &str) -> String {
+        use crate::domain::recalled::trust_reason_text;
+        let explained = |reasons: &[&str]| {
+            reasons
+                .iter()
+                .map(|reason| format!("{reason} ({})", trust_reason_text(reason)))
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        let committed: Vec<&str> = self
+            .reasons
+            .iter()
+            .copied()
+            .filter(|reason| *reason != verdict::INSTRUCTION_LIKE)
+            .collect();
+        let once_committed = if committed.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; once committed as {}, also {}",
+                self.committed_as,
+                explained(&committed)
+            )
+        };
+        if self.now {
+            format!(
+                "stored {id}, but quarantined ({}): {}{once_committed}. Agents get it only marked and never in the briefing, and `goldfish review` stops the change that brings it; if it is a fact, `goldfish forget {id}` and store it again as one; if it is a false alarm, `goldfish trust {id}`",
+                verdict::INSTRUCTION_LIKE,
+                self.finding
+                    .as_deref()
+                    .unwrap_or("its text reads as an order to an agent"),
+            )
+        } else {
+            format!(
+                "stored {id}, but once committed as {} it will be quarantined for the team: {}. Agents will get it only marked and never in the briefing, and `goldfish review` stops the change that brings it; have someone inside the trust policy commit it, or have them add you to `[trust]` in .goldfish/config",
+                self.committed_as,
+                explained(&committed)
+            )
+        }
+    }
+}
+
+/// Whether the memory just stored is quarantined, or will be once
+/// committed, and why: the one verdict sync gives ([`verdict::quarantine`]),
+/// weighing its text as [`trust::check`] reads it and the commit git would
+/// make now (the author `GIT_AUTHOR_NAME`/`user.name` and
+/// `GIT_AUTHOR_EMAIL`/`user.email`, signed when `commit.gpgsign` is on)
+/// under the policy in effect (the index's, as its sync found it by
+/// history; the config's when the index was not reached).
+pub fn foreseen_quarantine(
+    session: &mut Session,
+    workspace: &Workspace,
+    entry: &Entry,
+    indexed: bool,
+) -> Option<Quarantine> {
+    let Entry::Memory(memory) = entry else {
+        return None;
+    };
+    let now = session.now().ok()?;
+    let finding = trust::check(memory, now, None)
+        .into_iter()
+        .find(|suspicion| matches!(suspicion, trust::Suspicion::InstructionLike { .. }))
+        .map(|suspicion| suspicion.to_string());
+    let claim = verdict::Claim {
+        author: memory.author.as_deref(),
+        imported: false,
+        instruction_like: finding.is_some(),
+    };
+    let policy = policy_in_effect(session, workspace, indexed);
+    let name = memory.author.clone().unwrap_or_default();
+    let email = crate::adapters::env::var(crate::adapters::env::GIT_AUTHOR_EMAIL)
+        .or_else(|| workspace.config_string("user.email"))
+        .unwrap_or_default();
+    let committed_as = format!("{name} <{email}>");
+    let signs = workspace
+        .config_string("commit.gpgsign")
+        .is_some_and(|value| matches!(value.trim(), "true" | "yes" | "on" | "1"));
+    let origin = verdict::Origin {
+        author: &committed_as,
+        author_name: &name,
+        author_email: &email,
+        signature: if signs { "good" } else { "unsigned" },
+        signer: if signs { &email } else { "" },
+        // The commit git would make now has its parent here.
+        shallow: false,
+    };
+    let reasons = verdict::quarantine(&claim, Some(&origin), policy.as_ref());
+    if reasons.is_empty() {
+        return None;
+    }
+    Some(Quarantine {
+        now: claim.instruction_like,
+        reasons,
+        committed_as: format!(
+            "{} <{}>",
+            label::shown(&name, label::NAME_CHARS),
+            label::shown(&email, label::LABEL_CHARS)
+        ),
+        finding,
+    })
+}
+
+/// The trust policy in effect for `workspace`: the one its last sync
+/// stored (by the policy's history), or, when the index was not reached,
+/// `.goldfish/config`'s.
+fn policy_in_effect(
+    session: &mut Session,
+    workspace: &Workspace,
+    indexed: bool,
+) -> Option<crate::domain::config::TrustPolicy> {
+    if indexed
+        && let Ok(index) = session.index()
+        && let Ok(Some(row)) = index.workspace_by_root(workspace.root())
+        && let Ok(policy) = index.policy_in_effect(row.id)
+    {
+        return policy;
+    }
+    repo_config(session, workspace).ok()?.trust
 }
 
 /// What the memories the new one probably replaces decide before the

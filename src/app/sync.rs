@@ -323,7 +323,7 @@ pub fn repo_config(session: &mut Session, workspace: &Workspace) -> Result<RepoC
     use crate::adapters::memdir::OpenError;
     let path = workspace.repo_config_path();
     // `.goldfish` itself a link: the config would come from outside.
-    if let Err(err @ LogError::Unsafe { .. }) = MemoryDir::of(workspace).check_folder() {
+    if let Err(err @ LogError::Unsafe { .. }) = MemoryDir::of(workspace).check_config_folder() {
         return Err(AppError::input(err));
     }
     match &*session.repo_config_read(workspace) {

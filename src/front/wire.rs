@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use crate::app::review::{
-    AttributeChange, ChangeKind, PolicyUsed, Review as Reviewed, SignersChange, Was,
+    AttributeChange, ChangeKind, FolderChange, PolicyUsed, Review as Reviewed, SignersChange, Was,
 };
 use crate::domain::recall::Ranking;
 use crate::domain::recalled::{self, IndexedMemory};
@@ -203,6 +203,7 @@ pub struct Review<'a> {
     policy_changes: Vec<PolicyChange<'a>>,
     attribute_changes: &'a [AttributeChange],
     signers_change: Option<&'a SignersChange>,
+    folder_changes: &'a [FolderChange],
     stopping: usize,
 }
 
@@ -230,6 +231,7 @@ impl<'a> From<&'a Reviewed> for Review<'a> {
                 .collect(),
             attribute_changes: &review.attribute_changes,
             signers_change: review.signers_change.as_ref(),
+            folder_changes: &review.folder_changes,
             stopping: review.stopping,
         }
     }

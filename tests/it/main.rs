@@ -5,6 +5,7 @@ mod common;
 
 mod adversarial;
 mod adversarial4;
+mod adversarial4_review;
 mod agent;
 mod capture;
 mod capture_trust;

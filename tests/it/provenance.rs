@@ -503,10 +503,15 @@ fn a_policy_change_by_an_outsider_is_reported_by_sync_and_doctor() {
             && changes["message"].as_str().unwrap().contains("Mallory"),
         "{changes}"
     );
+    // The policy in effect is still alice's: doctor describes it, not the
+    // config's `*`.
     let policy = doctor_check(&env, &repo, "trust-policy");
-    assert_eq!(policy["status"], "note");
+    assert_eq!(policy["status"], "ok", "{policy}");
     assert!(
-        policy["message"].as_str().unwrap().contains("loose: `*`"),
+        policy["message"]
+            .as_str()
+            .unwrap()
+            .contains(".goldfish/config says otherwise, see trust-in-effect"),
         "{policy}"
     );
 

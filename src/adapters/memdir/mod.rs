@@ -164,22 +164,47 @@ impl MemoryDir {
         &self.path
     }
 
-    /// The memory folder and `.goldfish` above it must be real folders: a
-    /// link committed in their place would send writes and reads out of the
-    /// repository.
+    /// The memory folder and `.goldfish` above it must be real folders of
+    /// this repository: a link committed in their place would send writes
+    /// and reads out of the repository, and a submodule (a gitlink in
+    /// HEAD's tree, or a folder holding a `.git`) into another one.
     pub fn check_folder(&self) -> Result<(), LogError> {
-        let parent = self.path.parent().filter(|p| p.ends_with(".goldfish"));
-        for dir in parent.into_iter().chain([self.path.as_path()]) {
+        let parent = self.goldfish_folder();
+        let dirs: Vec<&Path> = parent.into_iter().chain([self.path.as_path()]).collect();
+        self.check_dirs(&dirs)
+    }
+
+    /// [`MemoryDir::check_folder`] for `.goldfish` alone, where
+    /// `.goldfish/config` is read: a memory folder that is not a folder
+    /// leaves the config readable. `Ok` when there is no `.goldfish`.
+    pub fn check_config_folder(&self) -> Result<(), LogError> {
+        match self.goldfish_folder() {
+            Some(parent) => match self.check_dirs(&[parent]) {
+                Err(LogError::NotInitialized(_)) => Ok(()),
+                checked => checked,
+            },
+            None => Ok(()),
+        }
+    }
+
+    fn goldfish_folder(&self) -> Option<&Path> {
+        self.path.parent().filter(|p| p.ends_with(".goldfish"))
+    }
+
+    /// Each of `dirs` is a folder (not a link) of this repository (not a
+    /// submodule).
+    fn check_dirs(&self, dirs: &[&Path]) -> Result<(), LogError> {
+        for dir in dirs {
             match fs::symlink_metadata(dir) {
                 Ok(metadata) if metadata.file_type().is_symlink() => {
                     return Err(LogError::Unsafe {
-                        path: dir.to_owned(),
+                        path: dir.to_path_buf(),
                         reason: "is a symbolic link".to_owned(),
                     });
                 }
                 Ok(metadata) if !metadata.is_dir() => {
                     return Err(LogError::Unsafe {
-                        path: dir.to_owned(),
+                        path: dir.to_path_buf(),
                         reason: "is not a folder".to_owned(),
                     });
                 }
@@ -190,7 +215,34 @@ impl MemoryDir {
                 Err(err) => return Err(io_error("read", dir)(err)),
             }
         }
+        for dir in dirs {
+            if let Some(reason) = self.submodule(dir) {
+                return Err(LogError::Unsafe {
+                    path: dir.to_path_buf(),
+                    reason,
+                });
+            }
+        }
         Ok(())
+    }
+
+    /// Why `dir` (`.goldfish` or the memory folder) is a submodule, when it
+    /// is one.
+    fn submodule(&self, dir: &Path) -> Option<String> {
+        let committed = self.git.as_ref().is_some_and(|git| {
+            dir.strip_prefix(git.workspace.root())
+                .ok()
+                .and_then(Path::to_str)
+                .is_some_and(|path| git.workspace.gitlink_at_head(path))
+        });
+        if committed {
+            return Some(
+                "is a git submodule in HEAD (a gitlink: another repository's commit, not a folder of this one)".to_owned(),
+            );
+        }
+        fs::symlink_metadata(dir.join(".git")).ok().map(|_| {
+            "is a git submodule (it holds a .git: another repository's work tree, whose files git commits there, not here)".to_owned()
+        })
     }
 
     /// Appends `entry` to the file of its UTC day (see the module's steps).
@@ -312,7 +364,12 @@ impl MemoryDir {
             GitActivity::InProgress("a rebase") => rewriting,
             _ => false,
         };
-        self.check_folder()?;
+        match self.check_folder() {
+            // A folder that is a link or a submodule takes no line: they
+            // stay in the journal (for doctor to see), and sync names it.
+            Err(LogError::Unsafe { .. }) => return Ok(drained),
+            other => other?,
+        }
         let mut journal = Journal::open(&journal_path)?;
         let entries = journal.entries()?;
         if entries.is_empty() {

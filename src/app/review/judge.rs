@@ -259,6 +259,12 @@ impl Judge {
                 change.content = Some(shown(&line.raw, 400));
                 change.flags = vec!["unreadable".to_owned()];
                 change.note = line.problem.clone();
+                // Readers skip it, but no memory is binary: what it holds
+                // cannot be reviewed.
+                if line.binary {
+                    change.trust_reasons = vec![BINARY_LINE.to_owned()];
+                    change.stops = true;
+                }
             }
             Some(Entry::Memory(memory)) => {
                 let reuses = self.reused.get(&line.key).map(String::as_str);
@@ -535,6 +541,32 @@ pub(super) fn attribute_changes(
         });
     }
     attribute_changes
+}
+
+/// What the range puts where memories are read that is not a folder or a
+/// regular file (a submodule, a link): in HEAD and not so in `since`.
+pub(super) fn folder_changes(
+    workspace: &Workspace,
+    since: Option<gix::ObjectId>,
+    head_id: gix::ObjectId,
+) -> Result<Vec<FolderChange>, AppError> {
+    let git = |err| AppError::from(anyhow::Error::new(err));
+    let before = match since {
+        Some(since) => workspace.memory_folder_oddities_at(since).map_err(git)?,
+        None => Vec::new(),
+    };
+    Ok(workspace
+        .memory_folder_oddities_at(head_id)
+        .map_err(git)?
+        .into_iter()
+        .filter(|odd| !before.contains(odd))
+        .map(|odd| FolderChange {
+            path: odd.path,
+            kind: odd.kind,
+            object: odd.id.to_string(),
+            stops: true,
+        })
+        .collect())
 }
 
 /// A change of the allowed-signers file kept in the repository.

@@ -12,6 +12,8 @@ pub(super) struct Line {
     pub(super) entry: Option<Entry>,
     /// Why it is not a record.
     pub(super) problem: Option<String>,
+    /// Not text: a NUL, or bytes that are not UTF-8.
+    pub(super) binary: bool,
     /// The line's first [`RAW_KEPT`] bytes.
     pub(super) raw: String,
 }
@@ -82,6 +84,7 @@ pub(super) fn file_lines(
             key,
             entry,
             problem,
+            binary: raw.contains(&0) || std::str::from_utf8(raw).is_err(),
             raw: String::from_utf8_lossy(&raw[..raw.len().min(RAW_KEPT)]).into_owned(),
         });
     }

@@ -16,7 +16,7 @@ use serde::Serialize;
 use super::init::MEMORY_PATTERN;
 use super::{AppError, Arg};
 use crate::adapters::git::{
-    AllowedSigners, CommitInfo, REPO_CONFIG, Signatures, Verified, Workspace,
+    AllowedSigners, CommitInfo, MEMORY_DIR, REPO_CONFIG, Signatures, Verified, Workspace,
 };
 use crate::adapters::history::{Policies, Walker};
 use crate::domain::config::{RepoConfig, TrustPolicy};
@@ -46,6 +46,10 @@ pub const POLICY_UNUSABLE: &str = "policy-unusable";
 /// stops a review (it comes back from older history).
 pub const UNATTRIBUTED: &str = "unattributed";
 
+/// The reason a line that is not text (a NUL, or not UTF-8) stops a
+/// review: readers skip it, and what it holds cannot be reviewed.
+pub const BINARY_LINE: &str = "binary-line";
+
 /// What a reviewed range brings.
 #[derive(Debug, Clone)]
 pub struct Review {
@@ -70,6 +74,9 @@ pub struct Review {
     /// (`gpg.ssh.allowedSignersFile`), when the range changes it: a key
     /// added there makes its holder's signatures good.
     pub signers_change: Option<SignersChange>,
+    /// What the range puts in place of the memory folder, or of a memory
+    /// file, that is not a folder or a regular file (a submodule, a link).
+    pub folder_changes: Vec<FolderChange>,
     /// Changes (policy and attribute changes too) that stop the review:
     /// exit 1.
     pub stopping: usize,
@@ -83,7 +90,24 @@ impl Review {
             + self.policy_changes.len()
             + self.attribute_changes.len()
             + usize::from(self.signers_change.is_some())
+            + self.folder_changes.len()
     }
+}
+
+/// An entry of HEAD's tree where memories are read that is not what
+/// goldfish reads: `.goldfish` or `.goldfish/memories` not a folder, or a
+/// `*.jsonl` entry of the folder not a regular file. Readers (and `store`)
+/// refuse it, so its memories reach no one and a submodule there takes
+/// the memories stored in it to another repository: it always stops
+/// review.
+#[derive(Debug, Clone, Serialize)]
+pub struct FolderChange {
+    pub path: String,
+    /// `a submodule`, `a symbolic link`, `a folder`, `a file`.
+    pub kind: &'static str,
+    /// Its object: the submodule's commit, the link's blob, …
+    pub object: String,
+    pub stops: bool,
 }
 
 /// A change of the range to the allowed-signers file in the repository:
@@ -220,8 +244,9 @@ pub struct PolicyChange {
 }
 
 /// Reviews `base..head` as the command line names them: `base` defaults to
-/// the current branch's upstream, `head` to `HEAD`; `base` may be
-/// `BASE..HEAD` on its own.
+/// what a pull request of the current branch is compared with (its
+/// upstream remote's default branch: [`default_base`]), `head` to `HEAD`;
+/// `base` may be `BASE..HEAD` on its own.
 pub fn review(
     workspace: &Workspace,
     base: Option<&str>,
@@ -238,15 +263,6 @@ pub fn review(
         }
         (base, head) => (base.map(str::to_owned), head.map(str::to_owned)),
     };
-    let base = match base {
-        Some(base) => base,
-        None => workspace.upstream().ok_or_else(|| {
-            AppError::arg(
-                Arg::Field("BASE"),
-                "none given, and the current branch has no upstream to default to: pass the commit to review from, e.g. `goldfish review origin/main`",
-            )
-        })?,
-    };
     let head = head.unwrap_or_else(|| "HEAD".to_owned());
     let resolve = |spec: &str, arg: &'static str| -> Result<gix::ObjectId, AppError> {
         workspace
@@ -262,9 +278,43 @@ pub fn review(
                 )
             })
     };
-    let base_id = resolve(&base, "BASE")?;
+    let (base, base_id) = match base {
+        Some(base) => {
+            let id = resolve(&base, "BASE")?;
+            (base, id)
+        }
+        None => match default_base(workspace) {
+            Some(found) => found,
+            None => {
+                let upstream = workspace.upstream().ok_or_else(|| {
+                    AppError::arg(
+                        Arg::Field("BASE"),
+                        "none given, and the current branch has no upstream (nor origin a default branch) to default to: pass the commit to review from, e.g. `goldfish review origin/main`",
+                    )
+                })?;
+                let id = resolve(&upstream, "BASE")?;
+                (upstream, id)
+            }
+        },
+    };
     let head_id = resolve(&head, "HEAD")?;
     review_commits(workspace, (&base, base_id), (&head, head_id), now)
+}
+
+/// What `review` compares with when no BASE is given: what a pull request
+/// of the current branch shows. The default branch of its upstream's
+/// remote (`origin` without an upstream; see
+/// [`Workspace::remote_default_branch`]), whose merge base with HEAD the
+/// changes count from ([`review_commits`]), under that branch's policy.
+/// `None` when there is none: the upstream itself is the base then (a
+/// local branch, a remote without a default branch).
+fn default_base(workspace: &Workspace) -> Option<(String, gix::ObjectId)> {
+    let remote = match workspace.upstream_remote() {
+        Some(remote) => remote,
+        None if workspace.upstream().is_none() => "origin".to_owned(),
+        None => return None,
+    };
+    workspace.remote_default_branch(&remote)
 }
 
 fn short(id: &str) -> &str {
@@ -339,6 +389,7 @@ pub fn review_commits(
     let policy_changes = judge.policy_changes(&steps, &mut range);
     let attribute_changes = attribute_changes(workspace, since, head_id);
     let signers_change = signers_change(workspace, since, head_id);
+    let folder_changes = folder_changes(workspace, since, head_id)?;
 
     let stopping = changes.iter().filter(|change| change.stops).count()
         + policy_changes.iter().filter(|change| change.stops).count()
@@ -346,7 +397,8 @@ pub fn review_commits(
             .iter()
             .filter(|change| change.stops)
             .count()
-        + usize::from(signers_change.is_some());
+        + usize::from(signers_change.is_some())
+        + folder_changes.len();
     Ok(Review {
         base: base.to_owned(),
         base_commit: base_id.to_string(),
@@ -364,6 +416,7 @@ pub fn review_commits(
         policy_changes,
         attribute_changes,
         signers_change,
+        folder_changes,
         stopping,
     })
 }

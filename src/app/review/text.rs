@@ -57,7 +57,11 @@ fn header_text(review: &Review) -> String {
         _ => {}
     }
     out.push('\n');
-    if review.commits == 0 && review.since_commit.as_deref() == Some(&review.head_commit) {
+    // Behind only when BASE has commits HEAD lacks: equal commits are not.
+    if review.commits == 0
+        && review.base_commit != review.head_commit
+        && review.since_commit.as_deref() == Some(&review.head_commit)
+    {
         out.push_str(&format!(
             "{} is behind {}: to review what a pull would bring, run `goldfish review {} {}`\n",
             review.head, review.base, review.head, review.base
@@ -143,6 +147,19 @@ fn config_changes_text(review: &Review) -> String {
             );
         }
     }
+    for change in &review.folder_changes {
+        out.push_str(&format!(
+            "\nnot a file {}: {} ({})\n    STOPS: goldfish reads memories from regular files in a real folder only: readers skip it, `store` refuses to write there{}; `git rm` it and keep memories as files in {MEMORY_DIR}/\n",
+            change.path,
+            change.kind,
+            short(&change.object),
+            if change.kind == "a submodule" {
+                ", and what is stored in a submodule is committed in another repository"
+            } else {
+                ""
+            }
+        ));
+    }
     if let Some(change) = &review.signers_change {
         let blob = |id: &Option<String>| id.as_deref().map_or("none", short).to_owned();
         out.push_str(&format!(
@@ -199,6 +216,9 @@ pub(super) fn reason_text(reason: &str) -> &'static str {
             "a line BASE has, removed: memories are forgotten with a tombstone (`goldfish forget`), never deleted"
         }
         UNATTRIBUTED => "no commit of the range made this line: it comes back from older history",
+        BINARY_LINE => {
+            "bytes that are not text (a NUL, or not UTF-8): readers skip the line, no memory is binary, and what it holds cannot be reviewed"
+        }
         other => trust_reason_text(other),
     }
 }

@@ -81,6 +81,9 @@ pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError
             };
             output::replaceable_json(candidate, decision, out)?;
         }
+        if let Some(quarantine) = &stored.quarantine {
+            output::quarantine_json(stored.entry.id(), quarantine, out)?;
+        }
     } else {
         writeln!(out, "{}", stored_line(&stored)).context("writing output")?;
     }
@@ -105,7 +108,7 @@ fn stored_line(stored: &store::Stored) -> String {
 }
 
 /// What a store leaves on stderr: the journal's note, why it is not
-/// indexed, its near-duplicates, and each memory it may replace that was
+/// indexed, why it is or will be quarantined, its near-duplicates, and each memory it may replace that was
 /// not asked about (`asked`).
 fn stored_notices(stored: &store::Stored, asked: &[String]) {
     if let Some(journaled) = &stored.journaled {
@@ -115,6 +118,9 @@ fn stored_notices(stored: &store::Stored, asked: &[String]) {
         output::notice(&Notice::warning(format!(
             "stored, but not indexed yet: {reason}"
         )));
+    }
+    if let Some(quarantine) = &stored.quarantine {
+        output::notice(&Notice::warning(quarantine.message(stored.entry.id())));
     }
     for similar in &stored.similar {
         output::notice(&Notice::warning(format!(

@@ -84,9 +84,11 @@ enum Command {
     /// Lists added, forgotten, released, edited and deleted lines, each with the commit that made
     /// it, its author and signature, the line's flags and the trust verdict agents would get.
     ///
-    /// BASE defaults to the current branch's upstream, HEAD to HEAD (`BASE..HEAD` works
-    /// too). The verdicts use the trust policy of BASE, so a change cannot loosen its own
-    /// review. Reads git only: no sync, no index, no model.
+    /// BASE defaults to what a pull request of the branch is compared with: the default
+    /// branch of its upstream's remote (origin/HEAD, else origin/main or origin/master),
+    /// the changes counted from its merge base with HEAD; HEAD defaults to HEAD
+    /// (`BASE..HEAD` works too). The verdicts use the trust policy of BASE, so a change
+    /// cannot loosen its own review. Reads git only: no sync, no index, no model.
     ///
     /// Exit status: 0 nothing would be quarantined (the changes are listed anyway),
     /// 1 a change would enter quarantine, edits or deletes a line in place, or changes
@@ -446,7 +448,7 @@ struct ResolveArgs {}
 #[derive(Debug, clap::Args)]
 #[deny(missing_docs)]
 struct ReviewArgs {
-    /// The commit the changes are counted from (default: the current branch's upstream); or BASE..HEAD
+    /// The commit the changes are counted from (default: the upstream remote's default branch, as a pull request); or BASE..HEAD
     #[arg(value_name = "BASE")]
     base: Option<String>,
     /// The commit reviewed (default: HEAD)

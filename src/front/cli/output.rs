@@ -213,6 +213,28 @@ pub fn replaceable_json(
     Ok(())
 }
 
+/// `store --json`'s line for a memory that is or will be quarantined
+/// (after the record's line): its id, the reasons as `trust_reasons`
+/// spells them, whether it is quarantined already (`now`: its text) or
+/// only once committed, by whom, and what the detector found.
+pub fn quarantine_json(
+    id: &str,
+    quarantine: &crate::app::store::Quarantine,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let line = serde_json::json!({
+        "quarantine": {
+            "id": id,
+            "trust_reasons": quarantine.reasons,
+            "now": quarantine.now,
+            "committed_as": quarantine.committed_as,
+            "finding": quarantine.finding,
+        }
+    });
+    writeln!(out, "{line}").context("writing output")?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

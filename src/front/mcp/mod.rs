@@ -779,6 +779,12 @@ fn stored_answer(stored: store::Stored) -> String {
     if let Some(journaled) = stored.journaled {
         answer.push_str(&format!("\n{}", Notice::note(journaled.to_string())));
     }
+    if let Some(quarantine) = &stored.quarantine {
+        answer.push_str(&format!(
+            "\n{}",
+            Notice::warning(quarantine.message(stored.entry.id()))
+        ));
+    }
     for similar in &stored.similar {
         answer.push_str(&format!(
             "\n{}",

@@ -218,16 +218,18 @@ pub(super) fn known_files(
     rows.collect()
 }
 
-/// The `*.jsonl` files of the memory folder on disk with their metadata.
+/// The `*.jsonl` files of `workspace`'s memory folder on disk with their
+/// metadata.
 pub(super) fn worktree_files(
-    dir: &Path,
+    workspace: &Workspace,
     problems: &mut Vec<SyncProblem>,
 ) -> Result<BTreeMap<String, fs::Metadata>, SyncError> {
     let mut files = BTreeMap::new();
-    // A memory folder (or `.goldfish`) that is a link is never followed.
-    if let Err(err @ crate::adapters::memdir::LogError::Unsafe { .. }) =
-        crate::adapters::memdir::MemoryDir::new(dir.to_owned()).check_folder()
-    {
+    let folder = crate::adapters::memdir::MemoryDir::of(workspace);
+    let dir = folder.path();
+    // A memory folder (or `.goldfish`) that is a link is never followed,
+    // nor one that is a submodule read.
+    if let Err(err @ crate::adapters::memdir::LogError::Unsafe { .. }) = folder.check_folder() {
         problems.push(SyncProblem::Other(err.to_string()));
         return Ok(files);
     }
@@ -259,6 +261,14 @@ pub(super) fn worktree_files(
                 &name,
                 crate::adapters::memdir::OpenError::Link.skipped(),
             )),
+            Ok(metadata)
+                if metadata.is_dir() && fs::symlink_metadata(entry.path().join(".git")).is_ok() =>
+            {
+                problems.push(SyncProblem::file(
+                    &name,
+                    "is a git submodule (another repository), not a memory file; skipped",
+                ))
+            }
             Ok(_) => problems.push(SyncProblem::file(&name, "is not a file; skipped")),
             Err(err) => problems.push(SyncProblem::file(&name, format!("{err}; skipped"))),
         }

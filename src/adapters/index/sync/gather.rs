@@ -39,7 +39,7 @@ impl<'w> Gathered<'w> {
         report.head = head.map(|id| id.to_string());
         let memory_dir = workspace.memory_dir();
         let read_at_ns = now_ns();
-        let worktree: BTreeMap<String, Stat> = worktree_files(&memory_dir, &mut report.problems)?
+        let worktree: BTreeMap<String, Stat> = worktree_files(workspace, &mut report.problems)?
             .iter()
             .map(|(name, metadata)| (name.clone(), stat_of(metadata)))
             .collect();

@@ -662,7 +662,7 @@ fn unsynced(index: &Index, workspace: &Workspace) -> Result<Unsynced, SyncError>
         None => HashMap::new(),
     };
     let mut problems = Vec::new();
-    let files = worktree_files(&workspace.memory_dir(), &mut problems)?;
+    let files = worktree_files(workspace, &mut problems)?;
     let changed = files
         .iter()
         .filter(|(name, metadata)| {
