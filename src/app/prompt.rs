@@ -18,7 +18,7 @@ use crate::app::digest::{self, Distill};
 use crate::app::hook::FOREGROUND_EMBEDDINGS;
 use crate::app::recall::{self, Before, RecallInput, Recalled};
 use crate::app::render::{QUOTED_DATA, index_line};
-use crate::app::sync::{Embed, drain_journal, index_lags, problems, sync_waiting};
+use crate::app::sync::{Embed, drain_journal, problems, sync_waiting};
 use crate::app::{AppError, Notice, Session, background};
 use crate::domain::recall::Captured;
 use crate::domain::recalled::IndexedMemory;
@@ -303,19 +303,20 @@ fn sync_for_prompt(session: &mut Session, workspace: &Workspace) -> Result<Synce
     Ok(Synced::Here)
 }
 
-/// For a prompt whose lookup ran out of its budget: when the index lags
-/// the work tree in `cwd` (its sync was the slow part, and was cut off),
-/// leaves the sync to a background catch-up, so the next prompt finds it
-/// done or under way instead of starting it again. The catch-up's log,
-/// when one was started; `None` when the index does not lag or one runs.
+/// For a prompt whose lookup ran out of its budget: when a sync of the
+/// work tree in `cwd` holds its lock (the lookup's own, about to be cut
+/// off and rolled back, or another process's), leaves the sync to a
+/// background catch-up, so the next prompt finds it done or under way
+/// instead of starting it again. Opens no index (the lookup may hold it,
+/// a migration for one). The catch-up's log, when one was started; `None`
+/// when no sync was running or a catch-up runs already.
 pub fn leave_to_background(cwd: &Path) -> Result<Option<PathBuf>, AppError> {
     let workspace = Workspace::discover(cwd).map_err(AppError::input)?;
-    let mut session = Session::open()?;
-    // The journal is left to the lookup still running: it drains it.
-    if !index_lags(session.index()?, &workspace)? {
+    let home = crate::adapters::home::Home::from_env().map_err(AppError::input)?;
+    if !crate::adapters::index::locks::sync_running(&home.locks_dir(), workspace.root()) {
         return Ok(None);
     }
-    Ok(background::start_catch_up(&session.home, &workspace)?)
+    Ok(background::start_catch_up(&home, &workspace)?)
 }
 
 #[cfg(test)]

@@ -263,6 +263,29 @@ pub fn wait_for_running(
     }
 }
 
+/// Whether a sync of the workspace at `root` holds its lock now (another
+/// process's, or another thread's of this one). Takes the lock shared for
+/// an instant when none does, as [`wait_for_running`] does.
+pub fn sync_running(locks_dir: &Path, root: &Path) -> bool {
+    let files = LockFiles::of(locks_dir, root);
+    let Ok(file) = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&files.lock)
+    else {
+        return false;
+    };
+    match file.try_lock_shared() {
+        Ok(()) => {
+            let _ = file.unlock();
+            false
+        }
+        Err(fs::TryLockError::WouldBlock) => true,
+        Err(fs::TryLockError::Error(_)) => false,
+    }
+}
+
 /// The lock of a workspace's catch-up (`sync-….catch-up` in `locks_dir`):
 /// the background sync a prompt leaves a lagging index to, one at a time.
 /// `None` when another process holds it (a catch-up runs); else the open
