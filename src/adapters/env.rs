@@ -46,7 +46,9 @@ pub const GOLDFISH_CAPTURE: &str = "GOLDFISH_CAPTURE";
 
 /// Fault injection for the crash-safety tests: `sync-abort` makes a sync abort
 /// the process after writing its changes but before committing them;
-/// `warm-abort` makes the warm process abort when a request arrives.
+/// `sync-slow` makes a sync that has something to do take 3 s longer,
+/// holding its lock (as a sync of a large history does); `warm-abort`
+/// makes the warm process abort when a request arrives.
 pub const GOLDFISH_FAULT: &str = "GOLDFISH_FAULT";
 
 /// Bytes of changed memory files above which a git hook syncs in a detached

@@ -46,6 +46,105 @@ pub enum SetupError {
     TomlEdit { path: PathBuf },
     #[error("{}: `{key}` is not a table; fix it and run init again, nothing was changed", .path.display())]
     NotATable { path: PathBuf, key: String },
+    #[error("{}: its `goldfish` MCP server {what}, not this goldfish: an agent would start that as goldfish; set the entry to {fix} (or delete it) and run init again, nothing was changed", .path.display())]
+    ForeignServer {
+        path: PathBuf,
+        what: String,
+        fix: &'static str,
+    },
+}
+
+/// The entry to write by hand in place of a foreign one, per file kind.
+const JSON_FIX: &str = r#"`"goldfish": {"command": "goldfish", "args": ["mcp"]}`"#;
+const TOML_FIX: &str =
+    r#"`[mcp_servers.goldfish]` with `command = "goldfish"` and `args = ["mcp"]`"#;
+
+/// What a `goldfish` MCP server entry (JSON, or TOML as JSON) runs, when
+/// that is not this goldfish (`None` when it is): its command is
+/// `goldfish` (found on PATH, as init writes it) or this executable's
+/// path, its arguments `mcp`, and its environment sets only `GOLDFISH_*`
+/// (a `PATH` of its own could make `goldfish` another program). An agent
+/// starts whatever the entry names, and the file arrives through git.
+pub fn foreign_server(entry: &serde_json::Value) -> Option<String> {
+    let Some(command) = entry["command"].as_str() else {
+        return Some(match entry.get("url").or(entry.get("httpUrl")) {
+            Some(url) => format!("is a remote server ({url})"),
+            None => "names no command".to_owned(),
+        });
+    };
+    let args: Option<Vec<&str>> = match &entry["args"] {
+        serde_json::Value::Null => Some(Vec::new()),
+        serde_json::Value::Array(args) => args.iter().map(serde_json::Value::as_str).collect(),
+        _ => None,
+    };
+    let line = std::iter::once(command)
+        .chain(args.iter().flatten().copied())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let runs = || {
+        format!(
+            "runs `{}`",
+            crate::domain::memory::injection::visible(&line)
+        )
+    };
+    if !is_goldfish(command) || args.as_deref() != Some(&["mcp"][..]) {
+        return Some(runs());
+    }
+    let env = entry["env"].as_object().into_iter().flatten();
+    let foreign: Vec<&str> = env
+        .map(|(key, _)| key.as_str())
+        .filter(|key| !key.starts_with("GOLDFISH_"))
+        .collect();
+    if !foreign.is_empty() || !(entry["env"].is_null() || entry["env"].is_object()) {
+        return Some(format!(
+            "{} with its own environment ({})",
+            runs(),
+            crate::domain::memory::injection::visible(&foreign.join(", "))
+        ));
+    }
+    None
+}
+
+/// `goldfish` (looked up on PATH) or this executable's own path.
+fn is_goldfish(command: &str) -> bool {
+    if command == "goldfish" {
+        return true;
+    }
+    let path = Path::new(command);
+    let canonical = |path: &Path| std::fs::canonicalize(path).ok();
+    path.is_absolute()
+        && std::env::current_exe()
+            .ok()
+            .and_then(|exe| canonical(&exe))
+            .is_some_and(|exe| canonical(path) == Some(exe))
+}
+
+/// The `goldfish` MCP server entry of each agent configuration file in
+/// the repository at `root` that names something other than this goldfish
+/// ([`foreign_server`]): the file (relative to `root`) and what it runs.
+/// A file that cannot be read or parsed is left to `init` to report.
+pub fn foreign_servers(root: &Path) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for agent in [Agent::Claude, Agent::Gemini, Agent::Codex] {
+        let (path, _) = agent_files(root, agent);
+        let Ok(Some(text)) = read_optional(root, &path) else {
+            continue;
+        };
+        let entry = if agent == Agent::Codex {
+            toml::from_str::<toml::Table>(&text)
+                .ok()
+                .and_then(|config| config.get("mcp_servers")?.get("goldfish").cloned())
+                .and_then(|entry| serde_json::to_value(entry).ok())
+        } else {
+            serde_json::from_str::<serde_json::Value>(&text)
+                .ok()
+                .and_then(|config| config.get("mcpServers")?.get("goldfish").cloned())
+        };
+        if let Some(what) = entry.as_ref().and_then(foreign_server) {
+            found.push((relative(root, &path), what));
+        }
+    }
+    found
 }
 
 /// The MCP server entry every agent's configuration gets.
@@ -215,8 +314,9 @@ fn agent_files(root: &Path, agent: Agent) -> (PathBuf, PathBuf) {
 }
 
 /// Adds the `goldfish` server to `mcpServers` in the JSON file at `path`,
-/// keeping every other byte of the file; an existing `goldfish` entry is the
-/// user's and stays as it is.
+/// keeping every other byte of the file; an existing `goldfish` entry that
+/// runs this goldfish stays as it is, one that runs anything else is
+/// refused ([`foreign_server`]).
 fn merge_server(root: &Path, path: &Path) -> Result<Option<String>, SetupError> {
     let Some(text) = server_edit(root, path)? else {
         return Ok(None);
@@ -256,7 +356,14 @@ fn server_edit(root: &Path, path: &Path) -> Result<Option<String>, SetupError> {
     if servers.is_some_and(|servers| !servers.is_object()) {
         return Err(not_an_object("mcpServers"));
     }
-    if servers.is_some_and(|servers| servers.get("goldfish").is_some()) {
+    if let Some(entry) = servers.and_then(|servers| servers.get("goldfish")) {
+        if let Some(what) = foreign_server(entry) {
+            return Err(SetupError::ForeignServer {
+                path: path.to_owned(),
+                what,
+                fix: JSON_FIX,
+            });
+        }
         return Ok(None);
     }
     let entry = r#""goldfish": {"command": "goldfish", "args": ["mcp"]}"#;
@@ -287,7 +394,8 @@ fn server_edit(root: &Path, path: &Path) -> Result<Option<String>, SetupError> {
 const CODEX_SERVER: &str = "[mcp_servers.goldfish]\ncommand = \"goldfish\"\nargs = [\"mcp\"]\n";
 
 /// Adds `[mcp_servers.goldfish]` to Codex CLI's `config.toml` at `path`,
-/// keeping every other byte; an existing `goldfish` server is the user's.
+/// keeping every other byte; an existing `goldfish` server is kept when it
+/// runs this goldfish, refused otherwise ([`foreign_server`]).
 fn merge_codex_server(root: &Path, path: &Path) -> Result<Option<String>, SetupError> {
     let Some(text) = codex_server_edit(root, path)? else {
         return Ok(None);
@@ -311,7 +419,17 @@ fn codex_server_edit(root: &Path, path: &Path) -> Result<Option<String>, SetupEr
     };
     let mut config: toml::Table = toml::from_str(&existing).map_err(toml_error)?;
     match config.get("mcp_servers") {
-        Some(toml::Value::Table(servers)) if servers.contains_key("goldfish") => return Ok(None),
+        Some(toml::Value::Table(servers)) if servers.contains_key("goldfish") => {
+            let entry = serde_json::to_value(&servers["goldfish"]).unwrap_or_default();
+            if let Some(what) = foreign_server(&entry) {
+                return Err(SetupError::ForeignServer {
+                    path: path.to_owned(),
+                    what,
+                    fix: TOML_FIX,
+                });
+            }
+            return Ok(None);
+        }
         Some(toml::Value::Table(_)) | None => {}
         Some(_) => {
             return Err(SetupError::NotATable {

@@ -1,5 +1,6 @@
 //! Work that runs in a detached `goldfish` process: the background sync a
-//! hook starts after a large pull, and the capture worker.
+//! hook starts after a large pull, the catch-up a prompt leaves a lagging
+//! index to, and the capture worker.
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +18,17 @@ pub fn spawn_detached(
     args: &[&str],
     dir: &Path,
 ) -> anyhow::Result<PathBuf> {
+    spawn_with_stdin(home, log_name, args, dir, std::process::Stdio::null())
+}
+
+/// [`spawn_detached`], with `stdin` as the child's standard input.
+fn spawn_with_stdin(
+    home: &Home,
+    log_name: &str,
+    args: &[&str],
+    dir: &Path,
+    stdin: std::process::Stdio,
+) -> anyhow::Result<PathBuf> {
     use std::os::unix::process::CommandExt;
     let logs = home.logs_dir();
     std::fs::create_dir_all(&logs).with_context(|| format!("cannot create {}", logs.display()))?;
@@ -30,7 +42,7 @@ pub fn spawn_detached(
     std::process::Command::new(exe)
         .args(args)
         .current_dir(dir)
-        .stdin(std::process::Stdio::null())
+        .stdin(stdin)
         .stdout(log_file.try_clone().context("cannot share the log file")?)
         .stderr(log_file)
         .process_group(0)
@@ -43,6 +55,27 @@ pub fn spawn_detached(
 pub fn start_sync(home: &Home, workspace: &Workspace) -> anyhow::Result<PathBuf> {
     spawn_detached(home, "sync.log", &["sync"], workspace.root())
         .context("cannot start the background sync")
+}
+
+/// Starts `goldfish sync --catch-up` of `workspace` detached, logging to
+/// `$GOLDFISH_HOME/logs/sync.log`, unless one runs already: `None` then.
+/// Single-flight: the catch-up lock is taken here and handed to the child
+/// as its stdin, so it is held from before the child starts until it
+/// exits, and no second one starts between (a prompt a second).
+pub fn start_catch_up(home: &Home, workspace: &Workspace) -> anyhow::Result<Option<PathBuf>> {
+    let Some(lock) = crate::adapters::index::locks::catch_up(&home.locks_dir(), workspace.root())?
+    else {
+        return Ok(None);
+    };
+    spawn_with_stdin(
+        home,
+        "sync.log",
+        &["sync", "--catch-up"],
+        workspace.root(),
+        lock.into(),
+    )
+    .map(Some)
+    .context("cannot start the background sync")
 }
 
 /// Starts `goldfish capture work` detached, logging to

@@ -48,8 +48,8 @@ pub struct Finding {
     /// Stable name: `merge-driver`, `gitattributes`, `hooks`, `repo-config`,
     /// `goldfish-on-path`, `memory-folder`, `journal`,
     /// `memory-conflicts`, `log`, `suspect-memories`, `trust-policy`,
-    /// `index`, `index-sync`, `keyword-index`, `quarantine`,
-    /// `stale-memories`, `policy-changes`, `model`.
+    /// `agent-server`, `index`, `index-sync`, `keyword-index`,
+    /// `quarantine`, `stale-memories`, `policy-changes`, `model`.
     pub check: &'static str,
     pub status: Severity,
     /// What was found.
@@ -173,8 +173,34 @@ pub fn diagnose(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
     let (index_findings, in_effect) = index(workspace, inputs);
     findings.push(trust_policy(workspace, in_effect));
     findings.extend(signers(workspace));
+    findings.extend(agent_servers(workspace));
     findings.extend(index_findings);
     findings
+}
+
+/// A `goldfish` MCP server entry in an agent's configuration file that
+/// runs something other than goldfish (`.mcp.json`, `.gemini/settings.json`,
+/// `.codex/config.toml` arrive through git): a problem, since the agent
+/// starts it as goldfish. Nothing when every entry is goldfish's or there
+/// is none.
+fn agent_servers(workspace: &Workspace) -> Option<Finding> {
+    let found = crate::app::agent::foreign_servers(workspace.root());
+    if found.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = found
+        .iter()
+        .map(|(file, what)| format!("{file}: its `goldfish` MCP server {what}"))
+        .collect();
+    Some(Finding::bad(
+        "agent-server",
+        Severity::Problem,
+        format!(
+            "{}, not goldfish: the agent starts that program as goldfish",
+            list.join("; ")
+        ),
+        r#"set the entry to `{"command": "goldfish", "args": ["mcp"]}` (Codex: `command = "goldfish"`, `args = ["mcp"]`), or delete it and run `goldfish init --agent …`"#,
+    ))
 }
 
 /// The trust policy in effect (`in_effect`: the index's, as its sync found

@@ -9,12 +9,17 @@
 //! [`MIN_SIMILARITY`], none flagged, none the session already received.
 //! The same index and prompt give the same bytes (prompt caching).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
+use crate::adapters::git::Workspace;
+use crate::adapters::index::sync as index_sync;
 use crate::app::digest::{self, Distill};
-use crate::app::recall::{self, RecallInput, Recalled};
+use crate::app::hook::FOREGROUND_EMBEDDINGS;
+use crate::app::recall::{self, Before, RecallInput, Recalled};
 use crate::app::render::{QUOTED_DATA, index_line};
-use crate::app::{AppError, Session};
+use crate::app::sync::{Embed, drain_journal, problems, sync_waiting};
+use crate::app::{AppError, Notice, Session, background};
 use crate::domain::recall::Captured;
 use crate::domain::recalled::IndexedMemory;
 
@@ -36,6 +41,16 @@ pub const MAX_TOKENS: usize = 150;
 pub const MIN_SIMILARITY: f64 = 0.40;
 /// A session remembers at most this many memories it was given.
 pub const MAX_SEEN: usize = 256;
+
+/// Memory files changed by at least this many bytes since the index last
+/// synced (a `git reset --hard`, a `GOLDFISH=0 git pull`: HEAD moved with
+/// no git hook to sync) are left to a background catch-up, and the prompt
+/// is answered from the index as it is. A sync of less fits the prompt's
+/// budget (docs/BENCHMARKS.md, "The prompt hook").
+pub const FOREGROUND_SYNC_BYTES: u64 = 256 * 1024;
+/// How long a prompt waits for a sync another process runs before it
+/// reads the index as it is.
+pub const WAITS_FOR_SYNC: Duration = Duration::from_millis(300);
 
 /// The line after the memories: how to read one whole.
 pub const OPEN_HINT: &str =
@@ -107,6 +122,10 @@ pub struct PromptRecall {
     pub candidates: Vec<(IndexedMemory, Verdict)>,
     /// Why nothing was looked up, when it was not.
     pub skipped: Option<Skipped>,
+    /// The index lagged the work tree too much to sync within the prompt:
+    /// a background catch-up syncs it, and this answer is the index's as
+    /// it was.
+    pub catching_up: bool,
 }
 
 impl PromptRecall {
@@ -116,6 +135,7 @@ impl PromptRecall {
             tokens: 0,
             candidates: Vec::new(),
             skipped: Some(why),
+            catching_up: false,
         }
     }
 
@@ -186,15 +206,20 @@ pub fn for_prompt(
     ) {
         return Ok(PromptRecall::skipped(Skipped::NoModel));
     }
-    let hits = match recall::recall(session, cwd, prompt_input(question))? {
+    let workspace = Workspace::discover(cwd).map_err(AppError::input)?;
+    let catching_up = sync_for_prompt(session, &workspace)? == Synced::LeftToBackground;
+    let recalled = recall::recall_after(session, cwd, prompt_input(question), Before::AsIndexed)?;
+    let skipped = |why| PromptRecall {
+        catching_up,
+        ..PromptRecall::skipped(why)
+    };
+    let hits = match recalled {
         Recalled::Memories { hits, .. } => hits,
         Recalled::NothingRelevant(judgement) => {
-            return Ok(PromptRecall::skipped(Skipped::NothingRelevant(
-                judgement.reason(),
-            )));
+            return Ok(skipped(Skipped::NothingRelevant(judgement.reason())));
         }
         Recalled::Nothing | Recalled::Digest(_) => {
-            return Ok(PromptRecall::skipped(Skipped::NothingFound));
+            return Ok(skipped(Skipped::NothingFound));
         }
     };
     let (mut counter, _) = digest::token_counter(session)?;
@@ -232,7 +257,66 @@ pub fn for_prompt(
         context,
         candidates,
         skipped: None,
+        catching_up,
     })
+}
+
+/// What [`sync_for_prompt`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Synced {
+    /// Synced here, or by the sync another process ran (or still runs:
+    /// then after [`WAITS_FOR_SYNC`] the index is read as it is).
+    Here,
+    /// Too much to sync within the prompt: a background catch-up does it.
+    LeftToBackground,
+}
+
+/// The sync before a prompt's lookup, within the prompt's budget: little
+/// changed, it syncs the keyword index and embeds a few texts (more go to
+/// a background embedder); much changed, it leaves the sync to one
+/// background catch-up ([`background::start_catch_up`]) rather than start
+/// a sync the budget would cut off and roll back at every prompt.
+fn sync_for_prompt(session: &mut Session, workspace: &Workspace) -> Result<Synced, AppError> {
+    // What a store set aside goes into its file first: it counts as lag.
+    drain_journal(session, workspace, false)?;
+    let lag = index_sync::pending_bytes(session.index()?, workspace)?;
+    if lag >= FOREGROUND_SYNC_BYTES {
+        let log = match background::start_catch_up(&session.home, workspace) {
+            Ok(Some(log)) => format!(" (log: {})", log.display()),
+            Ok(None) => String::new(),
+            Err(err) => {
+                session.notice(Notice::warning(format!(
+                    "{err:#}; run `goldfish sync` to bring the index up to date"
+                )));
+                return Ok(Synced::LeftToBackground);
+            }
+        };
+        session.notice(Notice::note(format!(
+            "the index lags the work tree by {lag} bytes of memory files: a background sync is catching up{log}; this prompt was answered from the index as it is"
+        )));
+        return Ok(Synced::LeftToBackground);
+    }
+    let embed = Embed::UpTo(FOREGROUND_EMBEDDINGS as usize);
+    if let Some(report) = sync_waiting(session, workspace, embed, WAITS_FOR_SYNC)? {
+        problems(session, &report.problems);
+    }
+    Ok(Synced::Here)
+}
+
+/// For a prompt whose lookup ran out of its budget: when a sync of the
+/// work tree in `cwd` holds its lock (the lookup's own, about to be cut
+/// off and rolled back, or another process's), leaves the sync to a
+/// background catch-up, so the next prompt finds it done or under way
+/// instead of starting it again. Opens no index (the lookup may hold it,
+/// a migration for one). The catch-up's log, when one was started; `None`
+/// when no sync was running or a catch-up runs already.
+pub fn leave_to_background(cwd: &Path) -> Result<Option<PathBuf>, AppError> {
+    let workspace = Workspace::discover(cwd).map_err(AppError::input)?;
+    let home = crate::adapters::home::Home::from_env().map_err(AppError::input)?;
+    if !crate::adapters::index::locks::sync_running(&home.locks_dir(), workspace.root()) {
+        return Ok(None);
+    }
+    Ok(background::start_catch_up(&home, &workspace)?)
 }
 
 #[cfg(test)]

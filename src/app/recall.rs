@@ -104,6 +104,26 @@ pub enum Recalled {
 /// query's vector, the search, the digest ([`llm_digest`], else
 /// [`extractive_digest`]).
 pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<Recalled, AppError> {
+    recall_after(session, cwd, input, Before::Sync)
+}
+
+/// What [`recall_after`] does before it reads the index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Before {
+    /// Syncs the workspace (recall's way: it never trusts a stale index).
+    Sync,
+    /// Nothing: the caller synced, or left a lagging sync to the
+    /// background and reads the index as it is (the prompt hook).
+    AsIndexed,
+}
+
+/// [`recall`], syncing first or not as `before` says.
+pub fn recall_after(
+    session: &mut Session,
+    cwd: &Path,
+    input: RecallInput,
+    before: Before,
+) -> Result<Recalled, AppError> {
     // `--workspace all` or NAME also works outside a repository.
     let workspace = match Workspace::discover(cwd) {
         Ok(workspace) => Some(workspace),
@@ -116,7 +136,9 @@ pub fn recall(session: &mut Session, cwd: &Path, input: RecallInput) -> Result<R
     // Recall never trusts a stale index: the sync is incremental, so when
     // nothing changed it only compares HEAD and file stats. A few new
     // memories are embedded on the way; many are left to `goldfish sync`.
-    if let Some(workspace) = &workspace {
+    if let Some(workspace) = &workspace
+        && before == Before::Sync
+    {
         sync_before_reading(session, workspace, mode)?;
     }
     let (index, _) = session.index_and_model(Need::Optional)?;

@@ -86,7 +86,12 @@ fn sync_or_hand(
     let locks_dir = session.home.locks_dir();
     let config = session.repo_config_read(workspace);
     let index = session.index()?;
+    let slow = env::var(env::GOLDFISH_FAULT).as_deref() == Some("sync-slow")
+        && index_lags(index, workspace).unwrap_or(true);
     let mut report = match locks::exclusive(&locks_dir, workspace.root(), || {
+        if slow {
+            std::thread::sleep(std::time::Duration::from_secs(3));
+        }
         index_sync::sync(index, workspace, &config, options).map_err(AppError::from)
     })? {
         Exclusive::Ran(report) => report,
@@ -207,7 +212,11 @@ fn age(ms: u64) -> String {
 /// the journal goes into its file first). Reads no memory file.
 pub fn lags(session: &mut Session, workspace: &Workspace) -> Result<bool, AppError> {
     drain_journal(session, workspace, false)?;
-    let index = session.index()?;
+    index_lags(session.index()?, workspace)
+}
+
+/// [`lags`], without draining the journal first.
+pub fn index_lags(index: &Index, workspace: &Workspace) -> Result<bool, AppError> {
     let Some(row) = index.workspace_by_root(workspace.root())? else {
         return Ok(true);
     };
@@ -289,7 +298,17 @@ pub fn sync_for_reading(
     workspace: &Workspace,
     embed: Embed,
 ) -> Result<Option<SyncReport>, AppError> {
-    let deadline = std::time::Instant::now() + READS_WAIT_FOR_SYNC;
+    sync_waiting(session, workspace, embed, READS_WAIT_FOR_SYNC)
+}
+
+/// [`sync_for_reading`], waiting at most `wait` for a running sync.
+pub fn sync_waiting(
+    session: &mut Session,
+    workspace: &Workspace,
+    embed: Embed,
+    wait: std::time::Duration,
+) -> Result<Option<SyncReport>, AppError> {
+    let deadline = std::time::Instant::now() + wait;
     loop {
         let ticket = match sync_or_hand(session, workspace, embed)? {
             Exclusive::Ran(report) => return Ok(Some(report)),
@@ -307,6 +326,24 @@ pub fn sync_for_reading(
             }
         }
     }
+}
+
+/// How long a catch-up waits for a sync that holds the workspace's lock
+/// (the prompt whose lookup ran out of time may still hold it an instant;
+/// a git hook's background sync, minutes).
+const CATCH_UP_WAITS_FOR_SYNC: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+
+/// `goldfish sync --catch-up`, the background sync a prompt left a lagging
+/// index to ([`super::background::start_catch_up`]): syncs and embeds
+/// everything, and when another sync holds the lock waits for a pass of
+/// it that began after this one asked, or for the lock to fall free with
+/// none (its holder was killed: a prompt cut off at its budget), and then
+/// syncs itself. `None` when the holder's pass did the work.
+pub fn catch_up(
+    session: &mut Session,
+    workspace: &Workspace,
+) -> Result<Option<SyncReport>, AppError> {
+    sync_waiting(session, workspace, Embed::All, CATCH_UP_WAITS_FOR_SYNC)
 }
 
 /// What a sync skipped or could not do, as warnings (each names what it is

@@ -160,6 +160,8 @@ struct LockFiles {
     pending: PathBuf,
     /// The holder's pass numbers, [`Passes`].
     passes: PathBuf,
+    /// Held by the background catch-up ([`catch_up`]).
+    catch_up: PathBuf,
 }
 
 /// How many sync passes of a workspace have started, and the number of the
@@ -179,6 +181,7 @@ impl LockFiles {
             lock: name("lock"),
             pending: name("pending"),
             passes: name("passes"),
+            catch_up: name("catch-up"),
         }
     }
 
@@ -257,6 +260,57 @@ pub fn wait_for_running(
             Err(fs::TryLockError::WouldBlock) => return Ok(Waited::TimedOut),
             Err(fs::TryLockError::Error(err)) => return Err(io(err)),
         }
+    }
+}
+
+/// Whether a sync of the workspace at `root` holds its lock now (another
+/// process's, or another thread's of this one). Takes the lock shared for
+/// an instant when none does, as [`wait_for_running`] does.
+pub fn sync_running(locks_dir: &Path, root: &Path) -> bool {
+    let files = LockFiles::of(locks_dir, root);
+    let Ok(file) = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&files.lock)
+    else {
+        return false;
+    };
+    match file.try_lock_shared() {
+        Ok(()) => {
+            let _ = file.unlock();
+            false
+        }
+        Err(fs::TryLockError::WouldBlock) => true,
+        Err(fs::TryLockError::Error(_)) => false,
+    }
+}
+
+/// The lock of a workspace's catch-up (`sync-….catch-up` in `locks_dir`):
+/// the background sync a prompt leaves a lagging index to, one at a time.
+/// `None` when another process holds it (a catch-up runs); else the open
+/// file, locked. The lock belongs to the open file, so a child process
+/// given it (as its stdin) holds it until it exits, whoever started it.
+pub fn catch_up(locks_dir: &Path, root: &Path) -> Result<Option<File>, SyncError> {
+    let path = LockFiles::of(locks_dir, root).catch_up;
+    let io = |source| SyncError::Io {
+        path: path.clone(),
+        source,
+    };
+    fs::create_dir_all(locks_dir).map_err(|source| SyncError::Io {
+        path: locks_dir.to_owned(),
+        source,
+    })?;
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(io)?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(fs::TryLockError::WouldBlock) => Ok(None),
+        Err(fs::TryLockError::Error(err)) => Err(io(err)),
     }
 }
 

@@ -328,12 +328,25 @@ impl Index {
             return Ok(from_blob(&blob));
         }
         let vector = embed()?;
+        // A cache: while another process holds the database for writing (a
+        // sync of a large pull, for seconds), the query goes uncached rather
+        // than wait for it (a prompt has 1.5 s).
         self.conn
-            .execute(
-                "INSERT OR REPLACE INTO query_cache (model, query, vector) VALUES (?1, ?2, ?3)",
-                params![model, query, to_blob(&vector)],
-            )
+            .busy_timeout(std::time::Duration::ZERO)
             .map_err(self.sqlite())?;
+        let cached = self.conn.execute(
+            "INSERT OR REPLACE INTO query_cache (model, query, vector) VALUES (?1, ?2, ?3)",
+            params![model, query, to_blob(&vector)],
+        );
+        self.conn
+            .busy_timeout(super::BUSY_TIMEOUT)
+            .map_err(self.sqlite())?;
+        match cached {
+            Ok(_) => {}
+            Err(rusqlite::Error::SqliteFailure(err, _))
+                if err.code == rusqlite::ErrorCode::DatabaseBusy => {}
+            Err(err) => return Err(self.sqlite()(err).into()),
+        }
         Ok(vector)
     }
 

@@ -423,6 +423,9 @@ struct SyncArgs {
     /// Print what the sync did as JSON
     #[arg(long)]
     json: bool,
+    /// The background sync a prompt hook leaves a lagging index to: waits for a sync that holds the workspace, then syncs what it left
+    #[arg(long, hide = true)]
+    catch_up: bool,
 }
 
 #[derive(Debug, clap::Args)]

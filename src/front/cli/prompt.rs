@@ -15,7 +15,8 @@ use crate::app::prompt::{self, MAX_SEEN, PromptRecall};
 
 /// The longest the lookup may take once the payload is read. A lookup
 /// that has not answered by then (a cold model load on a busy machine, a
-/// sync of a large pull) adds nothing: the prompt never waits for memory.
+/// sync slower than it looked) adds nothing, and a sync it cut off goes on
+/// in the background: the prompt never waits for memory.
 pub const BUDGET: Duration = Duration::from_millis(1_500);
 
 /// Never fails the prompt: problems go to stderr, the exit status is 0.
@@ -33,10 +34,25 @@ pub(super) fn hook(explain: bool, out: &mut dyn Write) -> u8 {
         }
         Ok(Ok(None)) => {}
         Ok(Err(err)) => output::stderr_line(&format!("goldfish agent-hook: {:#}", err.error)),
-        Err(_) => output::stderr_line(&format!(
-            "goldfish agent-hook: no memory added: the lookup took longer than {} ms",
-            BUDGET.as_millis()
-        )),
+        Err(_) => {
+            output::stderr_line(&format!(
+                "goldfish agent-hook: no memory added: the lookup took longer than {} ms",
+                BUDGET.as_millis()
+            ));
+            // A sync the budget cut off would start again at the next
+            // prompt and be cut off again: a background one finishes it.
+            let left = std::env::current_dir()
+                .map_err(|err| crate::app::AppError::from(anyhow::Error::new(err)))
+                .and_then(|cwd| prompt::leave_to_background(&cwd));
+            match left {
+                Ok(Some(log)) => output::stderr_line(&format!(
+                    "goldfish agent-hook: the index is catching up in the background (log: {})",
+                    log.display()
+                )),
+                Ok(None) => {}
+                Err(err) => output::stderr_line(&format!("goldfish agent-hook: {:#}", err.error)),
+            }
+        }
     }
     EXIT_OK
 }
@@ -108,6 +124,7 @@ fn explained(recalled: &PromptRecall, event: &str) -> serde_json::Value {
         "added": recalled.added().collect::<Vec<_>>(),
         "tokens": recalled.tokens,
         "skipped": recalled.skipped.as_ref().map(prompt::Skipped::reason),
+        "catching_up": recalled.catching_up,
         "min_similarity": prompt::MIN_SIMILARITY,
         "candidates": candidates,
         "context": recalled.context,

@@ -84,6 +84,35 @@ pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> 
     write_init_changes(out, &workspace, &changes, &agent_changes)
 }
 
+/// `sync --catch-up`, in the background (its output goes to the log):
+/// what it caught up, when it starts and when it is done.
+fn catch_up(out: &mut dyn Write) -> Result<u8, CliError> {
+    let workspace = workspace()?;
+    let mut session = session()?;
+    writeln!(out, "catching up {}", workspace.root().display()).context("writing output")?;
+    let report = app_sync::catch_up(&mut session, &workspace)?;
+    if let Some(report) = &report {
+        problems(&mut session, &report.problems);
+    }
+    output::notices(&mut session);
+    match report {
+        Some(report) => writeln!(
+            out,
+            "caught up {}: {}, {} embedded",
+            report.workspace,
+            memories(report.memories),
+            report.embedded
+        ),
+        None => writeln!(
+            out,
+            "caught up {}: by the sync that held it",
+            workspace.root().display()
+        ),
+    }
+    .context("writing output")?;
+    Ok(EXIT_OK)
+}
+
 /// What init changed, each on its line, and what to commit; or that
 /// nothing needed to change.
 fn write_init_changes(
@@ -151,6 +180,9 @@ pub(super) fn resolve(out: &mut dyn Write) -> Result<u8, CliError> {
 }
 
 pub(super) fn sync(args: SyncArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    if args.catch_up {
+        return catch_up(out);
+    }
     let workspace = workspace()?;
     let mut session = session()?;
     // An installed model that cannot be used stops a sync: it says why.
