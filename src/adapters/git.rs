@@ -61,8 +61,24 @@ impl Workspace {
     /// Finds the repository containing `dir`, like git does (`GIT_DIR` and
     /// `GIT_WORK_TREE` win).
     pub fn discover(dir: &Path) -> Result<Workspace, GitError> {
+        // Replacement objects (`git replace`, `refs/replace/*`) are left
+        // out: provenance is what the commits say, not what a local ref
+        // swaps in for them (the git processes below are told the same).
+        let no_replace =
+            |options: gix::open::Options| options.config_overrides(["core.useReplaceRefs=false"]);
+        let trust: gix::sec::trust::Mapping<gix::open::Options> = Default::default();
+        let trust = gix::sec::trust::Mapping {
+            full: no_replace(trust.full),
+            reduced: no_replace(trust.reduced),
+        };
         // gix's "Could not find a git repository in …" says the same again.
-        let repo = gix::discover_with_environment_overrides(dir).map_err(|source| {
+        let repo = gix::ThreadSafeRepository::discover_with_environment_overrides_opts(
+            dir,
+            Default::default(),
+            trust,
+        )
+        .map(gix::Repository::from)
+        .map_err(|source| {
             let not_found = source
                 .to_string()
                 .starts_with("Could not find a git repository");
@@ -1117,6 +1133,7 @@ fn git_with_stdin(dir: &Path, args: &[&str], stdin: &[u8]) -> Result<Output, Git
         source,
     };
     let mut child = Command::new("git")
+        .env("GIT_NO_REPLACE_OBJECTS", "1")
         .args(args)
         .current_dir(dir)
         .stdin(std::process::Stdio::piped())
@@ -1158,6 +1175,7 @@ pub fn run_git(dir: &Path, args: &[&str]) -> Result<String, GitError> {
 /// Runs `git args…` in `dir`, whatever its exit status.
 pub fn git_command(dir: &Path, args: &[&str]) -> Result<Output, GitError> {
     Command::new("git")
+        .env("GIT_NO_REPLACE_OBJECTS", "1")
         .args(args)
         .current_dir(dir)
         .output()
@@ -1172,6 +1190,7 @@ pub fn git_command(dir: &Path, args: &[&str]) -> Result<Output, GitError> {
 /// on error (the process's exit code).
 pub fn git_merge_file(ours: &Path, base: &Path, theirs: &Path) -> Result<i32, GitError> {
     let status = Command::new("git")
+        .env("GIT_NO_REPLACE_OBJECTS", "1")
         .args(["merge-file", "-L", "ours", "-L", "base", "-L", "theirs"])
         .arg(ours)
         .arg(base)
