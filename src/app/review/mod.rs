@@ -245,7 +245,7 @@ pub struct PolicyChange {
 
 /// Reviews `base..head` as the command line names them: `base` defaults to
 /// what a pull request of the current branch is compared with (its
-/// upstream remote's default branch: [`default_base`]), `head` to `HEAD`;
+/// upstream remote's default branch: `default_base`), `head` to `HEAD`;
 /// `base` may be `BASE..HEAD` on its own.
 pub fn review(
     workspace: &Workspace,
