@@ -438,11 +438,7 @@ impl Workspace {
         commit: gix::ObjectId,
     ) -> Result<std::collections::BTreeMap<String, gix::ObjectId>, GitError> {
         let what = || format!("the memory folder of commit {commit}");
-        let tree = self
-            .repo
-            .find_commit(commit)
-            .and_then(|c| c.tree())
-            .map_err(read_error(what()))?;
+        let tree = self.commit_tree(commit, what)?;
         let mut files = std::collections::BTreeMap::new();
         let Some(entry) = tree
             .lookup_entry_by_path(MEMORY_DIR)
@@ -467,6 +463,19 @@ impl Workspace {
         Ok(files)
     }
 
+    /// The tree of `commit`; `what` names what was being read when it cannot
+    /// be.
+    fn commit_tree(
+        &self,
+        commit: gix::ObjectId,
+        what: impl Fn() -> String,
+    ) -> Result<gix::Tree<'_>, GitError> {
+        self.repo
+            .find_commit(commit)
+            .and_then(|c| c.tree())
+            .map_err(read_error(what()))
+    }
+
     /// What stands in `commit`'s tree where goldfish reads memories without
     /// being what it reads: `.goldfish` or the memory folder not a folder,
     /// or a `*.jsonl` entry of the folder that is not a regular file (a
@@ -476,11 +485,7 @@ impl Workspace {
         commit: gix::ObjectId,
     ) -> Result<Vec<Oddity>, GitError> {
         let what = || format!("the memory folder of commit {commit}");
-        let tree = self
-            .repo
-            .find_commit(commit)
-            .and_then(|c| c.tree())
-            .map_err(read_error(what()))?;
+        let tree = self.commit_tree(commit, what)?;
         let mut odd = Vec::new();
         let mut folder = None;
         for path in [".goldfish", MEMORY_DIR] {
@@ -971,11 +976,7 @@ impl Workspace {
     /// has none (or it is not a file).
     pub fn repo_config_at(&self, commit: gix::ObjectId) -> Result<Option<gix::ObjectId>, GitError> {
         let what = || format!("{REPO_CONFIG} of commit {commit}");
-        let tree = self
-            .repo
-            .find_commit(commit)
-            .and_then(|c| c.tree())
-            .map_err(read_error(what()))?;
+        let tree = self.commit_tree(commit, what)?;
         let entry = tree
             .lookup_entry_by_path(REPO_CONFIG)
             .map_err(read_error(what()))?;

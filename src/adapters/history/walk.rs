@@ -201,10 +201,15 @@ where
 
     /// Reads version `blob` line by line, unless it is read.
     fn load(&mut self, blob: gix::ObjectId) -> Result<(), GitError> {
-        if self.versions.contains_key(&blob) {
-            return Ok(());
+        if !self.versions.contains_key(&blob) {
+            let bytes = self.workspace.read_blob(blob)?;
+            self.parse(blob, bytes);
         }
-        let bytes = self.workspace.read_blob(blob)?;
+        Ok(())
+    }
+
+    /// Keeps version `blob` of `bytes`, read line by line.
+    fn parse(&mut self, blob: gix::ObjectId, bytes: Vec<u8>) {
         let mut keys = HashMap::new();
         for (_, line) in goldfish_log::record::split_lines(&bytes) {
             if let Some((key, value)) = (self.key)(line) {
@@ -212,14 +217,13 @@ where
             }
         }
         self.versions.insert(blob, Version { bytes, keys });
-        Ok(())
     }
 
     /// Reads version `blob` as `parent`'s plus the lines after its bytes,
     /// when it begins with them (whole lines): the keys it appends, in
     /// order. `parent`'s keys are taken over when this is their `last_use`
-    /// (it is dropped), else copied. `None`, reading nothing into the
-    /// walker, when `blob` does not append to `parent`.
+    /// (it is dropped), else copied. `None` when `blob` does not append to
+    /// `parent`: it is then read line by line.
     fn append_to(
         &mut self,
         blob: gix::ObjectId,
@@ -233,6 +237,7 @@ where
                 && version.bytes.last().is_none_or(|last| *last == b'\n')
         });
         if !appends {
+            self.parse(blob, bytes);
             return Ok(None);
         }
         let (start, mut keys) = if last_use {

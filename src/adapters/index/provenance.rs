@@ -38,7 +38,6 @@ pub(super) fn walk_provenance(
 ) -> Result<Walked, SyncError> {
     let mut policies = Policies::new(workspace).with_signers();
     let signers_path = policies.signers_path().map(str::to_owned);
-    let boundary = shallow_boundary(workspace);
     let (known, stored) = walk_from(
         tx,
         workspace,
@@ -46,7 +45,6 @@ pub(super) fn walk_provenance(
         head,
         known,
         signers_path.as_deref(),
-        &boundary,
         sqlite,
     )?;
     let commits = workspace.new_commits(head, known)?;
@@ -111,7 +109,7 @@ pub(super) fn walk_provenance(
     }
     tx.execute(
         "UPDATE workspaces SET shallow_boundary = ?2 WHERE id = ?1",
-        params![workspace_id, boundary],
+        params![workspace_id, shallow_boundary(workspace)],
     )
     .map_err(sqlite)?;
     Ok(Walked {
@@ -168,12 +166,10 @@ fn shallow_boundary(workspace: &Workspace) -> String {
 
 /// Where the walk starts: after `known` with the policy stored at it, or
 /// from the first commit (signatures verified against another signers file
-/// are verified anew; a shallow boundary that moved, `git fetch
-/// --unshallow` or `--deepen`, shows commits the last walk could not
-/// see). What commits outside HEAD's history recorded is forgotten, and a
-/// walk from the start replaces every line's provenance, as a new index
-/// would find it.
-#[allow(clippy::too_many_arguments)]
+/// are verified anew; the caller passes no `known` when a shallow boundary
+/// moved, [`shallow_moved`]). What commits outside HEAD's history recorded
+/// is forgotten, and a walk from the start replaces every line's
+/// provenance, as a new index would find it.
 fn walk_from(
     tx: &Transaction<'_>,
     workspace: &Workspace,
@@ -181,23 +177,14 @@ fn walk_from(
     head: gix::ObjectId,
     known: Option<gix::ObjectId>,
     signers_path: Option<&str>,
-    boundary: &str,
     sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
 ) -> Result<(Option<gix::ObjectId>, Option<Effective>), SyncError> {
     let stored = history_policy(tx, workspace_id).map_err(sqlite)?;
-    let stored_boundary: String = tx
-        .query_row(
-            "SELECT shallow_boundary FROM workspaces WHERE id = ?1",
-            params![workspace_id],
-            |row| row.get(0),
-        )
-        .map_err(sqlite)?;
     // Signatures verified against another signers file (another path, or
-    // the work tree's before the index followed its history), or history
-    // a shallow clone lacked: every commit is walked again.
+    // the work tree's before the index followed its history): every
+    // commit is walked again and verified anew.
     let (known, stored) = match stored {
         Some((_, path)) if path.as_deref() != signers_path => (None, None),
-        _ if stored_boundary != boundary => (None, None),
         stored => (known, stored.map(|(effective, _)| effective)),
     };
     if let Some(known) = known

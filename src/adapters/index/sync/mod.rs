@@ -539,7 +539,10 @@ fn follow_history(
     if let Some(head) = head
         && (known_commit != Some(head) || signers_moved || shallow_moved)
     {
-        let walked = walk_provenance(tx, workspace, workspace_id, head, known_commit, sqlite)?;
+        // A walk again from the start: what the last walk knew is not
+        // all there is.
+        let known = known_commit.filter(|_| !shallow_moved);
+        let walked = walk_provenance(tx, workspace, workspace_id, head, known, sqlite)?;
         if let super::staleness::Due::Changed { reverted, .. } = &mut stale_due {
             reverted.clone_from(&walked.reverted);
         }
