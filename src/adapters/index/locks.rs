@@ -60,12 +60,7 @@ where
     let files = LockFiles::of(locks_dir, root);
     let mut result = None;
     loop {
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&files.lock)
-            .map_err(io(&files.lock))?;
+        let file = open_lock(&files.lock)?;
         match file.try_lock() {
             Ok(()) => {}
             Err(fs::TryLockError::WouldBlock) => {
@@ -132,12 +127,7 @@ where
             source,
         })
     })?;
-    let file = File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(io)?;
+    let file = open_lock(&path)?;
     if wait {
         file.lock().map_err(io)?;
     } else {
@@ -150,6 +140,19 @@ where
     let result = f();
     drop(file);
     result.map(Some)
+}
+
+/// Opens (creates) lock file `path`, never truncating what it holds.
+fn open_lock(path: &Path) -> Result<File, SyncError> {
+    File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(|source| SyncError::Io {
+            path: path.to_owned(),
+            source,
+        })
 }
 
 /// The files of a workspace's sync lock, in the home's locks folder.
@@ -235,12 +238,7 @@ pub fn wait_for_running(
         path: files.lock.clone(),
         source,
     };
-    let file = File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&files.lock)
-        .map_err(io)?;
+    let file = open_lock(&files.lock)?;
     loop {
         if files.passes().finished > ticket.0 {
             return Ok(Waited::Synced);
@@ -301,12 +299,7 @@ pub fn catch_up(locks_dir: &Path, root: &Path) -> Result<Option<File>, SyncError
         path: locks_dir.to_owned(),
         source,
     })?;
-    let file = File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(io)?;
+    let file = open_lock(&path)?;
     match file.try_lock() {
         Ok(()) => Ok(Some(file)),
         Err(fs::TryLockError::WouldBlock) => Ok(None),
