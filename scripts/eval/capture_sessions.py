@@ -9,7 +9,8 @@ command `init` wrote into .claude/settings.json, payload on stdin), with the
 transcript grown to what existed when the hook fired and the tool's effect on
 files applied first (Write, Edit, `rm`); after each Stop the queue is drained
 (`goldfish capture work --wait`: the user reads before the next turn), and
-once more at the end.
+once more at the end, after the SessionEnd hook (when `init` wrote one: the
+session ended).
 
 Scoring: a stored capture memory is a true positive when it matches a label
 not yet matched (same type, every `all` term and one term of each `any` group
@@ -30,7 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SESSIONS = ROOT / "fixtures" / "capture-sessions"
 SHAPES = ["multi-turn", "slash-command", "revert", "interrupt", "compile-error", "test-fail-pass", "no-code"]
-HOOK_NAMES = {"post-tool-use": "PostToolUse", "post-tool-use-failure": "PostToolUseFailure", "stop": "Stop"}
+HOOK_NAMES = {"post-tool-use": "PostToolUse", "post-tool-use-failure": "PostToolUseFailure", "stop": "Stop",
+              "session-end": "SessionEnd"}
 
 
 def rewrite(value, old, new):
@@ -87,6 +89,13 @@ class Replay:
             return settings["hooks"][HOOK_NAMES[hook]][0]["hooks"][0]["command"]
         except (OSError, ValueError, KeyError, IndexError, TypeError):
             return f"goldfish agent-hook {hook}"
+
+    def has_hook(self, hook):
+        try:
+            settings = json.loads((self.repo / ".claude" / "settings.json").read_text())
+            return bool(settings["hooks"][HOOK_NAMES[hook]])
+        except (OSError, ValueError, KeyError, TypeError):
+            return False
 
     def inside(self, path):
         try:
@@ -205,6 +214,14 @@ def replay_session(goldfish, folder, keep):
                 # one, so the queue drains before the transcript grows (and
                 # the replay does not depend on the worker's speed).
                 r.run(["goldfish", "capture", "work", "--wait"], check=False)
+        # The session ends (Claude Code's SessionEnd), when init hooked it.
+        if r.has_hook("session-end") and events:
+            tpath.write_text("".join(rewrite(l, orig, repo) + "\n" for l in transcript))
+            end = {k: events[-1]["payload"].get(k) for k in ("session_id", "cwd", "permission_mode")}
+            end = rewrite(end, orig, repo)
+            end.update({"transcript_path": str(tpath), "hook_event_name": "SessionEnd", "reason": "other"})
+            p = r.run(["sh", "-c", r.hook_command("session-end")], stdin=json.dumps(end), check=False)
+            failures += p.returncode != 0
         r.run(["goldfish", "capture", "work", "--wait"], check=False)
         status = r.run(["goldfish", "capture", "status", "--json"], check=False)
         try:

@@ -499,13 +499,15 @@ fn insert_member(text: &str, brace: usize, member: &str) -> String {
 
 /// The Claude Code hook events capture listens to, with the command each
 /// runs (`init --agent claude --capture`).
-const CAPTURE_HOOKS: [(&str, &str); 3] = [
+const CAPTURE_HOOKS: [(&str, &str); 4] = [
     ("PostToolUse", "goldfish agent-hook post-tool-use"),
     (
         "PostToolUseFailure",
         "goldfish agent-hook post-tool-use-failure",
     ),
     ("Stop", "goldfish agent-hook stop"),
+    // The end of a last turn no `Stop` ended (an interrupt, an exit).
+    ("SessionEnd", "goldfish agent-hook session-end"),
 ];
 
 /// The other goldfish hooks `init --agent claude --capture` adds: the
@@ -761,6 +763,7 @@ pub fn setup_hooks(root: &Path, agent: Agent, hooks: &[Hook]) -> Result<Vec<Stri
         "PostToolUse",
         "PostToolUseFailure",
         "Stop",
+        "SessionEnd",
         "AfterTool",
         "AfterAgent",
     ]);

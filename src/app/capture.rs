@@ -349,7 +349,9 @@ pub fn status(home: &Home, workspace: &Workspace) -> Status {
     let waiting = count("waiting").saturating_sub(in_fixes + settled_otherwise);
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     for s in &statuses {
-        if s["verdict"] != "stored" && s["verdict"] != "waiting" {
+        // A fix held until its turn ends is told by what the turn's end
+        // did with it.
+        if s["verdict"] != "stored" && s["verdict"] != "waiting" && s["verdict"] != "held" {
             let reason = s["reason"].as_str().unwrap_or("unknown");
             *reasons
                 .entry(format!("{} {reason}", s["verdict"].as_str().unwrap_or("")))

@@ -525,7 +525,7 @@ fn init_agent_with_a_broken_config_changes_nothing_in_a_new_clone() {
     }
 }
 
-/// `init --agent claude --capture` adds the three capture hooks to
+/// `init --agent claude --capture` adds the four capture hooks to
 /// `.claude/settings.json`: into a new file, or into the user's, keeping
 /// their hooks and every byte around the insertions; once.
 #[test]
@@ -534,7 +534,7 @@ fn init_capture_adds_the_hooks_and_keeps_the_users_own() {
     let fresh = env.repo("fresh", "Alice");
     let out = env.ok(&fresh, &["init", "--agent", "claude", "--capture"]);
     assert!(
-        out.contains("turned capture on: PostToolUse, PostToolUseFailure and Stop hooks in .claude/settings.json"),
+        out.contains("turned capture on: PostToolUse, PostToolUseFailure, Stop and SessionEnd hooks in .claude/settings.json"),
         "{out}"
     );
     // Regression (issue 29): the session hooks stayed a hand edit.
@@ -552,6 +552,7 @@ fn init_capture_adds_the_hooks_and_keeps_the_users_own() {
             "goldfish agent-hook post-tool-use-failure",
         ),
         ("Stop", "goldfish agent-hook stop"),
+        ("SessionEnd", "goldfish agent-hook session-end"),
         ("SessionStart", "goldfish agent-hook session-start"),
         ("PreCompact", "goldfish agent-hook pre-compact"),
     ] {
@@ -613,6 +614,10 @@ fn init_capture_adds_the_hooks_and_keeps_the_users_own() {
     hooks.insert(
         "Stop".into(),
         serde_json::json!([entry("goldfish agent-hook stop", false)]),
+    );
+    hooks.insert(
+        "SessionEnd".into(),
+        serde_json::json!([entry("goldfish agent-hook session-end", false)]),
     );
     hooks.insert(
         "PreCompact".into(),

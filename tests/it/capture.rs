@@ -196,9 +196,14 @@ fn capture_turns_a_failing_then_passing_test_into_a_bug_fix_and_a_session_summar
     assert_eq!(fix["session"], "sess-1", "the session it came from");
     assert_eq!(fix["files"], json!(["src/git.rs"]));
     let content = fix["content"].as_str().unwrap();
-    assert!(content.contains("`cargo test --test it sync::branch_switch` failed, then passed after changes to src/git.rs"), "{content}");
+    // Titled by the test and its symptom; the check last.
     assert!(
-        content.contains("Failing before: sync::branch_switch"),
+        content.starts_with("`sync::branch_switch` failed:"),
+        "{content}"
+    );
+    assert!(content.contains("Fixed in src/git.rs."), "{content}");
+    assert!(
+        content.contains("Check: `cargo test --test it sync::branch_switch` failed, then passed."),
         "{content}"
     );
     assert!(content.contains("journal not drained"), "{content}");
@@ -208,7 +213,7 @@ fn capture_turns_a_failing_then_passing_test_into_a_bug_fix_and_a_session_summar
         .expect("a session summary");
     let summary = summary["content"].as_str().unwrap();
     assert!(
-        summary.contains("Asked: Fix the failing sync test on branch switch"),
+        summary.starts_with("Fix the failing sync test on branch switch"),
         "{summary}"
     );
     assert!(summary.contains("Done: changed src/git.rs."), "{summary}");
@@ -405,6 +410,9 @@ fn a_captured_bug_fix_names_the_failing_test_and_its_error_for_each_runner() {
         );
         passed["session_id"] = json!(fixture);
         hook(&env, &repo, "post-tool-use", &passed);
+        // The fix is stored when the turn ends.
+        let stop = json!({"session_id": fixture, "cwd": repo, "hook_event_name": "Stop", "stop_hook_active": false});
+        hook(&env, &repo, "stop", &stop);
     }
     env.ok(&repo, &["capture", "work", "--wait"]);
 
@@ -412,13 +420,18 @@ fn a_captured_bug_fix_names_the_failing_test_and_its_error_for_each_runner() {
     for (fixture, command, _, file, tests, error) in cases {
         let fix = lines
             .iter()
-            .find(|l| l["session"] == fixture)
+            .find(|l| l["session"] == fixture && l["type"] == "bug-fix")
             .unwrap_or_else(|| panic!("{fixture}: no bug fix stored: {lines:#?}"));
-        assert_eq!(fix["type"], "bug-fix", "{fixture}");
+        let first = tests.split(", ").next().unwrap();
+        let more = if tests.contains(", ") {
+            format!(" Failing before: {tests}.")
+        } else {
+            String::new()
+        };
         assert_eq!(
             fix["content"],
             format!(
-                "`{command}` failed, then passed after changes to {file}. Failing before: {tests}. Error: {error}. Changed {file}: `b`."
+                "`{first}` failed: {error}.{more}\nFixed in {file}. Changed {file}: `b`.\nCheck: `{command}` failed, then passed."
             ),
             "{fixture}"
         );
@@ -575,8 +588,8 @@ fn captured_memories_are_listed_by_what_they_are_about() {
     };
     assert_eq!(
         title_of("checkpoint"),
-        "Fix the failing sync test on branch switch",
-        "{listed}"
+        "Fix the failing sync test on branch switch …",
+        "titled by its request: {listed}"
     );
     assert_eq!(
         title_of("decision"),
@@ -1235,7 +1248,8 @@ fn a_gemini_session_is_captured_by_the_same_rules() {
     assert_eq!(fix["session"], "gemini-1");
     assert_eq!(fix["files"], json!(["src/git.rs"]));
     let content = fix["content"].as_str().unwrap();
-    assert!(content.contains("`cargo test --test it sync::branch_switch` failed, then passed after changes to src/git.rs"), "{content}");
+    assert!(content.starts_with("`sync::branch_switch` failed:"), "{content}");
+    assert!(content.contains("Check: `cargo test --test it sync::branch_switch` failed, then passed."), "{content}");
     assert!(content.contains("journal not drained"), "{content}");
     assert!(
         !content.contains("PGID"),
@@ -1247,7 +1261,7 @@ fn a_gemini_session_is_captured_by_the_same_rules() {
         .unwrap_or_else(|| panic!("a checkpoint: {lines:#?}"));
     let summary = summary["content"].as_str().unwrap();
     assert!(
-        summary.contains("Asked: Fix the failing sync test on branch switch"),
+        summary.starts_with("Fix the failing sync test on branch switch"),
         "{summary}"
     );
     assert!(
@@ -1335,7 +1349,7 @@ fn issue_54_a_password_removed_from_a_test_output_never_comes_back_in_the_last_a
         .expect("a checkpoint");
     let content = checkpoint["content"].as_str().unwrap();
     assert!(
-        content.contains("Last answer: The password …[redacted] was hard-coded in config_test"),
+        content.contains("The password …[redacted] was hard-coded in config_test"),
         "the rest of the answer is kept: {content}"
     );
     assert!(lines.iter().any(|l| l["type"] == "bug-fix"), "{lines:#?}");

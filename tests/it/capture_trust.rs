@@ -159,7 +159,7 @@ fn the_issue_24_scenario_stores_neither_the_order_nor_the_password() {
     // text the filter cannot clear is not stored).
     assert_eq!(
         memories[0].content,
-        "`npm test` failed, then passed after changes to src/cart/cart.js. Failing before: Cart › total › applies the discount once. Changed src/cart/cart.js: `total * 0.9`."
+        "`Cart › total › applies the discount once` failed.\nFixed in src/cart/cart.js. Changed src/cart/cart.js: `total * 0.9`.\nCheck: `npm test` failed, then passed."
     );
     assert!(
         !memories[1].content.contains("Last answer")
@@ -265,6 +265,10 @@ fn no_labelled_injection_from_tool_output_or_an_answer_survives_into_a_stored_me
         enqueue("tool", &failed);
         enqueue("tool", &edit(&repo, &session));
         enqueue("tool", &passing_npm_test(&repo, &session));
+        // The turn ends: the fix held until then is stored.
+        let path = env.path().join(format!("{session}.jsonl"));
+        transcript(&path, "Make the cart tests pass", "The cart total is right now.");
+        enqueue("stop", &stop(&session, &path, &repo));
         runners.push(session);
     }
     env.ok(&repo, &["capture", "work", "--wait"]);
@@ -326,16 +330,16 @@ fn no_labelled_injection_from_tool_output_or_an_answer_survives_into_a_stored_me
         sessions.len() + runners.len(),
         "{statuses:#?}"
     );
-    assert_eq!(stored_checkpoints, sessions.len());
+    assert_eq!(stored_checkpoints, sessions.len() + runners.len());
     // Real runner output loses nothing.
     for session in &runners {
         assert_eq!(removed_in(session, "Bash"), 0, "{session}");
         let fix = memories
             .iter()
-            .find(|m| m.session.as_deref() == Some(session.as_str()))
+            .find(|m| m.session.as_deref() == Some(session.as_str()) && m.kind == "bug-fix")
             .unwrap_or_else(|| panic!("{session}: no fix"));
         assert!(
-            fix.content.contains(" Error: ") && !fix.content.contains(INSTRUCTION_REMOVED),
+            fix.content.contains("` failed: ") && !fix.content.contains(INSTRUCTION_REMOVED),
             "{session}: {}",
             fix.content
         );

@@ -9,6 +9,7 @@ mod adversarial4_review;
 mod agent;
 mod capture;
 mod capture_trust;
+mod capture_turns;
 mod cli;
 mod clone;
 mod concurrency;

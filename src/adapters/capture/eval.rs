@@ -125,7 +125,7 @@ pub fn evaluate_with(
         let session = sessions.entry(session_id).or_default();
         let facts = session.facts(&payload, root);
         let observation = match (session.apply(&facts), generator.as_deref_mut()) {
-            (Verdict::Store(observation), _) => Some(observation),
+            (Verdict::Store(observation) | Verdict::Hold(observation), _) => Some(observation),
             (Verdict::Consult(_), Some(generator)) => {
                 report.model_calls += 1;
                 match judge_with(generator, &facts, context) {

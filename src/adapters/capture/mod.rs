@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use crate::adapters::PathError;
 
-use crate::domain::capture::rules::{self, AgentSession, Observation, Verdict};
+use crate::domain::capture::rules::{self, AgentSession, Observation, Turn, Verdict};
 use crate::domain::capture::{
     Generator, READ_AS_AN_ORDER, event, guard, judge, redact, transcript,
 };
@@ -101,6 +101,8 @@ pub fn enqueue(
         .map(PathBuf::from)
         .unwrap_or_else(|| cwd.to_owned());
     let root = find_root(&dir).ok_or(CaptureError::NoRepository(dir))?;
+    // Before strings are clipped: the file's whole text before the tool.
+    event::note_baseline(&mut value);
     event::sanitize(&mut value);
     event::shrink(&mut value);
     value["goldfish_event"] = Value::String(kind.to_owned());
@@ -180,25 +182,26 @@ pub struct Drained {
 /// its end for the last answer.
 const TRANSCRIPT_END_BYTES: u64 = 4 << 20;
 
-/// Reads a transcript's first request (what the person typed first,
-/// [`transcript::request_in`]) from its first 4 MiB and its last answer
-/// from its last 4 MiB: a long session keeps its beginning, and no more
-/// than 8 MiB are read.
-pub fn transcript_ends(path: &Path) -> (Option<String>, Option<String>) {
+/// What a transcript holds after byte `from` (its last 4 MiB at most; all
+/// of it again when it is shorter than `from`, rewritten): what the person
+/// typed ([`transcript::request_in`]) and what the agent answered
+/// ([`transcript::answer_in`]), in order, and its length.
+pub fn transcript_since(path: &Path, from: u64) -> (Vec<String>, Vec<String>, u64) {
     let Ok((mut file, length)) = open_transcript(path) else {
-        return (None, None);
+        return (Vec::new(), Vec::new(), from);
     };
-    let Some(head) = entries_from(&mut file, 0) else {
-        return (None, None);
+    let from = if from > length { 0 } else { from };
+    let start = from.max(length.saturating_sub(TRANSCRIPT_END_BYTES));
+    // A start inside a line leaves that line out; `from` is a line's start.
+    let entries = match start {
+        0 => entries_from(&mut file, 0),
+        start if start == from => entries_at_line(&mut file, start),
+        start => entries_from(&mut file, start),
     };
-    let asked = head.iter().find_map(transcript::request_in);
-    let tail = if length <= TRANSCRIPT_END_BYTES {
-        Some(head)
-    } else {
-        entries_from(&mut file, length - TRANSCRIPT_END_BYTES)
-    };
-    let answer = tail.and_then(|tail| tail.iter().rev().find_map(transcript::answer_in));
-    (asked, answer)
+    let entries = entries.unwrap_or_default();
+    let requests = entries.iter().filter_map(transcript::request_in).collect();
+    let answers = entries.iter().filter_map(transcript::answer_in).collect();
+    (requests, answers, length)
 }
 
 /// The last request the person typed ([`transcript::request_in`]) and the
@@ -246,6 +249,22 @@ fn open_transcript(path: &Path) -> std::io::Result<(std::fs::File, u64)> {
     Ok((file, length))
 }
 
+/// [`entries_from`] at `start`, a line's start (none left out).
+fn entries_at_line(file: &mut std::fs::File, start: u64) -> Option<Vec<Value>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut bytes = Vec::new();
+    file.seek(SeekFrom::Start(start)).ok()?;
+    file.take(TRANSCRIPT_END_BYTES)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    Some(
+        text.lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .collect(),
+    )
+}
+
 /// The entries of at most [`TRANSCRIPT_END_BYTES`] of a transcript from
 /// byte `start` (a line cut there left out); `None` when it cannot be read.
 fn entries_from(file: &mut std::fs::File, start: u64) -> Option<Vec<Value>> {
@@ -280,15 +299,16 @@ pub fn drain(
         let Some(root) = queue.root() else { continue };
         while let Some(batch) = queue.take()? {
             for line in batch.lines() {
-                let status = process(&queue, &root, line, sink, generator.as_deref_mut())?;
                 total.events += 1;
-                match status["verdict"].as_str() {
-                    Some("stored") => total.stored += 1,
-                    Some("waiting") => total.waiting += 1,
-                    Some("dropped") => total.dropped += 1,
-                    _ => total.skipped += 1,
+                for status in process(&queue, &root, line, sink, generator.as_deref_mut())? {
+                    match status["verdict"].as_str() {
+                        Some("stored") => total.stored += 1,
+                        Some("waiting" | "held") => total.waiting += 1,
+                        Some("dropped") => total.dropped += 1,
+                        _ => total.skipped += 1,
+                    }
+                    queue.log_status(&status)?;
                 }
-                queue.log_status(&status)?;
             }
             queue.finish()?;
         }
@@ -302,9 +322,11 @@ fn process(
     line: &str,
     sink: &mut dyn Sink,
     generator: Option<&mut (dyn Generator + '_)>,
-) -> Result<Value, CaptureError> {
+) -> Result<Vec<Value>, CaptureError> {
     let Ok(payload) = serde_json::from_str::<Value>(line) else {
-        return Ok(serde_json::json!({"verdict": "dropped", "reason": "unreadable queue line"}));
+        return Ok(vec![
+            serde_json::json!({"verdict": "dropped", "reason": "unreadable queue line"}),
+        ]);
     };
     let session_id = payload["session_id"]
         .as_str()
@@ -318,89 +340,156 @@ fn process(
     // The rule of each span removed from this event's texts because it read
     // as an order to an agent: `capture status` counts and names them.
     let mut removed: Vec<&'static str> = Vec::new();
-    let verdict = if payload["goldfish_event"] == "stop" {
+    let verdicts = if payload["goldfish_event"] == "stop" {
         status["tool"] = Value::String("Stop".to_owned());
-        stop_verdict(&payload, &mut session, &mut removed)
+        stop_verdicts(&payload, root, &mut session, &mut removed)
     } else {
         match tool_verdict(&payload, root, &mut session, generator, &mut removed) {
-            Ok(verdict) => verdict,
+            // A held fix tells the failing runs it settles once stored.
+            Ok(verdict @ Verdict::Hold(_)) => vec![(verdict, 0)],
+            Ok(verdict) => vec![(verdict, session.settled)],
             Err(reason) => {
                 status["verdict"] = "dropped".into();
                 status["reason"] = reason.into();
                 note_removed(&mut status, &removed);
                 queue.save_session(&session_id, &session)?;
-                return Ok(status);
+                return Ok(vec![status]);
             }
         }
-    };
-    // The failing runs this event settled: `capture status` counts them in
-    // the fix stored, or skipped when none was.
-    if session.settled > 0 {
-        status["settles"] = session.settled.into();
-    }
-    // The last check before the store, whoever wrote the text (a model may
-    // echo what it read): orders removed, or the observation skipped.
-    let verdict = match verdict {
-        Verdict::Store(observation) => {
-            let guarded = guard(session.hide_secrets(observation));
-            removed.extend(guarded.removed);
-            match guarded.observation {
-                Some(observation) => Verdict::Store(observation),
-                None => Verdict::Skip(READ_AS_AN_ORDER),
-            }
-        }
-        verdict => verdict,
     };
     note_removed(&mut status, &removed);
     let redacted = !removed.is_empty();
-    record_verdict(
-        verdict,
-        sink,
-        root,
-        &session_id,
-        redacted,
-        &mut session,
-        &mut status,
-    );
+    let mut statuses = Vec::new();
+    for (n, (verdict, settles)) in verdicts.into_iter().enumerate() {
+        let mut status = status.clone();
+        // What the event's texts lost is told once, by its first verdict.
+        if n > 0 && let Some(fields) = status.as_object_mut() {
+            fields.remove(INSTRUCTIONS_REMOVED);
+        }
+        // The failing runs this verdict settled: `capture status` counts
+        // them in the fix stored, or skipped when none was.
+        if settles > 0 {
+            status["settles"] = settles.into();
+        }
+        // The last check before the store, whoever wrote the text (a model
+        // may echo what it read): orders removed, or the observation skipped.
+        let verdict = match verdict {
+            Verdict::Store(observation) => {
+                let guarded = guard(session.hide_secrets(observation));
+                if !guarded.removed.is_empty() {
+                    let mut all = removed.clone();
+                    all.extend(guarded.removed);
+                    note_removed(&mut status, &all);
+                }
+                match guarded.observation {
+                    Some(observation) => Verdict::Store(observation),
+                    None => Verdict::Skip(READ_AS_AN_ORDER),
+                }
+            }
+            verdict => verdict,
+        };
+        record_verdict(
+            verdict,
+            sink,
+            root,
+            &session_id,
+            redacted,
+            &mut session,
+            &mut status,
+        );
+        statuses.push(status);
+    }
     queue.save_session(&session_id, &session)?;
-    Ok(status)
+    Ok(statuses)
 }
 
-/// The verdict of an agent's stop: a checkpoint of the session, from the
-/// turn's request and answer (the payload's, else the transcript's ends).
-/// A request or answer that held an order is not cleared by cutting the
-/// order out: it is left out whole.
-fn stop_verdict(
+/// The verdicts of an agent's stop ([`AgentSession::end_turn`]): the turn
+/// read from the transcript since the last stop (the payload's request
+/// and answer where it has them: Claude Code's `last_assistant_message`,
+/// Gemini CLI's `prompt` and `prompt_response`), and the files the session
+/// changed that hold again what they held before it. A request or answer
+/// that held an order is not cleared by cutting the order out: it is left
+/// out whole.
+fn stop_verdicts(
     payload: &Value,
+    root: &Path,
     session: &mut AgentSession,
     removed: &mut Vec<&'static str>,
-) -> Verdict {
-    let (asked, answer) = payload["transcript_path"]
+) -> Vec<(Verdict, usize)> {
+    let (mut requests, mut answers, read) = payload["transcript_path"]
         .as_str()
-        .map(|p| transcript_ends(Path::new(p)))
-        .unwrap_or_default();
+        .map(|p| transcript_since(Path::new(p), session.transcript_read))
+        .unwrap_or((Vec::new(), Vec::new(), session.transcript_read));
+    session.transcript_read = read;
     let text_of = |key: &str| {
         payload[key]
             .as_str()
             .filter(|text| !text.trim().is_empty())
             .map(str::to_owned)
     };
-    // Claude Code's own field is the answer of this turn; Gemini CLI's
-    // AfterAgent gives the turn's prompt and answer.
-    let answer = text_of("last_assistant_message")
-        .or_else(|| text_of("prompt_response"))
-        .or(answer);
-    let asked = text_of("prompt").or(asked);
-    let mut keep = |text: Option<String>| {
-        text.and_then(|text| {
-            let (text, rules) = redact::remove_instructions(&text);
-            let clear = rules.is_empty();
-            removed.extend(rules);
-            clear.then_some(text)
-        })
+    if let Some(answer) = text_of("last_assistant_message").or_else(|| text_of("prompt_response"))
+    {
+        answers.retain(|a| a.trim() != answer.trim());
+        answers.push(answer);
+    }
+    if let Some(prompt) = text_of("prompt")
+        && requests.last() != Some(&prompt)
+    {
+        requests.push(prompt);
+    }
+    let mut keep = |texts: Vec<String>| -> Vec<String> {
+        texts
+            .into_iter()
+            .filter_map(|text| {
+                let (text, rules) = redact::remove_instructions(&text);
+                let clear = rules.is_empty();
+                removed.extend(rules);
+                clear.then_some(text)
+            })
+            .collect()
     };
-    let (asked, answer) = (keep(asked), keep(answer));
-    session.checkpoint(asked.as_deref(), answer.as_deref())
+    let turn = Turn {
+        requests: keep(requests),
+        answers: keep(answers),
+        unchanged: put_back(root, &session.baseline),
+    };
+    session.end_turn(&turn)
+}
+
+/// Bytes of a file compared with its baseline at most.
+const MAX_BASELINE_BYTES: u64 = 16 << 20;
+
+/// The files of `baseline` that hold again what they held before the
+/// session changed them (or are absent again): a regular file of the
+/// repository, read whole up to [`MAX_BASELINE_BYTES`]; a file that
+/// cannot be read so is not judged.
+fn put_back(root: &Path, baseline: &std::collections::BTreeMap<String, Option<String>>) -> Vec<String> {
+    use std::io::Read;
+    baseline
+        .iter()
+        .filter(|(file, before)| {
+            let path = root.join(file);
+            let now = match std::fs::symlink_metadata(&path) {
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+                Ok(meta) if meta.is_file() && meta.len() <= MAX_BASELINE_BYTES => {
+                    let mut text = String::new();
+                    let read = crate::adapters::memdir::open_regular(
+                        &path,
+                        std::fs::OpenOptions::new().read(true),
+                    )
+                    .ok()
+                    .and_then(|mut file| file.read_to_string(&mut text).ok());
+                    match read {
+                        Some(_) => Some(event::fingerprint(&text)),
+                        None => return false,
+                    }
+                }
+                _ => return false,
+            };
+            now.as_ref() == before.as_ref()
+        })
+        .map(|(file, _)| file.clone())
+        .collect()
 }
 
 /// The verdict of a tool event: the rules', or the generator's when the
@@ -451,10 +540,16 @@ fn record_verdict(
             status["verdict"] = "waiting".into();
             status["reason"] = reason.into();
         }
+        Verdict::Hold(observation) => {
+            status["verdict"] = "held".into();
+            status["reason"] = rules::HELD.into();
+            status["first_line"] = first_line(&observation.content).into();
+            status["type"] = observation.kind.into();
+        }
         Verdict::Store(observation) => match sink.store(root, session_id, &observation, redacted) {
             Ok(id) => {
                 if observation.kind == rules::CHECKPOINT {
-                    session.checkpoint_stored(&id);
+                    session.checkpoint_stored(&id, &observation.content);
                 }
                 status["verdict"] = "stored".into();
                 status["id"] = id.into();

@@ -162,6 +162,7 @@ pub(super) fn agent_hook(args: AgentHookArgs, out: &mut dyn Write) -> Result<u8,
         AgentEvent::PostToolUse
         | AgentEvent::PostToolUseFailure
         | AgentEvent::Stop
+        | AgentEvent::SessionEnd
         | AgentEvent::UserPrompt => {
             unreachable!("capture and prompt events are dispatched to their modules")
         }

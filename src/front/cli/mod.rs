@@ -312,6 +312,9 @@ enum AgentEvent {
     PostToolUse,
     PostToolUseFailure,
     Stop,
+    /// The session ended (Claude Code's `SessionEnd`): its last turn ends
+    /// too, for capture, when no `Stop` ended it (an interrupt, an exit).
+    SessionEnd,
 }
 
 #[derive(Debug, Subcommand)]
@@ -853,7 +856,7 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<u8, CliError> {
         Command::AgentHook(args) => match args.event {
             AgentEvent::PostToolUse | AgentEvent::PostToolUseFailure => Ok(capture::hook("tool")),
             AgentEvent::Stop if args.ask_agent => Ok(capture::stop_asking(out)),
-            AgentEvent::Stop => Ok(capture::hook("stop")),
+            AgentEvent::Stop | AgentEvent::SessionEnd => Ok(capture::hook("stop")),
             AgentEvent::UserPrompt => Ok(prompt::hook(args.explain, out)),
             _ => hooks::agent_hook(args, out),
         },

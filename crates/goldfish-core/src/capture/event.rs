@@ -293,7 +293,51 @@ pub struct Facts {
     /// The person interrupted the tool (`is_interrupt`, or a response
     /// `interrupted`): its run neither failed nor passed.
     pub interrupted: bool,
+    /// A runner's or checker's summary in the output reports failures
+    /// ([`failures::reports_failures`]), whatever the exit code.
+    pub reported_failures: bool,
+    /// Where the output says the run went wrong ([`failures::sites`]):
+    /// the files it names as given, the names it quotes and the code it
+    /// shows as [`fingerprint`]s.
+    pub sites: failures::Sites,
+    /// What the file held before the session's tool changed it, as the
+    /// hook saw it ([`note_baseline`]): `Some(None)` when it did not exist.
+    pub baseline: Option<Option<String>>,
+    /// The lines this event's edits added (not in the text they replaced)
+    /// and the identifiers in them, as [`fingerprint`]s: what the session
+    /// itself wrote.
+    pub added_lines: Vec<String>,
+    pub added_names: Vec<String>,
 }
+
+/// The payload key the hook writes a file's [`fingerprint`] before the
+/// tool changed it under (`null`: the file did not exist).
+pub const BASELINE_KEY: &str = "goldfish_before";
+
+/// A short hash of a text, line endings made `\n`: how a file's content,
+/// a line or a name is compared without keeping it.
+pub fn fingerprint(text: &str) -> String {
+    let text = text.replace("\r\n", "\n");
+    blake3::hash(text.as_bytes()).to_hex()[..16].to_owned()
+}
+
+/// Notes, in the payload, what the file a tool changed held before it
+/// ([`BASELINE_KEY`]): Claude Code's `tool_response.originalFile` (an
+/// `Edit`, a `Write` over a file), or nothing for a `Write` that created
+/// it. Called by the hook before strings are clipped; a payload that says
+/// neither is left as it is (unknown).
+pub fn note_baseline(payload: &mut Value) {
+    let response = &payload["tool_response"];
+    let baseline = match (response["originalFile"].as_str(), response["type"].as_str()) {
+        (Some(original), _) => Value::String(fingerprint(original)),
+        (None, Some("create")) => Value::Null,
+        _ => return,
+    };
+    payload[BASELINE_KEY] = baseline;
+}
+
+/// Added lines and names an event keeps.
+const MAX_ADDED: usize = 400;
 
 /// An edit of a file, as the hashes of the text it replaced (`None` for a
 /// whole file written) and of the new text.
@@ -430,6 +474,9 @@ pub fn facts(payload: &Value, root: &Path) -> Facts {
         "Read" => facts.read.extend(path_of("file_path")),
         "Edit" | "MultiEdit" | "Write" => {
             facts.modified.extend(path_of("file_path"));
+            if let Some(baseline) = payload.get(BASELINE_KEY) {
+                facts.baseline = Some(baseline.as_str().map(str::to_owned));
+            }
             facts.read_edits(input, path_of("file_path"));
             facts.read_change(input);
             if let Some(content) = input["content"].as_str().filter(|_| tool == "Write") {
@@ -472,6 +519,7 @@ impl Facts {
             let new = edit["new_string"].as_str().or(edit["content"].as_str());
             if let Some(new) = new {
                 let old = edit["old_string"].as_str();
+                self.note_added(old, new);
                 let what = what_changed(old, new).and_then(|what| self.keep_clear(&what));
                 self.edits.push(Edit {
                     file: file.clone(),
@@ -479,6 +527,24 @@ impl Facts {
                     new: text_hash(new),
                     what: what.filter(|what| !what.trim().is_empty()),
                 });
+            }
+        }
+    }
+
+    /// The lines `new` adds to `old` and the identifiers in them.
+    fn note_added(&mut self, old: Option<&str>, new: &str) {
+        let old: std::collections::HashSet<&str> =
+            old.unwrap_or_default().lines().map(str::trim).collect();
+        for line in new.lines().map(str::trim) {
+            if line.len() < 3 || old.contains(line) || self.added_lines.len() >= MAX_ADDED {
+                continue;
+            }
+            self.added_lines.push(fingerprint(line));
+            for name in failures::identifiers(line) {
+                let name = fingerprint(name);
+                if self.added_names.len() < MAX_ADDED && !self.added_names.contains(&name) {
+                    self.added_names.push(name);
+                }
             }
         }
     }
@@ -533,6 +599,11 @@ impl Facts {
             self.output = Some(redact::clip_middle(&kept, MAX_OUTPUT_BYTES));
         }
         self.read_failures(&output, held_orders);
+        self.reported_failures = failures::reports_failures(&output);
+        let mut sites = failures::sites(&output);
+        sites.names = sites.names.iter().map(|name| fingerprint(name)).collect();
+        sites.code = sites.code.iter().map(|code| fingerprint(code)).collect();
+        self.sites = sites;
     }
 
     /// The failing tests and the errors test runners and compilers print

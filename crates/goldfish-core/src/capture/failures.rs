@@ -102,6 +102,11 @@ pub fn read(output: &str) -> Failures {
         {
             found.test(without_duration(rest));
         }
+        // bun: `(fail) suite > test [0.12ms]`.
+        else if let Some(rest) = trimmed.strip_prefix("(fail) ") {
+            let name = rest.rsplit_once(" [").map_or(rest, |(name, _)| name);
+            found.test(name);
+        }
         // pytest: `FAILED path::test - message`, and `E` lines.
         else if let Some(rest) = trimmed.strip_prefix("FAILED ") {
             found.test(rest.split(" - ").next().unwrap_or(rest));
@@ -445,6 +450,166 @@ fn clip(line: &str) -> String {
     line[..end].to_owned()
 }
 
+/// Where an output says a check went wrong: the source files its
+/// diagnostics and tracebacks name, the identifiers its error lines quote,
+/// and the source lines it shows (rustc's and Vitest's code frames, a
+/// Python traceback's lines). What a session compares with the text it
+/// added: an error in code the session itself just wrote is its own.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sites {
+    pub files: Vec<String>,
+    pub names: Vec<String>,
+    pub code: Vec<String>,
+}
+
+/// Sites kept of each kind.
+const MAX_SITES: usize = 20;
+
+/// Reads the [`Sites`] of an output (colours removed first).
+pub fn sites(output: &str) -> Sites {
+    let text = strip_ansi(output);
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found = Sites::default();
+    let push = |list: &mut Vec<String>, item: &str| {
+        let item = item.trim();
+        if !item.is_empty() && item.len() <= MAX_LINE_BYTES && list.len() < MAX_SITES
+            && !list.iter().any(|i| i == item)
+        {
+            list.push(item.to_owned());
+        }
+    };
+    for (i, line) in lines.iter().enumerate() {
+        let trimmed = line.trim();
+        // `--> src/a.rs:3:5`, `src/a.ts(3,5): error`, `a.go:3:5: msg`.
+        let located = trimmed.strip_prefix("--> ").unwrap_or(trimmed);
+        if let Some(path) = source_path(located) {
+            push(&mut found.files, path);
+        }
+        // Python: `File "pkg/a.py", line 3, in f` and the code under it.
+        if let Some(rest) = trimmed.strip_prefix("File \"")
+            && let Some((path, after)) = rest.split_once('"')
+            && after.trim_start().starts_with(", line ")
+        {
+            push(&mut found.files, path);
+            if let Some(code) = lines.get(i + 1).map(|l| l.trim())
+                && !code.is_empty()
+                && !code.starts_with("File \"")
+                && !code.starts_with('^')
+            {
+                push(&mut found.code, code);
+            }
+        }
+        if is_code_frame(trimmed) {
+            let code = trimmed.trim_start_matches('>').trim_start();
+            let code = code.trim_start_matches(|c: char| c.is_ascii_digit()).trim_start();
+            let code = code.trim_start_matches('|');
+            if !code.trim().is_empty() && !code.trim().starts_with(['^', '-', '~', '|']) {
+                push(&mut found.code, code);
+            }
+        }
+        let lower = trimmed.to_ascii_lowercase();
+        if lower.starts_with("error") || lower.contains(" error") || lower.contains("error:")
+            || lower.contains("undefined:") || lower.contains("exception") || is_compiler_diagnostic(trimmed)
+        {
+            for name in quoted_names(trimmed) {
+                push(&mut found.names, name);
+            }
+        }
+    }
+    found
+}
+
+/// The path of a `PATH:LINE…` or `PATH(LINE,COL)` location at the start of
+/// `text`, when it names a source file.
+fn source_path(text: &str) -> Option<&str> {
+    let end = text.find([':', '(']).filter(|end| *end > 0)?;
+    let (path, rest) = text.split_at(end);
+    let digits = rest[1..].bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || path.contains(char::is_whitespace) {
+        return None;
+    }
+    let (stem, extension) = path.rsplit('/').next()?.rsplit_once('.')?;
+    let source = !stem.is_empty()
+        && (1..=5).contains(&extension.len())
+        && extension.bytes().all(|b| b.is_ascii_alphanumeric())
+        && extension.bytes().any(|b| b.is_ascii_alphabetic());
+    source.then_some(path.trim_start_matches("./"))
+}
+
+/// The identifiers an error line quotes (`` `a::b` ``, `'x'`, `"x"`, go's
+/// `undefined: x`), split at `::` and `.`, of 3 characters or more.
+fn quoted_names(line: &str) -> Vec<&str> {
+    let mut names = Vec::new();
+    let code = |c: char| c.is_alphanumeric() || "_:.<>&*".contains(c);
+    for (start, quote) in line.char_indices().filter(|(_, c)| "`'\"".contains(*c)) {
+        let inside = &line[start + 1..];
+        let end = inside.find(|c: char| !code(c)).unwrap_or(inside.len());
+        if end > 0 && inside[end..].starts_with(quote) {
+            names.extend(identifiers(&inside[..end]));
+        }
+    }
+    if let Some((_, rest)) = line.split_once("undefined: ") {
+        names.extend(identifiers(rest.split_whitespace().next().unwrap_or_default()));
+    }
+    names
+}
+
+/// The identifiers of `text` of 3 characters or more.
+pub fn identifiers(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|word| word.len() >= 3 && !word.starts_with(|c: char| c.is_ascii_digit()))
+}
+
+/// Whether a test runner's or a checker's summary in `output` reports
+/// failures, whatever the command's exit code (a pipe into `tail`, a
+/// `|| true`): bun's and node's `N fail`, cargo's `test result: FAILED`,
+/// pytest's `= N failed`, Jest's and Vitest's `Tests: N failed`, mocha's
+/// `N failing`, rspec's and ExUnit's `N failures`, go's `FAIL`, tsc's
+/// `Found N errors`, ESLint's `✖ N problems`, rustc's `could not compile`.
+/// A count of 0 reports none.
+pub fn reports_failures(output: &str) -> bool {
+    let text = strip_ansi(output);
+    text.lines().map(str::trim).any(summary_line_fails)
+}
+
+fn summary_line_fails(line: &str) -> bool {
+    // `N word` anywhere in the line, N > 0, for one of `words`.
+    let counts = |words: &[&str]| {
+        let tokens: Vec<&str> = line
+            .split(|c: char| c.is_whitespace() || c == ',' || c == '|' || c == '(' || c == ')')
+            .filter(|t| !t.is_empty())
+            .collect();
+        tokens.windows(2).any(|pair| {
+            pair[0].parse::<u64>().is_ok_and(|n| n > 0)
+                && words
+                    .iter()
+                    .any(|word| pair[1].trim_end_matches(['.', ';', ':', '!']) == *word)
+        })
+    };
+    line.starts_with("test result: FAILED")
+        || line.starts_with("error: could not compile")
+        || line == "FAIL"
+        || line.starts_with("FAIL\t")
+        || line.starts_with("--- FAIL:")
+        // bun: ` 3 fail`; node --test: `# fail 3`; mocha: `3 failing`.
+        || (line.ends_with(" fail") || line.ends_with(" failing")) && counts(&["fail", "failing"])
+        || line
+            .strip_prefix("# fail ")
+            .is_some_and(|n| n.trim().parse::<u64>().is_ok_and(|n| n > 0))
+        // pytest: `==== 1 failed, 2 passed in 0.1s ====`.
+        || line.starts_with('=') && counts(&["failed", "error", "errors"])
+        // Jest: `Tests: 3 failed, 10 passed`; Vitest: `Tests  3 failed | 10 passed`.
+        || (line.starts_with("Tests:") || line.starts_with("Tests ") || line.starts_with("Test Files ")
+            || line.starts_with("Test Suites:"))
+            && counts(&["failed"])
+        // rspec: `10 examples, 3 failures`; ExUnit: `10 tests, 3 failures`.
+        || (line.contains(" examples, ") || line.contains(" tests, ") || line.contains(" test, "))
+            && counts(&["failure", "failures"])
+        // tsc: `Found 3 errors in 2 files.`; ESLint: `✖ 3 problems (3 errors, 0 warnings)`.
+        || line.starts_with("Found ") && counts(&["error", "errors"])
+        || line.starts_with("✖ ") && counts(&["error", "errors"])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -586,5 +751,57 @@ mod tests {
         ] {
             assert!(read(quiet).errors.is_empty(), "{quiet}");
         }
+    }
+
+    #[test]
+    fn a_summary_that_reports_failures_is_failing_whatever_the_exit_code() {
+        for failing in [
+            " 1348 pass\n 3 fail\n 2402 expect() calls\nRan 1351 tests across 88 files. [4.21s]",
+            "test result: FAILED. 10 passed; 1 failed; 0 ignored",
+            "===== 1 failed, 12 passed in 0.31s =====",
+            "Tests:       3 failed, 10 passed, 13 total",
+            " Test Files  1 failed | 4 passed (5)\n      Tests  2 failed | 40 passed (42)",
+            "  12 passing (40ms)\n  3 failing",
+            "10 examples, 3 failures",
+            "Finished in 0.1 seconds\n1 doctest, 10 tests, 2 failures",
+            "# tests 4\n# pass 3\n# fail 1",
+            "--- FAIL: TestReset (0.00s)\nFAIL\nFAIL\tentire.io/cli/cmd 0.2s",
+            "Found 3 errors in 2 files.",
+            "✖ 3 problems (3 errors, 0 warnings)",
+            "\x1b[31m 2 fail\x1b[0m",
+        ] {
+            assert!(reports_failures(failing), "{failing}");
+        }
+        for passing in [
+            " 1351 pass\n 0 fail\nRan 1351 tests across 88 files.",
+            "test result: ok. 12 passed; 0 failed",
+            "===== 12 passed in 0.31s =====",
+            "Tests:       13 passed, 13 total",
+            "10 examples, 0 failures",
+            "# fail 0",
+            "ok  \tentire.io/cli/cmd\t0.2s",
+            "Found 0 errors. Watching for file changes.",
+            "grep: 3 fail lines would be odd but this is prose about failures",
+        ] {
+            assert!(!reports_failures(passing), "{passing}");
+        }
+    }
+
+    #[test]
+    fn sites_name_the_files_the_names_and_the_code_an_output_blames() {
+        let rust = "error[E0603]: module `rules` is private\n  --> src/app/capture.rs:12:30\n   |\n12 | use crate::domain::capture::rules::Pending;\n   |                              ^^^^^ private module\n";
+        let found = sites(rust);
+        assert_eq!(found.files, ["src/app/capture.rs"]);
+        assert_eq!(found.names, ["rules"]);
+        assert_eq!(found.code, ["use crate::domain::capture::rules::Pending;"]);
+        let python = "Traceback (most recent call last):\n  File \"pkg/more.py\", line 40, in sliced\n    return seq[n:]\nNameError: name 'seqq' is not defined\n";
+        let found = sites(python);
+        assert_eq!(found.files, ["pkg/more.py"]);
+        assert_eq!(found.code, ["return seq[n:]"]);
+        assert_eq!(found.names, ["seqq"]);
+        let go = "./cmd/reset.go:41:2: undefined: resetShadow\nsrc/a.ts(3,5): error TS2304: Cannot find name 'cartTotal'.";
+        let found = sites(go);
+        assert_eq!(found.files, ["cmd/reset.go", "src/a.ts"]);
+        assert_eq!(found.names, ["resetShadow", "cartTotal"]);
     }
 }

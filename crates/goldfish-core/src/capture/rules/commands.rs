@@ -166,6 +166,61 @@ const CHECK_WORDS: &[&str] = &[
     "unit",
 ];
 
+/// Checks whose findings are style, not behaviour: linters and formatters
+/// (by program, or a task named so), whose failure is no project bug.
+const LINTERS: &[&str] = &[
+    "cargo clippy",
+    "cargo fmt",
+    "ruff",
+    "eslint",
+    "npx eslint",
+    "golangci-lint",
+    "gofmt",
+    "go vet",
+    "prettier",
+    "npx prettier",
+    "biome",
+    "npx biome",
+    "rubocop",
+    "black",
+    "flake8",
+    "pylint",
+    "stylelint",
+    "mix format",
+    "mix credo",
+    "shellcheck",
+];
+
+/// The words that name a lint or format task (`lint:go`, `fmt`, `format-check`).
+const LINT_WORDS: &[&str] = &["lint", "linter", "fmt", "format", "clippy", "vet", "style", "prettier"];
+
+/// Whether `command` runs a linter or formatter, or a task of the project's
+/// runner named so (and not also a test).
+pub(super) fn is_lint(command: &str) -> bool {
+    let last = strip_env(command.rsplit("&&").next().unwrap_or(command).trim());
+    let last = before_pipe(last);
+    if LINTERS
+        .iter()
+        .any(|linter| last == *linter || last.starts_with(&format!("{linter} ")))
+    {
+        return true;
+    }
+    let Some(runner) = RUNNERS
+        .iter()
+        .filter(|runner| last.starts_with(&format!("{runner} ")))
+        .max_by_key(|runner| runner.len())
+    else {
+        return false;
+    };
+    let task = last[runner.len()..].split_whitespace().next().unwrap_or_default();
+    let words: Vec<String> = task
+        .split([':', '-', '_', '/', '.'])
+        .map(str::to_ascii_lowercase)
+        .collect();
+    words.iter().any(|word| LINT_WORDS.contains(&word.as_str()))
+        && !words.iter().any(|word| matches!(word.as_str(), "test" | "tests" | "ci" | "all"))
+}
+
 /// The command a pipeline's output comes from: what precedes the first
 /// `|` that is not `||` (a `| tail -50` or `| grep FAIL` shows less of
 /// the same check).

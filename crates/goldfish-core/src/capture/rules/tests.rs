@@ -30,19 +30,31 @@ fn edit_text(path: &str, old: &str, new: &str) -> Facts {
 }
 
 #[test]
-fn transcript_text_is_one_bounded_line_that_keeps_the_next_step() {
-    let answer = format!(
-        "Ported the renderer.\n\n{}\nNext: wire the new layout into the CLI.",
-        "Details of the port. ".repeat(40)
-    );
-    let line = answer_line(&answer);
-    assert!(!line.contains('\n'), "{line}");
-    assert!(line.len() <= MAX_ANSWER + 10, "{line}");
-    assert!(line.starts_with("Ported the renderer."), "{line}");
-    assert!(
-        line.ends_with("Next: wire the new layout into the CLI."),
-        "{line}"
-    );
+fn the_checkpoint_carries_every_turn_and_keeps_the_next_step() {
+    let mut session = AgentSession::default();
+    session.apply(&edit_text("src/render.rs", "a", "b"));
+    let turn = |request: &str, answer: &str| Turn {
+        requests: vec![request.to_owned()],
+        answers: vec![answer.to_owned()],
+        unchanged: vec![],
+    };
+    session.end_turn(&turn(
+        "Port the renderer",
+        "Ported it: `render_frame` must run on the UI thread, because the terminal handle is not `Send`.",
+    ));
+    session.apply(&edit_text("src/cli.rs", "a", "b"));
+    let verdicts = session.end_turn(&turn(
+        "Wire it in",
+        &format!("{}\nNext: wire the new layout into the CLI.", "Details of the port. ".repeat(40)),
+    ));
+    let Some((Verdict::Store(checkpoint), _)) = verdicts.last() else {
+        panic!("{verdicts:?}")
+    };
+    let content = &checkpoint.content;
+    assert!(content.starts_with("Port the renderer\nThen asked: Wire it in"), "{content}");
+    assert!(content.contains("Learned: Ported it: `render_frame` must run on the UI thread"), "{content}");
+    assert!(content.ends_with("Next: wire the new layout into the CLI."), "{content}");
+    assert!(!content.contains("Details of the port"), "{content}");
     assert_eq!(one_line("a\n\n  b\tc"), "a b c");
 }
 
@@ -101,8 +113,8 @@ fn edits_undone_or_restored_leave_no_fix_and_the_checkpoint_names_what_stayed() 
     session.apply(&failed);
     session.apply(&edit_text("a.go", "x", "y"));
     session.apply(&edit_text("b.go", "2", "1"));
-    assert!(matches!(session.apply(&passed), Verdict::Store(_)));
-    let summary = session.summary(None, None).unwrap();
+    assert!(matches!(session.apply(&passed), Verdict::Hold(_)));
+    let summary = session.summary().unwrap();
     assert_eq!(summary.files, ["a.go"]);
     // An interrupted run neither fails nor passes.
     let mut interrupted = bash("go test ./...", Outcome::Failed);
@@ -124,7 +136,7 @@ fn a_checkpoint_says_what_changed_when_no_fix_does() {
     );
     fix.edits[0].what = Some("`if abs(elem - elem2) < threshold:`".to_owned());
     session.apply(&fix);
-    let summary = session.summary(Some("fix the bug"), None).unwrap();
+    let summary = session.summary().unwrap();
     assert!(
         summary.content.contains(
             "Done: changed main.py. Changed main.py: `if abs(elem - elem2) < threshold:`."
@@ -135,7 +147,7 @@ fn a_checkpoint_says_what_changed_when_no_fix_does() {
     session.apply(&bash("pytest", Outcome::Failed));
     session.apply(&fix);
     session.apply(&bash("pytest", Outcome::Succeeded));
-    let summary = session.summary(None, None).unwrap();
+    let summary = session.summary().unwrap();
     assert_eq!(
         summary.content.matches("Changed main.py").count(),
         1,
@@ -170,7 +182,7 @@ fn a_check_failing_again_keeps_what_changed_since_it_first_failed() {
         "transcript.jsonl",
         "full.jsonl",
     ));
-    let Verdict::Store(fix) =
+    let Verdict::Hold(fix) =
         session.apply(&bash("go test -run TestBoth ./it/", Outcome::Succeeded))
     else {
         panic!("a fix is stored")
@@ -198,7 +210,7 @@ fn a_check_failing_then_passing_after_an_edit_is_a_bug_fix() {
         Verdict::Consult(_)
     ));
     assert_eq!(session.settled, 0);
-    let Verdict::Store(observation) =
+    let Verdict::Hold(observation) =
         session.apply(&bash("cargo test --test it", Outcome::Succeeded))
     else {
         panic!("a fix is stored");
@@ -230,7 +242,7 @@ fn trivial_commands_dead_ends_and_flaky_passes_are_not_stored() {
         Verdict::Skip(_)
     ));
     assert_eq!(session.settled, 1, "a flaky pass settles the failing run");
-    assert!(session.summary(None, None).is_none(), "nothing changed");
+    assert!(session.summary().is_none(), "nothing changed");
 }
 
 #[test]
@@ -337,7 +349,7 @@ fn a_different_test_passing_is_no_fix() {
         Verdict::Skip("check passed")
     );
     // The whole suite passing covers t0.
-    let Verdict::Store(fix) = session.apply(&bash("cargo test", Outcome::Succeeded)) else {
+    let Verdict::Hold(fix) = session.apply(&bash("cargo test", Outcome::Succeeded)) else {
         panic!("a fix is stored");
     };
     assert!(fix.content.contains("parse::t0"), "{}", fix.content);
@@ -435,32 +447,41 @@ fn issue_54_a_secret_removed_once_is_hidden_everywhere_in_the_session() {
         "{later:?}"
     );
     session.apply(&edit("src/config.rs"));
-    let Verdict::Store(fix) = session.apply(&bash("cargo test config_test", Outcome::Succeeded))
+    let Verdict::Hold(fix) = session.apply(&bash("cargo test config_test", Outcome::Succeeded))
     else {
         panic!("a bug fix")
     };
     let fix = session.hide_secrets(fix);
     assert!(
         fix.content
-            .contains("Error: error: login as …[redacted] refused"),
+            .contains("failed: error: login as …[redacted] refused"),
         "{}",
         fix.content
     );
     // The last answer, where the stated-value rule would remove the whole
     // line: hidden first, the rest of the line kept.
-    let Verdict::Store(checkpoint) = session.checkpoint(
-        Some("fix the config test"),
-        Some("Fixed it. Sup3rS3cret was hard-coded in config_test; it reads DB_PASSWORD now."),
-    ) else {
-        panic!("a checkpoint")
+    let verdicts = session.end_turn(&Turn {
+        requests: vec!["fix the config test".to_owned()],
+        answers: vec![
+            "Fixed it. Sup3rS3cret was hard-coded in config_test; it reads DB_PASSWORD now.".to_owned(),
+        ],
+        unchanged: vec![],
+    });
+    let Some((Verdict::Store(checkpoint), _)) = verdicts.last() else {
+        panic!("a checkpoint: {verdicts:?}")
     };
     assert!(
         checkpoint
             .content
-            .contains("Last answer: Fixed it. …[redacted] was hard-coded in config_test"),
+            .contains("…[redacted] was hard-coded in config_test"),
         "{}",
         checkpoint.content
     );
+    assert!(!checkpoint.content.contains("Sup3rS3cret"), "{}", checkpoint.content);
+    let (Verdict::Store(fix), 2) = &verdicts[0] else {
+        panic!("the held fix: {verdicts:?}")
+    };
+    assert!(!fix.content.contains("Sup3rS3cret"), "{}", fix.content);
     let saved = serde_json::to_string(&session).unwrap();
     assert!(!saved.contains("Sup3rS3cret"), "{saved}");
     let restored: AgentSession = serde_json::from_str(&saved).unwrap();
