@@ -19,13 +19,18 @@ worth keeping but not required: they count as true positives, not in
 recall). A memory quoting Claude Code's wrappers (`<local-command-caveat>`,
 `<command-name>`, the interrupt marker, …) matches no label. precision = TP / stored, recall =
 labels found / labels. A memory another stored memory supersedes is not
-counted (teammates see the newer one).
+counted (teammates see the newer one); `lines` counts every line written
+(superseded checkpoints too) and their precision.
 
-    python3 scripts/eval/capture_sessions.py --goldfish target/debug/goldfish [--json] [--only NAME] [--keep]
+The sessions are split by repository into a tuning half and a test half
+(labels.json `half`; the first 19 are tuning sessions): rules change only
+from what `--half tune` shows, `--half test` is read only to score.
+
+    python3 scripts/eval/capture_sessions.py --goldfish target/debug/goldfish [--half tune|test] [--json] [--only NAME] [--keep]
 
 Stdlib only (Python 3.11).
 """
-import argparse, json, os, re, shutil, subprocess, sys, tempfile
+import argparse, json, os, re, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -200,6 +205,7 @@ def replay_session(goldfish, folder, keep):
         repo = str(r.repo)
         tpath = work / "transcript.jsonl"
         failures = 0
+        hook_seconds, drain_seconds = [], []
         for e in events:
             lines = transcript[: e.get("transcript_lines", len(transcript))]
             tpath.write_text("".join(rewrite(l, orig, repo) + "\n" for l in lines))
@@ -207,13 +213,17 @@ def replay_session(goldfish, folder, keep):
             payload["transcript_path"] = str(tpath)
             if e["hook"] == "post-tool-use":
                 r.apply(payload)
+            started = time.perf_counter()
             p = r.run(["sh", "-c", r.hook_command(e["hook"])], stdin=json.dumps(payload), check=False)
+            hook_seconds.append(time.perf_counter() - started)
             failures += p.returncode != 0
             if e["hook"] == "stop":
                 # A turn ended: the user reads and types before the next
                 # one, so the queue drains before the transcript grows (and
                 # the replay does not depend on the worker's speed).
+                started = time.perf_counter()
                 r.run(["goldfish", "capture", "work", "--wait"], check=False)
+                drain_seconds.append(time.perf_counter() - started)
         # The session ends (Claude Code's SessionEnd), when init hooked it.
         if r.has_hook("session-end") and events:
             tpath.write_text("".join(rewrite(l, orig, repo) + "\n" for l in transcript))
@@ -222,7 +232,9 @@ def replay_session(goldfish, folder, keep):
             end.update({"transcript_path": str(tpath), "hook_event_name": "SessionEnd", "reason": "other"})
             p = r.run(["sh", "-c", r.hook_command("session-end")], stdin=json.dumps(end), check=False)
             failures += p.returncode != 0
+        started = time.perf_counter()
         r.run(["goldfish", "capture", "work", "--wait"], check=False)
+        drain_seconds.append(time.perf_counter() - started)
         status = r.run(["goldfish", "capture", "status", "--json"], check=False)
         try:
             status = json.loads(status.stdout)
@@ -233,14 +245,22 @@ def replay_session(goldfish, folder, keep):
                       if isinstance(s, str)} | {m.get("supersedes") for m in memories if isinstance(m.get("supersedes"), str)}
         shown = [m for m in memories if m.get("id") not in superseded]
         verdicts, used = score(shown, labels["expected"])
+        # Every line written, superseded checkpoints too: what the log holds.
+        all_verdicts, all_used = score(memories, labels["expected"])
         return {
             "session": folder.name,
             "shapes": labels.get("shapes", []),
             "events": len(events),
             "hook_failures": failures,
+            "hook_seconds": hook_seconds,
+            "drain_seconds": sum(drain_seconds),
+            "stops": sum(e["hook"] == "stop" for e in events),
             "labels": sum(not l.get("optional") for l in labels["expected"]),
             "stored": len(shown),
             "stored_total": len(memories),
+            "tp_total": sum(v is not None for v in all_verdicts),
+            "half": labels.get("half", "tune"),
+            "source_repo": labels.get("source_repo"),
             "tp": sum(v is not None for v in verdicts),
             "found": sum(u and not l.get("optional") for u, l in zip(used, labels["expected"])),
             "memories": [{"type": m.get("type"), "content": m.get("content"), "files": m.get("files"),
@@ -267,8 +287,12 @@ def aggregate(rows):
     tp = sum(r["tp"] for r in rows)
     labels = sum(r["labels"] for r in rows)
     found = sum(r["found"] for r in rows)
+    stored_total = sum(r["stored_total"] for r in rows)
+    tp_total = sum(r["tp_total"] for r in rows)
     return {"sessions": len(rows), "labels": labels, "stored": stored, "tp": tp, "found": found,
-            "precision": ratio(tp, stored), "recall": ratio(found, labels)}
+            "precision": ratio(tp, stored), "recall": ratio(found, labels),
+            "lines_written": stored_total, "lines_tp": tp_total, "lines_precision": ratio(tp_total, stored_total),
+            "repositories": len({r["source_repo"] or r["session"].split("-")[1] for r in rows})}
 
 
 def main():
@@ -276,6 +300,9 @@ def main():
     ap.add_argument("--goldfish", required=True, help="the goldfish binary to measure")
     ap.add_argument("--sessions", default=str(SESSIONS))
     ap.add_argument("--only", action="append", help="replay only this session (repeatable)")
+    ap.add_argument("--half", choices=["tune", "test"],
+                    help="replay only the sessions of this half (labels.json `half`, by repository; "
+                         "sessions without one are tuning sessions)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep each replay's folder")
     ap.add_argument("-v", "--verbose", action="store_true", help="print what was stored and what was missed")
@@ -283,10 +310,19 @@ def main():
     folders = sorted(p for p in Path(args.sessions).iterdir() if (p / "events.jsonl").exists())
     if args.only:
         folders = [f for f in folders if f.name in args.only]
+    if args.half:
+        half = lambda f: json.loads((f / "labels.json").read_text()).get("half", "tune")
+        folders = [f for f in folders if half(f) == args.half]
     rows = [replay_session(args.goldfish, f, args.keep) for f in folders]
     shapes = {s: aggregate([r for r in rows if s in r["shapes"]]) for s in SHAPES}
     total = aggregate(rows)
+    hooks = sorted(t for r in rows for t in r["hook_seconds"])
+    events = sum(r["events"] for r in rows)
+    total["hook_ms_p50"] = 1000 * hooks[len(hooks) // 2] if hooks else None
+    total["drain_ms_per_event"] = 1000 * sum(r["drain_seconds"] for r in rows) / events if events else None
     if args.json:
+        for r in rows:
+            r.pop("hook_seconds")
         json.dump({"goldfish": args.goldfish, "sessions": rows, "shapes": shapes, "total": total}, sys.stdout,
                   indent=1)
         print()
@@ -303,10 +339,14 @@ def main():
             for l in r["missed"]:
                 print(f"    MISSED {l['type']}: {l.get('what', l.get('all'))}")
     print()
-    print(f"{'shape':34} {'sessions':>8} {'labels':>6} {'stored':>6} {'TP':>4} {'found':>5} {'prec':>5} {'recall':>6}")
+    print(f"{'shape':34} {'sessions':>8} {'labels':>6} {'stored':>6} {'TP':>4} {'found':>5} {'prec':>5} {'recall':>6}"
+          f" {'lines':>6} {'linesTP':>7} {'lprec':>5}")
+    print(f"hook p50 {fmt(total['hook_ms_p50'])} ms a call; worker {fmt(total['drain_ms_per_event'])} ms an event "
+          f"(its drains' time over {events} hook events, stops included)")
     for s, a in list(shapes.items()) + [("TOTAL", total)]:
         print(f"{s:34} {a['sessions']:8} {a['labels']:6} {a['stored']:6} {a['tp']:4} {a['found']:5} "
-              f"{fmt(a['precision']):>5} {fmt(a['recall']):>6}")
+              f"{fmt(a['precision']):>5} {fmt(a['recall']):>6} {a['lines_written']:6} {a['lines_tp']:7} "
+              f"{fmt(a['lines_precision']):>5}")
 
 
 if __name__ == "__main__":

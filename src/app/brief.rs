@@ -119,17 +119,36 @@ type Newest<'a> = dyn Fn(
     ) -> Result<Vec<IndexedMemory>, crate::adapters::index::IndexError>
     + 'a;
 
-/// Where work stopped: the newest checkpoint and the newest plan (by
-/// `newest`), newer first; after a compaction, the session's own
-/// checkpoint (live, trusted) first.
+/// Checkpoints looked at for where work stopped.
+const CHECKPOINTS_WEIGHED: usize = 10;
+
+/// Where work stopped: a checkpoint and the newest plan (by `newest`),
+/// newer first. The checkpoint is the newest of the reader's branch before
+/// one of another branch, and a person's hand-off before a summary capture
+/// wrote (a teammate's captured session does not push out what someone
+/// wrote for the next one). After a compaction, the session's own
+/// checkpoint (live, trusted) comes first.
 fn where_work_stopped(
     index: &Index,
     scope: &Scope,
+    branch: Option<&str>,
     now: Timestamp,
     moment: &Moment,
     newest: &Newest<'_>,
 ) -> Result<Vec<IndexedMemory>, AppError> {
-    let mut state = newest(&["checkpoint"], 1, None)?;
+    let mut checkpoints = newest(&["checkpoint"], CHECKPOINTS_WEIGHED, None)?;
+    let captured = |memory: &IndexedMemory| {
+        memory.source.as_deref().is_some_and(|source| {
+            source.starts_with(crate::domain::recall::Captured::SOURCE_PREFIX)
+        })
+    };
+    // Newest first already; a stable sort keeps that order within a rank.
+    checkpoints.sort_by_key(|m| {
+        let elsewhere = branch.is_some() && m.branch.is_some() && m.branch.as_deref() != branch;
+        (elsewhere, captured(m))
+    });
+    checkpoints.truncate(1);
+    let mut state = checkpoints;
     state.extend(newest(&["plan"], 1, None)?);
     state.sort_by(|a, b| b.timestamp.cmp(&a.timestamp));
     if let Moment::Compacted {
@@ -178,7 +197,7 @@ fn brief_sections(
     let window = now
         .checked_sub(jiff::SignedDuration::from_hours(24 * BRIEF_WINDOW_DAYS))
         .ok();
-    let state = where_work_stopped(index, scope, now, moment, &newest)?;
+    let state = where_work_stopped(index, scope, branch, now, moment, &newest)?;
     let mut sections = Vec::new();
     if let Moment::Resumed { since: Some(since) } = moment {
         let mut new = newest(&[], 20, Some(*since))?;

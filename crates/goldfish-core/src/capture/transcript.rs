@@ -13,11 +13,14 @@ use serde_json::Value;
 
 /// Tags whose whole element a harness or Claude Code adds to a user entry:
 /// removed from a request, with what they hold.
-const INSERTED_BLOCKS: [&str; 4] = [
+const INSERTED_BLOCKS: [&str; 6] = [
     "system-reminder",
     "system_instruction",
     "system-instruction",
     "local-command-caveat",
+    // What an IDE extension adds: the file open, the lines selected.
+    "ide_opened_file",
+    "ide_selection",
 ];
 
 /// How entries that no person typed start (after blanks).

@@ -199,6 +199,10 @@ pub fn said(sentence: &str) -> Option<Said> {
     let lower = sentence.to_lowercase();
     if sentence.ends_with('?')
         || NARRATION.iter().any(|start| lower.starts_with(start))
+        // What the agent is about to do, wherever it says so.
+        || [" i'll ", " let me ", " i will ", " i'm going to "]
+            .iter()
+            .any(|plan| format!(" {lower}").contains(plan))
         || !names_identifier(sentence)
     {
         return None;
