@@ -1248,8 +1248,14 @@ fn a_gemini_session_is_captured_by_the_same_rules() {
     assert_eq!(fix["session"], "gemini-1");
     assert_eq!(fix["files"], json!(["src/git.rs"]));
     let content = fix["content"].as_str().unwrap();
-    assert!(content.starts_with("`sync::branch_switch` failed:"), "{content}");
-    assert!(content.contains("Check: `cargo test --test it sync::branch_switch` failed, then passed."), "{content}");
+    assert!(
+        content.starts_with("`sync::branch_switch` failed:"),
+        "{content}"
+    );
+    assert!(
+        content.contains("Check: `cargo test --test it sync::branch_switch` failed, then passed."),
+        "{content}"
+    );
     assert!(content.contains("journal not drained"), "{content}");
     assert!(
         !content.contains("PGID"),

@@ -267,7 +267,11 @@ fn no_labelled_injection_from_tool_output_or_an_answer_survives_into_a_stored_me
         enqueue("tool", &passing_npm_test(&repo, &session));
         // The turn ends: the fix held until then is stored.
         let path = env.path().join(format!("{session}.jsonl"));
-        transcript(&path, "Make the cart tests pass", "The cart total is right now.");
+        transcript(
+            &path,
+            "Make the cart tests pass",
+            "The cart total is right now.",
+        );
         enqueue("stop", &stop(&session, &path, &repo));
         runners.push(session);
     }

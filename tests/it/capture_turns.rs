@@ -40,7 +40,8 @@ impl<'a> Session<'a> {
 
     /// The person types `text`.
     fn ask(&mut self, text: &str) {
-        self.entries.push(json!({"type": "user", "message": {"role": "user", "content": text}}));
+        self.entries
+            .push(json!({"type": "user", "message": {"role": "user", "content": text}}));
         self.write_transcript();
     }
 
@@ -129,7 +130,11 @@ impl<'a> Session<'a> {
 
     fn checkpoint(&self) -> String {
         let checkpoints = self.of_type("checkpoint");
-        assert_eq!(checkpoints.len(), 1, "one checkpoint a session: {checkpoints:#?}");
+        assert_eq!(
+            checkpoints.len(),
+            1,
+            "one checkpoint a session: {checkpoints:#?}"
+        );
         checkpoints[0].clone()
     }
 }
@@ -140,22 +145,46 @@ fn a_lesson_of_the_first_turn_survives_the_third_stop() {
     let repo = env.repo("app", "alice");
     let mut session = Session::new(&env, &repo);
     session.ask("Make the env-var tests stop flaking");
-    session.edit("tests/env.rs", "fn set_home() {", "static ENV_LOCK: Mutex<()> = Mutex::new(());\nfn set_home() {");
+    session.edit(
+        "tests/env.rs",
+        "fn set_home() {",
+        "static ENV_LOCK: Mutex<()> = Mutex::new(());\nfn set_home() {",
+    );
     session.stop("The tests raced because `std::env::set_var` is process-global, so `ENV_LOCK` in tests/env.rs now serialises every test that sets a variable.");
     session.ask("Add a --verbose flag");
-    session.edit("src/cli.rs", "struct Args {", "struct Args {\n    verbose: bool,");
+    session.edit(
+        "src/cli.rs",
+        "struct Args {",
+        "struct Args {\n    verbose: bool,",
+    );
     session.stop("Added the `--verbose` flag to src/cli.rs.");
     session.ask("What would the plan for the config rewrite look like?");
-    session.edit("docs/plan.md", "# Plan", "# Plan\n\n1. Split config loading.");
+    session.edit(
+        "docs/plan.md",
+        "# Plan",
+        "# Plan\n\n1. Split config loading.",
+    );
     session.stop("Now let me design the plan.");
 
     let checkpoint = session.checkpoint();
-    assert!(checkpoint.starts_with("Make the env-var tests stop flaking"), "titled by its request: {checkpoint}");
-    assert!(checkpoint.contains("ENV_LOCK"), "the first turn's lesson: {checkpoint}");
+    assert!(
+        checkpoint.starts_with("Make the env-var tests stop flaking"),
+        "titled by its request: {checkpoint}"
+    );
+    assert!(
+        checkpoint.contains("ENV_LOCK"),
+        "the first turn's lesson: {checkpoint}"
+    );
     assert!(checkpoint.contains("process-global"), "{checkpoint}");
-    assert!(checkpoint.contains("Add a --verbose flag"), "every request: {checkpoint}");
+    assert!(
+        checkpoint.contains("Add a --verbose flag"),
+        "every request: {checkpoint}"
+    );
     assert!(checkpoint.contains("config rewrite"), "{checkpoint}");
-    assert!(!checkpoint.contains("Now let me design the plan"), "narration is no lesson: {checkpoint}");
+    assert!(
+        !checkpoint.contains("Now let me design the plan"),
+        "narration is no lesson: {checkpoint}"
+    );
     for file in ["tests/env.rs", "src/cli.rs", "docs/plan.md"] {
         assert!(checkpoint.contains(file), "{file}: {checkpoint}");
     }
@@ -174,17 +203,34 @@ fn a_fix_is_the_change_between_the_last_failing_and_the_first_passing_run() {
     session.edit("src/ui.rs", "draw(frame)", "draw(frame, &state)");
     session.failed("cargo test config", failing);
     // The fix.
-    session.edit("src/config.rs", "let base = home.join(\".config\");", "let base = xdg_config_home().unwrap_or_else(|| home.join(\".config\"));");
+    session.edit(
+        "src/config.rs",
+        "let base = home.join(\".config\");",
+        "let base = xdg_config_home().unwrap_or_else(|| home.join(\".config\"));",
+    );
     session.passed("cargo test config", "running 1 test\ntest config::reads_xdg_config_home ... ok\n\ntest result: ok. 1 passed; 0 failed");
     session.stop("Fixed: `load` now prefers XDG_CONFIG_HOME.");
 
-    let fixes: Vec<Value> = session.current().into_iter().filter(|l| l["type"] == "bug-fix").collect();
+    let fixes: Vec<Value> = session
+        .current()
+        .into_iter()
+        .filter(|l| l["type"] == "bug-fix")
+        .collect();
     assert_eq!(fixes.len(), 1, "{fixes:#?}");
     assert_eq!(fixes[0]["files"], json!(["src/config.rs"]), "{fixes:#?}");
     let content = fixes[0]["content"].as_str().unwrap();
-    assert!(content.contains("xdg_config_home()"), "the change that fixed it: {content}");
-    assert!(!content.contains("event.rs") && !content.contains("Action::Quit"), "{content}");
-    assert!(content.starts_with("`config::reads_xdg_config_home` failed"), "titled by the test: {content}");
+    assert!(
+        content.contains("xdg_config_home()"),
+        "the change that fixed it: {content}"
+    );
+    assert!(
+        !content.contains("event.rs") && !content.contains("Action::Quit"),
+        "{content}"
+    );
+    assert!(
+        content.starts_with("`config::reads_xdg_config_home` failed"),
+        "titled by the test: {content}"
+    );
 }
 
 #[test]
@@ -193,20 +239,38 @@ fn an_error_in_code_the_session_had_just_written_is_no_bug_fix() {
     let repo = env.repo("app", "alice");
     let mut session = Session::new(&env, &repo);
     session.ask("Use the pending edits in the app layer");
-    session.edit("src/app/capture.rs", "use crate::domain::capture::event;", "use crate::domain::capture::event;\nuse crate::domain::capture::rules::Pending;");
+    session.edit(
+        "src/app/capture.rs",
+        "use crate::domain::capture::event;",
+        "use crate::domain::capture::event;\nuse crate::domain::capture::rules::Pending;",
+    );
     session.failed(
         "cargo build",
         "   Compiling goldfish v0.1.0\nerror[E0603]: module `rules` is private\n  --> src/app/capture.rs:12:30\n   |\n12 | use crate::domain::capture::rules::Pending;\n   |                              ^^^^^ private module\n\nerror: could not compile `goldfish` (lib) due to 1 previous error",
     );
-    session.edit("src/app/capture.rs", "use crate::domain::capture::rules::Pending;", "use crate::domain::capture::Pending;");
-    session.passed("cargo build", "   Compiling goldfish v0.1.0\n    Finished `dev` profile");
+    session.edit(
+        "src/app/capture.rs",
+        "use crate::domain::capture::rules::Pending;",
+        "use crate::domain::capture::Pending;",
+    );
+    session.passed(
+        "cargo build",
+        "   Compiling goldfish v0.1.0\n    Finished `dev` profile",
+    );
     session.stop("The app layer now uses `Pending` through the re-export.");
 
-    assert!(session.of_type("bug-fix").is_empty(), "{:#?}", session.current());
+    assert!(
+        session.of_type("bug-fix").is_empty(),
+        "{:#?}",
+        session.current()
+    );
     let checkpoint = session.checkpoint();
     assert!(checkpoint.contains("src/app/capture.rs"), "{checkpoint}");
     let status = env.ok(&repo, &["capture", "status", "--json"]);
-    assert!(status.contains("code this session had just written"), "why not stored: {status}");
+    assert!(
+        status.contains("code this session had just written"),
+        "why not stored: {status}"
+    );
 }
 
 #[test]
@@ -215,7 +279,11 @@ fn a_failing_summary_behind_a_pipe_is_failing() {
     let repo = env.repo("app", "alice");
     let mut session = Session::new(&env, &repo);
     session.ask("Make checkout report a failed git checkout");
-    session.edit("src/engine.ts", "await Bun.spawn(args)", "const proc = Bun.spawn(args);");
+    session.edit(
+        "src/engine.ts",
+        "await Bun.spawn(args)",
+        "const proc = Bun.spawn(args);",
+    );
     // `| tail` exits 0 whatever the tests did.
     session.passed(
         "bun run test | tail -60",
@@ -224,7 +292,10 @@ fn a_failing_summary_behind_a_pipe_is_failing() {
     session.stop("Tests run; three still fail.");
 
     let checkpoint = session.checkpoint();
-    assert!(checkpoint.contains("`bun run test | tail -60` failing"), "{checkpoint}");
+    assert!(
+        checkpoint.contains("`bun run test | tail -60` failing"),
+        "{checkpoint}"
+    );
     assert!(!checkpoint.contains("passing"), "{checkpoint}");
 }
 
@@ -250,7 +321,11 @@ fn what_the_person_put_back_is_not_done() {
         json!({"filePath": path, "oldString": "id INTEGER PRIMARY KEY)", "newString": "id INTEGER PRIMARY KEY, email TEXT)", "originalFile": schema, "structuredPatch": [], "userModified": false, "replaceAll": false}),
     );
     hook(&env, &repo, "post-tool-use", &payload);
-    fs::write(repo.join("src/lib.rs"), "pub fn name() {}\npub fn email() {}\n").unwrap();
+    fs::write(
+        repo.join("src/lib.rs"),
+        "pub fn name() {}\npub fn email() {}\n",
+    )
+    .unwrap();
     let lib = repo.join("src/lib.rs");
     let payload = session.payload(
         "Edit",
@@ -259,20 +334,36 @@ fn what_the_person_put_back_is_not_done() {
     );
     hook(&env, &repo, "post-tool-use", &payload);
     session.stop("Added the `email` column in src/schema.sql and `email()` in src/lib.rs.");
-    assert!(session.checkpoint().contains("src/schema.sql"), "{}", session.checkpoint());
+    assert!(
+        session.checkpoint().contains("src/schema.sql"),
+        "{}",
+        session.checkpoint()
+    );
 
     // The person puts the schema back outside the agent's tools.
     env.git(&repo, &["checkout", "--", "src/schema.sql"]);
-    session.ask("I've reverted your schema change, we keep the column out for now. Keep the accessor.");
+    session.ask(
+        "I've reverted your schema change, we keep the column out for now. Keep the accessor.",
+    );
     session.stop("Understood: the schema stays as it was; `email()` in src/lib.rs stays.");
 
     let current = session.current();
     let checkpoint = current.iter().find(|l| l["type"] == "checkpoint").unwrap();
     let content = checkpoint["content"].as_str().unwrap();
-    let done = content.lines().find(|l| l.starts_with("Done:")).unwrap_or_default();
+    let done = content
+        .lines()
+        .find(|l| l.starts_with("Done:"))
+        .unwrap_or_default();
     assert!(done.contains("src/lib.rs"), "{content}");
-    assert!(!done.contains("src/schema.sql"), "put back is not done: {content}");
-    assert_eq!(checkpoint["files"], json!(["src/lib.rs"]), "{checkpoint:#?}");
+    assert!(
+        !done.contains("src/schema.sql"),
+        "put back is not done: {content}"
+    );
+    assert_eq!(
+        checkpoint["files"],
+        json!(["src/lib.rs"]),
+        "{checkpoint:#?}"
+    );
 }
 
 #[test]
@@ -285,16 +376,35 @@ fn the_cause_the_agent_stated_is_in_the_fix() {
         "bun test engine",
         "engine.test.ts:\n(fail) engine > reports a failed checkout [3.10ms]\n\nerror: expect(received).toBe(expected)\nExpected: \"failed\"\nReceived: \"done\"\n\n 0 pass\n 1 fail\nRan 1 tests across 1 files.",
     );
-    session.edit("src/engine.ts", "await Bun.spawn(args);", "const proc = Bun.spawn(args);\nif ((await proc.exited) !== 0) return \"failed\";");
-    session.passed("bun test engine", " 1 pass\n 0 fail\nRan 1 tests across 1 files.");
+    session.edit(
+        "src/engine.ts",
+        "await Bun.spawn(args);",
+        "const proc = Bun.spawn(args);\nif ((await proc.exited) !== 0) return \"failed\";",
+    );
+    session.passed(
+        "bun test engine",
+        " 1 pass\n 0 fail\nRan 1 tests across 1 files.",
+    );
     session.stop("Found it. `Bun.spawn` does not throw on a non-zero exit, so the failed checkout in engine.ts was ignored; it now awaits `proc.exited` and reports the code.");
 
     let fixes = session.of_type("bug-fix");
     assert_eq!(fixes.len(), 1, "{:#?}", session.current());
     let fix = &fixes[0];
-    assert!(fix.contains("does not throw on a non-zero exit"), "the why: {fix}");
-    assert!(!fix.starts_with("`bun test"), "titled by its symptom, not the command: {fix}");
-    assert!(fix.lines().next().unwrap().contains("reports a failed checkout"), "{fix}");
+    assert!(
+        fix.contains("does not throw on a non-zero exit"),
+        "the why: {fix}"
+    );
+    assert!(
+        !fix.starts_with("`bun test"),
+        "titled by its symptom, not the command: {fix}"
+    );
+    assert!(
+        fix.lines()
+            .next()
+            .unwrap()
+            .contains("reports a failed checkout"),
+        "{fix}"
+    );
     // The checkpoint names the fix, it does not restate it.
     let checkpoint = session.checkpoint();
     assert!(checkpoint.contains("Fixed: "), "{checkpoint}");

@@ -363,7 +363,9 @@ fn process(
     for (n, (verdict, settles)) in verdicts.into_iter().enumerate() {
         let mut status = status.clone();
         // What the event's texts lost is told once, by its first verdict.
-        if n > 0 && let Some(fields) = status.as_object_mut() {
+        if n > 0
+            && let Some(fields) = status.as_object_mut()
+        {
             fields.remove(INSTRUCTIONS_REMOVED);
         }
         // The failing runs this verdict settled: `capture status` counts
@@ -427,8 +429,7 @@ fn stop_verdicts(
             .filter(|text| !text.trim().is_empty())
             .map(str::to_owned)
     };
-    if let Some(answer) = text_of("last_assistant_message").or_else(|| text_of("prompt_response"))
-    {
+    if let Some(answer) = text_of("last_assistant_message").or_else(|| text_of("prompt_response")) {
         answers.retain(|a| a.trim() != answer.trim());
         answers.push(answer);
     }
@@ -463,7 +464,10 @@ const MAX_BASELINE_BYTES: u64 = 16 << 20;
 /// session changed them (or are absent again): a regular file of the
 /// repository, read whole up to [`MAX_BASELINE_BYTES`]; a file that
 /// cannot be read so is not judged.
-fn put_back(root: &Path, baseline: &std::collections::BTreeMap<String, Option<String>>) -> Vec<String> {
+fn put_back(
+    root: &Path,
+    baseline: &std::collections::BTreeMap<String, Option<String>>,
+) -> Vec<String> {
     use std::io::Read;
     baseline
         .iter()

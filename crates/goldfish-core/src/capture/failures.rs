@@ -472,7 +472,9 @@ pub fn sites(output: &str) -> Sites {
     let mut found = Sites::default();
     let push = |list: &mut Vec<String>, item: &str| {
         let item = item.trim();
-        if !item.is_empty() && item.len() <= MAX_LINE_BYTES && list.len() < MAX_SITES
+        if !item.is_empty()
+            && item.len() <= MAX_LINE_BYTES
+            && list.len() < MAX_SITES
             && !list.iter().any(|i| i == item)
         {
             list.push(item.to_owned());
@@ -501,15 +503,21 @@ pub fn sites(output: &str) -> Sites {
         }
         if is_code_frame(trimmed) {
             let code = trimmed.trim_start_matches('>').trim_start();
-            let code = code.trim_start_matches(|c: char| c.is_ascii_digit()).trim_start();
+            let code = code
+                .trim_start_matches(|c: char| c.is_ascii_digit())
+                .trim_start();
             let code = code.trim_start_matches('|');
             if !code.trim().is_empty() && !code.trim().starts_with(['^', '-', '~', '|']) {
                 push(&mut found.code, code);
             }
         }
         let lower = trimmed.to_ascii_lowercase();
-        if lower.starts_with("error") || lower.contains(" error") || lower.contains("error:")
-            || lower.contains("undefined:") || lower.contains("exception") || is_compiler_diagnostic(trimmed)
+        if lower.starts_with("error")
+            || lower.contains(" error")
+            || lower.contains("error:")
+            || lower.contains("undefined:")
+            || lower.contains("exception")
+            || is_compiler_diagnostic(trimmed)
         {
             for name in quoted_names(trimmed) {
                 push(&mut found.names, name);
@@ -549,7 +557,9 @@ fn quoted_names(line: &str) -> Vec<&str> {
         }
     }
     if let Some((_, rest)) = line.split_once("undefined: ") {
-        names.extend(identifiers(rest.split_whitespace().next().unwrap_or_default()));
+        names.extend(identifiers(
+            rest.split_whitespace().next().unwrap_or_default(),
+        ));
     }
     names
 }

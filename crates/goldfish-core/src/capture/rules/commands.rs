@@ -192,7 +192,9 @@ const LINTERS: &[&str] = &[
 ];
 
 /// The words that name a lint or format task (`lint:go`, `fmt`, `format-check`).
-const LINT_WORDS: &[&str] = &["lint", "linter", "fmt", "format", "clippy", "vet", "style", "prettier"];
+const LINT_WORDS: &[&str] = &[
+    "lint", "linter", "fmt", "format", "clippy", "vet", "style", "prettier",
+];
 
 /// Whether `command` runs a linter or formatter, or a task of the project's
 /// runner named so (and not also a test).
@@ -212,13 +214,18 @@ pub(super) fn is_lint(command: &str) -> bool {
     else {
         return false;
     };
-    let task = last[runner.len()..].split_whitespace().next().unwrap_or_default();
+    let task = last[runner.len()..]
+        .split_whitespace()
+        .next()
+        .unwrap_or_default();
     let words: Vec<String> = task
         .split([':', '-', '_', '/', '.'])
         .map(str::to_ascii_lowercase)
         .collect();
     words.iter().any(|word| LINT_WORDS.contains(&word.as_str()))
-        && !words.iter().any(|word| matches!(word.as_str(), "test" | "tests" | "ci" | "all"))
+        && !words
+            .iter()
+            .any(|word| matches!(word.as_str(), "test" | "tests" | "ci" | "all"))
 }
 
 /// The command a pipeline's output comes from: what precedes the first

@@ -15,8 +15,8 @@ pub mod turn;
 
 pub use commands::is_check;
 use commands::{covers, is_lint, is_trivial, normalize, runner_summary};
-pub use turn::Turn;
 use decision::decision_record;
+pub use turn::Turn;
 
 /// Memories one session may add; what comes after is skipped and counted.
 pub const MAX_STORED_PER_SESSION: usize = 10;
@@ -428,7 +428,13 @@ impl AgentSession {
         // Bounded however often it fails: the first ones tell it.
         failure.tests.truncate(MAX_KEPT_PER_FAILURE);
         failure.errors.truncate(MAX_KEPT_PER_FAILURE);
-        failure.named = facts.sites.files.iter().take(MAX_KEPT_PER_FAILURE).cloned().collect();
+        failure.named = facts
+            .sites
+            .files
+            .iter()
+            .take(MAX_KEPT_PER_FAILURE)
+            .cloned()
+            .collect();
         // An error the session made: no failing test, and the code or the
         // names the errors point at are what the session itself added.
         let sites = &facts.sites;
@@ -623,7 +629,8 @@ impl AgentSession {
         if self.requests.len() > MAX_REQUESTS {
             // The first request says what the session is for; the latest
             // what it is doing.
-            self.requests.drain(1..self.requests.len() - MAX_REQUESTS + 1);
+            self.requests
+                .drain(1..self.requests.len() - MAX_REQUESTS + 1);
         }
         let answers: Vec<String> = turn.answers.iter().map(|a| clean(a)).collect();
         for sentence in answers.iter().flat_map(|a| turn::sentences(a)) {
@@ -640,7 +647,11 @@ impl AgentSession {
             // The least telling first, the oldest of them.
             while self.learned.len() > MAX_LEARNED {
                 let worst = self.learned.iter().map(|l| l.rank).max().unwrap_or(0);
-                let at = self.learned.iter().position(|l| l.rank == worst).unwrap_or(0);
+                let at = self
+                    .learned
+                    .iter()
+                    .position(|l| l.rank == worst)
+                    .unwrap_or(0);
                 self.learned.remove(at);
             }
         }
@@ -660,7 +671,8 @@ impl AgentSession {
                     .get(file)
                     .is_some_and(|edits| edits.iter().any(|p| &p.new == new))
             });
-            fix.files.retain(|file| fix.edits.iter().any(|(f, _)| f == file));
+            fix.files
+                .retain(|file| fix.edits.iter().any(|(f, _)| f == file));
             if fix.files.is_empty() {
                 verdicts.push((Verdict::Skip(REVERTED), fix.settles));
                 continue;
@@ -675,15 +687,18 @@ impl AgentSession {
                 .map(|file| file.rsplit('/').next().unwrap_or(file).to_owned())
                 .collect();
             names.extend(fix.symbols.iter().cloned());
-            names.extend(
-                fix.tests
-                    .iter()
-                    .map(|test| test.rsplit([':', '.', '/', ' ']).next().unwrap_or(test).to_owned()),
-            );
+            names.extend(fix.tests.iter().map(|test| {
+                test.rsplit([':', '.', '/', ' '])
+                    .next()
+                    .unwrap_or(test)
+                    .to_owned()
+            }));
             let why = turn::why(&answers, &names, 2);
             let observation = self.fix_observation(&fix, &why);
-            self.fixed
-                .push(clip(observation.content.lines().next().unwrap_or_default(), 160));
+            self.fixed.push(clip(
+                observation.content.lines().next().unwrap_or_default(),
+                160,
+            ));
             self.stored += 1;
             verdicts.push((Verdict::Store(observation), fix.settles));
         }
@@ -769,7 +784,10 @@ impl AgentSession {
             content.push_str(&format!("\nChecks: {}.", checks.join("; ")));
         }
         if let Some(next) = &self.next {
-            content.push_str(&format!("\nNext: {}", clip(next.trim_start_matches("Next:").trim(), 240)));
+            content.push_str(&format!(
+                "\nNext: {}",
+                clip(next.trim_start_matches("Next:").trim(), 240)
+            ));
         }
         let content = redact::strip_private(&content);
         // The session's secrets first: a line that names one keeps the rest
@@ -930,7 +948,9 @@ fn is_test_file(path: &str) -> bool {
         || name.contains(".test.")
         || name.contains(".spec.")
         || stem.ends_with("Test")
-        || path.split('/').any(|part| matches!(part, "test" | "tests" | "spec" | "__tests__"))
+        || path
+            .split('/')
+            .any(|part| matches!(part, "test" | "tests" | "spec" | "__tests__"))
 }
 
 /// The function an edit is in, from [`Edit::what`]'s `in NAME`.

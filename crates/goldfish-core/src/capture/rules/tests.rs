@@ -45,15 +45,27 @@ fn the_checkpoint_carries_every_turn_and_keeps_the_next_step() {
     session.apply(&edit_text("src/cli.rs", "a", "b"));
     let verdicts = session.end_turn(&turn(
         "Wire it in",
-        &format!("{}\nNext: wire the new layout into the CLI.", "Details of the port. ".repeat(40)),
+        &format!(
+            "{}\nNext: wire the new layout into the CLI.",
+            "Details of the port. ".repeat(40)
+        ),
     ));
     let Some((Verdict::Store(checkpoint), _)) = verdicts.last() else {
         panic!("{verdicts:?}")
     };
     let content = &checkpoint.content;
-    assert!(content.starts_with("Port the renderer\nThen asked: Wire it in"), "{content}");
-    assert!(content.contains("Learned: Ported it: `render_frame` must run on the UI thread"), "{content}");
-    assert!(content.ends_with("Next: wire the new layout into the CLI."), "{content}");
+    assert!(
+        content.starts_with("Port the renderer\nThen asked: Wire it in"),
+        "{content}"
+    );
+    assert!(
+        content.contains("Learned: Ported it: `render_frame` must run on the UI thread"),
+        "{content}"
+    );
+    assert!(
+        content.ends_with("Next: wire the new layout into the CLI."),
+        "{content}"
+    );
     assert!(!content.contains("Details of the port"), "{content}");
     assert_eq!(one_line("a\n\n  b\tc"), "a b c");
 }
@@ -463,7 +475,8 @@ fn issue_54_a_secret_removed_once_is_hidden_everywhere_in_the_session() {
     let verdicts = session.end_turn(&Turn {
         requests: vec!["fix the config test".to_owned()],
         answers: vec![
-            "Fixed it. Sup3rS3cret was hard-coded in config_test; it reads DB_PASSWORD now.".to_owned(),
+            "Fixed it. Sup3rS3cret was hard-coded in config_test; it reads DB_PASSWORD now."
+                .to_owned(),
         ],
         unchanged: vec![],
     });
@@ -477,7 +490,11 @@ fn issue_54_a_secret_removed_once_is_hidden_everywhere_in_the_session() {
         "{}",
         checkpoint.content
     );
-    assert!(!checkpoint.content.contains("Sup3rS3cret"), "{}", checkpoint.content);
+    assert!(
+        !checkpoint.content.contains("Sup3rS3cret"),
+        "{}",
+        checkpoint.content
+    );
     let (Verdict::Store(fix), 2) = &verdicts[0] else {
         panic!("the held fix: {verdicts:?}")
     };

@@ -308,7 +308,9 @@ mod tests {
         let why = why(&answers, &["config.rs".to_owned()], 2);
         assert_eq!(
             why,
-            ["The root cause: `load_config` never reads XDG_CONFIG_HOME, because config.rs joins HOME first."]
+            [
+                "The root cause: `load_config` never reads XDG_CONFIG_HOME, because config.rs joins HOME first."
+            ]
         );
         assert!(super::why(&answers, &["ui.rs".to_owned()], 2).is_empty());
         assert_eq!(
