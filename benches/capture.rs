@@ -102,6 +102,16 @@ fn main() {
         "rules, per event (in process)",
         per_event,
     ));
+    let per_stop = stop_cost(&set);
+    println!(
+        "| rules, per Stop (in process: a session of the set's events, a turn of 3 answers) | {} | |",
+        micros(per_stop)
+    );
+    emit(Row::time(
+        "capture",
+        "rules, per Stop (in process)",
+        per_stop,
+    ));
 
     let path = common::model_home()
         .join("models/capture")
@@ -150,6 +160,37 @@ fn main() {
         "MB",
         peak,
     ));
+}
+
+/// What the rules take at a Stop (`AgentSession::end_turn`: the turn's
+/// findings, its held fixes, the checkpoint), mean of 200, on a session of
+/// every event of the labelled set and a turn of three answers of about
+/// 1,500 characters each.
+fn stop_cost(set: &[eval::Labelled]) -> Duration {
+    use goldfish::domain::capture::event;
+    use goldfish::domain::capture::rules::{AgentSession, Turn};
+    let mut session = AgentSession::default();
+    for labelled in set {
+        let mut payload = labelled.payload.clone();
+        event::sanitize(&mut payload);
+        let facts = session.facts(&payload, Path::new("/repo"));
+        session.apply(&facts);
+    }
+    let answer = "The sync raced because `drain_journal` ran after `read_tree`, so src/sync.rs now drains first. ".repeat(16);
+    let turn = Turn {
+        requests: vec!["Fix the flaky sync test on branch switch".to_owned()],
+        answers: vec![answer.clone(), answer.clone(), answer],
+        unchanged: vec![],
+    };
+    let runs = 200;
+    let mut total = Duration::ZERO;
+    for _ in 0..runs {
+        let mut session = session.clone();
+        let started = Instant::now();
+        std::hint::black_box(session.end_turn(&turn));
+        total += started.elapsed();
+    }
+    total / runs
 }
 
 /// p50 and p95 of `calls` runs of `once`, after 5 unmeasured.

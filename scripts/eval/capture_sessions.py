@@ -42,12 +42,28 @@ HOOK_NAMES = {"post-tool-use": "PostToolUse", "post-tool-use-failure": "PostTool
 
 def rewrite(value, old, new):
     if isinstance(value, str):
+        if old and WINDOWS.match(old):
+            return windows_paths(value, old, new)
         return value.replace(old, new) if old else value
     if isinstance(value, list):
         return [rewrite(v, old, new) for v in value]
     if isinstance(value, dict):
         return {k: rewrite(v, old, new) for k, v in value.items()}
     return value
+
+
+WINDOWS = re.compile(r"^[A-Za-z]:\\")
+
+
+def windows_paths(text, old, new):
+    """A session recorded on Windows (`D:\\repo`, Git Bash's `/d/repo`):
+    its paths under the session's folder become the replay's, with `/`
+    (the replay runs on Linux, where `\\` is no separator)."""
+    tail = r"((?:[\\/][^\\/\s\"'<>|:*?`]+)*)"
+    drive, rest = old[0], old[3:].replace("\\", "/")
+    for root in (re.escape(old), re.escape(f"/{drive.lower()}/{rest}"), re.escape(f"{drive}:/{rest}")):
+        text = re.sub(root + tail, lambda m: new + m.group(1).replace("\\", "/"), text, flags=re.IGNORECASE)
+    return text
 
 
 class Replay:

@@ -199,7 +199,19 @@ pub fn transcript_since(path: &Path, from: u64) -> (Vec<String>, Vec<String>, u6
         start => entries_from(&mut file, start),
     };
     let entries = entries.unwrap_or_default();
-    let requests = entries.iter().filter_map(transcript::request_in).collect();
+    let mut requests: Vec<String> = Vec::new();
+    // A long stretch read only at its end: its first 4 MiB too, for the
+    // requests (the first says what the session is for).
+    if start > from
+        && let Some(head) = entries_at_line(&mut file, from)
+    {
+        requests.extend(head.iter().filter_map(transcript::request_in));
+    }
+    for request in entries.iter().filter_map(transcript::request_in) {
+        if !requests.contains(&request) {
+            requests.push(request);
+        }
+    }
     let answers = entries.iter().filter_map(transcript::answer_in).collect();
     (requests, answers, length)
 }
