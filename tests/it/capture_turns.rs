@@ -117,6 +117,11 @@ impl<'a> Session<'a> {
         lines
             .into_iter()
             .filter(|l| !replaced.contains(&l["id"]))
+            .filter(|l| {
+                l["source"]
+                    .as_str()
+                    .is_some_and(|s| s.starts_with("capture:"))
+            })
             .collect()
     }
 
@@ -408,4 +413,47 @@ fn the_cause_the_agent_stated_is_in_the_fix() {
     // The checkpoint names the fix, it does not restate it.
     let checkpoint = session.checkpoint();
     assert!(checkpoint.contains("Fixed: "), "{checkpoint}");
+}
+
+/// What a teammate reads first: a teammate's captured session summary,
+/// once committed and pulled, does not push a person's hand-off out of
+/// the briefing's "Where work stopped", however much newer it is.
+#[test]
+fn a_teammates_captured_summary_does_not_push_out_a_persons_hand_off() {
+    let env = TestEnv::new();
+    let (_remote, alice, bob) = env.team();
+    env.set_now("2026-11-21T09:00:00Z");
+    env.ok(
+        &alice,
+        &[
+            "store",
+            "-t",
+            "checkpoint",
+            "Hand-off: the invoice export is half done; next: wire the CSV writer into the export command.",
+        ],
+    );
+    env.commit_all(&alice, "hand-off");
+    env.git(&alice, &["push", "-q", "origin", "main"]);
+
+    env.git(&bob, &["pull", "-q"]);
+    env.set_now("2026-11-21T15:00:00Z");
+    let mut session = Session::new(&env, &bob);
+    session.ask("Rename the logger module");
+    session.edit("src/log.rs", "mod logger;", "mod log;");
+    session.stop("Renamed `logger` to `log` in src/log.rs.");
+    assert_eq!(session.of_type("checkpoint").len(), 1, "captured");
+    env.commit_all(&bob, "captured");
+    env.git(&bob, &["push", "-q", "origin", "main"]);
+
+    env.git(&alice, &["pull", "-q"]);
+    let brief = env.ok(&alice, &["brief"]);
+    let stopped = brief
+        .split("## ")
+        .find(|section| section.starts_with("Where work stopped"))
+        .unwrap_or_else(|| panic!("{brief}"));
+    assert!(
+        stopped.contains("invoice export"),
+        "the person's hand-off: {brief}"
+    );
+    assert!(!stopped.contains("Rename the logger module"), "{brief}");
 }
