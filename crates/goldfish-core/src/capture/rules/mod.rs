@@ -198,7 +198,7 @@ pub struct Failure {
     /// A lint or format check.
     #[serde(default)]
     pub lint: bool,
-    /// How its last run failed ([`symptom`]).
+    /// How its last run failed: its tests and first error, digits left out.
     #[serde(default)]
     pub symptom: String,
 }
@@ -710,7 +710,7 @@ impl AgentSession {
     /// session, the turns' findings carried forward. Its first line is the
     /// first request; then every request (bounded), what the turns
     /// established (causes, then decisions, then results, at most
-    /// [`MAX_LEARNED_SHOWN`]), the files whose change stayed (a file put
+    /// four), the files whose change stayed (a file put
     /// back is no work done), the fixes, each check's latest state and the
     /// next step. `None` when the session changed nothing. Requests and
     /// answers are cleared of orders by the caller ([`Turn`]).
