@@ -263,23 +263,18 @@ fn open_transcript(path: &Path) -> std::io::Result<(std::fs::File, u64)> {
 
 /// [`entries_from`] at `start`, a line's start (none left out).
 fn entries_at_line(file: &mut std::fs::File, start: u64) -> Option<Vec<Value>> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut bytes = Vec::new();
-    file.seek(SeekFrom::Start(start)).ok()?;
-    file.take(TRANSCRIPT_END_BYTES)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    let text = String::from_utf8_lossy(&bytes);
-    Some(
-        text.lines()
-            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-            .collect(),
-    )
+    entries_read(file, start, false)
 }
 
 /// The entries of at most [`TRANSCRIPT_END_BYTES`] of a transcript from
 /// byte `start` (a line cut there left out); `None` when it cannot be read.
 fn entries_from(file: &mut std::fs::File, start: u64) -> Option<Vec<Value>> {
+    entries_read(file, start, start > 0)
+}
+
+/// The entries of at most [`TRANSCRIPT_END_BYTES`] from byte `start`, the
+/// first line left out when `cut` (it may be a line's end).
+fn entries_read(file: &mut std::fs::File, start: u64, cut: bool) -> Option<Vec<Value>> {
     use std::io::{Read, Seek, SeekFrom};
     let mut bytes = Vec::new();
     file.seek(SeekFrom::Start(start)).ok()?;
@@ -288,7 +283,7 @@ fn entries_from(file: &mut std::fs::File, start: u64) -> Option<Vec<Value>> {
         .ok()?;
     let text = String::from_utf8_lossy(&bytes);
     let mut lines = text.lines();
-    if start > 0 {
+    if cut {
         lines.next();
     }
     Some(
