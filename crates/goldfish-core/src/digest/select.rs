@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use crate::embedding::{Embedder, TextKind, cosine};
 
 use super::sentence::{carries_identifier, continues};
-use super::sentence::{identifiers, jaccard, says_next_or_why, sentences, words};
+use super::sentence::{identifiers, jaccard, says_next, says_next_or_why, sentences, words};
 use super::tokens::{TokenCounter, source_tokens};
 use super::{Digest, Picked, Source, block_text, header};
 
@@ -300,14 +300,28 @@ impl Pool<'_> {
                     .filter(|&j| !is_picked[j] && says_next_or_why(&candidates[j].text))
                     .collect();
                 if !next_or_why.is_empty() {
-                    let mut with: Vec<Vec<usize>> = units
+                    // All of them first; then, where they do not all fit,
+                    // the next step alone (a checkpoint's next step before
+                    // a reason).
+                    let next: Vec<usize> = next_or_why
                         .iter()
-                        .map(|unit| {
-                            let mut unit = unit.clone();
-                            unit.extend(&next_or_why);
-                            unit.sort_unstable();
-                            unit.dedup();
-                            unit
+                        .copied()
+                        .filter(|&j| says_next(&candidates[j].text))
+                        .collect();
+                    let mut extras = vec![next_or_why];
+                    if !next.is_empty() && next.len() < extras[0].len() {
+                        extras.push(next);
+                    }
+                    let mut with: Vec<Vec<usize>> = extras
+                        .iter()
+                        .flat_map(|extra| {
+                            units.iter().map(move |unit| {
+                                let mut unit = unit.clone();
+                                unit.extend(extra);
+                                unit.sort_unstable();
+                                unit.dedup();
+                                unit
+                            })
                         })
                         .collect();
                     with.append(&mut units);

@@ -94,8 +94,16 @@ pub(super) fn continues(sentence: &str) -> bool {
 }
 
 /// Whether `sentence` says what comes next ("Next: …", "Next step …",
-/// "TODO …") or why ("… because …", "Reason: …", "… so that …",
-/// "… otherwise …").
+/// "TODO …").
+pub(super) fn says_next(sentence: &str) -> bool {
+    let lower = sentence.trim_start().to_lowercase();
+    ["next:", "next step", "next,", "todo"]
+        .iter()
+        .any(|start| lower.starts_with(start))
+}
+
+/// Whether `sentence` says what comes next ([`says_next`]) or why ("…
+/// because …", "Reason: …", "… so that …", "… otherwise …").
 pub(super) fn says_next_or_why(sentence: &str) -> bool {
     let lower = sentence.trim_start().to_lowercase();
     let starts = [

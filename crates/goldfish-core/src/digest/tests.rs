@@ -417,3 +417,23 @@ fn sections_share_the_budget_and_a_group_too_big_for_its_share_takes_the_rest() 
             .is_empty()
     );
 }
+
+/// Issue 53: a checkpoint's next step and a reason both ride with its
+/// first sentence; at no budget is the reason shown and the next step left
+/// out (where work stopped says what comes next).
+#[test]
+fn with_no_question_the_next_step_comes_before_a_reason() {
+    let checkpoint = "Port the renderer to the layout engine\nThen asked: wire it into the CLI / add the width flag\nLearned: `render_frame` must run on the UI thread, because the terminal handle is not `Send`; the layout engine caches widths per frame.\nDone: changed src/render.rs, src/cli.rs, src/layout.rs.\nChecks: `cargo test` passing.\nNext: wire the new layout into the status bar.";
+    let sources = [source("01CHECKPOINT", checkpoint)];
+    let mut reasons = 0;
+    for budget in 1..400 {
+        let text = distill(&sources, &[], None, None, &mut CharEstimate, budget)
+            .unwrap()
+            .text;
+        if text.contains("because the terminal") {
+            reasons += 1;
+            assert!(text.contains("Next: wire"), "budget {budget}: {text}");
+        }
+    }
+    assert!(reasons > 0, "the reason is shown where there is room");
+}
