@@ -51,6 +51,9 @@ pub struct Memory<'a> {
     moved: Vec<Moved<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     newer_than: Option<NewerThan<'a>>,
+    /// The agent session a captured memory came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session: Option<&'a str>,
 }
 
 impl<'a> From<&'a IndexedMemory> for Memory<'a> {
@@ -86,6 +89,7 @@ impl<'a> From<&'a IndexedMemory> for Memory<'a> {
                 id: &newer.id,
                 why: &newer.why,
             }),
+            session: m.session.as_deref(),
         }
     }
 }

@@ -264,7 +264,14 @@ fn capture_turns_a_failing_then_passing_test_into_a_bug_fix_and_a_session_summar
         &bob,
         &["recall", "branch_switch", "--mode", "keyword", "--json"],
     ));
-    assert!(hits.iter().any(|h| h["id"] == fix["id"]), "{hits:#?}");
+    let recalled = hits
+        .iter()
+        .find(|h| h["id"] == fix["id"])
+        .unwrap_or_else(|| panic!("{hits:#?}"));
+    assert_eq!(
+        recalled["session"], "sess-1",
+        "recall says which session captured it"
+    );
 
     // Captured memories can be left out, or reviewed alone.
     env.ok(
@@ -1235,7 +1242,7 @@ fn a_gemini_session_is_captured_by_the_same_rules() {
     let mut end = base("AfterAgent");
     end["prompt"] = "Fix the failing sync test on branch switch".into();
     end["prompt_response"] =
-        "Fixed: the journal is drained before the sync. Next: add a test for rebases.".into();
+        "The sync read the log before `drain_journal` ran, because src/git.rs called it last. Fixed: the journal is drained before the sync. Next: add a test for rebases.".into();
     end["stop_hook_active"] = false.into();
     run("AfterAgent", end);
     env.ok(&repo, &["capture", "work", "--wait"]);
@@ -1273,6 +1280,49 @@ fn a_gemini_session_is_captured_by_the_same_rules() {
     assert!(
         summary.contains("Next: add a test for rebases"),
         "{summary}"
+    );
+
+    // A second turn: the session stays the unit, as with Claude Code. Its
+    // checkpoint replaces the first and carries the first turn's cause.
+    let cli = repo.join("src/cli.rs");
+    run(
+        "AfterTool",
+        tool(
+            "replace",
+            json!({"file_path": cli, "instruction": "add the flag", "old_string": "struct Args {", "new_string": "struct Args {\n    verbose: bool,"}),
+            json!({"llmContent": "Successfully modified file", "returnDisplay": {"fileDiff": "+    verbose: bool,"}}),
+        ),
+    );
+    let mut end = base("AfterAgent");
+    end["prompt"] = "Now add a --verbose flag".into();
+    end["prompt_response"] = "Added the `verbose` field to `Args` in src/cli.rs.".into();
+    end["stop_hook_active"] = false.into();
+    run("AfterAgent", end);
+    env.ok(&repo, &["capture", "work", "--wait"]);
+    let lines = memory_lines(&repo);
+    let replaced: Vec<&serde_json::Value> = lines.iter().map(|l| &l["supersedes"]).collect();
+    let current: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["type"] == "checkpoint" && !replaced.contains(&&l["id"]))
+        .map(|l| l["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(current.len(), 1, "one checkpoint a session: {current:#?}");
+    let checkpoint = current[0];
+    assert!(
+        checkpoint.starts_with("Fix the failing sync test on branch switch"),
+        "{checkpoint}"
+    );
+    assert!(
+        checkpoint.contains("Now add a --verbose flag"),
+        "{checkpoint}"
+    );
+    assert!(
+        checkpoint.contains("before `drain_journal` ran"),
+        "the first turn's cause: {checkpoint}"
+    );
+    assert!(
+        checkpoint.contains("src/git.rs") && checkpoint.contains("src/cli.rs"),
+        "{checkpoint}"
     );
 }
 

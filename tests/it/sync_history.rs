@@ -91,7 +91,8 @@ pub fn memory_hashes(home: &Path) -> Vec<String> {
 /// Turns the index at `path` into what goldfish wrote before schemas 2 and 3 (its
 /// queue triggers, no `duplicates`, no `files.racy`, no `memories.flags`, no
 /// provenance identities or trust policy of schema 7, no line hashes or
-/// policy history of schema 15), then runs `extra`.
+/// policy history of schema 15, no `memories.session` of schema 19), then
+/// runs `extra`.
 pub fn downgrade_to_schema_1(path: &Path, extra: &str) {
     let conn = rusqlite::Connection::open(path).unwrap();
     conn.execute_batch(&format!(
@@ -120,6 +121,7 @@ pub fn downgrade_to_schema_1(path: &Path, extra: &str) {
          ALTER TABLE memories DROP COLUMN released;
          DROP INDEX memories_by_supersedes;
          ALTER TABLE memories DROP COLUMN supersedes;
+         ALTER TABLE memories DROP COLUMN session;
          DROP TABLE provenance;
          CREATE TABLE provenance (
              workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,

@@ -186,6 +186,9 @@ pub struct IndexedMemory {
     pub newer_than: Option<NewerThan>,
     /// blake3 of the content: the key of its embedding.
     pub content_hash: String,
+    /// The agent session it was captured in; `None` for a memory a person
+    /// or an agent stored by hand.
+    pub session: Option<String>,
 }
 
 /// The older result a newer one was moved above (`IndexedMemory::newer_than`).
@@ -210,6 +213,7 @@ impl IndexedMemory {
         self.author = self.author.as_deref().map(redact);
         self.branch = self.branch.as_deref().map(redact);
         self.commit = self.commit.as_deref().map(redact);
+        self.session = self.session.as_deref().map(redact);
     }
 }
 

@@ -186,9 +186,12 @@ const TRANSCRIPT_END_BYTES: u64 = 4 << 20;
 /// of it again when it is shorter than `from`, rewritten): what the person
 /// typed ([`transcript::request_in`]) and what the agent answered
 /// ([`transcript::answer_in`]), in order, and its length.
-pub fn transcript_since(path: &Path, from: u64) -> (Vec<String>, Vec<String>, u64) {
+pub fn transcript_since(path: &Path, from: u64) -> Said {
     let Ok((mut file, length)) = open_transcript(path) else {
-        return (Vec::new(), Vec::new(), from);
+        return Said {
+            read: from,
+            ..Said::default()
+        };
     };
     let from = if from > length { 0 } else { from };
     let start = from.max(length.saturating_sub(TRANSCRIPT_END_BYTES));
@@ -212,8 +215,28 @@ pub fn transcript_since(path: &Path, from: u64) -> (Vec<String>, Vec<String>, u6
             requests.push(request);
         }
     }
-    let answers = entries.iter().filter_map(transcript::answer_in).collect();
-    (requests, answers, length)
+    Said {
+        requests,
+        answers: entries.iter().filter_map(transcript::answer_in).collect(),
+        compactions: entries
+            .iter()
+            .filter_map(transcript::compaction_in)
+            .collect(),
+        read: length,
+    }
+}
+
+/// What a stretch of a transcript says ([`transcript_since`]).
+#[derive(Debug, Default, PartialEq)]
+pub struct Said {
+    /// What the person typed, in order.
+    pub requests: Vec<String>,
+    /// What the agent answered, in order.
+    pub answers: Vec<String>,
+    /// The summaries compactions left ([`transcript::compaction_in`]).
+    pub compactions: Vec<String>,
+    /// Where the stretch ends: the next one starts there.
+    pub read: u64,
 }
 
 /// The last request the person typed ([`transcript::request_in`]) and the
@@ -425,10 +448,18 @@ fn stop_verdicts(
     session: &mut AgentSession,
     removed: &mut Vec<&'static str>,
 ) -> Vec<(Verdict, usize)> {
-    let (mut requests, mut answers, read) = payload["transcript_path"]
+    let Said {
+        mut requests,
+        mut answers,
+        compactions,
+        read,
+    } = payload["transcript_path"]
         .as_str()
         .map(|p| transcript_since(Path::new(p), session.transcript_read))
-        .unwrap_or((Vec::new(), Vec::new(), session.transcript_read));
+        .unwrap_or(Said {
+            read: session.transcript_read,
+            ..Said::default()
+        });
     session.transcript_read = read;
     let text_of = |key: &str| {
         payload[key]
@@ -456,10 +487,15 @@ fn stop_verdicts(
             })
             .collect()
     };
+    let compacted = compactions
+        .iter()
+        .flat_map(|summary| rules::turn::compaction_sections(summary))
+        .collect();
     let turn = Turn {
         requests: keep(requests),
         answers: keep(answers),
         unchanged: put_back(root, &session.baseline),
+        compacted: keep(compacted),
     };
     session.end_turn(&turn)
 }

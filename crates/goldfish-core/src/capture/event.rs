@@ -470,8 +470,13 @@ pub fn facts(payload: &Value, root: &Path) -> Facts {
             .and_then(|path| relative_path(path, cwd, root))
     };
     facts.interrupted = payload["is_interrupt"] == true || response["interrupted"] == true;
+    let failure = payload["hook_event_name"].as_str() == Some("PostToolUseFailure")
+        || response.get("success") == Some(&Value::Bool(false));
     match tool.as_str() {
         "Read" => facts.read.extend(path_of("file_path")),
+        // An edit the tool refused ("File has been modified since read",
+        // the old text not found) left the file as it was: no change.
+        "Edit" | "MultiEdit" | "Write" | "NotebookEdit" if failure => {}
         "Edit" | "MultiEdit" | "Write" => {
             facts.modified.extend(path_of("file_path"));
             if let Some(baseline) = payload.get(BASELINE_KEY) {
@@ -492,7 +497,7 @@ pub fn facts(payload: &Value, root: &Path) -> Facts {
         _ => {}
     }
     let failure = payload["hook_event_name"].as_str() == Some("PostToolUseFailure")
-        || facts.outcome.is_none() && response.get("success") == Some(&Value::Bool(false));
+        || facts.outcome.is_none() && failure;
     if failure {
         facts.outcome = Some(Outcome::Failed);
     }
@@ -736,6 +741,31 @@ mod tests {
             Some("`x = 2`")
         );
         assert_eq!(what_changed(Some("a"), "a"), None);
+    }
+
+    #[test]
+    fn an_edit_the_tool_refused_changed_nothing() {
+        // Claude Code's PostToolUseFailure of an Edit: the file is as it was.
+        let payload = serde_json::json!({
+            "hook_event_name": "PostToolUseFailure",
+            "tool_name": "Edit",
+            "cwd": "/r",
+            "tool_input": {"file_path": "/r/ci.yml", "old_string": "os: [a]", "new_string": "os: [b]"},
+            "error": "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.",
+        });
+        let refused = facts(&payload, Path::new("/r"));
+        assert_eq!(refused.outcome, Some(Outcome::Failed));
+        assert!(
+            refused.modified.is_empty() && refused.edits.is_empty(),
+            "{refused:?}"
+        );
+        assert!(refused.added_lines.is_empty(), "{refused:?}");
+        let mut applied = payload.clone();
+        applied["hook_event_name"] = "PostToolUse".into();
+        applied["tool_response"] = serde_json::json!({"filePath": "/r/ci.yml"});
+        let applied = facts(&applied, Path::new("/r"));
+        assert_eq!(applied.modified, ["ci.yml"]);
+        assert_eq!(applied.edits.len(), 1);
     }
 
     #[test]

@@ -62,6 +62,19 @@ pub fn request_in(entry: &Value) -> Option<String> {
     Some(text.to_owned())
 }
 
+/// The summary a compaction left in a transcript entry (Claude Code's
+/// `isCompactSummary` user entry: what the model wrote of the turns the
+/// compaction dropped); `None` for every other entry.
+pub fn compaction_in(entry: &Value) -> Option<String> {
+    if role(entry) != Some("user")
+        || entry["isCompactSummary"] != true
+        || entry["isSidechain"] == true
+    {
+        return None;
+    }
+    text_of(content(entry))
+}
+
 /// The agent's text in a transcript entry (tool calls left out); `None`
 /// for every other entry.
 pub fn answer_in(entry: &Value) -> Option<String> {

@@ -150,6 +150,7 @@ pub fn secret_in(memory: &Memory) -> Option<(String, secrets::Finding)> {
         .chain(optional("author", &memory.author))
         .chain(optional("branch", &memory.branch))
         .chain(optional("commit", &memory.commit))
+        .chain(optional("session", &memory.session))
         .chain(
             memory
                 .extra

@@ -627,3 +627,11 @@ DELETE FROM policy_changes;
 UPDATE workspaces SET history_commit = NULL;
 UPDATE files SET blob_id = '', racy = 1;
 ";
+
+/// Version 19, over version 18: `memories.session`, the agent session a
+/// captured memory came from (`recall --json`'s `session`); the next sync
+/// reads every file again to fill it.
+pub(super) const V19: &str = "
+ALTER TABLE memories ADD COLUMN session TEXT;
+UPDATE files SET blob_id = '', racy = 1;
+";

@@ -360,3 +360,29 @@ fn version_12_compacts_every_vector_and_keeps_its_direction() {
         assert!(similarity > 0.9999, "row {n}: {similarity}");
     }
 }
+
+/// Version 19 adds `memories.session` and has every file read again, so
+/// the next sync fills it from the lines.
+#[test]
+fn version_19_adds_the_session_and_has_every_file_read_again() {
+    let mut conn = Connection::open_in_memory().unwrap();
+    migrate(&mut conn).unwrap();
+    conn.execute_batch(
+        "ALTER TABLE memories DROP COLUMN session;
+         INSERT INTO workspaces (id, root, name) VALUES (1, '/repo', 'repo');
+         INSERT INTO files (workspace_id, name, blob_id, racy) VALUES (1, 'f.jsonl', 'abc', 0);",
+    )
+    .unwrap();
+    conn.pragma_update(None, "user_version", 18).unwrap();
+    migrate(&mut conn).unwrap();
+    let (blob, racy): (String, bool) = conn
+        .query_row("SELECT blob_id, racy FROM files", [], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })
+        .unwrap();
+    assert_eq!((blob.as_str(), racy), ("", true));
+    let session: Option<String> = conn
+        .query_row("SELECT session FROM memories", [], |row| row.get(0))
+        .unwrap_or(None);
+    assert_eq!(session, None, "the column exists");
+}

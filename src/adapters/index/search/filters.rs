@@ -163,7 +163,7 @@ impl Index {
                     {rank} AS rank_value, m.flags, p.committer, p.signature, p.signer,
                     w.trust_policy, w.trust_signed, {UNTRUSTED_REASONS}, {RELEASED}, m.supersedes,
                     {superseded_by} AS superseded_by,
-                    m.stale, m.stale_file, m.stale_commit, m.stale_outside, m.moved
+                    m.stale, m.stale_file, m.stale_commit, m.stale_outside, m.moved, m.session
              FROM {from}
              JOIN workspaces w ON w.id = m.workspace_id
              LEFT JOIN provenance p ON {LINE_PROVENANCE}
@@ -242,6 +242,7 @@ fn memory_of_row(row: &rusqlite::Row<'_>, now: jiff::Timestamp) -> rusqlite::Res
         stale: None,
         moved: Vec::new(),
         content_hash: row.get(16)?,
+        session: row.get(33)?,
     };
     let reason: String = row.get(28)?;
     if !reason.is_empty() {

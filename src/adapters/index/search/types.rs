@@ -60,6 +60,7 @@ pub(crate) fn sample(id: &str, content: &str) -> crate::domain::recalled::Indexe
         stale: None,
         moved: Vec::new(),
         content_hash: crate::adapters::index::sync::content_hash(content),
+        session: None,
     }
 }
 

@@ -200,15 +200,18 @@ pub(super) fn write_memory(
     tx
         .prepare_cached(
             "INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, ts_ms,
-               type, content, source, tags, author, branch, commit_id, files, flags, imported, supersedes)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
+               type, content, source, tags, author, branch, commit_id, files, flags, imported, supersedes,
+               session)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
+               ?20)
              ON CONFLICT (workspace_id, id) DO UPDATE SET line = excluded.line,
                record_hash = excluded.record_hash, content_hash = excluded.content_hash,
                timestamp = excluded.timestamp, ts_ms = excluded.ts_ms, type = excluded.type,
                content = excluded.content, source = excluded.source, tags = excluded.tags,
                author = excluded.author, branch = excluded.branch, commit_id = excluded.commit_id,
                files = excluded.files, flags = excluded.flags, file = excluded.file,
-               imported = excluded.imported, supersedes = excluded.supersedes",
+               imported = excluded.imported, supersedes = excluded.supersedes,
+               session = excluded.session",
         )?
         .execute(params![
             workspace_id,
@@ -230,6 +233,7 @@ pub(super) fn write_memory(
             flags,
             m.extra.contains_key(crate::domain::import::IMPORTED_FROM),
             m.supersedes,
+            m.session,
         ])?;
     Ok(())
 }

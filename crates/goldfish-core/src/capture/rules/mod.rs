@@ -633,10 +633,21 @@ impl AgentSession {
                 .drain(1..self.requests.len() - MAX_REQUESTS + 1);
         }
         let answers: Vec<String> = turn.answers.iter().map(|a| clean(a)).collect();
-        for sentence in answers.iter().flat_map(|a| turn::sentences(a)) {
-            if let Some(said) = turn::said(&sentence)
-                && !self.learned.iter().any(|l| l.text == sentence)
-            {
+        let compacted: Vec<String> = turn.compacted.iter().map(|c| clean(c)).collect();
+        // A compaction summary's errors and fixes are what the session
+        // established, told by the agent that did the work: causes first.
+        let found = compacted
+            .iter()
+            .flat_map(|c| turn::sentences(c))
+            .filter_map(|sentence| turn::said(&sentence).map(|_| (sentence, turn::Said::Cause)))
+            .chain(
+                answers
+                    .iter()
+                    .flat_map(|a| turn::sentences(a))
+                    .filter_map(|sentence| turn::said(&sentence).map(|said| (sentence, said))),
+            );
+        for (sentence, said) in found.collect::<Vec<_>>() {
+            if !self.learned.iter().any(|l| l.text == sentence) {
                 self.learned.push(Learned {
                     text: sentence,
                     rank: said as u8,
@@ -693,7 +704,8 @@ impl AgentSession {
                     .unwrap_or(test)
                     .to_owned()
             }));
-            let why = turn::why(&answers, &names, 2);
+            let told: Vec<String> = compacted.iter().chain(&answers).cloned().collect();
+            let why = turn::why(&told, &names, 2);
             let observation = self.fix_observation(&fix, &why);
             self.fixed.push(clip(
                 observation.content.lines().next().unwrap_or_default(),

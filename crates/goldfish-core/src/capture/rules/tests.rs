@@ -36,7 +36,7 @@ fn the_checkpoint_carries_every_turn_and_keeps_the_next_step() {
     let turn = |request: &str, answer: &str| Turn {
         requests: vec![request.to_owned()],
         answers: vec![answer.to_owned()],
-        unchanged: vec![],
+        ..Turn::default()
     };
     session.end_turn(&turn(
         "Port the renderer",
@@ -478,7 +478,7 @@ fn issue_54_a_secret_removed_once_is_hidden_everywhere_in_the_session() {
             "Fixed it. Sup3rS3cret was hard-coded in config_test; it reads DB_PASSWORD now."
                 .to_owned(),
         ],
-        unchanged: vec![],
+        ..Turn::default()
     });
     let Some((Verdict::Store(checkpoint), _)) = verdicts.last() else {
         panic!("a checkpoint: {verdicts:?}")

@@ -16,6 +16,10 @@ pub struct Turn {
     /// Files the session changed that hold again what they held before it
     /// (put back by the agent, the person or git): no work done.
     pub unchanged: Vec<String>,
+    /// What the turn's compaction summaries say the session learned: the
+    /// sections [`compaction_sections`] keeps, each cleared of orders
+    /// whole by the caller.
+    pub compacted: Vec<String>,
 }
 
 /// How a sentence serves a teammate, best first.
@@ -271,6 +275,64 @@ pub fn next_step(answer: &str) -> Option<String> {
     })
 }
 
+/// The sections of Claude Code's compaction summary, as its compaction
+/// prompt names them: a heading at a line's start, numbered, with a colon
+/// (`4. Errors and fixes:`, in markdown `## 4. Errors and fixes`).
+const SUMMARY_SECTIONS: [&str; 9] = [
+    "primary request and intent",
+    "key technical concepts",
+    "files and code sections",
+    "errors and fixes",
+    "problem solving",
+    "all user messages",
+    "pending tasks",
+    "current work",
+    "optional next step",
+];
+
+/// The sections of a compaction summary that say what the session
+/// learned: its errors and how they were fixed, its problems solved. Not
+/// its tasks, current work or next step, which the turns after the
+/// compaction change; not the requests, which the transcript holds as
+/// typed. Empty for a text not shaped so.
+pub fn compaction_sections(summary: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    let mut keeping = false;
+    for line in summary.lines() {
+        if let Some(section) = summary_heading(line) {
+            keeping = matches!(section, "errors and fixes" | "problem solving");
+            if keeping {
+                found.push(String::new());
+            }
+            continue;
+        }
+        if keeping && let Some(text) = found.last_mut() {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    found.retain(|text| !text.trim().is_empty());
+    found
+}
+
+/// The section a line heads, when it is a heading of [`SUMMARY_SECTIONS`].
+fn summary_heading(line: &str) -> Option<&'static str> {
+    if line.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let line = line.trim_start_matches('#').trim().trim_matches('*');
+    let rest = line.trim_start_matches(|c: char| c.is_ascii_digit());
+    if rest.len() == line.len() {
+        return None;
+    }
+    let title = rest.strip_prefix('.')?.trim();
+    let title = title.trim_end_matches(['*', ':']).trim().to_lowercase();
+    SUMMARY_SECTIONS
+        .iter()
+        .find(|section| title.starts_with(*section))
+        .copied()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -317,5 +379,20 @@ mod tests {
             next_step("Ported it. Next: wire the layout into the CLI.").as_deref(),
             Some("Next: wire the layout into the CLI.")
         );
+    }
+
+    #[test]
+    fn a_compaction_summary_gives_its_errors_and_fixes_and_problems_solved() {
+        let summary = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\nSummary:\n1. Primary Request and Intent:\n   - Fix the flaky env tests\n2. Key Technical Concepts:\n   - Rust, cargo test\n4. Errors and fixes:\n   - `test_home` failed at random because `std::env::set_var` races across threads. Fixed by a `static ENV_LOCK: Mutex<()>` in tests/common.rs.\n   1. nested list item stays in the section\n5. Problem Solving:\n   - The worktree under .claude/ must not be committed.\n7. Pending Tasks:\n   - Update `README.md`\n9. Optional Next Step:\n   - Run the suite again.";
+        let sections = compaction_sections(summary);
+        assert_eq!(sections.len(), 2, "{sections:#?}");
+        assert!(sections[0].contains("ENV_LOCK"), "{sections:#?}");
+        assert!(sections[0].contains("nested list item"), "{sections:#?}");
+        assert!(sections[1].contains("worktree"), "{sections:#?}");
+        assert!(!sections.concat().contains("README"), "{sections:#?}");
+        // Markdown headings read the same; other text gives nothing.
+        let markdown = "## 4. Errors and fixes\n- `parse_args` panicked on an empty flag because `split_once` returned None.\n## 6. All user messages\n- hi";
+        assert_eq!(compaction_sections(markdown).len(), 1);
+        assert!(compaction_sections("Errors and fixes: none. 4. Errors and fixes: x").is_empty());
     }
 }
