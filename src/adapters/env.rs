@@ -101,7 +101,75 @@ pub fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
+/// Whether a switch is turned off: `0` or `off` (any case), the one way
+/// every switch reads it.
+pub fn off(name: &str) -> bool {
+    var(name).is_some_and(|v| v.trim() == "0" || v.trim().eq_ignore_ascii_case("off"))
+}
+
 /// Whether goldfish is switched off with `GOLDFISH=0`.
 pub fn disabled() -> bool {
-    var(GOLDFISH).is_some_and(|v| v == "0" || v.eq_ignore_ascii_case("off"))
+    off(GOLDFISH)
+}
+
+/// Variables of the registry the guide's environment table leaves out: a
+/// test harness's switch, another crate's that the worker sets.
+pub const UNDOCUMENTED: [&str; 2] = [GOLDFISH_FAULT, CANDLE_DEQUANTIZE_ALL];
+
+#[cfg(test)]
+mod tests {
+    /// The names this file registers (`pub const NAME: &str = "NAME";`).
+    fn registered() -> Vec<&'static str> {
+        include_str!("env.rs")
+            .lines()
+            .filter_map(|line| line.strip_prefix("pub const "))
+            .filter_map(|rest| rest.split_once(": &str = \""))
+            .map(|(name, _)| name)
+            .collect()
+    }
+
+    /// The names the guide's environment table gives (its first column).
+    fn documented() -> Vec<String> {
+        let reference = include_str!("../../docs/guide/reference.md");
+        let table = reference
+            .split("## Environment")
+            .nth(1)
+            .expect("the guide has an Environment section");
+        let mut names = Vec::new();
+        for row in table.lines().skip_while(|l| !l.starts_with('|')) {
+            let Some(first) = row.strip_prefix('|').and_then(|r| r.split('|').next()) else {
+                break;
+            };
+            for span in first.split('`').skip(1).step_by(2) {
+                let name: String = span
+                    .chars()
+                    .take_while(|c| c.is_ascii_uppercase() || *c == '_')
+                    .collect();
+                if !name.is_empty() {
+                    names.push(name);
+                }
+            }
+        }
+        names
+    }
+
+    #[test]
+    fn the_guides_environment_table_is_the_registry() {
+        let registered = registered();
+        let documented = documented();
+        assert!(registered.len() > 20, "{registered:?}");
+        for name in &registered {
+            assert_eq!(
+                documented.iter().any(|d| d == name),
+                !super::UNDOCUMENTED.contains(name),
+                "{name}: in the guide's table (docs/guide/reference.md) exactly when not UNDOCUMENTED"
+            );
+        }
+        for name in &documented {
+            assert!(
+                registered.contains(&name.as_str()),
+                "{name} is in the guide's table but not in src/adapters/env.rs"
+            );
+        }
+    }
 }

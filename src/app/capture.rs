@@ -23,7 +23,7 @@ use crate::domain::supersede;
 /// Whether the person running the agent opted out of the capture their
 /// repository turned on (`GOLDFISH_CAPTURE=off`).
 pub fn opted_out() -> bool {
-    env::var(env::GOLDFISH_CAPTURE).as_deref() == Some("off")
+    env::var(env::GOLDFISH_CAPTURE).is_some_and(|v| v.trim().eq_ignore_ascii_case("off"))
 }
 
 /// Queues one hook payload (`kind` is `tool` or `stop`; at most

@@ -204,7 +204,7 @@ impl Drop for Model {
 
 /// Whether commands may use and start the warm process (`GOLDFISH_WARM`).
 fn warm_allowed() -> bool {
-    !env::var(env::GOLDFISH_WARM).is_some_and(|v| v == "0" || v.eq_ignore_ascii_case("off"))
+    !env::off(env::GOLDFISH_WARM)
 }
 
 /// The warm process's files for the model `name` (its folder under

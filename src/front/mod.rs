@@ -1,9 +1,10 @@
 //! The front ends: the command line ([`cli`]), the MCP server ([`mcp`]) and
 //! the merge driver git runs ([`driver`]). They parse, call the application
-//! layer (`crate::app`) and render (the JSON shapes in [`wire`]); they hold
-//! no logic of their own.
+//! layer (`crate::app`) and render (the JSON shapes in [`wire`], every
+//! stderr line through [`stderr`]); they hold no logic of their own.
 
 pub mod cli;
 pub mod driver;
 pub mod mcp;
+pub mod stderr;
 pub mod wire;

@@ -286,6 +286,16 @@ fn violations(files: &[(Module, String)]) -> Vec<String> {
                 ));
             }
         }
+        // Every stderr line of a front end goes through one place, escaped.
+        if layer == "front"
+            && module.as_slice() != ["front", "stderr"]
+            && let Some(hit) = regex::Regex::new(r"\beprint(ln)?!").unwrap().find(&code)
+        {
+            found.push(format!(
+                "{file}: `{}`: stderr lines go through src/front/stderr.rs",
+                hit.as_str()
+            ));
+        }
         for target in references(&known, module, text) {
             let path: Vec<&str> = target.iter().map(String::as_str).collect();
             if let Err(why) = may_use(layer, &path) {
@@ -336,6 +346,10 @@ fn the_allow_list_catches_what_it_forbids() {
             "crate::app",
         ),
         (file("app/a", "fn f() { println!(\"x\"); }\n"), "`println!`"),
+        (
+            file("front/cli/a", "fn f() { eprintln!(\"x\"); }\n"),
+            "stderr lines go through src/front/stderr.rs",
+        ),
         (
             file("app/a", "use crate::front::cli;\n"),
             "crate::front::cli",

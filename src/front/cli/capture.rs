@@ -59,7 +59,7 @@ fn queue_event(kind: &str) -> anyhow::Result<Option<(Home, Vec<u8>)>> {
     let home = Home::from_env()?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     if let Some(notice) = capture::hook(&home, &cwd, kind, &payload)? {
-        eprintln!("goldfish agent-hook: {}", notice.text());
+        super::output::stderr_line(&format!("goldfish agent-hook: {}", notice.text()));
     }
     Ok(Some((home, payload)))
 }

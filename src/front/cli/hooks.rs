@@ -75,7 +75,7 @@ fn pre_push(args: &[OsString]) -> u8 {
             }
             Pushed::Reviewed(name, review) if review.stopping > 0 => {
                 output::stderr_line(&format!("goldfish pre-push: {name}:"));
-                eprint!("{}", review::text(&review));
+                crate::front::stderr::text(&review::text(&review));
                 stopped.push(name);
             }
             Pushed::Reviewed(name, review) => {
@@ -280,7 +280,7 @@ fn pre_compact() -> Result<(), CliError> {
         _ => Some(input.trim().to_owned()).filter(|text| !text.is_empty()),
     };
     let Some(content) = content else {
-        eprintln!("goldfish agent-hook: nothing to store");
+        super::output::stderr_line(&format!("goldfish agent-hook: nothing to store"));
         return Ok(());
     };
     let workspace = workspace()?;
@@ -317,7 +317,10 @@ fn pre_compact() -> Result<(), CliError> {
     let stored = stored?;
     // Not on stdout: Claude Code adds a PreCompact hook's stdout to the
     // compaction instructions.
-    eprintln!("goldfish: stored checkpoint {}", stored.entry.id());
+    super::output::stderr_line(&format!(
+        "goldfish: stored checkpoint {}",
+        stored.entry.id()
+    ));
     if let Some(id) = session_id {
         let mut marks = SessionMarks::of(&session.home, &id);
         marks.checkpoint = Some(stored.entry.id().to_owned());

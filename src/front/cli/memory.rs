@@ -148,7 +148,7 @@ fn ask_replaces(candidate: &store::Replaceable) -> bool {
         "it may replace {}",
         store::replaceable_line(candidate, 100)
     )));
-    eprint!("Does the new memory replace it? [y/N] ");
+    crate::front::stderr::text("Does the new memory replace it? [y/N] ");
     let mut answer = String::new();
     if std::io::stdin().read_line(&mut answer).is_err() {
         return false;
@@ -183,15 +183,17 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
     output::notices(&mut session);
     match recalled? {
         Recalled::Nothing => {
-            eprintln!("no memories match");
+            super::output::stderr_line(&format!("no memories match"));
             Ok(EXIT_NO_RESULT)
         }
         Recalled::NothingRelevant(judgement) => {
             if args.json {
                 output::nothing_relevant_json(&judgement, out)?;
             }
-            eprintln!("nothing relevant: {}", judgement.reason());
-            eprintln!("hint: --include-unrelated shows the closest memories anyway");
+            super::output::stderr_line(&format!("nothing relevant: {}", judgement.reason()));
+            super::output::stderr_line(&format!(
+                "hint: --include-unrelated shows the closest memories anyway"
+            ));
             Ok(EXIT_NO_RESULT)
         }
         Recalled::Memories { hits, .. } if args.index => {
@@ -231,7 +233,9 @@ pub(super) fn brief(args: BriefArgs, out: &mut dyn Write) -> Result<u8, CliError
             Ok(EXIT_OK)
         }
         None => {
-            eprintln!("nothing to brief on yet: no checkpoints, plans, decisions or recent fixes");
+            super::output::stderr_line(&format!(
+                "nothing to brief on yet: no checkpoints, plans, decisions or recent fixes"
+            ));
             Ok(EXIT_NO_RESULT)
         }
     }

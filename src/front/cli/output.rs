@@ -50,14 +50,14 @@ pub(super) fn notices(session: &mut Session) {
 /// A note or a warning on stderr (its text is escaped for the terminal: see
 /// [`Notice`]).
 pub(super) fn notice(notice: &Notice) {
-    eprintln!("{notice}");
+    crate::front::stderr::notice(notice);
 }
 
 /// A line on stderr that is not a notice (an error, a hint, a hook's
 /// report), escaped as a notice is: it can quote a file name or a path that
 /// came through git.
 pub(super) fn stderr_line(text: &str) {
-    eprintln!("{}", terminal_safe(text));
+    crate::front::stderr::line(text);
 }
 
 /// Why recall answered "nothing relevant", as one JSON line: the

@@ -58,7 +58,7 @@ pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> 
     })?;
     // What init cannot set up for the user.
     if let Some((problem, fix)) = crate::app::init::repo_config_problem(&workspace) {
-        eprintln!("warning: {problem}\nhint: {fix}");
+        super::output::stderr_line(&format!("warning: {problem}\nhint: {fix}"));
     }
     let mut agent_changes = Vec::new();
     for &agent in &args.agent {
@@ -190,7 +190,9 @@ pub(super) fn sync(args: SyncArgs, out: &mut dyn Write) -> Result<u8, CliError> 
     Bar::install(&mut session, !args.quiet && !args.json);
     let Some(report) = sync_workspace(&mut session, &workspace, Embed::All)? else {
         if !args.quiet {
-            eprintln!("another sync of this workspace is running; it will include your changes");
+            super::output::stderr_line(&format!(
+                "another sync of this workspace is running; it will include your changes"
+            ));
         }
         return Ok(EXIT_OK);
     };

@@ -22,10 +22,10 @@ pub(super) fn similar(args: SimilarArgs, out: &mut dyn Write) -> Result<u8, CliE
         output::notices(&mut session);
         let clusters = clusters?;
         if clusters.is_empty() {
-            eprintln!(
+            super::output::stderr_line(&format!(
                 "no near-duplicates at similarity {} or more",
                 args.threshold
-            );
+            ));
             return Ok(EXIT_NO_RESULT);
         }
         for (n, cluster) in clusters.iter().enumerate() {
@@ -53,7 +53,7 @@ pub(super) fn similar(args: SimilarArgs, out: &mut dyn Write) -> Result<u8, CliE
     output::notices(&mut session);
     let hits = hits?;
     if hits.is_empty() {
-        eprintln!("nothing at similarity {} or more", args.threshold);
+        super::output::stderr_line(&format!("nothing at similarity {} or more", args.threshold));
         return Ok(EXIT_NO_RESULT);
     }
     if args.json {
@@ -95,10 +95,10 @@ pub(super) fn tidy(args: TidyArgs, out: &mut dyn Write) -> Result<u8, CliError> 
             continue;
         }
         let confirmed = !asks || {
-            eprint!(
+            crate::front::stderr::text(&format!(
                 "Forget {} listed above? [y/N] ",
                 crate::app::render::memories(members.len() as u64)
-            );
+            ));
             let mut answer = String::new();
             std::io::stdin()
                 .read_line(&mut answer)
@@ -127,19 +127,19 @@ pub(super) fn tidy(args: TidyArgs, out: &mut dyn Write) -> Result<u8, CliError> 
     }
     let listed = crate::app::render::memories(found.proposals.len() as u64);
     if found.proposals.is_empty() {
-        eprintln!(
+        super::output::stderr_line(&format!(
             "nothing to tidy among {}",
             crate::app::render::memories(found.memories as u64)
-        );
+        ));
     } else if !args.apply {
-        eprintln!(
+        super::output::stderr_line(&format!(
             "nothing changed: `goldfish tidy --apply` forgets these {listed} (it asks first; tombstones, which `git revert` undoes)"
-        );
+        ));
     } else {
-        eprintln!(
+        super::output::stderr_line(&format!(
             "forgot {} of {listed}: tombstones in .goldfish/memories/, shared once committed; `git revert` of that commit brings them back",
             forgotten.len()
-        );
+        ));
     }
     Ok(EXIT_OK)
 }

@@ -302,16 +302,16 @@ impl Server {
             shared.session.end_command();
             // Logs: stdout is the protocol.
             for notice in shared.session.take_notices() {
-                eprintln!("{notice}");
+                crate::front::stderr::line(&format!("{notice}"));
             }
             let status = match &outcome {
                 Ok(_) => "ok".to_owned(),
                 Err(err) => error_text(err),
             };
-            eprintln!(
+            crate::front::stderr::line(&format!(
                 "goldfish mcp: {tool} {} ms, {status}",
                 started.elapsed().as_millis()
-            );
+            ));
             outcome
         })
         .await
@@ -698,9 +698,12 @@ pub fn serve() -> Result<(), AppError> {
     let root = current_workspace()
         .map(|workspace| workspace.root().display().to_string())
         .unwrap_or_else(|err| format!("no repository here ({:#})", err.error));
-    eprintln!("goldfish mcp: serving {}", plain::terminal_safe(&root));
+    crate::front::stderr::line(&format!(
+        "goldfish mcp: serving {}",
+        plain::terminal_safe(&root)
+    ));
     if let ModelState::Unusable(why) = session.model_state() {
-        eprintln!("goldfish mcp: {why}; recall uses keywords only");
+        crate::front::stderr::line(&format!("goldfish mcp: {why}; recall uses keywords only"));
     }
     let server = Server::new(session);
     // Warm the model while the client initializes: the first recall should
@@ -715,12 +718,15 @@ pub fn serve() -> Result<(), AppError> {
                 .map(|_| ())
                 .and_then(|()| model.tokenizer());
             match loaded {
-                Ok(_) => eprintln!(
+                Ok(_) => crate::front::stderr::line(&format!(
                     "goldfish mcp: model {} loaded in {} ms",
                     model.id(),
                     started.elapsed().as_millis()
-                ),
-                Err(err) => eprintln!("goldfish mcp: cannot load the model: {:#}", err.error),
+                )),
+                Err(err) => crate::front::stderr::line(&format!(
+                    "goldfish mcp: cannot load the model: {:#}",
+                    err.error
+                )),
             }
         }
     });
@@ -739,7 +745,7 @@ pub fn serve() -> Result<(), AppError> {
         filter.finish().await;
         Ok::<(), anyhow::Error>(())
     })?;
-    eprintln!("goldfish mcp: client closed the connection");
+    crate::front::stderr::line(&format!("goldfish mcp: client closed the connection"));
     Ok(())
 }
 

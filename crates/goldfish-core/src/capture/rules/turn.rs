@@ -383,7 +383,7 @@ mod tests {
 
     #[test]
     fn a_compaction_summary_gives_its_errors_and_fixes_and_problems_solved() {
-        let summary = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\nSummary:\n1. Primary Request and Intent:\n   - Fix the flaky env tests\n2. Key Technical Concepts:\n   - Rust, cargo test\n4. Errors and fixes:\n   - `test_home` failed at random because `std::env::set_var` races across threads. Fixed by a `static ENV_LOCK: Mutex<()>` in tests/common.rs.\n   1. nested list item stays in the section\n5. Problem Solving:\n   - The worktree under .claude/ must not be committed.\n7. Pending Tasks:\n   - Update `README.md`\n9. Optional Next Step:\n   - Run the suite again.";
+        let summary = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.\n\nSummary:\n1. Primary Request and Intent:\n   - Fix the flaky env tests\n2. Key Technical Concepts:\n   - Rust, cargo test\n4. Errors and fixes:\n   - `test_home` failed at random because `env::set_var` races across threads. Fixed by a `static ENV_LOCK: Mutex<()>` in tests/common.rs.\n   1. nested list item stays in the section\n5. Problem Solving:\n   - The worktree under .claude/ must not be committed.\n7. Pending Tasks:\n   - Update `README.md`\n9. Optional Next Step:\n   - Run the suite again.";
         let sections = compaction_sections(summary);
         assert_eq!(sections.len(), 2, "{sections:#?}");
         assert!(sections[0].contains("ENV_LOCK"), "{sections:#?}");
