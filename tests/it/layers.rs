@@ -261,6 +261,7 @@ fn forbidden_words(layer: &str) -> &'static [&'static str] {
 fn violations(files: &[(Module, String)]) -> Vec<String> {
     let known: BTreeSet<Module> = files.iter().map(|(module, _)| module.clone()).collect();
     let mut found = Vec::new();
+    let stderr_print = regex::Regex::new(r"\beprint(ln)?!").unwrap();
     for (module, text) in files {
         let file = format!("src/{}", module.join("/"));
         let Some(layer) = module.first().map(String::as_str) else {
@@ -289,7 +290,7 @@ fn violations(files: &[(Module, String)]) -> Vec<String> {
         // Every stderr line of a front end goes through one place, escaped.
         if layer == "front"
             && module.as_slice() != ["front", "stderr"]
-            && let Some(hit) = regex::Regex::new(r"\beprint(ln)?!").unwrap().find(&code)
+            && let Some(hit) = stderr_print.find(&code)
         {
             found.push(format!(
                 "{file}: `{}`: stderr lines go through src/front/stderr.rs",

@@ -280,7 +280,7 @@ fn pre_compact() -> Result<(), CliError> {
         _ => Some(input.trim().to_owned()).filter(|text| !text.is_empty()),
     };
     let Some(content) = content else {
-        super::output::stderr_line(&format!("goldfish agent-hook: nothing to store"));
+        super::output::stderr_line("goldfish agent-hook: nothing to store");
         return Ok(());
     };
     let workspace = workspace()?;

@@ -183,7 +183,7 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
     output::notices(&mut session);
     match recalled? {
         Recalled::Nothing => {
-            super::output::stderr_line(&format!("no memories match"));
+            super::output::stderr_line("no memories match");
             Ok(EXIT_NO_RESULT)
         }
         Recalled::NothingRelevant(judgement) => {
@@ -191,9 +191,9 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
                 output::nothing_relevant_json(&judgement, out)?;
             }
             super::output::stderr_line(&format!("nothing relevant: {}", judgement.reason()));
-            super::output::stderr_line(&format!(
-                "hint: --include-unrelated shows the closest memories anyway"
-            ));
+            super::output::stderr_line(
+                "hint: --include-unrelated shows the closest memories anyway",
+            );
             Ok(EXIT_NO_RESULT)
         }
         Recalled::Memories { hits, .. } if args.index => {
@@ -233,9 +233,9 @@ pub(super) fn brief(args: BriefArgs, out: &mut dyn Write) -> Result<u8, CliError
             Ok(EXIT_OK)
         }
         None => {
-            super::output::stderr_line(&format!(
-                "nothing to brief on yet: no checkpoints, plans, decisions or recent fixes"
-            ));
+            super::output::stderr_line(
+                "nothing to brief on yet: no checkpoints, plans, decisions or recent fixes",
+            );
             Ok(EXIT_NO_RESULT)
         }
     }

@@ -190,9 +190,9 @@ pub(super) fn sync(args: SyncArgs, out: &mut dyn Write) -> Result<u8, CliError> 
     Bar::install(&mut session, !args.quiet && !args.json);
     let Some(report) = sync_workspace(&mut session, &workspace, Embed::All)? else {
         if !args.quiet {
-            super::output::stderr_line(&format!(
-                "another sync of this workspace is running; it will include your changes"
-            ));
+            super::output::stderr_line(
+                "another sync of this workspace is running; it will include your changes",
+            );
         }
         return Ok(EXIT_OK);
     };

@@ -745,7 +745,7 @@ pub fn serve() -> Result<(), AppError> {
         filter.finish().await;
         Ok::<(), anyhow::Error>(())
     })?;
-    crate::front::stderr::line(&format!("goldfish mcp: client closed the connection"));
+    crate::front::stderr::line("goldfish mcp: client closed the connection");
     Ok(())
 }
 
