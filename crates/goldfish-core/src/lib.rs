@@ -1,4 +1,4 @@
-//! The pure core: what a memory is and what may be believed of it
+//! The pure core: what a sync records of the branches ([`branches`]), what a memory is and what may be believed of it
 //! ([`memory`]), a recall request and how its rankings are fused
 //! ([`recall`]), what recall returns ([`recalled`]), whether a question is about anything the log holds
 //! ([`relevance`]), `--since`-style times ([`timespec`]), the repository's
@@ -15,6 +15,7 @@
 //! **Invariant:** nothing here does I/O, reads the environment or prints
 //! (`tests/it/layers.rs` holds it to that).
 
+pub mod branches;
 pub mod capture;
 pub mod config;
 pub mod digest;

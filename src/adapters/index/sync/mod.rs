@@ -550,15 +550,59 @@ fn follow_history(
     }
     // A branch deleted (or moved) changes refs only: seen here, on every
     // sync, since nothing else would tell.
-    let branches = super::branches::record(tx, workspace, workspace_id, head, head_moved, sqlite)?;
+    let branches = follow_branches(tx, workspace, workspace_id, head, head_moved, sqlite)?;
+    let branches_changed = branches.changed();
     if let super::staleness::Due::Changed { branches: due, .. } = &mut stale_due {
         *due = branches.due;
     }
     Ok(Followed {
         walked_again: signers_moved || shallow_moved,
-        branches_changed: branches.changed,
+        branches_changed,
         stale_due,
     })
+}
+
+/// The branches now against those the index recorded: the index's rows,
+/// the repository's tips, the core's comparison, history's answer for each
+/// gone branch to judge (whether its work is in HEAD), the core's verdict,
+/// written.
+fn follow_branches(
+    tx: &Transaction<'_>,
+    workspace: &Workspace,
+    workspace_id: i64,
+    head: Option<gix::ObjectId>,
+    head_moved: bool,
+    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
+) -> Result<crate::domain::branches::Seen, SyncError> {
+    use crate::domain::branches::{self, Tip};
+    let recorded = super::branches::recorded(tx, workspace_id).map_err(sqlite)?;
+    let tips: BTreeMap<String, Tip> = workspace
+        .branch_tips()?
+        .into_iter()
+        .map(|(name, tip)| {
+            let tip = Tip {
+                id: tip.id.to_string(),
+                local: tip.local,
+            };
+            (name, tip)
+        })
+        .collect();
+    let compared = branches::compare(&recorded, &tips, head_moved);
+    let mut history = crate::adapters::history::branches::Landed::default();
+    let mut landed = BTreeMap::new();
+    for name in &compared.judge {
+        let tip = gix::ObjectId::from_hex(recorded[name].tip.as_bytes());
+        let verdict = match (tip, head) {
+            (Ok(tip), Some(head)) => history.landed(workspace, tip, head)?,
+            // No commit yet: nothing is merged.
+            (Ok(_), None) => Some(false),
+            (Err(_), _) => None,
+        };
+        landed.insert(name.clone(), verdict);
+    }
+    let seen = branches::settle(compared, &recorded, &landed);
+    super::branches::write(tx, workspace_id, &seen).map_err(sqlite)?;
+    Ok(seen)
 }
 
 /// What the walk found that the sync reports: the commits walked, the
