@@ -406,3 +406,58 @@ fn the_source_root_holds_only_the_crate_and_the_binary() {
         LAYERS.join(", ")
     );
 }
+
+/// The index stores what history found and what the core judged; it reads
+/// neither git nor history itself. These files still do (the sync's walk
+/// and its gathering, which issue 58 moves out of the index): the list
+/// may only shrink.
+const INDEX_STILL_READING_HISTORY: [&str; 6] = [
+    "adapters/index/mod.rs",
+    "adapters/index/provenance.rs",
+    "adapters/index/sync/files.rs",
+    "adapters/index/sync/gather.rs",
+    "adapters/index/sync/mod.rs",
+    "adapters/index/sync/trust.rs",
+];
+
+#[test]
+fn the_index_reads_neither_git_nor_history() {
+    let files = all_modules();
+    let known: BTreeSet<Module> = files.iter().map(|(module, _)| module.clone()).collect();
+    // git's repository handle, reached through a glob import too.
+    let handle = regex::Regex::new(r"&(?:'\w+\s+)?Workspace\b").unwrap();
+    let mut reading = Vec::new();
+    for (module, text) in &files {
+        if module.len() < 2 || module[..2] != ["adapters", "index"] {
+            continue;
+        }
+        let uses = handle.is_match(text)
+            || references(&known, module, text).into_iter().any(|target| {
+                target.len() >= 2
+                    && target[0] == "adapters"
+                    && (target[1] == "git" || target[1] == "history")
+            });
+        if uses {
+            let path = src().join(module.join("/"));
+            let file = if path.with_extension("rs").is_file() {
+                format!("{}.rs", module.join("/"))
+            } else {
+                format!("{}/mod.rs", module.join("/"))
+            };
+            reading.push(file);
+        }
+    }
+    reading.sort();
+    for file in &reading {
+        assert!(
+            INDEX_STILL_READING_HISTORY.contains(&file.as_str()),
+            "src/{file} uses crate::adapters::git or ::history: the index stores what history found (hand it facts, or a core trait)"
+        );
+    }
+    for file in INDEX_STILL_READING_HISTORY {
+        assert!(
+            reading.iter().any(|r| r == file),
+            "src/{file} no longer reads git or history: take it off INDEX_STILL_READING_HISTORY"
+        );
+    }
+}

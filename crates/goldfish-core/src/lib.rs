@@ -7,7 +7,7 @@
 //! ([`embedding`]), capture's rules ([`capture`]), the plan of an import
 //! ([`import`]), what a sync writes into the index ([`sync_plan`]), what
 //! `tidy` proposes to forget ([`tidy`]), whether a file was renamed with
-//! edits ([`rename`]), whether a memory replaces another
+//! edits ([`rename`]), whether a memory is stale ([`staleness`]), whether a memory replaces another
 //! ([`supersede`]), which trust policy is in effect at a commit
 //! ([`policy_history`]) and the order in which history shows commits
 //! ([`history_order`]).
@@ -28,6 +28,7 @@ pub mod recall;
 pub mod recalled;
 pub mod relevance;
 pub mod rename;
+pub mod staleness;
 pub mod supersede;
 pub mod sync_plan;
 pub mod tidy;

@@ -1,11 +1,92 @@
 //! What a commit did to the repository's paths: the ones it deleted
 //! (against every parent), each with the path it renamed it to, if any: the
 //! same blob added, or a file at least half alike (git's `-M` default).
-//! The index stores them (`path_changes`) to judge staleness.
+//! The index stores them (`path_changes`) to judge staleness; [`AtHead`]
+//! answers what the judgement asks of the code at HEAD.
 
 use std::collections::{BTreeSet, HashMap};
 
 use crate::adapters::git::{CommitInfo, GitError, Workspace};
+use crate::domain::staleness::{Code, CommitChanges};
+
+/// What each of `commits` did that staleness records.
+pub fn changes(
+    workspace: &Workspace,
+    commits: &[CommitInfo],
+) -> Result<Vec<CommitChanges>, GitError> {
+    commits
+        .iter()
+        .map(|commit| {
+            Ok(CommitChanges {
+                commit: commit.id.to_string(),
+                reverts: commit.reverts.clone(),
+                deleted: deleted_by(workspace, commit)?,
+                author: commit.author.clone(),
+                author_name: commit.author_name.clone(),
+                author_email: commit.author_email.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The paths `old`'s tree has and `new`'s lacks.
+pub fn deleted_between(
+    workspace: &Workspace,
+    old: gix::ObjectId,
+    new: gix::ObjectId,
+) -> Result<Vec<String>, GitError> {
+    let changes =
+        workspace.diff_trees(Some(workspace.tree_of(old)?), Some(workspace.tree_of(new)?))?;
+    Ok(changes.deleted.into_iter().map(|(path, _)| path).collect())
+}
+
+/// The code at a HEAD, as staleness asks about it: whether its tree holds a
+/// path, whether a commit came before another; each answer kept for the
+/// sync.
+pub struct AtHead<'w> {
+    workspace: &'w Workspace,
+    tree: gix::ObjectId,
+    held: HashMap<String, bool>,
+    ancestors: HashMap<(String, String), bool>,
+}
+
+impl<'w> AtHead<'w> {
+    pub fn new(workspace: &'w Workspace, head: gix::ObjectId) -> Result<Self, GitError> {
+        Ok(AtHead {
+            workspace,
+            tree: workspace.tree_of(head)?,
+            held: HashMap::new(),
+            ancestors: HashMap::new(),
+        })
+    }
+}
+
+impl Code for AtHead<'_> {
+    fn holds(&mut self, path: &str) -> bool {
+        if let Some(held) = self.held.get(path) {
+            return *held;
+        }
+        let held = self.workspace.tree_holds(self.tree, path);
+        self.held.insert(path.to_owned(), held);
+        held
+    }
+
+    fn is_ancestor(&mut self, commit: &str, of: &str) -> bool {
+        let key = (commit.to_owned(), of.to_owned());
+        if let Some(known) = self.ancestors.get(&key) {
+            return *known;
+        }
+        let before = match (
+            gix::ObjectId::from_hex(commit.as_bytes()),
+            gix::ObjectId::from_hex(of.as_bytes()),
+        ) {
+            (Ok(commit), Ok(of)) => self.workspace.is_ancestor(commit, of),
+            _ => true,
+        };
+        self.ancestors.insert(key, before);
+        before
+    }
+}
 
 /// The paths `commit` deleted, in path order, each with the path it was
 /// renamed to (`None`: deleted). A root commit deletes nothing.

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use rusqlite::{Transaction, params};
 
 use crate::domain::branches::{Recorded, Seen};
+use crate::domain::staleness::Gone;
 
 /// Writes a branch's row.
 const UPSERT: &str = "INSERT INTO branches (workspace_id, name, tip, local, gone, merged)
@@ -66,29 +67,18 @@ pub(super) fn write(tx: &Transaction<'_>, workspace_id: i64, seen: &Seen) -> rus
     Ok(())
 }
 
-/// A gone branch judged unmerged.
-#[derive(Debug, Clone)]
-pub(super) struct Unmerged {
-    /// Its last tip.
-    pub tip: String,
-    /// Last seen as a local branch: deleted here, by the user. A branch
-    /// known only from the remote was deleted there, by anyone who can
-    /// push.
-    pub local: bool,
-}
-
 /// The gone branches judged unmerged, by name.
 pub(super) fn unmerged(
     tx: &Transaction<'_>,
     workspace_id: i64,
-) -> rusqlite::Result<BTreeMap<String, Unmerged>> {
+) -> rusqlite::Result<BTreeMap<String, Gone>> {
     tx.prepare_cached(
         "SELECT name, tip, local FROM branches WHERE workspace_id = ?1 AND gone AND merged = 0",
     )?
     .query_map(params![workspace_id], |row| {
         Ok((
             row.get(0)?,
-            Unmerged {
+            Gone {
                 tip: row.get(1)?,
                 local: row.get(2)?,
             },

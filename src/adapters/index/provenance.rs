@@ -49,7 +49,8 @@ pub(super) fn walk_provenance(
     )?;
     let commits = workspace.new_commits(head, known)?;
     let positions = positions(tx, workspace, workspace_id, head, known, &commits, sqlite)?;
-    let reverted = super::staleness::record(tx, workspace, workspace_id, &commits, sqlite)?;
+    let changes = crate::adapters::history::paths::changes(workspace, &commits)?;
+    let reverted = super::staleness::record(tx, workspace_id, &changes, sqlite)?;
     // The policy as a history: the commits that change the config's
     // policy are judged (their signatures verified with the rest below).
     let steps = policies.steps(&commits)?;

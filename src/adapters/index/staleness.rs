@@ -5,10 +5,11 @@
 //! instead.
 //!
 //! Computed by sync from the commits it walks anyway (never a history walk
-//! per command): [`record`] notes, for every commit walked, the paths it
-//! deleted (against every parent; with the path it renamed one to when the
-//! same blob was added) and the commit its message says it reverts.
-//! [`weigh`] then judges the memories that may have changed: those the
+//! per command): [`record`] stores what history found each walked commit
+//! did (the paths it deleted, with the path it renamed one to; the commit
+//! it reverts). [`weigh`] then has the core judge
+//! ([`crate::domain::staleness`]), with what this index recorded and what
+//! history answers of the code at HEAD, the memories that may have changed: those the
 //! sync wrote or whose provenance it recorded (the trust verdicts' notes),
 //! those naming a path that differs between the last HEAD walked and the
 //! new one, those a new revert names, those of a branch that went, came
@@ -17,34 +18,25 @@
 //! is stored on the row (`memories.stale`, schema 11): readers filter on
 //! columns.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::{LINE_PROVENANCE, SyncError};
-use crate::adapters::git::{CommitInfo, Workspace};
-use crate::adapters::history;
 use crate::domain::config::TrustPolicy;
-use crate::domain::memory::verdict::{self, Claim, Origin};
+use crate::domain::staleness::{
+    self as judging, Code, CommitChanges, Event, Evidence, Gone, Judged,
+};
 
-/// The reason of a memory whose file was deleted.
-pub const FILE_DELETED: &str = "file-deleted";
-/// The reason of a memory whose commit was reverted.
-pub const REVERTED: &str = "reverted";
-/// The reason of a memory whose branch was deleted without being merged.
-pub const BRANCH_DELETED: &str = "branch-deleted";
+pub use crate::domain::staleness::BRANCH_DELETED;
 
-/// Renames followed from one path, at most (a chain longer than that is
-/// judged where it stops).
-const MAX_RENAMES: usize = 16;
-
-/// Notes what each of `commits` (oldest first) deleted, renamed and
-/// reverted. Returns the commits the walked ones revert.
+/// Notes what each walked commit (oldest first) deleted, renamed and
+/// reverted (history found it: [`CommitChanges`]). Returns the commits the
+/// walked ones revert.
 pub(super) fn record(
     tx: &Transaction<'_>,
-    workspace: &Workspace,
     workspace_id: i64,
-    commits: &[CommitInfo],
+    commits: &[CommitChanges],
     sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
 ) -> Result<Vec<String>, SyncError> {
     let mut insert = tx
@@ -61,13 +53,12 @@ pub(super) fn record(
         .map_err(sqlite)?;
     let mut reverted = Vec::new();
     for commit in commits {
-        let commit_id = commit.id.to_string();
         if let Some(target) = &commit.reverts {
             revert
                 .execute(params![
                     workspace_id,
                     target,
-                    commit_id,
+                    commit.commit,
                     commit.author,
                     commit.author_name,
                     commit.author_email
@@ -75,12 +66,12 @@ pub(super) fn record(
                 .map_err(sqlite)?;
             reverted.push(target.clone());
         }
-        for (path, renamed_to) in history::paths::deleted_by(workspace, commit)? {
+        for (path, renamed_to) in &commit.deleted {
             insert
                 .execute(params![
                     workspace_id,
                     path,
-                    commit_id,
+                    commit.commit,
                     renamed_to,
                     commit.author,
                     commit.author_name,
@@ -98,12 +89,12 @@ pub(super) enum Due {
     /// Every memory that names files, is stale, that a revert may name, or
     /// of a branch deleted unmerged.
     All,
-    /// Those the trust verdicts' triggers noted, those naming a path that
-    /// differs between `old_head` and the new HEAD, those the commits in
-    /// `reverted` (reverted by the commits just walked) may name, and
-    /// those stored on one of `branches`.
+    /// Those the trust verdicts' triggers noted, those naming a path in
+    /// `deleted` (deleted between the last HEAD walked and this one), those
+    /// the commits in `reverted` (reverted by the commits just walked) may
+    /// name, and those stored on one of `branches`.
     Changed {
-        old_head: Option<gix::ObjectId>,
+        deleted: Vec<String>,
         reverted: Vec<String>,
         branches: Vec<String>,
     },
@@ -119,35 +110,30 @@ struct Verdict {
     moved: String,
 }
 
-/// Judges the memories `due` names against HEAD (`None`: no commit yet;
-/// nothing is stale) and stores what changed. Returns how many rows changed.
+/// Judges the memories `due` names against HEAD (`code`: what history
+/// answers of it; `None`, no commit yet: nothing is stale) and stores what
+/// changed. Returns how many rows changed.
 pub(super) fn weigh(
     tx: &Transaction<'_>,
-    workspace: &Workspace,
     workspace_id: i64,
-    head: Option<gix::ObjectId>,
+    code: Option<&mut dyn Code>,
     due: Due,
     policy: Option<&TrustPolicy>,
     sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
 ) -> Result<usize, SyncError> {
-    let ids = due_ids(tx, workspace, workspace_id, head, &due, sqlite)?;
+    let ids = due_ids(tx, workspace_id, &due, sqlite)?;
     if ids.is_empty() {
         return Ok(0);
     }
-    let head_tree = match head {
-        Some(head) => Some(workspace.tree_of(head)?),
-        None => None,
-    };
-    let mut weigher = Weigher {
+    let mut weigher = code.map(|code| Weigher {
         tx,
-        workspace,
         workspace_id,
-        head_tree,
-        policy,
-        held: HashMap::new(),
-        ancestors: HashMap::new(),
-        unmerged: super::branches::unmerged(tx, workspace_id).map_err(sqlite)?,
-    };
+        code,
+        unmerged: std::collections::BTreeMap::new(),
+    });
+    if let Some(weigher) = &mut weigher {
+        weigher.unmerged = super::branches::unmerged(tx, workspace_id).map_err(sqlite)?;
+    }
     let mut row = tx
         .prepare_cached(&format!(
             "SELECT m.rowid, m.files, m.commit_id, p.commit_id,
@@ -173,13 +159,18 @@ pub(super) fn weigh(
             continue;
         };
         let files: Vec<String> = serde_json::from_str(&judged.files).unwrap_or_default();
-        let verdict = weigher.verdict(
-            &files,
-            judged.commit_field.as_deref(),
-            judged.introduced.as_deref(),
-            judged.branch.as_deref(),
-            sqlite,
-        )?;
+        let verdict = match &mut weigher {
+            Some(weigher) => {
+                let memory = Judged {
+                    files: &files,
+                    commit_field: judged.commit_field.as_deref(),
+                    introduced: judged.introduced.as_deref(),
+                    branch: judged.branch.as_deref(),
+                };
+                Verdict::of(judging::judge(memory, weigher, policy).map_err(sqlite)?)
+            }
+            None => Verdict::of(judging::Verdict::default()),
+        };
         if verdict != judged.stored {
             update
                 .execute(params![
@@ -195,6 +186,19 @@ pub(super) fn weigh(
         }
     }
     Ok(changed)
+}
+
+impl Verdict {
+    /// The core's verdict as the row stores it (`moved` as JSON pairs).
+    fn of(verdict: judging::Verdict) -> Verdict {
+        Verdict {
+            stale: verdict.stale,
+            file: verdict.file,
+            commit: verdict.commit,
+            outside: verdict.outside,
+            moved: serde_json::to_string(&verdict.moved).expect("pairs of strings serialize"),
+        }
+    }
 }
 
 /// What judging a memory reads of its row, and the verdict it stores.
@@ -230,9 +234,7 @@ impl JudgedRow {
 /// The ids of the memories to judge.
 fn due_ids(
     tx: &Transaction<'_>,
-    workspace: &Workspace,
     workspace_id: i64,
-    head: Option<gix::ObjectId>,
     due: &Due,
     sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
 ) -> Result<BTreeSet<String>, SyncError> {
@@ -271,12 +273,10 @@ fn due_ids(
             )?
         }
         Due::Changed {
-            old_head,
+            deleted,
             reverted,
             branches,
-        } => changed_ids(
-            &rows, workspace, head, *old_head, reverted, branches, &mut ids,
-        )?,
+        } => changed_ids(&rows, deleted, reverted, branches, &mut ids)?,
     };
     if !reverted.is_empty() {
         naming_reverted(&rows, &reverted, &mut ids)?;
@@ -312,9 +312,7 @@ impl Rows<'_, '_> {
 /// of a revert changes.
 fn changed_ids(
     rows: &Rows<'_, '_>,
-    workspace: &Workspace,
-    head: Option<gix::ObjectId>,
-    old_head: Option<gix::ObjectId>,
+    deleted: &[String],
     reverted: &[String],
     branches: &[String],
     ids: &mut BTreeSet<String>,
@@ -332,21 +330,13 @@ fn changed_ids(
         "SELECT id FROM temp.verdicts_due WHERE workspace_id = ?1 AND ?2",
         &true,
     )?);
-    if let (Some(head), Some(old_head)) = (head, old_head)
-        && old_head != head
-    {
-        let changes = workspace.diff_trees(
-            Some(workspace.tree_of(old_head)?),
-            Some(workspace.tree_of(head)?),
-        )?;
-        // A path added back concerns the memories it made stale,
-        // judged above; one deleted, those that name it.
-        for (path, _) in &changes.deleted {
-            ids.extend(rows.ids(
-                "SELECT id FROM memory_files WHERE workspace_id = ?1 AND path = ?2",
-                path,
-            )?);
-        }
+    // A path added back concerns the memories it made stale, judged
+    // above; one deleted, those that name it.
+    for path in deleted {
+        ids.extend(rows.ids(
+            "SELECT id FROM memory_files WHERE workspace_id = ?1 AND path = ?2",
+            path,
+        )?);
     }
     // A revert of a revert changes what the first one reverted.
     let mut targets = reverted.to_vec();
@@ -397,70 +387,28 @@ fn naming_reverted(
     Ok(())
 }
 
-/// What judging memories reads, cached for one sync.
+/// What judging memories reads: the index's deletions, reverts and gone
+/// branches, and what history answers of the code.
 struct Weigher<'a, 't> {
     tx: &'a Transaction<'t>,
-    workspace: &'a Workspace,
     workspace_id: i64,
-    head_tree: Option<gix::ObjectId>,
-    policy: Option<&'a TrustPolicy>,
-    /// Whether HEAD's tree holds a path.
-    held: HashMap<String, bool>,
-    /// Whether a commit is an ancestor of (or is) another.
-    ancestors: HashMap<(String, String), bool>,
+    code: &'a mut dyn Code,
     /// The branches deleted without being merged.
-    unmerged: std::collections::BTreeMap<String, super::branches::Unmerged>,
+    unmerged: std::collections::BTreeMap<String, Gone>,
 }
 
-/// A commit that deleted a path or reverted another, and its author.
-struct Event {
-    commit: String,
-    renamed_to: Option<String>,
-    author: String,
-    author_name: String,
-    author_email: String,
-}
+impl Evidence for Weigher<'_, '_> {
+    type Error = rusqlite::Error;
 
-impl Weigher<'_, '_> {
     fn holds(&mut self, path: &str) -> bool {
-        let Some(tree) = self.head_tree else {
-            return false;
-        };
-        if let Some(held) = self.held.get(path) {
-            return *held;
-        }
-        let held = self.workspace.tree_holds(tree, path);
-        self.held.insert(path.to_owned(), held);
-        held
+        self.code.holds(path)
     }
 
-    /// Whether `commit` came after the memory's introducing commit: not
-    /// that commit nor one of its ancestors. A memory not committed yet
-    /// was stored after every commit.
-    fn after(&mut self, commit: &str, introduced: Option<&str>) -> bool {
-        let Some(introduced) = introduced else {
-            return false;
-        };
-        if commit == introduced {
-            return false;
-        }
-        let key = (commit.to_owned(), introduced.to_owned());
-        if let Some(known) = self.ancestors.get(&key) {
-            return !*known;
-        }
-        let before = match (
-            gix::ObjectId::from_hex(commit.as_bytes()),
-            gix::ObjectId::from_hex(introduced.as_bytes()),
-        ) {
-            (Ok(commit), Ok(introduced)) => self.workspace.is_ancestor(commit, introduced),
-            _ => true,
-        };
-        self.ancestors.insert(key, before);
-        !before
+    fn is_ancestor(&mut self, commit: &str, of: &str) -> bool {
+        self.code.is_ancestor(commit, of)
     }
 
-    /// The latest recorded deletion of `path`.
-    fn deletion(&self, path: &str) -> rusqlite::Result<Option<Event>> {
+    fn deletion(&mut self, path: &str) -> rusqlite::Result<Option<Event>> {
         self.tx
             .prepare_cached(
                 "SELECT commit_id, renamed_to, author, author_name, author_email FROM path_changes
@@ -478,11 +426,8 @@ impl Weigher<'_, '_> {
             .optional()
     }
 
-    /// The commits that revert the memory's introducing commit or its
-    /// `commit` field (abbreviated: 7 digits at least), and are not
-    /// reverted themselves.
     fn reverts(
-        &self,
+        &mut self,
         commit_field: Option<&str>,
         introduced: Option<&str>,
     ) -> rusqlite::Result<Vec<Event>> {
@@ -510,87 +455,7 @@ impl Weigher<'_, '_> {
             .collect()
     }
 
-    /// Whether `event`'s author is outside the trust policy (signatures
-    /// are not checked for these commits: under a `signed` policy every
-    /// one is outside).
-    fn outside(&self, event: &Event) -> bool {
-        let origin = Origin {
-            author: &event.author,
-            author_name: &event.author_name,
-            author_email: &event.author_email,
-            signature: "unsigned",
-            signer: "",
-            shallow: false,
-        };
-        !verdict::quarantine(&Claim::default(), Some(&origin), self.policy).is_empty()
-    }
-
-    fn verdict(
-        &mut self,
-        files: &[String],
-        commit_field: Option<&str>,
-        introduced: Option<&str>,
-        branch: Option<&str>,
-        sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
-    ) -> Result<Verdict, SyncError> {
-        let mut verdict = Verdict {
-            moved: "[]".to_owned(),
-            ..Verdict::default()
-        };
-        if self.head_tree.is_none() {
-            return Ok(verdict);
-        }
-        let mut moved: Vec<(String, String)> = Vec::new();
-        for file in files {
-            let path = file.strip_prefix("./").unwrap_or(file);
-            if self.holds(path) {
-                continue;
-            }
-            let mut at = path.to_owned();
-            for _ in 0..MAX_RENAMES {
-                let Some(event) = self.deletion(&at).map_err(sqlite)? else {
-                    // Never deleted in the history walked (never there,
-                    // or not a path of the repository): nothing to say.
-                    break;
-                };
-                if let Some(to) = &event.renamed_to {
-                    if self.holds(to) {
-                        moved.push((file.clone(), to.clone()));
-                        break;
-                    }
-                    at = to.clone();
-                    continue;
-                }
-                if verdict.stale.is_empty() && self.after(&event.commit, introduced) {
-                    verdict.stale = FILE_DELETED.to_owned();
-                    verdict.file = Some(file.clone());
-                    verdict.outside = self.outside(&event);
-                    verdict.commit = Some(event.commit);
-                }
-                break;
-            }
-        }
-        if verdict.stale.is_empty() {
-            for event in self.reverts(commit_field, introduced).map_err(sqlite)? {
-                if self.after(&event.commit, introduced) {
-                    verdict.stale = REVERTED.to_owned();
-                    verdict.outside = self.outside(&event);
-                    verdict.commit = Some(event.commit);
-                    break;
-                }
-            }
-        }
-        // A deletion of refs has no author to weigh against the policy:
-        // one made here is the user's own; one seen only on the remote may
-        // be anyone's who can push, so under a policy it counts as outside.
-        if verdict.stale.is_empty()
-            && let Some(gone) = branch.and_then(|branch| self.unmerged.get(branch))
-        {
-            verdict.stale = BRANCH_DELETED.to_owned();
-            verdict.commit = Some(gone.tip.clone());
-            verdict.outside = !gone.local && self.policy.is_some();
-        }
-        verdict.moved = serde_json::to_string(&moved).expect("pairs of strings serialize");
-        Ok(verdict)
+    fn gone_unmerged(&self, name: &str) -> Option<Gone> {
+        self.unmerged.get(name).cloned()
     }
 }

@@ -341,11 +341,39 @@ fn weigh(
         followed.stale_due
     };
     let policy = super::verdicts::stored_policy(tx, workspace_id).map_err(sqlite)?;
+    // What history answers of the code: the paths deleted between the
+    // last HEAD walked and this one, and HEAD's tree as the judgement asks.
+    let stale_due = match stale_due {
+        super::staleness::Due::Changed {
+            mut deleted,
+            reverted,
+            branches,
+        } => {
+            if let (Some(head), Some(old_head)) = (head, followed.old_head)
+                && old_head != head
+            {
+                deleted =
+                    crate::adapters::history::paths::deleted_between(workspace, old_head, head)?;
+            }
+            super::staleness::Due::Changed {
+                deleted,
+                reverted,
+                branches,
+            }
+        }
+        all => all,
+    };
+    let mut code = match head {
+        Some(head) => Some(crate::adapters::history::paths::AtHead::new(
+            workspace, head,
+        )?),
+        None => None,
+    };
     super::staleness::weigh(
         tx,
-        workspace,
         workspace_id,
-        head,
+        code.as_mut()
+            .map(|code| code as &mut dyn crate::domain::staleness::Code),
         stale_due,
         policy.as_ref(),
         sqlite,
@@ -493,6 +521,9 @@ struct Followed {
     /// The history was walked again from the start: the signatures are
     /// verified against another signers file, or a shallow boundary moved.
     walked_again: bool,
+    /// The HEAD the last walk reached (`None`: none, or walked from the
+    /// start).
+    old_head: Option<gix::ObjectId>,
     /// A branch was deleted or moved.
     branches_changed: bool,
     /// Which memories staleness judges.
@@ -524,7 +555,7 @@ fn follow_history(
         super::staleness::Due::All
     } else {
         super::staleness::Due::Changed {
-            old_head: known_commit,
+            deleted: Vec::new(),
             reverted: Vec::new(),
             branches: Vec::new(),
         }
@@ -557,6 +588,7 @@ fn follow_history(
     }
     Ok(Followed {
         walked_again: signers_moved || shallow_moved,
+        old_head: known_commit,
         branches_changed,
         stale_due,
     })
