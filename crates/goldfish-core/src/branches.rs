@@ -26,8 +26,6 @@ pub struct Recorded {
     pub gone: bool,
     /// Whether its work is in HEAD, when it is gone and was judged.
     pub merged: Option<bool>,
-    /// A memory names it (its `branch` field).
-    pub named: bool,
 }
 
 /// A branch as the repository shows it now.
@@ -78,12 +76,14 @@ impl Seen {
     }
 }
 
-/// Compares the branches now (`tips`) with those recorded.
-pub fn compare(
+/// Compares the branches now (`tips`) with those recorded; `named` tells
+/// whether a memory names a branch (asked only of one that just went).
+pub fn compare<E>(
     recorded: &BTreeMap<String, Recorded>,
     tips: &BTreeMap<String, Tip>,
     head_moved: bool,
-) -> Compared {
+    named: &mut dyn FnMut(&str) -> Result<bool, E>,
+) -> Result<Compared, E> {
     let mut compared = Compared::default();
     for (name, now) in tips {
         match recorded.get(name) {
@@ -107,13 +107,13 @@ pub fn compare(
         if !went && !head_moved {
             continue;
         }
-        if went && !row.named {
+        if went && !named(name)? {
             compared.forget.push(name.clone());
         } else {
             compared.judge.push(name.clone());
         }
     }
-    compared
+    Ok(compared)
 }
 
 /// The rows of the judged branches: `landed` has, for each of
@@ -153,9 +153,9 @@ pub fn settle(
 mod tests {
     use super::*;
 
-    fn recorded(rows: &[(&str, &str, bool, Option<bool>, bool)]) -> BTreeMap<String, Recorded> {
+    fn recorded(rows: &[(&str, &str, bool, Option<bool>)]) -> BTreeMap<String, Recorded> {
         rows.iter()
-            .map(|(name, tip, gone, merged, named)| {
+            .map(|(name, tip, gone, merged)| {
                 (
                     name.to_string(),
                     Recorded {
@@ -163,11 +163,25 @@ mod tests {
                         local: true,
                         gone: *gone,
                         merged: *merged,
-                        named: *named,
                     },
                 )
             })
             .collect()
+    }
+
+    /// `compare` where memories name every branch but `scratch`.
+    fn compare_named(
+        recorded: &BTreeMap<String, Recorded>,
+        tips: &BTreeMap<String, Tip>,
+        head_moved: bool,
+    ) -> Compared {
+        compare::<()>(
+            recorded,
+            tips,
+            head_moved,
+            &mut |name| Ok(name != "scratch"),
+        )
+        .unwrap()
     }
 
     fn tips(tips: &[(&str, &str)]) -> BTreeMap<String, Tip> {
@@ -193,11 +207,11 @@ mod tests {
     #[test]
     fn a_branch_that_went_is_judged_when_a_memory_names_it_and_forgotten_else() {
         let before = recorded(&[
-            ("main", "a1", false, None, true),
-            ("spike", "b1", false, None, true),
-            ("scratch", "c1", false, None, false),
+            ("main", "a1", false, None),
+            ("spike", "b1", false, None),
+            ("scratch", "c1", false, None),
         ]);
-        let compared = compare(&before, &tips(&[("main", "a1")]), false);
+        let compared = compare_named(&before, &tips(&[("main", "a1")]), false);
         assert!(compared.write.is_empty(), "main did not move");
         assert_eq!(compared.forget, ["scratch"]);
         assert_eq!(compared.judge, ["spike"]);
@@ -212,14 +226,14 @@ mod tests {
     fn a_gone_branch_is_judged_again_only_when_head_moved_and_keeps_its_verdict_when_history_cannot_tell()
      {
         let before = recorded(&[
-            ("main", "a1", false, None, true),
-            ("spike", "b1", true, Some(false), true),
+            ("main", "a1", false, None),
+            ("spike", "b1", true, Some(false)),
         ]);
         let now = tips(&[("main", "a1")]);
-        let still = compare(&before, &now, false);
+        let still = compare_named(&before, &now, false);
         assert_eq!(still, Compared::default(), "nothing to do");
         // HEAD moved: a merge brought the branch's work in.
-        let moved = compare(&before, &now, true);
+        let moved = compare_named(&before, &now, true);
         assert_eq!(moved.judge, ["spike"]);
         let merged = settle(
             moved.clone(),
@@ -240,11 +254,11 @@ mod tests {
     #[test]
     fn a_branch_new_moved_or_back_is_written_and_one_back_is_due() {
         let before = recorded(&[
-            ("moved", "a1", false, None, true),
-            ("back", "b1", true, Some(false), true),
+            ("moved", "a1", false, None),
+            ("back", "b1", true, Some(false)),
         ]);
         let now = tips(&[("moved", "a2"), ("back", "b1"), ("new", "c1")]);
-        let compared = compare(&before, &now, false);
+        let compared = compare_named(&before, &now, false);
         assert_eq!(
             names(&compared.write),
             [

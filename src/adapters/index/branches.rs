@@ -1,5 +1,5 @@
 //! The branches as the index stores them (`branches`, schema 14): what the
-//! last sync recorded of each, for the core to compare with what the
+//! last sync recorded of each (and whether a memory names one), for the core to compare with what the
 //! repository shows now ([`crate::domain::branches`]), and the rows it
 //! decided. [`super::staleness`] marks the memories of a gone, unmerged
 //! branch `branch-deleted`.
@@ -17,33 +17,33 @@ const UPSERT: &str = "INSERT INTO branches (workspace_id, name, tip, local, gone
              ON CONFLICT (workspace_id, name) DO UPDATE SET tip = excluded.tip, local = excluded.local,
                gone = excluded.gone, merged = excluded.merged";
 
-/// The branches as the last sync recorded them, by name, each with whether
-/// a memory names it.
+/// The branches as the last sync recorded them, by name.
 pub(super) fn recorded(
     tx: &Transaction<'_>,
     workspace_id: i64,
 ) -> rusqlite::Result<BTreeMap<String, Recorded>> {
-    tx.prepare_cached(
-        "SELECT b.name, b.tip, b.local, b.gone, b.merged,
-                EXISTS (SELECT 1 FROM memories m WHERE m.workspace_id = b.workspace_id AND m.branch = b.name)
-         FROM branches b WHERE b.workspace_id = ?1",
-    )
-    .and_then(|mut statement| {
-        statement
-            .query_map(params![workspace_id], |row| {
-                Ok((
-                    row.get(0)?,
-                    Recorded {
-                        tip: row.get(1)?,
-                        local: row.get(2)?,
-                        gone: row.get(3)?,
-                        merged: row.get(4)?,
-                        named: row.get(5)?,
-                    },
-                ))
-            })?
-            .collect()
-    })
+    tx.prepare_cached("SELECT name, tip, local, gone, merged FROM branches WHERE workspace_id = ?1")
+        .and_then(|mut statement| {
+            statement
+                .query_map(params![workspace_id], |row| {
+                    Ok((
+                        row.get(0)?,
+                        Recorded {
+                            tip: row.get(1)?,
+                            local: row.get(2)?,
+                            gone: row.get(3)?,
+                            merged: row.get(4)?,
+                        },
+                    ))
+                })?
+                .collect()
+        })
+}
+
+/// Whether a memory of the workspace names the branch `name`.
+pub(super) fn named(tx: &Transaction<'_>, workspace_id: i64, name: &str) -> rusqlite::Result<bool> {
+    tx.prepare_cached("SELECT 1 FROM memories WHERE workspace_id = ?1 AND branch = ?2 LIMIT 1")?
+        .exists(params![workspace_id, name])
 }
 
 /// Writes what the sync decided of the branches.

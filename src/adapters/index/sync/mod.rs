@@ -619,7 +619,10 @@ fn follow_branches(
             (name, tip)
         })
         .collect();
-    let compared = branches::compare(&recorded, &tips, head_moved);
+    let compared = branches::compare(&recorded, &tips, head_moved, &mut |name| {
+        super::branches::named(tx, workspace_id, name)
+    })
+    .map_err(sqlite)?;
     let mut history = crate::adapters::history::branches::Landed::default();
     let mut landed = BTreeMap::new();
     for name in &compared.judge {
