@@ -180,7 +180,7 @@ fn stop_cost(set: &[eval::Labelled]) -> Duration {
     let turn = Turn {
         requests: vec!["Fix the flaky sync test on branch switch".to_owned()],
         answers: vec![answer.clone(), answer.clone(), answer],
-        unchanged: vec![],
+        ..Turn::default()
     };
     let runs = 200;
     let mut total = Duration::ZERO;
