@@ -186,11 +186,11 @@ const TRANSCRIPT_END_BYTES: u64 = 4 << 20;
 /// of it again when it is shorter than `from`, rewritten): what the person
 /// typed ([`transcript::request_in`]) and what the agent answered
 /// ([`transcript::answer_in`]), in order, and its length.
-pub fn transcript_since(path: &Path, from: u64) -> Said {
+pub fn transcript_since(path: &Path, from: u64) -> Stretch {
     let Ok((mut file, length)) = open_transcript(path) else {
-        return Said {
+        return Stretch {
             read: from,
-            ..Said::default()
+            ..Stretch::default()
         };
     };
     let from = if from > length { 0 } else { from };
@@ -215,7 +215,7 @@ pub fn transcript_since(path: &Path, from: u64) -> Said {
             requests.push(request);
         }
     }
-    Said {
+    Stretch {
         requests,
         answers: entries.iter().filter_map(transcript::answer_in).collect(),
         compactions: entries
@@ -228,7 +228,7 @@ pub fn transcript_since(path: &Path, from: u64) -> Said {
 
 /// What a stretch of a transcript says ([`transcript_since`]).
 #[derive(Debug, Default, PartialEq)]
-pub struct Said {
+pub struct Stretch {
     /// What the person typed, in order.
     pub requests: Vec<String>,
     /// What the agent answered, in order.
@@ -448,7 +448,7 @@ fn stop_verdicts(
     session: &mut AgentSession,
     removed: &mut Vec<&'static str>,
 ) -> Vec<(Verdict, usize)> {
-    let Said {
+    let Stretch {
         mut requests,
         mut answers,
         compactions,
@@ -456,9 +456,9 @@ fn stop_verdicts(
     } = payload["transcript_path"]
         .as_str()
         .map(|p| transcript_since(Path::new(p), session.transcript_read))
-        .unwrap_or(Said {
+        .unwrap_or(Stretch {
             read: session.transcript_read,
-            ..Said::default()
+            ..Stretch::default()
         });
     session.transcript_read = read;
     let text_of = |key: &str| {
