@@ -3,10 +3,10 @@
 //! commit reverted, or its branch deleted without being merged; a path
 //! renamed since is followed instead (`moved`).
 //!
-//! The judgement is pure: what it needs to know comes through [`Evidence`]
-//! (HEAD's tree and the commits' order from history, the deletions,
-//! reverts and gone branches the index recorded), asked only for the paths
-//! and commits a memory names.
+//! The judgement is pure: what it needs to know comes through [`Code`]
+//! (HEAD's tree and the commits' order, from history) and [`Records`] (the
+//! deletions, reverts and gone branches the index recorded), asked only for
+//! the paths and commits a memory names.
 
 use crate::config::TrustPolicy;
 use crate::memory::verdict::{self, Claim, Origin};
@@ -65,14 +65,9 @@ pub struct CommitChanges {
     pub author_email: String,
 }
 
-/// What judging needs to know, asked lazily.
-pub trait Evidence {
+/// What the index recorded of the history walked, asked lazily.
+pub trait Records {
     type Error;
-    /// Whether HEAD's tree holds `path`.
-    fn holds(&mut self, path: &str) -> bool;
-    /// Whether `commit` is `of` or one of its ancestors (an unreadable id
-    /// counts as one: nothing after).
-    fn is_ancestor(&mut self, commit: &str, of: &str) -> bool;
     /// The latest recorded deletion of `path`.
     fn deletion(&mut self, path: &str) -> Result<Option<Event>, Self::Error>;
     /// The commits that revert `introduced` or the commit `commit_field`
@@ -115,33 +110,34 @@ pub struct Verdict {
 
 /// Judges a memory at a HEAD (a repository with no commit yet holds
 /// nothing stale: the caller does not ask).
-pub fn judge<E: Evidence>(
+pub fn judge<R: Records>(
     memory: Judged<'_>,
-    evidence: &mut E,
+    code: &mut dyn Code,
+    records: &mut R,
     policy: Option<&TrustPolicy>,
-) -> Result<Verdict, E::Error> {
+) -> Result<Verdict, R::Error> {
     let mut verdict = Verdict::default();
     for file in memory.files {
         let path = file.strip_prefix("./").unwrap_or(file);
-        if evidence.holds(path) {
+        if code.holds(path) {
             continue;
         }
         let mut at = path.to_owned();
         for _ in 0..MAX_RENAMES {
-            let Some(event) = evidence.deletion(&at)? else {
+            let Some(event) = records.deletion(&at)? else {
                 // Never deleted in the history walked (never there, or not
                 // a path of the repository): nothing to say.
                 break;
             };
             if let Some(to) = &event.renamed_to {
-                if evidence.holds(to) {
+                if code.holds(to) {
                     verdict.moved.push((file.clone(), to.clone()));
                     break;
                 }
                 at = to.clone();
                 continue;
             }
-            if verdict.stale.is_empty() && after(evidence, &event.commit, memory.introduced) {
+            if verdict.stale.is_empty() && after(code, &event.commit, memory.introduced) {
                 verdict.stale = FILE_DELETED.to_owned();
                 verdict.file = Some(file.clone());
                 verdict.outside = outside(&event, policy);
@@ -151,8 +147,8 @@ pub fn judge<E: Evidence>(
         }
     }
     if verdict.stale.is_empty() {
-        for event in evidence.reverts(memory.commit_field, memory.introduced)? {
-            if after(evidence, &event.commit, memory.introduced) {
+        for event in records.reverts(memory.commit_field, memory.introduced)? {
+            if after(code, &event.commit, memory.introduced) {
                 verdict.stale = REVERTED.to_owned();
                 verdict.outside = outside(&event, policy);
                 verdict.commit = Some(event.commit);
@@ -166,7 +162,7 @@ pub fn judge<E: Evidence>(
     if verdict.stale.is_empty()
         && let Some(gone) = memory
             .branch
-            .and_then(|branch| evidence.gone_unmerged(branch))
+            .and_then(|branch| records.gone_unmerged(branch))
     {
         verdict.stale = BRANCH_DELETED.to_owned();
         verdict.commit = Some(gone.tip);
@@ -178,11 +174,11 @@ pub fn judge<E: Evidence>(
 /// Whether `commit` came after the memory's introducing commit: not that
 /// commit nor one of its ancestors. A memory not committed yet was stored
 /// after every commit.
-fn after<E: Evidence>(evidence: &mut E, commit: &str, introduced: Option<&str>) -> bool {
+fn after(code: &mut dyn Code, commit: &str, introduced: Option<&str>) -> bool {
     match introduced {
         None => false,
         Some(introduced) if introduced == commit => false,
-        Some(introduced) => !evidence.is_ancestor(commit, introduced),
+        Some(introduced) => !code.is_ancestor(commit, introduced),
     }
 }
 
@@ -209,7 +205,7 @@ mod tests {
 
     /// A history: what HEAD holds, each commit's ancestors, the deletions
     /// and reverts recorded, the gone branches.
-    #[derive(Default)]
+    #[derive(Clone, Default)]
     struct History {
         head: BTreeSet<&'static str>,
         ancestors: BTreeMap<&'static str, Vec<&'static str>>,
@@ -218,8 +214,7 @@ mod tests {
         gone: BTreeMap<&'static str, Gone>,
     }
 
-    impl Evidence for History {
-        type Error = ();
+    impl Code for History {
         fn holds(&mut self, path: &str) -> bool {
             self.head.contains(path)
         }
@@ -228,11 +223,19 @@ mod tests {
                 .get(of)
                 .is_some_and(|before| before.contains(&commit))
         }
+    }
+
+    /// The same history, as the index recorded it.
+    struct Recorded<'h>(&'h History);
+
+    impl Records for Recorded<'_> {
+        type Error = ();
         fn deletion(&mut self, path: &str) -> Result<Option<Event>, ()> {
-            Ok(self.deleted.get(path).cloned())
+            Ok(self.0.deleted.get(path).cloned())
         }
         fn reverts(&mut self, _: Option<&str>, introduced: Option<&str>) -> Result<Vec<Event>, ()> {
             Ok(self
+                .0
                 .reverts
                 .iter()
                 .filter(|(reverted, _)| Some(*reverted) == introduced)
@@ -240,7 +243,7 @@ mod tests {
                 .collect())
         }
         fn gone_unmerged(&self, name: &str) -> Option<Gone> {
-            self.gone.get(name).cloned()
+            self.0.gone.get(name).cloned()
         }
     }
 
@@ -262,7 +265,11 @@ mod tests {
             branch: Some("spike"),
             ..Judged::default()
         };
-        assert_eq!(judge(memory, history, None), Ok(expect));
+        let recorded = history.clone();
+        assert_eq!(
+            judge(memory, history, &mut Recorded(&recorded), None),
+            Ok(expect)
+        );
     }
 
     #[test]

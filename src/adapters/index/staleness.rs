@@ -25,7 +25,7 @@ use rusqlite::{OptionalExtension, Transaction, params};
 use super::{LINE_PROVENANCE, SyncError};
 use crate::domain::config::TrustPolicy;
 use crate::domain::staleness::{
-    self as judging, Code, CommitChanges, Event, Evidence, Gone, Judged,
+    self as judging, Code, CommitChanges, Event, Gone, Judged, Records,
 };
 
 pub use crate::domain::staleness::BRANCH_DELETED;
@@ -116,7 +116,7 @@ struct Verdict {
 pub(super) fn weigh(
     tx: &Transaction<'_>,
     workspace_id: i64,
-    code: Option<&mut dyn Code>,
+    mut code: Option<&mut dyn Code>,
     due: Due,
     policy: Option<&TrustPolicy>,
     sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
@@ -125,15 +125,14 @@ pub(super) fn weigh(
     if ids.is_empty() {
         return Ok(0);
     }
-    let mut weigher = code.map(|code| Weigher {
+    let mut recorded = Recorded {
         tx,
         workspace_id,
-        code,
-        unmerged: std::collections::BTreeMap::new(),
-    });
-    if let Some(weigher) = &mut weigher {
-        weigher.unmerged = super::branches::unmerged(tx, workspace_id).map_err(sqlite)?;
-    }
+        unmerged: match code {
+            Some(_) => super::branches::unmerged(tx, workspace_id).map_err(sqlite)?,
+            None => std::collections::BTreeMap::new(),
+        },
+    };
     let mut row = tx
         .prepare_cached(&format!(
             "SELECT m.rowid, m.files, m.commit_id, p.commit_id,
@@ -159,15 +158,16 @@ pub(super) fn weigh(
             continue;
         };
         let files: Vec<String> = serde_json::from_str(&judged.files).unwrap_or_default();
-        let verdict = match &mut weigher {
-            Some(weigher) => {
+        let verdict = match code.as_deref_mut() {
+            Some(code) => {
                 let memory = Judged {
                     files: &files,
                     commit_field: judged.commit_field.as_deref(),
                     introduced: judged.introduced.as_deref(),
                     branch: judged.branch.as_deref(),
                 };
-                Verdict::of(judging::judge(memory, weigher, policy).map_err(sqlite)?)
+                let verdict = judging::judge(memory, code, &mut recorded, policy);
+                Verdict::of(verdict.map_err(sqlite)?)
             }
             None => Verdict::of(judging::Verdict::default()),
         };
@@ -387,26 +387,17 @@ fn naming_reverted(
     Ok(())
 }
 
-/// What judging memories reads: the index's deletions, reverts and gone
-/// branches, and what history answers of the code.
-struct Weigher<'a, 't> {
+/// What judging memories reads of this index: the deletions, reverts and
+/// gone branches recorded.
+struct Recorded<'a, 't> {
     tx: &'a Transaction<'t>,
     workspace_id: i64,
-    code: &'a mut dyn Code,
     /// The branches deleted without being merged.
     unmerged: std::collections::BTreeMap<String, Gone>,
 }
 
-impl Evidence for Weigher<'_, '_> {
+impl Records for Recorded<'_, '_> {
     type Error = rusqlite::Error;
-
-    fn holds(&mut self, path: &str) -> bool {
-        self.code.holds(path)
-    }
-
-    fn is_ancestor(&mut self, commit: &str, of: &str) -> bool {
-        self.code.is_ancestor(commit, of)
-    }
 
     fn deletion(&mut self, path: &str) -> rusqlite::Result<Option<Event>> {
         self.tx

@@ -335,7 +335,7 @@ fn weigh(
     } else {
         super::verdicts::Due::Noted
     };
-    let stale_due = if policy_changed {
+    let mut stale_due = if policy_changed {
         super::staleness::Due::All
     } else {
         followed.stale_due
@@ -343,26 +343,12 @@ fn weigh(
     let policy = super::verdicts::stored_policy(tx, workspace_id).map_err(sqlite)?;
     // What history answers of the code: the paths deleted between the
     // last HEAD walked and this one, and HEAD's tree as the judgement asks.
-    let stale_due = match stale_due {
-        super::staleness::Due::Changed {
-            mut deleted,
-            reverted,
-            branches,
-        } => {
-            if let (Some(head), Some(old_head)) = (head, followed.old_head)
-                && old_head != head
-            {
-                deleted =
-                    crate::adapters::history::paths::deleted_between(workspace, old_head, head)?;
-            }
-            super::staleness::Due::Changed {
-                deleted,
-                reverted,
-                branches,
-            }
-        }
-        all => all,
-    };
+    if let super::staleness::Due::Changed { deleted, .. } = &mut stale_due
+        && let (Some(head), Some(old_head)) = (head, followed.old_head)
+        && old_head != head
+    {
+        *deleted = crate::adapters::history::paths::deleted_between(workspace, old_head, head)?;
+    }
     let mut code = match head {
         Some(head) => Some(crate::adapters::history::paths::AtHead::new(
             workspace, head,
