@@ -12,7 +12,7 @@ use crate::app::{Home, Session, capture};
 /// never waits on the worker: problems go to stderr, the exit status is 0.
 pub(super) fn hook(kind: &str) -> u8 {
     if let Err(err) = queue_event(kind) {
-        super::output::stderr_line(&format!("goldfish agent-hook: {err:#}"));
+        crate::front::stderr::line(&format!("goldfish agent-hook: {err:#}"));
     }
     EXIT_OK
 }
@@ -31,11 +31,11 @@ pub(super) fn stop_asking(out: &mut dyn Write) -> u8 {
             if let Some(answer) = capture::ask_agent(&home, &payload)
                 && let Err(err) = writeln!(out, "{answer}")
             {
-                super::output::stderr_line(&format!("goldfish agent-hook: {err:#}"));
+                crate::front::stderr::line(&format!("goldfish agent-hook: {err:#}"));
             }
         }
         Ok(None) => {}
-        Err(err) => super::output::stderr_line(&format!("goldfish agent-hook: {err:#}")),
+        Err(err) => crate::front::stderr::line(&format!("goldfish agent-hook: {err:#}")),
     }
     EXIT_OK
 }
@@ -59,7 +59,7 @@ fn queue_event(kind: &str) -> anyhow::Result<Option<(Home, Vec<u8>)>> {
     let home = Home::from_env()?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     if let Some(notice) = capture::hook(&home, &cwd, kind, &payload)? {
-        super::output::stderr_line(&format!("goldfish agent-hook: {}", notice.text()));
+        crate::front::stderr::line(&format!("goldfish agent-hook: {}", notice.text()));
     }
     Ok(Some((home, payload)))
 }
@@ -68,7 +68,7 @@ fn queue_event(kind: &str) -> anyhow::Result<Option<(Home, Vec<u8>)>> {
 pub(super) fn work(wait: bool, out: &mut dyn Write) -> Result<u8, CliError> {
     let mut session = Session::open()?;
     let total = capture::work(&mut session, wait, &mut |notice| {
-        super::output::notice(&notice)
+        crate::front::stderr::notice(&notice)
     })?;
     let at = session.now()?;
     writeln!(

@@ -60,7 +60,7 @@ fn pre_push(args: &[OsString]) -> u8 {
     let pushed = match reviewed {
         Ok(pushed) => pushed,
         Err(err) => {
-            output::stderr_line(&format!(
+            crate::front::stderr::line(&format!(
                 "goldfish pre-push: could not review the memory changes of this push: {:#}\n{bypass}",
                 err.error
             ));
@@ -71,17 +71,17 @@ fn pre_push(args: &[OsString]) -> u8 {
     for pushed in pushed {
         match pushed {
             Pushed::Skipped(name, why) => {
-                output::stderr_line(&format!("goldfish pre-push: {name}: {why}"));
+                crate::front::stderr::line(&format!("goldfish pre-push: {name}: {why}"));
             }
             Pushed::Reviewed(name, review) if review.stopping > 0 => {
-                output::stderr_line(&format!("goldfish pre-push: {name}:"));
+                crate::front::stderr::line(&format!("goldfish pre-push: {name}:"));
                 crate::front::stderr::text(&review::text(&review));
                 stopped.push(name);
             }
             Pushed::Reviewed(name, review) => {
                 let total = review.total();
                 if total > 0 {
-                    output::stderr_line(&format!(
+                    crate::front::stderr::line(&format!(
                         "goldfish pre-push: {name}: {}, none would be quarantined",
                         crate::app::render::count(total as u64, "memory change", "memory changes")
                     ));
@@ -92,7 +92,7 @@ fn pre_push(args: &[OsString]) -> u8 {
     if stopped.is_empty() {
         return EXIT_OK;
     }
-    output::stderr_line(&format!(
+    crate::front::stderr::line(&format!(
         "goldfish pre-push: push stopped: {} brings memory changes that would be quarantined or rewrite the log (see above; `goldfish review` shows them again). Forget or fix them, or, if the team accepts them, {bypass}",
         stopped.join(", ")
     ));
@@ -107,8 +107,12 @@ pub(super) fn hook(name: HookName, args: &[OsString]) -> Result<u8, CliError> {
     // reported (hooks hide stderr unless GOLDFISH_HOOK_VERBOSE is set), and
     // `recall` syncs by itself if this one did not happen.
     match hook_sync(name) {
-        Ok(message) => output::stderr_line(&format!("goldfish {}: {message}", name.as_str())),
-        Err(err) => output::stderr_line(&format!("goldfish {}: {:#}", name.as_str(), err.error)),
+        Ok(message) => {
+            crate::front::stderr::line(&format!("goldfish {}: {message}", name.as_str()))
+        }
+        Err(err) => {
+            crate::front::stderr::line(&format!("goldfish {}: {:#}", name.as_str(), err.error))
+        }
     }
     Ok(EXIT_OK)
 }
@@ -168,7 +172,7 @@ pub(super) fn agent_hook(args: AgentHookArgs, out: &mut dyn Write) -> Result<u8,
         }
     };
     if let Err(err) = result {
-        output::stderr_line(&format!("goldfish agent-hook: {:#}", err.error));
+        crate::front::stderr::line(&format!("goldfish agent-hook: {:#}", err.error));
     }
     Ok(EXIT_OK)
 }
@@ -280,7 +284,7 @@ fn pre_compact() -> Result<(), CliError> {
         _ => Some(input.trim().to_owned()).filter(|text| !text.is_empty()),
     };
     let Some(content) = content else {
-        super::output::stderr_line("goldfish agent-hook: nothing to store");
+        crate::front::stderr::line("goldfish agent-hook: nothing to store");
         return Ok(());
     };
     let workspace = workspace()?;
@@ -317,7 +321,7 @@ fn pre_compact() -> Result<(), CliError> {
     let stored = stored?;
     // Not on stdout: Claude Code adds a PreCompact hook's stdout to the
     // compaction instructions.
-    super::output::stderr_line(&format!(
+    crate::front::stderr::line(&format!(
         "goldfish: stored checkpoint {}",
         stored.entry.id()
     ));

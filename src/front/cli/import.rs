@@ -29,7 +29,7 @@ pub(super) fn import(args: ImportArgs, out: &mut dyn Write) -> Result<u8, CliErr
     super::output::notices(&mut session);
     let imported = imported?;
     if let Some(reason) = &imported.not_indexed {
-        super::output::notice(&crate::app::Notice::warning(format!(
+        crate::front::stderr::notice(&crate::app::Notice::warning(format!(
             "imported, but not indexed yet: {reason}"
         )));
     }

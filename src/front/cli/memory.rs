@@ -112,18 +112,18 @@ fn stored_line(stored: &store::Stored) -> String {
 /// not asked about (`asked`).
 fn stored_notices(stored: &store::Stored, asked: &[String]) {
     if let Some(journaled) = &stored.journaled {
-        output::notice(&Notice::note(journaled.to_string()));
+        crate::front::stderr::notice(&Notice::note(journaled.to_string()));
     }
     if let Some(reason) = &stored.not_indexed {
-        output::notice(&Notice::warning(format!(
+        crate::front::stderr::notice(&Notice::warning(format!(
             "stored, but not indexed yet: {reason}"
         )));
     }
     if let Some(quarantine) = &stored.quarantine {
-        output::notice(&Notice::warning(quarantine.message(stored.entry.id())));
+        crate::front::stderr::notice(&Notice::warning(quarantine.message(stored.entry.id())));
     }
     for similar in &stored.similar {
-        output::notice(&Notice::warning(format!(
+        crate::front::stderr::notice(&Notice::warning(format!(
             "this is {}",
             near_duplicate(similar, 80)
         )));
@@ -132,7 +132,7 @@ fn stored_notices(stored: &store::Stored, asked: &[String]) {
         if asked.contains(&candidate.memory.id) {
             continue;
         }
-        output::notice(&Notice::note(format!(
+        crate::front::stderr::notice(&Notice::note(format!(
             "it may replace {}; if it does: `goldfish forget {}`, then store it again with `--supersedes {}`",
             store::replaceable_line(candidate, 80),
             stored.entry.id(),
@@ -144,7 +144,7 @@ fn stored_notices(stored: &store::Stored, asked: &[String]) {
 /// Asks on stderr whether the memory being stored replaces `candidate`
 /// (default no); the answer is read from stdin, a terminal.
 fn ask_replaces(candidate: &store::Replaceable) -> bool {
-    output::notice(&Notice::note(format!(
+    crate::front::stderr::notice(&Notice::note(format!(
         "it may replace {}",
         store::replaceable_line(candidate, 100)
     )));
@@ -183,15 +183,15 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
     output::notices(&mut session);
     match recalled? {
         Recalled::Nothing => {
-            super::output::stderr_line("no memories match");
+            crate::front::stderr::line("no memories match");
             Ok(EXIT_NO_RESULT)
         }
         Recalled::NothingRelevant(judgement) => {
             if args.json {
                 output::nothing_relevant_json(&judgement, out)?;
             }
-            super::output::stderr_line(&format!("nothing relevant: {}", judgement.reason()));
-            super::output::stderr_line(
+            crate::front::stderr::line(&format!("nothing relevant: {}", judgement.reason()));
+            crate::front::stderr::line(
                 "hint: --include-unrelated shows the closest memories anyway",
             );
             Ok(EXIT_NO_RESULT)
@@ -233,7 +233,7 @@ pub(super) fn brief(args: BriefArgs, out: &mut dyn Write) -> Result<u8, CliError
             Ok(EXIT_OK)
         }
         None => {
-            super::output::stderr_line(
+            crate::front::stderr::line(
                 "nothing to brief on yet: no checkpoints, plans, decisions or recent fixes",
             );
             Ok(EXIT_NO_RESULT)

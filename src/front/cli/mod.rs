@@ -754,9 +754,9 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> u8 {
         Ok(code) => code,
         Err(err) if is_broken_pipe(&err.error) => EXIT_OK,
         Err(err) => {
-            output::stderr_line(&format!("error: {:#}", err.error));
+            crate::front::stderr::line(&format!("error: {:#}", err.error));
             if let Some(hint) = &err.hint {
-                output::stderr_line(&format!("hint: {hint}"));
+                crate::front::stderr::line(&format!("hint: {hint}"));
             }
             err.code
         }
@@ -799,12 +799,12 @@ fn heal_clone(command: &Command) {
         // Best effort: status and doctor report a setup this could not fix.
         let healed = crate::app::heal::heal(&workspace).unwrap_or_default();
         for change in healed.changes {
-            output::stderr_line(&format!(
+            crate::front::stderr::line(&format!(
                 "goldfish: {change} (.gitattributes routes memory files to goldfish)"
             ));
         }
         for warning in healed.warnings {
-            output::stderr_line(&format!("warning: {warning}"));
+            crate::front::stderr::line(&format!("warning: {warning}"));
         }
     }
     if matches!(command, Command::Resolve(_)) {
@@ -813,16 +813,16 @@ fn heal_clone(command: &Command) {
     match crate::app::heal::resolve(&workspace) {
         Ok(resolved) => {
             for file in resolved {
-                output::stderr_line(&setup::resolved_line(&file));
+                crate::front::stderr::line(&setup::resolved_line(&file));
             }
         }
-        Err(err) => output::notice(&crate::app::Notice::warning(format!(
+        Err(err) => crate::front::stderr::notice(&crate::app::Notice::warning(format!(
             "could not merge the memory files again: {err:#}"
         ))),
     }
     let files = crate::app::doctor::unmerged_memory_files(&workspace);
     if !files.is_empty() {
-        output::stderr_line(&format!(
+        crate::front::stderr::line(&format!(
             "warning: {}\nhint: {}",
             crate::app::doctor::conflict_message(&files),
             crate::app::doctor::remerge_fix(&files)

@@ -5,9 +5,9 @@ use std::io::Write;
 use anyhow::Context;
 
 use super::CliError;
+use crate::app::Session;
 use crate::app::digest::Digested;
 use crate::app::render::{memory_text, terminal_safe};
-use crate::app::{Notice, Session};
 use crate::domain::recalled::IndexedMemory;
 use crate::front::wire;
 
@@ -43,21 +43,8 @@ pub(super) fn memories_text(
 /// Notes and warnings an operation left, on stderr.
 pub(super) fn notices(session: &mut Session) {
     for left in session.take_notices() {
-        notice(&left);
+        crate::front::stderr::notice(&left);
     }
-}
-
-/// A note or a warning on stderr (its text is escaped for the terminal: see
-/// [`Notice`]).
-pub(super) fn notice(notice: &Notice) {
-    crate::front::stderr::notice(notice);
-}
-
-/// A line on stderr that is not a notice (an error, a hint, a hook's
-/// report), escaped as a notice is: it can quote a file name or a path that
-/// came through git.
-pub(super) fn stderr_line(text: &str) {
-    crate::front::stderr::line(text);
 }
 
 /// Why recall answered "nothing relevant", as one JSON line: the

@@ -29,13 +29,15 @@ pub(super) fn hook(explain: bool, out: &mut dyn Write) -> u8 {
     match receive.recv_timeout(BUDGET) {
         Ok(Ok(Some(text))) => {
             if let Err(err) = writeln!(out, "{text}") {
-                output::stderr_line(&format!("goldfish agent-hook: {err:#}"));
+                crate::front::stderr::line(&format!("goldfish agent-hook: {err:#}"));
             }
         }
         Ok(Ok(None)) => {}
-        Ok(Err(err)) => output::stderr_line(&format!("goldfish agent-hook: {:#}", err.error)),
+        Ok(Err(err)) => {
+            crate::front::stderr::line(&format!("goldfish agent-hook: {:#}", err.error))
+        }
         Err(_) => {
-            output::stderr_line(&format!(
+            crate::front::stderr::line(&format!(
                 "goldfish agent-hook: no memory added: the lookup took longer than {} ms",
                 BUDGET.as_millis()
             ));
@@ -45,12 +47,14 @@ pub(super) fn hook(explain: bool, out: &mut dyn Write) -> u8 {
                 .map_err(|err| crate::app::AppError::from(anyhow::Error::new(err)))
                 .and_then(|cwd| prompt::leave_to_background(&cwd));
             match left {
-                Ok(Some(log)) => output::stderr_line(&format!(
+                Ok(Some(log)) => crate::front::stderr::line(&format!(
                     "goldfish agent-hook: the index is catching up in the background (log: {})",
                     log.display()
                 )),
                 Ok(None) => {}
-                Err(err) => output::stderr_line(&format!("goldfish agent-hook: {:#}", err.error)),
+                Err(err) => {
+                    crate::front::stderr::line(&format!("goldfish agent-hook: {:#}", err.error))
+                }
             }
         }
     }
@@ -85,7 +89,7 @@ fn answer(payload: &serde_json::Value, explain: bool) -> Result<Option<String>, 
         let over = marks.given.len().saturating_sub(MAX_SEEN);
         marks.given.drain(..over);
         if let Err(err) = marks.save(&session.home, id) {
-            output::stderr_line(&format!(
+            crate::front::stderr::line(&format!(
                 "goldfish agent-hook: cannot keep what the session was given: {err}"
             ));
         }

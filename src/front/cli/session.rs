@@ -36,7 +36,7 @@ impl std::ops::DerefMut for Traced {
 impl Drop for Traced {
     fn drop(&mut self) {
         if crate::app::session::trace_wanted() {
-            super::output::stderr_line(&format!("goldfish trace: {}", self.0.trace()));
+            crate::front::stderr::line(&format!("goldfish trace: {}", self.0.trace()));
         }
     }
 }

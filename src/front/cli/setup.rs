@@ -58,7 +58,7 @@ pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> 
     })?;
     // What init cannot set up for the user.
     if let Some((problem, fix)) = crate::app::init::repo_config_problem(&workspace) {
-        super::output::stderr_line(&format!("warning: {problem}\nhint: {fix}"));
+        crate::front::stderr::line(&format!("warning: {problem}\nhint: {fix}"));
     }
     let mut agent_changes = Vec::new();
     for &agent in &args.agent {
@@ -190,7 +190,7 @@ pub(super) fn sync(args: SyncArgs, out: &mut dyn Write) -> Result<u8, CliError> 
     Bar::install(&mut session, !args.quiet && !args.json);
     let Some(report) = sync_workspace(&mut session, &workspace, Embed::All)? else {
         if !args.quiet {
-            super::output::stderr_line(
+            crate::front::stderr::line(
                 "another sync of this workspace is running; it will include your changes",
             );
         }
@@ -262,10 +262,12 @@ pub(super) fn reindex(args: ReindexArgs, out: &mut dyn Write) -> Result<u8, CliE
     output::notices(&mut session);
     for done in rebuilt? {
         match done {
-            Rebuilt::Dropped { root, reason } => output::notice(&Notice::warning(format!(
-                "{} is no longer a repository ({reason}); dropped",
-                root.display()
-            ))),
+            Rebuilt::Dropped { root, reason } => {
+                crate::front::stderr::notice(&Notice::warning(format!(
+                    "{} is no longer a repository ({reason}); dropped",
+                    root.display()
+                )))
+            }
             Rebuilt::Synced(report) if args.json => {
                 let line = serde_json::to_string(&report).context("serializing the report")?;
                 writeln!(out, "{line}").context("writing output")?;
@@ -311,6 +313,6 @@ pub(super) fn model_install(args: ModelInstallArgs, out: &mut dyn Write) -> Resu
 pub(super) fn model_warm() -> Result<u8, CliError> {
     let home = Home::from_env().map_err(AppError::input)?;
     let ended = crate::app::model::serve_warm(&home)?;
-    crate::front::cli::output::stderr_line(&format!("goldfish model warm: ended: {ended}"));
+    crate::front::stderr::line(&format!("goldfish model warm: ended: {ended}"));
     Ok(EXIT_OK)
 }

@@ -22,7 +22,7 @@ pub(super) fn similar(args: SimilarArgs, out: &mut dyn Write) -> Result<u8, CliE
         output::notices(&mut session);
         let clusters = clusters?;
         if clusters.is_empty() {
-            super::output::stderr_line(&format!(
+            crate::front::stderr::line(&format!(
                 "no near-duplicates at similarity {} or more",
                 args.threshold
             ));
@@ -53,7 +53,7 @@ pub(super) fn similar(args: SimilarArgs, out: &mut dyn Write) -> Result<u8, CliE
     output::notices(&mut session);
     let hits = hits?;
     if hits.is_empty() {
-        super::output::stderr_line(&format!("nothing at similarity {} or more", args.threshold));
+        crate::front::stderr::line(&format!("nothing at similarity {} or more", args.threshold));
         return Ok(EXIT_NO_RESULT);
     }
     if args.json {
@@ -127,16 +127,16 @@ pub(super) fn tidy(args: TidyArgs, out: &mut dyn Write) -> Result<u8, CliError> 
     }
     let listed = crate::app::render::memories(found.proposals.len() as u64);
     if found.proposals.is_empty() {
-        super::output::stderr_line(&format!(
+        crate::front::stderr::line(&format!(
             "nothing to tidy among {}",
             crate::app::render::memories(found.memories as u64)
         ));
     } else if !args.apply {
-        super::output::stderr_line(&format!(
+        crate::front::stderr::line(&format!(
             "nothing changed: `goldfish tidy --apply` forgets these {listed} (it asks first; tombstones, which `git revert` undoes)"
         ));
     } else {
-        super::output::stderr_line(&format!(
+        crate::front::stderr::line(&format!(
             "forgot {} of {listed}: tombstones in .goldfish/memories/, shared once committed; `git revert` of that commit brings them back",
             forgotten.len()
         ));
