@@ -3,7 +3,7 @@
 //! memory line ([`history`]), the memory folder on disk
 //! ([`memdir`]), the personal index ([`index`]), the embedding model
 //! ([`embed`]), capture's queues, worker and model runtime ([`capture`]),
-//! the home folder ([`home`]), the environment ([`env`](mod@env)), processes run
+//! the sync from git into the index ([`sync`]), the home folder ([`home`]), the environment ([`env`](mod@env)), processes run
 //! with a timeout ([`shell`]), the digest's LLM command ([`llm`]) and the
 //! notes an import reads ([`notes`]).
 //!
@@ -21,6 +21,7 @@ pub mod llm;
 pub mod memdir;
 pub mod notes;
 pub mod shell;
+pub mod sync;
 
 use std::path::{Path, PathBuf};
 

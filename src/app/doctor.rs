@@ -16,8 +16,9 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::adapters::git::{MEMORY_DIR, Workspace};
-use crate::adapters::index::{Index, Inspection, sync};
+use crate::adapters::index::{Index, Inspection};
 use crate::adapters::memdir::{LogError, MemoryDir, OpenError};
+use crate::adapters::sync;
 use crate::app::session::ModelState;
 use crate::app::{heal, init};
 use crate::domain::config::{RepoConfig, TrustPolicy};
@@ -379,7 +380,7 @@ fn shallow_finding(index: &Index, workspace_id: i64, findings: &mut Vec<Finding>
         findings.push(Finding::bad(
             "shallow",
             Severity::Warning,
-            crate::adapters::index::sync::shallow_message(count as usize),
+            crate::adapters::sync::shallow_message(count as usize),
             "fetch the history (`git fetch --unshallow`), then run any goldfish command",
         ));
     }

@@ -4,8 +4,8 @@
 //! the front end words (only a person can pass `--allow-secret`).
 
 use crate::adapters::index::IndexError;
-use crate::adapters::index::SyncError;
 use crate::adapters::memdir::LogError;
+use crate::adapters::sync::SyncError;
 
 /// Whose fault it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,6 +113,12 @@ impl From<anyhow::Error> for AppError {
 impl From<IndexError> for AppError {
     fn from(err: IndexError) -> AppError {
         anyhow::Error::new(err).into()
+    }
+}
+
+impl From<crate::adapters::index::locks::LockError> for AppError {
+    fn from(err: crate::adapters::index::locks::LockError) -> AppError {
+        SyncError::from(err).into()
     }
 }
 

@@ -8,7 +8,7 @@ use super::sync::{Embed, drain_journal, embed_pending, sync_workspace};
 use super::{AppError, Session, background};
 use crate::adapters::env;
 use crate::adapters::git::Workspace;
-use crate::adapters::index::sync::{self as index_sync, SyncReport};
+use crate::adapters::sync::{self as index_sync, SyncReport};
 
 /// Memory files changed by at least this many bytes are synced in a
 /// background process (`GOLDFISH_HOOK_BACKGROUND_BYTES`).

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::adapters::git::Workspace;
-use crate::adapters::index::sync as index_sync;
+use crate::adapters::sync as index_sync;
 use crate::app::digest::{self, Distill};
 use crate::app::hook::FOREGROUND_EMBEDDINGS;
 use crate::app::recall::{self, Before, RecallInput, Recalled};

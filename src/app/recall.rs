@@ -18,7 +18,7 @@ use crate::adapters::embed::Embedder;
 use crate::adapters::git::Workspace;
 use crate::adapters::index::Index;
 use crate::adapters::index::search::QueryVector;
-use crate::adapters::index::sync as index_sync;
+use crate::adapters::sync as index_sync;
 use crate::domain::config::RepoConfig;
 use crate::domain::memory::kinds::Kinds;
 use crate::domain::recall::{Mode, Request, Scope};

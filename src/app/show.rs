@@ -12,7 +12,6 @@ use super::session::{Need, Session};
 use super::sync::{Embed, problems, scope_of, sync_for_reading, sync_workspace};
 use super::{AppError, Arg};
 use crate::adapters::git::Workspace;
-use crate::adapters::index::sync as index_sync;
 use crate::adapters::memdir::MemoryDir;
 use crate::domain::recalled::IndexedMemory;
 
@@ -89,7 +88,10 @@ pub fn similar(
                 return Err(AppError::arg(Arg::Id, format!("{id} is forgotten")));
             };
             let vector = index
-                .vector_of(&model_id, &index_sync::content_hash(&memory.content))?
+                .vector_of(
+                    &model_id,
+                    &crate::adapters::index::writing::content_hash(&memory.content),
+                )?
                 .ok_or_else(|| {
                     anyhow::anyhow!("{} has no embedding yet: run `goldfish sync`", memory.id)
                 })?;

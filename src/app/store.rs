@@ -14,7 +14,6 @@ use super::sync::{
 };
 use super::{AppError, Arg, Hint, render};
 use crate::adapters::git::Workspace;
-use crate::adapters::index::sync as index_sync;
 use crate::adapters::memdir::{Appended, MemoryDir};
 use crate::domain::memory::view::Lookup;
 use crate::domain::memory::{self, Entry, Memory, label, trust, verdict};
@@ -794,7 +793,7 @@ fn index_stored(
     let Entry::Memory(memory) = entry else {
         return Ok((Vec::new(), None));
     };
-    let hash = index_sync::content_hash(&memory.content);
+    let hash = crate::adapters::index::writing::content_hash(&memory.content);
     if let Some(ContentVector { model, vector }) = &vector
         && session.model_state().id() == Some(model.as_str())
     {

@@ -11,8 +11,8 @@ use crate::adapters::env;
 use crate::adapters::git::{MEMORY_DIR, REPO_CONFIG, Workspace};
 use crate::adapters::index::Index;
 use crate::adapters::index::locks::{self, Exclusive, Waited};
-use crate::adapters::index::sync::{self as index_sync, SyncOptions, SyncProblem, SyncReport};
 use crate::adapters::memdir::{Drained, LogError, MemoryDir};
+use crate::adapters::sync::{self as index_sync, SyncOptions, SyncProblem, SyncReport};
 use crate::domain::config::RepoConfig;
 use crate::domain::recall::Scope;
 

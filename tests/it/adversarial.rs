@@ -955,7 +955,7 @@ fn medium_5_a_no_op_sync_of_a_large_folder_checks_no_file() {
     let env = TestEnv::new();
     let repo = env.repo("repo", "Alice");
     let dir = repo.join(".goldfish/memories");
-    let files = goldfish::adapters::index::sync::FOLDER_CHECK_FILES;
+    let files = goldfish::adapters::sync::FOLDER_CHECK_FILES;
     for n in 0..files {
         let line = serde_json::json!({
             "id": format!("01M8{n:022}"),

@@ -657,7 +657,7 @@ fn doctor_finds_an_index_that_a_branch_switch_would_break() {
     env.ok(&repo, &["sync"]);
     assert_healthy(&env, &repo);
 
-    let old_content = goldfish::adapters::index::sync::content_hash("Cache eviction uses LRU");
+    let old_content = goldfish::adapters::sync::content_hash("Cache eviction uses LRU");
     downgrade(&format!(
         "INSERT INTO embed_queue (content_hash) VALUES ('{old_content}');"
     ));

@@ -7,6 +7,7 @@
 //! Run it alone: `cargo test --test it layers`.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
 use std::path::{Path, PathBuf};
 
 type Module = Vec<String>;
@@ -408,18 +409,8 @@ fn the_source_root_holds_only_the_crate_and_the_binary() {
 }
 
 /// The index stores what history found and what the core judged; it reads
-/// neither git nor history itself. These files still do (the sync's walk
-/// and its gathering, which issue 58 moves out of the index): the list
-/// may only shrink.
-const INDEX_STILL_READING_HISTORY: [&str; 6] = [
-    "adapters/index/mod.rs",
-    "adapters/index/provenance.rs",
-    "adapters/index/sync/files.rs",
-    "adapters/index/sync/gather.rs",
-    "adapters/index/sync/mod.rs",
-    "adapters/index/sync/trust.rs",
-];
-
+/// neither git nor history itself (nor gix): the sync walks, the index
+/// writes what it is handed.
 #[test]
 fn the_index_reads_neither_git_nor_history() {
     let files = all_modules();
@@ -432,6 +423,7 @@ fn the_index_reads_neither_git_nor_history() {
             continue;
         }
         let uses = handle.is_match(text)
+            || text.contains("gix::")
             || references(&known, module, text).into_iter().any(|target| {
                 target.len() >= 2
                     && target[0] == "adapters"
@@ -448,16 +440,94 @@ fn the_index_reads_neither_git_nor_history() {
         }
     }
     reading.sort();
-    for file in &reading {
-        assert!(
-            INDEX_STILL_READING_HISTORY.contains(&file.as_str()),
-            "src/{file} uses crate::adapters::git or ::history: the index stores what history found (hand it facts, or a core trait)"
-        );
+    assert!(
+        reading.is_empty(),
+        "{reading:?} use crate::adapters::git, ::history or gix: the index stores what history found (the sync, src/adapters/sync/, hands it facts, or a core trait)"
+    );
+}
+
+/// SQL is the index's: every other module hands it facts and asks it
+/// questions through its types (`index::writing::Writing` for a sync).
+#[test]
+fn only_the_index_speaks_sql() {
+    let speaking: Vec<String> = all_modules()
+        .into_iter()
+        .filter(|(module, text)| {
+            !(module.len() >= 2 && module[..2] == ["adapters", "index"])
+                && text.contains("rusqlite")
+        })
+        .map(|(module, _)| module.join("/"))
+        .collect();
+    assert!(
+        speaking.is_empty(),
+        "{speaking:?} use rusqlite: only src/adapters/index/ speaks SQL"
+    );
+}
+
+/// docs/ARCHITECTURE.md stays short (at most 30 KiB) and true to the tree:
+/// every `.rs` file a code-map section names exists under the folders its
+/// heading names (at any depth), or as a path from the repository's root,
+/// `src/` or `tests/it/`.
+#[test]
+fn the_architecture_page_names_files_that_exist() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = fs::read_to_string(root.join("docs/ARCHITECTURE.md")).unwrap();
+    assert!(
+        page.len() <= 30 * 1024,
+        "docs/ARCHITECTURE.md is {} bytes: keep it within 30 KiB",
+        page.len()
+    );
+    let quoted = regex::Regex::new(r"`([^`\s]+)`").unwrap();
+    let mut missing = Vec::new();
+    let code_map = page
+        .split("\n## ")
+        .find(|part| part.starts_with("Code Map"))
+        .unwrap();
+    for section in code_map.split("\n### ").skip(1) {
+        let (heading, body) = section.split_once('\n').unwrap();
+        let folders: Vec<PathBuf> = quoted
+            .captures_iter(heading)
+            .map(|c| root.join(c[1].trim_end_matches('/')))
+            .map(|path| {
+                if path.is_dir() {
+                    path
+                } else {
+                    path.parent().unwrap().to_owned()
+                }
+            })
+            .collect();
+        for named in quoted.captures_iter(body) {
+            let name = &named[1];
+            if !name.ends_with(".rs") || name.contains("::") {
+                continue;
+            }
+            let found = ["", "src", "tests/it"]
+                .iter()
+                .any(|base| root.join(base).join(name).is_file())
+                || folders.iter().any(|folder| holds(folder, name));
+            if !found {
+                missing.push(format!("{heading}: {name}"));
+            }
+        }
     }
-    for file in INDEX_STILL_READING_HISTORY {
-        assert!(
-            reading.iter().any(|r| r == file),
-            "src/{file} no longer reads git or history: take it off INDEX_STILL_READING_HISTORY"
-        );
+    assert!(
+        missing.is_empty(),
+        "docs/ARCHITECTURE.md names files that do not exist: {missing:#?}"
+    );
+}
+
+/// Whether `folder` holds `name` (a file name, or a path ending in one) at
+/// any depth.
+fn holds(folder: &Path, name: &str) -> bool {
+    if folder.join(name).is_file() {
+        return true;
     }
+    fs::read_dir(folder)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|entry| {
+            let path = entry.path();
+            path.is_dir() && holds(&path, name)
+        })
 }

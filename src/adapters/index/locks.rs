@@ -7,7 +7,16 @@
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
-use super::SyncError;
+/// A lock file that could not be opened, created or held.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error("could not read {}", .path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
 
 /// What [`exclusive`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,11 +59,11 @@ pub fn exclusive<T, E>(
     mut f: impl FnMut() -> Result<T, E>,
 ) -> Result<Exclusive<T>, E>
 where
-    E: From<SyncError>,
+    E: From<LockError>,
 {
     let io = |path: &Path| {
         let path = path.to_owned();
-        move |source| E::from(SyncError::Io { path, source })
+        move |source| E::from(LockError::Io { path, source })
     };
     fs::create_dir_all(locks_dir).map_err(io(locks_dir))?;
     let files = LockFiles::of(locks_dir, root);
@@ -112,17 +121,17 @@ pub fn embedding<T, E>(
     f: impl FnOnce() -> Result<T, E>,
 ) -> Result<Option<T>, E>
 where
-    E: From<SyncError>,
+    E: From<LockError>,
 {
     let path = locks_dir.join("embed.lock");
     let io = |source| {
-        E::from(SyncError::Io {
+        E::from(LockError::Io {
             path: path.clone(),
             source,
         })
     };
     fs::create_dir_all(locks_dir).map_err(|source| {
-        E::from(SyncError::Io {
+        E::from(LockError::Io {
             path: locks_dir.to_owned(),
             source,
         })
@@ -143,13 +152,13 @@ where
 }
 
 /// Opens (creates) lock file `path`, never truncating what it holds.
-fn open_lock(path: &Path) -> Result<File, SyncError> {
+fn open_lock(path: &Path) -> Result<File, LockError> {
     File::options()
         .create(true)
         .truncate(false)
         .write(true)
         .open(path)
-        .map_err(|source| SyncError::Io {
+        .map_err(|source| LockError::Io {
             path: path.to_owned(),
             source,
         })
@@ -231,10 +240,10 @@ pub fn wait_for_running(
     root: &Path,
     ticket: Ticket,
     deadline: std::time::Instant,
-) -> Result<Waited, SyncError> {
+) -> Result<Waited, LockError> {
     const POLL: std::time::Duration = std::time::Duration::from_millis(5);
     let files = LockFiles::of(locks_dir, root);
-    let io = |source| SyncError::Io {
+    let io = |source| LockError::Io {
         path: files.lock.clone(),
         source,
     };
@@ -289,13 +298,13 @@ pub fn sync_running(locks_dir: &Path, root: &Path) -> bool {
 /// `None` when another process holds it (a catch-up runs); else the open
 /// file, locked. The lock belongs to the open file, so a child process
 /// given it (as its stdin) holds it until it exits, whoever started it.
-pub fn catch_up(locks_dir: &Path, root: &Path) -> Result<Option<File>, SyncError> {
+pub fn catch_up(locks_dir: &Path, root: &Path) -> Result<Option<File>, LockError> {
     let path = LockFiles::of(locks_dir, root).catch_up;
-    let io = |source| SyncError::Io {
+    let io = |source| LockError::Io {
         path: path.clone(),
         source,
     };
-    fs::create_dir_all(locks_dir).map_err(|source| SyncError::Io {
+    fs::create_dir_all(locks_dir).map_err(|source| LockError::Io {
         path: locks_dir.to_owned(),
         source,
     })?;
@@ -311,7 +320,7 @@ pub fn catch_up(locks_dir: &Path, root: &Path) -> Result<Option<File>, SyncError
 /// lock). Takes the lock for an instant when nobody does.
 pub fn embedding_running(locks_dir: &Path) -> bool {
     matches!(
-        embedding(locks_dir, false, || Ok::<(), SyncError>(())),
+        embedding(locks_dir, false, || Ok::<(), LockError>(())),
         Ok(None)
     )
 }
@@ -395,23 +404,23 @@ mod tests {
                 embedding(&locks, true, || {
                     held.wait();
                     release.wait();
-                    Ok::<_, SyncError>(1)
+                    Ok::<_, LockError>(1)
                 })
                 .unwrap()
             })
         };
         held.wait();
-        let skipped = embedding(&locks, false, || Ok::<_, SyncError>(2)).unwrap();
+        let skipped = embedding(&locks, false, || Ok::<_, LockError>(2)).unwrap();
         assert_eq!(
             skipped, None,
             "a caller wanting a few leaves it to the holder"
         );
         // The workspace's sync lock is not held meanwhile: readers go on.
-        let synced = exclusive(&locks, Path::new("/repo"), || Ok::<_, SyncError>(3)).unwrap();
+        let synced = exclusive(&locks, Path::new("/repo"), || Ok::<_, LockError>(3)).unwrap();
         assert_eq!(synced, Exclusive::Ran(3));
         release.wait();
         assert_eq!(holder.join().unwrap(), Some(1));
-        let waited = embedding(&locks, true, || Ok::<_, SyncError>(4)).unwrap();
+        let waited = embedding(&locks, true, || Ok::<_, LockError>(4)).unwrap();
         assert_eq!(waited, Some(4));
     }
 
@@ -429,7 +438,7 @@ mod tests {
                 exclusive(
                     &locks,
                     Path::new("/repo"),
-                    || -> Result<usize, SyncError> {
+                    || -> Result<usize, LockError> {
                         let run = runs.fetch_add(1, Ordering::SeqCst);
                         if run == 0 {
                             started.wait(); // the other caller may try now
@@ -445,7 +454,7 @@ mod tests {
         let skipped = exclusive(
             &locks,
             Path::new("/repo"),
-            || -> Result<usize, SyncError> { panic!("must not run while the lock is held") },
+            || -> Result<usize, LockError> { panic!("must not run while the lock is held") },
         )
         .unwrap();
         asked.wait();
@@ -457,7 +466,7 @@ mod tests {
         );
         assert_eq!(runs.load(Ordering::SeqCst), 2);
         // Another workspace has its own lock.
-        let other = exclusive(&locks, Path::new("/other"), || -> Result<u8, SyncError> {
+        let other = exclusive(&locks, Path::new("/other"), || -> Result<u8, LockError> {
             Ok(7)
         })
         .unwrap();
@@ -481,7 +490,7 @@ mod tests {
             let (locks, pending) = (locks.clone(), pending.clone());
             std::thread::spawn(move || {
                 let mut runs = 0;
-                exclusive(&locks, Path::new("/repo"), || -> Result<u8, SyncError> {
+                exclusive(&locks, Path::new("/repo"), || -> Result<u8, LockError> {
                     runs += 1;
                     match runs {
                         1 => {
@@ -501,7 +510,7 @@ mod tests {
             })
         };
         started.wait();
-        let handed = exclusive(&locks, Path::new("/repo"), || -> Result<u8, SyncError> {
+        let handed = exclusive(&locks, Path::new("/repo"), || -> Result<u8, LockError> {
             panic!("must not run while the lock is held")
         })
         .unwrap();
@@ -535,7 +544,7 @@ mod tests {
         let waited = wait_for_running(&locks, Path::new("/repo"), Ticket(3), deadline).unwrap();
         assert_eq!(waited, Waited::SyncAgain);
         // The next holder numbers on from the highest.
-        exclusive(&locks, Path::new("/repo"), || Ok::<_, SyncError>(())).unwrap();
+        exclusive(&locks, Path::new("/repo"), || Ok::<_, LockError>(())).unwrap();
         assert_eq!(
             files.passes(),
             Passes {

@@ -8,20 +8,17 @@
 mod branches;
 pub mod keyword;
 pub mod locks;
-mod provenance;
 mod schema;
 pub mod search;
 mod staleness;
-pub mod sync;
 pub mod vectors;
 mod verdicts;
+pub mod writing;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
-
-use crate::adapters::git::GitError;
 
 /// The provenance `p` of memory row `m`: that of its line (its id and the
 /// hash of its text), or one recorded by id alone before schema 15 (empty
@@ -53,21 +50,6 @@ pub enum IndexError {
         path: PathBuf,
         found: i64,
         supported: i64,
-    },
-}
-
-/// Why a sync, or the stale check and the locks around it, failed.
-#[derive(Debug, thiserror::Error)]
-pub enum SyncError {
-    #[error(transparent)]
-    Index(#[from] IndexError),
-    #[error(transparent)]
-    Git(#[from] GitError),
-    #[error("could not read {}", .path.display())]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
     },
 }
 
@@ -311,7 +293,7 @@ impl Index {
 
     /// Live (not forgotten) memories of a workspace in the index.
     pub fn live_count(&self, workspace_id: i64) -> Result<u64, IndexError> {
-        sync::live_count(&self.conn, workspace_id).map_err(self.sqlite())
+        writing::live_count(&self.conn, workspace_id).map_err(self.sqlite())
     }
 
     /// Drops every workspace and what was synced from it. Embeddings stay:

@@ -22,7 +22,7 @@ use std::collections::BTreeSet;
 
 use rusqlite::{OptionalExtension, Transaction, params};
 
-use super::{LINE_PROVENANCE, SyncError};
+use super::{IndexError, LINE_PROVENANCE};
 use crate::domain::config::TrustPolicy;
 use crate::domain::staleness::{
     self as judging, Code, CommitChanges, Event, Gone, Judged, Records,
@@ -37,8 +37,8 @@ pub(super) fn record(
     tx: &Transaction<'_>,
     workspace_id: i64,
     commits: &[CommitChanges],
-    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
-) -> Result<Vec<String>, SyncError> {
+    sqlite: &dyn Fn(rusqlite::Error) -> IndexError,
+) -> Result<Vec<String>, IndexError> {
     let mut insert = tx
         .prepare_cached(
             "INSERT OR IGNORE INTO path_changes (workspace_id, path, commit_id, renamed_to, author, author_name, author_email)
@@ -85,7 +85,7 @@ pub(super) fn record(
 
 /// Which memories [`weigh`] judges.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Due {
+pub enum Due {
     /// Every memory that names files, is stale, that a revert may name, or
     /// of a branch deleted unmerged.
     All,
@@ -119,8 +119,8 @@ pub(super) fn weigh(
     mut code: Option<&mut dyn Code>,
     due: Due,
     policy: Option<&TrustPolicy>,
-    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
-) -> Result<usize, SyncError> {
+    sqlite: &dyn Fn(rusqlite::Error) -> IndexError,
+) -> Result<usize, IndexError> {
     let ids = due_ids(tx, workspace_id, &due, sqlite)?;
     if ids.is_empty() {
         return Ok(0);
@@ -236,8 +236,8 @@ fn due_ids(
     tx: &Transaction<'_>,
     workspace_id: i64,
     due: &Due,
-    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
-) -> Result<BTreeSet<String>, SyncError> {
+    sqlite: &dyn Fn(rusqlite::Error) -> IndexError,
+) -> Result<BTreeSet<String>, IndexError> {
     let rows = Rows {
         tx,
         workspace_id,
@@ -288,13 +288,13 @@ fn due_ids(
 struct Rows<'a, 't> {
     tx: &'a Transaction<'t>,
     workspace_id: i64,
-    sqlite: &'a dyn Fn(rusqlite::Error) -> SyncError,
+    sqlite: &'a dyn Fn(rusqlite::Error) -> IndexError,
 }
 
 impl Rows<'_, '_> {
     /// The first column of what `sql` selects, with the workspace's id as
     /// `?1` and `value` as `?2`.
-    fn ids(&self, sql: &str, value: &dyn rusqlite::ToSql) -> Result<Vec<String>, SyncError> {
+    fn ids(&self, sql: &str, value: &dyn rusqlite::ToSql) -> Result<Vec<String>, IndexError> {
         self.tx
             .prepare_cached(sql)
             .and_then(|mut statement| {
@@ -316,7 +316,7 @@ fn changed_ids(
     reverted: &[String],
     branches: &[String],
     ids: &mut BTreeSet<String>,
-) -> Result<Vec<String>, SyncError> {
+) -> Result<Vec<String>, IndexError> {
     for branch in branches {
         ids.extend(rows.ids(
             "SELECT id FROM memories WHERE workspace_id = ?1 AND branch = ?2",
@@ -356,7 +356,7 @@ fn naming_reverted(
     rows: &Rows<'_, '_>,
     reverted: &[String],
     ids: &mut BTreeSet<String>,
-) -> Result<(), SyncError> {
+) -> Result<(), IndexError> {
     let sqlite = rows.sqlite;
     let full: std::collections::HashSet<&str> = reverted.iter().map(String::as_str).collect();
     let prefixes: std::collections::HashSet<&str> =

@@ -107,7 +107,7 @@ pub(super) fn track(conn: &Connection) -> rusqlite::Result<()> {
 
 /// Which memories [`apply`] weighs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Due {
+pub enum Due {
     /// Those the triggers noted.
     Noted,
     /// Every memory of the workspace (its policy changed, or the index

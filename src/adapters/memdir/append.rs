@@ -221,7 +221,7 @@ fn write_whole(
 /// Sets the memory folder's times to now: an append changes a file in
 /// place, which leaves the folder's own stat as it was, and a sync of a
 /// large folder trusts an unchanged stat for a while
-/// (`index::sync::FOLDER_TRUSTED_NS`). Creating a file changes the folder
+/// (`sync::FOLDER_TRUSTED_NS`). Creating a file changes the folder
 /// by itself.
 pub(super) fn mark_folder_changed(file_path: &Path) {
     use std::os::unix::ffi::OsStrExt;

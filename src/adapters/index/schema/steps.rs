@@ -292,7 +292,7 @@ UPDATE files SET blob_id = '', racy = 1;
 ///
 /// - `provenance` also holds the introducing commit's author name and
 ///   email apart, its committer (`Name <email>`), and its signature as git
-///   verified it at sync time ([`crate::adapters::git::SignatureState`]'s name) with
+///   verified it at sync time (the name of git's signature state) with
 ///   the signer git named. Rows written before lack them: they are dropped
 ///   and every workspace's history is walked again at its next sync.
 /// - `workspaces.trust_policy` (1 when `.goldfish/config` has a `[trust]`

@@ -59,7 +59,7 @@ pub(crate) fn sample(id: &str, content: &str) -> crate::domain::recalled::Indexe
         newer_than: None,
         stale: None,
         moved: Vec::new(),
-        content_hash: crate::adapters::index::sync::content_hash(content),
+        content_hash: crate::adapters::index::writing::content_hash(content),
         session: None,
     }
 }

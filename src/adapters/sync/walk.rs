@@ -1,14 +1,13 @@
-//! Provenance: for each memory line (its id and the hash of its text),
-//! the commit that introduced it (its author, committer, date and
-//! signature), found by walking the commits new since the last sync,
-//! oldest first; part of the sync's transaction. The same walk follows the
+//! The walk of the history: for each memory line (its id and the hash of
+//! its text), the commit that introduced it (its author, committer, date
+//! and signature), found by walking the commits new since the last sync,
+//! oldest first, and handed to the index to record in the sync's
+//! transaction. The same walk follows the
 //! trust policy through the history of `.goldfish/config`
 //! ([`policy_history`]): which policy is in effect at HEAD, and the
 //! changes that did not take effect.
 
 use std::collections::{HashMap, HashSet};
-
-use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::SyncError;
 use crate::adapters::git::{CommitInfo, Verified, Workspace};
@@ -16,6 +15,8 @@ use crate::adapters::history::Policies;
 use crate::adapters::history::provenance::{
     Claim, LineKey, Lines, Verifier, policy_change_message, refused_because,
 };
+use crate::adapters::index::IndexError;
+use crate::adapters::index::writing::{ProvenanceRow, Writing};
 use crate::domain::config::TrustPolicy;
 use crate::domain::memory::verdict;
 use crate::domain::policy_history::{self, Effective};
@@ -29,42 +30,23 @@ use crate::domain::policy_history::{self, Effective};
 /// author, and a change of the trust policy by someone outside it, are
 /// reported in what it returns.
 pub(super) fn walk_provenance(
-    tx: &Transaction<'_>,
+    writing: &Writing<'_>,
     workspace: &Workspace,
-    workspace_id: i64,
     head: gix::ObjectId,
     known: Option<gix::ObjectId>,
-    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
 ) -> Result<Walked, SyncError> {
     let mut policies = Policies::new(workspace).with_signers();
     let signers_path = policies.signers_path().map(str::to_owned);
-    let (known, stored) = walk_from(
-        tx,
-        workspace,
-        workspace_id,
-        head,
-        known,
-        signers_path.as_deref(),
-        sqlite,
-    )?;
+    let (known, stored) = walk_from(writing, workspace, head, known, signers_path.as_deref())?;
     let commits = workspace.new_commits(head, known)?;
-    let positions = positions(tx, workspace, workspace_id, head, known, &commits, sqlite)?;
+    let positions = positions(writing, workspace, head, known, &commits)?;
     let changes = crate::adapters::history::paths::changes(workspace, &commits)?;
-    let reverted = super::staleness::record(tx, workspace_id, &changes, sqlite)?;
+    let reverted = writing.record_changes(&changes)?;
     // The policy as a history: the commits that change the config's
     // policy are judged (their signatures verified with the rest below).
     let steps = policies.steps(&commits)?;
     let lines = Lines::walk(workspace, &commits)?;
-    let recording = lines_to_record(
-        tx,
-        workspace,
-        workspace_id,
-        head,
-        &commits,
-        &positions,
-        &lines,
-        sqlite,
-    )?;
+    let recording = lines_to_record(writing, workspace, head, &commits, &positions, &lines)?;
     // The policy as a history, each change judged under the policy and
     // the allowed signers before it (its signature verified against those).
     let verifier = Verifier::new(workspace, signers_path.clone());
@@ -86,33 +68,25 @@ pub(super) fn walk_provenance(
         .filter(|(_, index, _)| commits[*index].shallow)
         .count();
     let mismatching = record_lines(
-        tx,
-        workspace_id,
+        writing,
         &commits,
         &positions,
         &lines,
         recording,
         &signatures,
-        sqlite,
     )?;
-    let mismatches = mismatch_messages(tx, workspace_id, mismatching, sqlite)?;
+    let mismatches = mismatch_messages(writing, mismatching)?;
     let policy_changes = record_refused_changes(
-        tx,
-        workspace_id,
+        writing,
         &commits,
         changes,
         &verifier,
         signers_path.as_deref(),
-        sqlite,
     )?;
     if let Some(at_head) = &at_head {
-        store_history_policy(tx, workspace_id, at_head, signers_path.as_deref()).map_err(sqlite)?;
+        writing.store_history_policy(at_head, signers_path.as_deref())?;
     }
-    tx.execute(
-        "UPDATE workspaces SET shallow_boundary = ?2 WHERE id = ?1",
-        params![workspace_id, shallow_boundary(workspace)],
-    )
-    .map_err(sqlite)?;
+    writing.store_shallow_boundary(&shallow_boundary(workspace))?;
     Ok(Walked {
         commits: commits.len(),
         mismatches,
@@ -172,15 +146,13 @@ fn shallow_boundary(workspace: &Workspace) -> String {
 /// is forgotten, and a walk from the start replaces every line's
 /// provenance, as a new index would find it.
 fn walk_from(
-    tx: &Transaction<'_>,
+    writing: &Writing<'_>,
     workspace: &Workspace,
-    workspace_id: i64,
     head: gix::ObjectId,
     known: Option<gix::ObjectId>,
     signers_path: Option<&str>,
-    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
 ) -> Result<(Option<gix::ObjectId>, Option<Effective>), SyncError> {
-    let stored = history_policy(tx, workspace_id).map_err(sqlite)?;
+    let stored = writing.history_policy()?;
     // Signatures verified against another signers file (another path, or
     // the work tree's before the index followed its history): every
     // commit is walked again and verified anew.
@@ -191,17 +163,32 @@ fn walk_from(
     if let Some(known) = known
         && !workspace.is_ancestor(known, head)
     {
-        forget_outside(tx, workspace, workspace_id, head, sqlite)?;
+        forget_outside(writing, workspace, head)?;
     }
     if known.is_none() {
         // A walk from the start finds every line's provenance again.
-        tx.execute(
-            "DELETE FROM provenance WHERE workspace_id = ?1",
-            params![workspace_id],
-        )
-        .map_err(sqlite)?;
+        writing.clear_provenance()?;
     }
     Ok((known, stored))
+}
+
+/// HEAD left the history an earlier walk saw (a checkout of an older commit
+/// or of another branch): what commits outside HEAD's history introduced,
+/// changed, deleted or reverted no longer counts, as a walk of HEAD's whole
+/// history would not see them.
+fn forget_outside(
+    writing: &Writing<'_>,
+    workspace: &Workspace,
+    head: gix::ObjectId,
+) -> Result<(), IndexError> {
+    for commit in writing.commits_recorded()? {
+        let in_history = gix::ObjectId::from_hex(commit.as_bytes())
+            .is_ok_and(|id| workspace.is_ancestor(id, head));
+        if !in_history {
+            writing.forget_commit(&commit)?;
+        }
+    }
+    Ok(())
 }
 
 /// Each walked commit's place in history's order
@@ -212,13 +199,11 @@ fn walk_from(
 /// whole history is ordered again and the stored numbers renumbered, so a
 /// sync after any history finds what a new index would.
 fn positions(
-    tx: &Transaction<'_>,
+    writing: &Writing<'_>,
     workspace: &Workspace,
-    workspace_id: i64,
     head: gix::ObjectId,
     known: Option<gix::ObjectId>,
     commits: &[CommitInfo],
-    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
 ) -> Result<HashMap<gix::ObjectId, i64>, SyncError> {
     let first_parents: HashMap<gix::ObjectId, Option<gix::ObjectId>> = commits
         .iter()
@@ -228,13 +213,7 @@ fn positions(
         crate::domain::history_order::extends(head, known, |id| first_parents.get(&id).copied())
     });
     if extends {
-        let first: i64 = tx
-            .query_row(
-                "SELECT coalesce(max(seq), 0) + 1 FROM provenance WHERE workspace_id = ?1",
-                params![workspace_id],
-                |row| row.get(0),
-            )
-            .map_err(sqlite)?;
+        let first = writing.next_seq()?;
         return Ok(commits
             .iter()
             .enumerate()
@@ -247,28 +226,13 @@ fn positions(
         .enumerate()
         .map(|(index, id)| (id, index as i64 + 1))
         .collect();
-    let recorded: Vec<String> = tx
-        .prepare_cached("SELECT DISTINCT commit_id FROM provenance WHERE workspace_id = ?1")
-        .and_then(|mut statement| {
-            statement
-                .query_map(params![workspace_id], |row| row.get(0))?
-                .collect()
-        })
-        .map_err(sqlite)?;
-    let mut renumber = tx
-        .prepare_cached("UPDATE provenance SET seq = ?3 WHERE workspace_id = ?1 AND commit_id = ?2")
-        .map_err(sqlite)?;
-    for commit in recorded {
-        let at = gix::ObjectId::from_hex(commit.as_bytes())
-            .ok()
-            .and_then(|id| positions.get(&id).copied());
-        // A commit outside HEAD's history was forgotten (`forget_outside`).
-        if let Some(at) = at {
-            renumber
-                .execute(params![workspace_id, commit, at])
-                .map_err(sqlite)?;
-        }
-    }
+    // A commit outside HEAD's history was forgotten (`forget_outside`).
+    writing.renumber(
+        &positions
+            .iter()
+            .map(|(id, at)| (id.to_string(), *at))
+            .collect(),
+    )?;
     Ok(positions)
 }
 
@@ -278,33 +242,25 @@ fn positions(
 /// an earlier walk recorded when that commit is in HEAD's history too and
 /// comes first in history's order, as a walk of the whole history would
 /// find.
-#[allow(clippy::too_many_arguments)]
 fn lines_to_record<'l>(
-    tx: &Transaction<'_>,
+    writing: &Writing<'_>,
     workspace: &Workspace,
-    workspace_id: i64,
     head: gix::ObjectId,
     commits: &[CommitInfo],
     positions: &HashMap<gix::ObjectId, i64>,
     lines: &'l Lines,
-    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
 ) -> Result<Vec<(&'l LineKey, usize, gix::ObjectId)>, SyncError> {
     let walked: HashSet<gix::ObjectId> = commits.iter().map(|commit| commit.id).collect();
     let mut in_history: HashMap<String, bool> = HashMap::new();
-    let mut recorded = tx
-        .prepare_cached(
-            "SELECT commit_id, seq FROM provenance WHERE workspace_id = ?1 AND id = ?2 AND record_hash = ?3",
-        )
-        .map_err(sqlite)?;
+    let recorded = writing.recorded_provenance(
+        lines
+            .introduced
+            .keys()
+            .map(|line| (line.0.as_str(), line.1.as_str())),
+    )?;
     let mut recording: Vec<(&LineKey, usize, gix::ObjectId)> = Vec::new();
-    for (line, (index, blob, _)) in &lines.introduced {
+    for ((line, (index, blob, _)), earlier) in lines.introduced.iter().zip(recorded) {
         let commit = &commits[*index];
-        let earlier: Option<(String, i64)> = recorded
-            .query_row(params![workspace_id, line.0, line.1], |row| {
-                Ok((row.get(0)?, row.get(1)?))
-            })
-            .optional()
-            .map_err(sqlite)?;
         if let Some((earlier, earlier_at)) = earlier
             && earlier != commit.id
             && positions.get(&commit.id).is_some_and(|at| earlier_at < *at)
@@ -333,24 +289,14 @@ fn lines_to_record<'l>(
 /// Records the commit that introduced each line, its author, committer and
 /// signature, and returns the lines whose `author` field names someone
 /// else than that commit's author.
-#[allow(clippy::too_many_arguments)]
 fn record_lines<'l, 'c>(
-    tx: &Transaction<'_>,
-    workspace_id: i64,
+    writing: &Writing<'_>,
     commits: &'c [CommitInfo],
     positions: &HashMap<gix::ObjectId, i64>,
     lines: &'l Lines,
     recording: Vec<(&'l LineKey, usize, gix::ObjectId)>,
     signatures: &HashMap<gix::ObjectId, Verified>,
-    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
-) -> Result<Vec<(&'l LineKey, &'l Claim, &'c CommitInfo)>, SyncError> {
-    let mut statement = tx
-        .prepare_cached(
-            "INSERT OR REPLACE INTO provenance (workspace_id, id, commit_id, author, date,
-               author_name, author_email, committer, signature, signer, record_hash, seq, shallow)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-        )
-        .map_err(sqlite)?;
+) -> Result<Vec<(&'l LineKey, &'l Claim, &'c CommitInfo)>, IndexError> {
     let signature_of = |commit: &CommitInfo| -> Verified {
         signatures
             .get(&commit.id)
@@ -358,6 +304,7 @@ fn record_lines<'l, 'c>(
             .unwrap_or_else(Verified::unsigned)
     };
     let mut mismatching: Vec<(&LineKey, &Claim, &CommitInfo)> = Vec::new();
+    let mut rows = Vec::with_capacity(recording.len());
     for (line, index, _) in recording {
         let commit = &commits[index];
         // A shallow boundary holds what its missing parents did: its author
@@ -368,30 +315,23 @@ fn record_lines<'l, 'c>(
         {
             mismatching.push((line, claim, commit));
         }
-        let commit_id = commit.id.to_string();
         let signature = signature_of(commit);
-        statement
-            .execute(params![
-                workspace_id,
-                line.0,
-                commit_id,
-                commit.author,
-                commit.date,
-                commit.author_name,
-                commit.author_email,
-                commit.committer,
-                signature.state.name(),
-                // An SSH principal, or the email of a GPG user id: what the
-                // policy's author patterns are matched against.
-                TrustPolicy::email_of(&signature.signer),
-                line.1,
-                // Where history shows the line: what tells which of two
-                // lines of one id came first.
-                positions[&commit.id],
-                commit.shallow,
-            ])
-            .map_err(sqlite)?;
+        rows.push(ProvenanceRow {
+            id: &line.0,
+            record_hash: &line.1,
+            commit_id: commit.id.to_string(),
+            author: &commit.author,
+            date: &commit.date,
+            author_name: &commit.author_name,
+            author_email: &commit.author_email,
+            committer: &commit.committer,
+            signature: signature.state.name(),
+            signer: TrustPolicy::email_of(&signature.signer).to_owned(),
+            seq: positions[&commit.id],
+            shallow: commit.shallow,
+        });
     }
+    writing.record_provenance(rows)?;
     Ok(mismatching)
 }
 
@@ -400,25 +340,17 @@ fn record_lines<'l, 'c>(
 /// index has them now (a later commit may have moved the line); an id the
 /// index does not hold (not a record) is not reported.
 fn mismatch_messages(
-    tx: &Transaction<'_>,
-    workspace_id: i64,
+    writing: &Writing<'_>,
     mismatching: Vec<(&LineKey, &Claim, &CommitInfo)>,
-    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
-) -> Result<Vec<(String, i64, String)>, SyncError> {
-    let mut located = tx
-        .prepare_cached(
-            "SELECT file, line FROM memories WHERE workspace_id = ?1 AND id = ?2 AND record_hash = ?3",
-        )
-        .map_err(sqlite)?;
+) -> Result<Vec<(String, i64, String)>, IndexError> {
+    let located = writing.located(
+        mismatching
+            .iter()
+            .map(|((id, hash), _, _)| (id.as_str(), hash.as_str())),
+    )?;
     let mut mismatches = Vec::new();
-    for ((id, hash), claim, commit) in mismatching {
-        let Some((file, line)) = located
-            .query_row(params![workspace_id, id, hash], |row| {
-                Ok((row.get(0)?, row.get(1)?))
-            })
-            .optional()
-            .map_err(sqlite)?
-        else {
+    for (((id, _), claim, commit), located) in mismatching.into_iter().zip(located) {
+        let Some((file, line)) = located else {
             continue;
         };
         let claimed: String = claim
@@ -445,19 +377,12 @@ fn mismatch_messages(
 /// Records each change of the trust policy that did not take effect, with
 /// why, and returns what sync and doctor say of them.
 fn record_refused_changes(
-    tx: &Transaction<'_>,
-    workspace_id: i64,
+    writing: &Writing<'_>,
     commits: &[CommitInfo],
     changes: Vec<policy_history::Change>,
     verifier: &Verifier<'_>,
     signers_path: Option<&str>,
-    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
-) -> Result<Vec<String>, SyncError> {
-    let mut record_change = tx
-        .prepare_cached(
-            "INSERT OR REPLACE INTO policy_changes (workspace_id, commit_id, author, date, why) VALUES (?1, ?2, ?3, ?4, ?5)",
-        )
-        .map_err(sqlite)?;
+) -> Result<Vec<String>, IndexError> {
     let mut messages = Vec::new();
     for change in changes {
         let commit = &commits[change.step];
@@ -465,15 +390,7 @@ fn record_refused_changes(
         let Some(why) = refused_because(&change, commit, &signature, signers_path) else {
             continue;
         };
-        record_change
-            .execute(params![
-                workspace_id,
-                commit.id.to_string(),
-                commit.author,
-                commit.date,
-                why
-            ])
-            .map_err(sqlite)?;
+        writing.record_policy_change(&commit.id.to_string(), &commit.author, &commit.date, &why)?;
         messages.push(policy_change_message(
             &commit.id.to_string(),
             &commit.author,
@@ -488,11 +405,11 @@ fn record_refused_changes(
 /// path, or one kept in the repository before the index followed its
 /// history): the next walk starts again from the first commit.
 pub(super) fn signers_moved(
-    tx: &Transaction<'_>,
+    writing: &Writing<'_>,
     workspace: &Workspace,
-    workspace_id: i64,
-) -> rusqlite::Result<bool> {
-    Ok(history_policy(tx, workspace_id)?
+) -> Result<bool, IndexError> {
+    Ok(writing
+        .history_policy()?
         .is_some_and(|(_, path)| path != workspace.signers_file_in_repo()))
 }
 
@@ -500,16 +417,10 @@ pub(super) fn signers_moved(
 /// (`git fetch --unshallow` or `--deepen`): the next walk starts again
 /// from the first commit.
 pub(super) fn shallow_moved(
-    tx: &Transaction<'_>,
+    writing: &Writing<'_>,
     workspace: &Workspace,
-    workspace_id: i64,
-) -> rusqlite::Result<bool> {
-    let stored: String = tx.query_row(
-        "SELECT shallow_boundary FROM workspaces WHERE id = ?1",
-        params![workspace_id],
-        |row| row.get(0),
-    )?;
-    Ok(stored != shallow_boundary(workspace))
+) -> Result<bool, IndexError> {
+    Ok(writing.shallow_boundary()? != shallow_boundary(workspace))
 }
 
 /// What a walk found besides provenance.
@@ -528,108 +439,4 @@ pub(super) struct Walked {
     /// Lines recorded at a shallow clone's boundary (quarantined
     /// `shallow`: who introduced them is unknown).
     pub shallow: usize,
-}
-
-/// The policy in effect at the commit the last walk reached
-/// (`workspaces.history_trust`), with the path of the signers file it
-/// followed; `None` before any walk.
-pub(super) fn history_policy(
-    tx: &Transaction<'_>,
-    workspace_id: i64,
-) -> rusqlite::Result<Option<(Effective, Option<String>)>> {
-    let stored: Option<String> = tx.query_row(
-        "SELECT history_trust FROM workspaces WHERE id = ?1",
-        params![workspace_id],
-        |row| row.get(0),
-    )?;
-    Ok(stored.and_then(|json| {
-        let value: serde_json::Value = serde_json::from_str(&json).ok()?;
-        let policy = match value.get("policy") {
-            Some(serde_json::Value::Object(policy)) => Some(TrustPolicy {
-                authors: policy
-                    .get("authors")?
-                    .as_array()?
-                    .iter()
-                    .map(|author| author.as_str().map(str::to_owned))
-                    .collect::<Option<_>>()?,
-                signed: policy.get("signed")?.as_bool()?,
-            }),
-            _ => None,
-        };
-        let text = |key: &str| value.get(key).and_then(|v| v.as_str()).map(str::to_owned);
-        Some((
-            Effective {
-                policy,
-                root: value.get("root")?.as_str().map(str::to_owned),
-                signers: text("signers"),
-            },
-            text("signers_path"),
-        ))
-    }))
-}
-
-fn store_history_policy(
-    tx: &Transaction<'_>,
-    workspace_id: i64,
-    effective: &Effective,
-    signers_path: Option<&str>,
-) -> rusqlite::Result<()> {
-    let json = serde_json::json!({
-        "policy": effective.policy.as_ref().map(|policy| serde_json::json!({
-            "authors": policy.authors,
-            "signed": policy.signed,
-        })),
-        "root": effective.root,
-        "signers": effective.signers,
-        "signers_path": signers_path,
-    });
-    tx.execute(
-        "UPDATE workspaces SET history_trust = ?2 WHERE id = ?1",
-        params![workspace_id, json.to_string()],
-    )?;
-    Ok(())
-}
-
-/// The tables that record what a walked commit did, by `commit_id`: who
-/// introduced a memory, a change of the trust policy, a path deleted or
-/// renamed, a revert.
-const BY_COMMIT: [&str; 4] = ["provenance", "policy_changes", "path_changes", "reverts"];
-
-/// HEAD left the history an earlier walk saw (a checkout of an older commit
-/// or of another branch): what commits outside HEAD's history introduced,
-/// changed, deleted or reverted no longer counts, as a walk of HEAD's whole
-/// history would not see them.
-fn forget_outside(
-    tx: &Transaction<'_>,
-    workspace: &Workspace,
-    workspace_id: i64,
-    head: gix::ObjectId,
-    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
-) -> Result<(), SyncError> {
-    let recorded = BY_COMMIT
-        .map(|table| format!("SELECT commit_id FROM {table} WHERE workspace_id = ?1"))
-        .join(" UNION ");
-    let commits: Vec<String> = tx
-        .prepare_cached(&recorded)
-        .and_then(|mut statement| {
-            statement
-                .query_map(params![workspace_id], |row| row.get(0))?
-                .collect()
-        })
-        .map_err(sqlite)?;
-    for commit in commits {
-        let in_history = gix::ObjectId::from_hex(commit.as_bytes())
-            .is_ok_and(|id| workspace.is_ancestor(id, head));
-        if in_history {
-            continue;
-        }
-        for table in BY_COMMIT {
-            tx.prepare_cached(&format!(
-                "DELETE FROM {table} WHERE workspace_id = ?1 AND commit_id = ?2"
-            ))
-            .and_then(|mut statement| statement.execute(params![workspace_id, commit]))
-            .map_err(sqlite)?;
-        }
-    }
-    Ok(())
 }

@@ -175,14 +175,14 @@ pub fn content_hash(content: &str) -> String {
     blake3::hash(content.as_bytes()).to_hex().to_string()
 }
 
-pub(super) fn timestamp_ms(timestamp: &str) -> Option<i64> {
+fn timestamp_ms(timestamp: &str) -> Option<i64> {
     timestamp
         .parse::<jiff::Timestamp>()
         .ok()
         .map(|t| t.as_millisecond())
 }
 
-pub(super) fn json_list(items: &[String]) -> String {
+fn json_list(items: &[String]) -> String {
     serde_json::to_string(items).expect("a list of strings serializes")
 }
 

@@ -9,7 +9,6 @@ use super::*;
 pub(super) struct Gathered<'w> {
     pub(super) found: Found,
     pub(super) workspace: &'w Workspace,
-    pub(super) workspace_id: i64,
     pub(super) memory_dir: PathBuf,
     /// The work tree's memory files and their stat data.
     pub(super) worktree: BTreeMap<String, Stat>,
@@ -27,14 +26,13 @@ impl<'w> Gathered<'w> {
     /// Lists the memory files of HEAD's tree and of the work tree, reads
     /// those whose blob changed, and loads what the index records of them.
     pub(super) fn new(
-        tx: &Transaction<'_>,
+        writing: &Writing<'_>,
         workspace: &'w Workspace,
-        registered: &Registered,
         sync_config: &SyncConfig,
         report: &mut SyncReport,
-        sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
     ) -> Result<Gathered<'w>, SyncError> {
-        let known = known_files(tx, registered.id, true).map_err(sqlite)?;
+        let registered: &Registered = writing.registered();
+        let known = writing.known_files()?;
         let head = workspace.head_commit();
         report.head = head.map(|id| id.to_string());
         let memory_dir = workspace.memory_dir();
@@ -81,7 +79,6 @@ impl<'w> Gathered<'w> {
                 kinds: sync_config.kinds.clone(),
             },
             workspace,
-            workspace_id: registered.id,
             memory_dir,
             worktree,
             head,
@@ -93,7 +90,7 @@ impl<'w> Gathered<'w> {
             let state = gathered.look(&name, false)?;
             gathered.found.files.insert(name, state);
         }
-        gathered.load_rows(tx, sqlite)?;
+        gathered.load_rows(writing)?;
         Ok(gathered)
     }
 
@@ -203,9 +200,8 @@ impl<'w> Gathered<'w> {
     /// what the index records of them.
     pub(super) fn read_again(
         &mut self,
-        tx: &Transaction<'_>,
+        writing: &Writing<'_>,
         names: BTreeSet<String>,
-        sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
     ) -> Result<(), SyncError> {
         for name in names {
             if self.head_files.is_none() && !self.worktree.contains_key(&name) {
@@ -231,17 +227,13 @@ impl<'w> Gathered<'w> {
             let state = self.look(&name, true)?;
             self.found.files.insert(name, state);
         }
-        self.load_rows(tx, sqlite)
+        Ok(self.load_rows(writing)?)
     }
 
     /// Loads what the index records of the files read and the files that
     /// left the log, not loaded yet: their rows, the rows of the ids their
     /// lines hold, and the duplicates of the ids they lost.
-    pub(super) fn load_rows(
-        &mut self,
-        tx: &Transaction<'_>,
-        sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
-    ) -> Result<(), SyncError> {
+    pub(super) fn load_rows(&mut self, writing: &Writing<'_>) -> Result<(), IndexError> {
         let Found {
             files, recorded, ..
         } = &mut self.found;
@@ -264,7 +256,7 @@ impl<'w> Gathered<'w> {
             .collect();
         due.sort_by(|a, b| a.0.cmp(&b.0));
         for (name, content) in due {
-            let indexed = file_rows(tx, self.workspace_id, &name).map_err(sqlite)?;
+            let indexed = writing.file_rows(&name)?;
             let held: HashSet<&str> = content.into_iter().flat_map(Content::memory_ids).collect();
             for id in &held {
                 // An id with no row is looked up again for another file
@@ -272,7 +264,7 @@ impl<'w> Gathered<'w> {
                 // every new id.
                 if !indexed.contains_key(*id)
                     && !recorded.rows.contains_key(*id)
-                    && let Some(row) = row_of(tx, self.workspace_id, id).map_err(sqlite)?
+                    && let Some(row) = writing.row_of(id)?
                 {
                     recorded.rows.insert((*id).to_owned(), row);
                 }
@@ -280,12 +272,12 @@ impl<'w> Gathered<'w> {
             // Ids indexed from this file while a record waits in a file
             // that sorts first (a retake): the plan gives those back when
             // their line changes.
-            let retaken = retaken_from(tx, self.workspace_id, &name).map_err(sqlite)?;
+            let retaken = writing.retaken_from(&name)?;
             for (id, (record_hash, line)) in indexed {
                 if (!held.contains(id.as_str()) || retaken.contains(&id))
                     && !recorded.duplicates.contains_key(&id)
                 {
-                    let waiting = duplicates_of(tx, self.workspace_id, &id).map_err(sqlite)?;
+                    let waiting = writing.duplicates_of(&id)?;
                     recorded.duplicates.insert(id.clone(), waiting);
                 }
                 let row = Row {
@@ -299,74 +291,4 @@ impl<'w> Gathered<'w> {
         }
         Ok(())
     }
-}
-
-/// The rows indexed from `file`: id → (record hash, line).
-pub(super) fn file_rows(
-    tx: &Transaction<'_>,
-    workspace_id: i64,
-    file: &str,
-) -> rusqlite::Result<HashMap<String, (String, i64)>> {
-    let mut statement = tx.prepare_cached(
-        "SELECT id, record_hash, line FROM memories WHERE workspace_id = ?1 AND file = ?2",
-    )?;
-    let rows = statement.query_map(params![workspace_id, file], |row| {
-        Ok((row.get(0)?, (row.get(1)?, row.get(2)?)))
-    })?;
-    rows.collect()
-}
-
-/// The indexed record of `id`, if there is one.
-pub(super) fn row_of(
-    tx: &Transaction<'_>,
-    workspace_id: i64,
-    id: &str,
-) -> rusqlite::Result<Option<Row>> {
-    tx.prepare_cached(
-        "SELECT file, record_hash, line FROM memories WHERE workspace_id = ?1 AND id = ?2",
-    )?
-    .query_row(params![workspace_id, id], |row| {
-        Ok(Row {
-            file: row.get(0)?,
-            record_hash: row.get(1)?,
-            line: row.get(2)?,
-        })
-    })
-    .optional()
-}
-
-/// The ids indexed from `file` that also wait in a file sorting before it:
-/// rows a retake moved (`trust::retake_reused_ids`).
-fn retaken_from(
-    tx: &Transaction<'_>,
-    workspace_id: i64,
-    file: &str,
-) -> rusqlite::Result<HashSet<String>> {
-    let mut statement = tx.prepare_cached(
-        "SELECT DISTINCT d.id FROM duplicates d
-           JOIN memories m ON m.workspace_id = d.workspace_id AND m.id = d.id
-          WHERE d.workspace_id = ?1 AND m.file = ?2 AND d.file < ?2",
-    )?;
-    let ids = statement.query_map(params![workspace_id, file], |row| row.get(0))?;
-    ids.collect()
-}
-
-/// The records of `id` waiting in `duplicates`.
-pub(super) fn duplicates_of(
-    tx: &Transaction<'_>,
-    workspace_id: i64,
-    id: &str,
-) -> rusqlite::Result<Vec<Waiting>> {
-    let mut statement = tx.prepare_cached(
-        "SELECT file, line, record FROM duplicates WHERE workspace_id = ?1 AND id = ?2",
-    )?;
-    let rows = statement.query_map(params![workspace_id, id], |row| {
-        Ok(Waiting::parse(Duplicate {
-            id: id.to_owned(),
-            file: row.get(0)?,
-            line: row.get(1)?,
-            record: row.get(2)?,
-        }))
-    })?;
-    rows.collect()
 }

@@ -1,4 +1,6 @@
-//! Sync: git → index, incrementally, in three parts: gather, plan, apply.
+//! Sync: git → index, incrementally. It reads git, history and the memory
+//! folder, has the core plan and judge, and hands the index
+//! ([`Writing`]) what to write; the index reads neither git nor history.
 //!
 //! 1. Gather (`Gathered`): list the memory files of HEAD's tree (gix) and
 //!    of the work tree. A work-tree file whose stat data (size, mtime,
@@ -27,41 +29,61 @@
 //! All of it is one SQLite transaction: a sync killed halfway leaves the
 //! previous state, and the next sync redoes the work.
 //!
-//! `files.rs` holds the files a sync looks at (the folder check, stat data,
-//! the workspace's row); `gather.rs` the gathering; `apply.rs` the writing;
-//! `trust.rs` the policy stored and reused ids given back.
+//! `files.rs` holds the files a sync looks at (the folder's stat, the work
+//! tree's files and their stat data, a file read as a stream);
+//! `gather.rs` the gathering; `walk.rs` the walk of the history;
+//! `config.rs` what a sync takes of the repository's config and the ids
+//! given back.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 use serde::Serialize;
 
-use super::provenance::walk_provenance;
-use super::{Index, IndexError, SyncError};
-use crate::adapters::git::{Workspace, blob_id};
+use crate::adapters::git::{GitError, Workspace, blob_id};
 use crate::adapters::history::Policies;
+use crate::adapters::index::locks::LockError;
+use crate::adapters::index::writing::{FolderScan, Registered, StaleDue, VerdictsDue, Writing};
+use crate::adapters::index::{Index, IndexError};
 use crate::adapters::memdir::RepoConfigRead;
 use crate::domain::config::{RepoConfig, TrustPolicy};
+use crate::domain::memory::Entry;
 use crate::domain::memory::kinds::Kinds;
-use crate::domain::memory::{Entry, Memory};
 use crate::domain::policy_history::Raw;
 use crate::domain::sync_plan::{
-    self, Content, Duplicate, FileProblem, FileState, Found, Planned, Recorded, RecordedFile, Row,
-    RowChange, Stat, SyncPlan, Waiting,
+    self, Content, FileProblem, FileState, Found, Planned, Recorded, Row, Stat,
 };
 
-mod apply;
+mod config;
 mod files;
 mod gather;
-mod trust;
+mod walk;
 
-pub use apply::*;
+use config::*;
 use files::*;
 use gather::*;
-use trust::*;
+use walk::walk_provenance;
+
+pub use crate::adapters::index::writing::{FOLDER_CHECK_FILES, FOLDER_TRUSTED_NS, content_hash};
+
+/// Why a sync, or the stale check and the locks around it, failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error("could not read {}", .path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
 
 /// What a sync did. Field names are stable (`sync --json`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -201,149 +223,83 @@ pub struct SyncOptions {
     pub every_file: bool,
 }
 
-/// A memory folder of at least this many files is checked file by file
-/// only when its own stat changed, HEAD moved, or [`FOLDER_TRUSTED_NS`]
-/// passed since the last such check; a smaller one always is (its check
-/// costs a few milliseconds).
-pub const FOLDER_CHECK_FILES: usize = 1_000;
-
-/// How long after a check of every file a large folder's unchanged stat
-/// stands for its files: an edit in place by another program (an editor
-/// writing into a memory file) changes the file, not the folder, and is
-/// seen by the first sync after this (or by `goldfish sync` at once).
-/// goldfish's own appends mark the folder changed (`memdir`).
-pub const FOLDER_TRUSTED_NS: i64 = 60 * 1_000_000_000;
-
-/// A folder stat this close to the moment the files were checked is not
-/// trusted: a change within the file system's timestamp granularity could
-/// leave it as it was.
-const FOLDER_RACY_NS: i64 = 1_000_000_000;
-
 /// Syncs `workspace` into the index, its `.goldfish/config` being `config`
-/// (as the caller read it: once a command): gathers what the log holds and
-/// what the index records (`Gathered`), plans what to write
-/// ([`sync_plan::plan`], pure), writes it (`apply`), then walks the new
-/// commits (provenance), stores the trust policy and weighs the verdicts,
-/// all in one transaction; the keyword index catches up after it commits.
+/// (as the caller read it: once a command), in one transaction of the
+/// index's: gathers what the log holds and what the index records
+/// (`Gathered`), plans what to write ([`sync_plan::plan`], pure), has the
+/// index write it, walks the new commits (provenance), stores the trust
+/// policy and weighs the verdicts; the keyword index catches up after it
+/// commits.
 pub fn sync(
     index: &mut Index,
     workspace: &Workspace,
     config: &RepoConfigRead,
     options: SyncOptions,
 ) -> Result<SyncReport, SyncError> {
-    let path = index.path.clone();
-    let sqlite = |source| {
-        SyncError::Index(IndexError::Sqlite {
-            path: path.clone(),
-            source,
-        })
-    };
-    let (tx, registered) = begin(index, workspace).map_err(sqlite)?;
+    let writing = index.begin_sync(workspace.root())?;
+    let registered = writing.registered();
     let mut report = SyncReport {
         workspace: registered.name.clone(),
         ..SyncReport::default()
     };
     let sync_config = SyncConfig::of(config, options);
-    let scanned = scan_log(
-        &tx,
-        workspace,
-        &registered,
-        &sync_config,
-        options,
-        &mut report,
-        &sqlite,
-    )?;
+    let scanned = scan_log(&writing, workspace, &sync_config, options, &mut report)?;
     let head = scanned.head;
-    let followed = follow_history(&tx, workspace, &registered, head, &mut report, &sqlite)?;
-    let policy_changed =
-        sync_config.store_in_effect(&tx, workspace, registered.id, head, &sqlite)?;
+    let followed = follow_history(&writing, workspace, head, &mut report)?;
+    let policy_changed = sync_config.store_in_effect(&writing, workspace, head)?;
     let mut changed =
         scanned.changed || followed.walked_again || followed.branches_changed || policy_changed;
-    changed |= retake_reused_ids(
-        &tx,
-        workspace,
-        registered.id,
-        head,
-        &sync_config,
-        &mut report,
-    )
-    .map_err(sqlite)?;
+    changed |= retake_reused_ids(&writing, workspace, head, &sync_config, &mut report)?;
     if !changed {
         // Nothing to write: leave the index (and its last-sync time) alone,
         // but write the keyword index if it lags (gone, or a catch-up that
         // failed or never ran after its database's commit).
-        report.memories = registered.live_memories;
+        report.memories = writing.registered().live_memories;
         if scanned.scan_changed {
-            tx.commit().map_err(sqlite)?;
+            writing.commit()?;
         } else {
-            drop(tx);
+            drop(writing);
         }
         catch_up_if_lagging(index, &mut report);
         return Ok(report);
     }
-    weigh(
-        &tx,
-        workspace,
-        &registered,
-        head,
-        followed,
-        policy_changed,
-        &sqlite,
-    )?;
-    record_synced(&tx, registered.id, &mut report).map_err(sqlite)?;
+    weigh(&writing, workspace, head, followed, policy_changed)?;
+    report.memories = writing.record_synced(report.head.as_deref())?;
     if options.abort_before_commit {
         std::process::abort();
     }
-    tx.commit().map_err(sqlite)?;
+    writing.commit()?;
     catch_up_keyword_index(index, &mut report);
     Ok(report)
-}
-
-/// Opens the sync's transaction and finds or creates the workspace's row;
-/// a known workspace's changes are tracked for the verdicts.
-fn begin<'i>(
-    index: &'i mut Index,
-    workspace: &Workspace,
-) -> rusqlite::Result<(Transaction<'i>, Registered)> {
-    let tx = index
-        .conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let registered = register(&tx, workspace.root())?;
-    if !registered.new {
-        super::verdicts::track(&tx)?;
-    }
-    Ok((tx, registered))
 }
 
 /// Weighs staleness and the trust verdicts of the memories due, under the
 /// policy stored.
 fn weigh(
-    tx: &Transaction<'_>,
+    writing: &Writing<'_>,
     workspace: &Workspace,
-    registered: &Registered,
     head: Option<gix::ObjectId>,
     followed: Followed,
     policy_changed: bool,
-    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
 ) -> Result<(), SyncError> {
-    let workspace_id = registered.id;
+    let registered = writing.registered();
     // Every memory weighed (again) under a new policy or in a workspace
     // seen for the first time; else those whose row, provenance or
     // releases this sync wrote.
     let due = if policy_changed || registered.new || followed.walked_again {
-        super::verdicts::Due::All
+        VerdictsDue::All
     } else {
-        super::verdicts::Due::Noted
+        VerdictsDue::Noted
     };
     let mut stale_due = if policy_changed {
-        super::staleness::Due::All
+        StaleDue::All
     } else {
         followed.stale_due
     };
-    let policy = super::verdicts::stored_policy(tx, workspace_id).map_err(sqlite)?;
+    let policy = writing.stored_policy()?;
     // What history answers of the code: the paths deleted between the
     // last HEAD walked and this one, and HEAD's tree as the judgement asks.
-    if let super::staleness::Due::Changed { deleted, .. } = &mut stale_due
+    if let StaleDue::Changed { deleted, .. } = &mut stale_due
         && let (Some(head), Some(old_head)) = (head, followed.old_head)
         && old_head != head
     {
@@ -355,16 +311,13 @@ fn weigh(
         )?),
         None => None,
     };
-    super::staleness::weigh(
-        tx,
-        workspace_id,
+    writing.weigh_staleness(
         code.as_mut()
             .map(|code| code as &mut dyn crate::domain::staleness::Code),
         stale_due,
         policy.as_ref(),
-        sqlite,
     )?;
-    super::verdicts::apply(tx, workspace_id, due).map_err(sqlite)?;
+    writing.weigh_verdicts(due)?;
     Ok(())
 }
 
@@ -385,21 +338,20 @@ struct Scanned {
 /// (`FolderScan`); else what the log holds is gathered, planned and
 /// written.
 fn scan_log(
-    tx: &Transaction<'_>,
+    writing: &Writing<'_>,
     workspace: &Workspace,
-    registered: &Registered,
     sync_config: &SyncConfig,
     options: SyncOptions,
     report: &mut SyncReport,
-    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
 ) -> Result<Scanned, SyncError> {
-    let folder = FolderScan::folder_stat(&workspace.memory_dir());
+    let registered = writing.registered();
+    let folder = folder_stat(&workspace.memory_dir());
     let began_ns = now_ns();
     let head_now = workspace.head_commit().map(|id| id.to_string());
     let last_scan = if registered.new {
         None
     } else {
-        FolderScan::read(tx, registered.id).map_err(sqlite)?
+        writing.folder_scan()?
     };
     let standing = last_scan.as_ref().filter(|scan| {
         !options.every_file
@@ -421,11 +373,11 @@ fn scan_log(
             scan_changed: false,
         });
     }
-    let (head, files_written) = write_log(tx, workspace, registered, sync_config, report, sqlite)?;
+    let (head, files_written) = write_log(writing, workspace, sync_config, report)?;
     let scan = FolderScan::after_check(folder, began_ns, report.head.clone(), report.files);
     let scan_changed = scan != last_scan;
     if scan_changed {
-        FolderScan::store(tx, registered.id, scan.as_ref()).map_err(sqlite)?;
+        writing.store_folder_scan(scan.as_ref())?;
     }
     let changed = registered.new
         || registered.head_commit != report.head
@@ -439,24 +391,22 @@ fn scan_log(
 }
 
 /// Gathers what the log holds and the index records, plans what to write
-/// and writes it: HEAD's commit, and whether the plan wrote anything.
+/// and has the index write it: HEAD's commit, and whether the plan wrote
+/// anything.
 fn write_log(
-    tx: &Transaction<'_>,
+    writing: &Writing<'_>,
     workspace: &Workspace,
-    registered: &Registered,
     sync_config: &SyncConfig,
     report: &mut SyncReport,
-    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
 ) -> Result<(Option<gix::ObjectId>, bool), SyncError> {
-    let workspace_id = registered.id;
-    let mut gathered = Gathered::new(tx, workspace, registered, sync_config, report, sqlite)?;
+    let mut gathered = Gathered::new(writing, workspace, sync_config, report)?;
     let plan = loop {
         match sync_plan::plan(&gathered.found) {
             Planned::Ready(plan) => break plan,
-            Planned::Read(names) => gathered.read_again(tx, names, sqlite)?,
+            Planned::Read(names) => gathered.read_again(writing, names)?,
         }
     };
-    apply(tx, workspace_id, &plan).map_err(sqlite)?;
+    writing.apply(&plan)?;
     report.files_read = plan.files_read.len();
     report.files_removed = plan.files_removed.len();
     report.memories_added = plan.memories_added;
@@ -471,7 +421,7 @@ fn write_log(
     // repository (or its own) hides nothing, and the lines read now say so.
     if !plan.files_read.is_empty() {
         let read: HashSet<&str> = plan.files_read.iter().map(|file| file.name).collect();
-        report_dangling_supersedes(tx, workspace_id, &read, report).map_err(sqlite)?;
+        report_dangling_supersedes(writing, &read, report)?;
     }
     // What the sync read is written: let it go before the commit walk.
     Ok((gathered.head, files_written))
@@ -480,12 +430,11 @@ fn write_log(
 /// Reports each `supersedes` of the files just read that names no memory of
 /// the repository, or its own.
 fn report_dangling_supersedes(
-    tx: &Transaction<'_>,
-    workspace_id: i64,
+    writing: &Writing<'_>,
     read: &HashSet<&str>,
     report: &mut SyncReport,
-) -> rusqlite::Result<()> {
-    for (file, line, id, target) in dangling_supersedes(tx, workspace_id)? {
+) -> Result<(), IndexError> {
+    for (file, line, id, target) in writing.dangling_supersedes()? {
         if read.contains(file.as_str()) {
             let why = if target == id {
                 "names the memory itself".to_owned()
@@ -513,21 +462,19 @@ struct Followed {
     /// A branch was deleted or moved.
     branches_changed: bool,
     /// Which memories staleness judges.
-    stale_due: super::staleness::Due,
+    stale_due: StaleDue,
 }
 
 /// Walks the commits new since the last walk (provenance), when HEAD moved
 /// or the signatures must be verified anew, reports what it found, and
 /// records the branches.
 fn follow_history(
-    tx: &Transaction<'_>,
+    writing: &Writing<'_>,
     workspace: &Workspace,
-    registered: &Registered,
     head: Option<gix::ObjectId>,
     report: &mut SyncReport,
-    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
 ) -> Result<Followed, SyncError> {
-    let workspace_id = registered.id;
+    let registered = writing.registered();
     let head_moved = registered.head_commit != report.head;
     let known_commit = registered
         .history_commit
@@ -538,38 +485,36 @@ fn follow_history(
     // write, a path changed between the two HEADs or a new revert may
     // concern.
     let mut stale_due = if registered.new || (head.is_some() && known_commit.is_none()) {
-        super::staleness::Due::All
+        StaleDue::All
     } else {
-        super::staleness::Due::Changed {
+        StaleDue::Changed {
             deleted: Vec::new(),
             reverted: Vec::new(),
             branches: Vec::new(),
         }
     };
     // Signatures verified against another signers file are verified anew.
-    let signers_moved = head.is_some()
-        && super::provenance::signers_moved(tx, workspace, workspace_id).map_err(sqlite)?;
+    let signers_moved = head.is_some() && walk::signers_moved(writing, workspace)?;
     // A shallow boundary that moved (`git fetch --unshallow`, `--deepen`)
     // shows history the last walk could not see.
-    let shallow_moved = head.is_some()
-        && super::provenance::shallow_moved(tx, workspace, workspace_id).map_err(sqlite)?;
+    let shallow_moved = head.is_some() && walk::shallow_moved(writing, workspace)?;
     if let Some(head) = head
         && (known_commit != Some(head) || signers_moved || shallow_moved)
     {
         // A walk again from the start: what the last walk knew is not
         // all there is.
         let known = known_commit.filter(|_| !shallow_moved);
-        let walked = walk_provenance(tx, workspace, workspace_id, head, known, sqlite)?;
-        if let super::staleness::Due::Changed { reverted, .. } = &mut stale_due {
+        let walked = walk_provenance(writing, workspace, head, known)?;
+        if let StaleDue::Changed { reverted, .. } = &mut stale_due {
             reverted.clone_from(&walked.reverted);
         }
         report_walked(walked, report);
     }
     // A branch deleted (or moved) changes refs only: seen here, on every
     // sync, since nothing else would tell.
-    let branches = follow_branches(tx, workspace, workspace_id, head, head_moved, sqlite)?;
+    let branches = follow_branches(writing, workspace, head, head_moved)?;
     let branches_changed = branches.changed();
-    if let super::staleness::Due::Changed { branches: due, .. } = &mut stale_due {
+    if let StaleDue::Changed { branches: due, .. } = &mut stale_due {
         *due = branches.due;
     }
     Ok(Followed {
@@ -585,15 +530,13 @@ fn follow_history(
 /// gone branch to judge (whether its work is in HEAD), the core's verdict,
 /// written.
 fn follow_branches(
-    tx: &Transaction<'_>,
+    writing: &Writing<'_>,
     workspace: &Workspace,
-    workspace_id: i64,
     head: Option<gix::ObjectId>,
     head_moved: bool,
-    sqlite: &dyn Fn(rusqlite::Error) -> SyncError,
 ) -> Result<crate::domain::branches::Seen, SyncError> {
     use crate::domain::branches::{self, Tip};
-    let recorded = super::branches::recorded(tx, workspace_id).map_err(sqlite)?;
+    let recorded = writing.branches()?;
     let tips: BTreeMap<String, Tip> = workspace
         .branch_tips()?
         .into_iter()
@@ -606,9 +549,8 @@ fn follow_branches(
         })
         .collect();
     let compared = branches::compare(&recorded, &tips, head_moved, &mut |name| {
-        super::branches::named(tx, workspace_id, name)
-    })
-    .map_err(sqlite)?;
+        writing.branch_named(name)
+    })?;
     let mut history = crate::adapters::history::branches::Landed::default();
     let mut landed = BTreeMap::new();
     for name in &compared.judge {
@@ -622,14 +564,14 @@ fn follow_branches(
         landed.insert(name.clone(), verdict);
     }
     let seen = branches::settle(compared, &recorded, &landed);
-    super::branches::write(tx, workspace_id, &seen).map_err(sqlite)?;
+    writing.write_branches(&seen)?;
     Ok(seen)
 }
 
 /// What the walk found that the sync reports: the commits walked, the
 /// memories whose `author` field is not their commit's author, the policy
 /// changes that did not take effect.
-fn report_walked(walked: super::provenance::Walked, report: &mut SyncReport) {
+fn report_walked(walked: walk::Walked, report: &mut SyncReport) {
     report.commits_walked = walked.commits;
     // Named one by one up to a few: a history of lines written
     // by a tool under its own name would otherwise flood every
@@ -660,30 +602,10 @@ pub fn shallow_message(lines: usize) -> String {
     )
 }
 
-/// Counts the live memories and records the sync on the workspace's row.
-fn record_synced(
-    tx: &Transaction<'_>,
-    workspace_id: i64,
-    report: &mut SyncReport,
-) -> rusqlite::Result<()> {
-    report.memories = live_count(tx, workspace_id)?;
-    tx.execute(
-        "UPDATE workspaces SET head_commit = ?2, history_commit = ?2, synced_at = ?3, live_memories = ?4
-         WHERE id = ?1",
-        params![
-            workspace_id,
-            report.head,
-            crate::domain::memory::format_timestamp(jiff::Timestamp::now()),
-            report.memories as i64
-        ],
-    )?;
-    Ok(())
-}
-
 /// Catches the keyword index up when it lags (gone, or a catch-up that
 /// failed or never ran after its database's commit).
 fn catch_up_if_lagging(index: &Index, report: &mut SyncReport) {
-    if !super::keyword::holds_everything(&index.conn, &index.path).unwrap_or(false) {
+    if !index.keyword_index_holds_everything() {
         catch_up_keyword_index(index, report);
     }
 }
@@ -692,10 +614,7 @@ fn catch_up_if_lagging(index: &Index, report: &mut SyncReport) {
 /// failure is a problem of the sync, not its failure (keyword recall then
 /// ranks with a copy in memory, and this connection does not try again).
 fn catch_up_keyword_index(index: &Index, report: &mut SyncReport) {
-    if let Err(err) = super::keyword::catch_up(&index.conn, &index.path) {
-        index
-            .keyword_catch_up_failed
-            .store(true, std::sync::atomic::Ordering::Relaxed);
+    if let Err(err) = index.catch_up_keyword_index() {
         report.problems.push(SyncProblem::Other(format!(
             "{err}; keyword recall ranks with a copy in memory until a sync writes it"
         )));
@@ -713,22 +632,7 @@ struct Unsynced {
 /// Compares the work tree's memory files with what the index recorded of
 /// them. Reads no file content and writes nothing.
 fn unsynced(index: &Index, workspace: &Workspace) -> Result<Unsynced, SyncError> {
-    let sqlite = |source| {
-        SyncError::Index(IndexError::Sqlite {
-            path: index.path.clone(),
-            source,
-        })
-    };
-    let known = match index
-        .workspace_by_root(workspace.root())
-        .map_err(SyncError::Index)?
-    {
-        Some(row) => {
-            let tx = index.conn.unchecked_transaction().map_err(sqlite)?;
-            known_files(&tx, row.id, false).map_err(sqlite)?
-        }
-        None => HashMap::new(),
-    };
+    let known = index.known_files(workspace.root())?;
     let mut problems = Vec::new();
     let files = worktree_files(workspace, &mut problems)?;
     let changed = files
@@ -768,26 +672,6 @@ pub fn changed_files(index: &Index, workspace: &Workspace) -> Result<Vec<String>
     names.extend(unsynced.gone);
     names.sort();
     Ok(names)
-}
-
-/// Memories of a workspace that no tombstone forgets: the row count the
-/// triggers keep, less the memories tombstones hide (tombstones are few).
-pub(super) fn live_count(conn: &rusqlite::Connection, workspace_id: i64) -> rusqlite::Result<u64> {
-    let all: i64 = conn
-        .query_row(
-            "SELECT memory_rows FROM workspaces WHERE id = ?1",
-            params![workspace_id],
-            |row| row.get(0),
-        )
-        .optional()?
-        .unwrap_or(0);
-    let forgotten: i64 = conn.query_row(
-        "SELECT count(DISTINCT t.forgets) FROM tombstones t WHERE t.workspace_id = ?1 AND t.counts
-           AND EXISTS (SELECT 1 FROM memories m WHERE m.workspace_id = t.workspace_id AND m.id = t.forgets)",
-        params![workspace_id],
-        |row| row.get(0),
-    )?;
-    Ok((all - forgotten).max(0) as u64)
 }
 
 #[cfg(test)]
