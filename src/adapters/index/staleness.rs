@@ -83,7 +83,7 @@ pub(super) fn record(
     Ok(reverted)
 }
 
-/// Which memories [`weigh`] judges.
+/// Which memories the staleness pass judges.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Due {
     /// Every memory that names files, is stale, that a revert may name, or

@@ -105,7 +105,7 @@ pub(super) fn track(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(TRIGGERS)
 }
 
-/// Which memories [`apply`] weighs.
+/// Which memories the trust pass weighs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Due {
     /// Those the triggers noted.

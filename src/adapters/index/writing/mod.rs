@@ -159,7 +159,7 @@ impl Writing<'_> {
         rows::duplicates_of(&self.tx, self.id(), id).map_err(self.sqlite())
     }
 
-    /// Writes a plan ([`apply`](apply::apply)).
+    /// Writes a plan.
     pub fn apply(&self, plan: &SyncPlan<'_>) -> Result<(), IndexError> {
         apply::apply(&self.tx, self.id(), plan).map_err(self.sqlite())
     }
