@@ -1171,7 +1171,9 @@ fn a_gemini_session_is_captured_by_the_same_rules() {
     let repo = env.repo("repo", "Alice");
     let init = env.ok(&repo, &["init", "--agent", "gemini", "--capture"]);
     assert!(
-        init.contains("turned capture on: AfterTool and AfterAgent hooks in .gemini/settings.json"),
+        init.contains(
+            "turned capture on: AfterTool, AfterAgent and SessionEnd hooks in .gemini/settings.json"
+        ),
         "{init}"
     );
     let settings: serde_json::Value =
