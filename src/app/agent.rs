@@ -609,8 +609,16 @@ const PROMPT_HOOK: &str = "goldfish agent-hook user-prompt";
 
 /// The hooks `init --agent` writes for `agent`: the prompt hook unless
 /// `prompt` is off; with `capture` the capture hooks (and Claude Code's
-/// session hooks, which Gemini CLI always gets). Gemini CLI reads only JSON from a hook, so its briefing is asked
-/// for as JSON.
+/// session hooks; Gemini CLI always gets its briefing). Gemini CLI reads
+/// only JSON from a hook, so its briefing is asked for as JSON.
+///
+/// Gemini CLI gets no pre-compaction checkpoint: its `PreCompress` is no
+/// sign of a compaction (see [`compacts`]), and no `SessionStart`
+/// follows one, which is what Claude Code's checkpoint is for. Its
+/// session's checkpoint comes from capture: each `AfterAgent` (the end of
+/// a turn, with its `prompt` and `prompt_response`) keeps it current, and
+/// `SessionEnd` ends a last turn no `AfterAgent` ended (an interrupt, an
+/// exit).
 pub fn hooks(agent: Agent, prompt: bool, capture: bool, ask_agent: bool) -> Vec<Hook> {
     let mut hooks = Vec::new();
     match agent {
@@ -635,11 +643,11 @@ pub fn hooks(agent: Agent, prompt: bool, capture: bool, ask_agent: bool) -> Vec<
             let mut briefing = Hook::new("SessionStart", "goldfish agent-hook session-start");
             briefing.line = format!("{} --json", briefing.command);
             hooks.push(briefing);
-            hooks.push(Hook::new("PreCompress", "goldfish agent-hook pre-compact"));
             if capture {
                 // Read in Claude Code's shape (`capture::event::claude_shaped`).
                 hooks.push(Hook::new("AfterTool", "goldfish agent-hook post-tool-use"));
                 hooks.push(Hook::new("AfterAgent", "goldfish agent-hook stop"));
+                hooks.push(Hook::new("SessionEnd", "goldfish agent-hook session-end"));
             }
         }
         Agent::Codex => {}
@@ -656,16 +664,27 @@ fn hooks_file(root: &Path, agent: Agent) -> Option<PathBuf> {
     }
 }
 
-/// The settings file at `path` with `wanted` hooks added (and the events
-/// added), or `None` when every one is there. Like [`server_edit`], the
-/// entries are inserted into the user's text (first in each event's list,
-/// the user's hooks after them) and the result is checked to parse to the
-/// user's value plus them.
+/// What [`hooks_edit`] does to a settings file.
+struct HooksEdit {
+    text: String,
+    /// The events whose hook it added.
+    added: Vec<&'static str>,
+    /// The events whose obsolete goldfish entry it took out.
+    removed: Vec<&'static str>,
+}
+
+/// The settings file at `path` with `wanted` hooks added and `obsolete`
+/// goldfish entries taken out, or `None` when there is nothing to do. Like
+/// [`server_edit`], the entries are inserted into the user's text (first
+/// in each event's list, the user's hooks after them), an obsolete one is
+/// cut out of it with its comma, and the result is checked to parse to
+/// the user's value plus and minus them.
 fn hooks_edit(
     root: &Path,
     path: &Path,
     wanted: &[Hook],
-) -> Result<Option<(String, Vec<&'static str>)>, SetupError> {
+    obsolete: &[(&'static str, &'static str)],
+) -> Result<Option<HooksEdit>, SetupError> {
     let existing = read_optional(root, path)?.unwrap_or_default();
     let existing = if existing.trim().is_empty() {
         "{}\n".to_owned()
@@ -690,6 +709,24 @@ fn hooks_edit(
         .as_object_mut()
         .ok_or_else(|| not_an_object("hooks"))?;
     let mut text = existing.clone();
+    let mut removed = Vec::new();
+    for &(event, command) in obsolete {
+        let Some(entries) = hooks.get_mut(event).and_then(|e| e.as_array_mut()) else {
+            continue;
+        };
+        let before = entries.len();
+        entries.retain(|entry| !only_runs(entry, command));
+        if entries.len() == before {
+            continue;
+        }
+        if entries.is_empty() {
+            hooks.remove(event);
+        }
+        text = without_entries(&text, event, command).ok_or_else(|| SetupError::HooksEdit {
+            path: path.to_owned(),
+        })?;
+        removed.push(event);
+    }
     let mut added = Vec::new();
     for hook in wanted {
         let event = hook.event;
@@ -719,7 +756,7 @@ fn hooks_edit(
             ),
         };
     }
-    if added.is_empty() {
+    if added.is_empty() && removed.is_empty() {
         return Ok(None);
     }
     let reread: Option<serde_json::Value> = serde_json::from_str(&text).ok();
@@ -728,14 +765,137 @@ fn hooks_edit(
             path: path.to_owned(),
         });
     }
-    Ok(Some((text, added)))
+    Ok(Some(HooksEdit {
+        text,
+        added,
+        removed,
+    }))
+}
+
+/// The goldfish entries an older `init` wrote that it no longer writes,
+/// with the command each runs: Gemini CLI's `PreCompress` checkpoint,
+/// which stored one on every model call ([`compacts`]).
+fn obsolete_hooks(agent: Agent) -> &'static [(&'static str, &'static str)] {
+    match agent {
+        Agent::Gemini => &[("PreCompress", "goldfish agent-hook pre-compact")],
+        Agent::Claude | Agent::Codex => &[],
+    }
+}
+
+/// Whether a hook entry runs `command` and nothing else (an entry that
+/// also runs a hook of the user's is left as it is).
+fn only_runs(entry: &serde_json::Value, command: &str) -> bool {
+    entry["hooks"].as_array().is_some_and(|hooks| {
+        !hooks.is_empty()
+            && hooks
+                .iter()
+                .all(|hook| runs(&serde_json::json!([{ "hooks": [hook] }]), command))
+    })
+}
+
+/// Valid JSON settings `text` without the entries of `hooks.<event>` that
+/// only run `command` ([`only_runs`]), and without the event when none is
+/// left: each cut out with the comma and blanks between it and the next
+/// item (the previous one, for the last), every other byte kept. `None`
+/// when the text is not laid out as its value says (cannot happen on
+/// valid JSON; the caller checks the result all the same).
+fn without_entries(text: &str, event: &str, command: &str) -> Option<String> {
+    let mut text = text.to_owned();
+    let hooks = member_value(&text, top_brace(&text), "hooks")?;
+    let list = member_value(&text, hooks, event)?;
+    loop {
+        let items = items_at(&text, list)?;
+        let found = items.iter().position(|&(start, end)| {
+            serde_json::from_str::<serde_json::Value>(&text[start..end])
+                .is_ok_and(|entry| only_runs(&entry, command))
+        });
+        let Some(at) = found else {
+            break;
+        };
+        if items.len() == 1 {
+            // The event's last entry: the event goes.
+            let members = items_at(&text, hooks)?;
+            let member = members
+                .iter()
+                .position(|&(start, end)| start < list && list < end)?;
+            let cut = cut_item(&members, member);
+            text.replace_range(cut, "");
+            return Some(text);
+        }
+        let cut = cut_item(&items, at);
+        text.replace_range(cut, "");
+    }
+    Some(text)
+}
+
+/// The byte range to cut for item `at` of `items`: up to the next item,
+/// or from the end of the previous one, or the item alone.
+fn cut_item(items: &[(usize, usize)], at: usize) -> std::ops::Range<usize> {
+    match (at.checked_sub(1), items.get(at + 1)) {
+        (_, Some(next)) => items[at].0..next.0,
+        (Some(previous), None) => items[previous].1..items[at].1,
+        (None, None) => items[at].0..items[at].1,
+    }
+}
+
+/// The byte ranges of the items (members of an object, elements of an
+/// array) of the container whose `{` or `[` is at `open` in valid JSON
+/// `text`, blanks around them left out.
+fn items_at(text: &str, open: usize) -> Option<Vec<(usize, usize)>> {
+    let bytes = text.as_bytes();
+    if !matches!(bytes.get(open), Some(b'{' | b'[')) {
+        return None;
+    }
+    let mut items = Vec::new();
+    let (mut depth, mut start, mut end) = (0usize, None::<usize>, 0usize);
+    let mut i = open + 1;
+    while i < bytes.len() {
+        let byte = bytes[i];
+        match byte {
+            b'"' => {
+                start.get_or_insert(i);
+                i += 1;
+                while *bytes.get(i)? != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                end = i + 1;
+            }
+            b'{' | b'[' => {
+                start.get_or_insert(i);
+                depth += 1;
+            }
+            b'}' | b']' if depth == 0 => {
+                if let Some(start) = start {
+                    items.push((start, end));
+                }
+                return Some(items);
+            }
+            b'}' | b']' => {
+                depth -= 1;
+                end = i + 1;
+            }
+            b',' if depth == 0 => {
+                items.push((start?, end));
+                start = None;
+            }
+            b' ' | b'\t' | b'\n' | b'\r' => {}
+            _ => {
+                start.get_or_insert(i);
+                end = i + 1;
+            }
+        }
+        i += 1;
+    }
+    None
 }
 
 /// Checks that `init --agent` can add `hooks` for `agent` to the
 /// repository at `root` without writing anything.
 pub fn check_hooks(root: &Path, agent: Agent, hooks: &[Hook]) -> Result<(), SetupError> {
     match hooks_file(root, agent) {
-        Some(path) if !hooks.is_empty() => hooks_edit(root, &path, hooks).map(|_| ()),
+        Some(path) if !hooks.is_empty() => {
+            hooks_edit(root, &path, hooks, obsolete_hooks(agent)).map(|_| ())
+        }
         _ => Ok(()),
     }
 }
@@ -747,7 +907,12 @@ pub fn setup_hooks(root: &Path, agent: Agent, hooks: &[Hook]) -> Result<Vec<Stri
     let Some(path) = hooks_file(root, agent).filter(|_| !hooks.is_empty()) else {
         return Ok(Vec::new());
     };
-    let Some((text, added)) = hooks_edit(root, &path, hooks)? else {
+    let Some(HooksEdit {
+        text,
+        added,
+        removed,
+    }) = hooks_edit(root, &path, hooks, obsolete_hooks(agent))?
+    else {
         return Ok(Vec::new());
     };
     write_atomic(root, &path, &text)?;
@@ -767,7 +932,7 @@ pub fn setup_hooks(root: &Path, agent: Agent, hooks: &[Hook]) -> Result<Vec<Stri
         "AfterTool",
         "AfterAgent",
     ]);
-    let session = of(&["SessionStart", "PreCompact", "PreCompress"]);
+    let session = of(&["SessionStart", "PreCompact"]);
     let prompt = of(&["UserPromptSubmit", "BeforeAgent"]);
     let mut changes = Vec::new();
     if !prompt.is_empty() {
@@ -785,10 +950,20 @@ pub fn setup_hooks(root: &Path, agent: Agent, hooks: &[Hook]) -> Result<Vec<Stri
         ));
     }
     if !session.is_empty() {
+        let what = if session.contains(&"PreCompact") {
+            "the briefing at session start, a checkpoint before compaction"
+        } else {
+            "the briefing at session start"
+        };
         changes.push(format!(
-            "added the {} {} to {shown} (the briefing at session start, a checkpoint before compaction)",
+            "added the {} {} to {shown} ({what})",
             and_list(&session),
             hooks_word(&session)
+        ));
+    }
+    for event in removed {
+        changes.push(format!(
+            "took the {event} hook out of {shown}: it stored a checkpoint on every model call, with no compaction; the session's checkpoint comes from capture (--capture)"
         ));
     }
     Ok(changes)
@@ -853,6 +1028,21 @@ fn merge_section(root: &Path, path: &Path) -> Result<Option<String>, SetupError>
         "{verb} the goldfish section in {}",
         relative(root, path)
     )))
+}
+
+/// Whether the payload a pre-compaction hook got (`None`: plain text, a
+/// person's) tells of a compaction, so that a checkpoint is worth storing.
+/// Claude Code's `PreCompact` fires when it compacts. Gemini CLI's
+/// `PreCompress` does not: 0.61 fires it at the start of every compression
+/// attempt, before the threshold check that decides whether anything is
+/// compressed (`ChatCompressionService.compress`), which runs before every
+/// model call, so with the default settings it fires on every call; and
+/// its payload (`trigger`: `auto` or `manual`) is the same whether or not
+/// a compression follows. Nothing in it proves one, so nothing is stored
+/// from it: a settings file an older `init` wrote still runs it, until
+/// `init --agent gemini` takes it out.
+pub fn compacts(payload: Option<&serde_json::Value>) -> bool {
+    payload.is_none_or(|payload| payload["hook_event_name"] != "PreCompress")
 }
 
 /// Characters kept of the last request and of the last answer.

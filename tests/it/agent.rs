@@ -797,9 +797,9 @@ fn init_agent_codex_merges_its_toml_and_agents_md() {
 
 /// Issue 40: `init --agent gemini` writes Gemini CLI's hooks next to its
 /// server (the prompt hook on `BeforeAgent`, the briefing as JSON on
-/// `SessionStart`, the checkpoint on `PreCompress`), in the user's file,
-/// idempotently; `init --agent claude` adds the prompt hook, and
-/// `--no-prompt-hook` leaves it out.
+/// `SessionStart`; no checkpoint on `PreCompress`, issue 56), in the
+/// user's file, idempotently; `init --agent claude` adds the prompt hook,
+/// and `--no-prompt-hook` leaves it out.
 #[test]
 fn init_agent_writes_the_prompt_hook_and_gemini_its_session_hooks() {
     let env = TestEnv::new();
@@ -813,7 +813,9 @@ fn init_agent_writes_the_prompt_hook_and_gemini_its_session_hooks() {
         "{out}"
     );
     assert!(
-        out.contains("added the SessionStart and PreCompress hooks to .gemini/settings.json"),
+        out.contains(
+            "added the SessionStart hook to .gemini/settings.json (the briefing at session start)"
+        ),
         "{out}"
     );
     let settings: serde_json::Value =
@@ -828,7 +830,6 @@ fn init_agent_writes_the_prompt_hook_and_gemini_its_session_hooks() {
     for (event, command) in [
         ("BeforeAgent", "goldfish agent-hook user-prompt"),
         ("SessionStart", "goldfish agent-hook session-start --json"),
-        ("PreCompress", "goldfish agent-hook pre-compact"),
     ] {
         assert_eq!(
             settings["hooks"][event][0]["hooks"][0],
@@ -836,6 +837,7 @@ fn init_agent_writes_the_prompt_hook_and_gemini_its_session_hooks() {
             "{settings:#}"
         );
     }
+    assert_eq!(settings["hooks"].get("PreCompress"), None, "{settings:#}");
     let before = fs::read(repo.join(".gemini/settings.json")).unwrap();
     assert!(
         env.ok(&repo, &["init", "--agent", "gemini"])
@@ -934,28 +936,15 @@ fn session_start_json_gives_gemini_the_briefing_as_additional_context() {
     assert!(context.contains("Deploys go out on Tuesdays"), "{context}");
 }
 
-/// Issue 40: Gemini CLI's `PreCompress` (`@google/gemini-cli` 0.61.0:
-/// `trigger`, and `transcript_path` naming its chat record, JSON Lines of
-/// `{type: "user" | "gemini", content}` after a metadata line) stores the
-/// session's last request and answer as a checkpoint, as Claude Code's
-/// PreCompact does.
-#[test]
-fn gemini_pre_compress_stores_the_checkpoint_from_its_chat_record() {
-    let env = TestEnv::new();
-    let repo = env.repo("repo", "Alice");
-    env.ok(&repo, &["init", "--agent", "gemini"]);
-    let settings: serde_json::Value =
-        serde_json::from_str(&fs::read_to_string(repo.join(".gemini/settings.json")).unwrap())
-            .unwrap();
-    assert_eq!(
-        settings["hooks"]["PreCompress"][0]["hooks"][0]["command"],
-        "goldfish agent-hook pre-compact"
-    );
+/// Gemini CLI 0.61's chat record, as `ChatRecordingService` writes it
+/// (`transcript_path`: JSON Lines, a metadata line, then `{id, timestamp,
+/// type: "user" | "gemini", content}` records and `$set` updates).
+fn gemini_chat(env: &TestEnv) -> std::path::PathBuf {
     let chat = env.path().join("session-2026-11-20T09-00-abcd1234.jsonl");
     fs::write(
         &chat,
         [
-            serde_json::json!({"sessionId": "g-1", "projectHash": "p", "startTime": "2026-11-20T09:00:00Z", "kind": "main"}),
+            serde_json::json!({"sessionId": "g-1", "projectHash": "p", "startTime": "2026-11-20T09:00:00Z", "lastUpdated": "2026-11-20T09:00:00Z", "kind": "main"}),
             serde_json::json!({"id": "1", "timestamp": "2026-11-20T09:00:01Z", "type": "user", "content": [{"text": "Port the renderer to the layout engine"}]}),
             serde_json::json!({"id": "2", "timestamp": "2026-11-20T09:00:09Z", "type": "gemini", "content": [{"functionCall": {"name": "read_file", "args": {}}}]}),
             serde_json::json!({"id": "3", "timestamp": "2026-11-20T09:01:00Z", "type": "gemini", "content": "Half the widgets are ported; next: the table widget."}),
@@ -965,30 +954,134 @@ fn gemini_pre_compress_stores_the_checkpoint_from_its_chat_record() {
         .join("\n"),
     )
     .unwrap();
-    let payload = serde_json::json!({
-        "session_id": "g-1",
-        "transcript_path": chat,
-        "cwd": repo,
-        "hook_event_name": "PreCompress",
-        "timestamp": "2026-11-20T09:02:00.000Z",
-        "trigger": "auto",
-    });
+    chat
+}
+
+/// Issue 56: Gemini CLI 0.61 fires `PreCompress` at the start of every
+/// compression attempt, before its threshold check, so on every model
+/// call (`ChatCompressionService.compress` in the package's
+/// `bundle/chunk-*.js`), with the same payload (`HookEventHandler
+/// .firePreCompressEvent`: the base input and `trigger`) whether or not
+/// anything is compressed. Three calls stored three identical
+/// checkpoints; now none is stored, and nothing is printed (Gemini CLI
+/// shows a hook's stderr to the user). A person's text on stdin, and
+/// Claude Code's PreCompact, still store one.
+#[test]
+fn issue_56_gemini_pre_compress_stores_no_checkpoint() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    env.ok(&repo, &["init"]);
+    let chat = gemini_chat(&env);
+    for (at, trigger) in [
+        ("02", "auto"),
+        ("03", "auto"),
+        ("04", "auto"),
+        ("05", "manual"),
+    ] {
+        let payload = serde_json::json!({
+            "session_id": "g-1",
+            "transcript_path": chat,
+            "cwd": repo,
+            "hook_event_name": "PreCompress",
+            "timestamp": format!("2026-11-20T09:{at}:00.000Z"),
+            "trigger": trigger,
+        });
+        let output = env.goldfish_stdin(
+            &repo,
+            &["agent-hook", "pre-compact"],
+            payload.to_string().as_bytes(),
+        );
+        assert!(output.status.success(), "{output:?}");
+        assert!(output.stdout.is_empty(), "nothing on stdout: {output:?}");
+        assert!(output.stderr.is_empty(), "nothing on stderr: {output:?}");
+    }
+    assert_eq!(memory_lines(&repo), Vec::<serde_json::Value>::new());
     let output = env.goldfish_stdin(
         &repo,
         &["agent-hook", "pre-compact"],
-        payload.to_string().as_bytes(),
+        b"Stopped halfway through the pool resize; next: the load test",
     );
     assert!(output.status.success(), "{output:?}");
-    assert!(output.stdout.is_empty(), "nothing on stdout: {output:?}");
-    let lines = memory_lines(&repo);
-    let checkpoint = lines
-        .iter()
-        .find(|l| l["type"] == "checkpoint")
-        .unwrap_or_else(|| panic!("a checkpoint: {lines:#?}"));
-    assert_eq!(
-        checkpoint["content"],
-        "Checkpoint before the agent's context was compacted.\nLast request: Port the renderer to the layout engine\nLast answer: Half the widgets are ported; next: the table widget."
+    assert_eq!(memory_lines(&repo)[0]["type"], "checkpoint");
+}
+
+/// Issue 56: a settings file an older `init --agent gemini` wrote runs
+/// `agent-hook pre-compact` on `PreCompress`; running `init --agent
+/// gemini` again takes goldfish's entry out (the event with it when it
+/// was the only one), keeps the user's own hooks and every other byte,
+/// says so, and changes nothing the next time.
+#[test]
+fn issue_56_init_agent_gemini_takes_out_the_old_pre_compress_hook() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    fs::create_dir_all(repo.join(".gemini")).unwrap();
+    let ours = r#"{"hooks":[{"command":"goldfish agent-hook pre-compact","type":"command"}]}"#;
+    let old = format!(
+        r#"{{
+  "theme": "GitHub",
+  "hooks": {{
+    "SessionStart": [{{"hooks":[{{"command":"goldfish agent-hook session-start --json","type":"command"}}]}}],
+    "PreCompress": [{ours}],
+    "AfterTool": [
+      {{"matcher": "write_file", "hooks": [{{"type": "command", "command": "./lint.sh"}}]}}
+    ]
+  }},
+  "mcpServers": {{"goldfish": {{"command": "goldfish", "args": ["mcp"]}}}}
+}}
+"#
     );
+    fs::write(repo.join(".gemini/settings.json"), &old).unwrap();
+    let out = env.ok(&repo, &["init", "--agent", "gemini"]);
+    assert!(
+        out.contains("took the PreCompress hook out of .gemini/settings.json"),
+        "{out}"
+    );
+    let text = fs::read_to_string(repo.join(".gemini/settings.json")).unwrap();
+    let expected = old.replace(&format!("    \"PreCompress\": [{ours}],\n"), "");
+    let added = r#"{"hooks":[{"command":"goldfish agent-hook user-prompt","type":"command"}]}"#;
+    let expected = expected.replace(
+        "  \"hooks\": {\n",
+        &format!("  \"hooks\": {{\n    \"BeforeAgent\": [{added}],\n"),
+    );
+    assert_eq!(text, expected, "only goldfish's entry went");
+    let before = fs::read(repo.join(".gemini/settings.json")).unwrap();
+    assert!(
+        env.ok(&repo, &["init", "--agent", "gemini"])
+            .contains("already set up")
+    );
+    assert_eq!(
+        fs::read(repo.join(".gemini/settings.json")).unwrap(),
+        before
+    );
+
+    // Beside a hook of the user's on the same event: only goldfish's entry
+    // goes, as the last of the list and as the first.
+    for user_first in [true, false] {
+        let repo = env.repo(&format!("shared-{user_first}"), "Alice");
+        fs::create_dir_all(repo.join(".gemini")).unwrap();
+        let user = r#"{"hooks": [{"type": "command", "command": "./save-notes.sh"}]}"#;
+        let list = if user_first {
+            format!("[\n      {user},\n      {ours}\n    ]")
+        } else {
+            format!("[\n      {ours},\n      {user}\n    ]")
+        };
+        let old = format!("{{\n  \"hooks\": {{\n    \"PreCompress\": {list}\n  }}\n}}\n");
+        fs::write(repo.join(".gemini/settings.json"), &old).unwrap();
+        env.ok(&repo, &["init", "--agent", "gemini", "--no-prompt-hook"]);
+        let settings: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(repo.join(".gemini/settings.json")).unwrap())
+                .unwrap();
+        assert_eq!(
+            settings["hooks"]["PreCompress"],
+            serde_json::json!([serde_json::from_str::<serde_json::Value>(user).unwrap()]),
+            "{settings:#}"
+        );
+        let text = fs::read_to_string(repo.join(".gemini/settings.json")).unwrap();
+        assert!(
+            text.contains(&format!("\"PreCompress\": [\n      {user}\n    ]")),
+            "{text}"
+        );
+    }
 }
 
 /// Issue 54: `init --agent codex|gemini` kept any existing `goldfish` MCP

@@ -1171,7 +1171,9 @@ fn a_gemini_session_is_captured_by_the_same_rules() {
     let repo = env.repo("repo", "Alice");
     let init = env.ok(&repo, &["init", "--agent", "gemini", "--capture"]);
     assert!(
-        init.contains("turned capture on: AfterTool and AfterAgent hooks in .gemini/settings.json"),
+        init.contains(
+            "turned capture on: AfterTool, AfterAgent and SessionEnd hooks in .gemini/settings.json"
+        ),
         "{init}"
     );
     let settings: serde_json::Value =
@@ -1323,6 +1325,197 @@ fn a_gemini_session_is_captured_by_the_same_rules() {
     assert!(
         checkpoint.contains("src/git.rs") && checkpoint.contains("src/cli.rs"),
         "{checkpoint}"
+    );
+}
+
+/// A Gemini CLI 0.61 session driven through the hooks `init --agent gemini
+/// --capture` wrote, with payloads shaped as the package's
+/// `HookEventHandler` builds them (`bundle/chunk-*.js`: `createBaseInput`'s
+/// `session_id`, `transcript_path`, `cwd`, `hook_event_name`, `timestamp`,
+/// then each event's fields) and shell results as its shell tool writes
+/// them since 0.48 (`llmContent` inside `<untrusted_context>`, the output
+/// as `returnDisplay`), captured from a real run.
+struct GeminiSession {
+    settings: serde_json::Value,
+    repo: std::path::PathBuf,
+    chat: std::path::PathBuf,
+}
+
+impl GeminiSession {
+    fn new(env: &TestEnv) -> GeminiSession {
+        let repo = env.repo("repo", "Alice");
+        env.ok(&repo, &["init", "--agent", "gemini", "--capture"]);
+        let settings =
+            serde_json::from_str(&fs::read_to_string(repo.join(".gemini/settings.json")).unwrap())
+                .unwrap();
+        let chat = env.path().join("session-2026-11-20T09-00-gemini56.jsonl");
+        GeminiSession {
+            settings,
+            repo,
+            chat,
+        }
+    }
+
+    fn run(&self, env: &TestEnv, event: &str, fields: serde_json::Value) {
+        let command = self.settings["hooks"][event][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no {event} hook: {:#}", self.settings))
+            .to_owned();
+        let mut payload = json!({
+            "session_id": "gemini-56",
+            "transcript_path": self.chat,
+            "cwd": self.repo,
+            "hook_event_name": event,
+            "timestamp": "2026-11-20T09:00:00.000Z",
+        });
+        for (key, value) in fields.as_object().unwrap() {
+            payload[key] = value.clone();
+        }
+        run_hook(env, &self.repo, &command, &payload);
+    }
+
+    fn shell(&self, env: &TestEnv, command: &str, llm: &str, display: &str) {
+        self.run(
+            env,
+            "AfterTool",
+            json!({
+                "tool_name": "run_shell_command",
+                "tool_input": {"command": command, "description": "run the tests"},
+                "tool_response": {"llmContent": llm, "returnDisplay": display},
+            }),
+        );
+    }
+
+    fn edit(&self, env: &TestEnv, file: &str) {
+        self.run(
+            env,
+            "AfterTool",
+            json!({
+                "tool_name": "replace",
+                "tool_input": {"file_path": self.repo.join(file), "instruction": "fix the total", "old_string": "a + b + 1", "new_string": "a + b"},
+                "tool_response": {"llmContent": "Successfully modified file", "returnDisplay": {"fileDiff": "-a + b + 1\n+a + b"}},
+            }),
+        );
+    }
+
+    fn end_turn(&self, env: &TestEnv, prompt: &str, answer: &str) {
+        self.run(
+            env,
+            "AfterAgent",
+            json!({"prompt": prompt, "prompt_response": answer, "stop_hook_active": false}),
+        );
+    }
+}
+
+/// Gemini CLI 0.61's shell result of a failing run (`Exit Code: 1`).
+const GEMINI_FAILED: &str = "<untrusted_context>\nOutput: FAIL tests/cart.test.js\n  cart total\n    expected 5, got 6\n      at total (src/cart.js:3:10)\nTests: 1 failed, 1 total\nExit Code: 1\nProcess Group PGID: 22847\n</untrusted_context>";
+const GEMINI_FAILED_DISPLAY: &str = "FAIL tests/cart.test.js\n  cart total\n    expected 5, got 6\n      at total (src/cart.js:3:10)\nTests: 1 failed, 1 total";
+
+/// Issue 56: Gemini CLI 0.61 wraps a shell result in
+/// `<untrusted_context>`, and a result that is not its `Output: …` form
+/// (a command moved to the background, a summarized output) says nothing
+/// of how the command ended: its exit code was written as 0, a pass, so a
+/// failing run then such a result read as fail-then-pass and stored a
+/// fix. Unknown is no pass; the same run failing then passing, in 0.61's
+/// shape, is the fix.
+#[test]
+fn issue_56_a_gemini_shell_result_without_an_exit_code_is_no_pass() {
+    let env = TestEnv::new();
+    let session = GeminiSession::new(&env);
+    let test = "npm test -- tests/cart.test.js";
+    session.shell(&env, test, GEMINI_FAILED, GEMINI_FAILED_DISPLAY);
+    session.edit(&env, "src/cart.js");
+    session.shell(
+        &env,
+        test,
+        "<untrusted_context>\nCommand moved to background (PID: 4242). Output hidden. Press Ctrl+B to view.\n</untrusted_context>",
+        "Command moved to background (PID: 4242). Output hidden. Press Ctrl+B to view.",
+    );
+    session.end_turn(
+        &env,
+        "Fix the cart total test",
+        "Started the tests in the background.",
+    );
+    env.ok(&session.repo, &["capture", "work", "--wait"]);
+    let lines = memory_lines(&session.repo);
+    assert!(
+        !lines.iter().any(|l| l["type"] == "bug-fix"),
+        "no pass was seen: {lines:#?}"
+    );
+
+    session.shell(
+        &env,
+        test,
+        "<untrusted_context>\nOutput: PASS tests/cart.test.js\nTests: 1 passed, 1 total\nProcess Group PGID: 22853\n</untrusted_context>",
+        "PASS tests/cart.test.js\nTests: 1 passed, 1 total",
+    );
+    session.end_turn(
+        &env,
+        "Run them again",
+        "The total added 1 twice in src/cart.js; fixed.",
+    );
+    env.ok(&session.repo, &["capture", "work", "--wait"]);
+    let lines = memory_lines(&session.repo);
+    let fix = lines
+        .iter()
+        .find(|l| l["type"] == "bug-fix")
+        .unwrap_or_else(|| panic!("a bug fix: {lines:#?}"));
+    let content = fix["content"].as_str().unwrap();
+    assert!(
+        content.contains(&format!("Check: `{test}` failed, then passed.")),
+        "{content}"
+    );
+    assert!(!content.contains("untrusted_context"), "{content}");
+}
+
+/// Issue 56: with `gemini -p` the SessionStart briefing comes before the
+/// prompt (`<hook_context>…</hook_context>`, a blank line, the prompt), in
+/// `AfterAgent`'s `prompt` and in the chat record's user message; the
+/// session's checkpoint quoted the briefing as the request. It quotes
+/// what the person asked.
+#[test]
+fn issue_56_a_headless_gemini_checkpoint_quotes_the_request_not_the_briefing() {
+    let env = TestEnv::new();
+    let session = GeminiSession::new(&env);
+    let briefing = format!(
+        "{}\n## Recent decisions\n- Deploys go out on Tuesdays after the freeze",
+        goldfish::app::render::QUOTED_DATA
+    );
+    let prompt = format!("<hook_context>{briefing}</hook_context>\n\nFix the cart total test");
+    fs::write(
+        &session.chat,
+        [
+            json!({"sessionId": "gemini-56", "projectHash": "p", "startTime": "2026-11-20T09:00:00Z", "lastUpdated": "2026-11-20T09:00:00Z", "kind": "main"}),
+            json!({"id": "1", "timestamp": "2026-11-20T09:00:01Z", "type": "user", "content": [{"text": prompt}]}),
+            json!({"id": "2", "timestamp": "2026-11-20T09:01:00Z", "type": "gemini", "content": "The total added 1 twice in src/cart.js; fixed."}),
+        ]
+        .map(|line| line.to_string())
+        .join("\n"),
+    )
+    .unwrap();
+    session.edit(&env, "src/cart.js");
+    session.end_turn(
+        &env,
+        &prompt,
+        "The total added 1 twice in src/cart.js; fixed.",
+    );
+    session.run(&env, "SessionEnd", json!({"reason": "exit"}));
+    env.ok(&session.repo, &["capture", "work", "--wait"]);
+    let lines = memory_lines(&session.repo);
+    let checkpoint = lines
+        .iter()
+        .find(|l| l["type"] == "checkpoint")
+        .unwrap_or_else(|| panic!("a checkpoint: {lines:#?}"));
+    let content = checkpoint["content"].as_str().unwrap();
+    assert!(content.starts_with("Fix the cart total test"), "{content}");
+    assert!(
+        !content.contains("hook_context") && !content.contains("Tuesdays"),
+        "{content}"
+    );
+    assert_eq!(
+        lines.iter().filter(|l| l["type"] == "checkpoint").count(),
+        1,
+        "SessionEnd after AfterAgent adds no second checkpoint: {lines:#?}"
     );
 }
 

@@ -418,3 +418,70 @@ fn the_prompt_hook_without_a_model_adds_nothing_and_says_why() {
     );
     assert_eq!(explained["added"], serde_json::json!([]));
 }
+
+/// Issue 56: a headless Gemini CLI run (`gemini -p`) puts the context its
+/// SessionStart hooks gave, goldfish's briefing, before the prompt in
+/// exactly `<hook_context>{context}</hook_context>`, a blank line, the
+/// prompt (`packages/cli/src/gemini.tsx`, in the package's
+/// `bundle/gemini-*.js`), and `BeforeAgent`'s `prompt` is that text. The
+/// lookup was the briefing's; it is the prompt's: here "yes, go on", which
+/// asks nothing. A tag never closed is no wrapper of the client's: the
+/// prompt is read whole, not swallowed.
+#[test]
+fn issue_56_a_headless_gemini_prompt_is_looked_up_without_the_briefing() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "decision",
+            "Deploys go out on Tuesdays after the freeze, because the release train leaves then",
+        ],
+    );
+    let start = serde_json::json!({
+        "session_id": "g-1",
+        "transcript_path": "",
+        "cwd": repo,
+        "hook_event_name": "SessionStart",
+        "timestamp": "2026-11-20T09:00:00.000Z",
+        "source": "startup",
+    });
+    let output = env.goldfish_stdin(
+        &repo,
+        &["agent-hook", "session-start", "--json"],
+        start.to_string().as_bytes(),
+    );
+    let answer: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let briefing = answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        briefing.contains("Deploys go out on Tuesdays"),
+        "{briefing}"
+    );
+    let headless = format!("<hook_context>{briefing}</hook_context>\n\nyes, go on");
+    let explained = explain(&env, &repo, &gemini_prompt(&repo, "g-1", &headless));
+    assert_eq!(
+        explained["skipped"],
+        goldfish::app::prompt::Skipped::NoQuestion.reason(),
+        "the briefing is not the question: {explained}"
+    );
+    assert!(
+        hook(&env, &repo, &gemini_prompt(&repo, "g-1", &headless))
+            .stdout
+            .is_empty()
+    );
+    // Unclosed: the person's text, looked up as it is (here it asks
+    // something, so only the missing model stops it).
+    let unclosed = "<hook_context> why do deploys go out on Tuesdays?";
+    let explained = explain(&env, &repo, &gemini_prompt(&repo, "g-1", unclosed));
+    assert!(
+        explained["skipped"]
+            .as_str()
+            .unwrap()
+            .starts_with("no embedding model"),
+        "{explained}"
+    );
+}

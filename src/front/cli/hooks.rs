@@ -262,13 +262,20 @@ pub(super) fn hook_payload() -> Option<serde_json::Value> {
 
 /// Stores what stdin says as a checkpoint: plain text as it is, or, from a
 /// Claude Code hook (JSON with `transcript_path`), the session's last request
-/// and last answer. No LLM is called: a hook must stay cheap.
+/// and last answer; nothing from a payload that tells of no compaction
+/// (Gemini CLI's `PreCompress`: [`crate::app::agent::compacts`]). No LLM is
+/// called: a hook must stay cheap.
 fn pre_compact() -> Result<(), CliError> {
     let mut input = String::new();
     std::io::stdin()
         .read_to_string(&mut input)
         .context("cannot read stdin")?;
     let event = serde_json::from_str::<serde_json::Value>(&input).ok();
+    // Gemini CLI's PreCompress tells of no compaction: nothing is stored,
+    // and nothing said (Gemini CLI shows a hook's stderr to the user).
+    if !crate::app::agent::compacts(event.as_ref().filter(|event| event.is_object())) {
+        return Ok(());
+    }
     let session_id = event.as_ref().and_then(session_id_of);
     let cwd = event
         .as_ref()

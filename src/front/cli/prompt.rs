@@ -70,6 +70,12 @@ fn answer(payload: &serde_json::Value, explain: bool) -> Result<Option<String>, 
         Some("BeforeAgent") => "BeforeAgent",
         _ => "UserPromptSubmit",
     };
+    // A headless Gemini CLI run puts the SessionStart briefing before the
+    // prompt: the question is what follows it.
+    let prompt = match event {
+        "BeforeAgent" => crate::domain::capture::transcript::without_hook_context(prompt),
+        _ => prompt,
+    };
     let session_id = session_id_of(payload);
     let mut session = session()?;
     let mut marks = session_id

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{failures, redact};
+use super::{failures, redact, transcript};
 use crate::memory::injection;
 
 /// Bytes a string of a queued payload keeps (head and tail).
@@ -54,10 +54,22 @@ const GEMINI_TOOLS: [(&str, &str); 7] = [
 /// `PostToolUse` (`PostToolUseFailure` when the tool reported an error):
 /// its tool named as Claude Code names it, a shell command's
 /// `Output: …`/`Exit Code: N` text read into `stdout` and `exit_code`
-/// (Gemini CLI writes the exit code only when it is not 0). Its
-/// `AfterAgent` keeps its `prompt` and `prompt_response`, which the Stop
-/// handling reads. Any other payload is returned as it is.
+/// (Gemini CLI writes the exit code only when it is not 0, so 0 is read
+/// only from that form; a result in any other shape has no exit code: it
+/// is unknown, never a pass). Its `AfterAgent` keeps its `prompt` (without
+/// the briefing a headless run puts before it:
+/// [`transcript::without_hook_context`]) and `prompt_response`, which the
+/// Stop handling reads. Any other payload is returned as it is.
 pub fn claude_shaped(mut payload: Value) -> Value {
+    if payload["hook_event_name"] == "AfterAgent" {
+        if let Some(prompt) = payload["prompt"].as_str() {
+            let asked = transcript::without_hook_context(prompt);
+            if asked.len() != prompt.len() {
+                payload["prompt"] = Value::String(asked.to_owned());
+            }
+        }
+        return payload;
+    }
     if payload["hook_event_name"] != "AfterTool" {
         return payload;
     }
@@ -88,19 +100,35 @@ pub fn claude_shaped(mut payload: Value) -> Value {
         .map(str::to_owned);
     let mut shaped = serde_json::Map::new();
     if name == "Bash" {
-        let (output, code, interrupted) = shell_result(&text, response["returnDisplay"].as_str());
-        shaped.insert("stdout".to_owned(), Value::String(output));
+        let display = response["returnDisplay"].as_str();
+        let shell = shell_result(&text, display);
+        shaped.insert("stdout".to_owned(), Value::String(shell.output));
         if let Some(error) = &error {
             shaped.insert("stderr".to_owned(), Value::String(error.clone()));
         }
-        // No code and cut short (cancelled, killed by a signal): no pass.
-        if let Some(code) = code
+        // 0 only where Gemini CLI's own form leaves it out: a result read
+        // as `Output: …` that ran to its end with no error. Anything else
+        // (a summary of the output, a command moved to the background, a
+        // shape a later version writes) says nothing of how it ended.
+        // `null` when it is unknown: Claude Code's own results carry no
+        // exit code and read as passed unless their output failed, which
+        // must not hold for these.
+        let passed = shell.read && !shell.interrupted && error.is_none();
+        let code = shell
+            .code
+            .or_else(|| display.and_then(display_code))
             .or(error.as_ref().map(|_| 1))
-            .or((!interrupted).then_some(0))
-        {
-            shaped.insert("exit_code".to_owned(), Value::from(code));
+            .or(passed.then_some(0));
+        match code {
+            Some(code) => {
+                shaped.insert("exit_code".to_owned(), Value::from(code));
+            }
+            None if !shell.interrupted => {
+                shaped.insert("exit_code".to_owned(), Value::Null);
+            }
+            None => {}
         }
-        shaped.insert("interrupted".to_owned(), Value::Bool(interrupted));
+        shaped.insert("interrupted".to_owned(), Value::Bool(shell.interrupted));
     } else {
         shaped.insert("success".to_owned(), Value::Bool(error.is_none()));
     }
@@ -124,8 +152,8 @@ pub fn claude_shaped(mut payload: Value) -> Value {
 /// `Signal: …`, `Background PIDs: …` and `Process Group PGID: …`; since
 /// 0.48 all of it inside `<untrusted_context>` tags; or a cancellation
 /// sentence. The output (with the error line, which the failure reader
-/// wants), the exit code when one is written, and whether the command was
-/// cut short.
+/// wants), the exit code when one is written, whether the command was cut
+/// short, and whether the text was in that form at all.
 ///
 /// The trailer is Gemini CLI's, the output the command's, whatever it
 /// prints: when `display` (the event's `returnDisplay`, the output as
@@ -133,12 +161,17 @@ pub fn claude_shaped(mut payload: Value) -> Value {
 /// the trailer; else the trailer is read from the end in Gemini CLI's
 /// order, each line once, so a line the command printed (`Exit Code: 0`
 /// above Gemini CLI's `Exit Code: 101`) stays output.
-fn shell_result(text: &str, display: Option<&str>) -> (String, Option<i64>, bool) {
+fn shell_result(text: &str, display: Option<&str>) -> Shell {
     let text = untrusted_context(text);
     let interrupted = text.starts_with("Command was cancelled")
         || text.starts_with("Command was automatically cancelled");
     let Some(rest) = text.strip_prefix("Output: ") else {
-        return (text.into_owned(), None, interrupted);
+        return Shell {
+            output: text.into_owned(),
+            code: None,
+            interrupted,
+            read: false,
+        };
     };
     // Where the trailer may start: after the output as Gemini CLI showed
     // it, else after the first line (`Output: …` holds at least one).
@@ -164,7 +197,35 @@ fn shell_result(text: &str, display: Option<&str>) -> (String, Option<i64>, bool
         _ => output,
     };
     // Killed by a signal: no exit code, and no pass.
-    (output, code, interrupted || (signalled && code.is_none()))
+    Shell {
+        output,
+        code,
+        interrupted: interrupted || (signalled && code.is_none()),
+        read: true,
+    }
+}
+
+/// What a Gemini CLI shell result says.
+struct Shell {
+    /// The command's output (with Gemini CLI's error line).
+    output: String,
+    /// The exit code Gemini CLI wrote (it writes none for 0).
+    code: Option<i64>,
+    /// Cancelled, timed out or killed by a signal.
+    interrupted: bool,
+    /// Read in Gemini CLI's `Output: …` form, where no `Exit Code` line
+    /// means 0; any other text leaves the exit code unknown.
+    read: bool,
+}
+
+/// The exit code `returnDisplay` names when the command printed nothing
+/// (Gemini CLI 0.61 shows `Command exited with code: N` then).
+fn display_code(display: &str) -> Option<i64> {
+    display
+        .strip_prefix("Command exited with code: ")?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// The text inside Gemini CLI's `<untrusted_context>` tags (0.48 on: its
@@ -586,7 +647,7 @@ impl Facts {
         // Colours removed: runners colour their output even through a
         // pipe, and a coloured `FAIL` is still a failure.
         let output = failures::strip_ansi(&output_text(payload)).into_owned();
-        self.outcome = Some(bash_outcome(payload, &output));
+        self.outcome = bash_outcome(payload, &output);
         // Orders are found in the output as printed, line by line: the
         // runners' messages are joined into one line below, where a
         // `SYSTEM:` that started a line no longer does.
@@ -683,20 +744,25 @@ fn output_text(payload: &Value) -> String {
     text
 }
 
-fn bash_outcome(payload: &Value, output: &str) -> Outcome {
+/// How a shell command ended: by its exit code, else failed when it was
+/// cut short or its output says it failed, else succeeded (Claude Code's
+/// results carry no exit code) unless the payload says its exit code is
+/// unknown (`exit_code: null`, a Gemini CLI result of another shape:
+/// [`claude_shaped`]), when nothing is known.
+fn bash_outcome(payload: &Value, output: &str) -> Option<Outcome> {
     let response = &payload["tool_response"];
     let code = ["exit_code", "exitCode", "returncode", "code"]
         .iter()
         .find_map(|key| response[*key].as_i64());
     if let Some(code) = code {
-        return if code == 0 {
+        return Some(if code == 0 {
             Outcome::Succeeded
         } else {
             Outcome::Failed
-        };
+        });
     }
     if response["interrupted"].as_bool() == Some(true) {
-        return Outcome::Failed;
+        return Some(Outcome::Failed);
     }
     let failed = output.lines().any(|line| {
         let line = line.trim();
@@ -716,9 +782,11 @@ fn bash_outcome(payload: &Value, output: &str) -> Outcome {
             || (line.starts_with("=") && line.contains(" failed"))
     });
     if failed {
-        Outcome::Failed
+        Some(Outcome::Failed)
+    } else if response.get("exit_code").is_some_and(Value::is_null) {
+        None
     } else {
-        Outcome::Succeeded
+        Some(Outcome::Succeeded)
     }
 }
 
@@ -962,6 +1030,90 @@ mod tests {
         );
         assert_eq!(killed["interrupted"], true, "{killed}");
         assert_eq!(killed.get("exit_code"), None, "{killed}");
+    }
+
+    /// `@google/gemini-cli` 0.61.0's shell results as its `AfterTool` hook
+    /// gives them (`tool_response` = `{llmContent, returnDisplay, error}`,
+    /// `packages/core/src/tools/shell.ts` and `core/coreToolHookTriggers.ts`
+    /// in `bundle/chunk-*.js`; captured from a real run): the exit code is
+    /// read from the old and the new shape, and a result of any other shape
+    /// has none, where 0 was written (a pass).
+    #[test]
+    fn a_gemini_shell_exit_code_is_read_or_unknown_never_guessed() {
+        let shell = |response: serde_json::Value| {
+            claude_shaped(serde_json::json!({
+                "session_id": "64270afe-5a17-440b-b86a-fb03878557fc",
+                "transcript_path": "/home/a/.gemini/tmp/repo/chats/session-2026-12-03T08-34-64270afe.jsonl",
+                "cwd": "/repo",
+                "hook_event_name": "AfterTool",
+                "timestamp": "2026-12-03T08:34:16.889Z",
+                "tool_name": "run_shell_command",
+                "tool_input": {"command": "npm test", "description": "run the tests"},
+                "tool_response": response,
+            }))["tool_response"]
+                .clone()
+        };
+        // 0.61: inside `<untrusted_context>`, the output as `returnDisplay`.
+        let failed = shell(serde_json::json!({
+            "llmContent": "<untrusted_context>\nOutput: FAIL tests/a.test.js\nexpected 2 got 3\nExit Code: 1\nProcess Group PGID: 22847\n</untrusted_context>",
+            "returnDisplay": "FAIL tests/a.test.js\nexpected 2 got 3",
+        }));
+        assert_eq!(failed["exit_code"], 1, "{failed}");
+        assert_eq!(failed["stdout"], "FAIL tests/a.test.js\nexpected 2 got 3");
+        let passed = shell(serde_json::json!({
+            "llmContent": "<untrusted_context>\nOutput: all 3 tests passed\nProcess Group PGID: 22853\n</untrusted_context>",
+            "returnDisplay": "all 3 tests passed",
+        }));
+        assert_eq!(passed["exit_code"], 0, "{passed}");
+        let silent = shell(serde_json::json!({
+            "llmContent": "<untrusted_context>\nOutput: (empty)\nExit Code: 3\nProcess Group PGID: 22717\n</untrusted_context>",
+            "returnDisplay": "Command exited with code: 3",
+        }));
+        assert_eq!(silent["exit_code"], 3, "{silent}");
+        // Before 0.48: the same text, unwrapped.
+        let old = shell(serde_json::json!({
+            "llmContent": "Output: FAIL tests/a.test.js\nExit Code: 1\nProcess Group PGID: 7",
+            "returnDisplay": "FAIL tests/a.test.js",
+        }));
+        assert_eq!(old["exit_code"], 1, "{old}");
+        // Not the `Output:` form: how it ended is unknown, not a pass.
+        for llm in [
+            "<untrusted_context>\nCommand moved to background (PID: 4242). Output hidden. Press Ctrl+B to view.\n</untrusted_context>",
+            "<untrusted_context>\nThe tests ran; 3 passed.\n</untrusted_context>",
+            "<untrusted_context>Output: FAIL tests/a.test.js\nExit Code: 1</untrusted_context>",
+            "",
+        ] {
+            let unknown = shell(serde_json::json!({"llmContent": llm, "returnDisplay": ""}));
+            assert_eq!(
+                unknown.get("exit_code"),
+                Some(&serde_json::Value::Null),
+                "{llm}: {unknown}"
+            );
+        }
+        // Unknown text, but the display names the code.
+        let named = shell(serde_json::json!({
+            "llmContent": "<untrusted_context>\nThe command failed.\n</untrusted_context>",
+            "returnDisplay": "Command exited with code: 2",
+        }));
+        assert_eq!(named["exit_code"], 2, "{named}");
+    }
+
+    /// A headless run (`gemini -p`) puts the SessionStart hooks' context
+    /// before the prompt; the turn's `prompt` is what the person asked.
+    #[test]
+    fn a_gemini_turn_prompt_is_read_without_the_hook_context() {
+        let shaped = claude_shaped(serde_json::json!({
+            "session_id": "s",
+            "transcript_path": "",
+            "cwd": "/repo",
+            "hook_event_name": "AfterAgent",
+            "timestamp": "2026-12-03T08:34:16.967Z",
+            "prompt": "<hook_context>Team memory (goldfish) briefing</hook_context>\n\nrun the tests please",
+            "prompt_response": "Done: it failed.",
+            "stop_hook_active": false,
+        }));
+        assert_eq!(shaped["prompt"], "run the tests please");
+        assert_eq!(shaped["prompt_response"], "Done: it failed.");
     }
 
     #[test]

@@ -337,6 +337,8 @@ impl AgentSession {
             Some(Outcome::Failed) if check => self.failed_check(command, facts),
             Some(Outcome::Failed) => Verdict::Skip("command failed (a dead end is not stored)"),
             _ if is_trivial(&command) => Verdict::Skip("trivial command"),
+            // No exit code and no failure in the output: no pass either.
+            None if check => Verdict::Skip("check ended unknown (no exit code)"),
             _ if !check => Verdict::Consult("command succeeded, nothing learned"),
             _ => self.passed_check(command),
         }
