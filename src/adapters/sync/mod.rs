@@ -497,14 +497,19 @@ fn follow_history(
     let signers_moved = head.is_some() && walk::signers_moved(writing, workspace)?;
     // A shallow boundary that moved (`git fetch --unshallow`, `--deepen`)
     // shows history the last walk could not see.
-    let shallow_moved = head.is_some() && walk::shallow_moved(writing, workspace)?;
+    let boundary = head.map(|_| walk::shallow_boundary(workspace));
+    let shallow_moved = match &boundary {
+        Some(boundary) => writing.shallow_boundary()? != *boundary,
+        None => false,
+    };
     if let Some(head) = head
         && (known_commit != Some(head) || signers_moved || shallow_moved)
     {
         // A walk again from the start: what the last walk knew is not
         // all there is.
         let known = known_commit.filter(|_| !shallow_moved);
-        let walked = walk_provenance(writing, workspace, head, known)?;
+        let boundary = boundary.as_deref().unwrap_or_default();
+        let walked = walk_provenance(writing, workspace, head, known, boundary)?;
         if let StaleDue::Changed { reverted, .. } = &mut stale_due {
             reverted.clone_from(&walked.reverted);
         }

@@ -28,12 +28,14 @@ use crate::domain::policy_history::{self, Effective};
 /// of the signed commits it records are verified with one git process.
 /// A memory whose `author` field names someone else than its commit's
 /// author, and a change of the trust policy by someone outside it, are
-/// reported in what it returns.
+/// reported in what it returns. It stores `boundary`, the clone's shallow
+/// boundary ([`shallow_boundary`]), as the one this walk saw.
 pub(super) fn walk_provenance(
     writing: &Writing<'_>,
     workspace: &Workspace,
     head: gix::ObjectId,
     known: Option<gix::ObjectId>,
+    boundary: &str,
 ) -> Result<Walked, SyncError> {
     let mut policies = Policies::new(workspace).with_signers();
     let signers_path = policies.signers_path().map(str::to_owned);
@@ -86,7 +88,7 @@ pub(super) fn walk_provenance(
     if let Some(at_head) = &at_head {
         writing.store_history_policy(at_head, signers_path.as_deref())?;
     }
-    writing.store_shallow_boundary(&shallow_boundary(workspace))?;
+    writing.store_shallow_boundary(boundary)?;
     Ok(Walked {
         commits: commits.len(),
         mismatches,
@@ -128,8 +130,11 @@ fn follow_policy(
 }
 
 /// A shallow clone's boundary as `workspaces.shallow_boundary` keeps it:
-/// the sorted commit ids, one per line; empty in a complete clone.
-fn shallow_boundary(workspace: &Workspace) -> String {
+/// the sorted commit ids, one per line; empty in a complete clone. A
+/// boundary other than the one the last walk stored (`git fetch
+/// --unshallow` or `--deepen`) makes the next walk start again from the
+/// first commit.
+pub(super) fn shallow_boundary(workspace: &Workspace) -> String {
     let mut boundary: Vec<String> = workspace
         .shallow_boundary()
         .iter()
@@ -142,7 +147,7 @@ fn shallow_boundary(workspace: &Workspace) -> String {
 /// Where the walk starts: after `known` with the policy stored at it, or
 /// from the first commit (signatures verified against another signers file
 /// are verified anew; the caller passes no `known` when a shallow boundary
-/// moved, [`shallow_moved`]). What commits outside HEAD's history recorded
+/// moved, [`shallow_boundary`]). What commits outside HEAD's history recorded
 /// is forgotten, and a walk from the start replaces every line's
 /// provenance, as a new index would find it.
 fn walk_from(
@@ -227,12 +232,10 @@ fn positions(
         .map(|(index, id)| (id, index as i64 + 1))
         .collect();
     // A commit outside HEAD's history was forgotten (`forget_outside`).
-    writing.renumber(
-        &positions
-            .iter()
-            .map(|(id, at)| (id.to_string(), *at))
-            .collect(),
-    )?;
+    writing.renumber(|commit| {
+        let id = gix::ObjectId::from_hex(commit.as_bytes()).ok()?;
+        positions.get(&id).copied()
+    })?;
     Ok(positions)
 }
 
@@ -411,16 +414,6 @@ pub(super) fn signers_moved(
     Ok(writing
         .history_policy()?
         .is_some_and(|(_, path)| path != workspace.signers_file_in_repo()))
-}
-
-/// Whether the shallow boundary the last walk saw is not this clone's now
-/// (`git fetch --unshallow` or `--deepen`): the next walk starts again
-/// from the first commit.
-pub(super) fn shallow_moved(
-    writing: &Writing<'_>,
-    workspace: &Workspace,
-) -> Result<bool, IndexError> {
-    Ok(writing.shallow_boundary()? != shallow_boundary(workspace))
 }
 
 /// What a walk found besides provenance.

@@ -4,8 +4,6 @@
 //! signature; the changes of the trust policy that did not take effect;
 //! the policy in effect where the walk stopped; the shallow boundary seen.
 
-use std::collections::HashMap;
-
 use rusqlite::{OptionalExtension, params};
 
 use super::{IndexError, Writing};
@@ -109,9 +107,10 @@ impl Writing<'_> {
             .map_err(self.sqlite())
     }
 
-    /// Renumbers the lines each recorded commit introduced by its place in
-    /// `positions` (by commit id); a commit not there keeps its number.
-    pub fn renumber(&self, positions: &HashMap<String, i64>) -> Result<(), IndexError> {
+    /// Renumbers the lines each recorded commit introduced by its place
+    /// `position_of` gives (by commit id); a commit it has no place for
+    /// keeps its number.
+    pub fn renumber(&self, position_of: impl Fn(&str) -> Option<i64>) -> Result<(), IndexError> {
         let recorded: Vec<String> = self
             .tx
             .prepare_cached("SELECT DISTINCT commit_id FROM provenance WHERE workspace_id = ?1")
@@ -128,7 +127,7 @@ impl Writing<'_> {
             )
             .map_err(self.sqlite())?;
         for commit in recorded {
-            if let Some(at) = positions.get(&commit) {
+            if let Some(at) = position_of(&commit) {
                 renumber
                     .execute(params![self.id(), commit, at])
                     .map_err(self.sqlite())?;
