@@ -878,61 +878,85 @@ impl Workspace {
         let mut commits = Vec::new();
         for info in walk {
             let info = info.map_err(|err| read_error("the commit history")(err))?;
-            let commit = self
-                .repo
-                .find_commit(info.id)
-                .map_err(read_error(format!("commit {}", info.id)))?;
-            let (author, author_name, author_email, date) = match commit.author() {
-                Ok(signature) => {
-                    let signature = signature.trim();
-                    let date = jiff::Timestamp::from_second(signature.seconds())
-                        .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
-                        .unwrap_or_default();
-                    (
-                        format!("{} <{}>", signature.name, signature.email),
-                        signature.name.to_string(),
-                        signature.email.to_string(),
-                        date,
-                    )
-                }
-                Err(_) => Default::default(),
-            };
-            let committer = commit
-                .committer()
-                .map(|signature| {
-                    let signature = signature.trim();
-                    format!("{} <{}>", signature.name, signature.email)
-                })
-                .unwrap_or_default();
-            let signed = commit
-                .decode()
-                .is_ok_and(|decoded| decoded.extra_headers().pgp_signature().is_some());
-            let all_parents: Vec<gix::ObjectId> =
-                commit.parent_ids().map(|id| id.detach()).collect();
-            // Parents missing from the object database (the boundary of a
-            // shallow clone) are left out, and the commit says it is one.
-            let parents: Vec<gix::ObjectId> = all_parents
-                .iter()
-                .copied()
-                .filter(|id| !boundary.contains(&info.id) && self.repo.has_object(id))
-                .collect();
-            commits.push(CommitInfo {
-                id: info.id,
-                shallow: boundary.contains(&info.id) || parents.len() < all_parents.len(),
-                parents,
-                author,
-                author_name,
-                author_email,
-                committer,
-                date,
-                signed,
-                reverts: commit
-                    .message_raw()
-                    .ok()
-                    .and_then(|message| reverted_by_message(message)),
-            });
+            commits.push(self.commit_info_in(info.id, &boundary)?);
         }
         Ok(in_history_order(head, commits))
+    }
+
+    /// A commit's first parent, when this repository has it.
+    pub fn first_parent(&self, commit: gix::ObjectId) -> Option<gix::ObjectId> {
+        let parent = self
+            .repo
+            .find_commit(commit)
+            .ok()?
+            .parent_ids()
+            .next()?
+            .detach();
+        self.repo.has_object(parent).then_some(parent)
+    }
+
+    /// One commit, as [`Workspace::new_commits`] reads each.
+    pub fn commit_info(&self, id: gix::ObjectId) -> Result<CommitInfo, GitError> {
+        self.commit_info_in(id, &self.shallow_boundary())
+    }
+
+    fn commit_info_in(
+        &self,
+        id: gix::ObjectId,
+        boundary: &HashSet<gix::ObjectId>,
+    ) -> Result<CommitInfo, GitError> {
+        let commit = self
+            .repo
+            .find_commit(id)
+            .map_err(read_error(format!("commit {id}")))?;
+        let (author, author_name, author_email, date) = match commit.author() {
+            Ok(signature) => {
+                let signature = signature.trim();
+                let date = jiff::Timestamp::from_second(signature.seconds())
+                    .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+                    .unwrap_or_default();
+                (
+                    format!("{} <{}>", signature.name, signature.email),
+                    signature.name.to_string(),
+                    signature.email.to_string(),
+                    date,
+                )
+            }
+            Err(_) => Default::default(),
+        };
+        let committer = commit
+            .committer()
+            .map(|signature| {
+                let signature = signature.trim();
+                format!("{} <{}>", signature.name, signature.email)
+            })
+            .unwrap_or_default();
+        let signed = commit
+            .decode()
+            .is_ok_and(|decoded| decoded.extra_headers().pgp_signature().is_some());
+        let all_parents: Vec<gix::ObjectId> = commit.parent_ids().map(|id| id.detach()).collect();
+        // Parents missing from the object database (the boundary of a
+        // shallow clone) are left out, and the commit says it is one.
+        let parents: Vec<gix::ObjectId> = all_parents
+            .iter()
+            .copied()
+            .filter(|parent| !boundary.contains(&id) && self.repo.has_object(parent))
+            .collect();
+        Ok(CommitInfo {
+            id,
+            shallow: boundary.contains(&id) || parents.len() < all_parents.len(),
+            parents,
+            author,
+            author_name,
+            author_email,
+            committer,
+            date,
+            signed,
+            reverts: commit
+                .message_raw()
+                .ok()
+                .and_then(|message| reverted_by_message(message)),
+        })
     }
 
     /// Every commit reachable from `head`, oldest first in history's order

@@ -80,6 +80,9 @@ pub fn memory_text(m: &IndexedMemory, show_workspace: bool) -> String {
             label::shown(&moved.now, PATH_CHARS)
         ));
     }
+    for cite in &m.cites {
+        text.push_str(&format!("    cites: {}\n", cite_note(cite)));
+    }
     if m.trust == Trust::Untrusted {
         text.push_str(&format!("    untrusted: {}\n", untrusted_note(m)));
     }
@@ -119,13 +122,54 @@ pub fn stale_note(stale: &Stale) -> String {
         .branch
         .as_deref()
         .map(|b| label::shown(b, LABEL_CHARS));
+    let cited = match stale.reason.as_str() {
+        crate::domain::staleness::CODE_CHANGED => Some("changed"),
+        crate::domain::staleness::CODE_GONE => Some("gone"),
+        _ => None,
+    };
     match (&file, &branch) {
+        (Some(file), _) if cited.is_some() => {
+            let what = cited.unwrap_or_default();
+            format!("the code it cites in {file} {what}, at commit {short}{outside}")
+        }
         (Some(file), _) => format!("{file} deleted by commit {short}{outside}"),
         (None, Some(branch)) if stale.outside_policy => format!(
             "branch {branch} deleted unmerged at {short}, on the remote: by anyone who can push, so outside the trust policy"
         ),
         (None, Some(branch)) => format!("branch {branch} deleted unmerged at {short}"),
         (None, None) => format!("its commit reverted by {short}{outside}"),
+    }
+}
+
+/// A cited span and its verdict at HEAD: `src/a.rs:40-52 holds`,
+/// `src/a.rs:40-52 moved to 44-56`, `src/a.rs:40-52 changed (now 40-55)
+/// by commit 1234567890, Ann, 2026-11-30`. Escaped by the caller.
+pub fn cite_note(cite: &crate::domain::citation::Checked) -> String {
+    let span = format!(
+        "{}:{}-{}",
+        label::shown(&cite.path, PATH_CHARS),
+        cite.cited.0,
+        cite.cited.1
+    );
+    let now = cite
+        .lines
+        .map(|(start, end)| format!("{start}-{end}"))
+        .unwrap_or_default();
+    let by = cite.change.as_ref().map(|change| {
+        let short = change.commit.get(..10).unwrap_or(&change.commit);
+        let date = change.date.get(..10).unwrap_or(&change.date);
+        format!(
+            " by commit {short}, {}, {date}",
+            label::name(&change.author)
+        )
+    });
+    match cite.verdict.as_str() {
+        "" => format!("{span} (not checked until its memory is committed)"),
+        crate::domain::citation::MOVED => format!("{span} moved to {now}"),
+        crate::domain::citation::CHANGED if !now.is_empty() => {
+            format!("{span} changed (now {now}){}", by.unwrap_or_default())
+        }
+        verdict => format!("{span} {verdict}{}", by.unwrap_or_default()),
     }
 }
 

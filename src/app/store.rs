@@ -15,6 +15,7 @@ use super::sync::{
 use super::{AppError, Arg, Hint, render};
 use crate::adapters::git::Workspace;
 use crate::adapters::memdir::{Appended, MemoryDir};
+use crate::domain::citation;
 use crate::domain::memory::view::Lookup;
 use crate::domain::memory::{self, Entry, Memory, label, trust, verdict};
 use crate::domain::recall::Request;
@@ -357,12 +358,14 @@ fn settle_replaced(
     }
 }
 
-/// What the caller gave, checked: the content, tags, files and type.
+/// What the caller gave, checked: the content, tags, files (each cited
+/// span's path among them) and type, and the spans' anchors.
 struct Fields {
     content: String,
     tags: Vec<String>,
     files: Vec<String>,
     kind: String,
+    cites: Vec<citation::Anchor>,
 }
 
 /// Checks the content, tags, files and source the caller gave, and
@@ -383,6 +386,7 @@ fn checked_fields(
     };
     let tags = list(&input.tags, memory::TAGS, Arg::Tags)?;
     let files = list(&input.files, memory::FILES, Arg::Files)?;
+    let (files, cites) = cited(workspace, files)?;
     if let Some(source) = &input.source
         && source.trim().len() > memory::MAX_SOURCE_BYTES
     {
@@ -406,7 +410,86 @@ fn checked_fields(
         tags,
         files,
         kind,
+        cites,
     })
+}
+
+/// The files with each span (`path:40-52`) read as its path, and the
+/// spans' anchors: each read from the working tree, where the person or
+/// agent storing it looks at the code. A path that names a file as it is
+/// (`notes:1` existing) stays a path.
+fn cited(
+    workspace: &Workspace,
+    files: Vec<String>,
+) -> Result<(Vec<String>, Vec<citation::Anchor>), AppError> {
+    let mut paths: Vec<String> = Vec::new();
+    let mut anchors = Vec::new();
+    for file in files {
+        let span = match citation::parse_span(&file) {
+            Some(_) if workspace.root().join(&file).is_file() => None,
+            Some(span) => Some(span.map_err(|err| AppError::arg(Arg::Files, err))?),
+            None => None,
+        };
+        let Some(span) = span else {
+            if !paths.contains(&file) {
+                paths.push(file);
+            }
+            continue;
+        };
+        if anchors.len() == citation::MAX_CITES {
+            return Err(AppError::arg(
+                Arg::Files,
+                format!(
+                    "more than {} spans cited; cite the lines that matter",
+                    citation::MAX_CITES
+                ),
+            ));
+        }
+        let text = read_cited(workspace, &span.path)
+            .map_err(|why| AppError::arg(Arg::Files, format!("`{file}`: {why}")))?;
+        let blob = crate::adapters::git::blob_id(text.as_bytes()).to_string();
+        let anchor =
+            citation::anchor(&span, &text, blob).map_err(|err| AppError::arg(Arg::Files, err))?;
+        if !paths.contains(&span.path) {
+            paths.push(span.path.clone());
+        }
+        anchors.push(anchor);
+    }
+    Ok((paths, anchors))
+}
+
+/// A cited file's text in the working tree: a regular file inside the
+/// repository (a symbolic link is not followed out of it), UTF-8, within
+/// [`citation::MAX_FILE_BYTES`].
+fn read_cited(workspace: &Workspace, path: &str) -> Result<String, String> {
+    let root = workspace
+        .root()
+        .canonicalize()
+        .map_err(|err| format!("the repository's folder: {err}"))?;
+    let full = root.join(path);
+    let real = full
+        .canonicalize()
+        .map_err(|err| format!("cannot read it: {err}"))?;
+    let in_git = workspace
+        .git_dir()
+        .canonicalize()
+        .is_ok_and(|git| real.starts_with(git));
+    if !real.starts_with(&root) || in_git {
+        return Err("it leads outside the repository".into());
+    }
+    let meta = std::fs::metadata(&real).map_err(|err| format!("cannot read it: {err}"))?;
+    if !meta.is_file() {
+        return Err("not a file".into());
+    }
+    if meta.len() > citation::MAX_FILE_BYTES as u64 {
+        return Err(format!(
+            "{} bytes; a cited file may have at most {}",
+            meta.len(),
+            citation::MAX_FILE_BYTES
+        ));
+    }
+    let bytes = std::fs::read(&real).map_err(|err| format!("cannot read it: {err}"))?;
+    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".into())
 }
 
 /// What [`look_before_write`] returns: the content's vector, what the
@@ -495,7 +578,7 @@ fn new_entry(
         files: fields.files,
         session: agent_session,
         supersedes,
-        extra: Default::default(),
+        extra: citation::extra_of(&fields.cites).into_iter().collect(),
     }))
 }
 

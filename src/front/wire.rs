@@ -49,6 +49,9 @@ pub struct Memory<'a> {
     stale: Option<Stale<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     moved: Vec<Moved<'a>>,
+    /// The spans of code it cites, each with its verdict at HEAD.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    cites: Vec<Cite<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     newer_than: Option<NewerThan<'a>>,
     /// The agent session a captured memory came from.
@@ -85,6 +88,7 @@ impl<'a> From<&'a IndexedMemory> for Memory<'a> {
             superseded_why: m.superseded_why,
             stale: m.stale.as_ref().map(Stale::from),
             moved: m.moved.iter().map(Moved::from).collect(),
+            cites: m.cites.iter().map(Cite::from).collect(),
             newer_than: m.newer_than.as_ref().map(|newer| NewerThan {
                 id: &newer.id,
                 why: &newer.why,
@@ -117,6 +121,47 @@ impl Memory<'_> {
 /// Memories as a JSON array's elements.
 pub fn memories(memories: &[IndexedMemory]) -> Vec<Memory<'_>> {
     memories.iter().map(Memory::from).collect()
+}
+
+/// A cited span: its path, the lines it cited, its verdict at HEAD
+/// (`holds`, `moved`, `changed`, `gone`; `unchecked` while its memory is
+/// not committed), its lines now when known, and who changed it.
+#[derive(Debug, Serialize)]
+pub struct Cite<'a> {
+    path: &'a str,
+    lines: [u32; 2],
+    verdict: &'a str,
+    now: Option<[u32; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    changed_by: Option<ChangedBy<'a>>,
+}
+
+/// The commit that changed a cited span, its author and date.
+#[derive(Debug, Serialize)]
+pub struct ChangedBy<'a> {
+    commit: &'a str,
+    author: &'a str,
+    date: &'a str,
+}
+
+impl<'a> From<&'a crate::domain::citation::Checked> for Cite<'a> {
+    fn from(c: &'a crate::domain::citation::Checked) -> Self {
+        Cite {
+            path: &c.path,
+            lines: [c.cited.0, c.cited.1],
+            verdict: if c.verdict.is_empty() {
+                "unchecked"
+            } else {
+                &c.verdict
+            },
+            now: c.lines.map(|(start, end)| [start, end]),
+            changed_by: c.change.as_ref().map(|change| ChangedBy {
+                commit: &change.commit,
+                author: &change.author,
+                date: &change.date,
+            }),
+        }
+    }
 }
 
 /// The commit that introduced a memory or made a change.

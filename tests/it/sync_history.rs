@@ -122,6 +122,11 @@ pub fn downgrade_to_schema_1(path: &Path, extra: &str) {
          DROP INDEX memories_by_supersedes;
          ALTER TABLE memories DROP COLUMN supersedes;
          ALTER TABLE memories DROP COLUMN session;
+         DROP TRIGGER memory_cites_insert;
+         DROP TRIGGER memory_cites_update;
+         DROP TRIGGER memory_cites_delete;
+         DROP TABLE memory_cites;
+         ALTER TABLE memories DROP COLUMN cites;
          DROP TABLE provenance;
          CREATE TABLE provenance (
              workspace_id INTEGER NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,

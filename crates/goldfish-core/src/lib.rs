@@ -17,6 +17,7 @@
 
 pub mod branches;
 pub mod capture;
+pub mod citation;
 pub mod config;
 pub mod digest;
 pub mod embedding;

@@ -181,6 +181,9 @@ pub struct IndexedMemory {
     /// Its files renamed since it was stored, each with the path it is at
     /// now.
     pub moved: Vec<Moved>,
+    /// The spans of code it cites, each as the last sync judged it at HEAD
+    /// ([`crate::citation`]).
+    pub cites: Vec<crate::citation::Checked>,
     /// The older result this one probably updates, and why: recall moved
     /// it just above that one (newer wins when facts collide).
     pub newer_than: Option<NewerThan>,

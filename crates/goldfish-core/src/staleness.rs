@@ -8,6 +8,7 @@
 //! deletions, reverts and gone branches the index recorded), asked only for
 //! the paths and commits a memory names.
 
+use crate::citation::Checked;
 use crate::config::TrustPolicy;
 use crate::memory::verdict::{self, Claim, Origin};
 
@@ -17,6 +18,11 @@ pub const FILE_DELETED: &str = "file-deleted";
 pub const REVERTED: &str = "reverted";
 /// The reason of a memory whose branch was deleted without being merged.
 pub const BRANCH_DELETED: &str = "branch-deleted";
+/// The reason of a memory some of whose cited code changed since
+/// ([`crate::citation`]).
+pub const CODE_CHANGED: &str = "code-changed";
+/// The reason of a memory every span of which it cites is gone.
+pub const CODE_GONE: &str = "code-gone";
 
 /// Renames followed from one path, at most (a chain longer than that is
 /// judged where it stops).
@@ -85,6 +91,9 @@ pub trait Records {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Judged<'a> {
     pub files: &'a [String],
+    /// Its citations as the last check judged them: a cited file is judged
+    /// by them, not by its deletion.
+    pub cites: &'a [Checked],
     /// Its `commit` field.
     pub commit_field: Option<&'a str>,
     /// The commit that introduced its line; `None` while uncommitted.
@@ -95,10 +104,10 @@ pub struct Judged<'a> {
 /// A memory's verdict.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Verdict {
-    /// The reason ([`FILE_DELETED`], [`REVERTED`], [`BRANCH_DELETED`]);
-    /// empty when live.
+    /// The reason ([`FILE_DELETED`], [`REVERTED`], [`CODE_CHANGED`],
+    /// [`CODE_GONE`], [`BRANCH_DELETED`]); empty when live.
     pub stale: String,
-    /// The file deleted.
+    /// The file deleted, or the file of the first cited span lost.
     pub file: Option<String>,
     /// The commit that made it stale (for a branch, its last tip).
     pub commit: Option<String>,
@@ -119,7 +128,7 @@ pub fn judge<R: Records>(
     let mut verdict = Verdict::default();
     for file in memory.files {
         let path = file.strip_prefix("./").unwrap_or(file);
-        if code.holds(path) {
+        if memory.cites.iter().any(|cite| cite.path == path) || code.holds(path) {
             continue;
         }
         let mut at = path.to_owned();
@@ -154,6 +163,30 @@ pub fn judge<R: Records>(
                 verdict.commit = Some(event.commit);
                 break;
             }
+        }
+    }
+    // Cited code: gone when every span is, changed when one is lost; the
+    // first one lost says by whom.
+    let lost: Vec<&Checked> = memory.cites.iter().filter(|cite| cite.lost()).collect();
+    if verdict.stale.is_empty()
+        && let Some(first) = lost.first()
+    {
+        let every_gone = lost.len() == memory.cites.len()
+            && lost
+                .iter()
+                .all(|cite| cite.verdict == crate::citation::GONE);
+        verdict.stale = if every_gone { CODE_GONE } else { CODE_CHANGED }.to_owned();
+        verdict.file = Some(first.path.clone());
+        if let Some(change) = &first.change {
+            verdict.commit = Some(change.commit.clone());
+            let event = Event {
+                commit: change.commit.clone(),
+                renamed_to: None,
+                author: change.author.clone(),
+                author_name: change.author_name.clone(),
+                author_email: change.author_email.clone(),
+            };
+            verdict.outside = outside(&event, policy);
         }
     }
     // A deletion of refs has no author to weigh against the policy: one

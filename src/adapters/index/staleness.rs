@@ -23,6 +23,7 @@ use std::collections::BTreeSet;
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::{IndexError, LINE_PROVENANCE};
+use crate::domain::citation::{Change, Checked};
 use crate::domain::config::TrustPolicy;
 use crate::domain::staleness::{
     self as judging, Code, CommitChanges, Event, Gone, Judged, Records,
@@ -92,11 +93,13 @@ pub enum Due {
     /// Those the trust verdicts' triggers noted, those naming a path in
     /// `deleted` (deleted between the last HEAD walked and this one), those
     /// the commits in `reverted` (reverted by the commits just walked) may
-    /// name, and those stored on one of `branches`.
+    /// name, those stored on one of `branches`, and those whose citations'
+    /// verdicts just changed (`cited`).
     Changed {
         deleted: Vec<String>,
         reverted: Vec<String>,
         branches: Vec<String>,
+        cited: Vec<String>,
     },
 }
 
@@ -158,10 +161,12 @@ pub(super) fn weigh(
             continue;
         };
         let files: Vec<String> = serde_json::from_str(&judged.files).unwrap_or_default();
+        let cites = checked_cites(tx, workspace_id, &id).map_err(sqlite)?;
         let verdict = match code.as_deref_mut() {
             Some(code) => {
                 let memory = Judged {
                     files: &files,
+                    cites: &cites,
                     commit_field: judged.commit_field.as_deref(),
                     introduced: judged.introduced.as_deref(),
                     branch: judged.branch.as_deref(),
@@ -231,6 +236,58 @@ impl JudgedRow {
     }
 }
 
+/// A memory's citations as the last check judged them, in their order.
+pub(super) fn checked_cites(
+    tx: &rusqlite::Connection,
+    workspace_id: i64,
+    id: &str,
+) -> rusqlite::Result<Vec<Checked>> {
+    let mut statement = tx.prepare_cached(
+        "SELECT path, json_extract(anchor, '$.lines[0]'), json_extract(anchor, '$.lines[1]'),
+                coalesce(verdict, ''), now_start, now_end, commit_id, author, author_name,
+                author_email, date
+         FROM memory_cites WHERE workspace_id = ?1 AND id = ?2 ORDER BY n",
+    )?;
+    statement
+        .query_map(params![workspace_id, id], |row| {
+            let lines = match (row.get::<_, Option<u32>>(4)?, row.get::<_, Option<u32>>(5)?) {
+                (Some(start), Some(end)) => Some((start, end)),
+                _ => None,
+            };
+            let change = row.get::<_, Option<String>>(6)?.map(|commit| Change {
+                commit,
+                author: row
+                    .get::<_, Option<String>>(7)
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default(),
+                author_name: row
+                    .get::<_, Option<String>>(8)
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default(),
+                author_email: row
+                    .get::<_, Option<String>>(9)
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default(),
+                date: row
+                    .get::<_, Option<String>>(10)
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default(),
+            });
+            Ok(Checked {
+                path: row.get(0)?,
+                cited: (row.get(1)?, row.get(2)?),
+                verdict: row.get(3)?,
+                lines,
+                change,
+            })
+        })?
+        .collect()
+}
+
 /// The ids of the memories to judge.
 fn due_ids(
     tx: &Transaction<'_>,
@@ -262,6 +319,11 @@ fn due_ids(
                 &true,
             )?);
             ids.extend(rows.ids(
+                "SELECT DISTINCT id FROM memory_cites
+                 WHERE workspace_id = ?1 AND ?2 AND verdict IN ('changed', 'gone')",
+                &true,
+            )?);
+            ids.extend(rows.ids(
                 "SELECT m.id FROM branches b JOIN memories m
                    ON m.workspace_id = b.workspace_id AND m.branch = b.name
                  WHERE b.workspace_id = ?1 AND b.gone AND b.merged = 0 AND ?2",
@@ -276,7 +338,11 @@ fn due_ids(
             deleted,
             reverted,
             branches,
-        } => changed_ids(&rows, deleted, reverted, branches, &mut ids)?,
+            cited,
+        } => {
+            ids.extend(cited.iter().cloned());
+            changed_ids(&rows, deleted, reverted, branches, &mut ids)?
+        }
     };
     if !reverted.is_empty() {
         naming_reverted(&rows, &reverted, &mut ids)?;

@@ -56,6 +56,7 @@ use crate::domain::sync_plan::{
     self, Content, FileProblem, FileState, Found, Planned, Recorded, Row, Stat,
 };
 
+mod cites;
 mod config;
 mod files;
 mod gather;
@@ -297,6 +298,13 @@ fn weigh(
         followed.stale_due
     };
     let policy = writing.stored_policy()?;
+    // The cited code, checked where it changed; the memories whose
+    // citations' verdicts moved are judged again.
+    let every_cite = registered.new || followed.walked_again || followed.old_head.is_none();
+    let cited = cites::check(writing, workspace, head, followed.old_head, every_cite)?;
+    if let StaleDue::Changed { cited: due, .. } = &mut stale_due {
+        *due = cited;
+    }
     // What history answers of the code: the paths deleted between the
     // last HEAD walked and this one, and HEAD's tree as the judgement asks.
     if let StaleDue::Changed { deleted, .. } = &mut stale_due
@@ -491,6 +499,7 @@ fn follow_history(
             deleted: Vec::new(),
             reverted: Vec::new(),
             branches: Vec::new(),
+            cited: Vec::new(),
         }
     };
     // Signatures verified against another signers file are verified anew.

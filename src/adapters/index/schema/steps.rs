@@ -635,3 +635,56 @@ pub(super) const V19: &str = "
 ALTER TABLE memories ADD COLUMN session TEXT;
 UPDATE files SET blob_id = '', racy = 1;
 ";
+
+/// Version 20, over version 19: citations (`crate::domain::citation`).
+/// - `memories.cites`: the anchors of the spans a memory cites, as its
+///   record's `cites` holds them once read (`[]`: none).
+/// - `memory_cites`: one row per anchor, kept by triggers from
+///   `memories.cites`, with the verdict the last check gave it (`NULL`: not
+///   checked yet), its lines then, the blob of its file it was judged
+///   against (`''`: no file), and for a verdict other than `holds` or
+///   `moved` the commit that changed it, its author and date.
+///
+/// The next sync reads every file again to fill `cites`.
+pub(super) const V20: &str = "
+ALTER TABLE memories ADD COLUMN cites TEXT NOT NULL DEFAULT '[]';
+CREATE TABLE memory_cites (
+    workspace_id INTEGER NOT NULL,
+    id           TEXT NOT NULL,
+    n            INTEGER NOT NULL,
+    path         TEXT NOT NULL,
+    anchor       TEXT NOT NULL,
+    verdict      TEXT,
+    now_start    INTEGER,
+    now_end      INTEGER,
+    checked_blob TEXT,
+    commit_id    TEXT,
+    author       TEXT,
+    author_name  TEXT,
+    author_email TEXT,
+    date         TEXT,
+    PRIMARY KEY (workspace_id, id, n)
+) WITHOUT ROWID;
+CREATE INDEX memory_cites_path ON memory_cites (workspace_id, path);
+CREATE INDEX memory_cites_due ON memory_cites (workspace_id, id)
+    WHERE verdict IS NULL OR verdict NOT IN ('holds', 'moved');
+CREATE TRIGGER memory_cites_insert AFTER INSERT ON memories WHEN new.cites <> '[]' BEGIN
+    INSERT OR IGNORE INTO memory_cites (workspace_id, id, n, path, anchor)
+        SELECT new.workspace_id, new.id, key, json_extract(value, '$.path'), value
+        FROM json_each(CASE WHEN json_valid(new.cites) THEN new.cites ELSE '[]' END)
+        WHERE type = 'object' AND json_type(value, '$.path') = 'text';
+END;
+CREATE TRIGGER memory_cites_update AFTER UPDATE OF cites, id, workspace_id ON memories
+WHEN old.cites IS NOT new.cites OR old.id IS NOT new.id OR old.workspace_id IS NOT new.workspace_id
+BEGIN
+    DELETE FROM memory_cites WHERE workspace_id = old.workspace_id AND id = old.id;
+    INSERT OR IGNORE INTO memory_cites (workspace_id, id, n, path, anchor)
+        SELECT new.workspace_id, new.id, key, json_extract(value, '$.path'), value
+        FROM json_each(CASE WHEN json_valid(new.cites) THEN new.cites ELSE '[]' END)
+        WHERE type = 'object' AND json_type(value, '$.path') = 'text';
+END;
+CREATE TRIGGER memory_cites_delete AFTER DELETE ON memories WHEN old.cites <> '[]' BEGIN
+    DELETE FROM memory_cites WHERE workspace_id = old.workspace_id AND id = old.id;
+END;
+UPDATE files SET blob_id = '', racy = 1;
+";

@@ -367,11 +367,12 @@ fn version_12_compacts_every_vector_and_keeps_its_direction() {
 fn version_19_adds_the_session_and_has_every_file_read_again() {
     let mut conn = Connection::open_in_memory().unwrap();
     migrate(&mut conn).unwrap();
-    conn.execute_batch(
-        "ALTER TABLE memories DROP COLUMN session;
+    conn.execute_batch(&format!(
+        "{UNDO_20}
+         ALTER TABLE memories DROP COLUMN session;
          INSERT INTO workspaces (id, root, name) VALUES (1, '/repo', 'repo');
-         INSERT INTO files (workspace_id, name, blob_id, racy) VALUES (1, 'f.jsonl', 'abc', 0);",
-    )
+         INSERT INTO files (workspace_id, name, blob_id, racy) VALUES (1, 'f.jsonl', 'abc', 0);"
+    ))
     .unwrap();
     conn.pragma_update(None, "user_version", 18).unwrap();
     migrate(&mut conn).unwrap();
@@ -385,4 +386,60 @@ fn version_19_adds_the_session_and_has_every_file_read_again() {
         .query_row("SELECT session FROM memories", [], |row| row.get(0))
         .unwrap_or(None);
     assert_eq!(session, None, "the column exists");
+}
+
+/// What version 20 adds, taken away: an index as version 19 left it.
+const UNDO_20: &str = "
+    DROP TRIGGER memory_cites_insert;
+    DROP TRIGGER memory_cites_update;
+    DROP TRIGGER memory_cites_delete;
+    DROP TABLE memory_cites;
+    ALTER TABLE memories DROP COLUMN cites;";
+
+/// Version 20 adds the citations (`memories.cites`, `memory_cites` kept
+/// by triggers) and has every file read again, so the next sync fills
+/// them from the lines.
+#[test]
+fn version_20_adds_the_citations_and_has_every_file_read_again() {
+    let mut conn = Connection::open_in_memory().unwrap();
+    migrate(&mut conn).unwrap();
+    conn.execute_batch(&format!(
+        "{UNDO_20}
+         INSERT INTO workspaces (id, root, name) VALUES (1, '/repo', 'repo');
+         INSERT INTO files (workspace_id, name, blob_id, racy) VALUES (1, 'f.jsonl', 'abc', 0);"
+    ))
+    .unwrap();
+    conn.pragma_update(None, "user_version", 19).unwrap();
+    migrate(&mut conn).unwrap();
+    let (blob, racy): (String, bool) = conn
+        .query_row("SELECT blob_id, racy FROM files", [], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })
+        .unwrap();
+    assert_eq!((blob.as_str(), racy), ("", true));
+    // The triggers keep one row per anchor, and none for what is not one.
+    conn.execute_batch(
+        r#"INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp,
+             ts_ms, type, content, tags, files, flags, cites)
+           VALUES (1, 'm1', 'f.jsonl', 1, 'r', 'c', 't', 0, 'decision', 'x', '[]', '[]', '',
+             '[{"path":"src/a.rs","lines":[1,2]},{"path":"src/b.rs","lines":[3,4]},"src/c.rs:1"]');"#,
+    )
+    .unwrap();
+    let paths = |conn: &Connection| -> Vec<String> {
+        conn.prepare("SELECT path FROM memory_cites ORDER BY n")
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    assert_eq!(paths(&conn), ["src/a.rs", "src/b.rs"]);
+    conn.execute_batch(
+        r#"UPDATE memories SET cites = '[{"path":"src/d.rs","lines":[1,1]}]' WHERE id = 'm1';"#,
+    )
+    .unwrap();
+    assert_eq!(paths(&conn), ["src/d.rs"]);
+    conn.execute_batch("DELETE FROM memories WHERE id = 'm1';")
+        .unwrap();
+    assert!(paths(&conn).is_empty());
 }

@@ -59,6 +59,7 @@ pub(crate) fn sample(id: &str, content: &str) -> crate::domain::recalled::Indexe
         newer_than: None,
         stale: None,
         moved: Vec::new(),
+        cites: Vec::new(),
         content_hash: crate::adapters::index::writing::content_hash(content),
         session: None,
     }

@@ -201,9 +201,9 @@ pub(super) fn write_memory(
         .prepare_cached(
             "INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp, ts_ms,
                type, content, source, tags, author, branch, commit_id, files, flags, imported, supersedes,
-               session)
+               session, cites)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-               ?20)
+               ?20, ?21)
              ON CONFLICT (workspace_id, id) DO UPDATE SET line = excluded.line,
                record_hash = excluded.record_hash, content_hash = excluded.content_hash,
                timestamp = excluded.timestamp, ts_ms = excluded.ts_ms, type = excluded.type,
@@ -211,7 +211,7 @@ pub(super) fn write_memory(
                author = excluded.author, branch = excluded.branch, commit_id = excluded.commit_id,
                files = excluded.files, flags = excluded.flags, file = excluded.file,
                imported = excluded.imported, supersedes = excluded.supersedes,
-               session = excluded.session",
+               session = excluded.session, cites = excluded.cites",
         )?
         .execute(params![
             workspace_id,
@@ -234,6 +234,10 @@ pub(super) fn write_memory(
             m.extra.contains_key(crate::domain::import::IMPORTED_FROM),
             m.supersedes,
             m.session,
+            // The anchors read and checked; one the core cannot read is
+            // left out (the record keeps it verbatim).
+            crate::domain::citation::to_record(&crate::domain::citation::of_record(&m.extra).anchors)
+                .to_string(),
         ])?;
     Ok(())
 }

@@ -5,7 +5,8 @@
 //! `files.rs` holds the workspace's row, the files the index knows and the
 //! memory folder's last check; `rows.rs` the rows a plan is made against;
 //! `apply.rs` the writing of a plan; `trust.rs` the policy stored and the
-//! ids given back; `provenance.rs` what the walk of the history records.
+//! ids given back; `provenance.rs` what the walk of the history records;
+//! `cites.rs` the citations checked.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -18,6 +19,7 @@ use crate::domain::memory::{Entry, Memory};
 use crate::domain::sync_plan::{self, RecordedFile, Row, RowChange, Stat, SyncPlan, Waiting};
 
 mod apply;
+mod cites;
 mod files;
 mod provenance;
 mod rows;
@@ -25,6 +27,7 @@ mod trust;
 
 pub use apply::content_hash;
 use apply::write_memory;
+pub use cites::DueCite;
 pub use files::{FOLDER_CHECK_FILES, FOLDER_RACY_NS, FOLDER_TRUSTED_NS, FolderScan, Registered};
 pub use provenance::{Located, ProvenanceRow};
 pub use trust::Swap;

@@ -1,0 +1,183 @@
+//! The citations checked at a sync: each one due is located at HEAD by
+//! the core ([`citation::locate`]) in its file's current version, with the
+//! anchored version when the repository has it; one whose text is lost
+//! is credited to the first commit on HEAD's first-parent line whose
+//! version of the file lost it. An unchanged blob costs nothing: only the
+//! citations of paths that changed between the last HEAD walked and this
+//! one are read, and those not checked yet or not intact.
+
+use std::collections::{BTreeSet, HashMap};
+use std::rc::Rc;
+
+use super::SyncError;
+use crate::adapters::git::Workspace;
+use crate::adapters::index::writing::{DueCite, Writing};
+use crate::domain::citation::{self, Anchor, Change};
+
+/// Commits followed back from HEAD to find who changed a citation, at most.
+const MAX_CHAIN: usize = 256;
+
+/// Checks the citations due at `head` (`old_head`: the last HEAD walked;
+/// `all`: every citation, as after a walk from the start). Returns the
+/// memories whose citations' verdicts changed.
+pub(super) fn check(
+    writing: &Writing<'_>,
+    workspace: &Workspace,
+    head: Option<gix::ObjectId>,
+    old_head: Option<gix::ObjectId>,
+    all: bool,
+) -> Result<Vec<String>, SyncError> {
+    let Some(head) = head else {
+        return Ok(Vec::new());
+    };
+    if !writing.cites_any()? {
+        return Ok(Vec::new());
+    }
+    let tree = workspace.tree_of(head)?;
+    let (paths, all) = match old_head {
+        Some(old) if !all && old != head => {
+            let changes = workspace.diff_trees(Some(workspace.tree_of(old)?), Some(tree))?;
+            let mut paths: Vec<String> = changes.modified;
+            paths.extend(changes.deleted.into_iter().map(|(path, _)| path));
+            paths.extend(changes.added.into_iter().map(|(path, _)| path));
+            (paths, false)
+        }
+        Some(_) if !all => (Vec::new(), false),
+        _ => (Vec::new(), true),
+    };
+    let mut texts = Texts::new(workspace);
+    let mut changed = BTreeSet::new();
+    for cite in writing.cites_due(&paths, all)? {
+        if !cite.committed {
+            // Stored, not committed: its code may be too; judged once the
+            // commit brings both.
+            if writing.unjudge_cite(&cite.id, cite.n)? {
+                changed.insert(cite.id);
+            }
+            continue;
+        }
+        let blob = workspace.object_at(tree, &cite.anchor.path);
+        let blob_hex = blob.map(|id| id.to_string()).unwrap_or_default();
+        if unchanged(workspace, head, &cite, &blob_hex) {
+            continue;
+        }
+        let now = blob.and_then(|id| texts.of(id));
+        let then = texts.of_hex(&cite.anchor.blob);
+        let found = citation::locate(&cite.anchor, now.as_deref(), then.as_deref());
+        let change = (!found.intact()).then(|| culprit(workspace, &mut texts, head, &cite.anchor));
+        if writing.store_cite(
+            &cite.id,
+            cite.n,
+            &cite.anchor,
+            &found,
+            &blob_hex,
+            change.as_ref(),
+        )? {
+            changed.insert(cite.id);
+        }
+    }
+    Ok(changed.into_iter().collect())
+}
+
+/// Whether the last check stands: the same blob, and for a lost text a
+/// commit still in HEAD's history (a rebase rewrites it: found again).
+fn unchanged(workspace: &Workspace, head: gix::ObjectId, cite: &DueCite, blob: &str) -> bool {
+    let Some(verdict) = &cite.verdict else {
+        return false;
+    };
+    if cite.checked_blob.as_deref() != Some(blob) {
+        return false;
+    }
+    if verdict == citation::HOLDS || verdict == citation::MOVED {
+        return true;
+    }
+    cite.commit
+        .as_deref()
+        .and_then(|commit| gix::ObjectId::from_hex(commit.as_bytes()).ok())
+        .is_some_and(|commit| workspace.is_ancestor(commit, head))
+}
+
+/// The first commit, on HEAD's first-parent line back to the anchored
+/// version (at most [`MAX_CHAIN`] commits), whose version of the file no
+/// longer has the cited text; the oldest commit followed when none is
+/// found before it.
+fn culprit(
+    workspace: &Workspace,
+    texts: &mut Texts<'_>,
+    head: gix::ObjectId,
+    anchor: &Anchor,
+) -> Change {
+    let mut chain: Vec<(gix::ObjectId, Option<gix::ObjectId>)> = Vec::new();
+    let mut at = Some(head);
+    while let Some(commit) = at
+        && chain.len() < MAX_CHAIN
+    {
+        let blob = workspace.object_in_commit(commit, &anchor.path);
+        chain.push((commit, blob));
+        if blob.is_some_and(|blob| blob.to_string() == anchor.blob) {
+            break;
+        }
+        at = workspace.first_parent(commit);
+    }
+    let then = texts.of_hex(&anchor.blob);
+    let mut previous = None;
+    let mut culprit = chain.last().map_or(head, |(commit, _)| *commit);
+    for (commit, blob) in chain.iter().rev() {
+        if previous == Some(*blob) {
+            continue;
+        }
+        previous = Some(*blob);
+        let now = blob.and_then(|id| texts.of(id));
+        if !citation::locate(anchor, now.as_deref(), then.as_deref()).intact() {
+            culprit = *commit;
+            break;
+        }
+    }
+    match workspace.commit_info(culprit) {
+        Ok(info) => Change {
+            commit: info.id.to_string(),
+            author: info.author,
+            author_name: info.author_name,
+            author_email: info.author_email,
+            date: info.date,
+        },
+        Err(_) => Change {
+            commit: culprit.to_string(),
+            ..Change::default()
+        },
+    }
+}
+
+/// The texts of the blobs read during one check, each read once: `None`
+/// for an object that is not a readable UTF-8 file within
+/// [`citation::MAX_FILE_BYTES`].
+struct Texts<'w> {
+    workspace: &'w Workspace,
+    read: HashMap<gix::ObjectId, Option<Rc<str>>>,
+}
+
+impl<'w> Texts<'w> {
+    fn new(workspace: &'w Workspace) -> Self {
+        Texts {
+            workspace,
+            read: HashMap::new(),
+        }
+    }
+
+    fn of(&mut self, id: gix::ObjectId) -> Option<Rc<str>> {
+        self.read
+            .entry(id)
+            .or_insert_with(|| {
+                let bytes = self.workspace.read_blob(id).ok()?;
+                if bytes.len() > citation::MAX_FILE_BYTES {
+                    return None;
+                }
+                String::from_utf8(bytes).ok().map(Rc::from)
+            })
+            .clone()
+    }
+
+    fn of_hex(&mut self, hex: &str) -> Option<Rc<str>> {
+        self.of(gix::ObjectId::from_hex(hex.as_bytes()).ok()?)
+    }
+}
