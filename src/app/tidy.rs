@@ -125,11 +125,13 @@ fn fact_of(m: &IndexedMemory) -> Fact {
         superseded_by: m.superseded_by.clone(),
         counts: m.trust == Trust::Trusted && m.flags.is_empty(),
         // A deletion or revert from outside the trust policy proposes
-        // nothing.
+        // nothing; nor does cited code that changed (the memory may still
+        // be true; only one whose every cited span is gone is proposed).
         stale: m
             .stale
             .as_ref()
             .filter(|stale| !stale.outside_policy)
+            .filter(|stale| stale.reason != crate::domain::staleness::CODE_CHANGED)
             .map(|stale| tidy::Staleness {
                 reason: stale.reason.clone(),
                 file: stale.file.clone(),

@@ -10,6 +10,7 @@ mod agent;
 mod capture;
 mod capture_trust;
 mod capture_turns;
+mod cites;
 mod cli;
 mod clone;
 mod concurrency;

@@ -109,13 +109,16 @@ impl Why {
                 )
             }
             Why::Stale(Staleness {
+                reason,
                 file,
                 branch,
                 commit,
-                ..
             }) => {
                 let short = commit.get(..10).unwrap_or(commit);
                 match (file, branch) {
+                    (Some(file), _) if reason == crate::staleness::CODE_GONE => format!(
+                        "stale: every span of code it cites is gone (in {file}, by commit {short})"
+                    ),
                     (Some(file), _) => format!("stale: {file} was deleted by commit {short}"),
                     (None, Some(branch)) => format!(
                         "stale: its branch {branch} was deleted without being merged (last at {short})"

@@ -172,8 +172,8 @@ struct StoreArgs {
     /// Who or what stored it: agent, user, system, …
     #[arg(long, value_name = "SOURCE")]
     source: Option<String>,
-    /// Comma-separated paths the memory is about
-    #[arg(long, value_name = "P,Q")]
+    /// Comma-separated paths the memory is about; PATH:START-END cites those lines, checked against the code at every sync
+    #[arg(long, value_name = "P,Q:40-52")]
     files: Option<String>,
     /// Store even though the content looks like it holds a secret
     #[arg(long)]

@@ -71,7 +71,7 @@ pub(crate) struct StoreParams {
     /// Short tags, e.g. ["auth", "billing"].
     #[serde(default)]
     tags: Vec<String>,
-    /// Paths (relative to the repository root) the memory is about.
+    /// Paths (relative to the repository root) the memory is about; `path:40-52` cites those lines, checked against the code at every sync.
     #[serde(default)]
     files: Vec<String>,
     /// Store even though a nearly identical memory exists, or older memories it may replace (it is refused otherwise): only when it really says something new.
