@@ -121,6 +121,7 @@ pub fn read(output: &str) -> Failures {
             || trimmed.starts_with("panic: ")
             || is_error_line(trimmed)
             || is_compiler_diagnostic(trimmed)
+            || is_tsc_error(trimmed)
         {
             found.error(trimmed.to_owned());
         }
@@ -356,25 +357,49 @@ fn is_compiler_diagnostic(line: &str) -> bool {
     };
     let message = message.trim();
     let lower = message.to_ascii_lowercase();
-    // A source file: no spaces, a name with a short extension.
-    let source = !path.contains(char::is_whitespace)
-        && path
-            .rsplit('/')
-            .next()
-            .and_then(|name| name.rsplit_once('.'))
-            .is_some_and(|(stem, extension)| {
-                !stem.is_empty()
-                    && (1..=5).contains(&extension.len())
-                    && extension.bytes().all(|b| b.is_ascii_alphanumeric())
-                    && extension.bytes().any(|b| b.is_ascii_alphabetic())
-            });
-    source
+    is_source_file(path)
         && numeric(row)
         && !message.is_empty()
         && !["warning", "note", "info", "hint"]
             .iter()
             .any(|quiet| lower.starts_with(quiet))
         && (has_column || lower.starts_with("error"))
+}
+
+/// An error as tsc (and vue-tsc) prints it: `PATH(LINE,COL): error
+/// TSnnnn: message`, with `--pretty` (its default on a terminal) `PATH:
+/// LINE:COL - error TSnnnn: message`, or `error TSnnnn: message` for the
+/// project's configuration. Its warnings and prose naming a code are not.
+fn is_tsc_error(line: &str) -> bool {
+    let Some(at) = line.find("error TS") else {
+        return false;
+    };
+    let (location, rest) = (&line[..at], &line[at + "error TS".len()..]);
+    let code = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if code == 0 || !rest[code..].starts_with(':') {
+        return false;
+    }
+    if location.is_empty() {
+        return true;
+    }
+    let numbers = |text: &str, separator: char| {
+        text.split_once(separator).is_some_and(|(row, column)| {
+            [row, column]
+                .iter()
+                .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+    };
+    // `src/a.ts(3,5): `
+    let plain = location
+        .strip_suffix("): ")
+        .and_then(|head| head.rsplit_once('('))
+        .is_some_and(|(path, at)| is_source_file(path) && numbers(at, ','));
+    // `src/a.ts:3:5 - `
+    let pretty = location
+        .strip_suffix(" - ")
+        .and_then(|head| head.split_once(':'))
+        .is_some_and(|(path, at)| is_source_file(path) && numbers(at, ':'));
+    plain || pretty
 }
 
 /// `applies the discount once 4ms` → `applies the discount once`;
@@ -533,15 +558,25 @@ fn source_path(text: &str) -> Option<&str> {
     let end = text.find([':', '(']).filter(|end| *end > 0)?;
     let (path, rest) = text.split_at(end);
     let digits = rest[1..].bytes().take_while(u8::is_ascii_digit).count();
-    if digits == 0 || path.contains(char::is_whitespace) {
+    if digits == 0 {
         return None;
     }
-    let (stem, extension) = path.rsplit('/').next()?.rsplit_once('.')?;
-    let source = !stem.is_empty()
-        && (1..=5).contains(&extension.len())
-        && extension.bytes().all(|b| b.is_ascii_alphanumeric())
-        && extension.bytes().any(|b| b.is_ascii_alphabetic());
-    source.then_some(path.trim_start_matches("./"))
+    is_source_file(path).then_some(path.trim_start_matches("./"))
+}
+
+/// A path without spaces whose name has a short extension: `src/a.ts`.
+fn is_source_file(path: &str) -> bool {
+    !path.contains(char::is_whitespace)
+        && path
+            .rsplit('/')
+            .next()
+            .and_then(|name| name.rsplit_once('.'))
+            .is_some_and(|(stem, extension)| {
+                !stem.is_empty()
+                    && (1..=5).contains(&extension.len())
+                    && extension.bytes().all(|b| b.is_ascii_alphanumeric())
+                    && extension.bytes().any(|b| b.is_ascii_alphabetic())
+            })
 }
 
 /// The identifiers an error line quotes (`` `a::b` ``, `'x'`, `"x"`, go's
@@ -576,10 +611,13 @@ pub fn identifiers(text: &str) -> impl Iterator<Item = &str> {
 /// pytest's `= N failed`, Jest's and Vitest's `Tests: N failed`, mocha's
 /// `N failing`, rspec's and ExUnit's `N failures`, go's `FAIL`, tsc's
 /// `Found N errors`, ESLint's `✖ N problems`, rustc's `could not compile`.
-/// A count of 0 reports none.
+/// A count of 0 reports none. tsc's error lines report failures on their
+/// own: a `| head` cuts its summary, which comes last.
 pub fn reports_failures(output: &str) -> bool {
     let text = strip_ansi(output);
-    text.lines().map(str::trim).any(summary_line_fails)
+    text.lines()
+        .map(str::trim)
+        .any(|line| summary_line_fails(line) || is_tsc_error(line))
 }
 
 fn summary_line_fails(line: &str) -> bool {
@@ -761,6 +799,43 @@ mod tests {
         ] {
             assert!(read(quiet).errors.is_empty(), "{quiet}");
         }
+    }
+
+    #[test]
+    fn tsc_errors_are_read_and_fail_the_check_without_its_summary() {
+        // tsc's two formats: `PATH(LINE,COL): error TSnnnn:` and, with
+        // `--pretty` (its default on a terminal), `PATH:LINE:COL - error
+        // TSnnnn:` in colour; here through `| head`, which cut the
+        // closing `Found N errors` and left the exit code 0.
+        let plain = "src/index.ts(22,5): error TS2322: Type 'string | undefined' is not assignable to type 'string'.\n  Type 'undefined' is not assignable to type 'string'.\n";
+        let pretty = "\u{1b}[96msrc/api.test.ts\u{1b}[0m:\u{1b}[93m29\u{1b}[0m:\u{1b}[93m39\u{1b}[0m - \u{1b}[91merror\u{1b}[0m\u{1b}[90m TS2345: \u{1b}[0mArgument of type 'null' is not assignable to parameter of type 'NextMiddleware'.\n\n\u{1b}[7m29\u{1b}[0m     vi.mocked(auth).mockResolvedValue(null);\n";
+        assert_eq!(
+            read(plain).errors,
+            [
+                "src/index.ts(22,5): error TS2322: Type 'string | undefined' is not assignable to type 'string'."
+            ]
+        );
+        assert_eq!(
+            read(pretty).errors,
+            [
+                "src/api.test.ts:29:39 - error TS2345: Argument of type 'null' is not assignable to parameter of type 'NextMiddleware'."
+            ]
+        );
+        // A config error has no location.
+        let config = "error TS5023: Unknown compiler option 'strictest'.\n";
+        for failing in [plain, pretty, config] {
+            assert!(reports_failures(failing), "{failing}");
+        }
+        // Prose that names a code, a warning-free run, a path with a
+        // number: no error.
+        for quiet in [
+            "Fixed error TS2322 in src/index.ts",
+            "see src/a.ts(3,5) for the call",
+            "src/a.ts:3:5 - warning TS6133: 'x' is declared but never read.",
+        ] {
+            assert!(!reports_failures(quiet), "{quiet}");
+        }
+        assert!(read("see src/a.ts(3,5) for the call").errors.is_empty());
     }
 
     #[test]
