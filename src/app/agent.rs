@@ -519,9 +519,11 @@ const SESSION_HOOKS: [(&str, &str); 2] = [
 
 /// One hook entry of Claude Code's settings for `command`: tool events
 /// match every tool, the others take no matcher.
-fn hook_entry(event: &str, command: &str) -> serde_json::Value {
+fn hook_entry(agent: Agent, event: &str, command: &str) -> serde_json::Value {
     let hook = serde_json::json!({ "type": "command", "command": command });
-    if event.starts_with("PostToolUse") {
+    // Codex CLI runs an entry with no matcher for every tool (its matcher
+    // is a regular expression, where `*` is none).
+    if event.starts_with("PostToolUse") && agent != Agent::Codex {
         serde_json::json!({ "matcher": "*", "hooks": [hook] })
     } else {
         serde_json::json!({ "hooks": [hook] })
@@ -650,7 +652,34 @@ pub fn hooks(agent: Agent, prompt: bool, capture: bool, ask_agent: bool) -> Vec<
                 hooks.push(Hook::new("SessionEnd", "goldfish agent-hook session-end"));
             }
         }
-        Agent::Codex => {}
+        Agent::Codex => {
+            if prompt {
+                hooks.push(Hook::new("UserPromptSubmit", PROMPT_HOOK));
+            }
+            // Its output as Codex CLI's schema for the event has it
+            // (`session-start.command.output`: `hookSpecificOutput`).
+            let mut briefing = Hook::new("SessionStart", "goldfish agent-hook session-start");
+            briefing.line = format!("{} --json", briefing.command);
+            hooks.push(briefing);
+            // Codex CLI fires PreCompact when it compacts, with the
+            // rollout as `transcript_path`, and SessionStart (`source:
+            // "compact"`) after.
+            hooks.push(Hook::new("PreCompact", "goldfish agent-hook pre-compact"));
+            if capture {
+                // Its shell and `apply_patch` read in Claude Code's shape
+                // (`capture::event::claude_shaped`).
+                hooks.push(Hook::new(
+                    "PostToolUse",
+                    "goldfish agent-hook post-tool-use",
+                ));
+                let mut stop = Hook::new("Stop", "goldfish agent-hook stop");
+                if ask_agent {
+                    stop.line = format!("{} --ask-agent", stop.command);
+                }
+                hooks.push(stop);
+                hooks.push(Hook::new("SessionEnd", "goldfish agent-hook session-end"));
+            }
+        }
     }
     hooks
 }
@@ -660,7 +689,9 @@ fn hooks_file(root: &Path, agent: Agent) -> Option<PathBuf> {
     match agent {
         Agent::Claude => Some(root.join(".claude").join("settings.json")),
         Agent::Gemini => Some(root.join(".gemini").join("settings.json")),
-        Agent::Codex => None,
+        // Codex CLI's hooks file beside its project config (in Claude
+        // Code's shape), read in a project it trusts.
+        Agent::Codex => Some(root.join(".codex").join("hooks.json")),
     }
 }
 
@@ -680,6 +711,7 @@ struct HooksEdit {
 /// cut out of it with its comma, and the result is checked to parse to
 /// the user's value plus and minus them.
 fn hooks_edit(
+    agent: Agent,
     root: &Path,
     path: &Path,
     wanted: &[Hook],
@@ -734,7 +766,7 @@ fn hooks_edit(
         if runs(entries, hook.command) {
             continue;
         }
-        let entry = hook_entry(event, &hook.line);
+        let entry = hook_entry(agent, event, &hook.line);
         entries
             .as_array_mut()
             .ok_or_else(|| SetupError::NotAnObject {
@@ -894,7 +926,7 @@ fn items_at(text: &str, open: usize) -> Option<Vec<(usize, usize)>> {
 pub fn check_hooks(root: &Path, agent: Agent, hooks: &[Hook]) -> Result<(), SetupError> {
     match hooks_file(root, agent) {
         Some(path) if !hooks.is_empty() => {
-            hooks_edit(root, &path, hooks, obsolete_hooks(agent)).map(|_| ())
+            hooks_edit(agent, root, &path, hooks, obsolete_hooks(agent)).map(|_| ())
         }
         _ => Ok(()),
     }
@@ -911,7 +943,7 @@ pub fn setup_hooks(root: &Path, agent: Agent, hooks: &[Hook]) -> Result<Vec<Stri
         text,
         added,
         removed,
-    }) = hooks_edit(root, &path, hooks, obsolete_hooks(agent))?
+    }) = hooks_edit(agent, root, &path, hooks, obsolete_hooks(agent))?
     else {
         return Ok(Vec::new());
     };
@@ -966,8 +998,16 @@ pub fn setup_hooks(root: &Path, agent: Agent, hooks: &[Hook]) -> Result<Vec<Stri
             "took the {event} hook out of {shown}: it stored a checkpoint on every model call, with no compaction; the session's checkpoint comes from capture (--capture)"
         ));
     }
+    if agent == Agent::Codex && !added.is_empty() {
+        changes.push(CODEX_TRUST.to_owned());
+    }
     Ok(changes)
 }
+
+/// What `init --agent codex` says of the hooks it added: Codex CLI runs a
+/// hook only once the user trusted it (each new or changed one), in its
+/// `/hooks` view.
+pub const CODEX_TRUST: &str = "Codex CLI runs these hooks only once you trust them: start `codex` in this repository and trust them when it asks (or in /hooks); a headless run (`codex exec`) skips untrusted hooks";
 
 /// `a`, `a and b`, `a, b and c`.
 fn and_list(items: &[&str]) -> String {

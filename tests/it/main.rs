@@ -12,6 +12,7 @@ mod capture_trust;
 mod capture_turns;
 mod cli;
 mod clone;
+mod codex;
 mod concurrency;
 mod digest;
 mod discard;
