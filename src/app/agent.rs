@@ -690,9 +690,115 @@ fn hooks_file(root: &Path, agent: Agent) -> Option<PathBuf> {
         Agent::Claude => Some(root.join(".claude").join("settings.json")),
         Agent::Gemini => Some(root.join(".gemini").join("settings.json")),
         // Codex CLI's hooks file beside its project config (in Claude
-        // Code's shape), read in a project it trusts.
-        Agent::Codex => Some(root.join(".codex").join("hooks.json")),
+        // Code's shape), read in a project it trusts; or that config's
+        // `[hooks]`, where the user keeps them (Codex CLI runs the hooks
+        // of both, and warns: one place a project).
+        Agent::Codex => {
+            let dir = root.join(".codex");
+            let json = dir.join("hooks.json");
+            let toml = dir.join("config.toml");
+            let in_toml = !json.exists()
+                && read_optional(root, &toml)
+                    .ok()
+                    .flatten()
+                    .and_then(|text| toml::from_str::<toml::Table>(&text).ok())
+                    .is_some_and(|config| config.contains_key("hooks"));
+            Some(if in_toml { toml } else { json })
+        }
     }
+}
+
+/// [`hooks_edit`], or [`codex_toml_hooks_edit`] for Codex CLI's
+/// `config.toml`.
+fn edit_hooks(
+    agent: Agent,
+    root: &Path,
+    path: &Path,
+    wanted: &[Hook],
+) -> Result<Option<HooksEdit>, SetupError> {
+    if agent == Agent::Codex && path.extension().is_some_and(|e| e == "toml") {
+        return codex_toml_hooks_edit(root, path, wanted);
+    }
+    hooks_edit(agent, root, path, wanted, obsolete_hooks(agent))
+}
+
+/// Codex CLI's `config.toml` at `path` with the `wanted` hooks its `[hooks]`
+/// does not run yet appended, each as a `[[hooks.<event>]]` table (after
+/// the user's entries), every other byte kept; `None` when there is
+/// nothing to add. The result is checked to parse to the user's
+/// configuration plus those entries: hooks written as inline arrays,
+/// which a table cannot extend, are refused with nothing changed.
+fn codex_toml_hooks_edit(
+    root: &Path,
+    path: &Path,
+    wanted: &[Hook],
+) -> Result<Option<HooksEdit>, SetupError> {
+    let existing = read_optional(root, path)?.unwrap_or_default();
+    let toml_error = |err: toml::de::Error| SetupError::Toml {
+        path: path.to_owned(),
+        message: err.message().to_owned(),
+    };
+    let mut config: toml::Table = toml::from_str(&existing).map_err(toml_error)?;
+    let hooks_json = serde_json::to_value(config.get("hooks")).unwrap_or_default();
+    let mut text = existing.clone();
+    let mut added = Vec::new();
+    for hook in wanted {
+        if runs(&hooks_json[hook.event], hook.command) {
+            continue;
+        }
+        let mut command = toml::Table::new();
+        command.insert("type".to_owned(), "command".into());
+        command.insert("command".to_owned(), hook.line.clone().into());
+        let mut entry = toml::Table::new();
+        entry.insert(
+            "hooks".to_owned(),
+            toml::Value::Array(vec![toml::Value::Table(command)]),
+        );
+        let separator = if text.is_empty() || text.ends_with("\n\n") {
+            ""
+        } else if text.ends_with('\n') {
+            "\n"
+        } else {
+            "\n\n"
+        };
+        text = format!(
+            "{text}{separator}[[hooks.{}]]\nhooks = [{{ type = \"command\", command = {} }}]\n",
+            hook.event,
+            toml::Value::String(hook.line.clone())
+        );
+        let Some(toml::Value::Table(hooks)) = config.get_mut("hooks") else {
+            return Err(SetupError::NotATable {
+                path: path.to_owned(),
+                key: "hooks".to_owned(),
+            });
+        };
+        match hooks
+            .entry(hook.event)
+            .or_insert_with(|| toml::Value::Array(Vec::new()))
+        {
+            toml::Value::Array(entries) => entries.push(toml::Value::Table(entry)),
+            _ => {
+                return Err(SetupError::NotATable {
+                    path: path.to_owned(),
+                    key: format!("hooks.{} (a list)", hook.event),
+                });
+            }
+        }
+        added.push(hook.event);
+    }
+    if added.is_empty() {
+        return Ok(None);
+    }
+    if toml::from_str::<toml::Table>(&text).ok().as_ref() != Some(&config) {
+        return Err(SetupError::HooksEdit {
+            path: path.to_owned(),
+        });
+    }
+    Ok(Some(HooksEdit {
+        text,
+        added,
+        removed: Vec::new(),
+    }))
 }
 
 /// What [`hooks_edit`] does to a settings file.
@@ -925,9 +1031,7 @@ fn items_at(text: &str, open: usize) -> Option<Vec<(usize, usize)>> {
 /// repository at `root` without writing anything.
 pub fn check_hooks(root: &Path, agent: Agent, hooks: &[Hook]) -> Result<(), SetupError> {
     match hooks_file(root, agent) {
-        Some(path) if !hooks.is_empty() => {
-            hooks_edit(agent, root, &path, hooks, obsolete_hooks(agent)).map(|_| ())
-        }
+        Some(path) if !hooks.is_empty() => edit_hooks(agent, root, &path, hooks).map(|_| ()),
         _ => Ok(()),
     }
 }
@@ -943,7 +1047,7 @@ pub fn setup_hooks(root: &Path, agent: Agent, hooks: &[Hook]) -> Result<Vec<Stri
         text,
         added,
         removed,
-    }) = hooks_edit(agent, root, &path, hooks, obsolete_hooks(agent))?
+    }) = edit_hooks(agent, root, &path, hooks)?
     else {
         return Ok(Vec::new());
     };

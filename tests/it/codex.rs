@@ -523,3 +523,63 @@ fn issue_56_a_codex_failing_check_patched_then_passing_is_captured_as_a_fix() {
         "an exit code the rollout does not give is no pass: {lines:#?}"
     );
 }
+
+/// Issue 56: Codex CLI also reads hooks from `[hooks]` in
+/// `.codex/config.toml`, and runs those of both places (it warns: one
+/// place a project). A project that keeps its hooks there gets goldfish's
+/// there, as `[[hooks.<event>]]` tables after the user's (every byte kept,
+/// no `hooks.json`); hooks written as inline arrays, which a table cannot
+/// extend, are refused with nothing changed.
+#[test]
+fn issue_56_init_agent_codex_adds_to_the_hooks_its_config_toml_holds() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let user = "model = \"gpt-5.5\"\n\n[[hooks.PostToolUse]]\nmatcher = \"^Bash$\"\nhooks = [{ type = \"command\", command = \"./scripts/audit.sh\" }]\n";
+    fs::create_dir_all(repo.join(".codex")).unwrap();
+    fs::write(repo.join(".codex/config.toml"), user).unwrap();
+    let out = env.ok(&repo, &["init", "--agent", "codex", "--capture"]);
+    assert!(
+        out.contains(
+            "turned capture on: PostToolUse, Stop and SessionEnd hooks in .codex/config.toml"
+        ),
+        "{out}"
+    );
+    assert!(!repo.join(".codex/hooks.json").exists());
+    let text = fs::read_to_string(repo.join(".codex/config.toml")).unwrap();
+    assert!(text.starts_with(user), "{text}");
+    assert!(
+        text.contains("[[hooks.SessionStart]]\nhooks = [{ type = \"command\", command = \"goldfish agent-hook session-start --json\" }]\n"),
+        "{text}"
+    );
+    let config: toml::Table = toml::from_str(&text).unwrap();
+    let hooks = serde_json::to_value(&config["hooks"]).unwrap();
+    assert_eq!(commands(&json!({ "hooks": hooks })).len(), 7, "{text}");
+    assert_eq!(
+        hooks["PostToolUse"][0]["hooks"][0]["command"],
+        "./scripts/audit.sh"
+    );
+    assert_eq!(
+        config["mcp_servers"]["goldfish"]["command"].as_str(),
+        Some("goldfish")
+    );
+    env.ok(&repo, &["init", "--agent", "codex", "--capture"]);
+    assert_eq!(
+        fs::read_to_string(repo.join(".codex/config.toml")).unwrap(),
+        text
+    );
+
+    let inline = env.repo("inline", "Alice");
+    let user = "[hooks]\nSessionStart = [{ hooks = [{ type = \"command\", command = \"./start.sh\" }] }]\n";
+    fs::create_dir_all(inline.join(".codex")).unwrap();
+    fs::write(inline.join(".codex/config.toml"), user).unwrap();
+    let output = env.goldfish(&inline, &["init", "--agent", "codex"]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(
+        crate::common::stderr(&output).contains("nothing was changed"),
+        "{output:?}"
+    );
+    assert_eq!(
+        fs::read_to_string(inline.join(".codex/config.toml")).unwrap(),
+        user
+    );
+}
