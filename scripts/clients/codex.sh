@@ -7,7 +7,9 @@
 # CODEX_HOME, in a temporary repository set up by `goldfish init --agent
 # codex --capture`. It checks what the client really does:
 #   - untrusted hooks do not run (Codex CLI asks the user to trust each);
-#     `--dangerously-bypass-hook-trust` runs them for one invocation;
+#     trusted as its /hooks view trusts them (`[hooks.state."<key>"]
+#     trusted_hash` in the user's config, the keys and hashes from its app
+#     server's `hooks/list`), they run headless too;
 #   - the briefing (SessionStart) and the prompt hook's memories
 #     (UserPromptSubmit) reach the model's request;
 #   - a failing check, an `apply_patch` edit, then the check passing is
@@ -118,6 +120,32 @@ stream_max_retries = 0
 trust_level = "trusted"
 EOF
 
+trust_hooks() { # trusts the repository's hooks as Codex CLI's /hooks does
+    # The hooks' keys and hashes from Codex CLI's own app server
+    # (`hooks/list`), kept as `[hooks.state."<key>"] trusted_hash` in the
+    # user's config, where its trust dialog keeps them.
+    python3 - "$codex" "$repo" >> "$CODEX_HOME/config.toml" <<'EOF'
+import json, subprocess, sys
+codex, repo = sys.argv[1:3]
+server = subprocess.Popen([codex, "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+for message in [
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "goldfish-codex-sh", "version": "0"}}},
+    {"jsonrpc": "2.0", "method": "initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": {"cwds": [repo]}},
+]:
+    server.stdin.write(json.dumps(message) + "\n")
+server.stdin.flush()
+for line in server.stdout:
+    answer = json.loads(line)
+    if answer.get("id") == 2:
+        break
+server.kill()
+for cwd in answer["result"]["data"]:
+    for hook in cwd["hooks"]:
+        if "goldfish agent-hook" in hook["command"] and hook["trustStatus"] != "trusted":
+            print("\n[hooks.state.%s]\ntrusted_hash = %s" % (json.dumps(hook["key"]), json.dumps(hook["currentHash"])))
+EOF
+}
 run() { # run PROMPT [FLAGS...]: one headless session
     "$codex" exec "${@:2}" "$1" < /dev/null >> "$work/codex.out" 2>> "$work/codex.err" \
         || { tail -n 30 "$work/codex.err" >&2; exit 1; }
@@ -132,14 +160,17 @@ check() { # check DESCRIPTION COMMAND...
 check "init wrote Codex CLI's hooks" grep -q '"goldfish agent-hook post-tool-use"' .codex/hooks.json
 check "init said the hooks must be trusted" grep -q "only once you trust them" "$work/init.log"
 
-# 1. Untrusted: the hooks are skipped.
+# 1. Untrusted: the hooks are skipped. Then trusted, as a user would.
 run "Say hello"
 check "untrusted hooks do not run (no briefing in the request)" \
     bash -c "! grep -q 'integer cents' '$work/requests.jsonl'"
+trust_hooks
+check "the hooks' trust is kept in the user's config ($(grep -c trusted_hash "$CODEX_HOME/config.toml") hooks)" \
+    test "$(grep -c trusted_hash "$CODEX_HOME/config.toml")" -eq 6
 
 # 2. The task, hooks run for this invocation: fail, patch, pass.
 from=$(($(wc -l < "$work/requests.jsonl") + 1))
-run "Fix the failing cart total test" --dangerously-bypass-hook-trust
+run "Fix the failing cart total test"
 check "the briefing reached the model's request" \
     grep -q 'Cart totals are computed in integer cents' <(requests "$from" | head -n 1)
 check "the prompt hook's memory reached the model's request" \
@@ -155,7 +186,7 @@ check "the fix names src/cart.js" \
 # 3. A long turn: Codex compacts; PreCompact stores the checkpoint, and
 # SessionStart (source "compact") briefs from it.
 from=$(($(wc -l < "$work/requests.jsonl") + 1))
-run "Now check the cart totals stay in integer cents" --dangerously-bypass-hook-trust
+run "Now check the cart totals stay in integer cents"
 check "Codex compacted (its summary request reached the model)" \
     grep -q 'CONTEXT CHECKPOINT COMPACTION' <(requests "$from")
 checkpoint=$(memories | python3 -c '
