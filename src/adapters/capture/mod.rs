@@ -671,6 +671,30 @@ pub const INSTRUCTIONS_REMOVED: &str = "instructions_removed";
 mod tests {
     use super::*;
 
+    /// A Codex CLI shell call's exit code is read from its rollout's
+    /// `CommandExecution` record, and only from a file named as Codex
+    /// names its rollouts.
+    #[test]
+    fn a_codex_exit_code_comes_from_a_rollout_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = serde_json::json!({"timestamp": "2026-12-03T12:56:33.844Z", "type": "event_msg", "payload": {"type": "item_completed", "item": {"type": "CommandExecution", "id": "call_1", "status": "failed", "exit_code": 1}}});
+        let lines = format!("{{\"type\": \"session_meta\", \"payload\": {{}}}}\n{record}\n");
+        let rollout = dir
+            .path()
+            .join("rollout-2026-12-03T12-56-32-01a23bfa.jsonl");
+        std::fs::write(&rollout, &lines).unwrap();
+        assert_eq!(codex_exit_code(&rollout, "call_1"), Some(1));
+        assert_eq!(codex_exit_code(&rollout, "call_2"), None);
+        let other = dir.path().join("notes.jsonl");
+        std::fs::write(&other, &lines).unwrap();
+        assert_eq!(codex_exit_code(&other, "call_1"), None);
+        std::os::unix::fs::symlink(&rollout, dir.path().join("rollout-link.jsonl")).unwrap();
+        assert_eq!(
+            codex_exit_code(&dir.path().join("rollout-link.jsonl"), "call_1"),
+            None
+        );
+    }
+
     /// An event the full queue has no room for is dropped and counted,
     /// with its session and tool, as one over the size limit is.
     #[test]
