@@ -519,9 +519,11 @@ const SESSION_HOOKS: [(&str, &str); 2] = [
 
 /// One hook entry of Claude Code's settings for `command`: tool events
 /// match every tool, the others take no matcher.
-fn hook_entry(event: &str, command: &str) -> serde_json::Value {
+fn hook_entry(agent: Agent, event: &str, command: &str) -> serde_json::Value {
     let hook = serde_json::json!({ "type": "command", "command": command });
-    if event.starts_with("PostToolUse") {
+    // Codex CLI runs an entry with no matcher for every tool (its matcher
+    // is a regular expression, where `*` is none).
+    if event.starts_with("PostToolUse") && agent != Agent::Codex {
         serde_json::json!({ "matcher": "*", "hooks": [hook] })
     } else {
         serde_json::json!({ "hooks": [hook] })
@@ -650,7 +652,34 @@ pub fn hooks(agent: Agent, prompt: bool, capture: bool, ask_agent: bool) -> Vec<
                 hooks.push(Hook::new("SessionEnd", "goldfish agent-hook session-end"));
             }
         }
-        Agent::Codex => {}
+        Agent::Codex => {
+            if prompt {
+                hooks.push(Hook::new("UserPromptSubmit", PROMPT_HOOK));
+            }
+            // Its output as Codex CLI's schema for the event has it
+            // (`session-start.command.output`: `hookSpecificOutput`).
+            let mut briefing = Hook::new("SessionStart", "goldfish agent-hook session-start");
+            briefing.line = format!("{} --json", briefing.command);
+            hooks.push(briefing);
+            // Codex CLI fires PreCompact when it compacts, with the
+            // rollout as `transcript_path`, and SessionStart (`source:
+            // "compact"`) after.
+            hooks.push(Hook::new("PreCompact", "goldfish agent-hook pre-compact"));
+            if capture {
+                // Its shell and `apply_patch` read in Claude Code's shape
+                // (`capture::event::claude_shaped`).
+                hooks.push(Hook::new(
+                    "PostToolUse",
+                    "goldfish agent-hook post-tool-use",
+                ));
+                let mut stop = Hook::new("Stop", "goldfish agent-hook stop");
+                if ask_agent {
+                    stop.line = format!("{} --ask-agent", stop.command);
+                }
+                hooks.push(stop);
+                hooks.push(Hook::new("SessionEnd", "goldfish agent-hook session-end"));
+            }
+        }
     }
     hooks
 }
@@ -660,8 +689,116 @@ fn hooks_file(root: &Path, agent: Agent) -> Option<PathBuf> {
     match agent {
         Agent::Claude => Some(root.join(".claude").join("settings.json")),
         Agent::Gemini => Some(root.join(".gemini").join("settings.json")),
-        Agent::Codex => None,
+        // Codex CLI's hooks file beside its project config (in Claude
+        // Code's shape), read in a project it trusts; or that config's
+        // `[hooks]`, where the user keeps them (Codex CLI runs the hooks
+        // of both, and warns: one place a project).
+        Agent::Codex => {
+            let dir = root.join(".codex");
+            let json = dir.join("hooks.json");
+            let toml = dir.join("config.toml");
+            let in_toml = !json.exists()
+                && read_optional(root, &toml)
+                    .ok()
+                    .flatten()
+                    .and_then(|text| toml::from_str::<toml::Table>(&text).ok())
+                    .is_some_and(|config| config.contains_key("hooks"));
+            Some(if in_toml { toml } else { json })
+        }
     }
+}
+
+/// [`hooks_edit`], or [`codex_toml_hooks_edit`] for Codex CLI's
+/// `config.toml`.
+fn edit_hooks(
+    agent: Agent,
+    root: &Path,
+    path: &Path,
+    wanted: &[Hook],
+) -> Result<Option<HooksEdit>, SetupError> {
+    if agent == Agent::Codex && path.extension().is_some_and(|e| e == "toml") {
+        return codex_toml_hooks_edit(root, path, wanted);
+    }
+    hooks_edit(agent, root, path, wanted, obsolete_hooks(agent))
+}
+
+/// Codex CLI's `config.toml` at `path` with the `wanted` hooks its `[hooks]`
+/// does not run yet appended, each as a `[[hooks.<event>]]` table (after
+/// the user's entries), every other byte kept; `None` when there is
+/// nothing to add. The result is checked to parse to the user's
+/// configuration plus those entries: hooks written as inline arrays,
+/// which a table cannot extend, are refused with nothing changed.
+fn codex_toml_hooks_edit(
+    root: &Path,
+    path: &Path,
+    wanted: &[Hook],
+) -> Result<Option<HooksEdit>, SetupError> {
+    let existing = read_optional(root, path)?.unwrap_or_default();
+    let toml_error = |err: toml::de::Error| SetupError::Toml {
+        path: path.to_owned(),
+        message: err.message().to_owned(),
+    };
+    let mut config: toml::Table = toml::from_str(&existing).map_err(toml_error)?;
+    let hooks_json = serde_json::to_value(config.get("hooks")).unwrap_or_default();
+    let mut text = existing.clone();
+    let mut added = Vec::new();
+    for hook in wanted {
+        if runs(&hooks_json[hook.event], hook.command) {
+            continue;
+        }
+        let mut command = toml::Table::new();
+        command.insert("type".to_owned(), "command".into());
+        command.insert("command".to_owned(), hook.line.clone().into());
+        let mut entry = toml::Table::new();
+        entry.insert(
+            "hooks".to_owned(),
+            toml::Value::Array(vec![toml::Value::Table(command)]),
+        );
+        let separator = if text.is_empty() || text.ends_with("\n\n") {
+            ""
+        } else if text.ends_with('\n') {
+            "\n"
+        } else {
+            "\n\n"
+        };
+        text = format!(
+            "{text}{separator}[[hooks.{}]]\nhooks = [{{ type = \"command\", command = {} }}]\n",
+            hook.event,
+            toml::Value::String(hook.line.clone())
+        );
+        let Some(toml::Value::Table(hooks)) = config.get_mut("hooks") else {
+            return Err(SetupError::NotATable {
+                path: path.to_owned(),
+                key: "hooks".to_owned(),
+            });
+        };
+        match hooks
+            .entry(hook.event)
+            .or_insert_with(|| toml::Value::Array(Vec::new()))
+        {
+            toml::Value::Array(entries) => entries.push(toml::Value::Table(entry)),
+            _ => {
+                return Err(SetupError::NotATable {
+                    path: path.to_owned(),
+                    key: format!("hooks.{} (a list)", hook.event),
+                });
+            }
+        }
+        added.push(hook.event);
+    }
+    if added.is_empty() {
+        return Ok(None);
+    }
+    if toml::from_str::<toml::Table>(&text).ok().as_ref() != Some(&config) {
+        return Err(SetupError::HooksEdit {
+            path: path.to_owned(),
+        });
+    }
+    Ok(Some(HooksEdit {
+        text,
+        added,
+        removed: Vec::new(),
+    }))
 }
 
 /// What [`hooks_edit`] does to a settings file.
@@ -680,6 +817,7 @@ struct HooksEdit {
 /// cut out of it with its comma, and the result is checked to parse to
 /// the user's value plus and minus them.
 fn hooks_edit(
+    agent: Agent,
     root: &Path,
     path: &Path,
     wanted: &[Hook],
@@ -734,7 +872,7 @@ fn hooks_edit(
         if runs(entries, hook.command) {
             continue;
         }
-        let entry = hook_entry(event, &hook.line);
+        let entry = hook_entry(agent, event, &hook.line);
         entries
             .as_array_mut()
             .ok_or_else(|| SetupError::NotAnObject {
@@ -893,9 +1031,7 @@ fn items_at(text: &str, open: usize) -> Option<Vec<(usize, usize)>> {
 /// repository at `root` without writing anything.
 pub fn check_hooks(root: &Path, agent: Agent, hooks: &[Hook]) -> Result<(), SetupError> {
     match hooks_file(root, agent) {
-        Some(path) if !hooks.is_empty() => {
-            hooks_edit(root, &path, hooks, obsolete_hooks(agent)).map(|_| ())
-        }
+        Some(path) if !hooks.is_empty() => edit_hooks(agent, root, &path, hooks).map(|_| ()),
         _ => Ok(()),
     }
 }
@@ -911,7 +1047,7 @@ pub fn setup_hooks(root: &Path, agent: Agent, hooks: &[Hook]) -> Result<Vec<Stri
         text,
         added,
         removed,
-    }) = hooks_edit(root, &path, hooks, obsolete_hooks(agent))?
+    }) = edit_hooks(agent, root, &path, hooks)?
     else {
         return Ok(Vec::new());
     };
@@ -966,8 +1102,16 @@ pub fn setup_hooks(root: &Path, agent: Agent, hooks: &[Hook]) -> Result<Vec<Stri
             "took the {event} hook out of {shown}: it stored a checkpoint on every model call, with no compaction; the session's checkpoint comes from capture (--capture)"
         ));
     }
+    if agent == Agent::Codex && !added.is_empty() {
+        changes.push(CODEX_TRUST.to_owned());
+    }
     Ok(changes)
 }
+
+/// What `init --agent codex` says of the hooks it added: Codex CLI runs a
+/// hook only once the user trusted it (each new or changed one), in its
+/// `/hooks` view.
+pub const CODEX_TRUST: &str = "Codex CLI runs these hooks only once you trust them: start `codex` in this repository and trust them when it asks (or in /hooks); a headless run (`codex exec`) skips untrusted hooks";
 
 /// `a`, `a and b`, `a, b and c`.
 fn and_list(items: &[&str]) -> String {

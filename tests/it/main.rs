@@ -13,6 +13,7 @@ mod capture_turns;
 mod cites;
 mod cli;
 mod clone;
+mod codex;
 mod concurrency;
 mod digest;
 mod discard;

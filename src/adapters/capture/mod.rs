@@ -95,6 +95,12 @@ pub fn enqueue(
     if !value.is_object() {
         return Err(CaptureError::Payload("not an object".to_owned()));
     }
+    // Codex CLI's shell result has no exit code; its rollout records one.
+    if let Some(code) = event::codex_call(&value)
+        .and_then(|(transcript, call)| codex_exit_code(Path::new(transcript), call))
+    {
+        value["tool_response"]["exit_code"] = code.into();
+    }
     let dir = value["cwd"]
         .as_str()
         .filter(|d| Path::new(d).is_absolute())
@@ -259,17 +265,39 @@ pub fn transcript_changed_code(path: &Path) -> bool {
         return false;
     };
     let tail = entries_from(&mut file, length.saturating_sub(TRANSCRIPT_END_BYTES));
-    tail.into_iter().flatten().any(|entry| {
-        entry["message"]["content"].as_array().is_some_and(|parts| {
-            parts.iter().any(|part| {
-                part["type"] == "tool_use"
-                    && matches!(
-                        part["name"].as_str(),
-                        Some("Edit" | "MultiEdit" | "Write" | "NotebookEdit")
-                    )
-            })
-        })
-    })
+    tail.into_iter()
+        .flatten()
+        .any(|entry| transcript::edits_code(&entry))
+}
+
+/// Bytes of a Codex CLI rollout read from its end for a shell call's exit
+/// code: the call has just ended, its record is among the last.
+const ROLLOUT_TAIL_BYTES: u64 = 1 << 20;
+
+/// The exit code of Codex CLI's shell call `call_id`, from the rollout at
+/// `path` (the payload's `transcript_path`): its `CommandExecution`
+/// record in the file's last MiB ([`transcript::codex_exit_code`]). Only a
+/// regular file named `rollout-*.jsonl` is read, and only lines naming
+/// the call are parsed; `None` when it is not found (the exit code stays
+/// unknown, never a pass).
+pub fn codex_exit_code(path: &Path, call_id: &str) -> Option<i64> {
+    let name = path.file_name()?.to_str()?;
+    if !(name.starts_with("rollout-") && name.ends_with(".jsonl")) {
+        return None;
+    }
+    let (mut file, length) = open_transcript(path).ok()?;
+    use std::io::{Read, Seek, SeekFrom};
+    let start = length.saturating_sub(ROLLOUT_TAIL_BYTES);
+    file.seek(SeekFrom::Start(start)).ok()?;
+    let mut bytes = Vec::new();
+    file.take(ROLLOUT_TAIL_BYTES).read_to_end(&mut bytes).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    let quoted = serde_json::to_string(call_id).ok()?;
+    text.lines()
+        .rev()
+        .filter(|line| line.contains(&quoted) && line.contains("CommandExecution"))
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find_map(|entry| transcript::codex_exit_code(&entry, call_id))
 }
 
 /// A transcript, if it is a regular file, and its length; the error says
@@ -642,6 +670,30 @@ pub const INSTRUCTIONS_REMOVED: &str = "instructions_removed";
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A Codex CLI shell call's exit code is read from its rollout's
+    /// `CommandExecution` record, and only from a file named as Codex
+    /// names its rollouts.
+    #[test]
+    fn a_codex_exit_code_comes_from_a_rollout_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = serde_json::json!({"timestamp": "2026-12-03T12:56:33.844Z", "type": "event_msg", "payload": {"type": "item_completed", "item": {"type": "CommandExecution", "id": "call_1", "status": "failed", "exit_code": 1}}});
+        let lines = format!("{{\"type\": \"session_meta\", \"payload\": {{}}}}\n{record}\n");
+        let rollout = dir
+            .path()
+            .join("rollout-2026-12-03T12-56-32-01a23bfa.jsonl");
+        std::fs::write(&rollout, &lines).unwrap();
+        assert_eq!(codex_exit_code(&rollout, "call_1"), Some(1));
+        assert_eq!(codex_exit_code(&rollout, "call_2"), None);
+        let other = dir.path().join("notes.jsonl");
+        std::fs::write(&other, &lines).unwrap();
+        assert_eq!(codex_exit_code(&other, "call_1"), None);
+        std::os::unix::fs::symlink(&rollout, dir.path().join("rollout-link.jsonl")).unwrap();
+        assert_eq!(
+            codex_exit_code(&dir.path().join("rollout-link.jsonl"), "call_1"),
+            None
+        );
+    }
 
     /// An event the full queue has no room for is dropped and counted,
     /// with its session and tool, as one over the size limit is.

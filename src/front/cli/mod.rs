@@ -140,13 +140,13 @@ struct InitArgs {
     /// Install hooks even where core.hooksPath points outside this repository
     #[arg(long)]
     force: bool,
-    /// Also connect an agent to goldfish: claude (.mcp.json, /recall, CLAUDE.md, the prompt hook in .claude/settings.json), gemini (.gemini/settings.json: server, prompt and session hooks; GEMINI.md) or codex (.codex/config.toml, AGENTS.md); repeatable
+    /// Also connect an agent to goldfish: claude (.mcp.json, /recall, CLAUDE.md, the prompt hook in .claude/settings.json), gemini (.gemini/settings.json: server, prompt and session hooks; GEMINI.md) or codex (.codex/config.toml, .codex/hooks.json: prompt, session-start and pre-compact hooks; AGENTS.md); repeatable
     #[arg(long, value_enum, value_name = "AGENT", hide_possible_values = true)]
     agent: Vec<AgentArg>,
     /// With --agent: leave out the prompt hook (the memories relevant to each prompt added to the agent's context)
     #[arg(long)]
     no_prompt_hook: bool,
-    /// With --agent claude or gemini: also turn on capture (memories from the agent's tool use) through the agent's hooks (.claude/settings.json, with the session-start briefing and pre-compact checkpoint hooks; .gemini/settings.json)
+    /// With --agent claude, gemini or codex: also turn on capture (memories from the agent's tool use) through the agent's hooks (.claude/settings.json, with the session-start briefing and pre-compact checkpoint hooks; .gemini/settings.json; .codex/hooks.json)
     #[arg(long)]
     capture: bool,
     /// With --capture: at the end of a session that changed code, the Stop hook asks the agent once to store what a teammate should know with the MCP store tool (or to stop if nothing)

@@ -42,10 +42,10 @@ pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> 
         && !args
             .agent
             .iter()
-            .any(|agent| matches!(agent, AgentArg::Claude | AgentArg::Gemini))
+            .any(|agent| matches!(agent, AgentArg::Claude | AgentArg::Gemini | AgentArg::Codex))
     {
         return Err(CliError::usage(anyhow::anyhow!(
-            "--capture works through an agent's hooks: give it with --agent claude or --agent gemini"
+            "--capture works through an agent's hooks: give it with --agent claude, gemini or codex"
         )));
     }
     let changes = crate::app::init::init(&workspace, args.force).map_err(|err| match err {

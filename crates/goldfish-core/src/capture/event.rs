@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{failures, redact, transcript};
+use super::{failures, patch, redact, transcript};
 use crate::memory::injection;
 
 /// Bytes a string of a queued payload keeps (head and tail).
@@ -61,6 +61,9 @@ const GEMINI_TOOLS: [(&str, &str); 7] = [
 /// [`transcript::without_hook_context`]) and `prompt_response`, which the
 /// Stop handling reads. Any other payload is returned as it is.
 pub fn claude_shaped(mut payload: Value) -> Value {
+    if is_codex_tool(&payload) {
+        return codex_shaped(payload);
+    }
     if payload["hook_event_name"] == "AfterAgent" {
         if let Some(prompt) = payload["prompt"].as_str() {
             let asked = transcript::without_hook_context(prompt);
@@ -143,6 +146,117 @@ pub fn claude_shaped(mut payload: Value) -> Value {
         .to_owned(),
     );
     payload
+}
+
+/// The key a shaped Codex CLI event is marked with (`"codex"`): the hook
+/// looks its shell command's exit code up in the session's rollout
+/// ([`codex_call`]).
+pub const AGENT_KEY: &str = "goldfish_agent";
+
+/// Whether a payload is Codex CLI's `PostToolUse` of its shell (`Bash`,
+/// whose `tool_response` is the output as a bare string, where Claude
+/// Code's is an object) or of `apply_patch` (a tool Claude Code does not
+/// have).
+fn is_codex_tool(payload: &Value) -> bool {
+    payload["hook_event_name"] == "PostToolUse"
+        && match payload["tool_name"].as_str() {
+            Some("apply_patch") => true,
+            Some("Bash") => payload["tool_response"].is_string(),
+            _ => false,
+        }
+}
+
+/// Codex CLI's `PostToolUse` (0.171: `codex-rs/hooks`,
+/// `post-tool-use.command.input`) in Claude Code's shape. Its shell
+/// (`tool_name` `Bash`, `tool_input.command`) gives only the output, as a
+/// string: it becomes `stdout`, and the exit code is unknown
+/// (`exit_code: null`, never a pass) until the hook reads it from the
+/// session's rollout ([`codex_call`]). Its `apply_patch` gives the patch
+/// text as `tool_input.command`: it becomes the files and edits it makes
+/// ([`patch::parse`]: `tool_input.files`, each with `file_path`, `change`,
+/// `move_path` and `edits` of `old_string` and `new_string`), read as
+/// Claude Code's edits are, and the result (`Exit code: N` … `Output:`
+/// `Success. Updated the following files:` …) tells whether it applied:
+/// one that did not changed no file (`PostToolUseFailure`).
+fn codex_shaped(mut payload: Value) -> Value {
+    payload[AGENT_KEY] = Value::String("codex".to_owned());
+    if payload["tool_name"] == "Bash" {
+        let output = payload["tool_response"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        payload["tool_response"] = serde_json::json!({"stdout": output, "exit_code": null});
+        return payload;
+    }
+    let input = &payload["tool_input"];
+    let text = input["command"]
+        .as_str()
+        .or(input["patch"].as_str())
+        .or(input["input"].as_str())
+        .or(input.as_str())
+        .unwrap_or_default();
+    let files: Vec<Value> = patch::parse(text)
+        .into_iter()
+        .map(|file| {
+            let edits: Vec<Value> = file
+                .hunks
+                .iter()
+                .map(|hunk| match file.change {
+                    patch::Change::Add => serde_json::json!({"new_string": hunk.new}),
+                    _ => serde_json::json!({"old_string": hunk.old, "new_string": hunk.new}),
+                })
+                .collect();
+            serde_json::json!({
+                "file_path": file.path,
+                "change": file.change.as_str(),
+                "move_path": file.moved_to,
+                "edits": edits,
+            })
+        })
+        .collect();
+    let applied = patch_applied(payload["tool_response"].as_str().unwrap_or_default());
+    payload["tool_input"] = serde_json::json!({ "files": files });
+    payload["tool_response"] = serde_json::json!({ "success": applied });
+    if !applied {
+        payload["hook_event_name"] = Value::String("PostToolUseFailure".to_owned());
+    }
+    payload
+}
+
+/// Whether Codex CLI's `apply_patch` result says the patch applied: its
+/// `Exit code: 0` header, or, without a header, its `Success.` line. Any
+/// other text (a verification error) says it changed nothing.
+fn patch_applied(result: &str) -> bool {
+    let result = result.trim_start();
+    match result
+        .lines()
+        .next()
+        .and_then(|line| line.strip_prefix("Exit code: "))
+    {
+        Some(code) => code.trim().parse::<i64>() == Ok(0),
+        None => result.lines().any(|line| {
+            line.trim_start()
+                .starts_with("Success. Updated the following files")
+        }),
+    }
+}
+
+/// The rollout file and the call id under which a shaped Codex CLI shell
+/// event's exit code can be read ([`transcript::codex_exit_code`]), when
+/// the event has no exit code yet: what the hook looks up before it
+/// queues the event.
+pub fn codex_call(shaped: &Value) -> Option<(&str, &str)> {
+    if shaped[AGENT_KEY] != "codex"
+        || shaped["tool_name"] != "Bash"
+        || !shaped["tool_response"]["exit_code"].is_null()
+    {
+        return None;
+    }
+    let transcript = shaped["transcript_path"].as_str()?;
+    let call = shaped["tool_use_id"]
+        .as_str()
+        .filter(|id| !id.is_empty() && id.len() <= 256)?;
+    Some((transcript, call))
 }
 
 /// Gemini CLI's shell result as it gives it to its model
@@ -299,9 +413,20 @@ pub fn shrink(payload: &mut Value) {
             input.retain(|key, _| {
                 matches!(
                     key.as_str(),
-                    "file_path" | "notebook_path" | "command" | "path" | "pattern"
+                    "file_path" | "notebook_path" | "command" | "path" | "pattern" | "files"
                 )
             });
+            // A patch's files without their edits: the paths it changed.
+            for file in input
+                .get_mut("files")
+                .and_then(Value::as_array_mut)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(file) = file.as_object_mut() {
+                    file.remove("edits");
+                }
+            }
         }
     }
 }
@@ -553,6 +678,10 @@ pub fn facts(payload: &Value, root: &Path) -> Facts {
             }
         }
         "NotebookEdit" => facts.modified.extend(path_of("notebook_path")),
+        // Codex CLI's, shaped by [`codex_shaped`]: a patch that did not
+        // apply changed nothing.
+        "apply_patch" if failure => {}
+        "apply_patch" => facts.read_patch(input, cwd, root),
         "Grep" | "Glob" | "LS" => facts.read.extend(path_of("path")),
         "Bash" => facts.read_command(payload),
         _ => {}
@@ -595,6 +724,38 @@ impl Facts {
                 });
             }
         }
+    }
+
+    /// The files a Codex CLI patch changed (shaped by [`codex_shaped`]):
+    /// each one in the repository (and where it moved) is modified, each
+    /// hunk an edit of it, as an `Edit` of Claude Code's is read.
+    fn read_patch(&mut self, input: &Value, cwd: &Path, root: &Path) {
+        let files = input["files"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let mut all_edits = Vec::new();
+        for file in files.iter().take(patch::MAX_FILES) {
+            let path_of = |key: &str| {
+                file[key]
+                    .as_str()
+                    .and_then(|path| relative_path(path, cwd, root))
+            };
+            let Some(path) = path_of("file_path") else {
+                continue;
+            };
+            push_unique(&mut self.modified, &path);
+            if let Some(moved) = path_of("move_path") {
+                push_unique(&mut self.modified, &moved);
+            }
+            let edits: Vec<Value> = file["edits"]
+                .as_array()
+                .map(|edits| edits.iter().take(patch::MAX_HUNKS).cloned().collect())
+                .unwrap_or_default();
+            self.read_edits(&serde_json::json!({ "edits": edits.clone() }), Some(path));
+            all_edits.extend(edits);
+        }
+        self.read_change(&serde_json::json!({ "edits": all_edits }));
     }
 
     /// The lines `new` adds to `old` and the identifiers in them.
@@ -698,6 +859,12 @@ impl Facts {
                 self.errors.push(line);
             }
         }
+    }
+}
+
+fn push_unique(paths: &mut Vec<String>, path: &str) {
+    if !paths.iter().any(|p| p == path) {
+        paths.push(path.to_owned());
     }
 }
 
@@ -1132,5 +1299,88 @@ mod tests {
         );
         let claude = serde_json::json!({"hook_event_name": "PostToolUse", "tool_name": "Bash"});
         assert_eq!(claude_shaped(claude.clone()), claude);
+    }
+
+    /// Codex CLI 0.171's PostToolUse, as a real run sent it.
+    fn codex(tool: &str, input: Value, response: Value) -> Value {
+        serde_json::json!({
+            "session_id": "01a23bfa-586b-7ab1-990a-79ddf38b71e1",
+            "turn_id": "01a23bfa-587f-7bc1-9ccc-0094421229e3",
+            "transcript_path": "/home/a/.codex/sessions/2026/12/03/rollout-2026-12-03T12-56-32-01a23bfa.jsonl",
+            "cwd": "/r",
+            "hook_event_name": "PostToolUse",
+            "model": "gpt-5.5",
+            "permission_mode": "bypassPermissions",
+            "tool_name": tool,
+            "tool_input": input,
+            "tool_response": response,
+            "tool_use_id": "call_1",
+        })
+    }
+
+    #[test]
+    fn a_codex_shell_result_has_no_exit_code_until_the_rollout_gives_one() {
+        let shaped = claude_shaped(codex(
+            "Bash",
+            serde_json::json!({"command": "npm test"}),
+            "\n> test\n> node test.js\n\nPASS test.js: 1 passed\n".into(),
+        ));
+        assert_eq!(shaped["tool_response"]["exit_code"], Value::Null);
+        assert_eq!(codex_call(&shaped).map(|(_, call)| call), Some("call_1"));
+        let unknown = facts(&shaped, Path::new("/r"));
+        assert_eq!(
+            (unknown.command.as_deref(), unknown.outcome),
+            (Some("npm test"), None)
+        );
+        let mut known = shaped.clone();
+        known["tool_response"]["exit_code"] = 0.into();
+        assert_eq!(codex_call(&known), None);
+        assert_eq!(
+            facts(&known, Path::new("/r")).outcome,
+            Some(Outcome::Succeeded)
+        );
+        // Its failure in the output is a failure all the same.
+        let failed = claude_shaped(codex(
+            "Bash",
+            serde_json::json!({"command": "npm test"}),
+            "FAIL test.js\n  cart total: expected 5, got 6\n".into(),
+        ));
+        assert_eq!(
+            facts(&failed, Path::new("/r")).outcome,
+            Some(Outcome::Failed)
+        );
+    }
+
+    #[test]
+    fn a_codex_patch_reads_as_the_edits_it_makes_inside_the_repository() {
+        let patch = "*** Begin Patch\n*** Update File: src/cart.js\n@@\n-exports.total = (a, b) => a + b + 1;\n+exports.total = (a, b) => a + b;\n*** Add File: /r/docs/cart.md\n+Totals are in cents.\n*** Update File: ../../etc/passwd\n-root\n+toor\n*** End Patch\n";
+        let applied = claude_shaped(codex(
+            "apply_patch",
+            serde_json::json!({"command": patch}),
+            "Exit code: 0\nWall time: 0.1 seconds\nOutput:\nSuccess. Updated the following files:\nM src/cart.js\nA docs/cart.md\n".into(),
+        ));
+        assert_eq!(applied["hook_event_name"], "PostToolUse");
+        let read = facts(&applied, Path::new("/r"));
+        assert_eq!(read.modified, ["src/cart.js", "docs/cart.md"]);
+        assert_eq!(read.edits.len(), 2, "{read:?}");
+        assert_eq!(read.edits[0].file, "src/cart.js");
+        assert!(read.edits[0].old.is_some() && read.edits[1].old.is_none());
+        let change = read.change.unwrap();
+        assert!(
+            change.contains("+ exports.total = (a, b) => a + b;"),
+            "{change}"
+        );
+        assert!(!change.contains("toor"), "outside the repository: {change}");
+        let refused = claude_shaped(codex(
+            "apply_patch",
+            serde_json::json!({"command": patch}),
+            "apply_patch verification failed: Failed to find expected lines in src/cart.js".into(),
+        ));
+        assert_eq!(refused["hook_event_name"], "PostToolUseFailure");
+        let refused = facts(&refused, Path::new("/r"));
+        assert!(
+            refused.modified.is_empty() && refused.edits.is_empty(),
+            "{refused:?}"
+        );
     }
 }

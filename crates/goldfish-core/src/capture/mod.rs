@@ -7,6 +7,7 @@
 
 pub mod event;
 pub mod failures;
+pub mod patch;
 pub mod prompt;
 pub mod redact;
 pub mod rules;

@@ -9,7 +9,9 @@
 //! Gemini CLI's chat records (JSON Lines of `{type: "user" | "gemini",
 //! content}`, content a string or parts with `text`) read the same way,
 //! without the context its hooks put before a headless prompt
-//! ([`without_hook_context`]).
+//! ([`without_hook_context`]). So do Codex CLI's rollouts (JSON Lines of
+//! `{timestamp, type, payload}` records): the user's message events, the
+//! assistant's message items and the `compacted` summaries.
 
 use serde_json::Value;
 
@@ -91,9 +93,94 @@ pub fn without_hook_context(prompt: &str) -> &str {
     prompt
 }
 
+/// The record of a Codex CLI rollout line (`~/.codex/sessions/…/rollout-*.jsonl`,
+/// 0.171: `{timestamp, type, payload}`, `type` one of `session_meta`,
+/// `response_item`, `event_msg`, `compacted`, `turn_context`, …): its
+/// type and payload, when the entry is one.
+fn codex_record(entry: &Value) -> Option<(&str, &Value)> {
+    let kind = entry["type"].as_str()?;
+    let payload = &entry["payload"];
+    (matches!(kind, "response_item" | "event_msg" | "compacted") && payload.is_object())
+        .then_some((kind, payload))
+}
+
+/// What a person typed, in a Codex CLI rollout record: its `event_msg` of
+/// the user's message (`item_completed` of a `UserMessage`, or the older
+/// `user_message`), never a `response_item` of role `user`, which also
+/// carries the harness's context (`<environment_context>`, AGENTS.md).
+fn codex_request(kind: &str, payload: &Value) -> Option<String> {
+    if kind != "event_msg" {
+        return None;
+    }
+    match payload["type"].as_str()? {
+        "user_message" => payload["message"].as_str().map(str::to_owned),
+        "item_completed" if payload["item"]["type"] == "UserMessage" => {
+            text_of(&payload["item"]["content"])
+        }
+        _ => None,
+    }
+}
+
+/// The agent's text in a Codex CLI rollout record: a `response_item`
+/// message of role `assistant` (its `output_text` parts).
+fn codex_answer(kind: &str, payload: &Value) -> Option<String> {
+    if kind != "response_item" || payload["type"] != "message" || payload["role"] != "assistant" {
+        return None;
+    }
+    let parts = payload["content"].as_array()?;
+    let text = parts
+        .iter()
+        .filter(|part| part["type"] == "output_text")
+        .filter_map(|part| part["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+/// The exit code of Codex CLI's shell call `call_id` in a rollout entry:
+/// the `item_completed` event of its `CommandExecution` (`id` the call's,
+/// `exit_code` an integer); `None` for every other entry.
+pub fn codex_exit_code(entry: &Value, call_id: &str) -> Option<i64> {
+    let (kind, payload) = codex_record(entry)?;
+    let item = &payload["item"];
+    (kind == "event_msg"
+        && payload["type"] == "item_completed"
+        && item["type"] == "CommandExecution"
+        && item["id"] == call_id)
+        .then(|| item["exit_code"].as_i64())
+        .flatten()
+}
+
+/// Whether a transcript entry is the agent editing a file: Claude Code's
+/// `Edit`, `MultiEdit`, `Write` or `NotebookEdit` tool call, or Codex
+/// CLI's `apply_patch` call.
+pub fn edits_code(entry: &Value) -> bool {
+    if let Some((kind, payload)) = codex_record(entry) {
+        return kind == "response_item"
+            && matches!(
+                payload["type"].as_str(),
+                Some("custom_tool_call" | "function_call")
+            )
+            && payload["name"] == "apply_patch";
+    }
+    entry["message"]["content"].as_array().is_some_and(|parts| {
+        parts.iter().any(|part| {
+            part["type"] == "tool_use"
+                && matches!(
+                    part["name"].as_str(),
+                    Some("Edit" | "MultiEdit" | "Write" | "NotebookEdit")
+                )
+        })
+    })
+}
+
 /// The text a person typed in a transcript entry; `None` for every other
 /// entry.
 pub fn request_in(entry: &Value) -> Option<String> {
+    if let Some((kind, payload)) = codex_record(entry) {
+        return codex_request(kind, payload).and_then(|text| typed(&text));
+    }
     if role(entry) != Some("user")
         || entry["isMeta"] == true
         || entry["isSidechain"] == true
@@ -101,8 +188,13 @@ pub fn request_in(entry: &Value) -> Option<String> {
     {
         return None;
     }
-    let text = text_of(content(entry))?;
-    let text = without_blocks(without_hook_context(&text));
+    typed(&text_of(content(entry))?)
+}
+
+/// A user entry's text as a person typed it: inserted blocks and a
+/// headless briefing left out; `None` when what is left is no request.
+fn typed(text: &str) -> Option<String> {
+    let text = without_blocks(without_hook_context(text));
     let text = text.trim();
     if text.is_empty()
         || text.starts_with(INTERRUPTED)
@@ -117,6 +209,15 @@ pub fn request_in(entry: &Value) -> Option<String> {
 /// `isCompactSummary` user entry: what the model wrote of the turns the
 /// compaction dropped); `None` for every other entry.
 pub fn compaction_in(entry: &Value) -> Option<String> {
+    if let Some((kind, payload)) = codex_record(entry) {
+        // Codex CLI's `compacted` record: the summary it kept.
+        return (kind == "compacted")
+            .then(|| payload["message"].as_str())
+            .flatten()
+            .map(str::trim)
+            .filter(|text| !text.is_empty())
+            .map(str::to_owned);
+    }
     if role(entry) != Some("user")
         || entry["isCompactSummary"] != true
         || entry["isSidechain"] == true
@@ -129,6 +230,9 @@ pub fn compaction_in(entry: &Value) -> Option<String> {
 /// The agent's text in a transcript entry (tool calls left out); `None`
 /// for every other entry.
 pub fn answer_in(entry: &Value) -> Option<String> {
+    if let Some((kind, payload)) = codex_record(entry) {
+        return codex_answer(kind, payload);
+    }
     if role(entry) != Some("assistant") || entry["isSidechain"] == true {
         return None;
     }
@@ -311,5 +415,36 @@ mod tests {
         );
         assert_eq!(answer_in(&call), None);
         assert_eq!(request_in(&json!({"$set": {"lastUpdated": "x"}})), None);
+    }
+
+    /// Codex CLI 0.171's rollout records, as a real run wrote them.
+    #[test]
+    fn a_codex_rollout_reads_as_requests_answers_exit_codes_and_edits() {
+        let typed = json!({"timestamp": "2026-12-03T12:56:32.333Z", "ordinal": 8, "type": "event_msg", "payload": {"type": "item_completed", "thread_id": "t", "turn_id": "u", "item": {"type": "UserMessage", "id": "i", "content": [{"type": "text", "text": "Fix the failing cart total test", "text_elements": []}]}}});
+        let harness = json!({"type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<environment_context>\n  <cwd>/r</cwd>\n</environment_context>"}]}});
+        let answer = json!({"type": "response_item", "payload": {"type": "message", "id": "m4", "role": "assistant", "content": [{"type": "output_text", "text": "Fixed the total in src/cart.js."}]}});
+        let ran = json!({"type": "event_msg", "payload": {"type": "item_completed", "item": {"type": "CommandExecution", "id": "call_1", "command": ["/bin/bash", "-lc", "npm test"], "status": "failed", "aggregated_output": "FAIL", "exit_code": 1}}});
+        let patched = json!({"type": "response_item", "payload": {"type": "custom_tool_call", "call_id": "call_2", "name": "apply_patch", "input": "*** Begin Patch"}});
+        let compacted = json!({"type": "compacted", "payload": {"message": "Summary: the cart total is fixed."}});
+        assert_eq!(
+            request_in(&typed).as_deref(),
+            Some("Fix the failing cart total test")
+        );
+        assert_eq!(request_in(&harness), None);
+        assert_eq!(request_in(&answer), None);
+        assert_eq!(
+            answer_in(&answer).as_deref(),
+            Some("Fixed the total in src/cart.js.")
+        );
+        assert_eq!(answer_in(&typed), None);
+        assert_eq!(codex_exit_code(&ran, "call_1"), Some(1));
+        assert_eq!(codex_exit_code(&ran, "call_3"), None);
+        assert!(edits_code(&patched) && !edits_code(&ran));
+        assert_eq!(
+            compaction_in(&compacted).as_deref(),
+            Some("Summary: the cart total is fixed.")
+        );
+        let old = json!({"type": "event_msg", "payload": {"type": "user_message", "message": "run it again"}});
+        assert_eq!(request_in(&old).as_deref(), Some("run it again"));
     }
 }

@@ -308,7 +308,7 @@ impl AgentSession {
                 }
                 return Verdict::Consult("edit (kept for the session summary)");
             }
-            "Edit" | "MultiEdit" | "Write" | "NotebookEdit" => {
+            "Edit" | "MultiEdit" | "Write" | "NotebookEdit" | "apply_patch" => {
                 return Verdict::Consult("edit (kept for the session summary)");
             }
             "Bash" => {}
