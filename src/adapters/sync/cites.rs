@@ -107,6 +107,7 @@ fn culprit(
     head: gix::ObjectId,
     anchor: &Anchor,
 ) -> Change {
+    let anchored = gix::ObjectId::from_hex(anchor.blob.as_bytes()).ok();
     let mut chain: Vec<(gix::ObjectId, Option<gix::ObjectId>)> = Vec::new();
     let mut at = Some(head);
     while let Some(commit) = at
@@ -114,7 +115,7 @@ fn culprit(
     {
         let blob = workspace.object_in_commit(commit, &anchor.path);
         chain.push((commit, blob));
-        if blob.is_some_and(|blob| blob.to_string() == anchor.blob) {
+        if blob.is_some() && blob == anchored {
             break;
         }
         at = workspace.first_parent(commit);
