@@ -6,6 +6,7 @@
 //! other up to [`BUSY_TIMEOUT`].
 
 mod branches;
+mod cites;
 pub mod keyword;
 pub mod locks;
 mod schema;

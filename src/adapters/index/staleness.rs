@@ -23,7 +23,6 @@ use std::collections::BTreeSet;
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::{IndexError, LINE_PROVENANCE};
-use crate::domain::citation::{Change, Checked};
 use crate::domain::config::TrustPolicy;
 use crate::domain::staleness::{
     self as judging, Code, CommitChanges, Event, Gone, Judged, Records,
@@ -139,10 +138,12 @@ pub(super) fn weigh(
     let mut row = tx
         .prepare_cached(&format!(
             "SELECT m.rowid, m.files, m.commit_id, p.commit_id,
-                    m.stale, m.stale_file, m.stale_commit, m.stale_outside, m.moved, m.branch
+                    m.stale, m.stale_file, m.stale_commit, m.stale_outside, m.moved, m.branch,
+                    {cites}
              FROM memories m
              LEFT JOIN provenance p ON {LINE_PROVENANCE}
-             WHERE m.workspace_id = ?1 AND m.id = ?2"
+             WHERE m.workspace_id = ?1 AND m.id = ?2",
+            cites = super::cites::JUDGED
         ))
         .map_err(sqlite)?;
     let mut update = tx
@@ -161,7 +162,11 @@ pub(super) fn weigh(
             continue;
         };
         let files: Vec<String> = serde_json::from_str(&judged.files).unwrap_or_default();
-        let cites = checked_cites(tx, workspace_id, &id).map_err(sqlite)?;
+        let cites = judged
+            .cites
+            .as_deref()
+            .map(super::cites::of)
+            .unwrap_or_default();
         let verdict = match code.as_deref_mut() {
             Some(code) => {
                 let memory = Judged {
@@ -215,6 +220,8 @@ struct JudgedRow {
     introduced: Option<String>,
     stored: Verdict,
     branch: Option<String>,
+    /// Its citations as the last check judged them ([`super::cites::JUDGED`]).
+    cites: Option<String>,
 }
 
 impl JudgedRow {
@@ -232,60 +239,9 @@ impl JudgedRow {
                 moved: row.get(8)?,
             },
             branch: row.get(9)?,
+            cites: row.get(10)?,
         })
     }
-}
-
-/// A memory's citations as the last check judged them, in their order.
-pub(super) fn checked_cites(
-    tx: &rusqlite::Connection,
-    workspace_id: i64,
-    id: &str,
-) -> rusqlite::Result<Vec<Checked>> {
-    let mut statement = tx.prepare_cached(
-        "SELECT path, json_extract(anchor, '$.lines[0]'), json_extract(anchor, '$.lines[1]'),
-                coalesce(verdict, ''), now_start, now_end, commit_id, author, author_name,
-                author_email, date
-         FROM memory_cites WHERE workspace_id = ?1 AND id = ?2 ORDER BY n",
-    )?;
-    statement
-        .query_map(params![workspace_id, id], |row| {
-            let lines = match (row.get::<_, Option<u32>>(4)?, row.get::<_, Option<u32>>(5)?) {
-                (Some(start), Some(end)) => Some((start, end)),
-                _ => None,
-            };
-            let change = row.get::<_, Option<String>>(6)?.map(|commit| Change {
-                commit,
-                author: row
-                    .get::<_, Option<String>>(7)
-                    .ok()
-                    .flatten()
-                    .unwrap_or_default(),
-                author_name: row
-                    .get::<_, Option<String>>(8)
-                    .ok()
-                    .flatten()
-                    .unwrap_or_default(),
-                author_email: row
-                    .get::<_, Option<String>>(9)
-                    .ok()
-                    .flatten()
-                    .unwrap_or_default(),
-                date: row
-                    .get::<_, Option<String>>(10)
-                    .ok()
-                    .flatten()
-                    .unwrap_or_default(),
-            });
-            Ok(Checked {
-                path: row.get(0)?,
-                cited: (row.get(1)?, row.get(2)?),
-                verdict: row.get(3)?,
-                lines,
-                change,
-            })
-        })?
-        .collect()
 }
 
 /// The ids of the memories to judge.

@@ -376,12 +376,7 @@ fn version_19_adds_the_session_and_has_every_file_read_again() {
     .unwrap();
     conn.pragma_update(None, "user_version", 18).unwrap();
     migrate(&mut conn).unwrap();
-    let (blob, racy): (String, bool) = conn
-        .query_row("SELECT blob_id, racy FROM files", [], |row| {
-            Ok((row.get(0)?, row.get(1)?))
-        })
-        .unwrap();
-    assert_eq!((blob.as_str(), racy), ("", true));
+    assert_every_file_read_again(&conn);
     let session: Option<String> = conn
         .query_row("SELECT session FROM memories", [], |row| row.get(0))
         .unwrap_or(None);
@@ -411,12 +406,7 @@ fn version_20_adds_the_citations_and_has_every_file_read_again() {
     .unwrap();
     conn.pragma_update(None, "user_version", 19).unwrap();
     migrate(&mut conn).unwrap();
-    let (blob, racy): (String, bool) = conn
-        .query_row("SELECT blob_id, racy FROM files", [], |row| {
-            Ok((row.get(0)?, row.get(1)?))
-        })
-        .unwrap();
-    assert_eq!((blob.as_str(), racy), ("", true));
+    assert_every_file_read_again(&conn);
     // The triggers keep one row per anchor, and none for what is not one.
     conn.execute_batch(
         r#"INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp,
@@ -442,4 +432,15 @@ fn version_20_adds_the_citations_and_has_every_file_read_again() {
     conn.execute_batch("DELETE FROM memories WHERE id = 'm1';")
         .unwrap();
     assert!(paths(&conn).is_empty());
+}
+
+/// The next sync reads every file again: no blob id kept, each racy.
+#[track_caller]
+fn assert_every_file_read_again(conn: &Connection) {
+    let (blob, racy): (String, bool) = conn
+        .query_row("SELECT blob_id, racy FROM files", [], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })
+        .unwrap();
+    assert_eq!((blob.as_str(), racy), ("", true));
 }

@@ -157,6 +157,7 @@ impl Index {
                 superseder(c.now)
             )
         };
+        let cites = crate::adapters::index::cites::JUDGED;
         let sql = format!(
             "SELECT m.id, m.timestamp, m.type, m.content, m.source, m.tags, m.author, m.branch, m.commit_id,
                     m.files, w.name, m.file, m.line, p.commit_id, p.author, p.date, m.content_hash,
@@ -164,7 +165,7 @@ impl Index {
                     w.trust_policy, w.trust_signed, {UNTRUSTED_REASONS}, {RELEASED}, m.supersedes,
                     {superseded_by} AS superseded_by,
                     m.stale, m.stale_file, m.stale_commit, m.stale_outside, m.moved, m.session,
-                    {CITES} AS cites
+                    {cites} AS cites
              FROM {from}
              JOIN workspaces w ON w.id = m.workspace_id
              LEFT JOIN provenance p ON {LINE_PROVENANCE}
@@ -266,53 +267,10 @@ fn memory_of_row(row: &rusqlite::Row<'_>, now: jiff::Timestamp) -> rusqlite::Res
         .map(|(file, now)| Moved { file, now })
         .collect();
     if let Some(cites) = row.get::<_, Option<String>>(34)? {
-        memory.cites = cites_of(&cites);
+        memory.cites = crate::adapters::index::cites::of(&cites);
     }
     read_marks(&mut memory, now);
     Ok(memory)
-}
-
-/// A memory's citations as the last sync judged them, as one JSON array of
-/// rows (`NULL` for a memory that cites nothing: no lookup).
-const CITES: &str = "CASE WHEN m.cites = '[]' THEN NULL ELSE (
-    SELECT json_group_array(json_array(c.path, json_extract(c.anchor, '$.lines[0]'),
-             json_extract(c.anchor, '$.lines[1]'), coalesce(c.verdict, ''), c.now_start, c.now_end,
-             c.commit_id, c.author, c.date))
-    FROM (SELECT * FROM memory_cites c WHERE c.workspace_id = m.workspace_id AND c.id = m.id
-          ORDER BY c.n) c) END";
-
-/// The rows [`CITES`] gives.
-fn cites_of(json: &str) -> Vec<crate::domain::citation::Checked> {
-    type Row = (
-        String,
-        u32,
-        u32,
-        String,
-        Option<u32>,
-        Option<u32>,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-    );
-    let rows: Vec<Row> = serde_json::from_str(json).unwrap_or_default();
-    rows.into_iter()
-        .map(
-            |(path, start, end, verdict, now_start, now_end, commit, author, date)| {
-                crate::domain::citation::Checked {
-                    path,
-                    cited: (start, end),
-                    verdict,
-                    lines: now_start.zip(now_end),
-                    change: commit.map(|commit| crate::domain::citation::Change {
-                        commit,
-                        author: author.unwrap_or_default(),
-                        date: date.unwrap_or_default(),
-                        ..Default::default()
-                    }),
-                }
-            },
-        )
-        .collect()
 }
 
 /// What is read, not stored: why a superseded memory is, a timestamp
