@@ -18,6 +18,7 @@ use crate::adapters::git::Workspace;
 use crate::adapters::home::Home;
 use crate::domain::capture::rules::AgentSession;
 use crate::domain::capture::{Generator, Observation};
+use crate::domain::citation;
 use crate::domain::supersede;
 
 /// Whether the person running the agent opted out of the capture their
@@ -143,6 +144,12 @@ impl Sink for StoreSink<'_> {
         let (similar, vector) =
             store::near_duplicates(self.session, &workspace, &observation.content)
                 .unwrap_or_default();
+        // The hunks a fix changed, where they are now.
+        let spans = cited_spans(&workspace, &observation.cites);
+        let lines: Vec<citation::Lines<'_>> = spans
+            .iter()
+            .map(|span| (span.path.as_str(), span.start, span.end))
+            .collect();
         // One it probably replaces (a fact changed) is no repeat.
         let replaceable = match &vector {
             Some(vector) => {
@@ -150,6 +157,7 @@ impl Sink for StoreSink<'_> {
                     kind: &observation.kind,
                     content: &observation.content,
                     files: &observation.files,
+                    spans: &lines,
                 };
                 store::replaceable_by(self.session, &workspace, memo, vector, None)
                     .unwrap_or_default()
@@ -176,7 +184,16 @@ impl Sink for StoreSink<'_> {
                 content: observation.content.clone().into_bytes(),
                 kind: observation.kind.clone(),
                 tags: vec!["captured".to_owned()],
-                files: observation.files.clone(),
+                files: observation
+                    .files
+                    .iter()
+                    .cloned()
+                    .chain(
+                        spans
+                            .iter()
+                            .map(|span| format!("{}:{}-{}", span.path, span.start, span.end)),
+                    )
+                    .collect(),
                 source: Some(observation.source.clone()),
                 allow_secret: false,
                 // Like a script: written, with a near-duplicate warning.
@@ -193,6 +210,21 @@ impl Sink for StoreSink<'_> {
         }
         Ok(stored?.entry.id().to_owned())
     }
+}
+
+/// The spans a captured memory cites: each text it noted found in its
+/// file as the working tree has it now, the first place it is. One whose
+/// file or text is gone since is left out (the memory names the file).
+fn cited_spans(workspace: &Workspace, cites: &[(String, String)]) -> Vec<citation::Span> {
+    cites
+        .iter()
+        .filter(|(path, _)| citation::inside(path))
+        .filter_map(|(path, print)| {
+            let print = citation::Context::parse(print)?;
+            let text = store::read_cited(workspace, path).ok()?;
+            citation::find_text(path, &text, &print)
+        })
+        .collect()
 }
 
 impl StoreSink<'_> {

@@ -21,6 +21,7 @@ use crate::adapters::memdir::{LogError, MemoryDir, OpenError};
 use crate::adapters::sync;
 use crate::app::session::ModelState;
 use crate::app::{heal, init};
+use crate::domain::citation;
 use crate::domain::config::{RepoConfig, TrustPolicy};
 use crate::domain::memory::trust;
 use crate::domain::memory::view::LogView;
@@ -50,7 +51,8 @@ pub struct Finding {
     /// `goldfish-on-path`, `memory-folder`, `journal`,
     /// `memory-conflicts`, `log`, `suspect-memories`, `trust-policy`,
     /// `agent-server`, `index`, `index-sync`, `keyword-index`,
-    /// `quarantine`, `stale-memories`, `policy-changes`, `model`.
+    /// `quarantine`, `stale-memories`, `cited-code`, `policy-changes`,
+    /// `model`.
     pub check: &'static str,
     pub status: Severity,
     /// What was found.
@@ -345,6 +347,7 @@ fn trust_findings(workspace: &Workspace, index: &Index) -> Vec<Finding> {
     quarantine_finding(index, row.id, &mut findings);
     shallow_finding(index, row.id, &mut findings);
     stale_finding(index, row.id, &mut findings);
+    cited_code_finding(index, row.id, &mut findings);
     policy_in_effect_finding(workspace, index, row.id, &mut findings);
     reused_finding(index, row.id, &mut findings);
     policy_changes_finding(index, row.id, &mut findings);
@@ -400,6 +403,51 @@ fn stale_finding(index: &Index, workspace_id: i64, findings: &mut Vec<Finding>) 
                 crate::app::render::memories(count)
             ),
             "see them with `goldfish tidy` (or `recall --json`: `stale`); forget those that no longer hold (`goldfish forget ID`) or store what replaces them (`store --supersedes ID`)",
+        ));
+    }
+}
+
+/// How the code memories cite stands at HEAD: citations by verdict. A
+/// note when some cited code changed or went, else ok; nothing when no
+/// memory cites code.
+fn cited_code_finding(index: &Index, workspace_id: i64, findings: &mut Vec<Finding>) {
+    let Ok((memories, counts)) = index.cite_counts(workspace_id) else {
+        return;
+    };
+    if memories == 0 {
+        return;
+    }
+    let of = |verdict: &str| {
+        counts
+            .iter()
+            .find(|(name, _)| name == verdict)
+            .map_or(0, |(_, n)| *n)
+    };
+    let parts: Vec<String> = [
+        (citation::HOLDS, "hold"),
+        (citation::MOVED, "moved"),
+        (citation::CHANGED, "changed"),
+        (citation::GONE, "gone"),
+        ("", "not checked yet (not committed)"),
+    ]
+    .iter()
+    .filter(|(verdict, _)| of(verdict) > 0)
+    .map(|(verdict, said)| format!("{} {said}", of(verdict)))
+    .collect();
+    let message = format!(
+        "{} {} code: citations {}",
+        crate::app::render::memories(memories),
+        if memories == 1 { "cites" } else { "cite" },
+        parts.join(", ")
+    );
+    if of(citation::CHANGED) + of(citation::GONE) == 0 {
+        findings.push(Finding::ok("cited-code", message));
+    } else {
+        findings.push(Finding::bad(
+            "cited-code",
+            Severity::Note,
+            message,
+            "see them with `goldfish recall --json` (`cites`) or `goldfish tidy`; store what holds now with `store --supersedes ID`, or forget what no longer does",
         ));
     }
 }

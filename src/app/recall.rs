@@ -348,13 +348,19 @@ fn newer_first(
         .iter()
         .map(|hit| index.vector_of(model, &hit.content_hash))
         .collect::<Result<Vec<_>, _>>()?;
+    let spans: Vec<Vec<_>> = hits
+        .iter()
+        .map(|hit| hit.cites.iter().map(|cite| cite.now()).collect())
+        .collect();
     let ranked: Vec<supersede::Ranked> = hits
         .iter()
-        .map(|hit| supersede::Ranked {
+        .zip(&spans)
+        .map(|(hit, spans)| supersede::Ranked {
             memo: supersede::Memo {
                 kind: &hit.kind,
                 content: &hit.content,
                 files: &hit.files,
+                spans,
             },
             timestamp: &hit.timestamp,
             trusted: hit.trust == Trust::Trusted,

@@ -461,7 +461,7 @@ fn cited(
 /// A cited file's text in the working tree: a regular file inside the
 /// repository (a symbolic link is not followed out of it), UTF-8, within
 /// [`citation::MAX_FILE_BYTES`].
-fn read_cited(workspace: &Workspace, path: &str) -> Result<String, String> {
+pub(super) fn read_cited(workspace: &Workspace, path: &str) -> Result<String, String> {
     let root = workspace
         .root()
         .canonicalize()
@@ -519,10 +519,12 @@ fn look_before_write(
             near_duplicates_seen(session, workspace, &fields.content).unwrap_or_default();
         vector = computed;
     }
+    let spans: Vec<citation::Lines<'_>> = fields.cites.iter().map(|a| a.lines()).collect();
     let memo = supersede::Memo {
         kind: &fields.kind,
         content: &fields.content,
         files: &fields.files,
+        spans: &spans,
     };
     let replaceable = match (&vector, look_before) {
         (Some(vector), true) => {
@@ -534,7 +536,9 @@ fn look_before_write(
         // The memory it replaces says nearly the same: that is the point.
         // So may one it probably replaces, asked about below.
         similar.retain(|m| {
-            Some(&m.id) != supersedes && !replaceable.iter().any(|r| r.memory.id == m.id)
+            Some(&m.id) != supersedes
+                && !replaceable.iter().any(|r| r.memory.id == m.id)
+                && !about_other_code(m, &spans)
         });
         if !similar.is_empty() {
             let listed: Vec<String> = similar
@@ -650,8 +654,12 @@ fn similar_after_write(
     let Entry::Memory(m) = entry else {
         return similar;
     };
+    let anchors = citation::of_record(&m.extra).anchors;
+    let spans: Vec<citation::Lines<'_>> = anchors.iter().map(|a| a.lines()).collect();
     similar.retain(|s| {
-        Some(&s.id) != m.supersedes.as_ref() && !replaceable.iter().any(|r| r.memory.id == s.id)
+        Some(&s.id) != m.supersedes.as_ref()
+            && !replaceable.iter().any(|r| r.memory.id == s.id)
+            && !about_other_code(s, &spans)
     });
     if replaced == FindReplaced::Report
         && let Some(vector) = vector
@@ -660,6 +668,7 @@ fn similar_after_write(
             kind: &m.kind,
             content: &m.content,
             files: &m.files,
+            spans: &spans,
         };
         // Best effort, as the indexing.
         *replaceable =
@@ -710,10 +719,12 @@ pub fn replaceable_by(
         .into_iter()
         .filter(|m| Some(m.id.as_str()) != except)
         .filter_map(|memory| {
+            let spans: Vec<citation::Lines<'_>> = memory.cites.iter().map(|c| c.now()).collect();
             let older = supersede::Memo {
                 kind: &memory.kind,
                 content: &memory.content,
                 files: &memory.files,
+                spans: &spans,
             };
             let cosine = memory.similarity.unwrap_or(memory.score);
             let why = supersede::judge(older, memo, cosine, supersede::ASK)?;
@@ -840,6 +851,14 @@ fn near_duplicates_seen(
         data_version,
     };
     Ok((similar, Some(vector), Some(before)))
+}
+
+/// Whether a near-duplicate is about other code than the spans a new
+/// memory cites: both cite spans, and none shares a line
+/// ([`citation::apart`]). Alike words about two functions are two memories.
+fn about_other_code(similar: &IndexedMemory, spans: &[citation::Lines<'_>]) -> bool {
+    let theirs: Vec<citation::Lines<'_>> = similar.cites.iter().map(|c| c.now()).collect();
+    citation::apart(&theirs, spans)
 }
 
 /// `content` embedded as a memory text (`None` without a model).

@@ -253,7 +253,19 @@ pub struct Review<'a> {
     attribute_changes: &'a [AttributeChange],
     signers_change: Option<&'a SignersChange>,
     folder_changes: &'a [FolderChange],
+    cited: Vec<CitedChange<'a>>,
     stopping: usize,
+}
+
+/// A memory whose cited code a reviewed range changes.
+#[derive(Debug, Serialize)]
+pub struct CitedChange<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'a str,
+    content: &'a str,
+    cites: Vec<Cite<'a>>,
+    handled: Option<&'a str>,
 }
 
 impl<'a> From<&'a Reviewed> for Review<'a> {
@@ -281,6 +293,17 @@ impl<'a> From<&'a Reviewed> for Review<'a> {
             attribute_changes: &review.attribute_changes,
             signers_change: review.signers_change.as_ref(),
             folder_changes: &review.folder_changes,
+            cited: review
+                .cited
+                .iter()
+                .map(|memory| CitedChange {
+                    id: &memory.id,
+                    kind: &memory.kind,
+                    content: &memory.content,
+                    cites: memory.cites.iter().map(Cite::from).collect(),
+                    handled: memory.handled.as_deref(),
+                })
+                .collect(),
             stopping: review.stopping,
         }
     }

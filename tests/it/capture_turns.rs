@@ -57,9 +57,14 @@ impl<'a> Session<'a> {
         payload
     }
 
-    /// An `Edit` of `file` (repository-relative) from `old` to `new`.
+    /// An `Edit` of `file` (repository-relative) from `old` to `new`: made
+    /// in the file when the repository has it, as the tool does before
+    /// the hook runs.
     fn edit(&self, file: &str, old: &str, new: &str) {
         let path = self.repo.join(file);
+        if let Ok(text) = fs::read_to_string(&path) {
+            fs::write(&path, text.replacen(old, new, 1)).unwrap();
+        }
         let payload = self.payload(
             "Edit",
             json!({"file_path": path, "old_string": old, "new_string": new}),
@@ -237,6 +242,13 @@ fn a_compaction_summary_gives_the_checkpoint_what_the_dropped_turns_learned() {
 fn a_fix_is_the_change_between_the_last_failing_and_the_first_passing_run() {
     let env = TestEnv::new();
     let repo = env.repo("app", "alice");
+    fs::create_dir_all(repo.join("src")).unwrap();
+    fs::write(
+        repo.join("src/config.rs"),
+        "use std::path::PathBuf;\n\npub fn load(home: PathBuf) -> PathBuf {\n    let base = home.join(\".config\");\n    base.join(\"app.toml\")\n}\n",
+    )
+    .unwrap();
+    env.commit_all(&repo, "config");
     let mut session = Session::new(&env, &repo);
     let failing = "running 1 test\ntest config::reads_xdg_config_home ... FAILED\n\nfailures:\n\n---- config::reads_xdg_config_home stdout ----\nthread 'config::reads_xdg_config_home' panicked at src/config.rs:40:9:\nconfig read from ~/.config, not $XDG_CONFIG_HOME\n\nfailures:\n    config::reads_xdg_config_home\n\ntest result: FAILED. 0 passed; 1 failed";
     session.ask("The config test fails on CI, fix it");
@@ -261,6 +273,14 @@ fn a_fix_is_the_change_between_the_last_failing_and_the_first_passing_run() {
         .collect();
     assert_eq!(fixes.len(), 1, "{fixes:#?}");
     assert_eq!(fixes[0]["files"], json!(["src/config.rs"]), "{fixes:#?}");
+    // It cites the hunk that fixed it, where the file has it.
+    assert_eq!(
+        fixes[0]["cites"].as_array().map(Vec::len),
+        Some(1),
+        "{fixes:#?}"
+    );
+    assert_eq!(fixes[0]["cites"][0]["path"], "src/config.rs");
+    assert_eq!(fixes[0]["cites"][0]["lines"], json!([4, 4]), "{fixes:#?}");
     let content = fixes[0]["content"].as_str().unwrap();
     assert!(
         content.contains("xdg_config_home()"),

@@ -141,6 +141,10 @@ fn a_cited_line_a_teammate_edits_makes_the_memory_changed_in_both_clones() {
         assert!(!brief.contains("JWT leeway"), "{brief}");
         let tidy = env.ok(repo, &["tidy", "--json"]);
         assert!(!tidy.contains("JWT leeway"), "{tidy}");
+        assert_eq!(
+            cited_code(&env, repo)["message"],
+            "1 memory cites code: citations 1 changed"
+        );
     }
 
     // Put back as it was: the text holds again.
@@ -148,6 +152,22 @@ fn a_cited_line_a_teammate_edits_makes_the_memory_changed_in_both_clones() {
     env.commit_all(&alice, "leeway back to 60 s");
     assert_eq!(cites(&env, &alice, None)[0]["verdict"], "holds");
     assert!(stale(&env, &alice).is_null());
+    let doctor = cited_code(&env, &alice);
+    assert_eq!(doctor["status"], "ok", "{doctor}");
+    assert_eq!(doctor["message"], "1 memory cites code: citations 1 hold");
+}
+
+/// `doctor --json`'s `cited-code` finding.
+fn cited_code(env: &TestEnv, repo: &Path) -> Value {
+    let doctor: Value =
+        serde_json::from_slice(&env.goldfish(repo, &["doctor", "--json"]).stdout).unwrap();
+    doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "cited-code")
+        .cloned()
+        .unwrap_or_else(|| panic!("a cited-code finding: {doctor:#}"))
 }
 
 #[test]
@@ -291,4 +311,131 @@ fn a_citation_outside_the_repository_too_long_or_past_its_file_is_refused() {
         assert!(err.contains(says), "{spec}: {err}");
     }
     assert_eq!(memory_lines(&repo).len(), before, "nothing was stored");
+}
+
+#[test]
+fn review_lists_the_memories_whose_cited_lines_a_branch_changes() {
+    let env = TestEnv::new();
+    let (alice, _bob) = team_with_citation(&env);
+    // A second memory cites issuer() in the same file, lines 8-10.
+    env.ok(
+        &alice,
+        &[
+            "store",
+            "-t",
+            "insight",
+            "--files",
+            "src/jwt.rs:8-10",
+            "The token issuer is the string goldfish",
+        ],
+    );
+    env.commit_all(&alice, "the issuer insight");
+    let base = head(&env, &alice);
+    env.git(&alice, &["checkout", "-q", "-b", "leeway"]);
+    // A comment above both functions moves them (no memory is stale for
+    // that); the leeway changes (one is).
+    write(
+        &alice,
+        "src/jwt.rs",
+        &format!(
+            "// Tokens.\n{}",
+            JWT.replace("from_secs(60)", "from_secs(300)")
+        ),
+    );
+    env.commit_all(&alice, "leeway 300 s");
+
+    let out = env.goldfish(&alice, &["review", &base, "leeway", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let review: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cited = review["cited"].as_array().unwrap();
+    assert_eq!(cited.len(), 1, "only the leeway memory: {cited:#?}");
+    assert_eq!(cited[0]["content"], LEEWAY);
+    assert_eq!(cited[0]["type"], "decision");
+    assert_eq!(cited[0]["cites"][0]["path"], "src/jwt.rs");
+    assert_eq!(cited[0]["cites"][0]["lines"], serde_json::json!([3, 6]));
+    assert_eq!(cited[0]["cites"][0]["verdict"], "changed");
+    assert_eq!(cited[0]["cites"][0]["now"], serde_json::json!([4, 7]));
+    assert!(cited[0]["handled"].is_null());
+    let id = cited[0]["id"].as_str().unwrap().to_owned();
+    let text = env.ok(&alice, &["review", &base, "leeway"]);
+    assert!(
+        text.contains("cited code: this change alters lines that 1 memory describes"),
+        "{text}"
+    );
+    assert!(
+        text.contains("src/jwt.rs:3-6: changed, now lines 4-7"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("--supersedes {id}")), "{text}");
+
+    // The author supersedes it in the same branch: the review says so.
+    env.ok(
+        &alice,
+        &[
+            "store",
+            "-t",
+            "decision",
+            "--supersedes",
+            &id,
+            "--files",
+            "src/jwt.rs:4-7",
+            "The JWT leeway is 300 s, set in leeway()",
+        ],
+    );
+    env.commit_all(&alice, "the new leeway");
+    let review: Value =
+        serde_json::from_str(&env.ok(&alice, &["review", &base, "leeway", "--json"])).unwrap();
+    let handled = review["cited"][0]["handled"].as_str().unwrap_or_default();
+    assert!(handled.starts_with("superseded by "), "{review:#}");
+
+    // A branch that only moves the code lists nothing.
+    env.git(&alice, &["checkout", "-q", "-b", "moved", &base]);
+    write(&alice, "src/jwt.rs", &format!("// Tokens.\n\n{JWT}"));
+    env.commit_all(&alice, "a comment");
+    let review: Value =
+        serde_json::from_str(&env.ok(&alice, &["review", &base, "moved", "--json"])).unwrap();
+    assert_eq!(review["cited"], serde_json::json!([]), "{review:#}");
+}
+
+const POOL: &str = "\
+def read_pool():
+    return 20
+
+def write_pool():
+    return 20
+";
+
+/// `store -t decision --files SPAN TEXT` in `repo`: what it said on
+/// stderr, once it succeeded.
+fn store_decision(env: &TestEnv, repo: &Path, span: &str, text: &str) -> String {
+    let out = env.goldfish(repo, &["store", "-t", "decision", "--files", span, text]);
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    said
+}
+
+/// The fake model (words hashed into a vector) stands in: the test is of
+/// which memories are compared, not of what the words mean.
+#[test]
+fn memories_citing_other_lines_of_one_file_are_not_offered_as_replacements() {
+    let env = TestEnv::new().with_fake_model();
+    let repo = env.repo("r", "Ada");
+    write(&repo, "pool.py", POOL);
+    env.commit_all(&repo, "pool");
+    let pool = |span: &str, size: u32| {
+        let text = format!("The pool size is {size} connections per service");
+        store_decision(&env, &repo, span, &text)
+    };
+    pool("pool.py:1-2", 20);
+    env.commit_all(&repo, "the read pool");
+    // Another function of the same file, another number: two decisions.
+    let said = pool("pool.py:4-5", 50);
+    assert!(!said.contains("may replace"), "{said}");
+    assert!(
+        !said.contains(" similar to "),
+        "no near-duplicate either: {said}"
+    );
+    // The same lines, another number: offered, as without citations.
+    let said = pool("pool.py:2", 80);
+    assert!(said.contains("it may replace "), "{said}");
 }

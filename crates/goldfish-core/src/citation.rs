@@ -161,10 +161,40 @@ pub struct Checked {
 }
 
 impl Checked {
+    /// Its path and lines: where the last check found it, else where it
+    /// was cited.
+    pub fn now(&self) -> Lines<'_> {
+        let (start, end) = self.lines.unwrap_or(self.cited);
+        (&self.path, start, end)
+    }
+
     /// Whether the cited text is not at HEAD any more.
     pub fn lost(&self) -> bool {
         self.verdict == CHANGED || self.verdict == GONE
     }
+}
+
+/// A span as a memory cites it: its path, first and last line.
+pub type Lines<'a> = (&'a str, u32, u32);
+
+impl Anchor {
+    /// Its path and the lines it was read at.
+    pub fn lines(&self) -> Lines<'_> {
+        (&self.path, self.start, self.end)
+    }
+}
+
+/// Whether two memories are about different code: both cite spans, and no
+/// span of one shares a line with a span of the other in the same file.
+/// Two fixes of different functions of one large file are not one fix
+/// because both name the file.
+pub fn apart(a: &[Lines<'_>], b: &[Lines<'_>]) -> bool {
+    !a.is_empty()
+        && !b.is_empty()
+        && !a.iter().any(|&(path, start, end)| {
+            b.iter()
+                .any(|&(other, first, last)| path == other && start <= last && first <= end)
+        })
 }
 
 /// Reads `path:START-END` or `path:START`; `None` when `spec` names no
@@ -438,6 +468,45 @@ fn fingerprint(lines: &[String]) -> String {
     hasher.finalize().to_hex()[..32].to_owned()
 }
 
+impl Context {
+    /// Reads `N:hex` as [`Context`]'s `Display` writes it.
+    pub fn parse(s: &str) -> Option<Context> {
+        let (lines, text) = s.split_once(':')?;
+        let lines = lines
+            .parse()
+            .ok()
+            .filter(|&n| n <= MAX_SPAN_LINES as usize)?;
+        is_hex(text, 32).then(|| Context {
+            lines,
+            text: text.to_owned(),
+        })
+    }
+}
+
+/// The fingerprint of a piece of code as a citation keeps a span's text
+/// (its non-blank lines, normalised): what capture notes of an edit's new
+/// text, to find its lines in the file later ([`find_text`]). `None` for
+/// text of no non-blank line or of more lines than a citation may span.
+pub fn text_fingerprint(text: &str) -> Option<Context> {
+    let text = Normalised::of(text);
+    (!text.lines.is_empty() && text.lines.len() <= MAX_SPAN_LINES as usize)
+        .then(|| context(&text.lines))
+}
+
+/// Where text fingerprinted as `context` ([`text_fingerprint`]) is in
+/// `file`, the version of `path` it was written into: its first place, as
+/// a span to cite.
+pub fn find_text(path: &str, file: &str, context: &Context) -> Option<Span> {
+    let text = Normalised::of(file);
+    let at = *text.all(context).first()?;
+    let (start, end) = text.span(at, at + context.lines)?;
+    Some(Span {
+        path: path.to_owned(),
+        start,
+        end,
+    })
+}
+
 impl std::fmt::Display for Context {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}:{}", self.lines, self.text)
@@ -590,6 +659,33 @@ pub fn issuer() -> &'static str {
     \"goldfish\"
 }
 ";
+
+    #[test]
+    fn an_edits_new_text_is_found_again_in_its_file() {
+        let new = "pub fn leeway() -> Duration {\n        Duration::from_secs(60)\n}";
+        let print = text_fingerprint(new).unwrap();
+        assert_eq!(Context::parse(&print.to_string()), Some(print.clone()));
+        let span = find_text("src/jwt.rs", FILE, &print).unwrap();
+        assert_eq!((span.start, span.end), (4, 6));
+        let cited = anchor(&span, FILE, BLOB.into()).unwrap();
+        assert_eq!(locate(&cited, Some(FILE), Some(FILE)), Found::Holds);
+        assert_eq!(find_text("src/jwt.rs", "fn other() {}\n", &print), None);
+        assert_eq!(text_fingerprint("  \n\n"), None);
+        assert_eq!(Context::parse("3:nothex"), None);
+    }
+
+    #[test]
+    fn memories_citing_other_lines_of_one_file_are_apart() {
+        let leeway = [("src/jwt.rs", 3, 6)];
+        assert!(apart(&leeway, &[("src/jwt.rs", 8, 10)]));
+        assert!(apart(&leeway, &[("src/other.rs", 3, 6)]));
+        // A shared line, or one side citing no span, is not apart.
+        assert!(!apart(&leeway, &[("src/jwt.rs", 6, 10)]));
+        assert!(!apart(&leeway, &[("src/jwt.rs", 1, 3)]));
+        assert!(!apart(&leeway, &[("src/x.rs", 1, 2), ("src/jwt.rs", 4, 4)]));
+        assert!(!apart(&leeway, &[]));
+        assert!(!apart(&[], &leeway));
+    }
 
     fn anchor_of(start: u32, end: u32) -> Anchor {
         let span = Span {

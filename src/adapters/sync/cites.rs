@@ -152,20 +152,20 @@ fn culprit(
 /// The texts of the blobs read during one check, each read once: `None`
 /// for an object that is not a readable UTF-8 file within
 /// [`citation::MAX_FILE_BYTES`].
-struct Texts<'w> {
+pub(crate) struct Texts<'w> {
     workspace: &'w Workspace,
     read: HashMap<gix::ObjectId, Option<Rc<str>>>,
 }
 
 impl<'w> Texts<'w> {
-    fn new(workspace: &'w Workspace) -> Self {
+    pub(crate) fn new(workspace: &'w Workspace) -> Self {
         Texts {
             workspace,
             read: HashMap::new(),
         }
     }
 
-    fn of(&mut self, id: gix::ObjectId) -> Option<Rc<str>> {
+    pub(crate) fn of(&mut self, id: gix::ObjectId) -> Option<Rc<str>> {
         self.read
             .entry(id)
             .or_insert_with(|| {
@@ -178,7 +178,7 @@ impl<'w> Texts<'w> {
             .clone()
     }
 
-    fn of_hex(&mut self, hex: &str) -> Option<Rc<str>> {
+    pub(crate) fn of_hex(&mut self, hex: &str) -> Option<Rc<str>> {
         self.of(gix::ObjectId::from_hex(hex.as_bytes()).ok()?)
     }
 }

@@ -56,7 +56,7 @@ use crate::domain::sync_plan::{
     self, Content, FileProblem, FileState, Found, Planned, Recorded, Row, Stat,
 };
 
-mod cites;
+pub(crate) mod cites;
 mod config;
 mod files;
 mod gather;

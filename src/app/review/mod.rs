@@ -27,10 +27,12 @@ use crate::domain::memory::{Entry, Memory, trust};
 use crate::domain::policy_history::{self, Raw};
 use crate::domain::recalled::{Provenance, Trust, trust_reason_text};
 
+mod cites;
 mod judge;
 mod lines;
 mod text;
 
+pub use cites::CitedChange;
 use judge::*;
 use lines::*;
 pub use text::*;
@@ -77,6 +79,9 @@ pub struct Review {
     /// What the range puts in place of the memory folder, or of a memory
     /// file, that is not a folder or a regular file (a submodule, a link).
     pub folder_changes: Vec<FolderChange>,
+    /// The memories whose cited code the range changes or removes: a
+    /// note for the author, never a reason to stop.
+    pub cited: Vec<CitedChange>,
     /// Changes (policy and attribute changes too) that stop the review:
     /// exit 1.
     pub stopping: usize,
@@ -390,6 +395,7 @@ pub fn review_commits(
     let attribute_changes = attribute_changes(workspace, since, head_id);
     let signers_change = signers_change(workspace, since, head_id);
     let folder_changes = folder_changes(workspace, since, head_id)?;
+    let cited = cites::cited_changes(workspace, since, head_id, &diff)?;
 
     let stopping = changes.iter().filter(|change| change.stops).count()
         + policy_changes.iter().filter(|change| change.stops).count()
@@ -417,6 +423,7 @@ pub fn review_commits(
         attribute_changes,
         signers_change,
         folder_changes,
+        cited,
         stopping,
     })
 }

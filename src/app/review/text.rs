@@ -27,6 +27,7 @@ pub fn text(review: &Review) -> String {
     let mut out = header_text(review);
     out.push_str(&changes_text(review));
     out.push_str(&config_changes_text(review));
+    out.push_str(&cited_text(review));
     out.push_str(&summary_text(review));
     crate::app::render::terminal_safe(&out).into_owned()
 }
@@ -167,6 +168,49 @@ fn config_changes_text(review: &Review) -> String {
             change.path,
             blob(&change.before),
             blob(&change.after)
+        ));
+    }
+    out
+}
+
+/// The memories whose cited code the range changes, each with what to do
+/// about it.
+fn cited_text(review: &Review) -> String {
+    let mut out = String::new();
+    let count = review.cited.len();
+    if count == 0 {
+        return out;
+    }
+    out.push_str(&format!(
+        "\ncited code: this change alters lines that {count} memor{} describe{}\n",
+        if count == 1 { "y" } else { "ies" },
+        if count == 1 { "s" } else { "" }
+    ));
+    for memory in review.cited.iter().take(TEXT_CHANGES) {
+        out.push_str(&format!("  {}  {}\n    ", memory.id, memory.kind));
+        out.push_str(&indented(&memory.content));
+        for cite in &memory.cites {
+            let now = match cite.lines {
+                Some((start, end)) => format!(", now lines {start}-{end}"),
+                None => String::new(),
+            };
+            out.push_str(&format!(
+                "    {}:{}-{}: {}{now}\n",
+                cite.path, cite.cited.0, cite.cited.1, cite.verdict
+            ));
+        }
+        match &memory.handled {
+            Some(handled) => out.push_str(&format!("    {handled} in this change\n")),
+            None => out.push_str(&format!(
+                "    still true? `goldfish store --supersedes {} …` says what holds now; `goldfish forget {}` if nothing does\n",
+                memory.id, memory.id
+            )),
+        }
+    }
+    if count > TEXT_CHANGES {
+        out.push_str(&format!(
+            "  … {} more: `goldfish review --json` lists every one\n",
+            count - TEXT_CHANGES
         ));
     }
     out

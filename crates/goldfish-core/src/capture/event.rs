@@ -535,6 +535,10 @@ pub struct Edit {
     /// What it changed, one bounded line (orders and secrets removed): the
     /// function it is in (`fn`, `func`, `def`, …) and its first new line.
     pub what: Option<String>,
+    /// The fingerprint of its new text as a citation keeps it
+    /// ([`crate::citation::text_fingerprint`], `N:hex`): an edit of part
+    /// of a file only, not a file written whole. A fix cites the lines.
+    pub span: Option<String>,
 }
 
 /// Characters of an edit's first new line kept in [`Edit::what`].
@@ -716,11 +720,15 @@ impl Facts {
                 let old = edit["old_string"].as_str();
                 self.note_added(old, new);
                 let what = what_changed(old, new).and_then(|what| self.keep_clear(&what));
+                let span = old
+                    .and_then(|_| crate::citation::text_fingerprint(new))
+                    .map(|print| print.to_string());
                 self.edits.push(Edit {
                     file: file.clone(),
                     old: old.map(text_hash),
                     new: text_hash(new),
                     what: what.filter(|what| !what.trim().is_empty()),
+                    span,
                 });
             }
         }

@@ -121,6 +121,7 @@ pub fn judge_with(
                 kind,
                 content: text,
                 files: facts.modified.clone(),
+                cites: Vec::new(),
                 source: format!("capture:{}", generator.id()),
                 supersedes: None,
             }))
@@ -137,6 +138,7 @@ mod tests {
             kind: "bug-fix".to_owned(),
             content: content.to_owned(),
             files: files.iter().map(|f| (*f).to_owned()).collect(),
+            cites: Vec::new(),
             source: "capture:model".to_owned(),
             supersedes: None,
         }

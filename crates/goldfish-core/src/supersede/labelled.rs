@@ -74,6 +74,7 @@ impl Pair {
             kind: &self.kind,
             content: &self.older,
             files: self.older_files.as_deref().unwrap_or(&self.files),
+            spans: &[],
         }
     }
 
@@ -82,6 +83,7 @@ impl Pair {
             kind: &self.kind,
             content: &self.newer,
             files: self.newer_files.as_deref().unwrap_or(&self.files),
+            spans: &[],
         }
     }
 }

@@ -41,6 +41,8 @@ pub struct Memo<'a> {
     pub kind: &'a str,
     pub content: &'a str,
     pub files: &'a [String],
+    /// The spans of code it cites ([`crate::citation::Lines`]).
+    pub spans: &'a [crate::citation::Lines<'a>],
 }
 
 /// Why an older memory is a candidate for replacement.
@@ -164,7 +166,8 @@ impl Candidate {
 
 /// Whether `newer` probably replaces `older`, given the cosine of their
 /// texts and the threshold to reach: `None` unless they have the same type,
-/// reach it, share a file when both name files, and differ in a fact.
+/// reach it, share a file when both name files (a line when both cite
+/// spans), and differ in a fact.
 pub fn judge(older: Memo, newer: Memo, cosine: f64, threshold: f64) -> Option<Candidate> {
     if older.kind != newer.kind || cosine < threshold {
         return None;
@@ -176,6 +179,11 @@ pub fn judge(older: Memo, newer: Memo, cosine: f64, threshold: f64) -> Option<Ca
         .cloned()
         .collect();
     if !older.files.is_empty() && !newer.files.is_empty() && shared_files.is_empty() {
+        return None;
+    }
+    // Both cite code, and not the same lines: about different code, however
+    // alike the words.
+    if crate::citation::apart(older.spans, newer.spans) {
         return None;
     }
     let (old, new) = (Text::read(older.content), Text::read(newer.content));

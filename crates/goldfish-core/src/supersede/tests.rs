@@ -7,6 +7,7 @@ fn a_newer_result_that_says_what_it_changes_moves_above_a_less_similar_older_one
         kind: "decision",
         content,
         files: &files,
+        spans: &[],
     };
     let older = Ranked {
         memo: memo("Deploys are blue/green: two Helm releases, and make flip switches traffic"),
@@ -52,6 +53,7 @@ fn a_moving_result_never_passes_a_newer_one() {
         kind: "decision",
         content,
         files: &files,
+        spans: &[],
     };
     let at = |content, timestamp| Ranked {
         memo: memo(content),
@@ -79,6 +81,7 @@ fn a_newer_result_that_updates_an_older_one_moves_above_it() {
         kind: "decision",
         content,
         files: &files,
+        spans: &[],
     };
     let results = [
         Ranked {
@@ -353,6 +356,7 @@ fn memo<'a>(kind: &'a str, content: &'a str, files: &'a [String]) -> Memo<'a> {
         kind,
         content,
         files,
+        spans: &[],
     }
 }
 

@@ -52,6 +52,39 @@ impl Index {
             .map_err(self.sqlite())
     }
 
+    /// A workspace's citations of live memories by verdict (`holds`,
+    /// `moved`, `changed`, `gone`; `""` not checked yet), each with how
+    /// many, and how many memories cite code at all.
+    pub fn cite_counts(&self, workspace_id: i64) -> Result<(u64, Vec<(String, u64)>), IndexError> {
+        let live = "NOT EXISTS (SELECT 1 FROM tombstones t WHERE t.workspace_id = c.workspace_id AND t.forgets = c.id AND t.counts)";
+        let memories = self
+            .conn
+            .query_row(
+                &format!(
+                    "SELECT count(DISTINCT c.id) FROM memory_cites c WHERE c.workspace_id = ?1 AND {live}"
+                ),
+                rusqlite::params![workspace_id],
+                |row| row.get::<_, i64>(0),
+            )
+            .map_err(self.sqlite())?;
+        let mut statement = self
+            .conn
+            .prepare(&format!(
+                "SELECT coalesce(c.verdict, ''), count(*) FROM memory_cites c
+                 WHERE c.workspace_id = ?1 AND {live}
+                 GROUP BY 1 ORDER BY 1"
+            ))
+            .map_err(self.sqlite())?;
+        let counts = statement
+            .query_map(rusqlite::params![workspace_id], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)? as u64))
+            })
+            .map_err(self.sqlite())?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(self.sqlite())?;
+        Ok((memories as u64, counts))
+    }
+
     /// The commits that changed a workspace's trust policy while their
     /// author was outside the policy before them, oldest first.
     pub fn refused_policy_changes(

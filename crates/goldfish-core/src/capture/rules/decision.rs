@@ -77,6 +77,7 @@ pub(super) fn decision_record(facts: &Facts) -> Option<Observation> {
         kind: "decision".to_owned(),
         content,
         files: vec![path.clone()],
+        cites: Vec::new(),
         source: RULES_SOURCE.to_owned(),
         supersedes: None,
     })

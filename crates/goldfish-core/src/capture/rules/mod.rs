@@ -118,10 +118,17 @@ pub struct HeldFix {
     pub changes: Vec<String>,
     /// The functions they are in.
     pub symbols: Vec<String>,
+    /// The spans to cite: each file with the fingerprint of an edit's new
+    /// text ([`Edit::span`]), at most [`MAX_FIX_CITES`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cites: Vec<(String, String)>,
     /// The failing runs it settles (told in the fix once stored).
     #[serde(default)]
     pub settles: usize,
 }
+
+/// Spans of code a captured fix cites at most: the hunks that fixed it.
+pub const MAX_FIX_CITES: usize = 4;
 
 /// Fingerprints of added lines and names a session keeps.
 pub const MAX_ADDED: usize = 3000;
@@ -155,6 +162,9 @@ pub struct Pending {
     /// What it changed, as [`Edit::what`] says it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub what: Option<String>,
+    /// Its new text's fingerprint, as [`Edit::span`] says it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span: Option<String>,
 }
 
 /// Why a check that passes again after its files went back to what they
@@ -229,6 +239,10 @@ pub struct Observation {
     pub kind: String,
     pub content: String,
     pub files: Vec<String>,
+    /// The spans it cites, each a file and the fingerprint of the text to
+    /// find there ([`crate::citation::find_text`]): a fix's hunks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cites: Vec<(String, String)>,
     /// `capture:rules`, or `capture:<model id>`.
     pub source: String,
     /// The memory it replaces: a session's earlier checkpoint.
@@ -373,6 +387,7 @@ impl AgentSession {
                     old: None,
                     new: format!("unknown edit {}", self.events),
                     what: None,
+                    span: None,
                 });
             }
         }
@@ -545,6 +560,20 @@ impl AgentSession {
                 Some((file.clone(), what))
             })
             .collect();
+        let mut cites: Vec<(String, String)> = Vec::new();
+        for (file, new) in &edits {
+            let span = self
+                .pending
+                .get(file)
+                .and_then(|pending| pending.iter().rev().find(|p| &p.new == new))
+                .and_then(|p| p.span.clone());
+            if let Some(span) = span
+                && cites.len() < MAX_FIX_CITES
+                && !cites.iter().any(|(f, s)| f == file && s == &span)
+            {
+                cites.push((file.clone(), span));
+            }
+        }
         let mut changes: Vec<String> = Vec::new();
         let mut symbols: Vec<String> = Vec::new();
         for (file, what) in whats.iter().rev() {
@@ -563,6 +592,7 @@ impl AgentSession {
             edits,
             changes,
             symbols,
+            cites,
             settles: self.settled,
         };
         let preview = self.fix_observation(&held, &[]);
@@ -608,6 +638,7 @@ impl AgentSession {
             kind: "bug-fix".to_owned(),
             content,
             files: fix.files.iter().take(20).cloned().collect(),
+            cites: fix.cites.clone(),
             source: RULES_SOURCE.to_owned(),
             supersedes: None,
         }
@@ -812,6 +843,7 @@ impl AgentSession {
             kind: CHECKPOINT.to_owned(),
             content,
             files: changed.into_iter().take(20).collect(),
+            cites: Vec::new(),
             source: RULES_SOURCE.to_owned(),
             supersedes: self.checkpoint.clone(),
         })
@@ -874,6 +906,7 @@ impl AgentSession {
                 old: edit.old.clone(),
                 new: edit.new.clone(),
                 what: edit.what.clone(),
+                span: edit.span.clone(),
             }),
             None => {}
         }

@@ -24,6 +24,7 @@ fn edit_text(path: &str, old: &str, new: &str) -> Facts {
             old: Some(old.to_owned()),
             new: new.to_owned(),
             what: None,
+            span: None,
         }],
         ..edit(path)
     }
