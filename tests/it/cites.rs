@@ -439,3 +439,40 @@ fn memories_citing_other_lines_of_one_file_are_not_offered_as_replacements() {
     let said = pool("pool.py:2", 80);
     assert!(said.contains("it may replace "), "{said}");
 }
+
+/// MCP `store` takes spans in `files` as `store --files` does: the line
+/// keeps the anchor, `get` shows the citation judged; a span outside the
+/// repository is a tool error naming `files`.
+#[test]
+fn mcp_store_cites_a_span_and_refuses_one_outside_the_repository() {
+    use crate::mcp::{call, connect, runtime, text_of};
+    let env = TestEnv::new();
+    let repo = env.repo("r", "Ada");
+    write(&repo, "src/jwt.rs", JWT);
+    env.commit_all(&repo, "jwt");
+    runtime().block_on(async {
+        let client = connect(&env, &repo).await;
+        let stored = call(
+            &client,
+            "store",
+            serde_json::json!({"content": LEEWAY, "type": "decision", "files": ["src/jwt.rs:3-6"]}),
+        )
+        .await;
+        assert_eq!(stored.is_error, Some(false), "{}", text_of(&stored));
+        let outside = call(
+            &client,
+            "store",
+            serde_json::json!({"content": "Another", "type": "decision", "files": ["../x.rs:1-2"]}),
+        )
+        .await;
+        assert_eq!(outside.is_error, Some(true));
+        assert!(text_of(&outside).contains("files"), "{}", text_of(&outside));
+        client.cancel().await.unwrap();
+    });
+    let lines = memory_lines(&repo);
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert_eq!(lines[0]["cites"][0]["path"], "src/jwt.rs");
+    assert_eq!(lines[0]["cites"][0]["lines"], serde_json::json!([3, 6]));
+    env.commit_all(&repo, "the decision");
+    assert_eq!(cites(&env, &repo, None)[0]["verdict"], "holds");
+}

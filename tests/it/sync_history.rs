@@ -33,6 +33,9 @@ pub struct IndexState {
     /// id → the stored staleness (reason, file, commit, outside the
     /// policy, moved paths).
     pub stale: BTreeMap<String, (String, String, String, i64, String)>,
+    /// (id, n) → the citation's verdict, its lines at HEAD and the commit
+    /// that changed it, as the last check judged them.
+    pub cites: BTreeMap<(String, i64), (String, i64, i64, String)>,
     /// (live memories, memory rows, head).
     pub counts: (i64, i64, Option<String>),
     /// The whole home's embedding queue.
@@ -246,6 +249,21 @@ pub fn index_state(home: &Path, root: &Path) -> IndexState {
         (text(r, 0), (stale, text(r, 2), commit, int(r, 4), text(r, 5)))
     })
     .collect();
+    let cites = rows(
+        &conn,
+        "SELECT id, n, coalesce(verdict, ''), coalesce(now_start, 0), coalesce(now_end, 0),
+                coalesce(commit_id, '')
+         FROM memory_cites WHERE workspace_id = ?1",
+        id,
+    )
+    .iter()
+    .map(|r| {
+        (
+            (text(r, 0), int(r, 1)),
+            (text(r, 2), int(r, 3), int(r, 4), text(r, 5)),
+        )
+    })
+    .collect();
     IndexState {
         memories,
         tombstones,
@@ -254,6 +272,7 @@ pub fn index_state(home: &Path, root: &Path) -> IndexState {
         verdicts,
         files,
         stale,
+        cites,
         counts: (live, rows_count, head),
         queued: queued_hashes(home),
     }
@@ -312,6 +331,13 @@ enum Op {
     /// `git merge main` into what is checked out (main as a second parent:
     /// the first-parent line is the branch's).
     MergeMain,
+    /// Code file `src/fK.rs`, when there, edited: a line put above its
+    /// functions (they move), the line `b()` returns changed, or a
+    /// function added at its end.
+    Touch {
+        k: usize,
+        how: usize,
+    },
     /// `src/fA.rs` renamed to `src/fB.rs` when one is and the other is not.
     Rename {
         a: usize,
@@ -334,6 +360,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Main),
         1 => (1..3usize).prop_map(|back| Op::Older { back }),
         2 => (0..3usize).prop_map(|k| Op::Code { k }),
+        2 => (0..3usize, 0..3usize).prop_map(|(k, how)| Op::Touch { k, how }),
         1 => (0..3usize, 0..3usize).prop_map(|(a, b)| Op::Rename { a, b }),
         2 => (0..2usize).prop_map(|n| Op::Merge { n }),
         1 => Just(Op::MergeMain),
@@ -380,13 +407,35 @@ fn append(path: &Path, line: &str) {
     rewrite(path, |lines| lines.push(line.to_owned()));
 }
 
+/// Memory `n`'s line; one of four (2, 6, 10, …) cites the lines of `b()`
+/// in its code file, anchored in the file as [`Op::Code`] writes it.
 fn memory(n: u64, day: usize, content: &str) -> String {
+    let k = (n % 3) as usize;
+    let cites = if n % 4 == 2 {
+        use goldfish::domain::citation;
+        let text = code_text(k, 0);
+        let span = citation::Span {
+            path: format!("src/f{k}.rs"),
+            start: 5,
+            end: 7,
+        };
+        let blob = goldfish::adapters::git::blob_id(text.as_bytes()).to_string();
+        let anchor = citation::anchor(&span, &text, blob).unwrap();
+        format!(r#","cites":{}"#, citation::to_record(&[anchor]))
+    } else {
+        String::new()
+    };
     format!(
-        r#"{{"id":"01KAJ{n:021}","timestamp":"2026-11-0{}T10:00:00.000Z","type":"insight","content":"{content}","branch":"b{}","files":["src/f{}.rs"]}}"#,
+        r#"{{"id":"01KAJ{n:021}","timestamp":"2026-11-0{}T10:00:00.000Z","type":"insight","content":"{content}","branch":"b{}","files":["src/f{k}.rs"]{cites}}}"#,
         day + 1,
         n % 2,
-        n % 3
     )
+}
+
+/// Code file `k` as [`Op::Code`] writes it at step `n`: two functions,
+/// `b()` at lines 5-7.
+fn code_text(k: usize, n: u64) -> String {
+    format!("// {k} {n}\nfn a() {{\n    1\n}}\nfn b() {{\n    2\n}}\n")
 }
 
 fn code_file(repo: &Path, k: usize) -> PathBuf {
@@ -506,7 +555,18 @@ impl Play {
                     fs::remove_file(path).unwrap();
                 } else {
                     fs::create_dir_all(path.parent().unwrap()).unwrap();
-                    fs::write(path, format!("// {k} {n}\n")).unwrap();
+                    fs::write(path, code_text(*k, n)).unwrap();
+                }
+            }
+            Op::Touch { k, how } => {
+                let path = code_file(&self.repo, *k);
+                if let Ok(text) = fs::read_to_string(&path) {
+                    let touched = match how {
+                        0 => text.replacen('\n', &format!("\n// moved {n}\n"), 1),
+                        1 => text.replacen("    2\n", &format!("    2 + {n}\n"), 1),
+                        _ => format!("{text}fn c{n}() {{}}\n"),
+                    };
+                    fs::write(path, touched).unwrap();
                 }
             }
             Op::Rename { a, b } => {
@@ -804,4 +864,34 @@ fn a_branch_deleted_unmerged_is_the_one_verdict_a_rebuild_does_not_give() {
             verdict("memory 8 about the cache", ""),
         ]
     );
+}
+
+/// Citations in a history: a cited function changed, moved, the commit
+/// checked out again before it and after; the verdicts each sync stores
+/// are a rebuild's (and the property's random histories cover more).
+#[test]
+fn citations_judged_incrementally_equal_a_rebuilds() {
+    let play = play(&[
+        Op::Code { k: 2 },
+        Op::Append { day: 0 },
+        Op::Commit,
+        Op::Sync,
+        Op::Touch { k: 2, how: 1 },
+        Op::Commit,
+        Op::Sync,
+        Op::Touch { k: 2, how: 0 },
+        Op::Commit,
+        Op::Older { back: 1 },
+        Op::Sync,
+        Op::Main,
+    ])
+    .unwrap();
+    let home = play.env.path().join("home/.goldfish");
+    let root = fs::canonicalize(&play.repo).unwrap();
+    let cites = index_state(&home, &root).cites;
+    let verdicts: Vec<&str> = cites.values().map(|(v, ..)| v.as_str()).collect();
+    assert_eq!(verdicts, ["changed"], "{cites:?}");
+    let (_, start, end, commit) = cites.values().next().unwrap();
+    assert_eq!((*start, *end), (6, 8), "moved down a line: {cites:?}");
+    assert!(!commit.is_empty(), "{cites:?}");
 }
