@@ -155,6 +155,10 @@ pub fn cite_note(cite: &crate::domain::citation::Checked) -> String {
         .lines
         .map(|(start, end)| format!("{start}-{end}"))
         .unwrap_or_default();
+    let now = match &cite.now_path {
+        Some(path) => format!("{}:{now}", label::shown(path, PATH_CHARS)),
+        None => now,
+    };
     let by = cite.change.as_ref().map(|change| {
         let short = change.commit.get(..10).unwrap_or(&change.commit);
         let date = change.date.get(..10).unwrap_or(&change.date);

@@ -132,6 +132,9 @@ pub struct Cite<'a> {
     lines: [u32; 2],
     verdict: &'a str,
     now: Option<[u32; 2]>,
+    /// The path a rename took its file to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    now_path: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     changed_by: Option<ChangedBy<'a>>,
 }
@@ -155,6 +158,7 @@ impl<'a> From<&'a crate::domain::citation::Checked> for Cite<'a> {
                 &c.verdict
             },
             now: c.lines.map(|(start, end)| [start, end]),
+            now_path: c.now_path.as_deref(),
             changed_by: c.change.as_ref().map(|change| ChangedBy {
                 commit: &change.commit,
                 author: &change.author,

@@ -476,3 +476,56 @@ fn mcp_store_cites_a_span_and_refuses_one_outside_the_repository() {
     env.commit_all(&repo, "the decision");
     assert_eq!(cites(&env, &repo, None)[0]["verdict"], "holds");
 }
+
+/// A cited file renamed (`git mv`, then edited in the same commit, as
+/// git's `-M` still calls a rename) is followed: the memory moves with it,
+/// in both clones; a later edit of the lines at the new path changes it.
+#[test]
+fn a_cited_file_renamed_is_followed_to_its_new_path() {
+    let env = TestEnv::new();
+    let (alice, bob) = team_with_citation(&env);
+    fs::create_dir_all(bob.join("src/auth")).unwrap();
+    env.git(&bob, &["mv", "src/jwt.rs", "src/auth/jwt.rs"]);
+    write(
+        &bob,
+        "src/auth/jwt.rs",
+        &format!("// Moved under auth.\n{JWT}"),
+    );
+    env.commit_all(&bob, "jwt under auth");
+    env.git(&bob, &["push", "-q", "origin", "main"]);
+    env.git(&alice, &["pull", "-q", "origin", "main"]);
+    for repo in [&bob, &alice] {
+        let cited = cites(&env, repo, None);
+        assert_eq!(cited[0]["verdict"], "moved", "{cited:?}");
+        assert_eq!(cited[0]["now_path"], "src/auth/jwt.rs", "{cited:?}");
+        assert_eq!(cited[0]["now"], serde_json::json!([4, 7]));
+        assert!(stale(&env, repo).is_null());
+        let text = env.ok(repo, &["recall", "leeway"]);
+        assert!(
+            text.contains("cites: src/jwt.rs:3-6 moved to src/auth/jwt.rs:4-7"),
+            "{text}"
+        );
+    }
+    // A new index finds the same.
+    let fresh = env.path().join("fresh-home");
+    let cited = cites(&env, &alice, Some(&fresh));
+    assert_eq!(cited[0]["now_path"], "src/auth/jwt.rs", "{cited:?}");
+
+    // An edit at the new path is seen there.
+    write(
+        &alice,
+        "src/auth/jwt.rs",
+        &format!(
+            "// Moved under auth.\n{}",
+            JWT.replace("from_secs(60)", "from_secs(90)")
+        ),
+    );
+    env.commit_all(&alice, "leeway 90 s");
+    let cited = cites(&env, &alice, None);
+    assert_eq!(cited[0]["verdict"], "changed", "{cited:?}");
+    assert_eq!(
+        cited[0]["changed_by"]["commit"],
+        head(&env, &alice).as_str()
+    );
+    assert_eq!(stale(&env, &alice)["reason"], "code-changed");
+}

@@ -156,6 +156,9 @@ pub struct Checked {
     pub verdict: String,
     /// Its lines at HEAD, when known.
     pub lines: Option<(u32, u32)>,
+    /// The path its file is at HEAD when a rename moved it there (`None`:
+    /// where it was cited).
+    pub now_path: Option<String>,
     /// Who changed it ([`CHANGED`], [`GONE`]).
     pub change: Option<Change>,
 }
@@ -165,7 +168,7 @@ impl Checked {
     /// was cited.
     pub fn now(&self) -> Lines<'_> {
         let (start, end) = self.lines.unwrap_or(self.cited);
-        (&self.path, start, end)
+        (self.now_path.as_deref().unwrap_or(&self.path), start, end)
     }
 
     /// Whether the cited text is not at HEAD any more.

@@ -9,7 +9,7 @@ use crate::domain::citation::{Change, Checked};
 pub(crate) const JUDGED: &str = "CASE WHEN m.cites = '[]' THEN NULL ELSE (
     SELECT json_group_array(json_array(c.path, json_extract(c.anchor, '$.lines[0]'),
              json_extract(c.anchor, '$.lines[1]'), coalesce(c.verdict, ''), c.now_start, c.now_end,
-             c.commit_id, c.author, c.author_name, c.author_email, c.date))
+             c.commit_id, c.author, c.author_name, c.author_email, c.date, c.now_path))
     FROM (SELECT * FROM memory_cites c WHERE c.workspace_id = m.workspace_id AND c.id = m.id
           ORDER BY c.n) c) END";
 
@@ -27,16 +27,31 @@ pub(crate) fn of(json: &str) -> Vec<Checked> {
         Option<String>,
         Option<String>,
         Option<String>,
+        Option<String>,
     );
     let rows: Vec<Row> = serde_json::from_str(json).unwrap_or_default();
     rows.into_iter()
         .map(
-            |(path, start, end, verdict, now_start, now_end, commit, author, name, email, date)| {
+            |(
+                path,
+                start,
+                end,
+                verdict,
+                now_start,
+                now_end,
+                commit,
+                author,
+                name,
+                email,
+                date,
+                now_path,
+            )| {
                 Checked {
                     path,
                     cited: (start, end),
                     verdict,
                     lines: now_start.zip(now_end),
+                    now_path,
                     change: commit.map(|commit| Change {
                         commit,
                         author: author.unwrap_or_default(),

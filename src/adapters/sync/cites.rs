@@ -12,7 +12,7 @@ use std::rc::Rc;
 use super::SyncError;
 use crate::adapters::git::Workspace;
 use crate::adapters::index::writing::{DueCite, Writing};
-use crate::domain::citation::{self, Anchor, Change};
+use crate::domain::citation::{self, Anchor, Change, Found};
 
 /// Commits followed back from HEAD to find who changed a citation, at most.
 const MAX_CHAIN: usize = 256;
@@ -56,21 +56,51 @@ pub(super) fn check(
             }
             continue;
         }
-        let blob = workspace.object_at(tree, &cite.anchor.path);
+        // Where its file is: its cited path, else the path a rename the
+        // last check followed took it to.
+        let mut now_path = None;
+        let mut blob = workspace.object_at(tree, &cite.anchor.path);
+        if blob.is_none()
+            && let Some(path) = &cite.now_path
+            && let Some(id) = workspace.object_at(tree, path)
+        {
+            (now_path, blob) = (Some(path.clone()), Some(id));
+        }
         let blob_hex = blob.map(|id| id.to_string()).unwrap_or_default();
-        if unchanged(workspace, head, &cite, &blob_hex) {
+        if unchanged(workspace, head, &cite, &blob_hex) && cite.now_path == now_path {
             continue;
         }
+        if blob.is_none()
+            && let Some((path, id)) = renamed(workspace, head, &cite.anchor.path)
+        {
+            (now_path, blob) = (Some(path), Some(id));
+        }
+        let blob_hex = blob.map(|id| id.to_string()).unwrap_or_default();
         let now = blob.and_then(|id| texts.of(id));
         let then = texts.of_hex(&cite.anchor.blob);
-        let found = citation::locate(&cite.anchor, now.as_deref(), then.as_deref());
-        let change = (!found.intact()).then(|| culprit(workspace, &mut texts, head, &cite.anchor));
+        let mut found = citation::locate(&cite.anchor, now.as_deref(), then.as_deref());
+        if now_path.is_some() && found == Found::Holds {
+            // Its lines in another file: the memory follows it there.
+            found = Found::Moved {
+                start: cite.anchor.start,
+                end: cite.anchor.end,
+            };
+        }
+        let change = (!found.intact()).then(|| {
+            culprit(
+                workspace,
+                &mut texts,
+                head,
+                &cite.anchor,
+                now_path.as_deref(),
+            )
+        });
         if writing.store_cite(
             &cite.id,
             cite.n,
             &cite.anchor,
             &found,
-            &blob_hex,
+            (&blob_hex, now_path.as_deref()),
             change.as_ref(),
         )? {
             changed.insert(cite.id);
@@ -97,15 +127,58 @@ fn unchanged(workspace: &Workspace, head: gix::ObjectId, cite: &DueCite, blob: &
         .is_some_and(|commit| workspace.is_ancestor(commit, head))
 }
 
+/// Renames followed from a cited path, at most.
+const MAX_RENAMES: usize = 4;
+
+/// Where a cited file HEAD no longer has went, when renames took it there:
+/// the commit on HEAD's first-parent line that removed the path (at most
+/// [`MAX_CHAIN`] back) renamed it (git's `-M`: the same blob, or one at
+/// least half alike), and so on to a path HEAD has; with its blob there.
+fn renamed(
+    workspace: &Workspace,
+    head: gix::ObjectId,
+    path: &str,
+) -> Option<(String, gix::ObjectId)> {
+    let mut path = path.to_owned();
+    for _ in 0..MAX_RENAMES {
+        // The newest commit of the line without the path whose parent has it.
+        let mut child = head;
+        let mut steps = 0;
+        loop {
+            let parent = workspace.first_parent(child)?;
+            if workspace.object_in_commit(parent, &path).is_some() {
+                break;
+            }
+            child = parent;
+            steps += 1;
+            if steps >= MAX_CHAIN {
+                return None;
+            }
+        }
+        let info = workspace.commit_info(child).ok()?;
+        let to = crate::adapters::history::paths::deleted_by(workspace, &info)
+            .ok()?
+            .into_iter()
+            .find(|(deleted, _)| *deleted == path)?
+            .1?;
+        if let Some(blob) = workspace.object_in_commit(head, &to) {
+            return Some((to, blob));
+        }
+        path = to;
+    }
+    None
+}
+
 /// The first commit, on HEAD's first-parent line back to the anchored
-/// version (at most [`MAX_CHAIN`] commits), whose version of the file no
-/// longer has the cited text; the oldest commit followed when none is
-/// found before it.
+/// version (at most [`MAX_CHAIN`] commits), whose version of the file (at
+/// its cited path, else at `renamed_to`) no longer has the cited text; the
+/// oldest commit followed when none is found before it.
 fn culprit(
     workspace: &Workspace,
     texts: &mut Texts<'_>,
     head: gix::ObjectId,
     anchor: &Anchor,
+    renamed_to: Option<&str>,
 ) -> Change {
     let anchored = gix::ObjectId::from_hex(anchor.blob.as_bytes()).ok();
     let mut chain: Vec<(gix::ObjectId, Option<gix::ObjectId>)> = Vec::new();
@@ -113,7 +186,10 @@ fn culprit(
     while let Some(commit) = at
         && chain.len() < MAX_CHAIN
     {
-        let blob = workspace.object_in_commit(commit, &anchor.path);
+        // The file at its cited path, else where a rename took it.
+        let blob = workspace
+            .object_in_commit(commit, &anchor.path)
+            .or_else(|| renamed_to.and_then(|path| workspace.object_in_commit(commit, path)));
         chain.push((commit, blob));
         if blob.is_some() && blob == anchored {
             break;

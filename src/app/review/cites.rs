@@ -84,6 +84,7 @@ pub(super) fn cited_changes(
                 cited: (anchor.start, anchor.end),
                 verdict: judged.name().to_owned(),
                 lines: judged.lines(&anchor),
+                now_path: None,
                 change: None,
             });
         }

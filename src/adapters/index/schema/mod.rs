@@ -11,7 +11,7 @@ use rusqlite::{Connection, Transaction};
 use steps::*;
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 20;
+pub const VERSION: i64 = 21;
 
 /// What brings the schema from the version before to a version.
 enum Step {
@@ -31,7 +31,7 @@ impl Step {
 }
 
 /// Every version with its step, in order; the last one is [`VERSION`].
-const MIGRATIONS: [(i64, Step); 20] = [
+const MIGRATIONS: [(i64, Step); 21] = [
     (1, Step::Sql(V1)),
     (2, Step::Sql(V2)),
     (3, Step::Sql(V3)),
@@ -52,6 +52,7 @@ const MIGRATIONS: [(i64, Step); 20] = [
     (18, Step::Sql(V18)),
     (19, Step::Sql(V19)),
     (20, Step::Sql(V20)),
+    (21, Step::Sql(V21)),
 ];
 
 const _: () = assert!(MIGRATIONS[MIGRATIONS.len() - 1].0 == VERSION);

@@ -688,3 +688,12 @@ CREATE TRIGGER memory_cites_delete AFTER DELETE ON memories WHEN old.cites <> '[
 END;
 UPDATE files SET blob_id = '', racy = 1;
 ";
+
+/// Version 21, over version 20: `memory_cites.now_path`, the path a cited
+/// file was renamed to (`NULL`: where it was cited); checked like its
+/// cited path at every sync that changes it.
+pub(super) const V21: &str = "
+ALTER TABLE memory_cites ADD COLUMN now_path TEXT;
+CREATE INDEX memory_cites_now_path ON memory_cites (workspace_id, now_path)
+    WHERE now_path IS NOT NULL;
+";

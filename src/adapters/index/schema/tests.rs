@@ -434,6 +434,33 @@ fn version_20_adds_the_citations_and_has_every_file_read_again() {
     assert!(paths(&conn).is_empty());
 }
 
+/// Version 21 adds `memory_cites.now_path` (where a rename took a cited
+/// file) and keeps every verdict: no file read again.
+#[test]
+fn version_21_adds_the_renamed_path_and_keeps_the_verdicts() {
+    let mut conn = Connection::open_in_memory().unwrap();
+    migrate(&mut conn).unwrap();
+    conn.execute_batch(
+        r#"DROP INDEX memory_cites_now_path;
+           ALTER TABLE memory_cites DROP COLUMN now_path;
+           INSERT INTO workspaces (id, root, name) VALUES (1, '/repo', 'repo');
+           INSERT INTO memories (workspace_id, id, file, line, record_hash, content_hash, timestamp,
+             ts_ms, type, content, tags, files, flags, cites)
+           VALUES (1, 'm1', 'f.jsonl', 1, 'r', 'c', 't', 0, 'decision', 'x', '[]', '[]', '',
+             '[{"path":"src/a.rs","lines":[1,2]}]');
+           UPDATE memory_cites SET verdict = 'holds';"#,
+    )
+    .unwrap();
+    conn.pragma_update(None, "user_version", 20).unwrap();
+    migrate(&mut conn).unwrap();
+    let (verdict, now_path): (String, Option<String>) = conn
+        .query_row("SELECT verdict, now_path FROM memory_cites", [], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })
+        .unwrap();
+    assert_eq!((verdict.as_str(), now_path), ("holds", None));
+}
+
 /// The next sync reads every file again: no blob id kept, each racy.
 #[track_caller]
 fn assert_every_file_read_again(conn: &Connection) {

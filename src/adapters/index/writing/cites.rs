@@ -21,6 +21,8 @@ pub struct DueCite {
     pub checked_blob: Option<String>,
     /// The commit stored as having changed it.
     pub commit: Option<String>,
+    /// The path a rename moved its file to, as the last check found.
+    pub now_path: Option<String>,
     /// Whether its memory's line is committed (the walk recorded it).
     pub committed: bool,
 }
@@ -39,7 +41,7 @@ impl Writing<'_> {
     pub fn cites_due(&self, paths: &[String], all: bool) -> Result<Vec<DueCite>, IndexError> {
         let select = format!(
             "SELECT c.id, c.n, c.anchor, c.verdict, c.checked_blob, c.commit_id,
-                    EXISTS (SELECT 1 FROM provenance p WHERE {LINE_PROVENANCE})
+                    EXISTS (SELECT 1 FROM provenance p WHERE {LINE_PROVENANCE}), c.now_path
              FROM memory_cites c JOIN memories m ON m.workspace_id = c.workspace_id AND m.id = c.id
              WHERE c.workspace_id = ?1"
         );
@@ -68,6 +70,7 @@ impl Writing<'_> {
                     checked_blob: row.get(4)?,
                     commit: row.get(5)?,
                     committed: row.get(6)?,
+                    now_path: row.get(7)?,
                 };
                 due.insert((cite.id.clone(), cite.n), cite);
             }
@@ -85,7 +88,7 @@ impl Writing<'_> {
                 None,
             )
             .map_err(self.sqlite())?;
-            let by_path = format!("{select} AND c.path = ?2");
+            let by_path = format!("{select} AND (c.path = ?2 OR c.now_path = ?2)");
             for path in paths {
                 read(&by_path, Some(path)).map_err(self.sqlite())?;
             }
@@ -94,15 +97,15 @@ impl Writing<'_> {
     }
 
     /// Stores a citation's verdict: what the check found at HEAD, in the
-    /// file's blob `blob` (`''`: no file), and who changed it. Returns
-    /// whether the row changed.
+    /// file's blob `blob` (`''`: no file) at `now_path` (`None`: its cited
+    /// path), and who changed it. Returns whether the row changed.
     pub fn store_cite(
         &self,
         id: &str,
         n: i64,
         anchor: &Anchor,
         found: &Found,
-        blob: &str,
+        (blob, now_path): (&str, Option<&str>),
         change: Option<&Change>,
     ) -> Result<bool, IndexError> {
         let lines = found.lines(anchor);
@@ -111,10 +114,10 @@ impl Writing<'_> {
             .prepare_cached(
                 "UPDATE memory_cites SET verdict = ?4, now_start = ?5, now_end = ?6,
                    checked_blob = ?7, commit_id = ?8, author = ?9, author_name = ?10,
-                   author_email = ?11, date = ?12
+                   author_email = ?11, date = ?12, now_path = ?13
                  WHERE workspace_id = ?1 AND id = ?2 AND n = ?3
                    AND (verdict IS NOT ?4 OR now_start IS NOT ?5 OR now_end IS NOT ?6
-                        OR checked_blob IS NOT ?7 OR commit_id IS NOT ?8)",
+                        OR checked_blob IS NOT ?7 OR commit_id IS NOT ?8 OR now_path IS NOT ?13)",
             )
             .and_then(|mut statement| {
                 statement.execute(params![
@@ -130,6 +133,7 @@ impl Writing<'_> {
                     change.map(|c| &c.author_name),
                     change.map(|c| &c.author_email),
                     change.map(|c| &c.date),
+                    now_path,
                 ])
             })
             .map(|changed| changed > 0)
@@ -143,7 +147,7 @@ impl Writing<'_> {
             .prepare_cached(
                 "UPDATE memory_cites SET verdict = NULL, now_start = NULL, now_end = NULL,
                    checked_blob = NULL, commit_id = NULL, author = NULL, author_name = NULL,
-                   author_email = NULL, date = NULL
+                   author_email = NULL, date = NULL, now_path = NULL
                  WHERE workspace_id = ?1 AND id = ?2 AND n = ?3 AND verdict IS NOT NULL",
             )
             .and_then(|mut statement| statement.execute(params![self.id(), id, n]))
