@@ -11,8 +11,9 @@
 //! line changes nothing.
 //!
 //! [`locate`] judges an anchor against a version of its file: the span's
-//! text where it was (`holds`), the same text elsewhere (`moved`, the
-//! nearest copy to the old place), else the range as a line diff from the
+//! text where it was (`holds`), the same text elsewhere (`moved`: of its
+//! copies, those whose neighbours read as they did, the nearest of those
+//! to the old place), else the range as a line diff from the
 //! anchored version maps it (`changed`, or `gone` when the diff deleted
 //! every line of it), else the lines between the old neighbours (`changed`),
 //! else `changed` with no range. A file that is no longer there is `gone`.
@@ -265,7 +266,7 @@ pub fn locate(anchor: &Anchor, now: Option<&str>, then: Option<&str>) -> Found {
     let at = if text.holds(&anchor.text, first) {
         Some(first)
     } else {
-        text.find(&anchor.text, first)
+        text.find(anchor, first)
     };
     if let Some((start, end)) = at.and_then(|at| text.span(at, at + width)) {
         return if (start, end) == (anchor.start, anchor.end) {
@@ -405,11 +406,33 @@ impl Normalised {
             && fingerprint(&self.lines[at..at + context.lines]) == context.text
     }
 
-    /// Where the lines fingerprint as `context`, the nearest to `near`.
-    fn find(&self, context: &Context, near: usize) -> Option<usize> {
-        self.all(context)
-            .into_iter()
-            .min_by_key(|at| at.abs_diff(near))
+    /// Where the anchor's text is: of its copies, those whose neighbours
+    /// read as the anchor's did (both, else one), the nearest to `near` of
+    /// those. A line as common as `length = None` has copies all over a
+    /// file; the one that moved took its neighbours with it.
+    fn find(&self, anchor: &Anchor, near: usize) -> Option<usize> {
+        self.all(&anchor.text).into_iter().min_by_key(|&at| {
+            (
+                std::cmp::Reverse(self.neighbours(anchor, at)),
+                at.abs_diff(near),
+            )
+        })
+    }
+
+    /// How many of the anchor's neighbours (the lines before it, the lines
+    /// after it) read as they did around its text at `at`: none, one or
+    /// both. No lines before (after) it read as the file's start (end).
+    fn neighbours(&self, anchor: &Anchor, at: usize) -> usize {
+        let end = at + anchor.text.lines;
+        let before = match anchor.before.lines {
+            0 => at == 0,
+            lines => at >= lines && self.holds(&anchor.before, at - lines),
+        };
+        let after = match anchor.after.lines {
+            0 => end == self.lines.len(),
+            _ => self.holds(&anchor.after, end),
+        };
+        usize::from(before) + usize::from(after)
     }
 
     /// Every place the lines fingerprint as `context` (none of a search
@@ -678,6 +701,31 @@ pub fn issuer() -> &'static str {
         // Moved below another function: deleted and inserted for a diff.
         let below = "use std::time::Duration;\n\npub fn issuer() -> &'static str {\n    \"goldfish\"\n}\n\n/// How long a token outlives its expiry.\npub fn leeway() -> Duration {\n    Duration::from_secs(60)\n}\n";
         check(Some(below), Some(FILE), Found::Moved { start: 7, end: 10 });
+    }
+
+    #[test]
+    fn of_copies_of_moved_text_the_one_with_its_old_neighbours_is_followed() {
+        // A line common in the file, cited in the tests module; the module
+        // moves down past a nearer copy. The nearest copy has other
+        // neighbours: the module's copy is the cited one.
+        let module = "#[cfg(test)]\nmod tests {\n    use regex::Regex;\n\n    #[test]\n    fn glob() {}\n}\n";
+        let then = format!("fn a() {{}}\n\n{module}");
+        let span = Span {
+            path: "src/glob.rs".into(),
+            start: 5,
+            end: 5,
+        };
+        let anchor = anchor(&span, &then, BLOB.into()).unwrap();
+        let body: String = (0..12).map(|n| format!("fn f{n}() {{}}\n")).collect();
+        let now = format!("use regex::Regex;\n\nfn a() {{}}\n{body}\n{module}");
+        assert_eq!(
+            locate(&anchor, Some(&now), Some(&then)),
+            Found::Moved { start: 19, end: 19 }
+        );
+        assert_eq!(
+            locate(&anchor, Some(&now), None),
+            Found::Moved { start: 19, end: 19 }
+        );
     }
 
     #[test]
