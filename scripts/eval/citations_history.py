@@ -35,7 +35,9 @@ is intact at T when every non-blank line of it is traced to C, in order,
 with no other non-blank line between them, and its whitespace-normalised
 text is C's; its lines at T are then the first and last traced lines
 (`holds` when those are the cited lines, else `moved`). Otherwise it is
-`changed` (or `gone`: the path is not in T's tree). One more case is kept
+`gone` when the path is not in T's tree or `git diff -b C T` deletes
+every non-blank line of it in hunks that add no non-blank line, else
+`changed`. One more case is kept
 apart: git says the lines were rewritten, yet the span's normalised text
 is in T's file (a revert, a move `-M` did not see). The issue defines
 `changed` by text, so that case counts as intact for `changed`'s
