@@ -11,11 +11,14 @@
 //! line changes nothing.
 //!
 //! [`locate`] judges an anchor against a version of its file: the span's
-//! text where it was (`holds`), the same text elsewhere (`moved`, the
-//! nearest copy to the old place), else the range as a line diff from the
-//! anchored version maps it (`changed`, or `gone` when the diff deleted
-//! every line of it), else the lines between the old neighbours (`changed`),
-//! else `changed` with no range. A file that is no longer there is `gone`.
+//! text where it was (`holds`); else the same text elsewhere (`moved`; of
+//! several copies of a common line, the one a line diff from the anchored
+//! version pairs it with, as git's would, else those whose neighbours read
+//! as they did, the nearest of those to the old place); else the range as
+//! the diff maps it (`changed`, or `gone` when the diff deleted every line
+//! of it); else, without the anchored version, the lines between the old
+//! neighbours (`changed`), else `changed` with no range. A file that is no
+//! longer there is `gone`.
 
 use serde_json::{Map, Value};
 
@@ -294,21 +297,38 @@ pub fn locate(anchor: &Anchor, now: Option<&str>, then: Option<&str>) -> Found {
     let text = Normalised::of(now);
     let width = anchor.text.lines;
     let (first, _) = text.range_of(anchor.start, anchor.end);
-    // Where it was, first: the common case costs one fingerprint.
-    let at = if text.holds(&anchor.text, first) {
-        Some(first)
-    } else {
-        text.find(&anchor.text, first)
-    };
-    if let Some((start, end)) = at.and_then(|at| text.span(at, at + width)) {
-        return if (start, end) == (anchor.start, anchor.end) {
+    let at_lines = |at: usize| -> Option<Found> {
+        let (start, end) = text.span(at, at + width)?;
+        Some(if (start, end) == (anchor.start, anchor.end) {
             Found::Holds
         } else {
             Found::Moved { start, end }
-        };
+        })
+    };
+    // Where it was, first: the common case costs one fingerprint.
+    if text.holds(&anchor.text, first)
+        && let Some(found) = at_lines(first)
+    {
+        return found;
     }
+    // Then a copy elsewhere, moved there whole. Of several copies (a line
+    // as common as `length = None`), the one a line diff from the anchored
+    // version pairs it with, as git's would; else those whose neighbours
+    // read as they did, the nearest of those.
+    let then = then.map(Normalised::of);
+    let copies = text.all(&anchor.text);
+    if copies.len() > 1
+        && let Some(then) = &then
+        && let found @ (Found::Holds | Found::Moved { .. }) = mapped(anchor, then, &text)
+    {
+        return found;
+    }
+    if let Some(found) = text.nearest(anchor, copies, first).and_then(at_lines) {
+        return found;
+    }
+    // Else the range as the diff maps it.
     match then {
-        Some(then) => mapped(anchor, &Normalised::of(then), &text),
+        Some(then) => mapped(anchor, &then, &text),
         None => between_neighbours(anchor, &text),
     }
 }
@@ -438,11 +458,31 @@ impl Normalised {
             && fingerprint(&self.lines[at..at + context.lines]) == context.text
     }
 
-    /// Where the lines fingerprint as `context`, the nearest to `near`.
-    fn find(&self, context: &Context, near: usize) -> Option<usize> {
-        self.all(context)
-            .into_iter()
-            .min_by_key(|at| at.abs_diff(near))
+    /// Of `copies` of the anchor's text, those whose neighbours read as the
+    /// anchor's did (both, else one), the nearest to `near` of those.
+    fn nearest(&self, anchor: &Anchor, copies: Vec<usize>, near: usize) -> Option<usize> {
+        copies.into_iter().min_by_key(|&at| {
+            (
+                std::cmp::Reverse(self.neighbours(anchor, at)),
+                at.abs_diff(near),
+            )
+        })
+    }
+
+    /// How many of the anchor's neighbours (the lines before it, the lines
+    /// after it) read as they did around its text at `at`: none, one or
+    /// both. No lines before (after) it read as the file's start (end).
+    fn neighbours(&self, anchor: &Anchor, at: usize) -> usize {
+        let end = at + anchor.text.lines;
+        let before = match anchor.before.lines {
+            0 => at == 0,
+            lines => at >= lines && self.holds(&anchor.before, at - lines),
+        };
+        let after = match anchor.after.lines {
+            0 => end == self.lines.len(),
+            _ => self.holds(&anchor.after, end),
+        };
+        usize::from(before) + usize::from(after)
     }
 
     /// Every place the lines fingerprint as `context` (none of a search
@@ -777,6 +817,54 @@ pub fn issuer() -> &'static str {
         // Moved below another function: deleted and inserted for a diff.
         let below = "use std::time::Duration;\n\npub fn issuer() -> &'static str {\n    \"goldfish\"\n}\n\n/// How long a token outlives its expiry.\npub fn leeway() -> Duration {\n    Duration::from_secs(60)\n}\n";
         check(Some(below), Some(FILE), Found::Moved { start: 7, end: 10 });
+    }
+
+    #[test]
+    fn of_copies_of_moved_text_the_one_with_its_old_neighbours_is_followed() {
+        // A line common in the file, cited in the tests module; the module
+        // moves down past a nearer copy. The nearest copy has other
+        // neighbours: the module's copy is the cited one.
+        let module = "#[cfg(test)]\nmod tests {\n    use regex::Regex;\n\n    #[test]\n    fn glob() {}\n}\n";
+        let then = format!("fn a() {{}}\n\n{module}");
+        let span = Span {
+            path: "src/glob.rs".into(),
+            start: 5,
+            end: 5,
+        };
+        let anchor = anchor(&span, &then, BLOB.into()).unwrap();
+        let body: String = (0..12).map(|n| format!("fn f{n}() {{}}\n")).collect();
+        let now = format!("use regex::Regex;\n\nfn a() {{}}\n{body}\n{module}");
+        assert_eq!(
+            locate(&anchor, Some(&now), Some(&then)),
+            Found::Moved { start: 19, end: 19 }
+        );
+        assert_eq!(
+            locate(&anchor, Some(&now), None),
+            Found::Moved { start: 19, end: 19 }
+        );
+    }
+
+    #[test]
+    fn of_copies_whose_neighbours_changed_the_one_the_diff_keeps_is_followed() {
+        // The cited line's neighbours both changed and code came in above
+        // it: no copy has its old neighbours, the nearest is another, and
+        // the diff keeps the cited one.
+        let then =
+            "use regex::Regex;\nfn a() {}\nmod tests {\n    use regex::Regex;\n    fn t1() {}\n}\n";
+        let span = Span {
+            path: "src/glob.rs".into(),
+            start: 4,
+            end: 4,
+        };
+        let anchor = anchor(&span, then, BLOB.into()).unwrap();
+        let body: String = (0..10).map(|n| format!("fn f{n}() {{}}\n")).collect();
+        let now = format!(
+            "use regex::Regex;\nfn a() {{}}\n{body}mod tests {{\n    use std::path::Path;\n    use regex::Regex;\n    fn t1() {{ x }}\n}}\n"
+        );
+        assert_eq!(
+            locate(&anchor, Some(&now), Some(then)),
+            Found::Moved { start: 15, end: 15 }
+        );
     }
 
     #[test]
