@@ -46,6 +46,10 @@ pub enum SetupError {
     TomlEdit { path: PathBuf },
     #[error("{}: `{key}` is not a table; fix it and run init again, nothing was changed", .path.display())]
     NotATable { path: PathBuf, key: String },
+    #[error("{}: its `goldfish` entry of `extraKnownMarketplaces` is {what}, not goldfish's: teammates would be offered that plugin as goldfish; set it to {MARKETPLACE_FIX} (or delete it) and run init again, nothing was changed", .path.display())]
+    ForeignMarketplace { path: PathBuf, what: String },
+    #[error("{}: could not add the goldfish plugin without changing the rest of the file; add `extraKnownMarketplaces` and `enabledPlugins` by hand as docs/guide/agents.md shows, nothing was changed", .path.display())]
+    PluginEdit { path: PathBuf },
     #[error("{}: its `goldfish` MCP server {what}, not this goldfish: an agent would start that as goldfish; set the entry to {fix} (or delete it) and run init again, nothing was changed", .path.display())]
     ForeignServer {
         path: PathBuf,
@@ -53,6 +57,10 @@ pub enum SetupError {
         fix: &'static str,
     },
 }
+
+/// The marketplace entry to write by hand in place of a foreign one.
+const MARKETPLACE_FIX: &str =
+    r#"`"goldfish": {"source": {"source": "github", "repo": "goldfish-dev/goldfish"}}`"#;
 
 /// The entry to write by hand in place of a foreign one, per file kind.
 const JSON_FIX: &str = r#"`"goldfish": {"command": "goldfish", "args": ["mcp"]}`"#;
@@ -136,7 +144,8 @@ pub fn foreign_servers(root: &Path) -> Vec<(String, String)> {
                 .and_then(|config| config.get("mcp_servers")?.get("goldfish").cloned())
                 .and_then(|entry| serde_json::to_value(entry).ok())
         } else {
-            serde_json::from_str::<serde_json::Value>(&text)
+            Jsonc::new(text, comments_allowed(&path))
+                .value()
                 .ok()
                 .and_then(|config| config.get("mcpServers")?.get("goldfish").cloned())
         };
@@ -145,6 +154,17 @@ pub fn foreign_servers(root: &Path) -> Vec<(String, String)> {
         }
     }
     found
+}
+
+/// Whether the repository the current directory is in uses goldfish: its
+/// work tree has a `.goldfish` folder (`init` made it, or it came with a
+/// clone). An agent's hook anywhere else does nothing at all, so a plugin
+/// that runs the hooks in every repository is safe in every repository.
+pub fn in_use_here() -> bool {
+    crate::app::sync::current_workspace().is_ok_and(|workspace| {
+        std::fs::symlink_metadata(workspace.root().join(".goldfish"))
+            .is_ok_and(|metadata| metadata.is_dir())
+    })
 }
 
 /// The MCP server entry every agent's configuration gets.
@@ -344,7 +364,8 @@ fn server_edit(root: &Path, path: &Path) -> Result<Option<String>, SetupError> {
         path: path.to_owned(),
         source,
     };
-    let mut config: serde_json::Value = serde_json::from_str(&existing).map_err(json_error)?;
+    let mut doc = Jsonc::new(existing, comments_allowed(path));
+    let mut config: serde_json::Value = doc.value().map_err(json_error)?;
     let not_an_object = |key: &str| SetupError::NotAnObject {
         path: path.to_owned(),
         key: key.to_owned(),
@@ -367,27 +388,109 @@ fn server_edit(root: &Path, path: &Path) -> Result<Option<String>, SetupError> {
         return Ok(None);
     }
     let entry = r#""goldfish": {"command": "goldfish", "args": ["mcp"]}"#;
-    let brace = top_brace(&existing);
+    let brace = top_brace(&doc.blank);
     // The value of `mcpServers`, when it is an object.
-    let servers_brace =
-        member_value(&existing, brace, "mcpServers").filter(|&at| existing[at..].starts_with('{'));
-    let text = match servers_brace {
-        Some(at) => insert_member(&existing, at, entry),
-        None => insert_member(&existing, brace, &format!(r#""mcpServers": {{{entry}}}"#)),
-    };
+    let servers_brace = member_value(&doc.blank, brace, "mcpServers")
+        .filter(|&at| doc.blank[at..].starts_with('{'));
+    match servers_brace {
+        Some(at) => doc.insert(at, entry),
+        None => doc.insert(brace, &format!(r#""mcpServers": {{{entry}}}"#)),
+    }
     top.entry("mcpServers")
         .or_insert_with(|| serde_json::json!({}))
         .as_object_mut()
         .expect("checked above")
         .insert("goldfish".to_owned(), server_entry());
     // Cannot fail on valid JSON; checked rather than trusted all the same.
-    let reread: Option<serde_json::Value> = serde_json::from_str(&text).ok();
-    if reread.as_ref() != Some(&config) {
+    if doc.value().ok().as_ref() != Some(&config) {
         return Err(SetupError::Edit {
             path: path.to_owned(),
         });
     }
-    Ok(Some(text))
+    Ok(Some(doc.text))
+}
+
+/// Whether the JSON file at `path` may hold comments: Gemini CLI reads its
+/// settings as JSON with comments; Claude Code and Codex CLI read JSON.
+fn comments_allowed(path: &Path) -> bool {
+    path.ends_with(".gemini/settings.json")
+}
+
+/// A JSON settings text that may hold `//` and `/* */` comments (when
+/// allowed), and the same text with each comment's bytes blanked to
+/// spaces (newlines kept): offsets are found in `blank`, where a comment
+/// cannot pass for JSON, and every insertion goes into both, so the
+/// user's comments stay where they were.
+struct Jsonc {
+    text: String,
+    blank: String,
+}
+
+impl Jsonc {
+    fn new(text: String, comments: bool) -> Jsonc {
+        let blank = if comments {
+            blank_comments(&text)
+        } else {
+            text.clone()
+        };
+        Jsonc { text, blank }
+    }
+
+    fn value(&self) -> Result<serde_json::Value, serde_json::Error> {
+        serde_json::from_str(&self.blank)
+    }
+
+    fn has_comments(&self) -> bool {
+        self.text != self.blank
+    }
+
+    /// [`insert_member`] at the container opening at `brace`.
+    fn insert(&mut self, brace: usize, member: &str) {
+        let blank = insert_member(&self.blank, brace, member);
+        let inserted = &blank[brace + 1..brace + 1 + blank.len() - self.blank.len()];
+        self.text.insert_str(brace + 1, inserted);
+        self.blank = blank;
+    }
+}
+
+/// `text` with the bytes of each comment outside strings as spaces
+/// (newlines kept), so its byte offsets are the text's.
+fn blank_comments(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = bytes.to_vec();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    out[i] = b' ';
+                    i += 1;
+                }
+                continue;
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                let end = text[i + 2..]
+                    .find("*/")
+                    .map_or(bytes.len(), |at| i + 2 + at + 2);
+                for byte in &mut out[i..end] {
+                    if *byte != b'\n' {
+                        *byte = b' ';
+                    }
+                }
+                i = end;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    String::from_utf8(out).expect("only ASCII bytes of whole characters were replaced")
 }
 
 /// The goldfish server as Codex CLI's configuration spells it.
@@ -497,6 +600,114 @@ fn insert_member(text: &str, brace: usize, member: &str) -> String {
     out
 }
 
+/// The marketplace that holds goldfish's Claude Code plugin (this
+/// repository's `.claude-plugin/marketplace.json`), as
+/// `extraKnownMarketplaces` names it.
+fn marketplace_entry() -> serde_json::Value {
+    serde_json::json!({ "source": { "source": "github", "repo": "goldfish-dev/goldfish" } })
+}
+
+/// The plugin, as `enabledPlugins` names it: `plugin@marketplace`.
+pub const PLUGIN_ID: &str = "goldfish@goldfish";
+
+/// `init --agent claude --plugin`: offers every teammate who trusts the
+/// repository goldfish's Claude Code plugin (the marketplace in
+/// `extraKnownMarketplaces`, the plugin in `enabledPlugins` of
+/// `.claude/settings.json`) in place of `.mcp.json`, `/recall` and the
+/// hooks, which the plugin brings; the instructions section as `setup`
+/// writes it. Every other byte of the settings is kept; a plugin the user
+/// turned off (`false`) stays off.
+pub fn setup_plugin(root: &Path) -> Result<Vec<String>, SetupError> {
+    let mut changes = Vec::new();
+    let path = hooks_file(root, Agent::Claude).expect("Claude Code has a settings file");
+    if let Some(text) = plugin_edit(root, &path)? {
+        write_atomic(root, &path, &text)?;
+        changes.push(format!(
+            "offered goldfish's Claude Code plugin in {} (extraKnownMarketplaces, enabledPlugins): each teammate who trusts the folder is asked to install it",
+            relative(root, &path)
+        ));
+    }
+    let (_, instructions) = agent_files(root, Agent::Claude);
+    changes.extend(merge_section(root, &instructions)?);
+    Ok(changes)
+}
+
+/// Checks that [`setup_plugin`] can edit the files, writing nothing.
+pub fn check_plugin(root: &Path) -> Result<(), SetupError> {
+    let (_, instructions) = agent_files(root, Agent::Claude);
+    read_optional(root, &instructions)?;
+    let path = hooks_file(root, Agent::Claude).expect("Claude Code has a settings file");
+    plugin_edit(root, &path).map(|_| ())
+}
+
+/// The settings at `path` with the marketplace and the plugin added, or
+/// `None` when both are there; inserted into the user's text as
+/// [`server_edit`] inserts the server, the result checked to parse to the
+/// user's value plus the two entries.
+fn plugin_edit(root: &Path, path: &Path) -> Result<Option<String>, SetupError> {
+    let existing = read_optional(root, path)?.unwrap_or_default();
+    let mut text = if existing.trim().is_empty() {
+        "{}\n".to_owned()
+    } else {
+        existing.clone()
+    };
+    let mut config: serde_json::Value =
+        serde_json::from_str(&text).map_err(|source| SetupError::Json {
+            path: path.to_owned(),
+            source,
+        })?;
+    let not_an_object = |key: &str| SetupError::NotAnObject {
+        path: path.to_owned(),
+        key: key.to_owned(),
+    };
+    let top = config
+        .as_object_mut()
+        .ok_or_else(|| not_an_object("(top level)"))?;
+    let wanted = [
+        ("extraKnownMarketplaces", "goldfish", marketplace_entry()),
+        ("enabledPlugins", PLUGIN_ID, serde_json::Value::Bool(true)),
+    ];
+    let mut changed = false;
+    for (key, name, value) in wanted {
+        let members = top
+            .entry(key)
+            .or_insert_with(|| serde_json::json!({}))
+            .as_object_mut()
+            .ok_or_else(|| not_an_object(key))?;
+        if let Some(present) = members.get(name) {
+            if key == "extraKnownMarketplaces" && present != &value {
+                return Err(SetupError::ForeignMarketplace {
+                    path: path.to_owned(),
+                    what: crate::domain::memory::injection::visible(&present.to_string())
+                        .into_owned(),
+                });
+            }
+            continue;
+        }
+        members.insert(name.to_owned(), value.clone());
+        let member = format!("{}: {value}", serde_json::Value::from(name));
+        let brace = top_brace(&text);
+        text = match member_value(&text, brace, key).filter(|&at| text[at..].starts_with('{')) {
+            Some(at) => insert_member(&text, at, &member),
+            None => insert_member(&text, brace, &format!("\"{key}\": {{{member}}}")),
+        };
+        changed = true;
+    }
+    if !changed {
+        return Ok(None);
+    }
+    if serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .as_ref()
+        != Some(&config)
+    {
+        return Err(SetupError::PluginEdit {
+            path: path.to_owned(),
+        });
+    }
+    Ok(Some(text))
+}
+
 /// The Claude Code hook events capture listens to, with the command each
 /// runs (`init --agent claude --capture`).
 const CAPTURE_HOOKS: [(&str, &str); 4] = [
@@ -520,13 +731,35 @@ const SESSION_HOOKS: [(&str, &str); 2] = [
 /// One hook entry of Claude Code's settings for `command`: tool events
 /// match every tool, the others take no matcher.
 fn hook_entry(agent: Agent, event: &str, command: &str) -> serde_json::Value {
-    let hook = serde_json::json!({ "type": "command", "command": command });
+    let hook = serde_json::json!({
+        "type": "command",
+        "command": command,
+        "timeout": hook_timeout(agent, event),
+    });
     // Codex CLI runs an entry with no matcher for every tool (its matcher
     // is a regular expression, where `*` is none).
     if event.starts_with("PostToolUse") && agent != Agent::Codex {
         serde_json::json!({ "matcher": "*", "hooks": [hook] })
     } else {
         serde_json::json!({ "hooks": [hook] })
+    }
+}
+
+/// How long an agent lets a goldfish hook run before it stops it, in the
+/// agent's unit (Gemini CLI counts milliseconds, Claude Code and Codex CLI
+/// seconds). The hooks return well within it (the prompt hook in 1.5 s,
+/// capture's after queueing); it bounds a stuck one, which would otherwise
+/// hold the agent for the clients' default (60 s to 10 min). Codex CLI
+/// caps `SessionEnd` at 3 s.
+pub fn hook_timeout(agent: Agent, event: &str) -> u64 {
+    let seconds = match event {
+        "SessionStart" | "PreCompact" => 30,
+        "SessionEnd" => 3,
+        _ => 10,
+    };
+    match agent {
+        Agent::Gemini => seconds * 1000,
+        Agent::Claude | Agent::Codex => seconds,
     }
 }
 
@@ -749,6 +982,11 @@ fn codex_toml_hooks_edit(
         let mut command = toml::Table::new();
         command.insert("type".to_owned(), "command".into());
         command.insert("command".to_owned(), hook.line.clone().into());
+        let timeout = hook_timeout(Agent::Codex, hook.event);
+        command.insert(
+            "timeout".to_owned(),
+            toml::Value::Integer(i64::try_from(timeout).unwrap_or(i64::MAX)),
+        );
         let mut entry = toml::Table::new();
         entry.insert(
             "hooks".to_owned(),
@@ -762,7 +1000,7 @@ fn codex_toml_hooks_edit(
             "\n\n"
         };
         text = format!(
-            "{text}{separator}[[hooks.{}]]\nhooks = [{{ type = \"command\", command = {} }}]\n",
+            "{text}{separator}[[hooks.{}]]\nhooks = [{{ type = \"command\", command = {}, timeout = {timeout} }}]\n",
             hook.event,
             toml::Value::String(hook.line.clone())
         );
@@ -829,11 +1067,11 @@ fn hooks_edit(
     } else {
         existing
     };
-    let mut config: serde_json::Value =
-        serde_json::from_str(&existing).map_err(|source| SetupError::Json {
-            path: path.to_owned(),
-            source,
-        })?;
+    let mut doc = Jsonc::new(existing, comments_allowed(path));
+    let mut config: serde_json::Value = doc.value().map_err(|source| SetupError::Json {
+        path: path.to_owned(),
+        source,
+    })?;
     let not_an_object = |key: &str| SetupError::NotAnObject {
         path: path.to_owned(),
         key: key.to_owned(),
@@ -846,7 +1084,6 @@ fn hooks_edit(
         .or_insert_with(|| serde_json::json!({}))
         .as_object_mut()
         .ok_or_else(|| not_an_object("hooks"))?;
-    let mut text = existing.clone();
     let mut removed = Vec::new();
     for &(event, command) in obsolete {
         let Some(entries) = hooks.get_mut(event).and_then(|e| e.as_array_mut()) else {
@@ -860,9 +1097,15 @@ fn hooks_edit(
         if entries.is_empty() {
             hooks.remove(event);
         }
-        text = without_entries(&text, event, command).ok_or_else(|| SetupError::HooksEdit {
-            path: path.to_owned(),
-        })?;
+        // Cut out of a text without comments only (a comment could sit
+        // in what is cut).
+        let cut = (!doc.has_comments())
+            .then(|| without_entries(&doc.text, event, command))
+            .flatten()
+            .ok_or_else(|| SetupError::HooksEdit {
+                path: path.to_owned(),
+            })?;
+        doc = Jsonc::new(cut, false);
         removed.push(event);
     }
     let mut added = Vec::new();
@@ -881,30 +1124,25 @@ fn hooks_edit(
             })?
             .insert(0, entry.clone());
         added.push(event);
-        let top = top_brace(&text);
-        text = match member_value(&text, top, "hooks") {
-            Some(at) => match member_value(&text, at, event) {
-                Some(list) => insert_member(&text, list, &entry.to_string()),
-                None => insert_member(&text, at, &format!("\"{event}\": [{entry}]")),
+        let top = top_brace(&doc.blank);
+        match member_value(&doc.blank, top, "hooks") {
+            Some(at) => match member_value(&doc.blank, at, event) {
+                Some(list) => doc.insert(list, &entry.to_string()),
+                None => doc.insert(at, &format!("\"{event}\": [{entry}]")),
             },
-            None => insert_member(
-                &text,
-                top,
-                &format!("\"hooks\": {{\"{event}\": [{entry}]}}"),
-            ),
-        };
+            None => doc.insert(top, &format!("\"hooks\": {{\"{event}\": [{entry}]}}")),
+        }
     }
     if added.is_empty() && removed.is_empty() {
         return Ok(None);
     }
-    let reread: Option<serde_json::Value> = serde_json::from_str(&text).ok();
-    if reread.as_ref() != Some(&config) {
+    if doc.value().ok().as_ref() != Some(&config) {
         return Err(SetupError::HooksEdit {
             path: path.to_owned(),
         });
     }
     Ok(Some(HooksEdit {
-        text,
+        text: doc.text,
         added,
         removed,
     }))

@@ -14,13 +14,12 @@ use std::time::Duration;
 
 use crate::adapters::git::Workspace;
 use crate::adapters::sync as index_sync;
-use crate::app::digest::{self, Distill};
+use crate::app::digest;
 use crate::app::hook::FOREGROUND_EMBEDDINGS;
 use crate::app::recall::{self, Before, RecallInput, Recalled};
 use crate::app::render::{QUOTED_DATA, index_line};
 use crate::app::sync::{Embed, drain_journal, problems, sync_waiting};
 use crate::app::{AppError, Notice, Session, background};
-use crate::domain::recall::Captured;
 use crate::domain::recalled::IndexedMemory;
 
 /// The prompt's first this many characters are the question (a pasted log
@@ -95,6 +94,9 @@ pub enum Skipped {
     NothingRelevant(String),
     /// Recall found nothing at all.
     NothingFound,
+    /// A prompt the client made, not the user (`source: "system"`: a
+    /// background task's notification).
+    NotTheUsers,
 }
 
 impl Skipped {
@@ -108,6 +110,9 @@ impl Skipped {
             }
             Skipped::NothingRelevant(why) => format!("nothing relevant: {why}"),
             Skipped::NothingFound => "no memory matches".to_owned(),
+            Skipped::NotTheUsers => {
+                "a prompt the client made (a task notification), not one the user typed".to_owned()
+            }
         }
     }
 }
@@ -129,6 +134,11 @@ pub struct PromptRecall {
 }
 
 impl PromptRecall {
+    /// Nothing looked up: the prompt is not the user's ([`Skipped::NotTheUsers`]).
+    pub fn not_the_users() -> PromptRecall {
+        PromptRecall::skipped(Skipped::NotTheUsers)
+    }
+
     fn skipped(why: Skipped) -> PromptRecall {
         PromptRecall {
             context: None,
@@ -168,25 +178,7 @@ pub fn question_of(prompt: &str) -> Option<String> {
 /// What the prompt hook asks recall: the question, in this workspace, the
 /// closest [`CANDIDATES`], trusted and current memories only.
 fn prompt_input(question: String) -> RecallInput {
-    RecallInput {
-        query: Some(question),
-        since: None,
-        until: None,
-        kinds: Vec::new(),
-        tags: Vec::new(),
-        author: None,
-        mode: None,
-        min_score: None,
-        workspace: "current".to_owned(),
-        limit: CANDIDATES,
-        budget: None,
-        distill: Distill::Extractive,
-        no_cache: false,
-        captured: Captured::Include,
-        include_untrusted: false,
-        include_superseded: false,
-        include_unrelated: false,
-    }
+    RecallInput::plain(Some(question), CANDIDATES)
 }
 
 /// The memories relevant to `prompt` that the session (`seen`) was not

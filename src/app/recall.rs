@@ -86,6 +86,33 @@ pub struct RecallInput {
     pub include_unrelated: bool,
 }
 
+impl RecallInput {
+    /// Recall of `query` (the newest memories without one) in this
+    /// workspace, at most `limit`, with no filter: trusted, current
+    /// memories, captured ones too; a digest, when asked, extractive.
+    pub fn plain(query: Option<String>, limit: usize) -> RecallInput {
+        RecallInput {
+            query,
+            since: None,
+            until: None,
+            kinds: Vec::new(),
+            tags: Vec::new(),
+            author: None,
+            mode: None,
+            min_score: None,
+            workspace: "current".to_owned(),
+            limit,
+            budget: None,
+            distill: Distill::Extractive,
+            no_cache: false,
+            captured: crate::domain::recall::Captured::Include,
+            include_untrusted: false,
+            include_superseded: false,
+            include_unrelated: false,
+        }
+    }
+}
+
 /// What recall found.
 pub enum Recalled {
     Nothing,

@@ -445,10 +445,11 @@ fn agent_hooks_print_the_briefing_and_store_a_checkpoint() {
         "{last}"
     );
 
-    // A hook never fails the agent's session, even outside a repository.
+    // A hook never fails the agent's session; outside a repository it
+    // does nothing and says nothing (`plugins.rs`).
     let outside = env.goldfish_stdin(env.path(), &["agent-hook", "pre-compact"], b"text");
     assert_eq!(outside.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&outside.stderr).contains("goldfish agent-hook"));
+    assert!(outside.stderr.is_empty(), "{outside:?}");
 }
 
 /// `.mcp.json` is the user's text: the goldfish entry is inserted into it,
@@ -595,7 +596,12 @@ fn init_capture_adds_the_hooks_and_keeps_the_users_own() {
     let merged: serde_json::Value = serde_json::from_str(&text).unwrap();
     let mut expected: serde_json::Value = serde_json::from_str(user).unwrap();
     let entry = |command: &str, matcher: bool| {
-        let hook = serde_json::json!({ "type": "command", "command": command });
+        let timeout = match command {
+            "goldfish agent-hook pre-compact" => 30,
+            "goldfish agent-hook session-end" => 3,
+            _ => 10,
+        };
+        let hook = serde_json::json!({ "type": "command", "command": command, "timeout": timeout });
         if matcher {
             serde_json::json!({ "matcher": "*", "hooks": [hook] })
         } else {
@@ -827,13 +833,17 @@ fn init_agent_writes_the_prompt_hook_and_gemini_its_session_hooks() {
         "./lint.sh"
     );
     assert_eq!(settings["mcpServers"]["goldfish"]["args"][0], "mcp");
-    for (event, command) in [
-        ("BeforeAgent", "goldfish agent-hook user-prompt"),
-        ("SessionStart", "goldfish agent-hook session-start --json"),
+    for (event, command, timeout) in [
+        ("BeforeAgent", "goldfish agent-hook user-prompt", 10_000),
+        (
+            "SessionStart",
+            "goldfish agent-hook session-start --json",
+            30_000,
+        ),
     ] {
         assert_eq!(
             settings["hooks"][event][0]["hooks"][0],
-            serde_json::json!({"type": "command", "command": command}),
+            serde_json::json!({"type": "command", "command": command, "timeout": timeout}),
             "{settings:#}"
         );
     }
@@ -1038,7 +1048,7 @@ fn issue_56_init_agent_gemini_takes_out_the_old_pre_compress_hook() {
     );
     let text = fs::read_to_string(repo.join(".gemini/settings.json")).unwrap();
     let expected = old.replace(&format!("    \"PreCompress\": [{ours}],\n"), "");
-    let added = r#"{"hooks":[{"command":"goldfish agent-hook user-prompt","type":"command"}]}"#;
+    let added = r#"{"hooks":[{"command":"goldfish agent-hook user-prompt","timeout":10000,"type":"command"}]}"#;
     let expected = expected.replace(
         "  \"hooks\": {\n",
         &format!("  \"hooks\": {{\n    \"BeforeAgent\": [{added}],\n"),
@@ -1187,4 +1197,54 @@ fn a_goldfish_server_entry_that_runs_something_else_is_refused_and_reported() {
             "{report:#}"
         );
     }
+}
+
+/// Issue 56: Gemini CLI reads `.gemini/settings.json` as JSON with
+/// comments, and so does `init --agent gemini`: the server and the hooks
+/// go in, every comment (even one holding braces and quotes) stays where
+/// it was, and the result reads as the user's settings plus goldfish's.
+#[test]
+fn init_agent_gemini_keeps_the_comments_of_its_settings() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    std::fs::create_dir_all(repo.join(".gemini")).unwrap();
+    let users = "// Project settings { \"not\": \"json\" }\n{\n  /* the theme */ \"ui\": {\"theme\": \"GitHub\"}, // dark is \"too\" dark\n  \"mcpServers\": {\n    // our DB server, see docs/db.md\n    \"db\": {\"command\": \"db-mcp\", \"args\": [\"--url\", \"http://localhost//x\"]}\n  }\n}\n";
+    std::fs::write(repo.join(".gemini/settings.json"), users).unwrap();
+    env.ok(&repo, &["init", "--agent", "gemini"]);
+    let text = std::fs::read_to_string(repo.join(".gemini/settings.json")).unwrap();
+    for comment in [
+        "// Project settings { \"not\": \"json\" }\n",
+        "/* the theme */ \"ui\"",
+        "// dark is \"too\" dark\n",
+        "// our DB server, see docs/db.md\n",
+    ] {
+        assert!(text.contains(comment), "{comment:?} kept in:\n{text}");
+    }
+    let without_comments: String = text
+        .lines()
+        .map(|line| {
+            let line = line.replace("/* the theme */", "");
+            match line.find("// ") {
+                Some(at) => line[..at].to_owned(),
+                None => line,
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let settings: serde_json::Value = serde_json::from_str(&without_comments)
+        .unwrap_or_else(|err| panic!("{err}:\n{without_comments}"));
+    assert_eq!(settings["ui"]["theme"], "GitHub");
+    assert_eq!(
+        settings["mcpServers"]["db"]["args"][1],
+        "http://localhost//x"
+    );
+    assert_eq!(settings["mcpServers"]["goldfish"]["args"][0], "mcp");
+    assert!(settings["hooks"]["BeforeAgent"].is_array(), "{settings}");
+    assert!(settings["hooks"]["SessionStart"].is_array(), "{settings}");
+    // A second run finds everything in place.
+    env.ok(&repo, &["init", "--agent", "gemini"]);
+    assert_eq!(
+        std::fs::read_to_string(repo.join(".gemini/settings.json")).unwrap(),
+        text
+    );
 }

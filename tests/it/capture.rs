@@ -622,11 +622,10 @@ fn capture_hook_exits_zero_on_bad_input_and_outside_a_repository() {
         &["agent-hook", "post-tool-use"],
         b"{\"tool_name\":\"Read\"}",
     );
+    // Outside a repository (or in one without `.goldfish`), a hook does
+    // nothing and says nothing (`plugins.rs`).
     assert_eq!(outside.status.code(), Some(0));
-    assert!(
-        String::from_utf8_lossy(&outside.stderr).contains("is not inside a git repository"),
-        "{outside:?}"
-    );
+    assert!(outside.stderr.is_empty(), "{outside:?}");
     assert!(memory_lines(&repo).is_empty());
 }
 

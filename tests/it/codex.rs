@@ -347,6 +347,17 @@ fn issue_56_codex_hook_outputs_validate_against_its_schemas() {
         &repo,
         &["store", "-t", "decision", "Deploys go out on Tuesdays"],
     );
+    // Not in the briefing (an insight), so the prompt hook gives it: what
+    // the briefing gave, the prompt hook does not give again.
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "insight",
+            "Deploys go out each week from the release branch",
+        ],
+    );
     env.ok(&repo, &["sync", "--quiet"]);
     let codex = Codex::new(&env, repo, "codex-out", &["--capture", "--ask-agent"]);
     let json_of = |stdout: String, name: &str| -> Value {
@@ -377,7 +388,7 @@ fn issue_56_codex_hook_outputs_validate_against_its_schemas() {
         prompted["hookSpecificOutput"]["additionalContext"]
             .as_str()
             .unwrap()
-            .contains("Tuesdays"),
+            .contains("insight  Alice  Deploys go out each week"),
         "{prompted:#}"
     );
 
@@ -548,7 +559,7 @@ fn issue_56_init_agent_codex_adds_to_the_hooks_its_config_toml_holds() {
     let text = fs::read_to_string(repo.join(".codex/config.toml")).unwrap();
     assert!(text.starts_with(user), "{text}");
     assert!(
-        text.contains("[[hooks.SessionStart]]\nhooks = [{ type = \"command\", command = \"goldfish agent-hook session-start --json\" }]\n"),
+        text.contains("[[hooks.SessionStart]]\nhooks = [{ type = \"command\", command = \"goldfish agent-hook session-start --json\", timeout = 30 }]\n"),
         "{text}"
     );
     let config: toml::Table = toml::from_str(&text).unwrap();

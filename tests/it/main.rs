@@ -36,6 +36,7 @@ mod labelled;
 mod layers;
 mod mcp;
 mod newer;
+mod plugins;
 mod prompt_hook;
 mod provenance;
 mod relevance;

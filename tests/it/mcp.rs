@@ -794,3 +794,212 @@ fn numbers_given_as_strings_are_taken() {
         client.cancel().await.unwrap();
     });
 }
+
+/// Every tool's input schema is plain JSON Schema: no type arrays
+/// (`["string", "null"]`) and no format JSON Schema does not define
+/// (`uint`, `double`), which the MCP Inspector warns on and Gemini CLI
+/// prints a line for on every call (issue 56).
+#[test]
+fn tool_input_schemas_have_no_type_arrays_or_unknown_formats() {
+    fn walk(at: &str, schema: &serde_json::Value, found: &mut Vec<String>) {
+        const STANDARD: [&str; 19] = [
+            "date-time",
+            "date",
+            "time",
+            "duration",
+            "email",
+            "idn-email",
+            "hostname",
+            "idn-hostname",
+            "ipv4",
+            "ipv6",
+            "uri",
+            "uri-reference",
+            "iri",
+            "iri-reference",
+            "uuid",
+            "uri-template",
+            "json-pointer",
+            "relative-json-pointer",
+            "regex",
+        ];
+        match schema {
+            serde_json::Value::Object(object) => {
+                if let Some(kind) = object.get("type")
+                    && !kind.is_string()
+                {
+                    found.push(format!("{at}: type {kind}"));
+                }
+                if let Some(format) = object.get("format")
+                    && !format
+                        .as_str()
+                        .is_some_and(|format| STANDARD.contains(&format))
+                {
+                    found.push(format!("{at}: format {format}"));
+                }
+                for (key, value) in object {
+                    match (key.as_str(), value) {
+                        // Names to schemas: the names are no keywords.
+                        ("properties" | "$defs", serde_json::Value::Object(schemas)) => {
+                            for (name, schema) in schemas {
+                                walk(&format!("{at}.{key}.{name}"), schema, found);
+                            }
+                        }
+                        _ => walk(&format!("{at}.{key}"), value, found),
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for (n, item) in items.iter().enumerate() {
+                    walk(&format!("{at}[{n}]"), item, found);
+                }
+            }
+            _ => {}
+        }
+    }
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    runtime().block_on(async {
+        let client = connect(&env, &repo).await;
+        let tools = client.list_all_tools().await.unwrap();
+        assert!(tools.len() >= 7);
+        let mut found = Vec::new();
+        for tool in &tools {
+            let schema = serde_json::Value::Object(tool.input_schema.as_ref().clone());
+            walk(&tool.name, &schema, &mut found);
+        }
+        assert!(found.is_empty(), "{found:#?}");
+        client.cancel().await.unwrap();
+    });
+}
+
+/// The `recall` prompt (a slash command in Claude Code and Gemini CLI)
+/// gives the question's digest as the user's message; memories are
+/// resources (`goldfish://memory/{id}`, listed newest first and as a
+/// template) that read as `get` shows them, for @-mentions.
+#[test]
+fn recall_prompt_and_memories_as_resources() {
+    use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams};
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let stored = env.ok(
+        &repo,
+        &[
+            "store",
+            "--type",
+            "decision",
+            "--json",
+            "Invoices are numbered per tenant with a Postgres sequence; a global counter left gaps under concurrent checkout.",
+        ],
+    );
+    let id = crate::common::json_lines(&stored)[0]["id"]
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| panic!("no id in {stored}"));
+    runtime().block_on(async {
+        let client = connect(&env, &repo).await;
+        let prompts = client.list_all_prompts().await.unwrap();
+        assert_eq!(prompts.len(), 1);
+        assert_eq!(prompts[0].name, "recall");
+        let arguments = prompts[0].arguments.as_ref().unwrap();
+        assert_eq!(arguments[0].name, "question");
+        assert_eq!(arguments[0].required, Some(true));
+
+        let mut question = serde_json::Map::new();
+        question.insert(
+            "question".into(),
+            "how are invoices numbered per tenant?".into(),
+        );
+        let prompt = client
+            .get_prompt(GetPromptRequestParams::new("recall").with_arguments(question))
+            .await
+            .unwrap();
+        let message = serde_json::to_value(&prompt.messages).unwrap();
+        assert_eq!(message[0]["role"], "user");
+        let text = message[0]["content"]["text"].as_str().unwrap();
+        assert!(
+            text.contains("how are invoices numbered per tenant?"),
+            "{text}"
+        );
+        assert!(
+            text.contains(&id[..8]) && text.contains("Postgres sequence"),
+            "{text}"
+        );
+        let missing = client
+            .get_prompt(GetPromptRequestParams::new("recall"))
+            .await;
+        assert!(missing.is_err(), "{missing:?}");
+
+        let resources = client.list_all_resources().await.unwrap();
+        let uri = format!("goldfish://memory/{id}");
+        assert_eq!(
+            resources.iter().map(|r| r.uri.as_str()).collect::<Vec<_>>(),
+            [uri.as_str()]
+        );
+        assert!(
+            resources[0]
+                .title
+                .as_deref()
+                .unwrap()
+                .starts_with("decision: Invoices")
+        );
+        let templates = client.list_all_resource_templates().await.unwrap();
+        assert_eq!(templates[0].uri_template, "goldfish://memory/{id}");
+
+        let read = client
+            .read_resource(ReadResourceRequestParams::new(format!(
+                "goldfish://memory/{}",
+                &id[..10]
+            )))
+            .await
+            .unwrap();
+        let contents = serde_json::to_value(&read.contents).unwrap();
+        let text = contents[0]["text"].as_str().unwrap();
+        assert!(
+            text.contains("Postgres sequence") && text.contains(&id),
+            "{text}"
+        );
+        for bad in [
+            "goldfish://memory/",
+            "goldfish://memory/zzzzzzzz",
+            "file:///etc/passwd",
+        ] {
+            let refused = client
+                .read_resource(ReadResourceRequestParams::new(bad))
+                .await;
+            assert!(refused.is_err(), "{bad}: {refused:?}");
+        }
+        client.cancel().await.unwrap();
+    });
+}
+
+/// The server runs wherever its client does (a plugin's, in every
+/// repository): in a repository without `.goldfish`, `store` stores
+/// nothing and says why, and no `.goldfish` appears.
+#[test]
+fn store_in_a_repository_without_goldfish_is_refused() {
+    let env = TestEnv::new();
+    let repo = env.path().join("elsewhere");
+    std::fs::create_dir_all(&repo).unwrap();
+    env.git(&repo, &["init", "-q", "-b", "main"]);
+    env.identify(&repo, "Alice");
+    runtime().block_on(async {
+        let client = connect(&env, &repo).await;
+        let instructions = client.peer_info().unwrap().instructions.clone().unwrap();
+        assert!(instructions.contains("does not use it"), "{instructions}");
+        let stored = call(
+            &client,
+            "store",
+            serde_json::json!({"content": "Deploys go out on Tuesdays", "type": "decision"}),
+        )
+        .await;
+        assert_eq!(stored.is_error, Some(true), "{}", text_of(&stored));
+        assert!(
+            text_of(&stored).contains("does not use goldfish"),
+            "{}",
+            text_of(&stored)
+        );
+        client.cancel().await.unwrap();
+    });
+    assert!(!repo.join(".goldfish").exists());
+}

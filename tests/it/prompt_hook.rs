@@ -485,3 +485,75 @@ fn issue_56_a_headless_gemini_prompt_is_looked_up_without_the_briefing() {
         "{explained}"
     );
 }
+
+/// Issue 56: a memory the session-start briefing just gave the session is
+/// not added again by the prompt hook (the briefing's memories count as
+/// given); a prompt the client made (`source: "system"`, a background
+/// task's notification) is not looked up.
+#[test]
+fn the_prompt_hook_skips_what_the_briefing_gave_and_the_clients_own_prompts() {
+    let env = TestEnv::new().with_fake_model();
+    let repo = env.repo("repo", "Alice");
+    let out = env.ok(
+        &repo,
+        &[
+            "store",
+            "--json",
+            "-t",
+            "decision",
+            "Deploys go out on Tuesdays",
+        ],
+    );
+    let id = serde_json::from_str::<serde_json::Value>(&out).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    env.ok(&repo, &["sync", "--quiet"]);
+    let question = "When do deploys go out each week?";
+    let verdict_of = |explained: &serde_json::Value| {
+        explained["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|candidate| candidate["id"] == id.as_str())
+            .map(|candidate| candidate["verdict"].clone())
+    };
+    // Another session, never briefed: the memory is added.
+    let fresh = explain(&env, &repo, &claude_prompt(&repo, "s-other", question));
+    assert_eq!(verdict_of(&fresh), Some("added".into()), "{fresh}");
+
+    let briefing = env.goldfish_stdin(
+        &repo,
+        &["agent-hook", "session-start"],
+        serde_json::json!({
+            "session_id": "s-1",
+            "transcript_path": "/nonexistent/transcript.jsonl",
+            "cwd": repo,
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+        })
+        .to_string()
+        .as_bytes(),
+    );
+    assert!(
+        String::from_utf8_lossy(&briefing.stdout).contains("Tuesdays"),
+        "{briefing:?}"
+    );
+    let after = explain(&env, &repo, &claude_prompt(&repo, "s-1", question));
+    assert_eq!(verdict_of(&after), Some("seen".into()), "{after}");
+    assert!(
+        hook(&env, &repo, &claude_prompt(&repo, "s-1", question))
+            .stdout
+            .is_empty()
+    );
+
+    let mut notification = claude_prompt(&repo, "s-2", question);
+    notification["source"] = "system".into();
+    let explained = explain(&env, &repo, &notification);
+    assert_eq!(
+        explained["skipped"],
+        "a prompt the client made (a task notification), not one the user typed",
+        "{explained}"
+    );
+    assert!(hook(&env, &repo, &notification).stdout.is_empty());
+}

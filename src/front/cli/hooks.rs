@@ -202,6 +202,17 @@ fn session_start(budget: usize, json: bool, out: &mut dyn Write) -> Result<(), C
     let briefed = brief::brief(&mut session, &workspace, budget, &moment);
     output::notices(&mut session);
     if let Some(digested) = briefed? {
+        // What the briefing quoted, the prompt hook does not add again.
+        for picked in &digested.report.sentences {
+            if !marks.given.contains(&picked.memory) {
+                marks.given.push(picked.memory.clone());
+            }
+        }
+        let over = marks
+            .given
+            .len()
+            .saturating_sub(crate::app::prompt::MAX_SEEN);
+        marks.given.drain(..over);
         if json {
             let mut text = Vec::new();
             output::digest(&digested, false, &mut text)?;

@@ -152,6 +152,9 @@ struct InitArgs {
     /// With --capture: at the end of a session that changed code, the Stop hook asks the agent once to store what a teammate should know with the MCP store tool (or to stop if nothing)
     #[arg(long, requires = "capture")]
     ask_agent: bool,
+    /// With --agent claude: offer teammates goldfish's Claude Code plugin (extraKnownMarketplaces and enabledPlugins in .claude/settings.json) instead of writing .mcp.json, /recall and hooks; the plugin brings the server, the hooks with capture, /recall and a skill
+    #[arg(long, conflicts_with_all = ["capture", "no_prompt_hook", "ask_agent"])]
+    plugin: bool,
     /// Also install a pre-push hook that runs `goldfish review` on what a push sends, and stops the push when a change would be quarantined
     #[arg(long)]
     review_on_push: bool,
@@ -853,6 +856,12 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<u8, CliError> {
         Command::Model(ModelCommand::Install(args)) => setup::model_install(args, out),
         Command::Model(ModelCommand::Warm(ModelWarmArgs {})) => setup::model_warm(),
         Command::Mcp(McpArgs {}) => unreachable!("served by `run` without stdout's lock"),
+        // Outside a repository that uses goldfish (a plugin runs its
+        // hooks everywhere): the payload is read and nothing else happens.
+        Command::AgentHook(args) if !args.explain && !crate::app::agent::in_use_here() => {
+            let _ = hooks::hook_payload();
+            Ok(EXIT_OK)
+        }
         Command::AgentHook(args) => match args.event {
             AgentEvent::PostToolUse | AgentEvent::PostToolUseFailure => Ok(capture::hook("tool")),
             AgentEvent::Stop if args.ask_agent => Ok(capture::stop_asking(out)),

@@ -85,7 +85,13 @@ fn answer(payload: &serde_json::Value, explain: bool) -> Result<Option<String>, 
     let cwd = std::env::current_dir().map_err(|err| {
         CliError::from(anyhow::Error::new(err).context("cannot read the current directory"))
     })?;
-    let recalled = prompt::for_prompt(&mut session, &cwd, prompt, &marks.given);
+    // A prompt the client made (Claude Code's task notifications come as
+    // `source: "system"`) asks nothing of the user's.
+    let recalled = if payload["source"] == "system" {
+        Ok(PromptRecall::not_the_users())
+    } else {
+        prompt::for_prompt(&mut session, &cwd, prompt, &marks.given)
+    };
     output::notices(&mut session);
     let recalled = recalled?;
     if let Some(id) = &session_id

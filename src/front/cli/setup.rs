@@ -33,7 +33,17 @@ pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> 
             args.ask_agent,
         )
     };
+    let plugin_for = |agent: AgentArg| args.plugin && agent == AgentArg::Claude;
+    if args.plugin && !args.agent.contains(&AgentArg::Claude) {
+        return Err(CliError::usage(anyhow::anyhow!(
+            "--plugin offers goldfish's Claude Code plugin: give it with --agent claude"
+        )));
+    }
     for agent in &args.agent {
+        if plugin_for(*agent) {
+            crate::app::agent::check_plugin(workspace.root()).map_err(agent_error)?;
+            continue;
+        }
         crate::app::agent::check(workspace.root(), (*agent).into()).map_err(agent_error)?;
         crate::app::agent::check_hooks(workspace.root(), (*agent).into(), &hooks_of(*agent))
             .map_err(agent_error)?;
@@ -62,6 +72,11 @@ pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> 
     }
     let mut agent_changes = Vec::new();
     for &agent in &args.agent {
+        if plugin_for(agent) {
+            agent_changes
+                .extend(crate::app::agent::setup_plugin(workspace.root()).map_err(agent_error)?);
+            continue;
+        }
         agent_changes
             .extend(crate::app::agent::setup(workspace.root(), agent.into()).map_err(agent_error)?);
         agent_changes.extend(

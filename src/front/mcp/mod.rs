@@ -16,12 +16,20 @@ use std::time::Instant;
 use anyhow::Context;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::model::{
+    CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+    Role as PromptRole, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 mod filter;
+mod schema;
 
 use crate::app::brief;
 use crate::app::digest::{self, Distill};
@@ -47,6 +55,12 @@ something the team may have met before (pass `budget` to get a short digest). \
 Call `store` when you make a decision, fix a non-obvious bug, learn something about \
 the code, or reach a checkpoint: one short memory per fact, with the files it is about. \
 Cite memory ids when you rely on them.";
+
+/// The instructions in a repository without `.goldfish` (a plugin's server
+/// runs in every repository).
+const INSTRUCTIONS_ELSEWHERE: &str = "goldfish keeps a team's memory in git, but this \
+repository does not use it (no .goldfish/ folder): there is nothing to recall here, and \
+`store` stores nothing until a person runs `goldfish init`.";
 
 /// The server's state, shared by the tool calls.
 struct Shared {
@@ -282,9 +296,18 @@ fn failure(err: AppError) -> CallToolResult {
 
 impl Server {
     fn new(session: Session) -> Server {
+        let mut tool_router = ToolRouter::new();
+        for mut route in Self::tool_router() {
+            let mut input = serde_json::Value::Object(route.attr.input_schema.as_ref().clone());
+            schema::plain(&mut input);
+            if let serde_json::Value::Object(input) = input {
+                route.attr.input_schema = Arc::new(input);
+            }
+            tool_router.add_route(route);
+        }
         Server {
             shared: Arc::new(Mutex::new(Shared { session })),
-            tool_router: Self::tool_router(),
+            tool_router,
         }
     }
 
@@ -293,6 +316,23 @@ impl Server {
     async fn run<F>(&self, tool: &'static str, op: F) -> Result<CallToolResult, ErrorData>
     where
         F: FnOnce(&mut Shared) -> Result<String, AppError> + Send + 'static,
+    {
+        Ok(match self.blocking(tool, op).await? {
+            Ok(answer) => text(answer),
+            Err(err) => failure(err),
+        })
+    }
+
+    /// Runs `op` on the shared state off the async runtime, logging what
+    /// it did on stderr.
+    async fn blocking<F, T>(
+        &self,
+        tool: &'static str,
+        op: F,
+    ) -> Result<Result<T, AppError>, ErrorData>
+    where
+        F: FnOnce(&mut Shared) -> Result<T, AppError> + Send + 'static,
+        T: Send + 'static,
     {
         let shared = Arc::clone(&self.shared);
         let outcome = tokio::task::spawn_blocking(move || {
@@ -316,10 +356,7 @@ impl Server {
         })
         .await
         .map_err(|err| ErrorData::internal_error(format!("{tool} panicked: {err}"), None))?;
-        Ok(match outcome {
-            Ok(answer) => text(answer),
-            Err(err) => failure(err),
-        })
+        Ok(outcome)
     }
 }
 
@@ -350,6 +387,13 @@ impl Server {
         Parameters(params): Parameters<StoreParams>,
     ) -> Result<CallToolResult, ErrorData> {
         self.run("store", move |shared| {
+            // The server runs wherever the client does (a plugin's in every
+            // repository): an agent never starts a team's log by itself.
+            if !crate::app::agent::in_use_here() {
+                return Err(AppError::input(anyhow::anyhow!(
+                    "not stored: this repository does not use goldfish (no .goldfish/ folder); a person starts its team memory with `goldfish init`"
+                )));
+            }
             refuse_orders(&params)?;
             let workspace = current_workspace()?;
             let stored = store::store(
@@ -396,72 +440,8 @@ impl Server {
         &self,
         Parameters(params): Parameters<RecallParams>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.run("recall", move |shared| {
-            let cwd = std::env::current_dir().context("cannot read the current directory")?;
-            let limit = params.limit.unwrap_or(10);
-            if params.index && params.budget.is_some() {
-                return Err(AppError::arg(
-                    Arg::Budget,
-                    "index lists memories, budget digests them: give one of the two",
-                ));
-            }
-            if limit > MAX_LIMIT {
-                return Err(AppError::arg(
-                    Arg::Limit,
-                    format!(
-                        "at most {MAX_LIMIT} memories per recall (ask with a budget for a digest)"
-                    ),
-                ));
-            }
-            let input = RecallInput {
-                query: params.query,
-                since: params.since,
-                until: params.until,
-                kinds: params.kinds,
-                tags: params.tags,
-                author: params.author,
-                mode: params.mode.map(|mode| match mode {
-                    RankMode::Hybrid => Mode::Hybrid,
-                    RankMode::Semantic => Mode::Semantic,
-                    RankMode::Keyword => Mode::Keyword,
-                }),
-                min_score: None,
-                workspace: params.workspace.unwrap_or_else(|| "current".to_owned()),
-                limit,
-                budget: params.budget,
-                distill: Distill::Extractive,
-                no_cache: false,
-                captured: match params.captured {
-                    None | Some(CapturedParam::Include) => Captured::Include,
-                    Some(CapturedParam::Exclude) => Captured::Exclude,
-                    Some(CapturedParam::Only) => Captured::Only,
-                },
-                include_untrusted: params.untrusted,
-                include_superseded: params.superseded,
-                include_unrelated: params.unrelated,
-            };
-            match recall::recall(&mut shared.session, &cwd, input)? {
-                Recalled::Nothing => Ok("no memories match".to_owned()),
-                Recalled::NothingRelevant(judgement) => Ok(format!(
-                    "nothing relevant: {}; call recall with unrelated: true to see the closest memories anyway",
-                    judgement.reason()
-                )),
-                Recalled::Digest(digested) => Ok(quoted(digest_answer(&digested))),
-                Recalled::Memories { hits, .. } if params.index => {
-                    let (mut counter, _) = digest::token_counter(&mut shared.session)?;
-                    Ok(quoted(
-                        hits.iter()
-                            .map(|memory| plain::index_line(memory, counter.as_mut()) + "\n")
-                            .collect(),
-                    ))
-                }
-                Recalled::Memories {
-                    hits,
-                    all_workspaces,
-                } => capped(&mut shared.session, &hits, all_workspaces, DEFAULT_CAP).map(quoted),
-            }
-        })
-        .await
+        self.run("recall", move |shared| recall_answer(shared, params))
+            .await
     }
 
     #[tool(
@@ -636,12 +616,238 @@ impl Server {
     }
 }
 
+/// The scheme of a memory as a resource: `goldfish://memory/{id}`.
+const MEMORY_URI: &str = "goldfish://memory/";
+/// The memories `resources/list` offers (the newest), for @-mentions.
+const LISTED_MEMORIES: usize = 50;
+
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("goldfish", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_prompts()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("goldfish", env!("CARGO_PKG_VERSION")))
+        .with_instructions(if crate::app::agent::in_use_here() {
+            INSTRUCTIONS
+        } else {
+            INSTRUCTIONS_ELSEWHERE
+        })
+    }
+
+    /// `recall`: clients show it as a slash command (`/mcp__goldfish__recall`
+    /// in Claude Code, `/recall` in Gemini CLI).
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let question = PromptArgument::new("question")
+            .with_description("What you want to know, in words")
+            .with_required(true);
+        let prompt = Prompt::new(
+            "recall",
+            Some("What the team's memory holds on a question: a digest of the memories that bear on it, cited by id"),
+            Some(vec![question]),
+        )
+        .with_title("Recall team memories");
+        Ok(ListPromptsResult::with_all_items(vec![prompt]))
+    }
+
+    /// The `recall` prompt: the digest `recall` gives the question (budget
+    /// 500), as the user's message, with what to do with it.
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        if request.name != "recall" {
+            return Err(ErrorData::invalid_params(
+                format!("no prompt {:?}: the one prompt is recall", request.name),
+                None,
+            ));
+        }
+        let question = request
+            .arguments
+            .as_ref()
+            .and_then(|arguments| arguments.get("question"))
+            .and_then(serde_json::Value::as_str)
+            .map(str::trim)
+            .filter(|question| !question.is_empty())
+            .ok_or_else(|| ErrorData::invalid_params("give the question to recall", None))?
+            .to_owned();
+        let params = RecallParams {
+            query: Some(question.clone()),
+            budget: Some(500),
+            ..RecallParams::default()
+        };
+        let answer = match self
+            .blocking("recall prompt", move |shared| recall_answer(shared, params))
+            .await?
+        {
+            Ok(answer) => answer,
+            Err(err) => error_text(&err),
+        };
+        let message = format!(
+            "Recall what the team's memory (goldfish) holds on: {question}\n\n{answer}\n\nSay briefly what of it applies to the current task, citing the memory ids."
+        );
+        Ok(
+            GetPromptResult::new(vec![PromptMessage::new_text(PromptRole::User, message)])
+                .with_description("The team's memories on the question")
+                .into(),
+        )
+    }
+
+    /// The newest memories as resources, for @-mentions.
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let listed = self
+            .blocking("resources", |shared| {
+                let cwd = std::env::current_dir().context("cannot read the current directory")?;
+                // The newest, as recall without a query lists them.
+                let input = RecallInput::plain(None, LISTED_MEMORIES);
+                Ok(match recall::recall(&mut shared.session, &cwd, input)? {
+                    Recalled::Memories { hits, .. } => hits,
+                    _ => Vec::new(),
+                })
+            })
+            .await?
+            .map_err(|err| ErrorData::internal_error(error_text(&err), None))?;
+        let resources = listed
+            .iter()
+            .map(|memory| {
+                let title = plain::title(&memory.content);
+                Resource::new(format!("{MEMORY_URI}{}", memory.id), memory.id.clone())
+                    .with_title(format!("{}: {title}", memory.kind))
+                    .with_description(format!(
+                        "goldfish memory ({}, {})",
+                        memory.kind, memory.timestamp
+                    ))
+                    .with_mime_type("text/plain")
+            })
+            .collect();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let template = ResourceTemplate::new(format!("{MEMORY_URI}{{id}}"), "memory")
+            .with_title("A goldfish memory")
+            .with_description("One memory of the team's log, by id (or a unique prefix)")
+            .with_mime_type("text/plain");
+        Ok(ListResourceTemplatesResult::with_all_items(vec![template]))
+    }
+
+    /// One memory, as `get` shows it.
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri.clone();
+        let Some(id) = uri
+            .strip_prefix(MEMORY_URI)
+            .filter(|id| !id.is_empty() && !id.contains('/'))
+            .map(str::to_owned)
+        else {
+            return Err(ErrorData::resource_not_found(
+                format!("not a goldfish memory: {uri} (goldfish://memory/ID)"),
+                None,
+            ));
+        };
+        let shown = self
+            .blocking("resource", move |shared| {
+                let cwd = std::env::current_dir().context("cannot read the current directory")?;
+                let memories = show::show(&mut shared.session, &cwd, &[id])?;
+                Ok(quoted(
+                    memories
+                        .iter()
+                        .map(|memory| plain::memory_text(memory, false))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                ))
+            })
+            .await?
+            .map_err(|err| ErrorData::resource_not_found(error_text(&err), None))?;
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(shown, uri).with_mime_type("text/plain"),
+        ])
+        .into())
+    }
+}
+
+/// What the `recall` tool answers (and the `recall` prompt quotes).
+fn recall_answer(shared: &mut Shared, params: RecallParams) -> Result<String, AppError> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let limit = params.limit.unwrap_or(10);
+    if params.index && params.budget.is_some() {
+        return Err(AppError::arg(
+            Arg::Budget,
+            "index lists memories, budget digests them: give one of the two",
+        ));
+    }
+    if limit > MAX_LIMIT {
+        return Err(AppError::arg(
+            Arg::Limit,
+            format!("at most {MAX_LIMIT} memories per recall (ask with a budget for a digest)"),
+        ));
+    }
+    let input = RecallInput {
+        query: params.query,
+        since: params.since,
+        until: params.until,
+        kinds: params.kinds,
+        tags: params.tags,
+        author: params.author,
+        mode: params.mode.map(|mode| match mode {
+            RankMode::Hybrid => Mode::Hybrid,
+            RankMode::Semantic => Mode::Semantic,
+            RankMode::Keyword => Mode::Keyword,
+        }),
+        min_score: None,
+        workspace: params.workspace.unwrap_or_else(|| "current".to_owned()),
+        limit,
+        budget: params.budget,
+        distill: Distill::Extractive,
+        no_cache: false,
+        captured: match params.captured {
+            None | Some(CapturedParam::Include) => Captured::Include,
+            Some(CapturedParam::Exclude) => Captured::Exclude,
+            Some(CapturedParam::Only) => Captured::Only,
+        },
+        include_untrusted: params.untrusted,
+        include_superseded: params.superseded,
+        include_unrelated: params.unrelated,
+    };
+    match recall::recall(&mut shared.session, &cwd, input)? {
+        Recalled::Nothing => Ok("no memories match".to_owned()),
+        Recalled::NothingRelevant(judgement) => Ok(format!(
+            "nothing relevant: {}; call recall with unrelated: true to see the closest memories anyway",
+            judgement.reason()
+        )),
+        Recalled::Digest(digested) => Ok(quoted(digest_answer(&digested))),
+        Recalled::Memories { hits, .. } if params.index => {
+            let (mut counter, _) = digest::token_counter(&mut shared.session)?;
+            Ok(quoted(
+                hits.iter()
+                    .map(|memory| plain::index_line(memory, counter.as_mut()) + "\n")
+                    .collect(),
+            ))
+        }
+        Recalled::Memories {
+            hits,
+            all_workspaces,
+        } => capped(&mut shared.session, &hits, all_workspaces, DEFAULT_CAP).map(quoted),
     }
 }
 
