@@ -325,8 +325,21 @@ class Truth:
     lines: tuple[int, int] | None = None
     # git says rewritten, but the normalised text is in T's file.
     text_elsewhere: bool = False
-    # The path is not in T's tree.
+    # The path is not in T's tree, nor one git's `-M` renamed it to.
     file_gone: bool = False
+    # The path T has the file at, when git's `-M` renamed it.
+    path: str | None = None
+
+
+def renamed_at(clone: Path, sel: Selected, at: str) -> str | None:
+    """The path `git diff -M FIX T` renamed the cited file to, if any."""
+    out = git(clone, "diff", "-M", "--name-status", "--diff-filter=R", "--no-ext-diff",
+              sel.commit, at)
+    for line in out.splitlines():
+        parts = line.split("\t")
+        if len(parts) == 3 and parts[1] == sel.path:
+            return parts[2]
+    return None
 
 
 def blame_truth(clone: Path, sel: Selected, at: str) -> Truth:
@@ -335,9 +348,13 @@ def blame_truth(clone: Path, sel: Selected, at: str) -> Truth:
     cited_lines = cited_text.decode("utf-8", errors="replace").splitlines()
     span = [n for n in range(sel.start, sel.end + 1) if cited_lines[n - 1].strip()]
     want = [" ".join(cited_lines[n - 1].split()) for n in span]
-    if git_bytes(clone, "cat-file", "-e", f"{at}:{sel.path}") is None:
-        return Truth("gone", file_gone=True)
-    porcelain = git(clone, "blame", "-w", "-M", "--porcelain", f"{sel.commit}..{at}", "--", sel.path)
+    path = sel.path
+    if git_bytes(clone, "cat-file", "-e", f"{at}:{path}") is None:
+        path = renamed_at(clone, sel, at)
+        if path is None:
+            return Truth("gone", file_gone=True)
+    # `git blame` follows the file through renames by itself.
+    porcelain = git(clone, "blame", "-w", "-M", "--porcelain", f"{sel.commit}..{at}", "--", path)
     # (origin commit, origin line, final line, text) per line of T's file.
     lines: list[tuple[str, int, int, str]] = []
     current = None
@@ -362,18 +379,24 @@ def blame_truth(clone: Path, sel: Selected, at: str) -> Truth:
     ) if traced else False
     if intact:
         start, end = nonblank[traced[0]][2], nonblank[traced[-1]][2]
-        return Truth("holds" if (start, end) == (sel.start, sel.end) else "moved", (start, end))
+        same = (start, end) == (sel.start, sel.end) and path == sel.path
+        return Truth("holds" if same else "moved", (start, end), path=path)
     width = len(want)
     elsewhere = any(now_text[i:i + width] == want for i in range(len(now_text) - width + 1))
-    return Truth(deleted_or_changed(clone, sel, at, span), None, elsewhere)
+    return Truth(deleted_or_changed(clone, sel, at, span, path), None, elsewhere, path=path)
 
 
-def deleted_or_changed(clone: Path, sel: Selected, at: str, span: list[int]) -> str:
+def deleted_or_changed(clone: Path, sel: Selected, at: str, span: list[int], path: str) -> str:
     """`gone` when git's diff from C to T (`-b`, as goldfish reads runs of
-    whitespace) deletes every non-blank line of the span in hunks that put
-    no non-blank line in their place; else `changed`."""
-    diff = git(clone, "diff", "-b", "-U0", "--no-renames", "--no-ext-diff", "--no-color",
-               sel.commit, at, "--", sel.path)
+    whitespace; the file at `path` in T, renamed or not) deletes every
+    non-blank line of the span in hunks that put no non-blank line in
+    their place; else `changed`."""
+    if path == sel.path:
+        diff = git(clone, "diff", "-b", "-U0", "--no-renames", "--no-ext-diff", "--no-color",
+                   sel.commit, at, "--", sel.path)
+    else:
+        diff = git(clone, "diff", "-b", "-U0", "--no-ext-diff", "--no-color",
+                   f"{sel.commit}:{sel.path}", f"{at}:{path}")
     hunks: list[tuple[int, int, bool]] = []  # old start, old end (exclusive), adds text
     for line in diff.splitlines():
         m = HUNK.match(line)
@@ -426,6 +449,8 @@ class Judged:
     truth: Truth
     verdict: str = ""
     lines: tuple[int, int] | None = None
+    # The path goldfish has it at (its `now_path`, else the cited one).
+    path: str = ""
 
 
 def run_repo(binary: Path, mirrors: Path, scratch: Path, repo: str, rows: list[Selected],
@@ -486,6 +511,7 @@ def run_repo(binary: Path, mirrors: Path, scratch: Path, repo: str, rows: list[S
             cite = data["cites"][0]
             j.verdict = cite["verdict"]
             j.lines = tuple(cite["now"]) if cite.get("now") else None
+            j.path = cite.get("now_path") or cite["path"]
         shutil.rmtree(home, ignore_errors=True)
     timing["judge"] = timing.get("judge", 0.0) + time.monotonic() - t0
 
@@ -517,9 +543,10 @@ def score(judged: list[Judged]) -> dict:
     tp_changed = [j for j in said_changed if j in truly_changed]
     # git names no lines for a text it says was rewritten: left out.
     said_moved = [j for j in judged if j.verdict == "moved" and not j.truth.text_elsewhere]
-    moved_right = [j for j in said_moved if j.truth.verdict == "moved" and j.truth.lines == j.lines]
+    at_git = lambda j: j.truth.lines == j.lines and j.truth.path == j.path  # noqa: E731
+    moved_right = [j for j in said_moved if j.truth.verdict == "moved" and at_git(j)]
     truly_moved = [j for j in judged if j.truth.verdict == "moved"]
-    found_moved = [j for j in truly_moved if j.verdict == "moved" and j.lines == j.truth.lines]
+    found_moved = [j for j in truly_moved if j.verdict == "moved" and at_git(j)]
     holds_right = [j for j in judged if j.verdict == "holds" and j.truth.verdict == "holds"]
     confusion: dict[str, dict[str, int]] = {}
     for j in judged:
