@@ -523,23 +523,8 @@ mod tests {
 
     fn input() -> RecallInput {
         RecallInput {
-            query: Some("cache eviction".to_owned()),
-            since: None,
-            until: None,
-            kinds: Vec::new(),
-            tags: Vec::new(),
-            author: None,
-            mode: None,
-            min_score: None,
-            workspace: "current".to_owned(),
-            limit: 10,
-            budget: None,
             distill: Distill::Auto,
-            no_cache: false,
-            captured: crate::domain::recall::Captured::Include,
-            include_untrusted: false,
-            include_superseded: false,
-            include_unrelated: false,
+            ..RecallInput::plain(Some("cache eviction".to_owned()), 10)
         }
     }
 

@@ -40,6 +40,7 @@ use crate::app::show::{self, Target};
 use crate::app::store::{self, StoreInput};
 use crate::app::sync::current_workspace;
 use crate::app::{AppError, Arg, Hint, Notice, Session, render as plain};
+use crate::domain::memory::label::{self, LABEL_CHARS};
 use crate::domain::recall::{Captured, Mode};
 use crate::domain::recalled::IndexedMemory;
 
@@ -723,12 +724,16 @@ impl ServerHandler for Server {
         let resources = listed
             .iter()
             .map(|memory| {
+                // Type, date and text came from a stranger through git:
+                // bounded and escaped as recall shows them.
                 let title = plain::title(&memory.content);
+                let kind = label::shown(&memory.kind, LABEL_CHARS);
+                let date = memory.timestamp.get(..10).unwrap_or_default();
                 Resource::new(format!("{MEMORY_URI}{}", memory.id), memory.id.clone())
-                    .with_title(format!("{}: {title}", memory.kind))
+                    .with_title(format!("{kind}: {title}"))
                     .with_description(format!(
-                        "goldfish memory ({}, {})",
-                        memory.kind, memory.timestamp
+                        "goldfish memory ({kind}, {})",
+                        plain::terminal_safe(date)
                     ))
                     .with_mime_type("text/plain")
             })
