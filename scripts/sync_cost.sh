@@ -15,12 +15,23 @@
 # memories that name files. BRANCHES=1 gives each memory a `branch` (one of
 # 40, each a branch with a commit of its own, unmerged), and adds a sync
 # after 10 of them are deleted: the cost of the branch bookkeeping.
+# CITES=1 commits 211 source files and has every tenth memory cite one of
+# 422 spans of them (anchors made by `store --files PATH:A-B` of the last
+# binary given, which must know citations; an older one keeps the field
+# verbatim), and adds a sync after a pull of 5 memories and a commit that
+# edits a cited line in 5 files and moves the spans of 5 others: the cost
+# of judging citations.
 set -euo pipefail
 N=${N:-100000}
 export FILES=${FILES:-0}
 export BRANCHES=${BRANCHES:-0}
+export CITES=${CITES:-0}
 COMMITS=${COMMITS:-100}
 RUNS=${RUNS:-3}
+bins=()
+for bin in "$@"; do bins+=("$(realpath "$bin")"); done
+set -- "${bins[@]}"
+citer="${@: -1}"
 D=$(mktemp -d)
 trap 'rm -rf "$D"' EXIT
 export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 GOLDFISH_NOW=2026-11-21T09:30:00Z
@@ -29,6 +40,33 @@ mkdir "$D/r" && cd "$D/r"
 git init -q -b main && git config user.name A && git config user.email a@example.com
 echo x > README.md && git add . && git commit -qm initial
 mkdir -p .goldfish/memories
+export ANCHORS=$D/anchors.jsonl
+: > "$ANCHORS"
+if [ "$CITES" = 1 ]; then
+  # 211 files of 40 five-line functions each, committed before any memory.
+  mkdir src
+  python3 -c '
+for k in range(211):
+    with open(f"src/m{k}.rs", "w") as f:
+        for j in range(40):
+            f.write(f"fn f{k}_{j}(x: u32) -> u32 {{\n    let y = x * {k} + {j};\n    y + 1\n}}\n\n")
+'
+  git add src && git commit -qm "code"
+  # Two spans a file, anchored by `store` in a throwaway copy.
+  cp -a "$D/r" "$D/anchor" && (
+    cd "$D/anchor"
+    for k in $(seq 0 210); do
+      for j in 3 30; do
+        a=$((j * 5 + 1))
+        GOLDFISH_HOME="$D/anchor-home" "$citer" store --force --type insight \
+          --files "src/m$k.rs:$a-$((a + 3))" "f${k}_$j adds one" >/dev/null
+      done
+    done
+    cat .goldfish/memories/*.jsonl | python3 -c 'import json, sys; [print(json.dumps({"files": r["files"], "cites": r["cites"]})) for r in map(json.loads, sys.stdin)]' > "$ANCHORS"
+  )
+  rm -rf "$D/anchor" "$D/anchor-home"
+  [ "$(wc -l < "$ANCHORS")" = 422 ] || { echo "expected 422 anchors from $citer" >&2; exit 1; }
+fi
 python3 - "$N" "$COMMITS" <<'EOF'
 import datetime, json, os, subprocess, sys
 n, commits = int(sys.argv[1]), int(sys.argv[2])
@@ -44,6 +82,7 @@ per_day = 300
 days = (n + per_day - 1) // per_day
 start = 1_700_000_000_000
 files = {}
+anchors = [json.loads(line) for line in open(os.environ["ANCHORS"])]
 for i in range(n):
     day = i // per_day
     ms = start + day * 86_400_000 + (i % per_day) * 1000
@@ -56,6 +95,8 @@ for i in range(n):
         record["files"] = [f"src/m{i % 211}.rs"]
     if os.environ.get("BRANCHES") == "1":
         record["branch"] = f"feat/b{i % 40}"
+    if anchors and i % 10 == 0:
+        record.update(anchors[(i // 10) % len(anchors)])
     files.setdefault(name, []).append(record)
 names = sorted(files)
 chunk = (len(names) + commits - 1) // commits
@@ -87,11 +128,11 @@ ms() {
   t=$( { time "$@" >/dev/null 2>&1; } 2>&1 )
   awk '{ printf "%d\n", ($1 + $2) * 1000 }' <<< "$t"
 }
-declare -A full noop pull deleted indexed brief recall newest size
+declare -A full noop pull code deleted indexed brief recall newest size
 for run in $(seq "$RUNS"); do
   n=0
   for bin in "$@"; do
-    n=$((n + 1)); bin=$(realpath "$bin")
+    n=$((n + 1))
     rm -rf "$D/c" "$D/home" && cp -a "$D/r" "$D/c" && cd "$D/c"
     full[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" sync --quiet) "
     noop[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" sync --quiet) "
@@ -101,6 +142,18 @@ for run in $(seq "$RUNS"); do
     done
     GIT_AUTHOR_NAME=Bob GIT_AUTHOR_EMAIL=bob@example.com git commit -qam "pull"
     pull[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" sync --quiet) "
+    if [ "$CITES" = 1 ]; then
+      # A cited line edited in 5 files, 5 others' spans moved down 3 lines.
+      for k in 0 1 2 3 4; do sed -i "17s/+ 3;/+ 4;/" "src/m$k.rs"; done
+      for k in 5 6 7 8 9; do sed -i '1i // a\n// b\n// c' "src/m$k.rs"; done
+      for k in 1 2 3 4 5; do
+        echo "{\"id\":\"01ZZZZZZZZ00000000000001$k$run\",\"timestamp\":\"2026-11-21T09:1$k:00.000Z\",\"type\":\"decision\",\"content\":\"code memory $k\",\"author\":\"Bob\"}" >> ".goldfish/memories/$newest"
+      done
+      GIT_AUTHOR_NAME=Bob GIT_AUTHOR_EMAIL=bob@example.com git commit -qam "code"
+      code[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" sync --quiet) "
+    else
+      code[$n]+="- "
+    fi
     if [ "$BRANCHES" = 1 ]; then
       for b in $(seq 0 9); do git branch -q -D "feat/b$b"; done
       deleted[$n]+="$(GOLDFISH_HOME="$D/home" ms "$bin" sync --quiet) "
@@ -115,10 +168,10 @@ for run in $(seq "$RUNS"); do
     cd "$D"
   done
 done
-echo "| binary | memories | indexed | commits | full sync (CPU ms) | no-op sync | sync after a pull | sync after 10 branches deleted | brief | recall (keywords) | recall (newest 50) | index bytes/memory |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| binary | memories | indexed | commits | full sync (CPU ms) | no-op sync | sync after a pull | sync after a pull that changes cited code | sync after 10 branches deleted | brief | recall (keywords) | recall (newest 50) | index bytes/memory |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 n=0
 for bin in "$@"; do
   n=$((n + 1))
-  echo "| $bin | $N | ${indexed[$n]} | $COMMITS | $(tr ' ' '\n' <<< "${full[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${noop[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${pull[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${deleted[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${brief[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${recall[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${newest[$n]}" | grep . | median) | ${size[$n]} |"
+  echo "| $bin | $N | ${indexed[$n]} | $COMMITS | $(tr ' ' '\n' <<< "${full[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${noop[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${pull[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${code[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${deleted[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${brief[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${recall[$n]}" | grep . | median) | $(tr ' ' '\n' <<< "${newest[$n]}" | grep . | median) | ${size[$n]} |"
 done

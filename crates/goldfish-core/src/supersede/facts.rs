@@ -27,11 +27,12 @@ pub(super) fn compare(old: &Text, new: &Text) -> Vec<Difference> {
 /// quantity, no negation, no name the differences list) and that the newer
 /// does not mention in any form.
 pub(super) fn not_restated(old: &Text, new: &Text, differences: &[Difference]) -> Vec<String> {
-    let changed: BTreeSet<&str> = differences
+    let changed: BTreeSet<String> = differences
         .iter()
         .filter(|d| d.kind == FactKind::Name)
         .filter_map(|d| d.older.as_deref())
         .flat_map(|names| names.split(", "))
+        .map(str::to_lowercase)
         .collect();
     let mut missing: Vec<String> = Vec::new();
     for (i, word) in old.words.iter().enumerate() {
@@ -42,7 +43,7 @@ pub(super) fn not_restated(old: &Text, new: &Text, differences: &[Difference]) -
             || STOPWORDS.contains(&lower)
             || NEGATIONS.contains(&lower)
             || lower.ends_with("n't")
-            || changed.contains(lower)
+            || changed.contains(&word.lower)
             || new.mentions(lower)
             || missing.iter().any(|m| m == lower)
         {
@@ -61,7 +62,8 @@ pub(super) struct Text {
     quantities: Vec<Quantity>,
     /// Indexes of the words a quantity is made of (`30`, `minutes`).
     in_quantity: BTreeSet<usize>,
-    names: Vec<String>,
+    /// Lower case, each with the first form it was written in.
+    names: Vec<(String, String)>,
 }
 
 impl Text {
@@ -81,7 +83,7 @@ impl Text {
         let names = words
             .iter()
             .filter(|w| is_name(w))
-            .map(|w| w.lower.clone())
+            .map(|w| (w.lower.clone(), w.raw.clone()))
             .collect();
         Text {
             words,
@@ -139,15 +141,15 @@ fn quantity_changes(old: &Text, new: &Text) -> Vec<Difference> {
 /// A name only one text has, with one only the other has: `Redis` and
 /// `Postgres`, `SameSite=Lax` and `SameSite=Strict`. A name the other text
 /// mentions in any form (lower case, a part of an identifier) is no
-/// difference.
+/// difference. Each is shown as first written (`None`, `SameSite=Lax`).
 fn name_changes(old: &Text, new: &Text) -> Vec<Difference> {
     let only = |a: &Text, b: &Text| -> Vec<String> {
         let mut seen = BTreeSet::new();
         a.names
             .iter()
-            .filter(|n| !b.mentions(n))
-            .filter(|n| seen.insert((*n).clone()))
-            .cloned()
+            .filter(|(lower, _)| !b.mentions(lower))
+            .filter(|(lower, _)| seen.insert(lower.clone()))
+            .map(|(_, raw)| raw.clone())
             .collect()
     };
     let (older, newer) = (only(old, new), only(new, old));
@@ -174,7 +176,10 @@ fn negations(text: &Text) -> BTreeSet<String> {
         .iter()
         .filter_map(|w| {
             let lower = w.lower.as_str();
-            if NEGATIONS.contains(&lower) {
+            // `None`, `!is_empty()`: code, no negation of what is said.
+            if w.quoted {
+                None
+            } else if NEGATIONS.contains(&lower) {
                 Some(lower.to_owned())
             } else if lower.ends_with("n't") {
                 Some("n't".to_owned())

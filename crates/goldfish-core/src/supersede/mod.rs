@@ -121,12 +121,33 @@ impl Difference {
     /// `number 20 → 50`, `negation not (older)`, `change switched`.
     pub fn explain(&self) -> String {
         match (&self.older, &self.newer) {
+            (Some(older), Some(newer)) if self.kind == FactKind::Name => {
+                format!("name {} → {}", names_shown(older), names_shown(newer))
+            }
             (Some(older), Some(newer)) => format!("{} {older} → {newer}", self.kind.name()),
             (Some(older), None) => format!("{} `{older}` only in the older", self.kind.name()),
             (None, Some(newer)) => format!("{} `{newer}` only in the newer", self.kind.name()),
             (None, None) => self.kind.name().to_owned(),
         }
     }
+}
+
+/// How many names of a side [`Difference::explain`] shows.
+const NAMES_SHOWN: usize = 4;
+
+/// `` `Redis` ``, `` `sliced`, `abcdefg` and 3 more ``: the names of one side
+/// of a name difference (joined by `, `), each as code.
+fn names_shown(names: &str) -> String {
+    let names: Vec<&str> = names.split(", ").collect();
+    let mut shown: Vec<String> = names
+        .iter()
+        .take(NAMES_SHOWN)
+        .map(|n| format!("`{n}`"))
+        .collect();
+    if names.len() > NAMES_SHOWN {
+        shown.push(format!("{} more", names.len() - NAMES_SHOWN));
+    }
+    shown.join(", ")
 }
 
 impl Candidate {

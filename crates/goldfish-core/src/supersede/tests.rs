@@ -236,14 +236,14 @@ fn a_changed_version_is_a_version_difference() {
 fn a_name_only_each_side_says_is_a_difference() {
     assert_eq!(
         explained("Logs are shipped to Loki", "Logs are shipped to Datadog"),
-        ["name loki → datadog"]
+        ["name `Loki` → `Datadog`"]
     );
     assert_eq!(
         explained(
             "Session cookies are SameSite=Lax",
             "Session cookies are SameSite=Strict"
         ),
-        ["name samesite=lax → samesite=strict"]
+        ["name `SameSite=Lax` → `SameSite=Strict`"]
     );
     assert_eq!(
         kinds(
@@ -446,5 +446,38 @@ fn a_candidate_has_the_type_the_threshold_a_shared_file_and_a_difference() {
             ASK
         )
         .is_some()
+    );
+}
+
+#[test]
+fn code_in_a_memory_is_read_as_the_names_it_is_made_of() {
+    // A call is cut at its brackets, commas and quotes; each name is shown
+    // as written, as code; `None` in code negates nothing.
+    assert_eq!(
+        explained(
+            "Fixed `list(sliced('abcdefg', 3))` raising when strict=True: the last slice abcdef is kept",
+            "Fixed `windowed(seq, 0)` returning `[()]`: it now yields `None` for an empty window",
+        ),
+        [
+            "number 3 → 0",
+            "name `list`, `sliced`, `abcdefg`, `strict=True` → `windowed`, `seq`, `None`"
+        ]
+    );
+    assert_eq!(
+        explained(
+            "foo() in src/a.rs returned Err(Timeout) after 3 tries",
+            "bar() in src/a.rs returned Ok(None) after 3 tries"
+        ),
+        ["name `foo`, `Err`, `Timeout` → `bar`, `Ok`, `None`"]
+    );
+    // A long list is cut.
+    assert_eq!(
+        explained("Uses `a1`, `b1`, `c1`, `d1`, `e1` and `f1`", "Uses `g1`"),
+        ["name `a1`, `b1`, `c1`, `d1`, 2 more → `g1`"]
+    );
+    // Words spread over a code span with spaces are code too.
+    assert_eq!(
+        kinds("Call `if x is not None` first", "Call `if x is None` first"),
+        []
     );
 }

@@ -10,7 +10,8 @@ pub(super) struct Word {
     pub(super) lower: String,
     /// First of its sentence.
     pub(super) initial: bool,
-    /// Written between backticks.
+    /// Code: written between backticks, or a part of an expression
+    /// ([`parts`]).
     pub(super) quoted: bool,
     /// Punctuation that ended a clause right after it (`,`, `;`, `.`).
     pub(super) ends_clause: bool,
@@ -19,29 +20,23 @@ pub(super) struct Word {
 pub(super) fn split_words(text: &str) -> Vec<Word> {
     let mut words = Vec::new();
     let mut initial = true;
+    // Inside a span between backticks, which may hold spaces: code.
+    let mut in_code = false;
     for chunk in text.split_whitespace() {
-        let quoted = chunk.contains('`');
+        let ticks = chunk.matches('`').count();
+        let quoted = in_code || ticks > 0;
+        in_code ^= ticks % 2 == 1;
         let trimmed_end = chunk.trim_end_matches(|c: char| ",.;:!?)]}\"'`".contains(c));
         let tail = &chunk[trimmed_end.len()..];
         let core = trimmed_end.trim_start_matches(|c: char| "([{\"'`".contains(c));
         let ends_sentence = tail.contains(['.', '!', '?', ';', ':']);
         let ends_clause = ends_sentence || tail.contains(',');
-        if core.is_empty() {
+        let parts = parts(core);
+        let quoted = quoted || core.contains(|c: char| "()[]{}<>\"".contains(c));
+        if parts.is_empty() {
             initial = initial || ends_sentence;
             continue;
         }
-        // `localhost:3000`: a host and its port.
-        let parts: Vec<&str> = match core.split_once(':') {
-            Some((host, port))
-                if !host.is_empty()
-                    && !host.chars().all(|c| c.is_ascii_digit())
-                    && !port.is_empty()
-                    && port.chars().all(|c| c.is_ascii_digit()) =>
-            {
-                vec![host, port]
-            }
-            _ => vec![core],
-        };
         let count = parts.len();
         for (i, part) in parts.into_iter().enumerate() {
             let mut lower = part.to_lowercase().replace('’', "'");
@@ -60,6 +55,32 @@ pub(super) fn split_words(text: &str) -> Vec<Word> {
         initial = ends_sentence;
     }
     words
+}
+
+/// The words a chunk without spaces holds: a call or an expression
+/// (`list(sliced('abc',`, `Err(Timeout)`, `Vec<String>`) is cut at its
+/// brackets, commas and quotes into the names and values it is made of;
+/// `localhost:3000` into a host and its port; anything else is one word.
+fn parts(core: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    for piece in core.split(|c: char| "()[]{}<>,;\"".contains(c)) {
+        let piece = piece.trim_matches(|c: char| "'`".contains(c));
+        if piece.is_empty() {
+            continue;
+        }
+        match piece.split_once(':') {
+            Some((host, port))
+                if !host.is_empty()
+                    && !host.chars().all(|c| c.is_ascii_digit())
+                    && !port.is_empty()
+                    && port.chars().all(|c| c.is_ascii_digit()) =>
+            {
+                parts.extend([host, port]);
+            }
+            _ => parts.push(piece),
+        }
+    }
+    parts
 }
 
 /// A crude stem: `orders` and `order`, `runners` and `runner` meet.
