@@ -348,8 +348,8 @@ fn session_start_briefs_by_moment_compact_and_resume() {
         &[
             "store",
             "-t",
-            "decision",
-            "Decided to keep tax tables in the repo",
+            "insight",
+            "The tax tables are kept in the repo",
         ],
     );
     let resumed = start("resume", "s-other");
@@ -358,7 +358,7 @@ fn session_start_briefs_by_moment_compact_and_resume() {
         .nth(1)
         .and_then(|rest| rest.split("\n## ").next())
         .unwrap_or_default();
-    assert!(new.contains("keep tax tables in the repo"), "{resumed}");
+    assert!(new.contains("tax tables are kept in the repo"), "{resumed}");
     assert!(!new.contains("Billing retries"), "{resumed}");
     let again = start("resume", "s-other");
     assert!(
@@ -1246,5 +1246,110 @@ fn init_agent_gemini_keeps_the_comments_of_its_settings() {
     assert_eq!(
         std::fs::read_to_string(repo.join(".gemini/settings.json")).unwrap(),
         text
+    );
+}
+
+/// Issue 56: a resumed session's briefing listed the same checkpoint twice,
+/// under "New since this session was last briefed" and under "Where work
+/// stopped" (and a new decision under "Recent decisions" again). Claude
+/// Code's SessionStart (`SessionStartHookInput` of
+/// `@anthropic-ai/claude-agent-sdk`: `source` `startup`, then `resume` for
+/// the same `session_id`); each memory now appears once, in the section
+/// that says what it is, and "New since" lists what no other section does.
+#[test]
+fn issue_56_a_resumed_briefing_lists_each_memory_once() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let start = |source: &str| {
+        let payload = serde_json::json!({
+            "session_id": "3f1c9a52-7d1e-4c1b-9d0e-2a6b8f4e1c07",
+            "transcript_path": "/home/alice/.claude/projects/-repo/3f1c9a52-7d1e-4c1b-9d0e-2a6b8f4e1c07.jsonl",
+            "cwd": repo,
+            "permission_mode": "default",
+            "hook_event_name": "SessionStart",
+            "source": source,
+            "model": "claude-sonnet-4-5",
+        });
+        let output = env.goldfish_stdin(
+            &repo,
+            &["agent-hook", "session-start"],
+            payload.to_string().as_bytes(),
+        );
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    env.set_now("2026-11-20T09:00:00Z");
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "decision",
+            "Decided to render invoices server side",
+        ],
+    );
+    start("startup");
+    // The session works, stores where it stopped and a decision; a
+    // teammate's note arrives; then the user resumes it.
+    env.set_now("2026-11-20T10:00:00Z");
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "checkpoint",
+            "Invoice export paused: waiting on the tax table from finance",
+        ],
+    );
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "decision",
+            "Decided to keep tax tables in the repo",
+        ],
+    );
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "insight",
+            "The tax table loader caches by country code",
+        ],
+    );
+    env.set_now("2026-11-21T09:00:00Z");
+    let resumed = start("resume");
+    for text in [
+        "Invoice export paused",
+        "keep tax tables in the repo",
+        "caches by country code",
+    ] {
+        assert_eq!(
+            resumed.matches(text).count(),
+            1,
+            "{text:?} once in:\n{resumed}"
+        );
+    }
+    let section = |title: &str| {
+        resumed
+            .split(&format!("## {title}\n"))
+            .nth(1)
+            .and_then(|rest| rest.split("\n## ").next())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(
+        section("Where work stopped").contains("Invoice export paused"),
+        "{resumed}"
+    );
+    assert!(
+        section("Recent decisions").contains("keep tax tables"),
+        "{resumed}"
+    );
+    assert!(
+        section("New since this session was last briefed").contains("caches by country code"),
+        "{resumed}"
     );
 }
