@@ -151,10 +151,19 @@ sed 's/^/    /' "$work/codex-hooks.log"
 # git URL as from GitHub (Gemini CLI clones the repository and reads
 # gemini-extension.json, hooks/, commands/ and skills/ at its root). The
 # host is a stand-in on 127.0.0.1 (git's smart HTTP) serving a bare clone
-# of this repository's HEAD.
+# of this repository's HEAD (committed changes only).
 check "gemini extensions validate (the repository's root)" log gemini-validate "$gemini" extensions validate "$root"
 mkdir -p "$work/git"
-git clone -q --bare "$root" "$work/git/goldfish.git"
+if git -C "$root" rev-parse --verify -q HEAD > /dev/null; then
+    git clone -q --bare "$root" "$work/git/goldfish.git"
+else # a source tree out of git: a repository of the extension's files
+    mkdir "$work/tree"
+    cp -R "$root"/{gemini-extension.json,hooks,commands,skills,README.md} "$work/tree/"
+    git -C "$work/tree" init -q -b main
+    git -C "$work/tree" add -A
+    git -C "$work/tree" -c user.name=ci -c user.email=ci@example.com commit -q -m extension
+    git clone -q --bare "$work/tree" "$work/git/goldfish.git"
+fi
 python3 "$root/scripts/clients/git_standin.py" "$work/git" "$work/git-port" 2> "$work/git-standin.log" &
 git_standin=$!
 trap 'kill $standin $git_standin 2> /dev/null || true; cleanup' EXIT
