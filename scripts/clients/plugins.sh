@@ -84,7 +84,10 @@ git -C "$plain" init -q -b main
 
 # 1. Claude Code.
 check "claude plugin validate --strict plugins/goldfish" log claude-validate "$claude" plugin validate --strict "$root/plugins/goldfish"
-check "claude plugin validate --strict (the marketplace)" log claude-market "$claude" plugin validate --strict "$root"
+# The marketplace by its manifest: given the folder, the validator also
+# reads hooks/hooks.json there as a plugin's, and that one is the Gemini
+# extension's (BeforeAgent, AfterTool, AfterAgent are no Claude Code events).
+check "claude plugin validate --strict (the marketplace)" log claude-market "$claude" plugin validate --strict "$root/.claude-plugin/marketplace.json"
 check "claude plugin marketplace add" log claude-add "$claude" plugin marketplace add "$root"
 check "claude plugin install goldfish@goldfish" log claude-install "$claude" plugin install goldfish@goldfish
 log claude-list "$claude" plugin list --json || true
