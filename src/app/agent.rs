@@ -1650,6 +1650,35 @@ mod tests {
         assert!(err.to_string().contains("not a regular file"), "{err}");
     }
 
+    /// The hook log names the event on each line and starts again past
+    /// 1 MiB, the older lines kept in `agent-hook.log.old`.
+    #[test]
+    fn the_hook_log_dates_each_line_and_starts_again_past_its_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = HookLog {
+            path: dir.path().join("logs/agent-hook.log"),
+            event: "user-prompt".to_owned(),
+        };
+        log.append("warning: one\nhint: two\n").unwrap();
+        let text = std::fs::read_to_string(log.path()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(lines[0].ends_with(" user-prompt: warning: one"), "{text}");
+        assert!(lines[1].ends_with(" user-prompt: hint: two"), "{text}");
+        std::fs::write(log.path(), vec![b'x'; (HOOK_LOG_MAX_BYTES + 1) as usize]).unwrap();
+        log.append("note: three").unwrap();
+        assert!(
+            std::fs::read_to_string(log.path())
+                .unwrap()
+                .ends_with(" user-prompt: note: three\n")
+        );
+        let old = dir.path().join("logs/agent-hook.log.old");
+        assert_eq!(
+            std::fs::metadata(old).unwrap().len(),
+            HOOK_LOG_MAX_BYTES + 1
+        );
+    }
+
     #[test]
     fn empty_transcript_gives_nothing() {
         let dir = tempfile::tempdir().unwrap();
