@@ -50,7 +50,7 @@ pub fn text(text: &str) {
     write(&terminal_safe(text));
 }
 
-/// An agent hook's failure to do its work: a [`line`], kept for
+/// An agent hook's failure to do its work: a [`line()`], kept for
 /// [`hook_errors`].
 pub fn hook_error(text: &str) {
     line(text);
