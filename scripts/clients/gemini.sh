@@ -9,7 +9,9 @@
 #   - the prompt hook looks up the prompt, not the briefing the client puts
 #     before it (`<hook_context>…</hook_context>`);
 #   - a failing check, an edit, then the check passing is seen as a fix;
-#   - the session's checkpoint quotes the request, not the briefing.
+#   - the session's checkpoint quotes the request, not the briefing;
+#   - a hook's notes never reach the user as a system message (Gemini CLI
+#     shows a hook's stderr so when its stdout is empty).
 # Needs node and npm (the registry), git, and a goldfish binary
 # (GOLDFISH=path, else target/release/goldfish). GEMINI_CLI=path/to/gemini
 # skips the install.
@@ -114,6 +116,20 @@ for (const line of require("fs").readFileSync(0, "utf8").split("\n"))
 console.log(last.split("\n")[0]);')
 check "the session's checkpoint quotes the request (\"$checkpoint\")" \
     test "$checkpoint" = "Fix the failing cart total test"
+# 3. A hook with something to note (here: a memory folder that is a
+# link, which every sync reports) and nothing on stdout: Gemini CLI shows
+# a hook's stderr as its system message then (its debug log says "Hook
+# system message"); goldfish's notes go to its hook log instead.
+noted=$work/noted
+mkdir -p "$noted" "$work/elsewhere"
+git -C "$noted" init -q -b main
+(cd "$noted" && goldfish init --agent gemini > /dev/null && rm -rf .goldfish/memories && ln -s "$work/elsewhere" .goldfish/memories)
+call text "Hello." > "$work/three.jsonl"
+(cd "$noted" && "$gemini" -d -p "hello" --fake-responses-non-strict "$work/three.jsonl" > "$work/noted.out" 2> "$work/noted.err") \
+    || { tail -n 20 "$work/noted.err" >&2; exit 1; }
+check "Gemini CLI ran the SessionStart hook" grep -q 'Hook execution for SessionStart: 1 hooks executed successfully' "$work/noted.err"
+check "no goldfish note became a Gemini CLI system message" bash -c "! grep -q 'Hook system message' '$work/noted.err'"
+check "the note is in goldfish's hook log" grep -q 'session-start: warning: .*is a symbolic link' "$GOLDFISH_HOME/logs/agent-hook.log"
 echo "memories: $(memories | node -e '
 const kinds = {};
 for (const line of require("fs").readFileSync(0, "utf8").split("\n"))

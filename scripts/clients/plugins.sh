@@ -14,8 +14,10 @@
 #     marketplace add`, `codex plugin add`): `codex plugin list` shows it
 #     enabled, `codex mcp list` its server, its app server's `hooks/list`
 #     the plugin's hooks with their timeouts;
-#   - Gemini CLI: `gemini extensions validate` passes plugins/gemini,
-#     `gemini extensions install` installs it, `gemini mcp list` connects
+#   - Gemini CLI: `gemini extensions validate` passes the repository's
+#     root (the extension), `gemini extensions install <git url>` installs
+#     it from a git host on 127.0.0.1 (scripts/clients/git_standin.py
+#     serving a bare clone of HEAD), `gemini mcp list` connects
 #     its server (started in the workspace, `${workspacePath}`), and a
 #     headless run (`gemini -p`, canned model answers) in a repository
 #     with goldfish gets the briefing from the extension's SessionStart
@@ -82,7 +84,10 @@ git -C "$plain" init -q -b main
 
 # 1. Claude Code.
 check "claude plugin validate --strict plugins/goldfish" log claude-validate "$claude" plugin validate --strict "$root/plugins/goldfish"
-check "claude plugin validate --strict (the marketplace)" log claude-market "$claude" plugin validate --strict "$root"
+# The marketplace by its manifest: given the folder, the validator also
+# reads hooks/hooks.json there as a plugin's, and that one is the Gemini
+# extension's (BeforeAgent, AfterTool, AfterAgent are no Claude Code events).
+check "claude plugin validate --strict (the marketplace)" log claude-market "$claude" plugin validate --strict "$root/.claude-plugin/marketplace.json"
 check "claude plugin marketplace add" log claude-add "$claude" plugin marketplace add "$root"
 check "claude plugin install goldfish@goldfish" log claude-install "$claude" plugin install goldfish@goldfish
 log claude-list "$claude" plugin list --json || true
@@ -145,11 +150,33 @@ check "codex hooks/list: the plugin's 6 hooks, each with a timeout ($(grep -vc w
     test "$(grep -Ec '^[a-zA-Z]+ [0-9]+ goldfish agent-hook' "$work/codex-hooks.log")" -eq 6
 sed 's/^/    /' "$work/codex-hooks.log"
 
-# 3. Gemini CLI, the extension.
-check "gemini extensions validate plugins/gemini" log gemini-validate "$gemini" extensions validate "$root/plugins/gemini"
-check "gemini extensions install plugins/gemini" log gemini-install "$gemini" extensions install "$root/plugins/gemini" --consent
+# 3. Gemini CLI, the extension: the repository's root, installed from a
+# git URL as from GitHub (Gemini CLI clones the repository and reads
+# gemini-extension.json, hooks/, commands/ and skills/ at its root). The
+# host is a stand-in on 127.0.0.1 (git's smart HTTP) serving a bare clone
+# of this repository's HEAD (committed changes only).
+check "gemini extensions validate (the repository's root)" log gemini-validate "$gemini" extensions validate "$root"
+mkdir -p "$work/git"
+if git -C "$root" rev-parse --verify -q HEAD > /dev/null; then
+    git clone -q --bare "$root" "$work/git/goldfish.git"
+else # a source tree out of git: a repository of the extension's files
+    mkdir "$work/tree"
+    cp -R "$root"/{gemini-extension.json,hooks,commands,skills,README.md} "$work/tree/"
+    git -C "$work/tree" init -q -b main
+    git -C "$work/tree" add -A
+    git -C "$work/tree" -c user.name=ci -c user.email=ci@example.com commit -q -m extension
+    git clone -q --bare "$work/tree" "$work/git/goldfish.git"
+fi
+python3 "$root/scripts/clients/git_standin.py" "$work/git" "$work/git-port" 2> "$work/git-standin.log" &
+git_standin=$!
+trap 'kill $standin $git_standin 2> /dev/null || true; cleanup' EXIT
+for _ in $(seq 50); do [[ -s $work/git-port ]] && break; sleep 0.1; done
+url="http://127.0.0.1:$(cat "$work/git-port")/goldfish.git"
+check "gemini extensions install <git url>" log gemini-install "$gemini" extensions install "$url" --consent
 log gemini-list "$gemini" extensions list || true
-check "gemini extensions list: goldfish with its MCP server" shows gemini-list "goldfish (0.1.0)"
+check "gemini extensions list: goldfish from the git URL, with its MCP server and skill" \
+    bash -c "grep -q 'goldfish (0.1.0)' '$work/gemini-list.log' && grep -q 'Source: $url (Type: git)' '$work/gemini-list.log' \
+        && grep -q 'goldfish: The team' '$work/gemini-list.log'"
 (cd "$repo" && log gemini-mcp "$gemini" mcp list) || true
 check "gemini mcp list: goldfish (from the extension) connects" shows gemini-mcp "goldfish (from goldfish): goldfish mcp (stdio) - Connected"
 node -e 'console.log(JSON.stringify({method: "generateContentStream", response: [{candidates: [{content: {role: "model", parts: [{text: "Noted."}]}, finishReason: "STOP"}], usageMetadata: {promptTokenCount: 100, candidatesTokenCount: 2, totalTokenCount: 102}}]}))' > "$work/answer.jsonl"

@@ -90,6 +90,12 @@ pub const GOLDFISH_WARM_IDLE: &str = "GOLDFISH_WARM_IDLE";
 /// ends: index opens, syncs, texts and queries embedded.
 pub const GOLDFISH_TRACE: &str = "GOLDFISH_TRACE";
 
+/// Set by Gemini CLI for each hook command it runs (beside
+/// `GEMINI_PROJECT_DIR`): Gemini CLI shows such a hook's stderr to the
+/// user, so goldfish's agent hooks keep their notes in
+/// `$GOLDFISH_HOME/logs/agent-hook.log` instead.
+pub const GEMINI_SESSION_ID: &str = "GEMINI_SESSION_ID";
+
 /// Git's own overrides of the author identity, honoured by `store` and `forget`.
 pub const GIT_AUTHOR_NAME: &str = "GIT_AUTHOR_NAME";
 /// The email git commits with when set (else `user.email`): `trust` checks

@@ -1523,6 +1523,67 @@ impl SessionMarks {
     }
 }
 
+/// Whether Gemini CLI runs this hook: its hook runner sets
+/// `GEMINI_SESSION_ID` (with `GEMINI_PROJECT_DIR` and `GEMINI_CWD`) for
+/// each hook command, and whenever a hook's stdout is empty it shows its
+/// stderr to the user, as the hook's `systemMessage`
+/// (`HookRunner.executeCommandHook` in `@google/gemini-cli` 0.61).
+pub fn run_by_gemini() -> bool {
+    crate::adapters::env::var(crate::adapters::env::GEMINI_SESSION_ID).is_some()
+}
+
+/// Where an agent hook that must not speak on stderr keeps what it would
+/// have said: `$GOLDFISH_HOME/logs/agent-hook.log`, a line each, dated and
+/// named by the event; over 1 MiB the file becomes `agent-hook.log.old`
+/// and a new one starts.
+#[derive(Debug, Clone)]
+pub struct HookLog {
+    path: PathBuf,
+    event: String,
+}
+
+/// The size past which the hook log starts again.
+const HOOK_LOG_MAX_BYTES: u64 = 1 << 20;
+
+impl HookLog {
+    /// The log of the home the environment names, for `event`'s hook.
+    pub fn from_env(event: &str) -> Option<HookLog> {
+        let home = Home::from_env().ok()?;
+        Some(HookLog {
+            path: home.logs_dir().join("agent-hook.log"),
+            event: event.to_owned(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends `text` (one line or more, already escaped for a terminal).
+    pub fn append(&self, text: &str) -> io::Result<()> {
+        use std::io::Write;
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        if std::fs::metadata(&self.path).is_ok_and(|m| m.len() > HOOK_LOG_MAX_BYTES) {
+            std::fs::rename(&self.path, self.path.with_extension("log.old"))?;
+        }
+        let at = crate::app::session::Clock::from_env()
+            .now()
+            .map(|now| now.to_string())
+            .unwrap_or_default();
+        let mut lines = String::new();
+        for line in text.lines() {
+            lines.push_str(&format!("{at} {}: {line}\n", self.event));
+        }
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)?
+            .write_all(lines.as_bytes())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1587,6 +1648,35 @@ mod tests {
         assert!(status.success());
         let err = checkpoint_from_transcript(&fifo).unwrap_err();
         assert!(err.to_string().contains("not a regular file"), "{err}");
+    }
+
+    /// The hook log names the event on each line and starts again past
+    /// 1 MiB, the older lines kept in `agent-hook.log.old`.
+    #[test]
+    fn the_hook_log_dates_each_line_and_starts_again_past_its_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = HookLog {
+            path: dir.path().join("logs/agent-hook.log"),
+            event: "user-prompt".to_owned(),
+        };
+        log.append("warning: one\nhint: two\n").unwrap();
+        let text = std::fs::read_to_string(log.path()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(lines[0].ends_with(" user-prompt: warning: one"), "{text}");
+        assert!(lines[1].ends_with(" user-prompt: hint: two"), "{text}");
+        std::fs::write(log.path(), vec![b'x'; (HOOK_LOG_MAX_BYTES + 1) as usize]).unwrap();
+        log.append("note: three").unwrap();
+        assert!(
+            std::fs::read_to_string(log.path())
+                .unwrap()
+                .ends_with(" user-prompt: note: three\n")
+        );
+        let old = dir.path().join("logs/agent-hook.log.old");
+        assert_eq!(
+            std::fs::metadata(old).unwrap().len(),
+            HOOK_LOG_MAX_BYTES + 1
+        );
     }
 
     #[test]

@@ -24,7 +24,8 @@ pub enum Moment {
     /// After a compaction: the checkpoint this session's PreCompact stored
     /// is where work stopped, whatever teammates stored since.
     Compacted { checkpoint: Option<String> },
-    /// A resumed session: what the log gained since it was last briefed.
+    /// A resumed session: what the log gained since it was last briefed
+    /// that the other sections do not list.
     Resumed { since: Option<Timestamp> },
 }
 
@@ -198,21 +199,28 @@ fn brief_sections(
         .checked_sub(jiff::SignedDuration::from_hours(24 * BRIEF_WINDOW_DAYS))
         .ok();
     let state = where_work_stopped(index, scope, branch, now, moment, &newest)?;
-    let mut sections = Vec::new();
-    if let Moment::Resumed { since: Some(since) } = moment {
-        let mut new = newest(&[], 20, Some(*since))?;
-        new.retain(|m| m.timestamp.parse::<Timestamp>().is_ok_and(|at| at > *since));
-        sections.push(Section {
-            title: "New since this session was last briefed".to_owned(),
-            memories: people_first(new, 5),
-        });
-    }
     let decisions = people_first(newest(&["decision"], 20, window)?, 3);
     let mut fixes = newest(&["bug-fix"], 20, window)?;
     if let Some(branch) = branch {
         fixes.retain(|m| m.branch.as_deref() == Some(branch));
     }
     let fixes = people_first(fixes, 3);
+    let mut sections = Vec::new();
+    if let Moment::Resumed { since: Some(since) } = moment {
+        // What the sections below list (the checkpoint stored since, a
+        // new decision) is said there, once.
+        let listed = |m: &IndexedMemory| {
+            [&state, &decisions, &fixes]
+                .iter()
+                .any(|section| section.iter().any(|listed| listed.id == m.id))
+        };
+        let mut new = newest(&[], 20, Some(*since))?;
+        new.retain(|m| m.timestamp.parse::<Timestamp>().is_ok_and(|at| at > *since) && !listed(m));
+        sections.push(Section {
+            title: "New since this session was last briefed".to_owned(),
+            memories: people_first(new, 5),
+        });
+    }
     sections.extend([
         Section {
             title: "Where work stopped".to_owned(),

@@ -348,8 +348,8 @@ fn session_start_briefs_by_moment_compact_and_resume() {
         &[
             "store",
             "-t",
-            "decision",
-            "Decided to keep tax tables in the repo",
+            "insight",
+            "The tax tables are kept in the repo",
         ],
     );
     let resumed = start("resume", "s-other");
@@ -358,7 +358,7 @@ fn session_start_briefs_by_moment_compact_and_resume() {
         .nth(1)
         .and_then(|rest| rest.split("\n## ").next())
         .unwrap_or_default();
-    assert!(new.contains("keep tax tables in the repo"), "{resumed}");
+    assert!(new.contains("tax tables are kept in the repo"), "{resumed}");
     assert!(!new.contains("Billing retries"), "{resumed}");
     let again = start("resume", "s-other");
     assert!(
@@ -1247,4 +1247,242 @@ fn init_agent_gemini_keeps_the_comments_of_its_settings() {
         std::fs::read_to_string(repo.join(".gemini/settings.json")).unwrap(),
         text
     );
+}
+
+/// Issue 56: a resumed session's briefing listed the same checkpoint twice,
+/// under "New since this session was last briefed" and under "Where work
+/// stopped" (and a new decision under "Recent decisions" again). Claude
+/// Code's SessionStart (`SessionStartHookInput` of
+/// `@anthropic-ai/claude-agent-sdk`: `source` `startup`, then `resume` for
+/// the same `session_id`); each memory now appears once, in the section
+/// that says what it is, and "New since" lists what no other section does.
+#[test]
+fn issue_56_a_resumed_briefing_lists_each_memory_once() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let start = |source: &str| {
+        let payload = serde_json::json!({
+            "session_id": "3f1c9a52-7d1e-4c1b-9d0e-2a6b8f4e1c07",
+            "transcript_path": "/home/alice/.claude/projects/-repo/3f1c9a52-7d1e-4c1b-9d0e-2a6b8f4e1c07.jsonl",
+            "cwd": repo,
+            "permission_mode": "default",
+            "hook_event_name": "SessionStart",
+            "source": source,
+            "model": "claude-sonnet-4-5",
+        });
+        let output = env.goldfish_stdin(
+            &repo,
+            &["agent-hook", "session-start"],
+            payload.to_string().as_bytes(),
+        );
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    env.set_now("2026-11-20T09:00:00Z");
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "decision",
+            "Decided to render invoices server side",
+        ],
+    );
+    start("startup");
+    // The session works, stores where it stopped and a decision; a
+    // teammate's note arrives; then the user resumes it.
+    env.set_now("2026-11-20T10:00:00Z");
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "checkpoint",
+            "Invoice export paused: waiting on the tax table from finance",
+        ],
+    );
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "decision",
+            "Decided to keep tax tables in the repo",
+        ],
+    );
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "insight",
+            "The tax table loader caches by country code",
+        ],
+    );
+    env.set_now("2026-11-21T09:00:00Z");
+    let resumed = start("resume");
+    for text in [
+        "Invoice export paused",
+        "keep tax tables in the repo",
+        "caches by country code",
+    ] {
+        assert_eq!(
+            resumed.matches(text).count(),
+            1,
+            "{text:?} once in:\n{resumed}"
+        );
+    }
+    let section = |title: &str| {
+        resumed
+            .split(&format!("## {title}\n"))
+            .nth(1)
+            .and_then(|rest| rest.split("\n## ").next())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(
+        section("Where work stopped").contains("Invoice export paused"),
+        "{resumed}"
+    );
+    assert!(
+        section("Recent decisions").contains("keep tax tables"),
+        "{resumed}"
+    );
+    assert!(
+        section("New since this session was last briefed").contains("caches by country code"),
+        "{resumed}"
+    );
+}
+
+/// What Gemini CLI 0.61's hook runner sets for a hook command
+/// (`HookRunner.executeCommandHook`): the project folder, the session.
+fn gemini_hook_env<'a>(
+    repo: &'a std::path::Path,
+    session: &'a str,
+) -> Vec<(&'a str, &'a std::ffi::OsStr)> {
+    vec![
+        ("GEMINI_PROJECT_DIR", repo.as_os_str()),
+        ("GEMINI_CWD", repo.as_os_str()),
+        ("GEMINI_SESSION_ID", session.as_ref()),
+        ("CLAUDE_PROJECT_DIR", repo.as_os_str()),
+    ]
+}
+
+/// Runs `goldfish ARGS` with `payload` on stdin and these variables set.
+fn hook_with(
+    env: &TestEnv,
+    repo: &std::path::Path,
+    args: &[&str],
+    payload: &serde_json::Value,
+    vars: &[(&str, &std::ffi::OsStr)],
+) -> std::process::Output {
+    use std::io::Write;
+    let mut child = env
+        .command(env!("CARGO_BIN_EXE_goldfish"), repo)
+        .args(args)
+        .envs(vars.iter().copied())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.to_string().as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    output
+}
+
+/// Issue 56: Gemini CLI shows a hook's stderr to the user whenever the
+/// hook's stdout is empty (0.61's `executeCommandHook`: `stdout.trim() ||
+/// stderr.trim()` becomes the hook's `systemMessage`), so what goldfish
+/// says there for Claude Code's verbose view (a skipped line of the log, a
+/// slow lookup) reached the Gemini user at every session and prompt. Run
+/// by Gemini CLI (its hook environment, its payloads: `SessionStart`,
+/// `AfterTool`), the hooks say nothing on stderr: notes go to
+/// `$GOLDFISH_HOME/logs/agent-hook.log`, and an error comes back as the
+/// hook's JSON `systemMessage`. Claude Code's hooks keep stderr.
+#[test]
+fn issue_56_hooks_gemini_runs_keep_stderr_empty() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let session = "b076a08f-c925-48b8-acf6-4a6d06380433";
+    let gemini_start = serde_json::json!({
+        "session_id": session,
+        "transcript_path": "",
+        "cwd": repo,
+        "hook_event_name": "SessionStart",
+        "timestamp": "2026-11-21T09:30:00.000Z",
+        "source": "startup",
+    });
+    let claude_start = serde_json::json!({
+        "session_id": "3f1c9a52-7d1e-4c1b-9d0e-2a6b8f4e1c07",
+        "transcript_path": "/home/alice/.claude/projects/-repo/3f1c9a52.jsonl",
+        "cwd": repo,
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    });
+    let start = ["agent-hook", "session-start", "--json"];
+    let gemini = gemini_hook_env(&repo, session);
+    hook_with(&env, &repo, &start, &claude_start, &[]);
+    let memories = repo.join(".goldfish/memories");
+    // A line that is no memory: the sync that reads it warns.
+    fs::write(memories.join("2026-11-20-garbage.jsonl"), "not a record\n").unwrap();
+    let claude = hook_with(&env, &repo, &start, &claude_start, &[]);
+    let said = String::from_utf8_lossy(&claude.stderr);
+    assert!(
+        said.contains("not a memory record"),
+        "Claude Code's: {claude:?}"
+    );
+    fs::write(
+        memories.join("2026-11-21-garbage.jsonl"),
+        "not a record either\n",
+    )
+    .unwrap();
+    let output = hook_with(&env, &repo, &start, &gemini_start, &gemini);
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "", "{output:?}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "", "{output:?}");
+    let log = fs::read_to_string(env.path().join("home/.goldfish/logs/agent-hook.log")).unwrap();
+    assert!(
+        log.starts_with("2026-11-21T09:30:00Z session-start: warning: .goldfish/memories/2026-11-21-garbage.jsonl:1: not a memory record"),
+        "{log}"
+    );
+
+    // An error (a home that cannot be made) is the hook's systemMessage.
+    let file = env.path().join("not-a-folder");
+    fs::write(&file, "").unwrap();
+    let broken: Vec<(&str, &std::ffi::OsStr)> = gemini
+        .iter()
+        .copied()
+        .chain([("GOLDFISH_HOME", file.as_os_str())])
+        .collect();
+    let after_tool = serde_json::json!({
+        "session_id": session,
+        "transcript_path": "",
+        "cwd": repo,
+        "hook_event_name": "AfterTool",
+        "timestamp": "2026-11-21T09:31:00.000Z",
+        "tool_name": "read_file",
+        "tool_input": {"file_path": "README.md"},
+        "tool_response": {"llmContent": "# repo", "returnDisplay": ""},
+    });
+    for (args, payload) in [
+        (&start[..], &gemini_start),
+        (&["agent-hook", "post-tool-use"][..], &after_tool),
+    ] {
+        let output = hook_with(&env, &repo, args, payload, &broken);
+        assert_eq!(String::from_utf8_lossy(&output.stderr), "", "{output:?}");
+        let answer: serde_json::Value = serde_json::from_slice(&output.stdout)
+            .unwrap_or_else(|err| panic!("{err}: {output:?}"));
+        let message = answer["systemMessage"].as_str().unwrap_or_default();
+        assert!(
+            message.starts_with("goldfish agent-hook: ") && message.contains("not-a-folder"),
+            "{answer}"
+        );
+        assert_eq!(answer.as_object().unwrap().len(), 1, "{answer}");
+    }
 }

@@ -275,7 +275,7 @@ fn every_hook_entry_init_writes_has_a_timeout() {
 /// --agent claude --capture` (the briefing as JSON, which Claude Code and
 /// Codex CLI both read; no tool matcher, which Codex reads as a regular
 /// expression), its server and `/recall` are init's; the Gemini extension's
-/// hooks are `init --agent gemini --capture`'s. The skill is one text in
+/// (the repository's root) hooks are `init --agent gemini --capture`'s. The skill is one text in
 /// both, and the manifests agree on the name and version.
 #[test]
 fn the_plugin_and_the_extension_run_what_init_writes() {
@@ -328,7 +328,10 @@ fn the_plugin_and_the_extension_run_what_init_writes() {
         fs::read_to_string(repo.join(".claude/commands/recall.md")).unwrap()
     );
 
-    let extension = source("plugins/gemini");
+    // The repository's root is the extension: Gemini CLI installs a git
+    // URL's root (`gemini extensions install <url>`), reading
+    // gemini-extension.json, hooks/, commands/ and skills/ there.
+    let extension = source("");
     assert_eq!(
         hook_entries(&json_at(&extension.join("hooks/hooks.json"))),
         hook_entries(&json_at(&repo.join(".gemini/settings.json")))

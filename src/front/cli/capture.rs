@@ -12,7 +12,7 @@ use crate::app::{Home, Session, capture};
 /// never waits on the worker: problems go to stderr, the exit status is 0.
 pub(super) fn hook(kind: &str) -> u8 {
     if let Err(err) = queue_event(kind) {
-        crate::front::stderr::line(&format!("goldfish agent-hook: {err:#}"));
+        crate::front::stderr::hook_error(&format!("goldfish agent-hook: {err:#}"));
     }
     EXIT_OK
 }
@@ -31,11 +31,11 @@ pub(super) fn stop_asking(out: &mut dyn Write) -> u8 {
             if let Some(answer) = capture::ask_agent(&home, &payload)
                 && let Err(err) = writeln!(out, "{answer}")
             {
-                crate::front::stderr::line(&format!("goldfish agent-hook: {err:#}"));
+                crate::front::stderr::hook_error(&format!("goldfish agent-hook: {err:#}"));
             }
         }
         Ok(None) => {}
-        Err(err) => crate::front::stderr::line(&format!("goldfish agent-hook: {err:#}")),
+        Err(err) => crate::front::stderr::hook_error(&format!("goldfish agent-hook: {err:#}")),
     }
     EXIT_OK
 }

@@ -157,7 +157,57 @@ fn hook_sync(name: HookName) -> Result<String, CliError> {
     })
 }
 
-pub(super) fn agent_hook(args: AgentHookArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+/// `agent-hook EVENT`, answering as the client that runs it reads an
+/// answer. Gemini CLI shows a hook's stderr to the user whenever its
+/// stdout is empty: under it the hook's notes go to the hook log, and an
+/// error the hook met, when it printed nothing else, becomes its JSON
+/// `systemMessage` (what Gemini CLI shows of a hook).
+pub(super) fn agent_hook_answering(
+    args: AgentHookArgs,
+    out: &mut dyn Write,
+) -> Result<u8, CliError> {
+    let gemini = crate::app::agent::run_by_gemini() && !args.explain;
+    if gemini && let Some(log) = crate::app::agent::HookLog::from_env(&args.event.name()) {
+        crate::front::stderr::into_hook_log(log);
+    }
+    let mut answer = Counted { out, bytes: 0 };
+    let exit = match args.event {
+        AgentEvent::PostToolUse | AgentEvent::PostToolUseFailure => {
+            Ok(super::capture::hook("tool"))
+        }
+        AgentEvent::Stop if args.ask_agent => Ok(super::capture::stop_asking(&mut answer)),
+        AgentEvent::Stop | AgentEvent::SessionEnd => Ok(super::capture::hook("stop")),
+        AgentEvent::UserPrompt => Ok(super::prompt::hook(args.explain, &mut answer)),
+        _ => agent_hook(args, &mut answer),
+    };
+    let errors = crate::front::stderr::hook_errors();
+    if gemini && answer.bytes == 0 && !errors.is_empty() {
+        let message = serde_json::json!({ "systemMessage": errors.join("\n") });
+        // A hook never fails its agent, not even for want of stdout.
+        let _ = writeln!(answer.out, "{message}");
+    }
+    exit
+}
+
+/// A writer that counts what passes through it.
+struct Counted<'a> {
+    out: &'a mut dyn Write,
+    bytes: usize,
+}
+
+impl Write for Counted<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let written = self.out.write(buf)?;
+        self.bytes += written;
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+fn agent_hook(args: AgentHookArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     // An agent's hook must never break its session: problems are reported
     // on stderr and the exit status is always 0.
     let result = match args.event {
@@ -172,7 +222,7 @@ pub(super) fn agent_hook(args: AgentHookArgs, out: &mut dyn Write) -> Result<u8,
         }
     };
     if let Err(err) = result {
-        crate::front::stderr::line(&format!("goldfish agent-hook: {:#}", err.error));
+        crate::front::stderr::hook_error(&format!("goldfish agent-hook: {:#}", err.error));
     }
     Ok(EXIT_OK)
 }

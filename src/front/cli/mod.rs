@@ -320,6 +320,16 @@ enum AgentEvent {
     SessionEnd,
 }
 
+impl AgentEvent {
+    /// The event as the command line names it (`session-start`).
+    fn name(self) -> String {
+        use clap::ValueEnum;
+        self.to_possible_value()
+            .map(|value| value.get_name().to_owned())
+            .unwrap_or_default()
+    }
+}
+
 #[derive(Debug, Subcommand)]
 #[deny(missing_docs)]
 enum CaptureCommand {
@@ -862,13 +872,7 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<u8, CliError> {
             let _ = hooks::hook_payload();
             Ok(EXIT_OK)
         }
-        Command::AgentHook(args) => match args.event {
-            AgentEvent::PostToolUse | AgentEvent::PostToolUseFailure => Ok(capture::hook("tool")),
-            AgentEvent::Stop if args.ask_agent => Ok(capture::stop_asking(out)),
-            AgentEvent::Stop | AgentEvent::SessionEnd => Ok(capture::hook("stop")),
-            AgentEvent::UserPrompt => Ok(prompt::hook(args.explain, out)),
-            _ => hooks::agent_hook(args, out),
-        },
+        Command::AgentHook(args) => hooks::agent_hook_answering(args, out),
         Command::Capture(CaptureCommand::Status(args)) => capture::status(args.json, out),
         Command::Capture(CaptureCommand::Work(args)) => capture::work(args.wait, out),
         Command::MergeDriver(args) => Ok(crate::front::driver::run(

@@ -29,12 +29,12 @@ pub(super) fn hook(explain: bool, out: &mut dyn Write) -> u8 {
     match receive.recv_timeout(BUDGET) {
         Ok(Ok(Some(text))) => {
             if let Err(err) = writeln!(out, "{text}") {
-                crate::front::stderr::line(&format!("goldfish agent-hook: {err:#}"));
+                crate::front::stderr::hook_error(&format!("goldfish agent-hook: {err:#}"));
             }
         }
         Ok(Ok(None)) => {}
         Ok(Err(err)) => {
-            crate::front::stderr::line(&format!("goldfish agent-hook: {:#}", err.error))
+            crate::front::stderr::hook_error(&format!("goldfish agent-hook: {:#}", err.error))
         }
         Err(_) => {
             crate::front::stderr::line(&format!(
@@ -52,9 +52,10 @@ pub(super) fn hook(explain: bool, out: &mut dyn Write) -> u8 {
                     log.display()
                 )),
                 Ok(None) => {}
-                Err(err) => {
-                    crate::front::stderr::line(&format!("goldfish agent-hook: {:#}", err.error))
-                }
+                Err(err) => crate::front::stderr::hook_error(&format!(
+                    "goldfish agent-hook: {:#}",
+                    err.error
+                )),
             }
         }
     }
