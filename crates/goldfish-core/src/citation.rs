@@ -76,7 +76,7 @@ pub enum CiteError {
 }
 
 /// A span's anchor: what the record keeps of it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Anchor {
     pub path: String,
     pub start: u32,
@@ -92,7 +92,7 @@ pub struct Anchor {
 }
 
 /// A fingerprint of a few neighbouring lines.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Context {
     pub lines: usize,
     pub text: String,
@@ -287,14 +287,14 @@ pub fn anchor(span: &Span, file: &str, blob: String) -> Result<Anchor, CiteError
     })
 }
 
-/// Judges `anchor` against `now`, the text of its file's current version
-/// (`None`: the file is gone), with `then`, the anchored version's text
-/// when it can still be read (its blob is in the repository).
-pub fn locate(anchor: &Anchor, now: Option<&str>, then: Option<&str>) -> Found {
-    let Some(now) = now else {
+/// Judges `anchor` against `now`, its file's current version (`None`: the
+/// file is gone), with `then`, the anchored version when it can still be
+/// read (its blob is in the repository). Each version is read once
+/// ([`Normalised::of`]) however many citations of it are judged.
+pub fn locate(anchor: &Anchor, now: Option<&Normalised>, then: Option<&Normalised>) -> Found {
+    let Some(text) = now else {
         return Found::Gone;
     };
-    let text = Normalised::of(now);
     let width = anchor.text.lines;
     let (first, _) = text.range_of(anchor.start, anchor.end);
     let at_lines = |at: usize| -> Option<Found> {
@@ -315,11 +315,10 @@ pub fn locate(anchor: &Anchor, now: Option<&str>, then: Option<&str>) -> Found {
     // as common as `length = None`), the one a line diff from the anchored
     // version pairs it with, as git's would; else those whose neighbours
     // read as they did, the nearest of those.
-    let then = then.map(Normalised::of);
     let copies = text.all(&anchor.text);
     if copies.len() > 1
-        && let Some(then) = &then
-        && let found @ (Found::Holds | Found::Moved { .. }) = mapped(anchor, then, &text)
+        && let Some(then) = then
+        && let found @ (Found::Holds | Found::Moved { .. }) = mapped(anchor, then, text)
     {
         return found;
     }
@@ -328,8 +327,8 @@ pub fn locate(anchor: &Anchor, now: Option<&str>, then: Option<&str>) -> Found {
     }
     // Else the range as the diff maps it.
     match then {
-        Some(then) => mapped(anchor, &then, &text),
-        None => between_neighbours(anchor, &text),
+        Some(then) => mapped(anchor, then, text),
+        None => between_neighbours(anchor, text),
     }
 }
 
@@ -417,14 +416,16 @@ fn between_neighbours(anchor: &Anchor, text: &Normalised) -> Found {
     }
 }
 
-/// A file's non-blank lines, normalised, with the line number of each.
-struct Normalised {
+/// A file's version as citations read it: its non-blank lines, normalised
+/// for whitespace, with the line number of each.
+#[derive(Debug)]
+pub struct Normalised {
     lines: Vec<String>,
     numbers: Vec<u32>,
 }
 
 impl Normalised {
-    fn of(text: &str) -> Normalised {
+    pub fn of(text: &str) -> Normalised {
         let mut lines = Vec::new();
         let mut numbers = Vec::new();
         for (at, line) in text.lines().enumerate() {
@@ -688,6 +689,12 @@ pub fn extra_of(anchors: &[Anchor]) -> Map<String, Value> {
 mod tests {
     use super::*;
 
+    /// [`locate`] on texts.
+    fn judge(anchor: &Anchor, now: Option<&str>, then: Option<&str>) -> Found {
+        let (now, then) = (now.map(Normalised::of), then.map(Normalised::of));
+        locate(anchor, now.as_ref(), then.as_ref())
+    }
+
     const BLOB: &str = "0123456789abcdef0123456789abcdef01234567";
 
     const FILE: &str = "\
@@ -711,7 +718,7 @@ pub fn issuer() -> &'static str {
         let span = find_text("src/jwt.rs", FILE, &print).unwrap();
         assert_eq!((span.start, span.end), (4, 6));
         let cited = anchor(&span, FILE, BLOB.into()).unwrap();
-        assert_eq!(locate(&cited, Some(FILE), Some(FILE)), Found::Holds);
+        assert_eq!(judge(&cited, Some(FILE), Some(FILE)), Found::Holds);
         assert_eq!(find_text("src/jwt.rs", "fn other() {}\n", &print), None);
         assert_eq!(text_fingerprint("  \n\n"), None);
         assert_eq!(Context::parse("3:nothex"), None);
@@ -740,7 +747,7 @@ pub fn issuer() -> &'static str {
     }
 
     fn check(now: Option<&str>, then: Option<&str>, expect: Found) {
-        assert_eq!(locate(&anchor_of(3, 6), now, then), expect);
+        assert_eq!(judge(&anchor_of(3, 6), now, then), expect);
     }
 
     #[test]
@@ -835,11 +842,11 @@ pub fn issuer() -> &'static str {
         let body: String = (0..12).map(|n| format!("fn f{n}() {{}}\n")).collect();
         let now = format!("use regex::Regex;\n\nfn a() {{}}\n{body}\n{module}");
         assert_eq!(
-            locate(&anchor, Some(&now), Some(&then)),
+            judge(&anchor, Some(&now), Some(&then)),
             Found::Moved { start: 19, end: 19 }
         );
         assert_eq!(
-            locate(&anchor, Some(&now), None),
+            judge(&anchor, Some(&now), None),
             Found::Moved { start: 19, end: 19 }
         );
     }
@@ -862,7 +869,7 @@ pub fn issuer() -> &'static str {
             "use regex::Regex;\nfn a() {{}}\n{body}mod tests {{\n    use std::path::Path;\n    use regex::Regex;\n    fn t1() {{ x }}\n}}\n"
         );
         assert_eq!(
-            locate(&anchor, Some(&now), Some(then)),
+            judge(&anchor, Some(&now), Some(then)),
             Found::Moved { start: 15, end: 15 }
         );
     }

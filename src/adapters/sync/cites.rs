@@ -12,7 +12,7 @@ use std::rc::Rc;
 use super::SyncError;
 use crate::adapters::git::Workspace;
 use crate::adapters::index::writing::{DueCite, Writing};
-use crate::domain::citation::{self, Anchor, Change, Found};
+use crate::domain::citation::{self, Anchor, Change, Found, Normalised};
 
 /// Commits followed back from HEAD to find who changed a citation, at most.
 const MAX_CHAIN: usize = 256;
@@ -47,6 +47,17 @@ pub(super) fn check(
     };
     let mut texts = Texts::new(workspace);
     let mut changed = BTreeSet::new();
+    // What one check reads once, however many citations share it: the
+    // blob at each path, whether a commit is HEAD's, and the judgement of
+    // an anchor against a version (several memories cite one fix).
+    let mut blobs: HashMap<String, Option<gix::ObjectId>> = HashMap::new();
+    let mut ancestors: HashMap<gix::ObjectId, bool> = HashMap::new();
+    let mut judged: HashMap<Judged, (Found, Option<Change>)> = HashMap::new();
+    let mut blob_at = |path: &str| {
+        *blobs
+            .entry(path.to_owned())
+            .or_insert_with(|| workspace.object_at(tree, path))
+    };
     for cite in writing.cites_due(&paths, all)? {
         if !cite.committed {
             // Stored, not committed: its code may be too; judged once the
@@ -59,15 +70,20 @@ pub(super) fn check(
         // Where its file is: its cited path, else the path a rename the
         // last check followed took it to.
         let mut now_path = None;
-        let mut blob = workspace.object_at(tree, &cite.anchor.path);
+        let mut blob = blob_at(&cite.anchor.path);
         if blob.is_none()
             && let Some(path) = &cite.now_path
-            && let Some(id) = workspace.object_at(tree, path)
+            && let Some(id) = blob_at(path)
         {
             (now_path, blob) = (Some(path.clone()), Some(id));
         }
         let blob_hex = blob.map(|id| id.to_string()).unwrap_or_default();
-        if unchanged(workspace, head, &cite, &blob_hex) && cite.now_path == now_path {
+        let in_head = |commit| {
+            *ancestors
+                .entry(commit)
+                .or_insert_with(|| workspace.is_ancestor(commit, head))
+        };
+        if unchanged(in_head, &cite, &blob_hex) && cite.now_path == now_path {
             continue;
         }
         if blob.is_none()
@@ -76,25 +92,15 @@ pub(super) fn check(
             (now_path, blob) = (Some(path), Some(id));
         }
         let blob_hex = blob.map(|id| id.to_string()).unwrap_or_default();
-        let now = blob.and_then(|id| texts.of(id));
-        let then = texts.of_hex(&cite.anchor.blob);
-        let mut found = citation::locate(&cite.anchor, now.as_deref(), then.as_deref());
-        if now_path.is_some() && found == Found::Holds {
-            // Its lines in another file: the memory follows it there.
-            found = Found::Moved {
-                start: cite.anchor.start,
-                end: cite.anchor.end,
-            };
-        }
-        let change = (!found.intact()).then(|| {
-            culprit(
-                workspace,
-                &mut texts,
-                head,
-                &cite.anchor,
-                now_path.as_deref(),
-            )
-        });
+        let key = Judged {
+            anchor: cite.anchor.clone(),
+            blob,
+            now_path: now_path.clone(),
+        };
+        let (found, change) = judged
+            .entry(key)
+            .or_insert_with(|| judge(workspace, &mut texts, head, &cite.anchor, blob, &now_path))
+            .clone();
         if writing.store_cite(
             &cite.id,
             cite.n,
@@ -109,9 +115,44 @@ pub(super) fn check(
     Ok(changed.into_iter().collect())
 }
 
+/// An anchor judged against a version of its file, at its cited path or
+/// (`now_path`) where a rename took it.
+#[derive(PartialEq, Eq, Hash)]
+struct Judged {
+    anchor: Anchor,
+    blob: Option<gix::ObjectId>,
+    now_path: Option<String>,
+}
+
+/// The verdict of `anchor` in `blob` at HEAD, and for a lost text the
+/// commit that lost it.
+fn judge(
+    workspace: &Workspace,
+    texts: &mut Texts<'_>,
+    head: gix::ObjectId,
+    anchor: &Anchor,
+    blob: Option<gix::ObjectId>,
+    now_path: &Option<String>,
+) -> (Found, Option<Change>) {
+    let now = blob.and_then(|id| texts.of(id));
+    let then = texts.of_hex(&anchor.blob);
+    let mut found = citation::locate(anchor, now.as_deref(), then.as_deref());
+    if now_path.is_some() && found == Found::Holds {
+        // Its lines in another file: the memory follows it there.
+        found = Found::Moved {
+            start: anchor.start,
+            end: anchor.end,
+        };
+    }
+    let change =
+        (!found.intact()).then(|| culprit(workspace, texts, head, anchor, now_path.as_deref()));
+    (found, change)
+}
+
 /// Whether the last check stands: the same blob, and for a lost text a
-/// commit still in HEAD's history (a rebase rewrites it: found again).
-fn unchanged(workspace: &Workspace, head: gix::ObjectId, cite: &DueCite, blob: &str) -> bool {
+/// commit still in HEAD's history (`in_head`; a rebase rewrites it: found
+/// again).
+fn unchanged(mut in_head: impl FnMut(gix::ObjectId) -> bool, cite: &DueCite, blob: &str) -> bool {
     let Some(verdict) = &cite.verdict else {
         return false;
     };
@@ -124,7 +165,7 @@ fn unchanged(workspace: &Workspace, head: gix::ObjectId, cite: &DueCite, blob: &
     cite.commit
         .as_deref()
         .and_then(|commit| gix::ObjectId::from_hex(commit.as_bytes()).ok())
-        .is_some_and(|commit| workspace.is_ancestor(commit, head))
+        .is_some_and(&mut in_head)
 }
 
 /// Renames followed from a cited path, at most.
@@ -225,12 +266,12 @@ fn culprit(
     }
 }
 
-/// The texts of the blobs read during one check, each read once: `None`
+/// The versions of the blobs read during one check, each read once: `None`
 /// for an object that is not a readable UTF-8 file within
 /// [`citation::MAX_FILE_BYTES`].
 pub(crate) struct Texts<'w> {
     workspace: &'w Workspace,
-    read: HashMap<gix::ObjectId, Option<Rc<str>>>,
+    read: HashMap<gix::ObjectId, Option<Rc<Normalised>>>,
 }
 
 impl<'w> Texts<'w> {
@@ -241,7 +282,7 @@ impl<'w> Texts<'w> {
         }
     }
 
-    pub(crate) fn of(&mut self, id: gix::ObjectId) -> Option<Rc<str>> {
+    pub(crate) fn of(&mut self, id: gix::ObjectId) -> Option<Rc<Normalised>> {
         self.read
             .entry(id)
             .or_insert_with(|| {
@@ -249,12 +290,13 @@ impl<'w> Texts<'w> {
                 if bytes.len() > citation::MAX_FILE_BYTES {
                     return None;
                 }
-                String::from_utf8(bytes).ok().map(Rc::from)
+                let text = String::from_utf8(bytes).ok()?;
+                Some(Rc::new(Normalised::of(&text)))
             })
             .clone()
     }
 
-    pub(crate) fn of_hex(&mut self, hex: &str) -> Option<Rc<str>> {
+    pub(crate) fn of_hex(&mut self, hex: &str) -> Option<Rc<Normalised>> {
         self.of(gix::ObjectId::from_hex(hex.as_bytes()).ok()?)
     }
 }

@@ -147,8 +147,34 @@ impl Index {
         order: &str,
     ) -> Result<Vec<IndexedMemory>, IndexError> {
         // SQLite computes the columns of every row it sorts, not only of
-        // those the limit keeps: the superseder of each row is looked for
-        // only when superseded rows are shown.
+        // those the limit keeps: the rows are chosen first, by their rowid
+        // and rank alone, and only those kept are read whole.
+        let kept_sql = format!(
+            "SELECT m.rowid, {rank} AS rank_value
+             FROM {from}
+             JOIN workspaces w ON w.id = m.workspace_id
+             LEFT JOIN provenance p ON {LINE_PROVENANCE}
+             WHERE {}
+             ORDER BY {order}",
+            c.sql.join(" AND ")
+        );
+        register_unicode_lower(&self.conn).map_err(self.sqlite())?;
+        let kept: Vec<(i64, Option<f64>)> = self
+            .conn
+            .prepare(&kept_sql)
+            .and_then(|mut statement| {
+                statement
+                    .query_map(rusqlite::params_from_iter(c.values), |row| {
+                        Ok((row.get(0)?, row.get(1)?))
+                    })?
+                    .collect()
+            })
+            .map_err(self.sqlite())?;
+        if kept.is_empty() {
+            return Ok(Vec::new());
+        }
+        // The superseder of each row is looked for only when superseded
+        // rows are shown.
         let superseded_by = if c.hides_superseded {
             "NULL".to_owned()
         } else {
@@ -159,27 +185,26 @@ impl Index {
         };
         let cites = crate::adapters::index::cites::JUDGED;
         let sql = format!(
-            "SELECT m.id, m.timestamp, m.type, m.content, m.source, m.tags, m.author, m.branch, m.commit_id,
+            "WITH kept AS (SELECT key AS place, json_extract(value, '$[0]') AS r,
+                                  json_extract(value, '$[1]') AS rank_value FROM json_each(?1))
+             SELECT m.id, m.timestamp, m.type, m.content, m.source, m.tags, m.author, m.branch, m.commit_id,
                     m.files, w.name, m.file, m.line, p.commit_id, p.author, p.date, m.content_hash,
-                    {rank} AS rank_value, m.flags, p.committer, p.signature, p.signer,
+                    kept.rank_value, m.flags, p.committer, p.signature, p.signer,
                     w.trust_policy, w.trust_signed, {UNTRUSTED_REASONS}, {RELEASED}, m.supersedes,
                     {superseded_by} AS superseded_by,
                     m.stale, m.stale_file, m.stale_commit, m.stale_outside, m.moved, m.session,
                     {cites} AS cites
-             FROM {from}
+             FROM kept
+             JOIN memories m ON m.rowid = kept.r
              JOIN workspaces w ON w.id = m.workspace_id
              LEFT JOIN provenance p ON {LINE_PROVENANCE}
-             WHERE {}
-             ORDER BY {order}",
-            c.sql.join(" AND ")
+             ORDER BY kept.place"
         );
+        let kept = serde_json::to_string(&kept).expect("numbers serialize");
         let now = c.now;
-        register_unicode_lower(&self.conn).map_err(self.sqlite())?;
         let mut statement = self.conn.prepare(&sql).map_err(self.sqlite())?;
         let rows = statement
-            .query_map(rusqlite::params_from_iter(c.values), |row| {
-                memory_of_row(row, now)
-            })
+            .query_map([kept], |row| memory_of_row(row, now))
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
             .map_err(self.sqlite())?;
         Ok(rows)

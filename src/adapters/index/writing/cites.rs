@@ -39,12 +39,17 @@ impl Writing<'_> {
     /// The citations to check: every one (`all`), else those never checked
     /// or not intact at the last check, and those of a path in `paths`.
     pub fn cites_due(&self, paths: &[String], all: bool) -> Result<Vec<DueCite>, IndexError> {
-        let select = format!(
-            "SELECT c.id, c.n, c.anchor, c.verdict, c.checked_blob, c.commit_id,
-                    EXISTS (SELECT 1 FROM provenance p WHERE {LINE_PROVENANCE}), c.now_path
-             FROM memory_cites c JOIN memories m ON m.workspace_id = c.workspace_id AND m.id = c.id
-             WHERE c.workspace_id = ?1"
-        );
+        // `{by}`: the index each read goes through (without it, SQLite
+        // reads every citation of the workspace for each).
+        let select = |by: &str| {
+            format!(
+                "SELECT c.id, c.n, c.anchor, c.verdict, c.checked_blob, c.commit_id,
+                        EXISTS (SELECT 1 FROM provenance p WHERE {LINE_PROVENANCE}), c.now_path
+                 FROM memory_cites c {by}
+                 JOIN memories m ON m.workspace_id = c.workspace_id AND m.id = c.id
+                 WHERE c.workspace_id = ?1"
+            )
+        };
         let mut due: std::collections::BTreeMap<(String, i64), DueCite> = Default::default();
         let mut read = |sql: &str, path: Option<&str>| -> rusqlite::Result<()> {
             let mut statement = self.tx.prepare_cached(sql)?;
@@ -77,20 +82,26 @@ impl Writing<'_> {
             Ok(())
         };
         if all {
-            read(&select, None).map_err(self.sqlite())?;
+            read(&select(""), None).map_err(self.sqlite())?;
         } else {
             read(
                 &format!(
-                    "{select} AND (c.verdict IS NULL OR c.verdict NOT IN ('{}', '{}'))",
+                    "{} AND (c.verdict IS NULL OR c.verdict NOT IN ('{}', '{}'))",
+                    select("INDEXED BY memory_cites_due"),
                     citation::HOLDS,
                     citation::MOVED
                 ),
                 None,
             )
             .map_err(self.sqlite())?;
-            let by_path = format!("{select} AND (c.path = ?2 OR c.now_path = ?2)");
+            let by_path = format!("{} AND c.path = ?2", select("INDEXED BY memory_cites_path"));
+            let by_now_path = format!(
+                "{} AND c.now_path = ?2",
+                select("INDEXED BY memory_cites_now_path")
+            );
             for path in paths {
                 read(&by_path, Some(path)).map_err(self.sqlite())?;
+                read(&by_now_path, Some(path)).map_err(self.sqlite())?;
             }
         }
         Ok(due.into_values().collect())
