@@ -12,7 +12,7 @@
 //!   header, and `Sec-Fetch-Site` where the browser sends it) and carry
 //!   the form key of its pages.
 //! - Every answer says: no script, no outside asset, no framing, no
-//!   referrer, no cache ([`CSP`]).
+//!   referrer to another site, no cache ([`CSP`]).
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -140,12 +140,12 @@ impl Guard {
             .any(|(key, value)| key == name && same(value, &self.cookie))
     }
 
-    /// Spends the token when `given` is it and still fresh.
-    fn spend(&self, given: &str) -> bool {
+    /// Spends the token when `given` is it and still fresh at `now`.
+    fn spend(&self, given: &str, now: Instant) -> bool {
         let mut token = lock(&self.token);
-        let fresh = token
-            .as_ref()
-            .is_some_and(|(token, made)| same(given, token) && made.elapsed() <= TOKEN_LIFETIME);
+        let fresh = token.as_ref().is_some_and(|(token, made)| {
+            same(given, token) && now.saturating_duration_since(*made) <= TOKEN_LIFETIME
+        });
         if fresh {
             *token = None;
         }
@@ -190,7 +190,7 @@ pub async fn check(State(ui): State<std::sync::Arc<Ui>>, request: Request, next:
         return refused(Refusal::Method);
     }
     if let Some(given) = token_in(request.uri().query()) {
-        if method != Method::GET || !guard.spend(given) {
+        if method != Method::GET || !guard.spend(given, Instant::now()) {
             return refused(Refusal::SpentToken);
         }
         // The token leaves the address bar and the history at once.
@@ -228,7 +228,9 @@ fn secured(mut answer: Response) -> Response {
     set(headers, "content-security-policy", CSP);
     set(headers, "x-content-type-options", "nosniff");
     set(headers, "x-frame-options", "DENY");
-    set(headers, "referrer-policy", "no-referrer");
+    // Not `no-referrer`: with it a browser sends `Origin: null` on the
+    // viewer's own form posts. Nothing leaves for another site anyway.
+    set(headers, "referrer-policy", "same-origin");
     set(headers, "cache-control", "no-store");
     set(headers, "cross-origin-opener-policy", "same-origin");
     set(headers, "cross-origin-resource-policy", "same-origin");
@@ -267,9 +269,12 @@ mod tests {
         let url = guard.url();
         let token = url.split("token=").nth(1).unwrap().to_owned();
         assert_eq!(token.len(), 64);
-        assert!(!guard.spend("nope"));
-        assert!(guard.spend(&token));
-        assert!(!guard.spend(&token), "spent");
+        let now = Instant::now();
+        assert!(!guard.spend("nope", now));
+        let late = now + TOKEN_LIFETIME + Duration::from_secs(1);
+        assert!(!guard.spend(&token, late), "a minute old");
+        assert!(guard.spend(&token, now));
+        assert!(!guard.spend(&token, now), "spent");
         assert!(same("abc", "abc") && !same("abc", "abd") && !same("abc", "ab"));
         assert_eq!(token_in(Some("a=1&token=xy")), Some("xy"));
         assert_eq!(token_in(Some("tokens=xy")), None);
