@@ -541,6 +541,24 @@ impl Browser {
         }
     }
 
+    /// Waits up to 10 s for the address to hold `needle` (a click's
+    /// navigation).
+    fn wait_url(&self, needle: &str) {
+        let started = Instant::now();
+        while !self.url().contains(needle) {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "the address never held {needle:?}: {}",
+                self.url()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // And the page it names is loaded.
+        while self.eval("return document.readyState") != json!("complete") {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     fn type_into(&self, css: &str, text: &str) {
         let element = self.one(css);
         self.call(
@@ -652,9 +670,9 @@ fn the_timeline_filters_searches_and_opens_a_memory_in_a_browser() {
     // Filter: one type.
     browser.type_into("input[name=type]", "bug-fix");
     browser.click("form.filters button[type=submit]");
+    browser.wait_url("type=bug-fix");
     let titles = browser.texts("ol.memories li a.title");
     assert_eq!(titles.len(), 2, "{titles:?}");
-    assert!(browser.url().contains("type=bug-fix"));
     // The captured ones alone.
     browser.go(&format!("{}/?captured=only", viewer.origin()));
     let titles = browser.texts("ol.memories li a.title");
@@ -674,6 +692,7 @@ fn the_timeline_filters_searches_and_opens_a_memory_in_a_browser() {
     browser.go(&format!("{}/", viewer.origin()));
     browser.type_into("input[name=q]", "payment retries backoff");
     browser.click("form.filters button[type=submit]");
+    browser.wait_url("q=payment");
     let titles = browser.texts("ol.memories li a.title");
     assert!(
         titles
@@ -694,7 +713,7 @@ fn the_timeline_filters_searches_and_opens_a_memory_in_a_browser() {
 
     // Open it: provenance, trust and its reasons.
     browser.click("ol.memories li a.title");
-    assert!(browser.url().contains("/memory/"));
+    browser.wait_url("/memory/");
     assert!(browser.text("pre.content").contains("exponential backoff"));
     let page = browser.text("main");
     assert!(page.contains("Alice <alice@example.com>"), "{page}");
@@ -705,6 +724,7 @@ fn the_timeline_filters_searches_and_opens_a_memory_in_a_browser() {
     // The stale one: its evidence.
     browser.go(&format!("{}/?stale=on&verdict=all", viewer.origin()));
     browser.click("ol.memories li a.title");
+    browser.wait_url("/memory/");
     let page = browser.text("main");
     assert!(
         page.contains("src/legacy.rs deleted by commit"),
@@ -760,6 +780,17 @@ fn the_review_queue_trusts_and_forgets_after_a_confirmation_in_a_browser() {
     assert_eq!(section("quarantined").len(), 1);
     assert_eq!(section("stale").len(), 1);
     browser.screenshot("review");
+    browser.click("#tidy a[href='/review/tidy']");
+    browser.wait_url("/review/tidy");
+    let tidy = browser.wait_text("main h1", "Tidy's proposals");
+    assert_eq!(tidy, "Tidy's proposals");
+    // The stale memory, with its evidence.
+    let proposed = browser.texts("#tidy ol.memories li .reason");
+    assert!(
+        proposed.iter().any(|why| why.contains("legacy.rs")),
+        "{proposed:?}"
+    );
+    browser.go(&format!("{}/review", viewer.origin()));
 
     // Trust the quarantined one: a confirmation that names the command.
     browser.click("#quarantined a[href$='/trust']");
@@ -795,6 +826,7 @@ fn the_review_queue_trusts_and_forgets_after_a_confirmation_in_a_browser() {
 
     // Forget the captured one.
     browser.click("#captured a[href$='/forget']");
+    browser.wait_url("/forget");
     assert_eq!(
         browser.text("code.command"),
         format!("goldfish forget {captured}")

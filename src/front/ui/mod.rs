@@ -101,6 +101,7 @@ fn router(ui: Arc<Ui>) -> Router {
     Router::new()
         .route("/", get(timeline))
         .route("/review", get(review))
+        .route("/review/tidy", get(proposals))
         .route("/memory/{id}", get(memory))
         .route("/memory/{id}/{action}", get(confirm).post(act))
         .route("/style.css", get(style))
@@ -171,7 +172,6 @@ pub struct Queue {
     pub captured: Vec<IndexedMemory>,
     pub quarantined: Vec<IndexedMemory>,
     pub stale: Vec<IndexedMemory>,
-    pub proposals: Vec<tidy::Proposal>,
 }
 
 /// How many a section of the review queue lists at most.
@@ -194,25 +194,32 @@ async fn review(State(ui): State<Arc<Ui>>) -> Response {
         captured.retain(|memory| memory.introduced.is_none());
         let quarantined = list(|input| input.narrow.quarantined_only = true)?;
         let stale = list(|input| input.narrow.stale_only = true)?;
-        let workspace = world.workspace()?;
-        let proposals = tidy::find(
-            &mut world.session,
-            &workspace,
-            TidyOptions {
-                older_than_days: 30,
-            },
-        )?
-        .proposals;
         Ok(Queue {
             captured,
             quarantined,
             stale,
-            proposals,
         })
     })
     .await;
     match found {
         Ok(queue) => pages::review(&queue, &notices).into_response(),
+        Err(err) => failed(&err),
+    }
+}
+
+/// Tidy's proposals, on a page of their own: they weigh every memory of
+/// the workspace (`tidy::find`), which the queue's page does not wait for.
+async fn proposals(State(ui): State<Arc<Ui>>) -> Response {
+    let (found, notices) = run(&ui, |world| {
+        let workspace = world.workspace()?;
+        let options = TidyOptions {
+            older_than_days: 30,
+        };
+        Ok(tidy::find(&mut world.session, &workspace, options)?.proposals)
+    })
+    .await;
+    match found {
+        Ok(proposals) => pages::proposals(&proposals, &notices).into_response(),
         Err(err) => failed(&err),
     }
 }

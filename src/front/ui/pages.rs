@@ -369,19 +369,30 @@ pub fn review(queue: &Queue, notices: &[Notice]) -> Html<String> {
         .iter()
         .map(|memory| (memory, memory.stale.as_ref().map(stale_note)))
         .collect();
-    let proposals: Vec<_> = queue
-        .proposals
-        .iter()
-        .map(|proposal| (&proposal.memory, Some(proposal.why.explain())))
-        .collect();
     let body = html! {
         h1 { "Review queue" }
         (queue_section("Captured, not committed", "captured", "memories an agent's tool use made in this clone: commit .goldfish/memories to keep them for the team, or forget them", &queue.captured.iter().map(|memory| (memory, None)).collect::<Vec<_>>()))
         (queue_section("Quarantined", "quarantined", "kept from agents: outside the trust policy, a forged author, or text that reads as an order", &quarantined))
         (queue_section("Stale", "stale", "what they are about changed or went away since", &stale))
-        (queue_section("Tidy's proposals", "tidy", "what `goldfish tidy` would forget", &proposals))
+        section id="tidy" {
+            h2 { "Tidy's proposals" }
+            p.why { "what `goldfish tidy` would forget: superseded memories, checkpoints a later one covers, near-duplicates, stale ones; " a href="/review/tidy" { "weigh every memory" } }
+        }
     };
     page("Review queue", notices, body)
+}
+
+pub fn proposals(proposals: &[crate::app::tidy::Proposal], notices: &[Notice]) -> Html<String> {
+    let listed: Vec<_> = proposals
+        .iter()
+        .map(|proposal| (&proposal.memory, Some(proposal.why.explain())))
+        .collect();
+    let body = html! {
+        h1 { "Tidy's proposals" }
+        (queue_section("What tidy would forget", "tidy", "the same as `goldfish tidy` (checkpoints older than 30 days)", &listed))
+        p { a href="/review" { "back to the review queue" } }
+    };
+    page("Tidy's proposals", notices, body)
 }
 
 pub fn refused(text: &str) -> Html<String> {
