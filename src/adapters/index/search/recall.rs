@@ -112,7 +112,10 @@ impl Index {
         self.select(c, "memories m", "NULL", &format!("m.id LIMIT {limit}"))
     }
 
-    /// Newest first, filters only.
+    /// Newest first, filters only. The rows of the page are picked first by
+    /// their sort keys alone: sorting every row that passes with all its
+    /// columns (provenance, citations) took 60 ms at 10k memories and grew
+    /// with the log; the page's columns are then read for its rows only.
     pub(super) fn newest(
         &self,
         request: &Request,
@@ -120,11 +123,13 @@ impl Index {
     ) -> Result<Vec<IndexedMemory>, IndexError> {
         let mut c = Conditions::filters(request, scope);
         let limit = c.bind(Value::Integer(limit_value(request.limit)));
-        self.select(
-            c,
-            "memories m",
-            "NULL",
-            &format!("m.timestamp DESC, m.id DESC LIMIT {limit}"),
-        )
+        let order = format!("m.timestamp DESC, m.id DESC LIMIT {limit}");
+        let page = format!(
+            "m.rowid IN (SELECT m.rowid FROM memories m LEFT JOIN provenance p ON {LINE_PROVENANCE}
+                         WHERE {} ORDER BY {order})",
+            c.sql.join(" AND ")
+        );
+        c.sql = vec![page];
+        self.select(c, "memories m", "NULL", &order)
     }
 }
