@@ -765,6 +765,24 @@ fn the_timeline_filters_searches_and_opens_a_memory_in_a_browser() {
     assert!(page.contains("Trust: quarantined"), "{page}");
     assert!(page.contains("author-mismatch"), "{page}");
     browser.screenshot("quarantined");
+
+    // A phone-width window: nothing wider than the screen.
+    browser.call(
+        "POST",
+        "/session/window/rect",
+        json!({"width": 390, "height": 844}),
+    );
+    for path in ["/", &format!("/memory/{quarantined}"), "/review"] {
+        browser.go(&format!("{}{path}", viewer.origin()));
+        let overflow =
+            browser.eval("return document.documentElement.scrollWidth - window.innerWidth");
+        assert!(
+            overflow.as_i64().is_some_and(|px| px <= 0),
+            "{path} is {overflow} px wider than a phone"
+        );
+    }
+    browser.go(&format!("{}/", viewer.origin()));
+    browser.screenshot("timeline-phone");
 }
 
 #[test]
