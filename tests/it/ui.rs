@@ -12,6 +12,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -391,8 +392,11 @@ impl Browser {
             .local_addr()
             .unwrap()
             .port();
+        // A group of its own: chromium and its helpers end with it, even
+        // when a session was never made or never ended.
         let driver = Command::new("chromedriver")
             .arg(format!("--port={port}"))
+            .process_group(0)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -617,7 +621,10 @@ impl Drop for Browser {
                 http(self.port, "DELETE", &path, &[("Host", &host)], "")
             });
         }
-        let _ = self.driver.kill();
+        // SAFETY: a signal to the process group the driver leads.
+        unsafe {
+            libc::kill(-(self.driver.id() as i32), libc::SIGKILL);
+        }
         let _ = self.driver.wait();
     }
 }
