@@ -85,6 +85,7 @@ run embed --bench embed
 # indexes written) its rows read 1.5-2x slower than in a run of its own.
 run mcp --bench mcp
 run recall --bench recall
+run ui --bench ui
 run vectors --bench vectors
 run capture --features capture-model --bench capture
 

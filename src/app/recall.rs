@@ -84,6 +84,22 @@ pub struct RecallInput {
     /// log (`--include-unrelated`, MCP `unrelated`; see
     /// [`crate::domain::relevance`]).
     pub include_unrelated: bool,
+    /// What the viewer narrows to beyond the command line's filters.
+    pub narrow: Narrow,
+}
+
+/// The viewer's filters that the command line has not: a branch, the
+/// quarantined or the stale memories alone, a page after a memory.
+#[derive(Debug, Clone, Default)]
+pub struct Narrow {
+    /// Only memories stored on this branch.
+    pub branch: Option<String>,
+    /// Only quarantined memories (implies `include_untrusted`).
+    pub quarantined_only: bool,
+    /// Only stale memories.
+    pub stale_only: bool,
+    /// Newest first, after this memory: its timestamp and id.
+    pub after: Option<(String, String)>,
 }
 
 impl RecallInput {
@@ -109,6 +125,7 @@ impl RecallInput {
             include_untrusted: false,
             include_superseded: false,
             include_unrelated: false,
+            narrow: Narrow::default(),
         }
     }
 }
@@ -458,12 +475,16 @@ pub fn request(
         // Recall shows flagged memories, marked (and a secret masked);
         // quarantined ones only when asked for, marked too.
         unflagged_only: false,
-        trusted_only: !input.include_untrusted,
+        trusted_only: !input.include_untrusted && !input.narrow.quarantined_only,
         hide_superseded: !input.include_superseded,
         // Stale memories stay in recall (they may explain history), ranked
         // lower and marked.
         hide_stale: false,
         captured: input.captured,
+        branch: input.narrow.branch.clone(),
+        quarantined_only: input.narrow.quarantined_only,
+        stale_only: input.narrow.stale_only,
+        after: input.narrow.after.clone(),
     })
 }
 

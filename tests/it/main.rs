@@ -51,6 +51,7 @@ mod sync_history;
 mod tidy;
 mod trace;
 mod trust;
+mod ui;
 mod vectors;
 mod warm;
 mod worth_reading;

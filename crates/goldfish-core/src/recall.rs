@@ -49,6 +49,15 @@ pub struct Request {
     /// Memories captured from an agent's tool use (`source` `capture:…`):
     /// with the others, left out, or alone.
     pub captured: Captured,
+    /// Only memories stored on this branch (their `branch` field).
+    pub branch: Option<String>,
+    /// Only quarantined memories (the viewer's review queue).
+    pub quarantined_only: bool,
+    /// Only stale memories.
+    pub stale_only: bool,
+    /// Only memories listed after this one, newest first: its timestamp and
+    /// id (a page of a long list).
+    pub after: Option<(String, String)>,
 }
 
 /// Which workspaces a recall searches.

@@ -178,6 +178,7 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
         include_untrusted: args.include_untrusted,
         include_superseded: args.include_superseded,
         include_unrelated: args.include_unrelated,
+        narrow: Default::default(),
     };
     let recalled = recall::recall(&mut session, &cwd, input);
     output::notices(&mut session);

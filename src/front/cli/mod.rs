@@ -121,6 +121,14 @@ enum Command {
     Model(ModelCommand),
     /// Serve brief, recall, get, store, similar, forget and status to an agent over MCP (stdio)
     Mcp(McpArgs),
+    /// Serve a viewer and review queue of this repository's memories to a browser on 127.0.0.1
+    ///
+    /// Prints a link with a one-time token (it works once, within a minute) and serves until
+    /// stopped: a timeline with recall's filters and search, each memory's provenance, trust,
+    /// staleness, citations and supersession, and a review queue (captured, quarantined, stale,
+    /// tidy's proposals) whose forget and trust append a line as the commands do.
+    #[command(verbatim_doc_comment)]
+    Ui(UiArgs),
     /// Entry points for an agent's own hooks: session-start prints the briefing, pre-compact stores a checkpoint, post-tool-use and stop queue events for capture
     AgentHook(AgentHookArgs),
     /// Memories written from an agent's tool use: what is queued, stored, skipped and dropped
@@ -285,6 +293,14 @@ struct BriefArgs {
 #[derive(Debug, clap::Args)]
 #[deny(missing_docs)]
 struct McpArgs {}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+struct UiArgs {
+    /// Also open the link in the desktop's browser (xdg-open, or open on macOS)
+    #[arg(long)]
+    open: bool,
+}
 
 #[derive(Debug, clap::Args)]
 #[deny(missing_docs)]
@@ -794,6 +810,7 @@ fn person_facing(command: &Command) -> bool {
             | Command::Sync(_)
             | Command::Status(_)
             | Command::Resolve(_)
+            | Command::Ui(_)
     )
 }
 
@@ -866,6 +883,11 @@ fn dispatch(command: Command, out: &mut dyn Write) -> Result<u8, CliError> {
         Command::Model(ModelCommand::Install(args)) => setup::model_install(args, out),
         Command::Model(ModelCommand::Warm(ModelWarmArgs {})) => setup::model_warm(),
         Command::Mcp(McpArgs {}) => unreachable!("served by `run` without stdout's lock"),
+        Command::Ui(args) => {
+            let workspace = session::workspace()?;
+            crate::front::ui::serve(workspace.root().to_path_buf(), args.open, out)?;
+            Ok(EXIT_OK)
+        }
         // Outside a repository that uses goldfish (a plugin runs its
         // hooks everywhere): the payload is read and nothing else happens.
         Command::AgentHook(args) if !args.explain && !crate::app::agent::in_use_here() => {

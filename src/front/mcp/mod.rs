@@ -833,6 +833,7 @@ fn recall_answer(shared: &mut Shared, params: RecallParams) -> Result<String, Ap
         include_untrusted: params.untrusted,
         include_superseded: params.superseded,
         include_unrelated: params.unrelated,
+        narrow: Default::default(),
     };
     match recall::recall(&mut shared.session, &cwd, input)? {
         Recalled::Nothing => Ok("no memories match".to_owned()),

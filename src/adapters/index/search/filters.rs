@@ -103,6 +103,22 @@ impl Conditions {
             c.sql
                 .push(format!("({UNTRUSTED_REASONS} = '' OR {RELEASED})"));
         }
+        if request.quarantined_only {
+            c.sql
+                .push(format!("({UNTRUSTED_REASONS} <> '' AND NOT {RELEASED})"));
+        }
+        if request.stale_only {
+            c.sql.push("m.stale <> ''".into());
+        }
+        if let Some(branch) = &request.branch {
+            let p = c.bind(Value::Text(branch.clone()));
+            c.sql.push(format!("m.branch = {p}"));
+        }
+        if let Some((timestamp, id)) = &request.after {
+            let t = c.bind(Value::Text(timestamp.clone()));
+            let i = c.bind(Value::Text(id.clone()));
+            c.sql.push(format!("(m.timestamp, m.id) < ({t}, {i})"));
+        }
         if request.hide_stale {
             c.sql.push("(m.stale = '' OR m.stale_outside)".into());
         }
