@@ -48,9 +48,11 @@ pub(super) fn check(
     let mut texts = Texts::new(workspace);
     let mut changed = BTreeSet::new();
     // What one check reads once, however many citations share it: the
-    // blob at each path, whether a commit is HEAD's, and the judgement of
-    // an anchor against a version (several memories cite one fix).
+    // blob at each path, where renames took a path HEAD lacks, whether a
+    // commit is HEAD's, and the judgement of an anchor against a version
+    // (several memories cite one fix).
     let mut blobs: HashMap<String, Option<gix::ObjectId>> = HashMap::new();
+    let mut renames: HashMap<String, Option<(String, gix::ObjectId)>> = HashMap::new();
     let mut ancestors: HashMap<gix::ObjectId, bool> = HashMap::new();
     let mut judged: HashMap<Judged, (Found, Option<Change>)> = HashMap::new();
     let mut blob_at = |path: &str| {
@@ -87,7 +89,10 @@ pub(super) fn check(
             continue;
         }
         if blob.is_none()
-            && let Some((path, id)) = renamed(workspace, head, &cite.anchor.path)
+            && let Some((path, id)) = renames
+                .entry(cite.anchor.path.clone())
+                .or_insert_with(|| renamed(workspace, head, &cite.anchor.path))
+                .clone()
         {
             (now_path, blob) = (Some(path), Some(id));
         }
