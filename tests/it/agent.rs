@@ -1376,23 +1376,7 @@ fn hook_with(
     payload: &serde_json::Value,
     vars: &[(&str, &std::ffi::OsStr)],
 ) -> std::process::Output {
-    use std::io::Write;
-    let mut child = env
-        .command(env!("CARGO_BIN_EXE_goldfish"), repo)
-        .args(args)
-        .envs(vars.iter().copied())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.to_string().as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
+    let output = env.goldfish_stdin_with(repo, args, payload.to_string().as_bytes(), vars);
     assert!(output.status.success(), "{output:?}");
     output
 }

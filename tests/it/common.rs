@@ -104,10 +104,22 @@ impl TestEnv {
 
     /// Runs goldfish with `stdin` and returns its output.
     pub fn goldfish_stdin(&self, cwd: &Path, args: &[&str], stdin: &[u8]) -> Output {
+        self.goldfish_stdin_with(cwd, args, stdin, &[])
+    }
+
+    /// [`TestEnv::goldfish_stdin`] with these variables set too.
+    pub fn goldfish_stdin_with(
+        &self,
+        cwd: &Path,
+        args: &[&str],
+        stdin: &[u8],
+        vars: &[(&str, &std::ffi::OsStr)],
+    ) -> Output {
         use std::io::Write;
         let mut child = self
             .command(env!("CARGO_BIN_EXE_goldfish"), cwd)
             .args(args)
+            .envs(vars.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
