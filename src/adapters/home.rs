@@ -62,6 +62,12 @@ impl Home {
         self.root.join("models")
     }
 
+    /// The name of the embedding model `model install --from` put in use
+    /// (`model`), read when `GOLDFISH_MODEL` names none.
+    pub fn model_choice_path(&self) -> PathBuf {
+        self.root.join("model")
+    }
+
     /// The warm process's socket, lock and info, per model (`warm/`).
     pub fn warm_dir(&self) -> PathBuf {
         self.root.join("warm")

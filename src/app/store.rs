@@ -128,6 +128,16 @@ pub struct Quarantine {
 pub const DUPLICATE: f64 = 0.85;
 
 /// Appends a memory to the log, then indexes and embeds it.
+/// Compiles the rules of the checks every store runs (secrets, orders to
+/// an agent) on another thread, while this one asks git and opens the
+/// index; the checks wait for it when they come first.
+pub fn prepare_checks() {
+    // Best effort: without the thread the first check compiles them.
+    let _ = std::thread::Builder::new()
+        .name("prepare-checks".to_owned())
+        .spawn(trust::prepare);
+}
+
 pub fn store(
     session: &mut Session,
     workspace: &Workspace,

@@ -36,6 +36,9 @@ pub trait Embedder {
     fn model_id(&self) -> &str;
     fn dims(&self) -> usize;
     fn embed(&mut self, texts: &[&str], kind: TextKind) -> Result<Vec<Vec<f32>>, EmbedError>;
+    /// For a process that stays between calls: give back, after each
+    /// call, the memory the call needed (by default nothing is kept).
+    fn keep_memory_low(&mut self) {}
 }
 
 /// Document vectors remembered by their text, up to a number of texts (then

@@ -217,17 +217,9 @@ pub fn install_from(
             }
         }
     }
-    let dir = models_dir.join(&manifest.name);
-    fs::create_dir_all(&dir).map_err(io("create", &dir))?;
-    for name in ["model.onnx", "tokenizer.json"] {
-        copy_atomically(&source.join(name), &dir.join(name))?;
-    }
     let runtime = runtime_dir.join(RUNTIME_LIBRARY);
     let given_runtime = source.join(RUNTIME_LIBRARY);
-    if given_runtime.is_file() {
-        fs::create_dir_all(runtime_dir).map_err(io("create", runtime_dir))?;
-        copy_atomically(&given_runtime, &runtime)?;
-    } else if !runtime.is_file() {
+    if !given_runtime.is_file() && !runtime.is_file() {
         return Err(InstallError::Source {
             path: given_runtime,
             message: format!(
@@ -236,12 +228,57 @@ pub fn install_from(
             ),
         });
     }
-    write_manifest(&dir, &manifest)?;
+    // The model is filled in a folder beside its place and renamed into it
+    // whole: a failure leaves no half-installed model.
+    fs::create_dir_all(models_dir).map_err(io("create", models_dir))?;
+    let filling = tempfile::Builder::new()
+        .prefix(&format!(".{}.installing-", manifest.name))
+        .tempdir_in(models_dir)
+        .map_err(io("create a temporary folder in", models_dir))?;
+    for name in ["model.onnx", "tokenizer.json"] {
+        let to = filling.path().join(name);
+        fs::copy(source.join(name), &to).map_err(io("copy", &source.join(name)))?;
+    }
+    write_manifest(filling.path(), &manifest)?;
+    if given_runtime.is_file() {
+        fs::create_dir_all(runtime_dir).map_err(io("create", runtime_dir))?;
+        copy_atomically(&given_runtime, &runtime)?;
+    }
+    let dir = models_dir.join(&manifest.name);
+    put_in_place(filling, &dir)?;
     Ok(Installed {
         dir,
         runtime,
         manifest,
     })
+}
+
+/// Renames the filled folder `filling` to `dir`, whose earlier contents (a
+/// model installed before) go only once the new one is in place.
+fn put_in_place(filling: tempfile::TempDir, dir: &Path) -> Result<(), InstallError> {
+    let models_dir = dir.parent().unwrap_or(Path::new("."));
+    let earlier = if fs::symlink_metadata(dir).is_ok() {
+        let aside = tempfile::Builder::new()
+            .prefix(".replaced-")
+            .tempdir_in(models_dir)
+            .map_err(io("create a temporary folder in", models_dir))?;
+        let old = aside.path().join("model");
+        fs::rename(dir, &old).map_err(io("move aside", dir))?;
+        Some((aside, old))
+    } else {
+        None
+    };
+    let filled = filling.keep();
+    if let Err(err) = fs::rename(&filled, dir) {
+        if let Some((_, old)) = &earlier {
+            let _ = fs::rename(old, dir);
+        }
+        let _ = fs::remove_dir_all(&filled);
+        return Err(io("write", dir)(err));
+    }
+    // The aside folder (and the earlier model in it) is removed on drop.
+    drop(earlier);
+    Ok(())
 }
 
 fn write_manifest(dir: &Path, manifest: &Manifest) -> Result<(), InstallError> {

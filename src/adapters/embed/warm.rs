@@ -512,13 +512,15 @@ pub fn serve(
         .with_context(|| format!("cannot listen at {}", loading.display()))?;
     std::fs::set_permissions(&loading, std::fs::Permissions::from_mode(0o600))
         .with_context(|| format!("cannot make {} private", loading.display()))?;
-    let embedder = match load() {
+    let mut embedder = match load() {
         Ok(embedder) => embedder,
         Err(err) => {
             let _ = std::fs::remove_file(&loading);
             return Err(err).context("cannot load the model");
         }
     };
+    // It stays between calls: what a batch needed goes back after it.
+    embedder.keep_memory_low();
     std::fs::rename(&loading, &paths.socket)
         .with_context(|| format!("cannot move the socket to {}", paths.socket.display()))?;
     let socket_inode = std::fs::metadata(&paths.socket)
@@ -726,7 +728,10 @@ fn request(shared: &Shared, line: &str, writer: &mut UnixStream) -> std::io::Res
     let texts: Vec<&str> = request.texts.iter().map(String::as_str).collect();
     let embedded = {
         let mut embedder = shared.embedder.lock().unwrap_or_else(|e| e.into_inner());
-        embedder.embed(&texts, request.kind.into())
+        let embedded = embedder.embed(&texts, request.kind.into());
+        // A process that stays gives back what the batch needed.
+        super::onnx::release_memory();
+        embedded
     };
     match embedded {
         Ok(vectors) => {

@@ -273,7 +273,7 @@ impl<'w> Gathered<'w> {
             // that sorts first (a retake): the plan gives those back when
             // their line changes.
             let retaken = writing.retaken_from(&name)?;
-            for (id, (record_hash, line)) in indexed {
+            for (id, (record_hash, line, flags)) in indexed {
                 if (!held.contains(id.as_str()) || retaken.contains(&id))
                     && !recorded.duplicates.contains_key(&id)
                 {
@@ -284,6 +284,7 @@ impl<'w> Gathered<'w> {
                     file: name.clone(),
                     record_hash,
                     line,
+                    flags,
                 };
                 recorded.rows.insert(id, row);
             }

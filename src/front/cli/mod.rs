@@ -861,6 +861,9 @@ fn heal_clone(command: &Command) {
 }
 
 fn dispatch(command: Command, out: &mut dyn Write) -> Result<u8, CliError> {
+    if matches!(command, Command::Store(_)) {
+        crate::app::store::prepare_checks();
+    }
     heal_clone(&command);
     match command {
         Command::Init(args) => setup::init(args, out),

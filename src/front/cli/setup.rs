@@ -302,9 +302,11 @@ pub(super) fn reindex(args: ReindexArgs, out: &mut dyn Write) -> Result<u8, CliE
 pub(super) fn model_install(args: ModelInstallArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let home = Home::from_env().map_err(AppError::input)?;
     let installed = crate::app::model::install(&home, args.from.as_deref())?;
-    for model in &installed {
+    for (n, model) in installed.iter().enumerate() {
         let default = if model.manifest.name == crate::app::model::DEFAULT_MODEL {
             " (the default)"
+        } else if n == 0 {
+            " (now in use)"
         } else {
             ""
         };

@@ -146,6 +146,13 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     ]
 });
 
+/// Compiles the rules now (else on first use), searching nothing: the
+/// thread that searches first keeps its fast path into the regexes.
+pub fn prepare() {
+    LazyLock::force(&RULES);
+    LazyLock::force(&ENCODED);
+}
+
 /// A long run of base64 (at least 80 characters) or hex (at least 64).
 static ENCODED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[A-Za-z0-9+/]{80,}={0,2}|\b[0-9a-fA-F]{64,}\b").expect("valid"));

@@ -55,12 +55,12 @@ impl Suspicion {
     /// The flag's stable name, as the index and `recall --json` spell it.
     pub fn flag(&self) -> &'static str {
         match self {
-            Suspicion::Secret { .. } => "secret",
+            Suspicion::Secret { .. } => SECRET_FLAG,
             Suspicion::FutureTimestamp(_) => FUTURE_FLAG,
             Suspicion::BadTimestamp(_) => "bad-timestamp",
             Suspicion::UnknownType(_) => "unknown-type",
             Suspicion::Oversize { .. } => "oversize",
-            Suspicion::InstructionLike { .. } => "instruction-like",
+            Suspicion::InstructionLike { .. } => INSTRUCTION_FLAG,
         }
     }
 
@@ -120,8 +120,30 @@ impl std::fmt::Display for Suspicion {
 /// repository's types are not known (an unreadable config): types are then
 /// not checked.
 pub fn check(memory: &Memory, now: Timestamp, kinds: Option<&Kinds>) -> Vec<Suspicion> {
+    check_known(memory, now, kinds, false)
+}
+
+/// Compiles the rules of the text scans ([`check`]'s secret and
+/// instruction-like scans): each set compiles on its first use in a
+/// process, which costs more than the scans, so a command that will scan
+/// can have it done beside its other work. Same findings either way.
+pub fn prepare() {
+    super::secrets::prepare();
+    super::injection::prepare();
+}
+
+/// [`check`], told whether `memory` is known to pass the text scans (the
+/// same record, checked before and flagged neither [`SECRET_FLAG`] nor
+/// [`INSTRUCTION_FLAG`]): those scans, pure functions of the record and the
+/// costly part, are then not run again.
+pub fn check_known(
+    memory: &Memory,
+    now: Timestamp,
+    kinds: Option<&Kinds>,
+    known_clean: bool,
+) -> Vec<Suspicion> {
     let mut found = Vec::new();
-    if let Some((field, finding)) = super::secret_in(memory) {
+    if !known_clean && let Some((field, finding)) = super::secret_in(memory) {
         found.push(Suspicion::Secret {
             field,
             rule: finding.rule,
@@ -143,7 +165,9 @@ pub fn check(memory: &Memory, now: Timestamp, kinds: Option<&Kinds>) -> Vec<Susp
         found.push(Suspicion::UnknownType(memory.kind.clone()));
     }
     found.extend(oversize(memory));
-    found.extend(instruction_like(memory));
+    if !known_clean {
+        found.extend(instruction_like(memory));
+    }
     found
 }
 
@@ -215,6 +239,20 @@ fn oversize(memory: &Memory) -> Vec<Suspicion> {
         }
     }
     found
+}
+
+/// The flag of a memory that holds what looks like a secret.
+pub const SECRET_FLAG: &str = "secret";
+
+/// The flag of a memory that reads as an order to an agent.
+pub const INSTRUCTION_FLAG: &str = "instruction-like";
+
+/// Whether a record whose stored flags are `flags` passed the text scans
+/// ([`check_known`]).
+pub fn scanned_clean(flags: &str) -> bool {
+    !flags
+        .split(',')
+        .any(|flag| flag == SECRET_FLAG || flag == INSTRUCTION_FLAG)
 }
 
 /// The flags of `suspicions`, comma-separated in a fixed order: what the

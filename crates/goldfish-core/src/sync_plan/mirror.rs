@@ -17,6 +17,10 @@ struct MirroredRow<'a> {
     /// have the row written again): it matches no record.
     record_hash: Option<blake3::Hash>,
     line: i64,
+    /// The index checked this record and its text passed the scans
+    /// ([`trust::scanned_clean`]; a row the plan writes is not taken as
+    /// checked).
+    scanned_clean: bool,
 }
 
 /// A record waiting in the mirror's duplicates.
@@ -46,6 +50,9 @@ impl<'a> Mirror<'a> {
         for (id, row) in &recorded.rows {
             let record_hash = blake3::Hash::from_hex(&row.record_hash).ok();
             mirror.index(id, &row.file, record_hash, row.line);
+            if let Some(mirrored) = mirror.rows.get_mut(id.as_str()) {
+                mirrored.scanned_clean = trust::scanned_clean(&row.flags);
+            }
         }
         for (id, duplicates) in &recorded.duplicates {
             let waiting = mirror.duplicates.entry(id).or_default();
@@ -66,6 +73,7 @@ impl<'a> Mirror<'a> {
             file,
             record_hash,
             line,
+            scanned_clean: false,
         };
         if let Some(old) = self.rows.insert(id, row)
             && old.file != file
@@ -207,7 +215,18 @@ impl<'a> Mirror<'a> {
                 ));
                 continue;
             }
-            let record = ReadRecord::checked(name, number, entry, memory, found, plan);
+            let record = ReadRecord::checked(
+                (name, number),
+                entry,
+                memory,
+                |hash| {
+                    self.rows
+                        .get(id)
+                        .is_some_and(|row| row.scanned_clean && row.record_hash == Some(hash))
+                },
+                found,
+                plan,
+            );
             self.place(record, existing.get(id), found, plan, reread);
         }
         for id in indexed {
@@ -330,12 +349,15 @@ struct ReadRecord<'a> {
 
 impl<'a> ReadRecord<'a> {
     /// Hashes the record and checks it; what the check finds is reported
-    /// at every read of the file, and recorded in the row.
+    /// at every read of the file, and recorded in the row. The text scans
+    /// are skipped for a record the index holds unchanged and found clean
+    /// (`scanned_clean` of its hash): they are pure functions of the record,
+    /// and the costly part of a read.
     fn checked(
-        name: &'a str,
-        number: i64,
+        (name, number): (&'a str, i64),
         entry: &Entry,
         memory: &'a Memory,
+        scanned_clean: impl FnOnce(blake3::Hash) -> bool,
         found: &Found,
         plan: &mut SyncPlan<'a>,
     ) -> ReadRecord<'a> {
@@ -343,7 +365,8 @@ impl<'a> ReadRecord<'a> {
         let canonical = entry.to_line();
         let hash = record_hash(&canonical);
         // Reported at every read of the file, recorded in the row.
-        let suspicions = trust::check(memory, found.now, found.kinds.as_ref());
+        let suspicions =
+            trust::check_known(memory, found.now, found.kinds.as_ref(), scanned_clean(hash));
         for suspicion in &suspicions {
             plan.problems.push(FileProblem::line(
                 name,

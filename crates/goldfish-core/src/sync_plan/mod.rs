@@ -83,6 +83,9 @@ pub struct Row {
     /// blake3 of its canonical line.
     pub record_hash: String,
     pub line: i64,
+    /// The trust flags the index stored with it
+    /// ([`trust::index_flags`](crate::memory::trust::index_flags)).
+    pub flags: String,
 }
 
 /// A record of an id that is indexed from an earlier file (by name): it

@@ -54,6 +54,7 @@ fn recorded_file(blob: &str) -> RecordedFile {
 
 fn row(file: &str, memory: &Memory, line: i64) -> Row {
     Row {
+        flags: String::new(),
         file: file.to_owned(),
         record_hash: record_hash(&super::tests::line(memory))
             .to_hex()
@@ -432,4 +433,46 @@ fn a_file_refused_or_vanished_is_left_as_recorded() {
             reason: "is a link".to_owned()
         }]
     );
+}
+
+/// Issue 59: a record the index holds unchanged and found clean is not
+/// scanned again when its file is read (the scans are pure functions of
+/// the record); one it flagged is, and so is a changed one.
+#[test]
+fn an_unchanged_clean_record_is_not_scanned_again() {
+    let secret = "the deploy password is hunter2!";
+    let kept = memory("K", secret);
+    let flagged = memory("F", secret);
+    let edited = memory("E", secret);
+    let mut flagged_row = row("a.jsonl", &flagged, 2);
+    flagged_row.flags = "secret".to_owned();
+    let recorded = Recorded {
+        files: HashMap::from([("a.jsonl".to_owned(), recorded_file("a"))]),
+        rows: HashMap::from([
+            // Recorded clean (say, by a build whose rules missed it).
+            ("K".to_owned(), row("a.jsonl", &kept, 1)),
+            ("F".to_owned(), flagged_row),
+            (
+                "E".to_owned(),
+                row("a.jsonl", &memory("E", "an older text"), 3),
+            ),
+        ]),
+        ..Recorded::default()
+    };
+    let found = found(
+        vec![(
+            "a.jsonl",
+            changed("a2", &[line(&kept), line(&flagged), line(&edited)]),
+        )],
+        recorded,
+    );
+    let plan = ready(&found);
+    let flagged_lines: Vec<Option<i64>> = plan
+        .problems
+        .iter()
+        .filter(|problem| problem.reason.contains("flagged `secret`"))
+        .map(|problem| problem.line)
+        .collect();
+    assert_eq!(flagged_lines, [Some(2), Some(3)], "{:?}", plan.problems);
+    assert_eq!(rows(&plan), [format!("write E a.jsonl:3 {secret}")]);
 }

@@ -141,8 +141,11 @@ impl Writing<'_> {
         FolderScan::store(&self.tx, self.id(), scan).map_err(self.sqlite())
     }
 
-    /// The rows indexed from `file`: id → (record hash, line).
-    pub fn file_rows(&self, file: &str) -> Result<HashMap<String, (String, i64)>, IndexError> {
+    /// The rows indexed from `file`: id → (record hash, line, flags).
+    pub fn file_rows(
+        &self,
+        file: &str,
+    ) -> Result<HashMap<String, (String, i64, String)>, IndexError> {
         rows::file_rows(&self.tx, self.id(), file).map_err(self.sqlite())
     }
 

@@ -7,17 +7,17 @@ use rusqlite::{OptionalExtension, Transaction, params};
 
 use crate::domain::sync_plan::{Duplicate, Row, Waiting};
 
-/// The rows indexed from `file`: id → (record hash, line).
+/// The rows indexed from `file`: id → (record hash, line, flags).
 pub(super) fn file_rows(
     tx: &Transaction<'_>,
     workspace_id: i64,
     file: &str,
-) -> rusqlite::Result<HashMap<String, (String, i64)>> {
+) -> rusqlite::Result<HashMap<String, (String, i64, String)>> {
     let mut statement = tx.prepare_cached(
-        "SELECT id, record_hash, line FROM memories WHERE workspace_id = ?1 AND file = ?2",
+        "SELECT id, record_hash, line, flags FROM memories WHERE workspace_id = ?1 AND file = ?2",
     )?;
     let rows = statement.query_map(params![workspace_id, file], |row| {
-        Ok((row.get(0)?, (row.get(1)?, row.get(2)?)))
+        Ok((row.get(0)?, (row.get(1)?, row.get(2)?, row.get(3)?)))
     })?;
     rows.collect()
 }
@@ -29,13 +29,14 @@ pub(super) fn row_of(
     id: &str,
 ) -> rusqlite::Result<Option<Row>> {
     tx.prepare_cached(
-        "SELECT file, record_hash, line FROM memories WHERE workspace_id = ?1 AND id = ?2",
+        "SELECT file, record_hash, line, flags FROM memories WHERE workspace_id = ?1 AND id = ?2",
     )?
     .query_row(params![workspace_id, id], |row| {
         Ok(Row {
             file: row.get(0)?,
             record_hash: row.get(1)?,
             line: row.get(2)?,
+            flags: row.get(3)?,
         })
     })
     .optional()

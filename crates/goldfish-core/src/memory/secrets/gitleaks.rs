@@ -114,6 +114,11 @@ static RULE_SET: LazyLock<RuleSet> = LazyLock::new(|| {
     RuleSet::new(raw)
 });
 
+/// Reads the rule set now (else on first use).
+pub(super) fn prepare() {
+    LazyLock::force(&RULE_SET);
+}
+
 /// A regex of the rule set, compiled as gitleaks' Go regexes read: `None`
 /// when the Rust engine cannot read it (a test lists those). Go's `\w`,
 /// `\d` and `\s` are ASCII; Rust's are Unicode, which matches more and

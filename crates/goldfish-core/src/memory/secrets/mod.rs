@@ -93,6 +93,14 @@ pub fn scan(text: &str) -> Option<Finding> {
         .map(|finding| visible.in_original(finding, text))
 }
 
+/// Compiles our rules and reads the public rule set now (else on first
+/// use), searching nothing; the public set's regexes still compile on
+/// first use, each only when a text holds one of its keywords.
+pub fn prepare() {
+    std::sync::LazyLock::force(&rules::RULES);
+    gitleaks::prepare();
+}
+
 /// Everything in `text` that looks like a secret, our rules' findings
 /// before the rule set's; secret ranges may overlap.
 pub fn scan_all(text: &str) -> Vec<Finding> {
