@@ -13,7 +13,7 @@ pub const GOLDFISH_NOW: &str = "GOLDFISH_NOW";
 pub const GOLDFISH_HOME: &str = "GOLDFISH_HOME";
 
 /// The embedding model to use (a folder name under `$GOLDFISH_HOME/models/`);
-/// default `all-MiniLM-L6-v2`. Changing it re-embeds on the next sync.
+/// default `all-MiniLM-L6-v2-int8`. Changing it re-embeds on the next sync.
 pub const GOLDFISH_MODEL: &str = "GOLDFISH_MODEL";
 
 /// Intra-op threads for the embedding model (default: all cores).

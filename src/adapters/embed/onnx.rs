@@ -299,6 +299,17 @@ impl crate::domain::digest::TokenCounter for ModelTokenizer {
     }
 }
 
+/// Gives the memory the allocator keeps free back to the system (glibc's
+/// `malloc_trim`): for a process that stays, after a batch.
+pub fn release_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `malloc_trim` only returns free memory; it has no
+    // preconditions.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,16 +339,5 @@ mod tests {
 
     fn close(a: &[f32], b: &[f32]) -> bool {
         a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-6)
-    }
-}
-
-/// Gives the memory the allocator keeps free back to the system (glibc's
-/// `malloc_trim`): for a process that stays, after a batch.
-pub fn release_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: `malloc_trim` only returns free memory; it has no
-    // preconditions.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }

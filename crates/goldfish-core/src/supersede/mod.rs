@@ -27,8 +27,10 @@ pub use order::{Ranked, Update, newer_first};
 /// Cosine from which `store` asks (at a terminal), names (a script, MCP)
 /// the older memories a new one may replace: on the labelled set, the
 /// detector at this threshold finds most updates (high recall); a person
-/// or an agent decides.
-pub const ASK: f64 = 0.55;
+/// or an agent decides. On the default (int8) model: the highest cosine
+/// that keeps fp32's 0.55 recall of same-subject public pairs
+/// (`scripts/eval/thresholds_public.py`, docs/BENCHMARKS.md).
+pub const ASK: f64 = 0.54;
 
 /// Cosine from which capture links a new memory to the one it replaces
 /// without asking: the detector is at least 0.95 precise there on the

@@ -25,7 +25,7 @@ pub struct Update {
 
 /// Newer wins when facts collide: the order in which to show `results`
 /// (best first) when a newer result updates an older one shown above it:
-/// [`judge`] at [`ASK`] (same type, at least 0.55 similar, a fact that
+/// [`judge`] at [`ASK`] (same type, at least 0.54 similar, a fact that
 /// differs), and either capture's rule ([`Candidate::links`]: at least
 /// 0.80 similar, the older restated with a fact changed; 1.00 precise on
 /// both halves of the labelled pairs) or the newer saying what it changes
