@@ -20,7 +20,15 @@ of those injections that hold an evidence memory; for off-topic prompts,
 the share that get nothing; tokens added (median, p95); the hook's wall
 time p50/p95, with the warm process and without it (GOLDFISH_WARM=off).
 `--floors` also replays the candidates `--explain` lists under other
-similarity floors (the same candidates, so only the floor changes).
+similarity floors (the same candidates, so only the floor changes), and
+`--margins` under a margin to the closest candidate as well (a candidate
+is kept when it is within the margin of the most similar one).
+
+Small logs (issue 59): `--cut 10-50` cuts each on-topic haystack to
+between 10 and 50 memories (its evidence and a sample of the rest, the
+size drawn per question), as a new team's log is; `--set realmem` asks
+RealMem's questions (fixtures/public/realmem/, public) instead of
+LongMemEval's: the tuning and the test source of the prompt hook's rules.
 
 Python 3.11, standard library only.
 """
@@ -29,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import hashlib
 import json
 import os
 import shutil
@@ -85,19 +94,35 @@ def hook(goldfish: str, home: Path, case: dict, warm: bool, vary: str = "") -> t
     return json.loads(done.stdout), took
 
 
+def cut(lines: list[str], evidence: set[str], key: str, bounds: tuple[int, int]) -> list[str]:
+    """`lines` cut to a size between `bounds` drawn from `key`: every
+    evidence line and an even sample of the others, in their order."""
+    lo, hi = bounds
+    seed = int(hashlib.sha256(key.encode()).hexdigest()[:8], 16)
+    size = lo + seed % (hi - lo + 1)
+    ids = [json.loads(line)["id"] for line in lines]
+    others = [n for n, i in enumerate(ids) if i not in evidence]
+    room = max(0, size - (len(ids) - len(others)))
+    step = len(others) / room if room else 0
+    keep = {others[int(k * step)] for k in range(min(room, len(others)))}
+    return [line for n, line in enumerate(lines) if ids[n] in evidence or n in keep]
+
+
 def lme_cases(args, home: Path) -> list[dict]:
-    fixture = home / "lme-fixture"
+    fixture = home / f"{args.set}-fixture{args.cut_tag}"
     if not (fixture / "questions.json").exists():
-        ns = argparse.Namespace(data=args.data, sample=args.sample, distractors=args.distractors)
+        ns = argparse.Namespace(data=args.set_data, sample=args.sample, distractors=args.distractors)
         lme.write_fixture(ns, fixture)
     questions = json.loads((fixture / "questions.json").read_text())
     cases = []
     for n, q in enumerate(questions, 1):
         lines = [l for l in (fixture / "memories" / f"{q['id']}.jsonl").read_text().split("\n") if l.strip()]
-        path = home / "workspaces" / f"lme-{q['id']}"
+        if args.cut:
+            lines = cut(lines, set(q["answers"]), q["id"], args.cut)
+        path = home / "workspaces" / f"{args.set}{args.cut_tag}-{q['id']}"
         build(args.goldfish, home, path, lines)
-        print(f"\rLongMemEval workspaces {n}/{len(questions)}", end="", file=sys.stderr, flush=True)
-        cases.append({"set": "LongMemEval_S dev", "id": q["id"], "question": q["question"], "now": q["now"],
+        print(f"\r{args.set_name} workspaces {n}/{len(questions)}", end="", file=sys.stderr, flush=True)
+        cases.append({"set": args.set_name, "id": q["id"], "question": q["question"], "now": q["now"], "memories": len(lines),
                       "path": path, "evidence": set(q["answers"]), "type": q["kind"]})
     print(file=sys.stderr)
     return cases
@@ -136,9 +161,12 @@ def offtopic_cases(lme_set: list[dict], fixtures: list[dict]) -> list[dict]:
     return cases
 
 
-def replay(candidates: list[dict], floor: float) -> list[str]:
-    """The ids the hook would add under `floor` (the token cap aside)."""
-    kept = [c for c in candidates if (c["similarity"] or 0) >= floor and c["verdict"] != "flagged"]
+def replay(candidates: list[dict], floor: float, margin: float | None = None) -> list[str]:
+    """The ids the hook would add under `floor` and, when given, within
+    `margin` of the most similar candidate (the token cap aside)."""
+    best = max((c["similarity"] or 0 for c in candidates), default=0)
+    kept = [c for c in candidates if (c["similarity"] or 0) >= floor and c["verdict"] != "flagged"
+            and (margin is None or (c["similarity"] or 0) >= best - margin)]
     return [c["id"] for c in kept[:3]]
 
 
@@ -158,14 +186,23 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=48)
     parser.add_argument("--distractors", type=int, default=3)
     parser.add_argument("--floors", default="", help="comma-separated similarity floors to replay")
+    parser.add_argument("--margins", default="", help="comma-separated margins to the closest candidate to replay, at each floor")
+    parser.add_argument("--set", choices=["longmemeval", "realmem"], default="longmemeval")
+    parser.add_argument("--realmem-data", type=Path, default=ROOT / "fixtures" / "public" / "realmem")
+    parser.add_argument("--cut", default="", help="LO-HI: cut each on-topic haystack to LO..HI memories")
+    parser.add_argument("--no-fixtures", action="store_true", help="leave fixtures/eval out (ours)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     args.goldfish = str(Path(args.goldfish).resolve())
+    args.set_data = args.data if args.set == "longmemeval" else args.realmem_data
+    args.set_name = {"longmemeval": "LongMemEval_S dev", "realmem": "RealMem"}[args.set]
+    args.cut_tag = f"-cut{args.cut}" if args.cut else ""
+    args.cut = tuple(int(x) for x in args.cut.split("-")) if args.cut else None
     home = args.home.resolve()
     lme.prepare_home(home, args.model_home)
     lme_set = lme_cases(args, home)
-    fixtures = fixture_cases(args, home)
+    fixtures = [] if args.no_fixtures else fixture_cases(args, home)
     off = offtopic_cases(lme_set, fixtures)
     cases = lme_set + fixtures + off
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
@@ -188,7 +225,8 @@ def main() -> None:
         })
     print("| set | prompts | something added | holding evidence, of those | nothing added |")
     print("|---|---:|---:|---:|---:|")
-    for name in ["LongMemEval_S dev", "fixtures/eval", "off-topic"]:
+    names = [args.set_name] + ([] if args.no_fixtures else ["fixtures/eval"]) + ["off-topic"]
+    for name in names:
         part = [r for r in rows if r["set"] == name]
         some = [r for r in part if r["added"]]
         held = sum(r["evidence_added"] for r in some)
@@ -201,22 +239,28 @@ def main() -> None:
         ms = [t * 1000 for t in took]
         print(f"hook wall time, {name}: p50 {pct(ms, 0.5):.0f} ms, p95 {pct(ms, 0.95):.0f} ms "
               f"(n = {len(ms)}, one at a time, each prompt new to the index)")
+    sizes = [c["memories"] for c in lme_set]
+    if sizes:
+        print(f"on-topic haystacks: {min(sizes)}-{max(sizes)} memories, median {statistics.median(sizes):.0f}")
     floors = [float(f) for f in args.floors.split(",") if f]
+    margins = [None] + [float(m) for m in args.margins.split(",") if m]
     if floors:
-        print("\n| floor | LongMemEval: added / evidence of those | fixtures: added / evidence | off-topic: nothing |")
-        print("|---:|---:|---:|---:|")
+        print("\n| floor | margin | " + " | ".join(f"{n}: added / evidence of those" if n != "off-topic" else "off-topic: nothing" for n in names) + " |")
+        print("|---:|---:|" + "---:|" * len(names))
         for floor in floors:
-            cells = []
-            for name in ["LongMemEval_S dev", "fixtures/eval", "off-topic"]:
-                part = [r for r in rows if r["set"] == name]
-                chosen = [(r, replay(r["candidates"], floor)) for r in part]
-                some = [(r, ids) for r, ids in chosen if ids]
-                ev = sum(any(c["evidence"] for c in r["candidates"] if c["id"] in ids) for r, ids in some)
-                if name == "off-topic":
-                    cells.append(f"{1 - len(some) / max(len(part), 1):.3f}")
-                else:
-                    cells.append(f"{len(some) / max(len(part), 1):.3f} / {ev / max(len(some), 1):.3f}")
-            print(f"| {floor:.2f} | " + " | ".join(cells) + " |")
+            for margin in margins:
+                cells = []
+                for name in names:
+                    part = [r for r in rows if r["set"] == name]
+                    chosen = [(r, replay(r["candidates"], floor, margin)) for r in part]
+                    some = [(r, ids) for r, ids in chosen if ids]
+                    ev = sum(any(c["evidence"] for c in r["candidates"] if c["id"] in ids) for r, ids in some)
+                    if name == "off-topic":
+                        cells.append(f"{1 - len(some) / max(len(part), 1):.3f}")
+                    else:
+                        cells.append(f"{len(some) / max(len(part), 1):.3f} / {ev / max(len(some), 1):.3f}")
+                shown = "–" if margin is None else f"{margin:.2f}"
+                print(f"| {floor:.2f} | {shown} | " + " | ".join(cells) + " |")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
 
