@@ -37,7 +37,7 @@ pub const MAX_TOKENS: usize = 150;
 /// prompts and 89% of fixtures/eval's get lines, 81% of those hold the
 /// evidence, and 97% of off-topic prompts get nothing; 0.45 adds to fewer
 /// (65%, 85%) for 99%.
-pub const MIN_SIMILARITY: f64 = 0.40;
+pub const MIN_SIMILARITY: f64 = crate::domain::relevance::CLOSE;
 /// …and within this of the most similar candidate: on a small log the
 /// few memories over the floor are rarely all on the question, and one
 /// well ahead of the rest is the one that bears on it. Chosen on

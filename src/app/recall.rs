@@ -130,6 +130,29 @@ impl RecallInput {
     }
 }
 
+/// A log of any size marks a weak best match: when no memory is as
+/// similar to the question as the prompt hook's floor
+/// ([`crate::domain::relevance::CLOSE`]), the results are the nearest
+/// memories, not answers (a small log is never refused on its words, see
+/// [`crate::domain::relevance`]; this says so instead). On LongMemEval_S
+/// haystacks cut to 10–50 memories the floor leaves out every off-topic
+/// question and about a quarter of the on-topic ones (docs/BENCHMARKS.md,
+/// "The prompt hook"). Nothing without vectors.
+fn weak_match(hits: &[IndexedMemory]) -> Option<Notice> {
+    let best = hits
+        .iter()
+        .filter_map(|memory| memory.similarity)
+        .fold(None, |best: Option<f64>, s| {
+            Some(best.map_or(s, |b| b.max(s)))
+        })?;
+    let close = crate::domain::relevance::CLOSE;
+    (best < close).then(|| {
+        Notice::note(format!(
+            "no memory is close to the question (the closest is {best:.2} similar, under {close:.2}): these are the nearest, and may not bear on it"
+        ))
+    })
+}
+
 /// What recall found.
 pub enum Recalled {
     Nothing,
@@ -204,6 +227,9 @@ pub fn recall_after(
     let (hits, query_vector) = search(session, &request, &scope, mode)?;
     if hits.is_empty() {
         return Ok(Recalled::Nothing);
+    }
+    if let Some(notice) = weak_match(&hits) {
+        session.notice(notice);
     }
     let Some(budget) = input.budget else {
         return Ok(Recalled::Memories {

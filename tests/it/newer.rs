@@ -68,16 +68,20 @@ fn a_value_changed_twice_across_clones_shows_newest_first() {
         at(&third) < at(&second) && at(&second) < at(&first),
         "newest first: {ids:?}"
     );
-    // Each moved one says above which and why; the oldest moved nowhere.
+    // Each moved one says above which older one it was moved (the highest
+    // it updates, which depends on the scores) and why; the oldest moved
+    // nowhere.
     let newer_than = |id: &str| hits[at(id)]["newer_than"].clone();
-    assert_eq!(newer_than(&third)["id"], second.as_str());
+    let above = newer_than(&third)["id"].as_str().unwrap().to_owned();
+    let was = if above == second { "50" } else { "20" };
+    assert!(above == second || above == first, "{hits:?}");
     assert_eq!(newer_than(&second)["id"], first.as_str());
     assert!(newer_than(&first).is_null());
     let difference = &newer_than(&third)["differences"][0];
     assert_eq!(difference["kind"], "number");
-    assert_eq!(difference["older"], "50");
+    assert_eq!(difference["older"], was);
     assert_eq!(difference["newer"], "80");
-    assert!(newer_than(&third)["cosine"].as_f64().unwrap() >= 0.55);
+    assert!(newer_than(&third)["cosine"].as_f64().unwrap() >= goldfish::domain::supersede::ASK);
 }
 
 #[test]

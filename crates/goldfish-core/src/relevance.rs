@@ -41,6 +41,12 @@ pub const MIN_SHARE: f64 = 0.34;
 /// log has 1,723, LongMemEval_S's 4,076 to 5,049.
 pub const MIN_VOCABULARY: usize = 1_500;
 
+/// The similarity from which a memory usually bears on a question (the
+/// model's cosine): the prompt hook adds nothing less similar, and recall
+/// marks a best match under it as weak (`goldfish::app::prompt`'s
+/// `MIN_SIMILARITY`, measured there).
+pub const CLOSE: f64 = 0.40;
+
 /// Words are compared by their first this many characters.
 pub const PREFIX: usize = 5;
 
