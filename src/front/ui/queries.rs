@@ -110,11 +110,28 @@ pub fn percent(text: &str) -> String {
         .collect()
 }
 
-/// A confirmed action's form: the viewer's form key.
+/// A confirmed action's form: the viewer's form key, and for a
+/// supersession the new memory (its text, type, tags and files, as
+/// `goldfish store` takes them).
 #[derive(Debug, Clone, Deserialize)]
 pub struct Confirm {
     #[serde(default)]
     pub key: String,
+    #[serde(default)]
+    pub text: String,
+    #[serde(default, rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub tags: String,
+    #[serde(default)]
+    pub files: String,
+}
+
+/// The branch review page's query: the branch chosen from its list.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Branch {
+    #[serde(default)]
+    pub name: Option<String>,
 }
 
 #[cfg(test)]
