@@ -1285,3 +1285,69 @@ fn the_review_of_a_branch_chosen_from_the_list_renders_inert_in_a_browser() {
     }
     browser.screenshot("branch-review");
 }
+
+#[test]
+#[ignore = "needs chromium and chromium-driver (apt-get install -y chromium chromium-driver): bash scripts/test.sh"]
+fn a_followed_timeline_and_the_review_queue_show_a_pull_and_a_store_without_a_script() {
+    let (env, bob, quarantined, _) = team();
+    let alice = env.path().join("alice");
+    let viewer = Viewer::start(&env, &bob);
+    let browser = Browser::start();
+    browser.go(&viewer.url);
+    let refresh = "return Array.from(document.querySelectorAll('meta[http-equiv=refresh]')).map(m => m.content)";
+    // Where something is typed, nothing loads again.
+    for path in [format!("/memory/{quarantined}/forget"), "/".to_owned()] {
+        browser.go(&format!("{}{path}", viewer.origin()));
+        assert_eq!(browser.eval(refresh), json!([]), "{path}");
+    }
+    browser.click("p.live a");
+    browser.wait_url("live=on");
+    assert_eq!(browser.eval(refresh), json!(["10"]));
+    assert_eq!(browser.eval("return document.scripts.length"), json!(0));
+    let wait_for = |css: &str, needle: &str| {
+        let started = Instant::now();
+        loop {
+            if browser.texts(css).iter().any(|text| text.contains(needle)) {
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(25),
+                "{css} never showed {needle:?}: {:?}",
+                browser.texts(css)
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    };
+
+    // Alice pushes a memory, Bob pulls (his hooks sync): the followed
+    // timeline shows it, with no reload by anyone.
+    env.ok(
+        &alice,
+        &[
+            "store",
+            "-t",
+            "decision",
+            "Feature flags are read once per request",
+        ],
+    );
+    env.commit_all(&alice, "a memory");
+    env.git(&alice, &["push", "-q"]);
+    env.git(&bob, &["pull", "-q"]);
+    wait_for("ol.memories li a.title", "Feature flags are read once");
+
+    // The review queue follows too: a store from another process.
+    browser.go(&format!("{}/review", viewer.origin()));
+    assert_eq!(browser.eval(refresh), json!(["10"]));
+    env.ok(
+        &bob,
+        &[
+            "store",
+            "--source",
+            "capture:rules",
+            "-t",
+            "observation",
+            "The CI cache is keyed by the lockfile hash",
+        ],
+    );
+    wait_for("#captured ol.memories li a.title", "CI cache is keyed");
+}

@@ -44,12 +44,24 @@ fn action_href(id: &str, action: Action) -> String {
     format!("/memory/{}/{}", percent(id), action.name())
 }
 
+/// Seconds after which a page that follows the index loads again.
+pub const REFRESH: u32 = 10;
+
 fn page(title: &str, notices: &[Notice], body: Markup) -> Html<String> {
+    page_following(title, notices, false, body)
+}
+
+/// A page; one that `follows` loads again every [`REFRESH`] seconds (a
+/// `<meta http-equiv="refresh">`: no script), so it shows what a pull or
+/// another process's store brought. Only pages where nothing is typed
+/// follow.
+fn page_following(title: &str, notices: &[Notice], follows: bool, body: Markup) -> Html<String> {
     let markup = html! {
         (DOCTYPE)
         html lang="en" {
             head {
                 meta charset="utf-8";
+                @if follows { meta http-equiv="refresh" content=(REFRESH); }
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (title) " · goldfish" }
                 link rel="stylesheet" href="/style.css";
@@ -153,6 +165,14 @@ pub fn timeline(filters: &Filters, listed: &Listed, notices: &[Notice]) -> Html<
             button type="submit" { "Filter" }
             @if filters.any() { " " a href="/" { "clear" } }
         }
+        p.live {
+            @if filters.live == "on" {
+                "following: this page loads again every " (REFRESH) " s · "
+                a href={ "/?" (filters.query_after(None)) } { "stop following (to type a filter)" }
+            } @else {
+                a href={ "/?" (filters.query_following()) } { "follow" } " (load again every " (REFRESH) " s)"
+            }
+        }
         @match listed {
             Listed::Nothing => p.empty { "no memories match" },
             Listed::NothingRelevant(reason) => p.empty { "nothing relevant: " (safe(reason)) },
@@ -172,7 +192,7 @@ pub fn timeline(filters: &Filters, listed: &Listed, notices: &[Notice]) -> Html<
             }
         }
     };
-    page("Timeline", notices, body)
+    page_following("Timeline", notices, filters.live == "on", body)
 }
 
 /// A `dt`/`dd` pair when there is something to show.
@@ -304,7 +324,7 @@ pub fn memory(shown: &Shown, near: &Near<Vec<IndexedMemory>>, notices: &[Notice]
             }
         }
     };
-    page(&excerpt(&m.content, 60), notices, body)
+    page_following(&excerpt(&m.content, 60), notices, true, body)
 }
 
 pub fn confirm(
@@ -472,6 +492,7 @@ pub fn review(queue: &Queue, notices: &[Notice]) -> Html<String> {
         .collect();
     let body = html! {
         h1 { "Review queue" }
+        p.live { "this page loads again every " (REFRESH) " s" }
         (queue_section("Captured, not committed", "captured", "memories an agent's tool use made in this clone: keep them (a commit of their log file) for the team, or forget them", &queue.captured.iter().map(|memory| (memory, None)).collect::<Vec<_>>()))
         (queue_section("Quarantined", "quarantined", "kept from agents: outside the trust policy, a forged author, or text that reads as an order", &quarantined))
         (queue_section("Stale", "stale", "what they are about changed or went away since", &stale))
@@ -488,7 +509,7 @@ pub fn review(queue: &Queue, notices: &[Notice]) -> Html<String> {
             p.why { "what `goldfish review` says of a branch's memory changes before they spread; " a href="/review/branch" { "choose a branch" } }
         }
     };
-    page("Review queue", notices, body)
+    page_following("Review queue", notices, true, body)
 }
 
 pub fn proposals(proposals: &[crate::app::tidy::Proposal], notices: &[Notice]) -> Html<String> {

@@ -29,6 +29,10 @@ pub struct Filters {
     pub stale: String,
     #[serde(default)]
     pub after: String,
+    /// `on`: the page loads again every few seconds (no filter is being
+    /// typed).
+    #[serde(default)]
+    pub live: String,
 }
 
 fn given(text: &str) -> Option<String> {
@@ -90,6 +94,16 @@ impl Filters {
             .map(|(key, value)| format!("{key}={}", percent(value)))
             .collect::<Vec<_>>()
             .join("&")
+    }
+
+    /// These filters, the first page, following.
+    pub fn query_following(&self) -> String {
+        let query = self.query_after(None);
+        if query.is_empty() {
+            "live=on".to_owned()
+        } else {
+            format!("{query}&live=on")
+        }
     }
 
     /// Whether any filter narrows the list.
