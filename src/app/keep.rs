@@ -24,6 +24,9 @@ pub struct Keeping {
     pub others: Vec<String>,
     /// The lines of the file not committed yet that are not records.
     pub unreadable: usize,
+    /// Whether git knows the file yet (capture may have started it): a
+    /// new one is added first.
+    pub tracked: bool,
 }
 
 impl Keeping {
@@ -34,11 +37,13 @@ impl Keeping {
 
     /// The command line that does the same.
     pub fn command(&self) -> String {
-        format!(
-            "git commit -m {} -- {}",
-            shell_quoted(&self.message()),
-            shell_quoted(&self.path)
-        )
+        let path = shell_quoted(&self.path);
+        let commit = format!("git commit -m {} -- {path}", shell_quoted(&self.message()));
+        if self.tracked {
+            commit
+        } else {
+            format!("git add -- {path} && {commit}")
+        }
     }
 }
 
@@ -97,6 +102,12 @@ pub fn keeping(
     let file = workspace.memory_dir().join(&name);
     let now = std::fs::read(&file)
         .map_err(|err| anyhow::Error::new(err).context(format!("reading {}", file.display())))?;
+    let path = format!("{MEMORY_DIR}/{name}");
+    let tracked = !workspace
+        .git(&["ls-files", "--", &path])
+        .map_err(|err| anyhow::Error::new(err).context(format!("asking git about {path}")))?
+        .trim()
+        .is_empty();
     let committed = workspace
         .head_commit()
         .and_then(|head| workspace.memory_file_at(head, &name))
@@ -130,10 +141,11 @@ pub fn keeping(
         )));
     }
     Ok(Keeping {
-        path: format!("{MEMORY_DIR}/{name}"),
+        path,
         memory,
         others,
         unreadable,
+        tracked,
     })
 }
 
@@ -141,6 +153,11 @@ pub fn keeping(
 pub fn keep(session: &mut Session, workspace: &Workspace, id: &str) -> Result<Kept, AppError> {
     let keeping = keeping(session, workspace, id)?;
     let message = keeping.message();
+    if !keeping.tracked {
+        workspace
+            .git(&["add", "--", &keeping.path])
+            .map_err(|err| anyhow::Error::new(err).context(format!("adding {}", keeping.path)))?;
+    }
     workspace
         .git(&["commit", "-q", "-m", &message, "--", &keeping.path])
         .map_err(|err| anyhow::Error::new(err).context(format!("committing {}", keeping.path)))?;

@@ -1033,6 +1033,38 @@ fn the_viewer_supersedes_keeps_and_reviews_a_branch_over_http() {
         !review.body.contains(&format!("/memory/{captured}/keep")),
         "kept: out of the queue"
     );
+    // A file capture started (git does not know it yet) is added first.
+    let fresh = "01M88B3FD0JAPT2D6XTHHG4C02";
+    let line = json!({
+        "id": fresh,
+        "timestamp": "2026-11-22T09:00:00.000Z",
+        "type": "observation",
+        "content": "The integration suite needs the docker socket",
+        "author": "Bob",
+        "source": "capture:rules",
+    });
+    let new_file = ".goldfish/memories/2026-11-22-zz9new.jsonl";
+    std::fs::write(bob.join(new_file), format!("{line}\n")).unwrap();
+    let page = http(port, "GET", &format!("/memory/{fresh}/keep"), &with, "");
+    assert!(
+        page.body
+            .contains(&format!("git add -- {new_file} &amp;&amp; git commit -m")),
+        "{}",
+        page.body
+    );
+    let done = http(
+        port,
+        "POST",
+        &format!("/memory/{fresh}/keep"),
+        &own,
+        &format!("key={key}"),
+    );
+    assert_eq!(done.status, 200, "{done:?}");
+    assert!(
+        env.git(&bob, &["show", &format!("HEAD:{new_file}")])
+            .contains(fresh),
+        "the new file is in the commit"
+    );
 
     // Near-duplicates without a model: a sentence.
     let page = http(port, "GET", &format!("/memory/{payments}"), &with, "");
@@ -1350,4 +1382,58 @@ fn a_followed_timeline_and_the_review_queue_show_a_pull_and_a_store_without_a_sc
         ],
     );
     wait_for("#captured ol.memories li a.title", "CI cache is keyed");
+}
+
+#[test]
+#[ignore = "needs chromium and chromium-driver (apt-get install -y chromium chromium-driver): bash scripts/test.sh"]
+fn near_duplicates_and_their_clusters_render_inert_in_a_browser() {
+    let env = TestEnv::new().with_fake_model();
+    let repo = env.repo("solo", "Alice");
+    let text = "Deploys run the migration job first <img src=x onerror=\"window.pwned = 1\"> then the web pods";
+    env.ok(&repo, &["store", "-t", "decision", text]);
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "--force",
+            "-t",
+            "decision",
+            &format!("{text} <script>window.pwned = 2</script>"),
+        ],
+    );
+    let first = memory_lines(&repo)
+        .iter()
+        .find(|line| line["content"] == text)
+        .and_then(|line| line["id"].as_str().map(str::to_owned))
+        .unwrap();
+    let viewer = Viewer::start(&env, &repo);
+    let browser = Browser::start();
+    browser.go(&viewer.url);
+    for (path, css) in [
+        (format!("/memory/{first}"), "#near ol.memories li a.title"),
+        (
+            "/review/similar".to_owned(),
+            "section.cluster ol.memories li a.title",
+        ),
+    ] {
+        browser.go(&format!("{}{path}", viewer.origin()));
+        let titles = browser.texts(css);
+        assert!(
+            titles
+                .iter()
+                .any(|t| t.contains("<script>window.pwned = 2</script>")
+                    || t.contains("<img src=x onerror=")),
+            "{path}: shown as text: {titles:?}"
+        );
+        for (script, expected) in [
+            ("return document.scripts.length", json!(0)),
+            (
+                "return document.querySelectorAll('main img, [onerror]').length",
+                json!(0),
+            ),
+            ("return typeof window.pwned", json!("undefined")),
+        ] {
+            assert_eq!(browser.eval(script), expected, "{path}: {script}");
+        }
+    }
 }
