@@ -6,6 +6,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo nextest run --release --locked --run-ignored all -E 'test(/^ui::/)'
-for name in timeline timeline-phone memory quarantined review confirm released; do
+for name in timeline timeline-phone memory quarantined review confirm released supersede keep branch-review; do
     cp "target/tmp/ui-screenshots/$name.png" "docs/guide/img/viewer-$name.png"
 done

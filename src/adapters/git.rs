@@ -736,6 +736,36 @@ impl Workspace {
         Ok(tips)
     }
 
+    /// Every branch by the name git shows it with, and its tip: local ones
+    /// (`main`) and remote-tracking ones (`origin/feature`), sorted by
+    /// name; symbolic refs (`origin/HEAD`) are left out.
+    pub fn branch_refs(&self) -> Result<Vec<(String, gix::ObjectId)>, GitError> {
+        fn failed(err: impl Into<gix::Error>) -> GitError {
+            read_error("the branches")(err.into())
+        }
+        let refs = self.repo.references().map_err(failed)?;
+        let mut found = std::collections::BTreeMap::new();
+        for reference in refs.local_branches().map_err(failed)? {
+            let reference = reference.map_err(failed)?;
+            if let Some(id) = reference.target().try_id() {
+                found.insert(reference.name().shorten().to_string(), id.to_owned());
+            }
+        }
+        for reference in refs.remote_branches().map_err(failed)? {
+            let reference = reference.map_err(failed)?;
+            let Some(id) = reference.target().try_id().map(ToOwned::to_owned) else {
+                continue;
+            };
+            let full = reference.name().as_bstr().to_string();
+            if let Some(name) = full.strip_prefix("refs/remotes/")
+                && !name.ends_with("/HEAD")
+            {
+                found.entry(name.to_owned()).or_insert(id);
+            }
+        }
+        Ok(found.into_iter().collect())
+    }
+
     /// The id of `commit`'s root tree.
     pub fn tree_of(&self, commit: gix::ObjectId) -> Result<gix::ObjectId, GitError> {
         let what = || format!("the tree of commit {commit}");

@@ -9,7 +9,8 @@
 //!   `trust`), [`show`] (and `similar`); [`tidy`]: what the log holds that
 //!   no longer helps, and forgetting it.
 //! - [`hook`]: what a git hook does; [`capture`]: the agent hook, the
-//!   capture worker and its status; [`import`]: old notes into the log;
+//!   capture worker and its status; [`keep`]: committing a captured
+//!   memory; [`import`]: old notes into the log;
 //!   [`background`]: the detached processes they start.
 //! - [`status`]: `goldfish status`'s report, as data; [`review`]: the memory
 //!   changes between two commits and their trust verdicts.
@@ -31,6 +32,7 @@ pub mod heal;
 pub mod hook;
 pub mod import;
 pub mod init;
+pub mod keep;
 pub mod merge;
 pub mod model;
 pub mod notice;

@@ -893,3 +893,547 @@ fn the_review_queue_trusts_and_forgets_after_a_confirmation_in_a_browser() {
     );
     assert_eq!(memory_lines(&bob).len(), before, "nothing written");
 }
+
+/// The viewer's cookie, from the printed link: the headers of a signed-in
+/// request (Host, Cookie).
+fn signed_in(viewer: &Viewer) -> (String, String) {
+    let host = format!("127.0.0.1:{}", viewer.port);
+    let exchanged = http(
+        viewer.port,
+        "GET",
+        &format!("/?token={}", viewer.token()),
+        &[("Host", &host)],
+        "",
+    );
+    assert_eq!(exchanged.status, 303, "{exchanged:?}");
+    (host, cookie_of(&exchanged))
+}
+
+/// A branch Alice pushed whose name is HTML, holding a memory of its
+/// own, fetched by Bob. Returns the branch's name in Bob's clone
+/// (`origin/…`) and the memory's text.
+fn hostile_branch(env: &TestEnv, bob: &Path) -> (String, String) {
+    let alice = env.path().join("alice");
+    let name = "feature/<script>window.pwned=5</script>";
+    let text = "The feature flag service caches flags for thirty seconds";
+    env.git(&alice, &["checkout", "-q", "-b", name]);
+    env.ok(&alice, &["store", "-t", "insight", text]);
+    env.commit_all(&alice, "a memory on the branch");
+    env.git(&alice, &["push", "-q", "origin", name]);
+    env.git(bob, &["fetch", "-q"]);
+    (format!("origin/{name}"), text.to_owned())
+}
+
+#[test]
+fn the_viewer_supersedes_keeps_and_reviews_a_branch_over_http() {
+    let (env, bob, quarantined, captured) = team();
+    let (branch, branch_text) = hostile_branch(&env, &bob);
+    let viewer = Viewer::start(&env, &bob);
+    let port = viewer.port;
+    let (host, cookie) = signed_in(&viewer);
+    let with = [("Host", host.as_str()), ("Cookie", cookie.as_str())];
+    let origin = viewer.origin();
+    let own = [
+        with[0],
+        with[1],
+        ("Content-Type", "application/x-www-form-urlencoded"),
+        ("Origin", origin.as_str()),
+    ];
+    let id_of = |needle: &str| -> String {
+        memory_lines(&bob)
+            .iter()
+            .find(|line| line["content"].as_str().is_some_and(|c| c.contains(needle)))
+            .and_then(|line| line["id"].as_str().map(str::to_owned))
+            .unwrap_or_else(|| panic!("no memory says {needle:?}"))
+    };
+    let payments = id_of("Payment retries");
+
+    // Supersede: a form of the new memory, then the line, with the command.
+    let page = http(
+        port,
+        "GET",
+        &format!("/memory/{payments}/supersede"),
+        &with,
+        "",
+    );
+    assert_eq!(page.status, 200, "{page:?}");
+    assert!(
+        page.body.contains("<textarea name=\"text\""),
+        "{}",
+        page.body
+    );
+    let key = form_key(&page.body);
+    let path = format!("/memory/{payments}/supersede");
+    let form = format!(
+        "key={key}&text={}&type=decision&tags=payments&files=",
+        percent_form("Payment retries use exponential backoff, at most three attempts")
+    );
+    let refused = http(port, "POST", &path, &own[..3], &form);
+    assert_eq!(refused.status, 403, "no Origin: {refused:?}");
+    let done = http(port, "POST", &path, &own, &form);
+    assert_eq!(done.status, 200, "{done:?}");
+    let line = memory_lines(&bob)
+        .into_iter()
+        .find(|line| line["supersedes"] == payments.as_str())
+        .expect("the new memory supersedes the old one in the log");
+    assert_eq!(line["type"], "decision");
+    assert!(
+        done.body.contains(&format!(
+            "goldfish store -t decision --tags payments --supersedes {payments} &#39;Payment retries"
+        )) || done.body.contains(&format!(
+            "goldfish store -t decision --tags payments --supersedes {payments} 'Payment retries"
+        )),
+        "{}",
+        done.body
+    );
+    assert!(done.body.contains(line["id"].as_str().unwrap()));
+    let old = http(port, "GET", &format!("/memory/{payments}"), &with, "");
+    assert!(old.body.contains("superseded"), "{}", old.body);
+
+    // Keep the captured memory: a commit of its file, nothing else.
+    assert_eq!(
+        http(
+            port,
+            "GET",
+            &format!("/memory/{quarantined}/keep"),
+            &with,
+            ""
+        )
+        .status,
+        400,
+        "only a captured memory not committed is kept"
+    );
+    let page = http(port, "GET", &format!("/memory/{captured}/keep"), &with, "");
+    assert_eq!(page.status, 200, "{page:?}");
+    let file = crate::common::today(&bob);
+    assert!(page.body.contains(&file), "{}", page.body);
+    assert!(page.body.contains("git commit -m"), "{}", page.body);
+    let before = env.git(&bob, &["rev-parse", "HEAD"]);
+    let done = http(
+        port,
+        "POST",
+        &format!("/memory/{captured}/keep"),
+        &own,
+        &format!("key={key}"),
+    );
+    assert_eq!(done.status, 200, "{done:?}");
+    assert_eq!(
+        env.git(&bob, &["rev-parse", "HEAD^"]),
+        before,
+        "one new commit on top: nothing rewritten"
+    );
+    assert_eq!(
+        env.git(&bob, &["log", "-1", "--format=%s"]).trim(),
+        format!("Keep the captured memory {captured}")
+    );
+    let committed = env.git(&bob, &["show", &format!("HEAD:{file}")]);
+    assert!(committed.contains(&captured), "{committed}");
+    let review = http(port, "GET", "/review", &with, "");
+    assert!(
+        !review.body.contains(&format!("/memory/{captured}/keep")),
+        "kept: out of the queue"
+    );
+    // A file capture started (git does not know it yet) is added first.
+    let fresh = "01M88B3FD0JAPT2D6XTHHG4C02";
+    let line = json!({
+        "id": fresh,
+        "timestamp": "2026-11-22T09:00:00.000Z",
+        "type": "observation",
+        "content": "The integration suite needs the docker socket",
+        "author": "Bob",
+        "source": "capture:rules",
+    });
+    let new_file = ".goldfish/memories/2026-11-22-zz9new.jsonl";
+    std::fs::write(bob.join(new_file), format!("{line}\n")).unwrap();
+    let page = http(port, "GET", &format!("/memory/{fresh}/keep"), &with, "");
+    assert!(
+        page.body
+            .contains(&format!("git add -- {new_file} &amp;&amp; git commit -m")),
+        "{}",
+        page.body
+    );
+    let done = http(
+        port,
+        "POST",
+        &format!("/memory/{fresh}/keep"),
+        &own,
+        &format!("key={key}"),
+    );
+    assert_eq!(done.status, 200, "{done:?}");
+    assert!(
+        env.git(&bob, &["show", &format!("HEAD:{new_file}")])
+            .contains(fresh),
+        "the new file is in the commit"
+    );
+
+    // Near-duplicates without a model: a sentence.
+    let page = http(port, "GET", &format!("/memory/{payments}"), &with, "");
+    assert!(
+        page.body
+            .contains("near-duplicates need the embedding model"),
+        "{}",
+        page.body
+    );
+    let clusters = http(port, "GET", "/review/similar", &with, "");
+    assert_eq!(clusters.status, 200);
+    assert!(clusters.body.contains("need the embedding model"));
+
+    // The branch review: the list, escaped; a name not in it is refused
+    // before git sees it.
+    let list = http(port, "GET", "/review/branch", &with, "");
+    assert_eq!(list.status, 200, "{list:?}");
+    assert!(!list.body.contains("<script>window"), "{}", list.body);
+    assert!(
+        list.body.contains("&lt;script&gt;window.pwned=5"),
+        "{}",
+        list.body
+    );
+    let chosen = http(
+        port,
+        "GET",
+        &format!("/review/branch?name={}", percent_form(&branch)),
+        &with,
+        "",
+    );
+    assert_eq!(chosen.status, 200, "{chosen:?}");
+    assert!(chosen.body.contains(&branch_text[..30]), "{}", chosen.body);
+    assert!(chosen.body.contains("goldfish review"), "{}", chosen.body);
+    for name in ["--output=/tmp/x", "HEAD~1", "main..feature"] {
+        let refused = http(
+            port,
+            "GET",
+            &format!("/review/branch?name={}", percent_form(name)),
+            &with,
+            "",
+        );
+        assert!(
+            refused.body.contains("not a branch of this repository"),
+            "{name}: {}",
+            refused.body
+        );
+    }
+}
+
+/// `text` percent-encoded for a form or a query.
+pub fn percent_form(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+#[test]
+fn the_memory_page_lists_near_duplicates_and_the_queue_their_clusters_with_a_model() {
+    let env = TestEnv::new().with_fake_model();
+    let repo = env.repo("solo", "Alice");
+    let text = "Payment retries use exponential backoff with jitter and five attempts";
+    env.ok(&repo, &["store", "-t", "decision", text]);
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "--force",
+            "-t",
+            "decision",
+            "Payment retries use exponential backoff with jitter and five attempts <b>now</b>",
+        ],
+    );
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "-t",
+            "insight",
+            "The staging database is restored every Monday",
+        ],
+    );
+    let first = memory_lines(&repo)
+        .iter()
+        .find(|line| line["content"] == text)
+        .and_then(|line| line["id"].as_str().map(str::to_owned))
+        .unwrap();
+    let viewer = Viewer::start(&env, &repo);
+    let (host, cookie) = signed_in(&viewer);
+    let with = [("Host", host.as_str()), ("Cookie", cookie.as_str())];
+    let page = http(viewer.port, "GET", &format!("/memory/{first}"), &with, "");
+    assert_eq!(page.status, 200, "{page:?}");
+    let near = &page.body[page.body.find("id=\"near\"").unwrap()..];
+    assert!(
+        near.contains("five attempts &lt;b&gt;now&lt;/b&gt;"),
+        "{near}"
+    );
+    assert!(!near.contains("staging database"), "{near}");
+    let similar = env.ok(&repo, &["similar", &first, "--json"]);
+    let first_similar: Value = serde_json::from_str(similar.lines().next().unwrap()).unwrap();
+    assert!(
+        near.contains(&format!(
+            "/memory/{}",
+            first_similar["id"].as_str().unwrap()
+        )),
+        "the page's near-duplicate is `similar`'s"
+    );
+    let clusters = http(viewer.port, "GET", "/review/similar", &with, "");
+    assert_eq!(clusters.status, 200);
+    assert!(clusters.body.contains("Cluster 1"), "{}", clusters.body);
+    assert!(clusters.body.contains(&format!("/memory/{first}")));
+    assert!(!clusters.body.contains("<b>now"), "escaped");
+}
+
+#[test]
+#[ignore = "needs chromium and chromium-driver (apt-get install -y chromium chromium-driver): bash scripts/test.sh"]
+fn a_memory_is_superseded_and_a_captured_one_kept_after_a_confirmation_in_a_browser() {
+    let (env, bob, _, captured) = team();
+    let payments = memory_lines(&bob)
+        .iter()
+        .find(|line| {
+            line["content"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("Payment retries"))
+        })
+        .and_then(|line| line["id"].as_str().map(str::to_owned))
+        .unwrap();
+    let viewer = Viewer::start(&env, &bob);
+    let browser = Browser::start();
+    browser.go(&viewer.url);
+
+    // Supersede from the memory page: the form holds the old text.
+    browser.go(&format!("{}/memory/{payments}", viewer.origin()));
+    browser.click("section.actions a[href$='/supersede']");
+    browser.wait_url("/supersede");
+    let old = browser.eval("return document.querySelector('textarea[name=text]').value");
+    assert!(
+        old.as_str().unwrap().contains("exponential backoff"),
+        "{old}"
+    );
+    browser.type_into(
+        "textarea[name=text]",
+        "Payment retries use exponential backoff with jitter, at most three attempts",
+    );
+    browser.screenshot("supersede");
+    assert!(
+        memory_lines(&bob)
+            .iter()
+            .all(|line| line["supersedes"] != payments.as_str()),
+        "nothing is written before the confirmation"
+    );
+    browser.click("form button[type=submit]");
+    browser.wait_text("main h1", "Superseded");
+    let lines = memory_lines(&bob);
+    let new = lines
+        .iter()
+        .find(|line| line["supersedes"] == payments.as_str())
+        .expect("the new memory's line supersedes the old one");
+    let new_id = new["id"].as_str().unwrap();
+    assert!(browser.text("pre.line").contains(new_id));
+    let command = browser.text("code.command");
+    assert!(
+        command.starts_with("goldfish store -t decision --tags payments")
+            && command.contains(&format!("--supersedes {payments} 'Payment retries")),
+        "{command}"
+    );
+    browser.screenshot("superseded");
+    browser.go(&format!("{}/memory/{payments}", viewer.origin()));
+    assert!(
+        browser
+            .texts("p.meta .badge")
+            .iter()
+            .any(|b| b == "superseded")
+    );
+    let page = browser.text("main");
+    assert!(page.contains(&format!("Superseded by {new_id}")), "{page}");
+
+    // Keep the captured memory from the review queue: a commit.
+    browser.go(&format!("{}/review", viewer.origin()));
+    browser.click("#captured a[href$='/keep']");
+    browser.wait_url("/keep");
+    let file = crate::common::today(&bob);
+    assert_eq!(
+        browser.text("code.command"),
+        format!("git commit -m 'Keep the captured memory {captured}' -- {file}")
+    );
+    browser.screenshot("keep");
+    browser.click("form button[type=submit]");
+    browser.wait_text("main h1", "Kept");
+    assert_eq!(
+        env.git(&bob, &["log", "-1", "--format=%s"]).trim(),
+        format!("Keep the captured memory {captured}")
+    );
+    let committed = env.git(&bob, &["show", &format!("HEAD:{file}")]);
+    assert!(committed.contains(&captured), "the line is in the commit");
+    assert!(
+        browser
+            .text("p.done")
+            .contains(&env.git(&bob, &["rev-parse", "HEAD"]).trim()[..12])
+    );
+    browser.go(&format!("{}/review", viewer.origin()));
+    assert_eq!(
+        browser.texts("#captured ol.memories li a.title").len(),
+        0,
+        "kept: out of the queue"
+    );
+}
+
+#[test]
+#[ignore = "needs chromium and chromium-driver (apt-get install -y chromium chromium-driver): bash scripts/test.sh"]
+fn the_review_of_a_branch_chosen_from_the_list_renders_inert_in_a_browser() {
+    let (env, bob, _, _) = team();
+    let (branch, text) = hostile_branch(&env, &bob);
+    let viewer = Viewer::start(&env, &bob);
+    let browser = Browser::start();
+    browser.go(&viewer.url);
+    browser.go(&format!("{}/review", viewer.origin()));
+    browser.click("#branch a[href='/review/branch']");
+    browser.wait_url("/review/branch");
+    let names = browser.texts("ul.branches li a");
+    assert!(names.contains(&branch), "the name as text: {names:?}");
+    assert!(names.iter().any(|n| n == "main"), "{names:?}");
+    browser.click("ul.branches a[href*='feature']");
+    browser.wait_url("feature");
+    browser.wait_text("#review h2", "Review of");
+    assert_eq!(browser.text("#review h2 .branch"), branch);
+    let review = browser.text("pre.review");
+    assert!(review.contains(&text[..30]), "{review}");
+    assert!(review.contains("added"), "{review}");
+    let review_cli = env.goldfish(&bob, &["review", "origin/main", &branch]);
+    let said = String::from_utf8_lossy(&review_cli.stdout).into_owned();
+    assert!(said.starts_with("review of"), "{review_cli:?}");
+    assert!(
+        said.lines().all(|line| review.contains(line.trim())),
+        "what `goldfish review` says:\n{said}\nthe page:\n{review}"
+    );
+    for (script, expected) in [
+        ("return document.scripts.length", json!(0)),
+        ("return typeof window.pwned", json!("undefined")),
+        (
+            "return document.querySelectorAll('ul.branches script, #review script').length",
+            json!(0),
+        ),
+    ] {
+        assert_eq!(browser.eval(script), expected, "{script}");
+    }
+    browser.screenshot("branch-review");
+}
+
+#[test]
+#[ignore = "needs chromium and chromium-driver (apt-get install -y chromium chromium-driver): bash scripts/test.sh"]
+fn a_followed_timeline_and_the_review_queue_show_a_pull_and_a_store_without_a_script() {
+    let (env, bob, quarantined, _) = team();
+    let alice = env.path().join("alice");
+    let viewer = Viewer::start(&env, &bob);
+    let browser = Browser::start();
+    browser.go(&viewer.url);
+    let refresh = "return Array.from(document.querySelectorAll('meta[http-equiv=refresh]')).map(m => m.content)";
+    // Where something is typed, nothing loads again.
+    for path in [format!("/memory/{quarantined}/forget"), "/".to_owned()] {
+        browser.go(&format!("{}{path}", viewer.origin()));
+        assert_eq!(browser.eval(refresh), json!([]), "{path}");
+    }
+    browser.click("p.live a");
+    browser.wait_url("live=on");
+    assert_eq!(browser.eval(refresh), json!(["10"]));
+    assert_eq!(browser.eval("return document.scripts.length"), json!(0));
+    let wait_for = |css: &str, needle: &str| {
+        let started = Instant::now();
+        loop {
+            if browser.texts(css).iter().any(|text| text.contains(needle)) {
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(25),
+                "{css} never showed {needle:?}: {:?}",
+                browser.texts(css)
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    };
+
+    // Alice pushes a memory, Bob pulls (his hooks sync): the followed
+    // timeline shows it, with no reload by anyone.
+    env.ok(
+        &alice,
+        &[
+            "store",
+            "-t",
+            "decision",
+            "Feature flags are read once per request",
+        ],
+    );
+    env.commit_all(&alice, "a memory");
+    env.git(&alice, &["push", "-q"]);
+    env.git(&bob, &["pull", "-q"]);
+    wait_for("ol.memories li a.title", "Feature flags are read once");
+
+    // The review queue follows too: a store from another process.
+    browser.go(&format!("{}/review", viewer.origin()));
+    assert_eq!(browser.eval(refresh), json!(["10"]));
+    env.ok(
+        &bob,
+        &[
+            "store",
+            "--source",
+            "capture:rules",
+            "-t",
+            "observation",
+            "The CI cache is keyed by the lockfile hash",
+        ],
+    );
+    wait_for("#captured ol.memories li a.title", "CI cache is keyed");
+}
+
+#[test]
+#[ignore = "needs chromium and chromium-driver (apt-get install -y chromium chromium-driver): bash scripts/test.sh"]
+fn near_duplicates_and_their_clusters_render_inert_in_a_browser() {
+    let env = TestEnv::new().with_fake_model();
+    let repo = env.repo("solo", "Alice");
+    let text = "Deploys run the migration job first <img src=x onerror=\"window.pwned = 1\"> then the web pods";
+    env.ok(&repo, &["store", "-t", "decision", text]);
+    env.ok(
+        &repo,
+        &[
+            "store",
+            "--force",
+            "-t",
+            "decision",
+            &format!("{text} <script>window.pwned = 2</script>"),
+        ],
+    );
+    let first = memory_lines(&repo)
+        .iter()
+        .find(|line| line["content"] == text)
+        .and_then(|line| line["id"].as_str().map(str::to_owned))
+        .unwrap();
+    let viewer = Viewer::start(&env, &repo);
+    let browser = Browser::start();
+    browser.go(&viewer.url);
+    for (path, css) in [
+        (format!("/memory/{first}"), "#near ol.memories li a.title"),
+        (
+            "/review/similar".to_owned(),
+            "section.cluster ol.memories li a.title",
+        ),
+    ] {
+        browser.go(&format!("{}{path}", viewer.origin()));
+        let titles = browser.texts(css);
+        assert!(
+            titles
+                .iter()
+                .any(|t| t.contains("<script>window.pwned = 2</script>")
+                    || t.contains("<img src=x onerror=")),
+            "{path}: shown as text: {titles:?}"
+        );
+        for (script, expected) in [
+            ("return document.scripts.length", json!(0)),
+            (
+                "return document.querySelectorAll('main img, [onerror]').length",
+                json!(0),
+            ),
+            ("return typeof window.pwned", json!("undefined")),
+        ] {
+            assert_eq!(browser.eval(script), expected, "{path}: {script}");
+        }
+    }
+}

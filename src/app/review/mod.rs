@@ -306,6 +306,63 @@ pub fn review(
     review_commits(workspace, (&base, base_id), (&head, head_id), now)
 }
 
+/// The branches a review can be asked for ([`review_branch`]): local and
+/// remote-tracking ones, by the names git shows them with.
+pub fn branches(workspace: &Workspace) -> Result<Vec<String>, AppError> {
+    Ok(workspace
+        .branch_refs()
+        .map_err(|err| AppError::from(anyhow::Error::new(err)))?
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect())
+}
+
+/// Reviews the branch `name` as a pull request of it would be: from what
+/// `review` compares with by default (the default branch of origin, else
+/// the upstream) to the branch's tip. `name` must be one of [`branches`]
+/// (it comes from a form): it is looked up in that list and never handed
+/// to git, which reads the tip's id.
+pub fn review_branch(
+    workspace: &Workspace,
+    name: &str,
+    now: Timestamp,
+) -> Result<Review, AppError> {
+    let tip = workspace
+        .branch_refs()
+        .map_err(|err| AppError::from(anyhow::Error::new(err)))?
+        .into_iter()
+        .find(|(branch, _)| branch == name)
+        .map(|(_, id)| id)
+        .ok_or_else(|| {
+            AppError::arg(
+                Arg::Field("HEAD"),
+                format!(
+                    "`{}` is not a branch of this repository",
+                    crate::app::render::terminal_safe(name)
+                ),
+            )
+        })?;
+    let base = match default_base(workspace) {
+        Some(found) => found,
+        None => {
+            let upstream = workspace.upstream().ok_or_else(|| {
+                AppError::arg(
+                    Arg::Field("BASE"),
+                    "origin has no default branch, and the current branch no upstream, to compare with",
+                )
+            })?;
+            let id = workspace
+                .resolve_commit(&upstream)
+                .map_err(|err| AppError::from(anyhow::Error::new(err)))?
+                .ok_or_else(|| {
+                    AppError::arg(Arg::Field("BASE"), "the upstream is not a commit here")
+                })?;
+            (upstream, id)
+        }
+    };
+    review_commits(workspace, (&base.0, base.1), (name, tip), now)
+}
+
 /// What `review` compares with when no BASE is given: what a pull request
 /// of the current branch shows. The default branch of its upstream's
 /// remote (`origin` without an upstream; see

@@ -125,8 +125,10 @@ enum Command {
     ///
     /// Prints a link with a one-time token (it works once, within a minute) and serves until
     /// stopped: a timeline with recall's filters and search, each memory's provenance, trust,
-    /// staleness, citations and supersession, and a review queue (captured, quarantined, stale,
-    /// tidy's proposals) whose forget and trust append a line as the commands do.
+    /// staleness, citations, supersession and near-duplicates, a review queue (captured,
+    /// quarantined, stale, near-duplicate clusters, tidy's proposals) and a branch's review.
+    /// Forget, trust and supersede append a line as the commands do; keep commits a captured
+    /// memory's file. Each asks first.
     #[command(verbatim_doc_comment)]
     Ui(UiArgs),
     /// Entry points for an agent's own hooks: session-start prints the briefing, pre-compact stores a checkpoint, post-tool-use and stop queue events for capture

@@ -1,7 +1,8 @@
 //! `goldfish ui`: a viewer and review queue for the team's memory, served
 //! to a browser on 127.0.0.1 from the binary (pages, style sheet; no
 //! script). Every page is made by the application functions the command
-//! line uses (`recall`, `show`, `tidy`, `forget`, `trust`), on one
+//! line uses (`recall`, `show`, `similar`, `tidy`, `review`, `forget`,
+//! `trust`, `store --supersedes`, and a commit to keep a captured memory), on one
 //! long-lived [`Session`] behind a mutex, off the async runtime.
 //!
 //! `guard.rs` admits requests (Host, token and cookie, Origin), `pages.rs`
@@ -24,13 +25,16 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use crate::app::forget::{self, Forgot, Released};
+use crate::app::keep::{self, Keeping, shell_quoted};
 use crate::app::recall::{self, Recalled};
+use crate::app::session::Need;
+use crate::app::store::{self, FindReplaced, StoreInput};
 use crate::app::tidy::{self, TidyOptions};
-use crate::app::{AppError, Kind, Notice, Session, Workspace, show};
+use crate::app::{AppError, Kind, Notice, Session, Workspace, review as branch_review, show};
 use crate::domain::recalled::IndexedMemory;
 
 pub use guard::{CSP, TOKEN_LIFETIME};
-use queries::{Confirm, Filters};
+use queries::{Branch, Confirm, Filters};
 
 /// The style sheet, inside the binary.
 const STYLE: &str = include_str!("style.css");
@@ -102,6 +106,8 @@ fn router(ui: Arc<Ui>) -> Router {
         .route("/", get(timeline))
         .route("/review", get(review))
         .route("/review/tidy", get(proposals))
+        .route("/review/similar", get(clusters))
+        .route("/review/branch", get(branches))
         .route("/memory/{id}", get(memory))
         .route("/memory/{id}/{action}", get(confirm).post(act))
         .route("/style.css", get(style))
@@ -224,6 +230,73 @@ async fn proposals(State(ui): State<Arc<Ui>>) -> Response {
     }
 }
 
+/// Near-duplicates the embedding model finds, or the sentence that says
+/// why there are none to show.
+pub type Near<T> = Result<T, String>;
+
+/// Whether the embedding model is there; the sentence a page shows
+/// instead of near-duplicates when it is not.
+fn model_missing(session: &mut Session) -> Result<Option<String>, AppError> {
+    Ok(session.model(Need::Optional)?.is_none().then(|| {
+        "near-duplicates need the embedding model: `goldfish model install` installs it".to_owned()
+    }))
+}
+
+/// Clusters of near-duplicates (`goldfish similar --scan`), on a page of
+/// their own: they compare every memory's vector.
+async fn clusters(State(ui): State<Arc<Ui>>) -> Response {
+    let (found, notices) = run(&ui, |world| {
+        if let Some(missing) = model_missing(&mut world.session)? {
+            return Ok(Err(missing));
+        }
+        let workspace = world.workspace()?;
+        Ok(Ok(show::duplicate_clusters(
+            &mut world.session,
+            &workspace,
+            show::SIMILAR,
+            10,
+        )?))
+    })
+    .await;
+    match found {
+        Ok(clusters) => pages::clusters(&clusters, &notices).into_response(),
+        Err(err) => failed(&err),
+    }
+}
+
+/// The review of a branch as a pull request of it would get
+/// (`goldfish review`), for a branch chosen from the repository's list.
+async fn branches(State(ui): State<Arc<Ui>>, Query(branch): Query<Branch>) -> Response {
+    let chosen = branch.name.filter(|name| !name.is_empty());
+    let (found, notices) = run(&ui, move |world| {
+        let workspace = world.workspace()?;
+        let names = branch_review::branches(&workspace)?;
+        let reviewed = match chosen {
+            // Only a name of the list is reviewed; `review_branch` looks
+            // it up again and hands git the tip's id alone.
+            Some(name) if names.contains(&name) => {
+                let now = world.session.now()?;
+                let review = branch_review::review_branch(&workspace, &name, now)
+                    .map_err(|err| format!("{:#}", err.error));
+                Some((name, review))
+            }
+            Some(name) => Some((
+                name,
+                Err("not a branch of this repository: choose one of the list".to_owned()),
+            )),
+            None => None,
+        };
+        Ok((names, reviewed))
+    })
+    .await;
+    match found {
+        Ok((names, reviewed)) => {
+            pages::branches(&names, reviewed.as_ref(), &notices).into_response()
+        }
+        Err(err) => failed(&err),
+    }
+}
+
 /// A memory id as the viewer accepts it in a path: a ULID or a prefix.
 fn id_ok(id: &str) -> bool {
     !id.is_empty() && id.len() <= 26 && id.bytes().all(|b| b.is_ascii_alphanumeric())
@@ -235,6 +308,24 @@ pub struct Shown {
     pub memory: IndexedMemory,
     pub older: Vec<IndexedMemory>,
     pub newer: Vec<IndexedMemory>,
+}
+
+/// Near-duplicates a memory page lists at most.
+const NEAR: usize = 10;
+
+/// The near-duplicates of the memory `id`, as `goldfish similar ID` finds
+/// them; a sentence instead when the model is missing or the memory has no
+/// vector yet.
+fn near_duplicates(world: &mut World, id: &str) -> Result<Near<Vec<IndexedMemory>>, AppError> {
+    if let Some(missing) = model_missing(&mut world.session)? {
+        return Ok(Err(missing));
+    }
+    let workspace = world.workspace()?;
+    let target = show::Target::Id(id.to_owned());
+    Ok(
+        show::similar(&mut world.session, &workspace, target, show::SIMILAR, NEAR)
+            .map_err(|err| format!("{:#}", err.error)),
+    )
 }
 
 /// Links of a supersession chain followed at most.
@@ -278,9 +369,14 @@ async fn memory(State(ui): State<Arc<Ui>>, Path(id): Path<String>) -> Response {
     if !id_ok(&id) {
         return not_found().await;
     }
-    let (found, notices) = run(&ui, move |world| shown(world, &id)).await;
+    let (found, notices) = run(&ui, move |world| {
+        let shown = shown(world, &id)?;
+        let near = near_duplicates(world, &shown.memory.id)?;
+        Ok((shown, near))
+    })
+    .await;
     match found {
-        Ok(shown) => pages::memory(&shown, &notices).into_response(),
+        Ok((shown, near)) => pages::memory(&shown, &near, &notices).into_response(),
         Err(err) => failed(&err),
     }
 }
@@ -290,6 +386,10 @@ async fn memory(State(ui): State<Arc<Ui>>, Path(id): Path<String>) -> Response {
 pub enum Action {
     Forget,
     Trust,
+    /// A new memory that replaces this one (`store --supersedes`).
+    Supersede,
+    /// Commit a captured memory's log file.
+    Keep,
 }
 
 impl Action {
@@ -297,6 +397,8 @@ impl Action {
         match name {
             "forget" => Some(Action::Forget),
             "trust" => Some(Action::Trust),
+            "supersede" => Some(Action::Supersede),
+            "keep" => Some(Action::Keep),
             _ => None,
         }
     }
@@ -306,13 +408,28 @@ impl Action {
         match self {
             Action::Forget => "forget",
             Action::Trust => "trust",
+            Action::Supersede => "supersede",
+            Action::Keep => "keep",
         }
     }
+}
 
-    /// The command line that does the same.
-    pub fn command(self, id: &str) -> String {
-        format!("goldfish {} {id}", self.name())
+/// The command line of `goldfish store` that stores `form`'s memory in
+/// place of `id`.
+pub fn store_command(id: &str, form: &Confirm) -> String {
+    let mut words = vec!["goldfish store".to_owned()];
+    let kind = form.kind.trim();
+    if !kind.is_empty() {
+        words.push(format!("-t {}", shell_quoted(kind)));
     }
+    for (flag, value) in [("--tags", &form.tags), ("--files", &form.files)] {
+        if !value.trim().is_empty() {
+            words.push(format!("{flag} {}", shell_quoted(value.trim())));
+        }
+    }
+    words.push(format!("--supersedes {}", shell_quoted(id)));
+    words.push(shell_quoted(&form.text));
+    words.join(" ")
 }
 
 async fn confirm(
@@ -322,11 +439,31 @@ async fn confirm(
     let Some(action) = Action::parse(&action).filter(|_| id_ok(&id)) else {
         return not_found().await;
     };
-    let (found, notices) = run(&ui, move |world| shown(world, &id)).await;
+    let (found, notices) = run(&ui, move |world| {
+        let shown = shown(world, &id)?;
+        let keeping = match action {
+            Action::Keep => {
+                let workspace = world.workspace()?;
+                Some(keep::keeping(
+                    &mut world.session,
+                    &workspace,
+                    &shown.memory.id,
+                )?)
+            }
+            _ => None,
+        };
+        Ok((shown, keeping))
+    })
+    .await;
     match found {
-        Ok(shown) => {
-            pages::confirm(&shown.memory, action, &ui.guard.form_key, &notices).into_response()
-        }
+        Ok((shown, keeping)) => pages::confirm(
+            &shown.memory,
+            action,
+            keeping.as_ref(),
+            &ui.guard.form_key,
+            &notices,
+        )
+        .into_response(),
         Err(err) => failed(&err),
     }
 }
@@ -334,7 +471,18 @@ async fn confirm(
 /// What an action did: a line appended (shown as the log has it), or why
 /// nothing was.
 pub enum Done {
-    Appended { target: String, line: String },
+    /// A line appended to the log, and the command that appends it.
+    Appended {
+        target: String,
+        line: String,
+        command: String,
+    },
+    /// A captured memory's file committed.
+    Committed {
+        kept: Box<Keeping>,
+        commit: String,
+        command: String,
+    },
     Nothing(String),
 }
 
@@ -354,6 +502,7 @@ async fn act(
         Ok(match action {
             Action::Forget => match forget::forget(&mut world.session, &workspace, &id)? {
                 Forgot::Done { target, tombstone } => Done::Appended {
+                    command: format!("goldfish forget {target}"),
                     target,
                     line: tombstone.to_line(),
                 },
@@ -365,6 +514,7 @@ async fn act(
                 Released::Done {
                     target, release, ..
                 } => Done::Appended {
+                    command: format!("goldfish trust {target}"),
                     target,
                     line: release.to_line(),
                 },
@@ -373,6 +523,47 @@ async fn act(
                     reasons.join(", ")
                 )),
             },
+            Action::Supersede => {
+                let list = |text: &str| -> Vec<String> {
+                    text.split(',')
+                        .map(str::trim)
+                        .filter(|item| !item.is_empty())
+                        .map(str::to_owned)
+                        .collect()
+                };
+                let stored = store::store(
+                    &mut world.session,
+                    &workspace,
+                    StoreInput {
+                        content: form.text.clone().into_bytes(),
+                        kind: form.kind.trim().to_owned(),
+                        tags: list(&form.tags),
+                        files: list(&form.files),
+                        source: None,
+                        allow_secret: false,
+                        // The person chose to replace this memory: a
+                        // near-duplicate of it is what they mean.
+                        refuse_similar: false,
+                        agent_session: None,
+                        vector: None,
+                        supersedes: Some(id.clone()),
+                        replaced: FindReplaced::Skip,
+                    },
+                )?;
+                Done::Appended {
+                    command: store_command(&id, &form),
+                    target: stored.entry.id().to_owned(),
+                    line: stored.entry.to_line(),
+                }
+            }
+            Action::Keep => {
+                let kept = keep::keep(&mut world.session, &workspace, &id)?;
+                Done::Committed {
+                    command: kept.keeping.command(),
+                    commit: kept.commit,
+                    kept: Box::new(kept.keeping),
+                }
+            }
         })
     })
     .await;

@@ -29,6 +29,10 @@ pub struct Filters {
     pub stale: String,
     #[serde(default)]
     pub after: String,
+    /// `on`: the page loads again every few seconds (no filter is being
+    /// typed).
+    #[serde(default)]
+    pub live: String,
 }
 
 fn given(text: &str) -> Option<String> {
@@ -92,6 +96,16 @@ impl Filters {
             .join("&")
     }
 
+    /// These filters, the first page, following.
+    pub fn query_following(&self) -> String {
+        let query = self.query_after(None);
+        if query.is_empty() {
+            "live=on".to_owned()
+        } else {
+            format!("{query}&live=on")
+        }
+    }
+
     /// Whether any filter narrows the list.
     pub fn any(&self) -> bool {
         !self.query_after(None).is_empty()
@@ -110,11 +124,28 @@ pub fn percent(text: &str) -> String {
         .collect()
 }
 
-/// A confirmed action's form: the viewer's form key.
+/// A confirmed action's form: the viewer's form key, and for a
+/// supersession the new memory (its text, type, tags and files, as
+/// `goldfish store` takes them).
 #[derive(Debug, Clone, Deserialize)]
 pub struct Confirm {
     #[serde(default)]
     pub key: String,
+    #[serde(default)]
+    pub text: String,
+    #[serde(default, rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub tags: String,
+    #[serde(default)]
+    pub files: String,
+}
+
+/// The branch review page's query: the branch chosen from its list.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Branch {
+    #[serde(default)]
+    pub name: Option<String>,
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use rusqlite::{Connection, Transaction};
 use steps::*;
 
 /// The schema version this build writes.
-pub const VERSION: i64 = 21;
+pub const VERSION: i64 = 22;
 
 /// What brings the schema from the version before to a version.
 enum Step {
@@ -31,7 +31,7 @@ impl Step {
 }
 
 /// Every version with its step, in order; the last one is [`VERSION`].
-const MIGRATIONS: [(i64, Step); 21] = [
+const MIGRATIONS: [(i64, Step); 22] = [
     (1, Step::Sql(V1)),
     (2, Step::Sql(V2)),
     (3, Step::Sql(V3)),
@@ -53,6 +53,7 @@ const MIGRATIONS: [(i64, Step); 21] = [
     (19, Step::Sql(V19)),
     (20, Step::Sql(V20)),
     (21, Step::Sql(V21)),
+    (22, Step::Sql(V22)),
 ];
 
 const _: () = assert!(MIGRATIONS[MIGRATIONS.len() - 1].0 == VERSION);

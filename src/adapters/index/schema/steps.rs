@@ -697,3 +697,11 @@ ALTER TABLE memory_cites ADD COLUMN now_path TEXT;
 CREATE INDEX memory_cites_now_path ON memory_cites (workspace_id, now_path)
     WHERE now_path IS NOT NULL;
 ";
+
+/// Version 22, over version 21: `memories_newest`, the memories of a
+/// workspace newest first as recall without a query lists them (by
+/// `timestamp`, then `id`), so a page of the timeline reads its rows from
+/// the index instead of sorting every memory that passes the filters.
+pub(super) const V22: &str = "
+CREATE INDEX IF NOT EXISTS memories_newest ON memories (workspace_id, timestamp, id);
+";

@@ -461,6 +461,36 @@ fn version_21_adds_the_renamed_path_and_keeps_the_verdicts() {
     assert_eq!((verdict.as_str(), now_path), ("holds", None));
 }
 
+/// Version 22 adds the index the newest-first list (the viewer's
+/// timeline) reads its pages from, and keeps every row: no file read again.
+#[test]
+fn version_22_indexes_the_memories_newest_first() {
+    let mut conn = Connection::open_in_memory().unwrap();
+    migrate(&mut conn).unwrap();
+    conn.execute_batch(
+        "DROP INDEX memories_newest;
+         INSERT INTO workspaces (id, root, name) VALUES (1, '/repo', 'repo');
+         INSERT INTO files (workspace_id, name, blob_id, racy) VALUES (1, 'f.jsonl', 'abc', 0);",
+    )
+    .unwrap();
+    conn.pragma_update(None, "user_version", 21).unwrap();
+    migrate(&mut conn).unwrap();
+    let columns: Vec<String> = conn
+        .prepare("SELECT name FROM pragma_index_info('memories_newest') ORDER BY seqno")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(columns, ["workspace_id", "timestamp", "id"]);
+    let (blob, racy): (String, bool) = conn
+        .query_row("SELECT blob_id, racy FROM files", [], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })
+        .unwrap();
+    assert_eq!((blob.as_str(), racy), ("abc", false), "nothing read again");
+}
+
 /// The next sync reads every file again: no blob id kept, each racy.
 #[track_caller]
 fn assert_every_file_read_again(conn: &Connection) {

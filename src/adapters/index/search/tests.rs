@@ -66,7 +66,7 @@ fn the_superseder_probe_searches_by_supersedes() {
     let (_dir, index) = seeded();
     let now: jiff::Timestamp = "2026-11-21T09:30:00Z".parse().unwrap();
     let sql = format!(
-        "EXPLAIN QUERY PLAN SELECT m.id, (SELECT s.id {0} LIMIT 1) FROM memories m
+        "EXPLAIN QUERY PLAN SELECT m.id, (SELECT s.id {0} ORDER BY s.timestamp DESC, s.id DESC LIMIT 1) FROM memories m
          WHERE NOT EXISTS (SELECT 1 {0}) ORDER BY m.timestamp DESC LIMIT 10",
         superseder(now)
     );
