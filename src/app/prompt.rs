@@ -38,14 +38,6 @@ pub const MAX_TOKENS: usize = 150;
 /// evidence, and 97% of off-topic prompts get nothing; 0.45 adds to fewer
 /// (65%, 85%) for 99%.
 pub const MIN_SIMILARITY: f64 = crate::domain::relevance::CLOSE;
-/// …and within this of the most similar candidate: on a small log the
-/// few memories over the floor are rarely all on the question, and one
-/// well ahead of the rest is the one that bears on it. Chosen on
-/// LongMemEval_S haystacks cut to 10–50 memories (the tuning source;
-/// docs/BENCHMARKS.md, "The prompt hook"): 0.03 to 0.10 keep every prompt
-/// that got its evidence and add a quarter fewer lines; 0.05 is the middle
-/// of that plateau. RealMem, read only to score it, is the test.
-pub const MAX_BEHIND_BEST: f64 = 0.05;
 /// A session remembers at most this many memories it was given.
 pub const MAX_SEEN: usize = 256;
 
@@ -69,9 +61,6 @@ pub enum Verdict {
     Added,
     /// Less similar to the prompt than [`MIN_SIMILARITY`].
     NotClose,
-    /// More than [`MAX_BEHIND_BEST`] less similar than the most similar
-    /// candidate.
-    BehindBest,
     /// The session was given it already.
     Seen,
     /// Flagged (a suspected secret, instruction-like text): read it with
@@ -86,7 +75,6 @@ impl Verdict {
         match self {
             Verdict::Added => "added",
             Verdict::NotClose => "not-close",
-            Verdict::BehindBest => "behind-best",
             Verdict::Seen => "seen",
             Verdict::Flagged => "flagged",
             Verdict::OverBudget => "over-budget",
@@ -231,18 +219,9 @@ pub fn for_prompt(
     let mut tokens = counter.count(&format!("{context}\n{OPEN_HINT}"));
     let mut added = 0;
     let mut candidates = Vec::with_capacity(hits.len());
-    let best = hits
-        .iter()
-        .filter_map(|memory| memory.similarity)
-        .fold(f64::NEG_INFINITY, f64::max);
     for memory in hits {
         let verdict = if memory.similarity.is_none_or(|s| s < MIN_SIMILARITY) {
             Verdict::NotClose
-        } else if memory
-            .similarity
-            .is_some_and(|s| s < best - MAX_BEHIND_BEST)
-        {
-            Verdict::BehindBest
         } else if seen.contains(&memory.id) {
             Verdict::Seen
         } else if !memory.flags.is_empty() {

@@ -143,7 +143,6 @@ fn explained(recalled: &PromptRecall, event: &str) -> serde_json::Value {
         "skipped": recalled.skipped.as_ref().map(prompt::Skipped::reason),
         "catching_up": recalled.catching_up,
         "min_similarity": prompt::MIN_SIMILARITY,
-        "max_behind_best": prompt::MAX_BEHIND_BEST,
         "candidates": candidates,
         "context": recalled.context,
     })
