@@ -23,10 +23,11 @@ Each set has a GOLDFISH_HOME of its own under --home (default
 ~/.cache/goldfish/longmemeval/), named by the set and --sample/--types
 (e.g. longmemeval-sample48/): its workspaces share it, as one user's
 repositories share theirs, so each text is embedded once by content hash.
-BM25's statistics are the home's, so a set's figures would otherwise move
-with whatever other sets were asked before it (LongMemEval keyword R@10
-0.822 with only its own workspaces built, 0.804 once three other sets had
-joined them); with a home per set they depend on the set alone.
+BM25's statistics were the home's until they became each workspace's own
+(blended with a table in the binary), so a set's figures moved with
+whatever other sets were asked before it (LongMemEval keyword R@10 0.822
+with only its own workspaces built, 0.804 once three other sets had joined
+them); a home per set keeps the embeddings apart too.
 
 Rankings compared: keyword, semantic, hybrid (the default) and
 "no vectors" (the default ranking with no model: recall without --mode and

@@ -955,9 +955,10 @@ fn keyword_index(index: &Index, index_path: &std::path::Path) -> Option<Finding>
         Ok(Standing::Fresh { rows }) => Finding::ok(
             "keyword-index",
             format!(
-                "{}: up to date ({})",
+                "{}: up to date ({}; word rarity {})",
                 dir.display(),
-                crate::app::render::memories(rows)
+                crate::app::render::memories(rows),
+                keyword::RARITY_TABLE
             ),
         ),
         Ok(Standing::Behind { changes }) => Finding::bad(

@@ -425,7 +425,7 @@ fn doctor_reports_the_keyword_index() {
         found["message"]
             .as_str()
             .unwrap()
-            .ends_with("index.text: up to date (2 memories)"),
+            .ends_with("index.text: up to date (2 memories; word rarity wordfreq-3.1.1-en/1)"),
         "{found}"
     );
     // Gone (it is derived): recall writes it again, or ranks with a copy in

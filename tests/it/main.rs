@@ -39,6 +39,7 @@ mod newer;
 mod plugins;
 mod prompt_hook;
 mod provenance;
+mod rarity;
 mod relevance;
 mod review;
 mod secrets;

@@ -42,15 +42,22 @@
 //! [`TextIndex::search`] scores with FTS5's own `bm25(fts, 1.0, 2.0, 0.5)`
 //! formula, not tantivy's BM25 (which scores each field on its own): per
 //! query word, its frequency weighted over the three texts, the row's whole
-//! length against the average, and the word's rows over all rows; so
-//! keyword ranking, and the hybrid fusion built on its scores, is the one
-//! FTS5 gave (`tests`: the same scores as an FTS5 table of the same rows,
-//! on fixtures/eval/). What is faster is reading: tantivy's compressed
-//! postings lists, read once per word into a score per row, instead of
-//! FTS5's per-match function call and row-size lookup.
+//! length against the average, and the word's rarity. The statistics are
+//! the searched workspaces' alone (their rows, their average length, the
+//! word's rows among them: counted from the postings read anyway, each
+//! match's `workspace` checked), never the whole home's, so a repository
+//! ranks the same whatever else its user has synced; and a word's rarity
+//! is blended with a background table shipped in the binary
+//! (`rarity.rs`), so a small repository still tells a rare word from a
+//! common one (`tests`: with the blend off, the same scores as an FTS5
+//! table of the scope's rows, on fixtures/eval/; with it, FTS5's scores
+//! times the blended idf over FTS5's). What is faster is reading:
+//! tantivy's compressed postings lists, read once per word into a score
+//! per row, instead of FTS5's per-match function call and row-size lookup.
 //!
 //! `analysis.rs` makes words of a text; `open.rs` opens the index (or a
-//! copy in memory) and checks it; `score.rs` scores; `journal.rs` catches
+//! copy in memory) and checks it; `score.rs` scores; `rarity.rs` holds
+//! the background table and the blend; `journal.rs` catches
 //! it up from `text_journal` and says its standing; `files.rs` keeps its
 //! folder, writer, commit payload and files' stamps.
 
@@ -73,6 +80,7 @@ mod analysis;
 mod files;
 mod journal;
 mod open;
+mod rarity;
 mod score;
 #[cfg(test)]
 mod tests;
@@ -80,6 +88,7 @@ mod tests;
 use analysis::*;
 use files::*;
 pub use journal::*;
+pub use rarity::RARITY_TABLE;
 
 /// Longer words are left out (FTS5 keeps them; tantivy cannot index them).
 const MAX_WORD: usize = 1_000;
@@ -179,15 +188,18 @@ pub struct TextIndex {
     verified: std::sync::Mutex<BTreeMap<String, Stamp>>,
     /// tantivy panicked reading the index: this process uses it no more.
     broken: AtomicBool,
-    /// Rows and their words in all, for the searcher generation they were
-    /// counted in.
-    totals: std::sync::Mutex<Option<(u64, Totals)>>,
+    /// Rows and their words by workspace, for the searcher generation
+    /// they were counted in.
+    totals: std::sync::Mutex<Option<(u64, TotalsByWorkspace)>>,
     /// For a copy in memory ([`TextIndex::in_memory`]): the journal's last
     /// entry when it was written (it holds the rows as they were then).
     memory_at: Option<i64>,
 }
 
-#[derive(Debug, Clone, Copy)]
+/// Rows and their words, by workspace id.
+type TotalsByWorkspace = std::sync::Arc<BTreeMap<i64, Totals>>;
+
+#[derive(Debug, Clone, Copy, Default)]
 struct Totals {
     rows: u64,
     words: u64,

@@ -123,25 +123,50 @@ impl TextIndex {
         workspaces: Option<&[i64]>,
         limit: usize,
     ) -> Result<Matches, TextError> {
+        self.search_with(searcher, words, workspaces, limit, Rarity::shipped())
+    }
+
+    /// [`TextIndex::search_in`] with word rarity from `rarity`: the
+    /// statistics (rows, their average length, each word's rows) are the
+    /// scope's (`workspaces`, or every row), blended with its background.
+    pub(super) fn search_with(
+        &self,
+        searcher: &tantivy::Searcher,
+        words: &[String],
+        workspaces: Option<&[i64]>,
+        limit: usize,
+        rarity: Rarity,
+    ) -> Result<Matches, TextError> {
         let tantivy = tantivy_at(&self.dir);
         let terms = self.terms_of(words);
         if terms.is_empty() || limit == 0 {
             return Ok(Matches::default());
         }
-        let totals = self.totals(searcher)?;
+        let totals = self.totals_in(searcher, workspaces)?;
         if totals.rows == 0 {
             return Ok(Matches::default());
         }
         let segments = searcher.segment_readers();
-        let matches = self.matches_of(segments, &terms)?;
+        let mut matches = self.matches_of(segments, &terms)?;
+        if let Some(ids) = workspaces {
+            // Only the scope's rows count, in the statistics as in the
+            // answer.
+            for (segment, reader) in segments.iter().enumerate() {
+                let column = reader.fast_fields().i64("workspace").map_err(tantivy)?;
+                for per_segment in &mut matches {
+                    per_segment[segment]
+                        .retain(|&(doc, _)| column.first(doc).is_some_and(|id| ids.contains(&id)));
+                }
+            }
+        }
         let avgdl = totals.words as f64 / totals.rows as f64;
         let n = totals.rows as f64;
         let idf: Vec<f64> = matches
             .iter()
-            .map(|per_segment| {
+            .zip(&terms)
+            .map(|(per_segment, term)| {
                 let hits = per_segment.iter().map(Vec::len).sum::<usize>() as f64;
-                let idf = ((n - hits + 0.5) / (hits + 0.5)).ln();
-                if idf <= 0.0 { 1e-6 } else { idf }
+                rarity.idf(term, hits, n)
             })
             .collect();
         let mut scored: Vec<(f64, i64)> = Vec::new();
@@ -149,10 +174,6 @@ impl TextIndex {
             let fast = segment.fast_fields();
             let length = fast.u64("length").map_err(tantivy)?;
             let row = fast.u64("row").map_err(tantivy)?;
-            let workspace = match workspaces {
-                Some(_) => Some(fast.i64("workspace").map_err(tantivy)?),
-                None => None,
-            };
             // Scores by document (a match scores above 0: its word's idf
             // is at least 1e-6), and the documents scored.
             let mut score = vec![0.0f64; segment.max_doc() as usize];
@@ -168,11 +189,6 @@ impl TextIndex {
                 }
             }
             for doc in scored_docs {
-                if let (Some(ids), Some(column)) = (workspaces, &workspace)
-                    && !column.first(doc).is_some_and(|id| ids.contains(&id))
-                {
-                    continue;
-                }
                 if let Some(row) = row.first(doc) {
                     scored.push((score[doc as usize], row as i64));
                 }
@@ -193,7 +209,7 @@ impl TextIndex {
     /// The distinct terms of `words`. FTS5 matches each quoted word as a
     /// phrase of its tokens; goldfish's words are letters and digits, one
     /// token each.
-    fn terms_of(&self, words: &[String]) -> Vec<String> {
+    pub(super) fn terms_of(&self, words: &[String]) -> Vec<String> {
         let mut analyzer = self.analyzer();
         let mut terms: Vec<String> = Vec::new();
         for word in words {
@@ -244,33 +260,95 @@ impl TextIndex {
         Ok(matches)
     }
 
-    /// Rows and their words in all, counted once per searcher generation.
-    pub(super) fn totals(&self, searcher: &tantivy::Searcher) -> Result<Totals, TextError> {
+    /// Rows and their words in `workspaces` (`None`: every one).
+    pub(super) fn totals_in(
+        &self,
+        searcher: &tantivy::Searcher,
+        workspaces: Option<&[i64]>,
+    ) -> Result<Totals, TextError> {
+        let by_workspace = self.totals(searcher)?;
+        let mut totals = Totals::default();
+        for (id, counted) in by_workspace.iter() {
+            if workspaces.is_none_or(|ids| ids.contains(id)) {
+                totals.rows += counted.rows;
+                totals.words += counted.words;
+            }
+        }
+        Ok(totals)
+    }
+
+    /// Rows and their words by workspace, counted once per searcher
+    /// generation.
+    pub(super) fn totals(
+        &self,
+        searcher: &tantivy::Searcher,
+    ) -> Result<TotalsByWorkspace, TextError> {
         let generation = searcher.generation().generation_id();
         let mut cached = self.totals.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((at, totals)) = *cached
-            && at == generation
+        if let Some((at, totals)) = &*cached
+            && *at == generation
         {
-            return Ok(totals);
+            return Ok(totals.clone());
         }
-        let mut totals = Totals { rows: 0, words: 0 };
+        let tantivy = tantivy_at(&self.dir);
+        let mut totals: BTreeMap<i64, Totals> = BTreeMap::new();
         for segment in searcher.segment_readers() {
-            let length = segment
-                .fast_fields()
-                .u64("length")
-                .map_err(tantivy_at(&self.dir))?;
+            let fast = segment.fast_fields();
+            let length = fast.u64("length").map_err(tantivy)?;
+            let workspace = fast.i64("workspace").map_err(tantivy)?;
             for doc in 0..segment.max_doc() {
                 if segment
                     .alive_bitset()
                     .is_none_or(|alive| alive.is_alive(doc))
                 {
-                    totals.rows += 1;
-                    totals.words += length.first(doc).unwrap_or(0);
+                    let counted = totals
+                        .entry(workspace.first(doc).unwrap_or_default())
+                        .or_default();
+                    counted.rows += 1;
+                    counted.words += length.first(doc).unwrap_or(0);
                 }
             }
         }
-        *cached = Some((generation, totals));
+        let totals = std::sync::Arc::new(totals);
+        *cached = Some((generation, totals.clone()));
         Ok(totals)
+    }
+}
+
+/// Where a word's rarity comes from: the scope's rows, and a prior of
+/// `prior` rows from `background` ([`rarity`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Rarity {
+    pub(super) background: rarity::Background,
+    pub(super) prior: f64,
+}
+
+impl Rarity {
+    /// The scope's rows blended with the shipped table.
+    pub(super) fn shipped() -> Rarity {
+        Rarity {
+            background: rarity::Background::shipped(),
+            prior: rarity::PRIOR_ROWS,
+        }
+    }
+
+    /// The scope's rows alone: FTS5's bm25 over them.
+    #[cfg(test)]
+    pub(super) fn scope_only() -> Rarity {
+        Rarity {
+            prior: 0.0,
+            ..Rarity::shipped()
+        }
+    }
+
+    /// The idf of `term`, in `df` of the scope's `n` rows.
+    fn idf(&self, term: &str, df: f64, n: f64) -> f64 {
+        let share = if self.prior > 0.0 {
+            self.background.share(term)
+        } else {
+            0.0
+        };
+        rarity::idf(df, n, share, self.prior)
     }
 }
 

@@ -1,5 +1,7 @@
-//! The keyword index's tests: FTS5's scores on the same rows, catch-up,
-//! stamps and checksums, damage and the copy in memory.
+//! The keyword index's tests: FTS5's scores on the same rows (with the
+//! scope's statistics alone; blended with the background table, against
+//! the blend computed here), catch-up, stamps and checksums, damage and the
+//! copy in memory.
 
 use super::*;
 use crate::adapters::index::Index;
@@ -44,17 +46,23 @@ fn insert(index: &Index, n: usize, workspace: i64, content: &str, tags: &str, fi
 /// table since schema 10), an FTS5 table of the memories' texts as the
 /// index had it, written anew for each question.
 fn fts5(index: &Index, words: &[String]) -> Vec<(i64, f64)> {
+    fts5_of(index, words, None)
+}
+
+/// [`fts5`] over the rows of `workspace` alone (`None`: every row).
+fn fts5_of(index: &Index, words: &[String], workspace: Option<i64>) -> Vec<(i64, f64)> {
     index
         .conn
-        .execute_batch(
+        .execute_batch(&format!(
             "DROP TABLE IF EXISTS temp.oracle;
              CREATE VIRTUAL TABLE temp.oracle USING fts5(
                  content, tags, files,
                  tokenize = 'porter unicode61 remove_diacritics 2'
              );
              INSERT INTO temp.oracle (rowid, content, tags, files)
-                 SELECT rowid, content, tags, files FROM memories;",
-        )
+                 SELECT rowid, content, tags, files FROM memories WHERE {};",
+            workspace.map_or("1".to_owned(), |id| format!("workspace_id = {id}"))
+        ))
         .unwrap();
     let query = words
         .iter()
@@ -77,10 +85,87 @@ fn fts5(index: &Index, words: &[String]) -> Vec<(i64, f64)> {
     scores
 }
 
+/// Every match of `words`, by rowid, with the statistics of every row
+/// alone (what [`fts5`] computes): what the index holds, checked exactly.
 fn search_all(text: &TextIndex, words: &[String]) -> Vec<(i64, f64)> {
-    let mut scores = text.search(words, None, 1_000_000).unwrap().rows;
+    search_with(text, words, None, score::Rarity::scope_only())
+}
+
+/// Every match of `words` in `workspaces`, by rowid, with `rarity`.
+fn search_with(
+    text: &TextIndex,
+    words: &[String],
+    workspaces: Option<&[i64]>,
+    rarity: score::Rarity,
+) -> Vec<(i64, f64)> {
+    let searcher = text.readable_searcher().unwrap();
+    let mut scores = text
+        .search_with(&searcher, words, workspaces, 1_000_000, rarity)
+        .unwrap()
+        .rows;
     scores.sort_by_key(|(row, _)| *row);
     scores
+}
+
+/// fixtures/eval/'s memories as rows of workspace 1, with their tags and
+/// files, and then (when `second`) again as rows of workspace 2 where
+/// every third one is left out.
+fn project_rows(second: bool) -> Vec<(i64, String, String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/eval");
+    let memories: Vec<serde_json::Value> = std::fs::read_to_string(root.join("memories.jsonl"))
+        .unwrap()
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let row = |workspace: i64, m: &serde_json::Value| {
+        (
+            workspace,
+            m["content"].as_str().unwrap().to_owned(),
+            m.get("tags").map_or("[]".to_owned(), |t| t.to_string()),
+            m.get("files").map_or("[]".to_owned(), |f| f.to_string()),
+        )
+    };
+    let mut rows: Vec<_> = memories.iter().map(|m| row(1, m)).collect();
+    if second {
+        rows.extend(
+            memories
+                .iter()
+                .enumerate()
+                .filter(|(n, _)| n % 3 != 0)
+                .map(|(_, m)| row(2, m)),
+        );
+    }
+    rows
+}
+
+/// The keyword index of [`project_rows`], caught up and checked.
+fn project_index(second: bool) -> (tempfile::TempDir, Index, TextIndex, usize) {
+    let rows = project_rows(second);
+    let borrowed: Vec<(i64, &str, &str, &str)> = rows
+        .iter()
+        .map(|(w, c, t, f)| (*w, c.as_str(), t.as_str(), f.as_str()))
+        .collect();
+    let (dir, index) = index_with(&borrowed);
+    assert_eq!(
+        catch_up(&index.conn, &index.path).unwrap(),
+        CaughtUp::Rebuilt { rows: rows.len() }
+    );
+    let text = TextIndex::open(&index.path).unwrap().unwrap();
+    assert!(text.fresh(&index.conn).unwrap());
+    (dir, index, text, rows.len())
+}
+
+/// fixtures/eval/'s questions.
+fn project_questions() -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/eval");
+    let questions: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(root.join("questions.json")).unwrap())
+            .unwrap();
+    questions
+        .iter()
+        .map(|q| q["question"].as_str().unwrap().to_owned())
+        .collect()
 }
 
 fn assert_same_scores(ours: &[(i64, f64)], fts5: &[(i64, f64)], what: &str) {
@@ -97,54 +182,101 @@ fn assert_same_scores(ours: &[(i64, f64)], fts5: &[(i64, f64)], what: &str) {
     }
 }
 
-/// The keyword index scores every match of every question of
-/// fixtures/eval/ as FTS5's bm25() does, over the set's memories with
-/// their tags and files.
+/// With the scope's statistics alone, the keyword index scores every
+/// match of every question of fixtures/eval/ as FTS5's bm25() does, over
+/// the set's memories with their tags and files: over every row, and over
+/// one workspace's rows while another workspace holds more.
 #[test]
 fn scores_are_fts5s_on_the_project_set() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/eval");
-    let memories: Vec<serde_json::Value> = std::fs::read_to_string(root.join("memories.jsonl"))
-        .unwrap()
-        .lines()
-        .filter(|line| !line.trim().is_empty())
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
-    let rows: Vec<(i64, String, String, String)> = memories
-        .iter()
-        .map(|m| {
-            (
-                1,
-                m["content"].as_str().unwrap().to_owned(),
-                m.get("tags").map_or("[]".to_owned(), |t| t.to_string()),
-                m.get("files").map_or("[]".to_owned(), |f| f.to_string()),
-            )
-        })
-        .collect();
-    let borrowed: Vec<(i64, &str, &str, &str)> = rows
-        .iter()
-        .map(|(w, c, t, f)| (*w, c.as_str(), t.as_str(), f.as_str()))
-        .collect();
-    let (_dir, index) = index_with(&borrowed);
-    assert_eq!(
-        catch_up(&index.conn, &index.path).unwrap(),
-        CaughtUp::Rebuilt {
-            rows: memories.len()
-        }
-    );
-    let text = TextIndex::open(&index.path).unwrap().unwrap();
-    assert!(text.fresh(&index.conn).unwrap());
-    let questions: Vec<serde_json::Value> =
-        serde_json::from_str(&std::fs::read_to_string(root.join("questions.json")).unwrap())
-            .unwrap();
+    let (_dir, index, text, _) = project_index(true);
     let mut matched = 0;
-    for question in &questions {
-        let question = question["question"].as_str().unwrap();
-        let words = query_words(question);
-        let ours = search_all(&text, &words);
+    for question in project_questions() {
+        let words = query_words(&question);
+        let ours = search_with(&text, &words, None, score::Rarity::scope_only());
         matched += ours.len();
-        assert_same_scores(&ours, &fts5(&index, &words), question);
+        assert_same_scores(&ours, &fts5(&index, &words), &question);
+        for workspace in [1, 2] {
+            let ours = search_with(
+                &text,
+                &words,
+                Some(&[workspace]),
+                score::Rarity::scope_only(),
+            );
+            let theirs = fts5_of(&index, &words, Some(workspace));
+            assert_same_scores(&ours, &theirs, &format!("{question} in {workspace}"));
+        }
     }
     assert!(matched > 3000, "{matched} matches in all");
+}
+
+/// With the shipped rarity, a one-word question scores each match as FTS5
+/// over the workspace's rows does, times the blended idf over FTS5's idf:
+/// the word's rows in the workspace and the table's share (read here
+/// line by line, not by bisection) give the blend, computed here.
+#[test]
+fn blended_scores_are_fts5s_with_the_blended_idf() {
+    let (_dir, index, text, _) = project_index(true);
+    let table: std::collections::HashMap<String, f64> = include_str!("rarity/wordfreq.tsv")
+        .lines()
+        .filter(|line| !line.starts_with('#'))
+        .map(|line| {
+            let (stem, count) = line.split_once('\t').unwrap();
+            (stem.to_owned(), count.parse().unwrap())
+        })
+        .collect();
+    let header = |key: &str| -> f64 {
+        include_str!("rarity/wordfreq.tsv")
+            .lines()
+            .find_map(|line| line.strip_prefix(&format!("# {key}: ")))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (documents, floor) = (header("documents"), header("floor"));
+    let rows_in = |workspace: i64| -> f64 {
+        index
+            .conn
+            .query_row(
+                "SELECT count(*) FROM memories WHERE workspace_id = ?1",
+                [workspace],
+                |row| row.get::<_, i64>(0),
+            )
+            .unwrap() as f64
+    };
+    let mut words: Vec<String> = project_questions()
+        .iter()
+        .flat_map(|q| query_words(q))
+        .collect();
+    words.sort();
+    words.dedup();
+    let mut checked = 0;
+    for word in &words {
+        let one = std::slice::from_ref(word);
+        let stem = text.terms_of(one);
+        let [stem] = stem.as_slice() else { continue };
+        for workspace in [1, 2] {
+            let theirs = fts5_of(&index, one, Some(workspace));
+            let ours = search_with(&text, one, Some(&[workspace]), score::Rarity::shipped());
+            let (n, df) = (rows_in(workspace), theirs.len() as f64);
+            if df == 0.0 {
+                assert!(ours.is_empty(), "{word}");
+                continue;
+            }
+            let fts5_idf = (((n - df + 0.5) / (df + 0.5)).ln()).max(1e-6);
+            let share = table.get(stem).copied().unwrap_or(floor) / documents;
+            let prior = rarity::PRIOR_ROWS;
+            let blended = (((n + prior - df - prior * share + 0.5) / (df + prior * share + 0.5))
+                .ln())
+            .max(1e-6);
+            let expected: Vec<(i64, f64)> = theirs
+                .iter()
+                .map(|&(row, score)| (row, score / fts5_idf * blended))
+                .collect();
+            assert_same_scores(&ours, &expected, &format!("{word} in {workspace}"));
+            checked += 1;
+        }
+    }
+    assert!(checked > 300, "{checked} words checked");
 }
 
 /// Rows inserted, changed and deleted reach the keyword index at the
