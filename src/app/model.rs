@@ -115,7 +115,7 @@ struct Uses {
 }
 
 impl Model {
-    /// The model in use ([`model_in_use`]), if installed.
+    /// The model in use (`model_in_use`), if installed.
     pub fn find(home: &Home) -> Result<Option<Model>, AppError> {
         let name = model_in_use(home);
         let installed = InstalledModel::find(&home.models_dir(), &home.runtime_dir(), &name)

@@ -22,7 +22,7 @@
 //! in memory).
 
 /// The background table's name and version: what a change of table
-/// changes ([`TABLE`]'s first line names the same corpus).
+/// changes (`TABLE`'s first line names the same corpus).
 pub const RARITY_TABLE: &str = "wordfreq-3.1.1-en/1";
 
 /// The prior's weight, in rows of the background (chosen on LongMemEval
