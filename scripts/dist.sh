@@ -6,7 +6,7 @@
 #   bash scripts/dist.sh --formula DIR                   # goldfish.rb from DIR's archives
 #
 # An archive is DIR/goldfish-VERSION-TARGET.tar.gz (the release build's
-# binary, README.md and the licences, in a folder of the same name) and its
+# binary, README.md, the licences and NOTICE, in a folder of the same name) and its
 # .sha256 (`sha256sum` format). TARGET defaults to this machine's; the
 # release workflow (.github/workflows/release.yml) runs this script once per
 # platform, then --formula over all the archives. The build is the release
@@ -100,7 +100,7 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/$name" "$out"
 cp "$built/goldfish" "$stage/$name/"
-cp "$root/README.md" "$root/LICENSE-MIT" "$root/LICENSE-APACHE" "$stage/$name/"
+cp "$root/README.md" "$root/LICENSE-MIT" "$root/LICENSE-APACHE" "$root/NOTICE" "$stage/$name/"
 # Reproducible: fixed owner, order and times, so one commit gives one digest.
 tar -C "$stage" --sort=name --owner=0 --group=0 --numeric-owner \
     --mtime="@${SOURCE_DATE_EPOCH:-0}" -cf - "$name" | gzip -n > "$out/$name.tar.gz"

@@ -104,7 +104,7 @@ pub fn keeping(
         .map_err(|err| anyhow::Error::new(err).context(format!("reading {}", file.display())))?;
     let path = format!("{MEMORY_DIR}/{name}");
     let tracked = !workspace
-        .git(&["ls-files", "--", &path])
+        .git(&["--literal-pathspecs", "ls-files", "--", &path])
         .map_err(|err| anyhow::Error::new(err).context(format!("asking git about {path}")))?
         .trim()
         .is_empty();
@@ -155,11 +155,19 @@ pub fn keep(session: &mut Session, workspace: &Workspace, id: &str) -> Result<Ke
     let message = keeping.message();
     if !keeping.tracked {
         workspace
-            .git(&["add", "--", &keeping.path])
+            .git(&["--literal-pathspecs", "add", "--", &keeping.path])
             .map_err(|err| anyhow::Error::new(err).context(format!("adding {}", keeping.path)))?;
     }
     workspace
-        .git(&["commit", "-q", "-m", &message, "--", &keeping.path])
+        .git(&[
+            "--literal-pathspecs",
+            "commit",
+            "-q",
+            "-m",
+            &message,
+            "--",
+            &keeping.path,
+        ])
         .map_err(|err| anyhow::Error::new(err).context(format!("committing {}", keeping.path)))?;
     let commit = workspace
         .git(&["rev-parse", "HEAD"])
