@@ -612,6 +612,24 @@ impl Browser {
     }
 }
 
+impl Browser {
+    /// Submits the confirmation page shown: no line of `repo`'s log has
+    /// `field` = `id` before it, the page's heading says `done` after, and
+    /// the line it wrote (the first with `field` = `id`) is returned.
+    fn confirm(&self, repo: &Path, field: &str, id: &str, done: &str) -> serde_json::Value {
+        assert!(
+            memory_lines(repo).iter().all(|line| line[field] != id),
+            "nothing is written before the confirmation"
+        );
+        self.click("form button[type=submit]");
+        self.wait_text("main h1", done);
+        memory_lines(repo)
+            .into_iter()
+            .find(|line| line[field] == id)
+            .unwrap_or_else(|| panic!("no line with {field} = {id} in the log"))
+    }
+}
+
 impl Drop for Browser {
     fn drop(&mut self) {
         if !self.session.is_empty() {
@@ -829,19 +847,7 @@ fn the_review_queue_trusts_and_forgets_after_a_confirmation_in_a_browser() {
         format!("goldfish trust {quarantined}")
     );
     browser.screenshot("confirm");
-    assert!(
-        memory_lines(&bob)
-            .iter()
-            .all(|l| l["releases"] != quarantined.as_str()),
-        "nothing is written before the confirmation"
-    );
-    browser.click("form button[type=submit]");
-    browser.wait_text("main h1", "Released");
-    let lines = memory_lines(&bob);
-    let release = lines
-        .iter()
-        .find(|l| l["releases"] == quarantined.as_str())
-        .expect("a trust line in the log");
+    let release = browser.confirm(&bob, "releases", &quarantined, "Released");
     assert_eq!(release["type"], "trust");
     let shown = browser.text("pre.line");
     assert!(shown.contains(release["id"].as_str().unwrap()), "{shown}");
@@ -856,14 +862,7 @@ fn the_review_queue_trusts_and_forgets_after_a_confirmation_in_a_browser() {
         browser.text("code.command"),
         format!("goldfish forget {captured}")
     );
-    browser.click("form button[type=submit]");
-    browser.wait_text("main h1", "Forgotten");
-    assert!(
-        memory_lines(&bob)
-            .iter()
-            .any(|l| l["forgets"] == captured.as_str()),
-        "the tombstone line is in the log"
-    );
+    browser.confirm(&bob, "forgets", &captured, "Forgotten");
     browser.go(&format!("{}/review", viewer.origin()));
     assert_eq!(section("captured").len(), 0);
     let recalled = env.goldfish(&bob, &["show", &captured]);
@@ -1214,19 +1213,7 @@ fn a_memory_is_superseded_and_a_captured_one_kept_after_a_confirmation_in_a_brow
         "Payment retries use exponential backoff with jitter, at most three attempts",
     );
     browser.screenshot("supersede");
-    assert!(
-        memory_lines(&bob)
-            .iter()
-            .all(|line| line["supersedes"] != payments.as_str()),
-        "nothing is written before the confirmation"
-    );
-    browser.click("form button[type=submit]");
-    browser.wait_text("main h1", "Superseded");
-    let lines = memory_lines(&bob);
-    let new = lines
-        .iter()
-        .find(|line| line["supersedes"] == payments.as_str())
-        .expect("the new memory's line supersedes the old one");
+    let new = browser.confirm(&bob, "supersedes", &payments, "Superseded");
     let new_id = new["id"].as_str().unwrap();
     assert!(browser.text("pre.line").contains(new_id));
     let command = browser.text("code.command");
