@@ -142,9 +142,7 @@ fn weak_match(hits: &[IndexedMemory]) -> Option<Notice> {
     let best = hits
         .iter()
         .filter_map(|memory| memory.similarity)
-        .fold(None, |best: Option<f64>, s| {
-            Some(best.map_or(s, |b| b.max(s)))
-        })?;
+        .max_by(f64::total_cmp)?;
     let close = crate::domain::relevance::CLOSE;
     (best < close).then(|| {
         Notice::note(format!(

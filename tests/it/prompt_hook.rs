@@ -124,7 +124,15 @@ fn the_prompt_hook_adds_what_bears_on_the_prompt_once_and_nothing_else() {
         "{explained}"
     );
     assert_eq!(explained["added"][0], fix, "{explained}");
-    assert_verdicts_say_why(&explained);
+    for candidate in explained["candidates"].as_array().unwrap() {
+        let verdict = candidate["verdict"].as_str().unwrap();
+        let similarity = candidate["similarity"].as_f64().unwrap();
+        assert_eq!(
+            verdict == "not-close",
+            similarity < goldfish::app::prompt::MIN_SIMILARITY,
+            "each verdict says why: {candidate}"
+        );
+    }
 
     // Never the same memory twice in a session; another session gets the
     // same bytes (prompt caching).
@@ -548,18 +556,4 @@ fn the_prompt_hook_skips_what_the_briefing_gave_and_the_clients_own_prompts() {
         "{explained}"
     );
     assert!(hook(&env, &repo, &notification).stdout.is_empty());
-}
-
-/// Each candidate's verdict in `--explain` follows from its similarity:
-/// "not-close" exactly when it is below the floor.
-fn assert_verdicts_say_why(explained: &serde_json::Value) {
-    for candidate in explained["candidates"].as_array().unwrap() {
-        let verdict = candidate["verdict"].as_str().unwrap();
-        let similarity = candidate["similarity"].as_f64().unwrap();
-        assert_eq!(
-            verdict == "not-close",
-            similarity < goldfish::app::prompt::MIN_SIMILARITY,
-            "each verdict says why: {candidate}"
-        );
-    }
 }
