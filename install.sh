@@ -9,7 +9,11 @@
 #   --prefix DIR       install into DIR/bin
 #   --version X.Y.Z    that release instead of the latest
 #   --archive FILE     install this local archive (its FILE.sha256 beside it)
-# GOLDFISH_RELEASES overrides where releases are downloaded from.
+# GOLDFISH_RELEASES overrides where releases are downloaded from (default
+# https://github.com/goldfish-dev/goldfish/releases): a mirror with the same
+# layout, RELEASES/latest redirecting to RELEASES/tag/vX.Y.Z and the files
+# in RELEASES/download/vX.Y.Z/ (scripts/dist_check.sh serves one on
+# 127.0.0.1).
 set -eu
 
 releases="${GOLDFISH_RELEASES:-https://github.com/goldfish-dev/goldfish/releases}"
@@ -49,7 +53,10 @@ if [ -z "$archive" ]; then
     else
         # The latest release's archive names carry its version: ask for it.
         tag=$(curl -fsSL -o /dev/null -w '%{url_effective}' "$releases/latest") || fail "cannot reach $releases"
-        version=${tag##*/v}
+        version=${tag##*/tag/v}
+        case $version in
+            "" | */* | *[!0-9A-Za-z.+-]*) fail "$releases/latest led to $tag, not to a release tag (…/tag/vX.Y.Z): use --version X.Y.Z" ;;
+        esac
         base="$releases/download/v$version"
         name="goldfish-$version-$target.tar.gz"
     fi
