@@ -16,6 +16,8 @@
 #     captured as a fix (the shell's exit code read from the rollout);
 #   - an automatic compaction stores a checkpoint quoting the request, and
 #     the briefing after it (SessionStart, `source: "compact"`) starts from it.
+#   - what the hooks say on stderr is not shown (Codex CLI reads a hook's
+#     stderr only when it exits 2).
 # Needs node and npm (the registry), python3, git, and a goldfish binary
 # (GOLDFISH=path, else target/release/goldfish). CODEX_CLI=path/to/codex
 # skips the install; KEEP_WORK=1 keeps the temporary folder. The prompt hook needs an embedding model: the one in
@@ -44,8 +46,20 @@ echo "$("$codex" --version 2>/dev/null), $("$goldfish" --version)"
 
 # A hermetic world: its own HOME, CODEX_HOME (config, sessions), goldfish
 # home, git config.
-mkdir -p "$work/bin" "$work/home/.codex" "$work/home/.goldfish"
-ln -s "$goldfish" "$work/bin/goldfish"
+mkdir -p "$work/bin" "$work/home/.codex" "$work/home/.goldfish" "$work/hooks"
+# goldfish as the hooks find it on PATH: the binary, with what each agent
+# hook printed also kept in $work/hooks/ (TIME-EVENT.out and .err).
+cat > "$work/bin/goldfish" <<EOF
+#!/usr/bin/env bash
+[[ \${1:-} == agent-hook ]] || exec "$goldfish" "\$@"
+said=$work/hooks/\$(date +%s%N)-\$2
+"$goldfish" "\$@" > "\$said.out" 2> "\$said.err"
+status=\$?
+cat "\$said.out"
+cat "\$said.err" >&2
+exit \$status
+EOF
+chmod +x "$work/bin/goldfish"
 export PATH="$work/bin:$PATH" HOME="$work/home" CODEX_HOME="$work/home/.codex"
 export GOLDFISH_HOME="$work/home/.goldfish" GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 NO_COLOR=1
 models=${GOLDFISH_MODEL_HOME:-$root/target/model-home}
@@ -200,6 +214,25 @@ check "a pre-compaction checkpoint quotes the request (\"${checkpoint:0:120}…\
     grep -q 'Last request: Now check the cart totals stay in integer cents' <<< "$checkpoint"
 check "the briefing after the compaction starts from the checkpoint" \
     grep -q 'Checkpoint before the agent' <(requests "$from" | tail -n 1)
+# 4. What a hook says on stderr (here its trace: GOLDFISH_TRACE=1) Codex
+# CLI keeps from the user, unlike Gemini CLI (gemini.sh). In codex-rs (the
+# openai/codex repository) it pipes a hook's stderr
+# (hooks/src/engine/command_runner.rs, `run_command`:
+# `.stderr(Stdio::piped())`) and reads it only from a hook that exits 2,
+# as the reason it blocks or the model's feedback (the `Some(2)` arm of
+# `parse_completed` in hooks/src/events/user_prompt_submit.rs and
+# post_tool_use.rs); for exit 0 the `Some(0)` arms read stdout alone
+# (those and session_start.rs), and what a client shows of a run, its
+# `HookRunSummary` (`completed_summary` in hooks/src/engine/dispatcher.rs),
+# has the entries made from stdout and no stderr. goldfish's hooks always
+# exit 0. Nor does Codex CLI set a variable of its own for a hook process
+# (it gets codex's environment, its PATH led by codex's codex-path
+# folder). So under Codex CLI goldfish's notes stay on stderr, unshown;
+# this pins it for the pinned client.
+GOLDFISH_TRACE=1 run "Say hello"
+check "the hooks wrote on stderr ($(grep -l 'goldfish trace:' "$work"/hooks/*.err | wc -l) hooks' traces)" \
+    grep -q 'goldfish trace:' "$work"/hooks/*.err
+check "codex exec showed none of it" bash -c "! grep -q 'goldfish trace' '$work/codex.out' '$work/codex.err'"
 echo "memories: $(memories | python3 -c '
 import json, sys, collections
 kinds = collections.Counter(json.loads(line)["type"] for line in sys.stdin if line.strip())
