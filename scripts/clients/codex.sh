@@ -10,8 +10,9 @@
 #     trusted as its /hooks view trusts them (`[hooks.state."<key>"]
 #     trusted_hash` in the user's config, the keys and hashes from its app
 #     server's `hooks/list`), they run headless too;
-#   - the briefing (SessionStart) and the prompt hook's memories
-#     (UserPromptSubmit) reach the model's request;
+#   - the briefing (SessionStart) and what the prompt hook answers
+#     (UserPromptSubmit) reach the model's request, its memory in it when
+#     the lookup kept to its budget;
 #   - a failing check, an `apply_patch` edit, then the check passing is
 #     captured as a fix (the shell's exit code read from the rollout);
 #   - an automatic compaction stores a checkpoint quoting the request, and
@@ -187,8 +188,32 @@ from=$(($(wc -l < "$work/requests.jsonl") + 1))
 run "Fix the failing cart total test"
 check "the briefing reached the model's request" \
     grep -q 'Cart totals are computed in integer cents' <(requests "$from" | head -n 1)
-check "the prompt hook's memory reached the model's request" \
-    grep -q 'insight  Alice  The cart total test in test.js expects' <(requests "$from" | head -n 1)
+# The prompt hook answers within its budget (1.5 s) or adds nothing, and
+# leaves the lookup to the background: on a loaded machine it may miss the
+# budget, as it should, without the client being at fault. What is checked
+# is that Codex CLI ran it and put what it answered into the request; the
+# memory in that answer when the lookup was in time.
+said=$(find "$work/hooks" -name '*-user-prompt.out' | sort | head -n 1)
+said=${said%.out}
+check "Codex CLI ran the prompt hook (UserPromptSubmit)" test -n "$said"
+check "the prompt hook's answer reached the model's request" python3 -c '
+import json, sys
+said = sys.stdin.read()
+answer = json.loads(said)["hookSpecificOutput"]["additionalContext"] if said.strip() else ""
+def texts(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, (list, dict)):
+        for item in value.values() if isinstance(value, dict) else value:
+            yield from texts(item)
+request = json.loads(open(sys.argv[1]).readline())["body"]
+sys.exit(not any(answer.strip() in text for text in texts(request)))' <(requests "$from" | head -n 1) < "$said.out"
+if grep -q 'the lookup took longer than' "$said.err"; then
+    echo "skip the prompt hook's memory: its lookup missed the budget on this machine (\"$(head -n 1 "$said.err")\")"
+else
+    check "the prompt hook's memory reached the model's request" \
+        grep -q 'insight  Alice  The cart total test in test.js expects' <(requests "$from" | head -n 1)
+fi
 check "the patch changed src/cart.js" grep -q 'a + b;' src/cart.js
 goldfish capture work --wait > /dev/null
 memories() { cat .goldfish/memories/*.jsonl; }

@@ -102,7 +102,13 @@ check() { # check DESCRIPTION COMMAND...
     if "${@:2}"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi
 }
 check "the client put the briefing before the prompt" grep -q '"prompt":"<hook_context>' "$work/before-agent.jsonl"
-explained=$(head -n 1 "$work/before-agent.jsonl" | goldfish agent-hook user-prompt --explain)
+# The lookup keeps to the prompt hook's budget (1.5 s) or answers nothing
+# ("the lookup took longer"), as a loaded machine can make it: asked again
+# then, up to three times.
+for _ in 1 2 3; do
+    explained=$(head -n 1 "$work/before-agent.jsonl" | goldfish agent-hook user-prompt --explain 2> "$work/explain.err")
+    if [[ -n $explained ]] || ! grep -q 'the lookup took longer than' "$work/explain.err"; then break; fi
+done
 check "the prompt hook looked up the prompt, not the briefing (\"ok, go on\" asks nothing)" \
     grep -q '"event":"BeforeAgent".*"skipped":"not a question about the work' <<< "$explained"
 check "no compaction checkpoint over $(grep -c . "$work/two.jsonl") model calls" \
