@@ -1527,7 +1527,10 @@ impl SessionMarks {
 /// `GEMINI_SESSION_ID` (with `GEMINI_PROJECT_DIR` and `GEMINI_CWD`) for
 /// each hook command, and whenever a hook's stdout is empty it shows its
 /// stderr to the user, as the hook's `systemMessage`
-/// (`HookRunner.executeCommandHook` in `@google/gemini-cli` 0.61).
+/// (`HookRunner.executeCommandHook` in `@google/gemini-cli` 0.61). Codex
+/// CLI needs no such care: it reads a hook's stderr only when the hook
+/// exits 2, and sets no variable of its own for a hook
+/// (`scripts/clients/codex.sh` checks it shows none of it).
 pub fn run_by_gemini() -> bool {
     crate::adapters::env::var(crate::adapters::env::GEMINI_SESSION_ID).is_some()
 }
