@@ -71,7 +71,8 @@ server.serve_forever()
 PY
 server=$!
 trap 'kill "$server" 2> /dev/null || true; rm -rf "$work"' EXIT
-for _ in $(seq 50); do [[ -s $work/port ]] && break; sleep 0.1; done
+# Up to 30 s for python3 to start and bind, on a loaded machine too.
+for _ in $(seq 300); do [[ -s $work/port ]] && break; sleep 0.1; done
 from="http://127.0.0.1:$(cat "$work/port")/releases"
 GOLDFISH_RELEASES=$from sh "$root/install.sh" --prefix "$work/downloaded" < /dev/null
 "$work/downloaded/bin/goldfish" --version

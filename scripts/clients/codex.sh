@@ -116,7 +116,8 @@ print(json.dumps({
 EOF
 python3 "$root/scripts/clients/responses_standin.py" "$work/answers.json" "$work/requests.jsonl" "$work/port" 2> "$work/server.log" &
 server_pid=$!
-for _ in $(seq 50); do [[ -s $work/port ]] && break; sleep 0.1; done
+# Up to 30 s for python3 to start and bind, on a loaded machine too.
+for _ in $(seq 300); do [[ -s $work/port ]] && break; sleep 0.1; done
 port=$(cat "$work/port")
 cat > "$CODEX_HOME/config.toml" <<EOF
 model = "gpt-5.5"

@@ -105,8 +105,10 @@ check "claude mcp list: the plugin's goldfish server connects" shows claude-mcp 
 python3 "$root/scripts/clients/messages_standin.py" "$work/messages.jsonl" "$work/port" 2> "$work/standin.log" &
 standin=$!
 trap 'kill $standin 2> /dev/null || true; cleanup' EXIT
-for _ in $(seq 50); do [[ -s $work/port ]] && break; sleep 0.1; done
-export ANTHROPIC_BASE_URL="http://127.0.0.1:$(cat "$work/port")" ANTHROPIC_API_KEY=not-used
+# Up to 30 s for python3 to start and bind, on a loaded machine too.
+for _ in $(seq 300); do [[ -s $work/port ]] && break; sleep 0.1; done
+port=$(cat "$work/port")
+export ANTHROPIC_BASE_URL="http://127.0.0.1:$port" ANTHROPIC_API_KEY=not-used
 (cd "$repo" && timeout 120 "$claude" -p "What did the team decide about cart totals?" --model claude-sonnet-4-5 > "$work/claude-run.log" 2>&1) || true
 check "claude -p: the plugin's SessionStart briefing reached the model" grep -q 'integer cents' "$work/messages.jsonl"
 before=$(cd "$plain" && find . -path ./.git -prune -o -print | sort)
@@ -170,7 +172,8 @@ fi
 python3 "$root/scripts/clients/git_standin.py" "$work/git" "$work/git-port" 2> "$work/git-standin.log" &
 git_standin=$!
 trap 'kill $standin $git_standin 2> /dev/null || true; cleanup' EXIT
-for _ in $(seq 50); do [[ -s $work/git-port ]] && break; sleep 0.1; done
+# Up to 30 s for python3 to start and bind, on a loaded machine too.
+for _ in $(seq 300); do [[ -s $work/git-port ]] && break; sleep 0.1; done
 url="http://127.0.0.1:$(cat "$work/git-port")/goldfish.git"
 check "gemini extensions install <git url>" log gemini-install "$gemini" extensions install "$url" --consent
 log gemini-list "$gemini" extensions list || true
