@@ -18,6 +18,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::ascii_first::AsciiFirst;
 use super::fold;
 
 /// Text that reads as an order to an agent.
@@ -37,14 +38,14 @@ const EXCERPT_CHARS: usize = 60;
 
 struct Rule {
     name: &'static str,
-    pattern: Regex,
+    pattern: AsciiFirst,
 }
 
 /// The rules matched by a pattern alone, in the order they are tried.
 static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     let rule = |name, pattern: &str| Rule {
         name,
-        pattern: Regex::new(pattern).expect("injection patterns are valid"),
+        pattern: AsciiFirst::new(pattern),
     };
     vec![
         rule(
@@ -171,7 +172,7 @@ pub fn find(text: &str) -> Option<Finding> {
     for view in fold::views(text) {
         for rule in RULES.iter() {
             if let Some(found) = rule.pattern.find(&view.text) {
-                let span = view.original(found.range());
+                let span = view.original(found);
                 return Some(Finding {
                     rule: rule.name,
                     excerpt: excerpt(text, span.clone()),
@@ -367,6 +368,47 @@ mod tests {
 
     fn rule(text: &str) -> Option<&'static str> {
         find(text).map(|found| found.rule)
+    }
+
+    /// Every rule's ASCII form finds what its Unicode form finds, at the
+    /// same offsets, on every ASCII line of the committed corpora (attacks
+    /// and engineering text, ours and the public ones), as read by the
+    /// detector (each folded view).
+    #[test]
+    fn each_rule_reads_ascii_text_as_its_unicode_form_does() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures");
+        let unicode: Vec<Regex> = RULES
+            .iter()
+            .map(|rule| Regex::new(rule.pattern.source()).unwrap())
+            .collect();
+        let mut lines = 0;
+        for folder in ["injection", "injection-public"] {
+            for file in std::fs::read_dir(format!("{root}/{folder}")).unwrap() {
+                let path = file.unwrap().path();
+                let Ok(text) = std::fs::read_to_string(&path) else {
+                    continue;
+                };
+                for line in text.lines() {
+                    for view in fold::views(line) {
+                        if !view.text.is_ascii() {
+                            continue;
+                        }
+                        lines += 1;
+                        for (rule, unicode) in RULES.iter().zip(&unicode) {
+                            assert_eq!(
+                                rule.pattern.find(&view.text),
+                                unicode.find(&view.text).map(|found| found.range()),
+                                "{} on {:?} ({})",
+                                rule.name,
+                                view.text,
+                                path.display()
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        assert!(lines > 1_000, "{lines} ASCII lines read");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! view a reader gets of a log once tombstones are applied. No I/O here; see
 //! `goldfish::adapters::memdir` for the files.
 
+mod ascii_first;
 pub mod fold;
 pub mod injection;
 pub mod kinds;

@@ -3,7 +3,7 @@
 
 use std::sync::LazyLock;
 
-use regex::Regex;
+use crate::memory::ascii_first::AsciiFirst;
 
 use super::values::{
     bare_token, credential, is_placeholder, looks_like_token, looks_random, named, pin, random_mix,
@@ -48,7 +48,7 @@ enum Check {
 pub(super) struct Rule {
     name: &'static str,
     /// The secret is the capture group `s`; the rest of the match may be shown.
-    pattern: Regex,
+    pattern: AsciiFirst,
     check: Check,
 }
 
@@ -85,7 +85,7 @@ const LOWERCASED: &[&str] = &[
 pub(super) static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     let rule = |name, pattern: &str, check| Rule {
         name,
-        pattern: Regex::new(pattern).expect("secret patterns are valid"),
+        pattern: AsciiFirst::new(pattern),
         check,
     };
     vec![
@@ -260,11 +260,11 @@ pub(super) fn matches(rule: &Rule, visible: &Visible<'_>) -> Vec<Finding> {
         text
     };
     let mut found = Vec::new();
-    for captures in rule.pattern.captures_iter(haystack) {
-        let (Some(whole), Some(secret)) = (captures.get(0), captures.name("s")) else {
+    for (whole, secret) in rule.pattern.captures_named(haystack, "s") {
+        let Some(secret) = secret else {
             continue;
         };
-        let value = &text[secret.range()];
+        let value = &text[secret.clone()];
         if value.starts_with(MASK) {
             // Already masked.
             continue;
@@ -274,26 +274,76 @@ pub(super) fn matches(rule: &Rule, visible: &Visible<'_>) -> Vec<Finding> {
             Check::NotPlaceholder => !is_placeholder(value),
             Check::Random => !is_placeholder(value) && looks_random(value),
             Check::Token => !is_placeholder(value) && looks_like_token(value),
-            Check::Bare => !is_placeholder(value) && bare_token(text, secret.start(), value),
+            Check::Bare => !is_placeholder(value) && bare_token(text, secret.start, value),
             Check::Prefixed => !is_placeholder(value) && random_mix(value),
             Check::ShortKey => {
                 !value
                     .chars()
                     .all(|c| c.is_ascii_digit() || ".,%/".contains(c))
-                    && credential(text, whole.start()..secret.start(), secret.range())
+                    && credential(text, whole.start..secret.start, secret.clone())
             }
-            Check::Credential => credential(text, whole.start()..secret.start(), secret.range()),
-            Check::Stated => stated(text, whole.start()..secret.start(), secret.range()),
-            Check::Named => named(text, whole.start()..secret.start(), secret.range()),
-            Check::Pin => pin(text, whole.start()..secret.start(), secret.range()),
+            Check::Credential => credential(text, whole.start..secret.start, secret.clone()),
+            Check::Stated => stated(text, whole.start..secret.start, secret.clone()),
+            Check::Named => named(text, whole.start..secret.start, secret.clone()),
+            Check::Pin => pin(text, whole.start..secret.start, secret.clone()),
         };
         if fires {
             found.push(Finding {
                 rule: rule.name,
-                shown: text[whole.start()..secret.start()].to_owned(),
-                secret: secret.range(),
+                shown: text[whole.start..secret.start].to_owned(),
+                secret: secret.clone(),
             });
         }
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every rule's ASCII form finds what its Unicode form finds (matches
+    /// and secret groups, at the same offsets) on every ASCII line of the
+    /// committed corpora, as written and lowercased.
+    #[test]
+    fn each_rule_reads_ascii_text_as_its_unicode_form_does() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures");
+        let unicode: Vec<regex::Regex> = RULES
+            .iter()
+            .map(|rule| regex::Regex::new(rule.pattern.source()).unwrap())
+            .collect();
+        let mut lines = 0;
+        for folder in ["secrets", "secrets-public", "secrets-prose"] {
+            for file in std::fs::read_dir(format!("{root}/{folder}")).unwrap() {
+                let path = file.unwrap().path();
+                let Ok(text) = std::fs::read_to_string(&path) else {
+                    continue;
+                };
+                for line in text.lines().filter(|line| line.is_ascii()) {
+                    lines += 1;
+                    for haystack in [line.to_owned(), line.to_ascii_lowercase()] {
+                        for (rule, unicode) in RULES.iter().zip(&unicode) {
+                            let expected: Vec<_> = unicode
+                                .captures_iter(&haystack)
+                                .map(|found| {
+                                    (
+                                        found.get(0).unwrap().range(),
+                                        found.name("s").map(|part| part.range()),
+                                    )
+                                })
+                                .collect();
+                            assert_eq!(
+                                rule.pattern.captures_named(&haystack, "s"),
+                                expected,
+                                "{} on {haystack:?} ({})",
+                                rule.name,
+                                path.display()
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        assert!(lines > 500, "{lines} ASCII lines read");
+    }
 }
