@@ -1,8 +1,8 @@
 //! The git adapter: finds the repository (with gix, honouring `GIT_DIR` and
 //! linked worktrees), reads identity, HEAD, trees and blobs, and runs the
 //! `git` CLI for the few things gix does not do here (config writes,
-//! `rev-parse --git-path hooks`, `merge-file`, the index's unmerged entries, verifying
-//! commit signatures;
+//! `merge-file`, a split index's unmerged entries, verifying commit
+//! signatures;
 //! docs/ARCHITECTURE.md lists every call).
 
 use std::collections::{HashMap, HashSet};
@@ -46,6 +46,20 @@ pub enum GitError {
 pub struct Workspace {
     repo: gix::Repository,
     root: PathBuf,
+}
+
+/// An index entry git left at a conflict stage (one line of `git ls-files
+/// -u`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unmerged {
+    /// Its path from the work tree's root.
+    pub path: String,
+    /// Its file mode, e.g. `0o100644`.
+    pub mode: u32,
+    /// Its blob.
+    pub id: gix::ObjectId,
+    /// 1 the base, 2 ours, 3 theirs.
+    pub stage: u8,
 }
 
 /// What HEAD points to.
@@ -124,6 +138,94 @@ impl Workspace {
             .config_snapshot()
             .string(key)
             .map(|value| value.to_string())
+    }
+
+    /// A string from this repository's own config file alone, as `git
+    /// config --local --get` reads it: the last value of `key` in the
+    /// shared git folder's `config`, its includes not followed. `None` when
+    /// unset, or when the file cannot be read or parsed (git fails then
+    /// too).
+    pub fn local_config_string(&self, key: &str) -> Option<String> {
+        let path = self.common_dir().join("config");
+        let file =
+            gix::config::File::from_path_no_includes(path, gix::config::Source::Local).ok()?;
+        file.string(key).map(|value| value.to_string())
+    }
+
+    /// The folder git runs hooks from, as `git rev-parse --git-path hooks`
+    /// names it: `core.hooksPath` (any scope, `~` expanded; relative to the
+    /// work tree, where git runs hooks) when set, else the shared git
+    /// folder's `hooks` (a linked worktree shares its main one's). A value
+    /// gix cannot expand is left to git itself.
+    pub fn hooks_dir(&self) -> Result<PathBuf, GitError> {
+        let dir = match self.repo.config_snapshot().trusted_path("core.hooksPath") {
+            Ok(Some(path)) if !path.as_os_str().is_empty() => path,
+            Ok(_) => {
+                let common = self.common_dir();
+                common
+                    .canonicalize()
+                    .unwrap_or_else(|_| common.to_owned())
+                    .join("hooks")
+            }
+            Err(_) => PathBuf::from(self.git(&["rev-parse", "--git-path", "hooks"])?),
+        };
+        Ok(if dir.is_absolute() {
+            dir
+        } else {
+            self.root.join(dir)
+        })
+    }
+
+    /// The index's entries at a conflict stage inside the folder `folder`
+    /// (a path from the root, no trailing slash), in the index's order
+    /// (path, then stage): what `git ls-files -u -- folder` lists. Read in
+    /// process; a split index (`core.splitIndex`, whose other half gix does
+    /// not read) is asked of git itself.
+    pub fn unmerged_in(&self, folder: &str) -> Result<Vec<Unmerged>, GitError> {
+        let path = self.repo.index_path();
+        if !path.exists() {
+            return Ok(Vec::new());
+        }
+        let index = match self.repo.open_index() {
+            Ok(index) if index.link().is_none() => index,
+            _ => return self.unmerged_listed(folder),
+        };
+        let prefix = format!("{folder}/");
+        Ok(index
+            .entries()
+            .iter()
+            .filter(|entry| entry.stage_raw() != 0)
+            .filter_map(|entry| {
+                let path = std::str::from_utf8(entry.path(&index)).ok()?;
+                path.starts_with(&prefix).then(|| Unmerged {
+                    path: path.to_owned(),
+                    mode: entry.mode.bits(),
+                    id: entry.id,
+                    stage: entry.stage_raw() as u8,
+                })
+            })
+            .collect())
+    }
+
+    /// [`Workspace::unmerged_in`] from `git ls-files -u`.
+    fn unmerged_listed(&self, folder: &str) -> Result<Vec<Unmerged>, GitError> {
+        let listing = self.git(&["ls-files", "-u", "-z", "--", folder])?;
+        Ok(listing
+            .split('\0')
+            .filter_map(|entry| {
+                let (meta, path) = entry.split_once('\t')?;
+                let mut words = meta.split(' ');
+                let mode = u32::from_str_radix(words.next()?, 8).ok()?;
+                let id = gix::ObjectId::from_hex(words.next()?.as_bytes()).ok()?;
+                let stage = words.next()?.parse().ok()?;
+                Some(Unmerged {
+                    path: path.to_owned(),
+                    mode,
+                    id,
+                    stage,
+                })
+            })
+            .collect())
     }
 
     /// The author name goldfish stamps on records: `GIT_AUTHOR_NAME`,

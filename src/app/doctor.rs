@@ -691,12 +691,12 @@ fn journal(workspace: &Workspace) -> Finding {
 /// in it shows the conflict. Paths relative to the repository; none when git
 /// cannot be asked.
 pub fn unmerged_memory_files(workspace: &Workspace) -> Vec<String> {
-    let Ok(listing) = workspace.git(&["ls-files", "-u", "-z", "--", MEMORY_DIR]) else {
+    let Ok(entries) = workspace.unmerged_in(MEMORY_DIR) else {
         return Vec::new();
     };
-    let mut files: Vec<String> = listing
-        .split('\0')
-        .filter_map(|entry| entry.split_once('\t').map(|(_, path)| path.to_owned()))
+    let mut files: Vec<String> = entries
+        .into_iter()
+        .map(|entry| entry.path)
         .filter(|path| path.ends_with(".jsonl"))
         .collect();
     files.dedup();
@@ -961,15 +961,15 @@ fn keyword_index(index: &Index, index_path: &std::path::Path) -> Option<Finding>
                 keyword::RARITY_TABLE
             ),
         ),
-        Ok(Standing::Behind { changes }) => Finding::bad(
+        // A store leaves the keyword index to the next read: behind is
+        // how it waits, not a fault.
+        Ok(Standing::Behind { changes }) => Finding::ok(
             "keyword-index",
-            Severity::Warning,
             format!(
-                "{}: {} behind the index; {fallback} applies them",
+                "{}: {} stored since it was written; {fallback} writes them",
                 dir.display(),
                 crate::app::render::memories(changes)
             ),
-            "goldfish sync",
         ),
         Ok(Standing::Unwritten) => Finding::bad(
             "keyword-index",

@@ -180,7 +180,7 @@ pub struct Resolved {
 /// 3 theirs) a path has.
 #[derive(Debug, Default)]
 struct Stages {
-    blobs: [Option<String>; 3],
+    blobs: [Option<gix::ObjectId>; 3],
 }
 
 /// Merges every memory file left in conflict again, with the merge driver's
@@ -201,8 +201,9 @@ pub fn resolve(workspace: &Workspace) -> Result<Vec<Resolved>, ResolveError> {
     let mut resolved = Vec::new();
     for (path, stages) in conflicted {
         let [base, ours, theirs] = stages.blobs.each_ref().map(|blob| {
-            blob.as_deref()
-                .map_or(Ok(Vec::new()), |oid| blob_bytes(workspace, oid))
+            blob.map_or(Ok(Vec::new()), |id| {
+                workspace.read_blob(id).map_err(ResolveError::from)
+            })
         });
         let merged = goldfish_log::merge::merge(&base?, &ours?, &theirs?);
         let file = workspace.root().join(&path);
@@ -237,42 +238,27 @@ pub fn resolve(workspace: &Workspace) -> Result<Vec<Resolved>, ResolveError> {
 fn conflicted_memory_files(
     workspace: &Workspace,
 ) -> Result<BTreeMap<String, Stages>, ResolveError> {
-    let listing = workspace.git(&["ls-files", "-u", "-z", "--", MEMORY_DIR])?;
     let mut files: BTreeMap<String, Stages> = BTreeMap::new();
-    for entry in listing.split('\0').filter(|e| !e.is_empty()) {
-        let Some((meta, path)) = entry.split_once('\t') else {
-            continue;
-        };
-        if !crate::app::init::is_memory_path(path) {
+    for entry in workspace.unmerged_in(MEMORY_DIR)? {
+        if !crate::app::init::is_memory_path(&entry.path) {
             continue;
         }
-        let mut words = meta.split(' ');
-        let (Some(mode), Some(oid), Some(stage)) = (words.next(), words.next(), words.next())
-        else {
-            continue;
-        };
-        if mode != "100644" && mode != "100755" {
+        if entry.mode != 0o100644 && entry.mode != 0o100755 {
             return Err(ResolveError::Refused {
-                path: path.to_owned(),
-                reason: format!("a side of the merge is not a regular file (mode {mode})"),
+                path: entry.path,
+                reason: format!(
+                    "a side of the merge is not a regular file (mode {:06o})",
+                    entry.mode
+                ),
             });
         }
-        let slot = match stage {
-            "1" => 0,
-            "2" => 1,
-            "3" => 2,
+        let slot = match entry.stage {
+            1 => 0,
+            2 => 1,
+            3 => 2,
             _ => continue,
         };
-        files.entry(path.to_owned()).or_default().blobs[slot] = Some(oid.to_owned());
+        files.entry(entry.path).or_default().blobs[slot] = Some(entry.id);
     }
     Ok(files)
-}
-
-/// The bytes of a blob, exactly (read with gix).
-fn blob_bytes(workspace: &Workspace, oid: &str) -> Result<Vec<u8>, ResolveError> {
-    let id = gix::ObjectId::from_hex(oid.as_bytes()).map_err(|err| ResolveError::Refused {
-        path: oid.to_owned(),
-        reason: format!("git listed an object id that is not one ({err})"),
-    })?;
-    Ok(workspace.read_blob(id)?)
 }

@@ -293,7 +293,7 @@ pub(crate) fn declare_driver(
 ) -> Result<bool, InitError> {
     let mut changed = false;
     for (key, value) in [(DRIVER_NAME_KEY, DRIVER_NAME), (DRIVER_KEY, DRIVER_COMMAND)] {
-        let current = workspace.git(&["config", "--local", "--get", key]).ok();
+        let current = workspace.local_config_string(key);
         if current.as_deref() != Some(value) {
             workspace.git(&["config", "--local", key, value])?;
             changed = true;
@@ -309,12 +309,7 @@ pub(crate) fn declare_driver(
 
 /// The folder git runs hooks from (honouring `core.hooksPath` and worktrees).
 pub fn hooks_dir(workspace: &Workspace) -> Result<PathBuf, GitError> {
-    let dir = PathBuf::from(workspace.git(&["rev-parse", "--git-path", "hooks"])?);
-    Ok(if dir.is_absolute() {
-        dir
-    } else {
-        workspace.root().join(dir)
-    })
+    workspace.hooks_dir()
 }
 
 /// The hooks folder, once it is known to be inside the repository (or

@@ -10,7 +10,7 @@ use anyhow::Context;
 
 use super::session::{ModelState, Need, Session};
 use super::sync::{
-    READ_EMBED_LIMIT, READ_EMBEDS, embed_pending, lags, repo_config, scope_of, sync_workspace,
+    READ_EMBED_LIMIT, READ_EMBEDS, embed_pending, lags, repo_config, scope_of, sync_after_store,
 };
 use super::{AppError, Arg, Hint, render};
 use crate::adapters::git::Workspace;
@@ -841,7 +841,7 @@ fn near_duplicates_seen(
         return Ok((Vec::new(), None, None));
     }
     if lags(session, workspace)? {
-        sync_workspace(session, workspace, READ_EMBEDS)?;
+        sync_after_store(session, workspace, READ_EMBEDS)?;
     } else if session.index()?.pending_embeddings()? > 0 {
         // Current, but memories a hook left to a background embedder would
         // escape the comparison: as many as a read embeds, from the queue.
@@ -917,7 +917,7 @@ fn index_stored(
         index.use_model(model)?;
         index.insert_embeddings(model, [(hash.as_str(), vector.as_slice())])?;
     }
-    let report = sync_workspace(session, workspace, READ_EMBEDS)?;
+    let report = sync_after_store(session, workspace, READ_EMBEDS)?;
     let ModelState::Installed(model_id) = session.model_state() else {
         return Ok((Vec::new(), None));
     };

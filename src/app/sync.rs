@@ -64,7 +64,18 @@ pub fn sync_workspace(
     workspace: &Workspace,
     embed: Embed,
 ) -> Result<Option<SyncReport>, AppError> {
-    Ok(sync_or_hand(session, workspace, embed)?.ran())
+    Ok(sync_or_hand(session, workspace, embed, false)?.ran())
+}
+
+/// [`sync_workspace`] for a store: the keyword index is left for the next
+/// reader to catch up ([`SyncOptions::keywords_later`]), so memories
+/// stored one after another are written to it together.
+pub fn sync_after_store(
+    session: &mut Session,
+    workspace: &Workspace,
+    embed: Embed,
+) -> Result<Option<SyncReport>, AppError> {
+    Ok(sync_or_hand(session, workspace, embed, true)?.ran())
 }
 
 /// [`sync_workspace`], with the ticket of a request handed to a running
@@ -73,8 +84,10 @@ fn sync_or_hand(
     session: &mut Session,
     workspace: &Workspace,
     embed: Embed,
+    keywords_later: bool,
 ) -> Result<Exclusive<SyncReport>, AppError> {
     let options = SyncOptions {
+        keywords_later,
         abort_before_commit: env::var(env::GOLDFISH_FAULT).as_deref() == Some("sync-abort"),
         now: session.now().ok(),
         // A sync that embeds everything (`goldfish sync`, `reindex`,
@@ -310,7 +323,7 @@ pub fn sync_waiting(
 ) -> Result<Option<SyncReport>, AppError> {
     let deadline = std::time::Instant::now() + wait;
     loop {
-        let ticket = match sync_or_hand(session, workspace, embed)? {
+        let ticket = match sync_or_hand(session, workspace, embed, false)? {
             Exclusive::Ran(report) => return Ok(Some(report)),
             Exclusive::Handed(ticket) => ticket,
         };

@@ -312,6 +312,8 @@ fn medium_3_an_unwritable_keyword_index_is_named_at_once() {
     let env = TestEnv::new();
     let repo = env.repo("r", "Ada");
     env.ok(&repo, &["store", "The pool holds eight connections"]);
+    // A read writes the keyword index (a store leaves it to the next one).
+    env.ok(&repo, &["recall", "pool"]);
     let dir = text_dir(&env);
     let as_root = {
         use std::os::unix::fs::MetadataExt;

@@ -222,6 +222,11 @@ pub struct SyncOptions {
     /// stat says nothing changed (`FolderScan`): what an explicit sync
     /// does.
     pub every_file: bool,
+    /// Leave the keyword index for the next reader to catch up (the
+    /// journal keeps what it lacks, and a search catches it up before it
+    /// reads): a store, whose own checks search by meaning only, does not
+    /// write it for each memory.
+    pub keywords_later: bool,
 }
 
 /// Syncs `workspace` into the index, its `.goldfish/config` being `config`
@@ -230,7 +235,7 @@ pub struct SyncOptions {
 /// (`Gathered`), plans what to write ([`sync_plan::plan`], pure), has the
 /// index write it, walks the new commits (provenance), stores the trust
 /// policy and weighs the verdicts; the keyword index catches up after it
-/// commits.
+/// commits (unless [`SyncOptions::keywords_later`]).
 pub fn sync(
     index: &mut Index,
     workspace: &Workspace,
@@ -261,7 +266,9 @@ pub fn sync(
         } else {
             drop(writing);
         }
-        catch_up_if_lagging(index, &mut report);
+        if !options.keywords_later {
+            catch_up_if_lagging(index, &mut report);
+        }
         return Ok(report);
     }
     weigh(&writing, workspace, head, followed, policy_changed)?;
@@ -270,7 +277,9 @@ pub fn sync(
         std::process::abort();
     }
     writing.commit()?;
-    catch_up_keyword_index(index, &mut report);
+    if !options.keywords_later {
+        catch_up_keyword_index(index, &mut report);
+    }
     Ok(report)
 }
 
