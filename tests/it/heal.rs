@@ -208,3 +208,33 @@ fn init_during_a_conflicted_merge_merges_the_memory_files() {
         &["Alice's memory", "Bob's memory", "Seed's memory"],
     );
 }
+
+/// Unmerged entries are read from git's index in process; a split index
+/// (`core.splitIndex`, whose shared half gix does not read) is asked of git,
+/// and merged the same.
+#[test]
+fn any_command_merges_a_conflict_recorded_in_a_split_index() {
+    let env = TestEnv::new();
+    let bob = conflicted_clone(&env, true);
+    env.git(&bob, &["config", "core.splitIndex", "true"]);
+    env.git(&bob, &["update-index", "--split-index"]);
+    assert!(
+        std::fs::read_dir(bob.join(".git"))
+            .unwrap()
+            .any(|entry| entry
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("sharedindex.")),
+        "the index is split"
+    );
+    let status = env.goldfish(&bob, &["status"]);
+    assert!(status.status.success());
+    let stderr = String::from_utf8_lossy(&status.stderr);
+    assert!(stderr.contains(&format!("merged {FILE} again")), "{stderr}");
+    assert_merged(
+        &env,
+        &bob,
+        &["Alice's memory", "Bob's memory", "Seed's memory"],
+    );
+}
