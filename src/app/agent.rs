@@ -1529,7 +1529,7 @@ impl SessionMarks {
 /// stderr to the user, as the hook's `systemMessage`
 /// (`HookRunner.executeCommandHook` in `@google/gemini-cli` 0.61).
 pub fn run_by_gemini() -> bool {
-    crate::adapters::env::var(crate::adapters::env::GEMINI_SESSION_ID).is_some()
+    crate::adapters::env::gemini_session()
 }
 
 /// Where an agent hook that must not speak on stderr keeps what it would

@@ -444,6 +444,35 @@ fn each_commands_arguments_sit_beside_its_handler() {
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
+/// The environment is read in one place: `src/adapters/env.rs`, the
+/// registry of the variables goldfish reads, a function for each. Setting a
+/// variable (for this process's libraries, or a child's) is not reading it,
+/// and `std::env::current_dir`, `args_os` and the like are not variables.
+#[test]
+fn the_environment_is_read_only_through_the_registry() {
+    let read = regex::Regex::new(r"\benv::(var|var_os|vars|vars_os)\b").unwrap();
+    let mut found = Vec::new();
+    for (module, text) in all_modules() {
+        if module == ["adapters", "env"] {
+            continue;
+        }
+        for (n, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            if let Some(hit) = read.find(line) {
+                found.push(format!(
+                    "src/{}: line {}: `{}`: read it through a function of src/adapters/env.rs",
+                    module.join("/"),
+                    n + 1,
+                    hit.as_str()
+                ));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
 /// The index stores what history found and what the core judged; it reads
 /// neither git nor history itself (nor gix): the sync walks, the index
 /// writes what it is handed.

@@ -26,7 +26,7 @@ pub(super) fn doctor(args: DoctorArgs, out: &mut dyn Write) -> Result<u8, CliErr
     let session = super::session::session()?;
     let home = session.home.clone();
     let model = session.model_state();
-    let path_var = std::env::var_os("PATH");
+    let path_var = doctor::search_path();
     let findings = doctor::diagnose(
         &workspace,
         &Inputs {
