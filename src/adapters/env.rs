@@ -2,7 +2,8 @@
 //! test and bench harness variables, `GOLDFISH_TEST_MODEL_HOME` and
 //! `GOLDFISH_BENCH_*`, live with the harness).
 //!
-//! Adapters and the application layer read these; the core takes values as
+//! Adapters and the application layer read them through the functions
+//! below, nowhere else (`tests/it/layers.rs`); the core takes values as
 //! arguments.
 
 /// Fixes "now" (RFC 3339, e.g. `2026-11-21T09:00:00Z`) for stores, forgets and
@@ -102,20 +103,129 @@ pub const GIT_AUTHOR_NAME: &str = "GIT_AUTHOR_NAME";
 /// it against the trust policy.
 pub const GIT_AUTHOR_EMAIL: &str = "GIT_AUTHOR_EMAIL";
 
+// The environment is read here only (a test in `tests/it/layers.rs` holds
+// it): each variable through a function named for it, an empty value as
+// unset.
+
 /// Reads a variable, treating an empty value as unset.
-pub fn var(name: &str) -> Option<String> {
+fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
 /// Whether a switch is turned off: `0` or `off` (any case), the one way
 /// every switch reads it.
-pub fn off(name: &str) -> bool {
+fn off(name: &str) -> bool {
     var(name).is_some_and(|v| v.trim() == "0" || v.trim().eq_ignore_ascii_case("off"))
 }
 
 /// Whether goldfish is switched off with `GOLDFISH=0`.
 pub fn disabled() -> bool {
     off(GOLDFISH)
+}
+
+/// `GOLDFISH_NOW`, unparsed.
+pub fn now() -> Option<String> {
+    var(GOLDFISH_NOW)
+}
+
+/// `GOLDFISH_HOME`.
+pub fn home() -> Option<String> {
+    var(GOLDFISH_HOME)
+}
+
+/// `HOME`, the user's home folder (goldfish's default home is under it).
+pub fn user_home() -> Option<String> {
+    var("HOME")
+}
+
+/// `PATH` as the process has it (the folders git looks for `goldfish` in).
+pub fn search_path() -> Option<std::ffi::OsString> {
+    std::env::var_os("PATH")
+}
+
+/// `GOLDFISH_MODEL`.
+pub fn model() -> Option<String> {
+    var(GOLDFISH_MODEL)
+}
+
+/// `GOLDFISH_THREADS`, unparsed.
+pub fn threads() -> Option<String> {
+    var(GOLDFISH_THREADS)
+}
+
+/// `GOLDFISH_DISTILL_COMMAND`.
+pub fn distill_command() -> Option<String> {
+    var(GOLDFISH_DISTILL_COMMAND)
+}
+
+/// `GOLDFISH_DISTILL_TIMEOUT`, unparsed.
+pub fn distill_timeout() -> Option<String> {
+    var(GOLDFISH_DISTILL_TIMEOUT)
+}
+
+/// `GOLDFISH_CAPTURE`, as set (`rules`, `model`, `off`, or anything else).
+pub fn capture() -> Option<String> {
+    var(GOLDFISH_CAPTURE)
+}
+
+/// `GOLDFISH_CAPTURE_MODEL`.
+pub fn capture_model() -> Option<String> {
+    var(GOLDFISH_CAPTURE_MODEL)
+}
+
+/// `GOLDFISH_CAPTURE_COMMAND`.
+pub fn capture_command() -> Option<String> {
+    var(GOLDFISH_CAPTURE_COMMAND)
+}
+
+/// `GOLDFISH_CAPTURE_TIMEOUT`, unparsed.
+pub fn capture_timeout() -> Option<String> {
+    var(GOLDFISH_CAPTURE_TIMEOUT)
+}
+
+/// Whether `CANDLE_DEQUANTIZE_ALL` is set (the user's choice stands).
+pub fn candle_dequantize_all_set() -> bool {
+    var(CANDLE_DEQUANTIZE_ALL).is_some()
+}
+
+/// Whether `GOLDFISH_FAULT` asks for this fault (`sync-abort`, …).
+pub fn fault(name: &str) -> bool {
+    var(GOLDFISH_FAULT).as_deref() == Some(name)
+}
+
+/// `GOLDFISH_HOOK_BACKGROUND_BYTES`, unparsed.
+pub fn hook_background_bytes() -> Option<String> {
+    var(GOLDFISH_HOOK_BACKGROUND_BYTES)
+}
+
+/// Whether `GOLDFISH_WARM` turns the warm process off.
+pub fn warm_off() -> bool {
+    off(GOLDFISH_WARM)
+}
+
+/// `GOLDFISH_WARM_IDLE`, unparsed.
+pub fn warm_idle() -> Option<String> {
+    var(GOLDFISH_WARM_IDLE)
+}
+
+/// Whether `GOLDFISH_TRACE` is set.
+pub fn trace() -> bool {
+    var(GOLDFISH_TRACE).is_some()
+}
+
+/// Whether `GEMINI_SESSION_ID` is set (Gemini CLI runs this hook).
+pub fn gemini_session() -> bool {
+    var(GEMINI_SESSION_ID).is_some()
+}
+
+/// `GIT_AUTHOR_NAME`.
+pub fn git_author_name() -> Option<String> {
+    var(GIT_AUTHOR_NAME)
+}
+
+/// `GIT_AUTHOR_EMAIL`.
+pub fn git_author_email() -> Option<String> {
+    var(GIT_AUTHOR_EMAIL)
 }
 
 /// Variables of the registry the guide's environment table leaves out: a

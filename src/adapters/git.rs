@@ -231,7 +231,7 @@ impl Workspace {
     /// The author name goldfish stamps on records: `GIT_AUTHOR_NAME`,
     /// else `user.name`, else `user.email`.
     pub fn author(&self) -> Option<String> {
-        crate::adapters::env::var(crate::adapters::env::GIT_AUTHOR_NAME)
+        crate::adapters::env::git_author_name()
             .or_else(|| self.config_string("user.name"))
             .or_else(|| self.config_string("user.email"))
             .map(|name| name.trim().to_owned())

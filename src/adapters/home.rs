@@ -18,10 +18,10 @@ pub struct NoHome;
 impl Home {
     /// `$GOLDFISH_HOME`, else `$HOME/.goldfish`.
     pub fn from_env() -> Result<Home, NoHome> {
-        if let Some(dir) = env::var(env::GOLDFISH_HOME) {
+        if let Some(dir) = env::home() {
             return Ok(Home::at(PathBuf::from(dir)));
         }
-        env::var("HOME")
+        env::user_home()
             .map(|home| Home::at(Path::new(&home).join(".goldfish")))
             .ok_or(NoHome)
     }

@@ -1532,7 +1532,7 @@ impl SessionMarks {
 /// exits 2, and sets no variable of its own for a hook
 /// (`scripts/clients/codex.sh` checks it shows none of it).
 pub fn run_by_gemini() -> bool {
-    crate::adapters::env::var(crate::adapters::env::GEMINI_SESSION_ID).is_some()
+    crate::adapters::env::gemini_session()
 }
 
 /// Where an agent hook that must not speak on stderr keeps what it would

@@ -24,7 +24,7 @@ use crate::domain::supersede;
 /// Whether the person running the agent opted out of the capture their
 /// repository turned on (`GOLDFISH_CAPTURE=off`).
 pub fn opted_out() -> bool {
-    env::var(env::GOLDFISH_CAPTURE).is_some_and(|v| v.trim().eq_ignore_ascii_case("off"))
+    env::capture().is_some_and(|v| v.trim().eq_ignore_ascii_case("off"))
 }
 
 /// Queues one hook payload (`kind` is `tool` or `stop`; at most
@@ -518,7 +518,7 @@ impl Judge {
 /// only with `GOLDFISH_CAPTURE=model`.
 pub fn judge(home: &Home) -> Judge {
     let installed = capture::install::default_capture_model(&home.models_dir());
-    let setting = env::var(env::GOLDFISH_CAPTURE);
+    let setting = env::capture();
     match setting.as_deref() {
         Some("rules") => {
             return Judge::Rules {
@@ -537,10 +537,10 @@ pub fn judge(home: &Home) -> Judge {
             };
         }
     }
-    if let Some(command) = env::var(env::GOLDFISH_CAPTURE_COMMAND) {
+    if let Some(command) = env::capture_command() {
         return Judge::Command(command);
     }
-    let named = env::var(env::GOLDFISH_CAPTURE_MODEL);
+    let named = env::capture_model();
     if !CAPTURE_MODEL_BUILT && (named.is_some() || setting.is_some()) {
         let asked = match &named {
             Some(path) => format!("{}={path}", env::GOLDFISH_CAPTURE_MODEL),
@@ -581,7 +581,7 @@ fn generator(home: &Home, notify: &mut dyn FnMut(Notice)) -> Option<Box<dyn Gene
         }
         Judge::Rules { .. } => None,
         Judge::Command(command) => {
-            let timeout = env::var(env::GOLDFISH_CAPTURE_TIMEOUT)
+            let timeout = env::capture_timeout()
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(60);
             Some(Box::new(CommandGenerator {
@@ -597,7 +597,7 @@ fn generator(home: &Home, notify: &mut dyn FnMut(Notice)) -> Option<Box<dyn Gene
 #[cfg(feature = "capture-model")]
 fn load_capture_model(path: &Path, notify: &mut dyn FnMut(Notice)) -> Option<Box<dyn Generator>> {
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(u64::MAX);
-    if size < DEQUANTIZE_BELOW_BYTES && env::var(env::CANDLE_DEQUANTIZE_ALL).is_none() {
+    if size < DEQUANTIZE_BELOW_BYTES && !env::candle_dequantize_all_set() {
         // SAFETY: the worker sets this before it loads the model, on its only
         // thread; candle reads it when the model's layers are built.
         unsafe { std::env::set_var(env::CANDLE_DEQUANTIZE_ALL, "1") };

@@ -114,6 +114,11 @@ pub fn sets_itself_up(finding: &Finding) -> bool {
         )
 }
 
+/// The `PATH` of this process, for [`Inputs::path_var`].
+pub fn search_path() -> Option<std::ffi::OsString> {
+    crate::adapters::env::search_path()
+}
+
 /// Runs every check, in a fixed order.
 pub fn diagnose(workspace: &Workspace, inputs: &Inputs<'_>) -> Vec<Finding> {
     let pending = if inputs.heals {

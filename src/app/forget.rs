@@ -119,7 +119,7 @@ pub fn release(
         extra: Default::default(),
     });
     dir.append(&release)?;
-    let email = env::var(env::GIT_AUTHOR_EMAIL).or_else(|| workspace.config_string("user.email"));
+    let email = env::git_author_email().or_else(|| workspace.config_string("user.email"));
     if let Ok(RepoConfig {
         trust: Some(policy),
         ..

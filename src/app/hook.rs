@@ -48,7 +48,7 @@ pub fn after_git(
 ) -> Result<AfterGit, AppError> {
     drain_journal(session, workspace, rewritten)?;
     let home = session.home.clone();
-    let threshold = env::var(env::GOLDFISH_HOOK_BACKGROUND_BYTES)
+    let threshold = env::hook_background_bytes()
         .and_then(|v| v.parse().ok())
         .unwrap_or(DEFAULT_BACKGROUND_BYTES);
     let pending_bytes = index_sync::pending_bytes(session.index()?, workspace)?;

@@ -57,7 +57,7 @@ fn choose(home: &Home, name: &str) -> Result<(), AppError> {
 /// The model in use: `GOLDFISH_MODEL`, else the one `model install` put in
 /// use when it is still installed, else [`DEFAULT_MODEL`].
 fn model_in_use(home: &Home) -> String {
-    if let Some(name) = env::var(env::GOLDFISH_MODEL) {
+    if let Some(name) = env::model() {
         return name;
     }
     std::fs::read_to_string(home.model_choice_path())
@@ -243,7 +243,7 @@ impl Drop for Model {
 
 /// Whether commands may use and start the warm process (`GOLDFISH_WARM`).
 fn warm_allowed() -> bool {
-    !env::off(env::GOLDFISH_WARM)
+    !env::warm_off()
 }
 
 /// The warm process's files for the model `name` (its folder under
@@ -266,7 +266,7 @@ fn load_local(installed: &InstalledModel) -> Result<Box<dyn Embedder + Send>, Em
         let fake = crate::adapters::embed::fake::FakeEmbedder::new(installed.model_id());
         return Ok(Box::new(fake));
     }
-    let threads = env::var(env::GOLDFISH_THREADS)
+    let threads = env::threads()
         .and_then(|t| t.parse().ok())
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     Ok(Box::new(OnnxEmbedder::load(installed, threads)?))
@@ -343,7 +343,7 @@ pub fn serve_warm(home: &Home) -> Result<Ended, AppError> {
             "the model's folder name is not a plain file name, or the home is too deep for a socket"
         ))
     })?;
-    let idle = match env::var(env::GOLDFISH_WARM_IDLE) {
+    let idle = match env::warm_idle() {
         None => DEFAULT_WARM_IDLE,
         Some(secs) => Duration::from_secs(secs.parse().map_err(|_| {
             AppError::input(anyhow::anyhow!(

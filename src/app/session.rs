@@ -25,7 +25,7 @@ pub enum Clock {
 
 impl Clock {
     pub fn from_env() -> Clock {
-        let Some(fixed) = env::var(env::GOLDFISH_NOW) else {
+        let Some(fixed) = env::now() else {
             return Clock::System;
         };
         let Ok(at) = fixed.parse::<Timestamp>() else {
@@ -123,7 +123,7 @@ pub struct Session {
 
 /// Whether the command's trace is wanted on stderr (`GOLDFISH_TRACE` set).
 pub fn trace_wanted() -> bool {
-    crate::adapters::env::var(crate::adapters::env::GOLDFISH_TRACE).is_some()
+    crate::adapters::env::trace()
 }
 
 /// Counts of the expensive steps of a command: a trace that shows each is
@@ -365,8 +365,8 @@ impl Session {
                     .into());
             }
         };
-        let command = env::var(env::GOLDFISH_DISTILL_COMMAND).or(config.distill.command);
-        let timeout = match env::var(env::GOLDFISH_DISTILL_TIMEOUT) {
+        let command = env::distill_command().or(config.distill.command);
+        let timeout = match env::distill_timeout() {
             Some(secs) => secs
                 .parse::<u64>()
                 .with_context(|| {

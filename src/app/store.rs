@@ -290,7 +290,7 @@ pub fn foreseen_quarantine(
     };
     let policy = policy_in_effect(session, workspace, indexed);
     let name = memory.author.clone().unwrap_or_default();
-    let email = crate::adapters::env::var(crate::adapters::env::GIT_AUTHOR_EMAIL)
+    let email = crate::adapters::env::git_author_email()
         .or_else(|| workspace.config_string("user.email"))
         .unwrap_or_default();
     let committed_as = format!("{name} <{email}>");

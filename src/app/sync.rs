@@ -88,7 +88,7 @@ fn sync_or_hand(
 ) -> Result<Exclusive<SyncReport>, AppError> {
     let options = SyncOptions {
         keywords_later,
-        abort_before_commit: env::var(env::GOLDFISH_FAULT).as_deref() == Some("sync-abort"),
+        abort_before_commit: env::fault("sync-abort"),
         now: session.now().ok(),
         // A sync that embeds everything (`goldfish sync`, `reindex`,
         // `import`, `similar --scan`) checks every file too.
@@ -99,8 +99,7 @@ fn sync_or_hand(
     let locks_dir = session.home.locks_dir();
     let config = session.repo_config_read(workspace);
     let index = session.index()?;
-    let slow = env::var(env::GOLDFISH_FAULT).as_deref() == Some("sync-slow")
-        && index_lags(index, workspace).unwrap_or(true);
+    let slow = env::fault("sync-slow") && index_lags(index, workspace).unwrap_or(true);
     let mut report = match locks::exclusive(&locks_dir, workspace.root(), || {
         if slow {
             std::thread::sleep(std::time::Duration::from_secs(3));

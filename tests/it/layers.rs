@@ -408,6 +408,71 @@ fn the_source_root_holds_only_the_crate_and_the_binary() {
     );
 }
 
+/// Each command's clap arguments sit beside its handler, in the file of
+/// `src/front/cli/` that runs it: `cli/mod.rs` holds the command tree and
+/// dispatch, and defines arguments only for the commands it serves itself;
+/// no file of `cli/` takes an `Args` type from it.
+#[test]
+fn each_commands_arguments_sit_beside_its_handler() {
+    // Served in `cli/mod.rs` itself: the MCP server (outside stdout's lock),
+    // the viewer and the merge driver (each a call into another front end).
+    const SERVED_BY_MOD: [&str; 3] = ["McpArgs", "UiArgs", "MergeDriverArgs"];
+    let cli = src().join("front/cli");
+    let upward = regex::Regex::new(r"\bsuper::(?:\w+Args\b|\{[^}]*\b\w+Args\b)").unwrap();
+    let defined = regex::Regex::new(r"(?m)^(?:pub(?:\(\w+\))? )?struct (\w+Args)\b").unwrap();
+    let mut found = Vec::new();
+    for entry in fs::read_dir(&cli).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let text = fs::read_to_string(&path).unwrap();
+        if name == "mod.rs" {
+            for args in defined.captures_iter(&text) {
+                if !SERVED_BY_MOD.contains(&&args[1]) {
+                    found.push(format!(
+                        "src/front/cli/mod.rs defines {}: move it beside its handler",
+                        &args[1]
+                    ));
+                }
+            }
+        } else if let Some(hit) = upward.find(&text) {
+            found.push(format!(
+                "src/front/cli/{name}: `{}`: a command's arguments live in its handler's file",
+                hit.as_str()
+            ));
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+/// The environment is read in one place: `src/adapters/env.rs`, the
+/// registry of the variables goldfish reads, a function for each. Setting a
+/// variable (for this process's libraries, or a child's) is not reading it,
+/// and `std::env::current_dir`, `args_os` and the like are not variables.
+#[test]
+fn the_environment_is_read_only_through_the_registry() {
+    let read = regex::Regex::new(r"\benv::(var|var_os|vars|vars_os)\b").unwrap();
+    let mut found = Vec::new();
+    for (module, text) in all_modules() {
+        if module == ["adapters", "env"] {
+            continue;
+        }
+        for (n, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            if let Some(hit) = read.find(line) {
+                found.push(format!(
+                    "src/{}: line {}: `{}`: read it through a function of src/adapters/env.rs",
+                    module.join("/"),
+                    n + 1,
+                    hit.as_str()
+                ));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
 /// The index stores what history found and what the core judged; it reads
 /// neither git nor history itself (nor gix): the sync walks, the index
 /// writes what it is handed.

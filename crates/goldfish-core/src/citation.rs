@@ -101,37 +101,37 @@ pub struct Context {
 /// Where a span is in a version of its file, and whether its text is the
 /// anchored one.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Found {
+pub enum Location {
     Holds,
     Moved { start: u32, end: u32 },
     Changed { lines: Option<(u32, u32)> },
     Gone,
 }
 
-impl Found {
+impl Location {
     /// The verdict's name ([`HOLDS`], [`MOVED`], [`CHANGED`], [`GONE`]).
     pub fn name(&self) -> &'static str {
         match self {
-            Found::Holds => HOLDS,
-            Found::Moved { .. } => MOVED,
-            Found::Changed { .. } => CHANGED,
-            Found::Gone => GONE,
+            Location::Holds => HOLDS,
+            Location::Moved { .. } => MOVED,
+            Location::Changed { .. } => CHANGED,
+            Location::Gone => GONE,
         }
     }
 
     /// The span's lines in that version, when known.
     pub fn lines(&self, anchor: &Anchor) -> Option<(u32, u32)> {
         match self {
-            Found::Holds => Some((anchor.start, anchor.end)),
-            Found::Moved { start, end } => Some((*start, *end)),
-            Found::Changed { lines } => *lines,
-            Found::Gone => None,
+            Location::Holds => Some((anchor.start, anchor.end)),
+            Location::Moved { start, end } => Some((*start, *end)),
+            Location::Changed { lines } => *lines,
+            Location::Gone => None,
         }
     }
 
     /// Whether the cited text is still there (where it was or elsewhere).
     pub fn intact(&self) -> bool {
-        matches!(self, Found::Holds | Found::Moved { .. })
+        matches!(self, Location::Holds | Location::Moved { .. })
     }
 }
 
@@ -291,18 +291,18 @@ pub fn anchor(span: &Span, file: &str, blob: String) -> Result<Anchor, CiteError
 /// file is gone), with `then`, the anchored version when it can still be
 /// read (its blob is in the repository). Each version is read once
 /// ([`Normalised::of`]) however many citations of it are judged.
-pub fn locate(anchor: &Anchor, now: Option<&Normalised>, then: Option<&Normalised>) -> Found {
+pub fn locate(anchor: &Anchor, now: Option<&Normalised>, then: Option<&Normalised>) -> Location {
     let Some(text) = now else {
-        return Found::Gone;
+        return Location::Gone;
     };
     let width = anchor.text.lines;
     let (first, _) = text.range_of(anchor.start, anchor.end);
-    let at_lines = |at: usize| -> Option<Found> {
+    let at_lines = |at: usize| -> Option<Location> {
         let (start, end) = text.span(at, at + width)?;
         Some(if (start, end) == (anchor.start, anchor.end) {
-            Found::Holds
+            Location::Holds
         } else {
-            Found::Moved { start, end }
+            Location::Moved { start, end }
         })
     };
     // Where it was, first: the common case costs one fingerprint.
@@ -318,7 +318,7 @@ pub fn locate(anchor: &Anchor, now: Option<&Normalised>, then: Option<&Normalise
     let copies = text.all(&anchor.text);
     if copies.len() > 1
         && let Some(then) = then
-        && let found @ (Found::Holds | Found::Moved { .. }) = mapped(anchor, then, text)
+        && let found @ (Location::Holds | Location::Moved { .. }) = mapped(anchor, then, text)
     {
         return found;
     }
@@ -335,7 +335,7 @@ pub fn locate(anchor: &Anchor, now: Option<&Normalised>, then: Option<&Normalise
 /// The span as a diff of the normalised lines from `then` to `now` maps it
 /// (Myers, git's default): the new lines its old ones became; `gone` when
 /// every one was deleted with nothing put in their place.
-fn mapped(anchor: &Anchor, then: &Normalised, now: &Normalised) -> Found {
+fn mapped(anchor: &Anchor, then: &Normalised, now: &Normalised) -> Location {
     use similar::DiffOp;
     let ops = similar::capture_diff_slices(similar::Algorithm::Myers, &then.lines, &now.lines);
     let (start, end) = then.range_of(anchor.start, anchor.end);
@@ -378,17 +378,17 @@ fn mapped(anchor: &Anchor, then: &Normalised, now: &Normalised) -> Found {
     }
     let lines = mapped.and_then(|(from, to)| now.span(from, to));
     match lines {
-        None => Found::Gone,
-        Some(lines) if changed => Found::Changed { lines: Some(lines) },
-        Some(lines) if lines == (anchor.start, anchor.end) => Found::Holds,
-        Some((start, end)) => Found::Moved { start, end },
+        None => Location::Gone,
+        Some(lines) if changed => Location::Changed { lines: Some(lines) },
+        Some(lines) if lines == (anchor.start, anchor.end) => Location::Holds,
+        Some((start, end)) => Location::Moved { start, end },
     }
 }
 
 /// Where the span's old neighbours are, the lines between them: the
 /// nearest place to the old one where the lines before and after it both
 /// read as they did.
-fn between_neighbours(anchor: &Anchor, text: &Normalised) -> Found {
+fn between_neighbours(anchor: &Anchor, text: &Normalised) -> Location {
     let (first, _) = text.range_of(anchor.start, anchor.end);
     let ends = |context: &Context, after: usize| -> Vec<usize> {
         text.all(context).into_iter().map(|at| at + after).collect()
@@ -408,11 +408,11 @@ fn between_neighbours(anchor: &Anchor, text: &Normalised) -> Found {
         .filter_map(|&from| Some((from, tos.iter().copied().find(|&to| to >= from)?)))
         .min_by_key(|(from, _)| from.abs_diff(first));
     match best {
-        Some((from, to)) if to == from => Found::Gone,
-        Some((from, to)) => Found::Changed {
+        Some((from, to)) if to == from => Location::Gone,
+        Some((from, to)) => Location::Changed {
             lines: text.span(from, to),
         },
-        None => Found::Changed { lines: None },
+        None => Location::Changed { lines: None },
     }
 }
 
@@ -690,7 +690,7 @@ mod tests {
     use super::*;
 
     /// [`locate`] on texts.
-    fn judge(anchor: &Anchor, now: Option<&str>, then: Option<&str>) -> Found {
+    fn judge(anchor: &Anchor, now: Option<&str>, then: Option<&str>) -> Location {
         let (now, then) = (now.map(Normalised::of), then.map(Normalised::of));
         locate(anchor, now.as_ref(), then.as_ref())
     }
@@ -718,7 +718,7 @@ pub fn issuer() -> &'static str {
         let span = find_text("src/jwt.rs", FILE, &print).unwrap();
         assert_eq!((span.start, span.end), (4, 6));
         let cited = anchor(&span, FILE, BLOB.into()).unwrap();
-        assert_eq!(judge(&cited, Some(FILE), Some(FILE)), Found::Holds);
+        assert_eq!(judge(&cited, Some(FILE), Some(FILE)), Location::Holds);
         assert_eq!(find_text("src/jwt.rs", "fn other() {}\n", &print), None);
         assert_eq!(text_fingerprint("  \n\n"), None);
         assert_eq!(Context::parse("3:nothex"), None);
@@ -746,7 +746,7 @@ pub fn issuer() -> &'static str {
         anchor(&span, FILE, BLOB.into()).unwrap()
     }
 
-    fn check(now: Option<&str>, then: Option<&str>, expect: Found) {
+    fn check(now: Option<&str>, then: Option<&str>, expect: Location) {
         assert_eq!(judge(&anchor_of(3, 6), now, then), expect);
     }
 
@@ -800,30 +800,38 @@ pub fn issuer() -> &'static str {
 
     #[test]
     fn the_same_text_holds_whatever_its_whitespace() {
-        check(Some(FILE), Some(FILE), Found::Holds);
+        check(Some(FILE), Some(FILE), Location::Holds);
         let reindented = FILE.replace("    Duration::from_secs(60)", "\tDuration::from_secs( 60)");
         // One space inside the call is a change of text: only runs of
         // whitespace read as one, none is dropped.
         check(
             Some(&reindented),
             Some(FILE),
-            Found::Changed {
+            Location::Changed {
                 lines: Some((3, 6)),
             },
         );
         let tabbed = FILE.replace("    Duration::from_secs(60)", "\t\tDuration::from_secs(60)");
-        check(Some(&tabbed), None, Found::Holds);
+        check(Some(&tabbed), None, Location::Holds);
     }
 
     #[test]
     fn text_moved_down_the_file_is_followed_to_its_new_lines() {
         let moved = format!("// header\n\n{FILE}");
-        check(Some(&moved), Some(FILE), Found::Moved { start: 5, end: 8 });
+        check(
+            Some(&moved),
+            Some(FILE),
+            Location::Moved { start: 5, end: 8 },
+        );
         // Without the old version: found by its fingerprint all the same.
-        check(Some(&moved), None, Found::Moved { start: 5, end: 8 });
+        check(Some(&moved), None, Location::Moved { start: 5, end: 8 });
         // Moved below another function: deleted and inserted for a diff.
         let below = "use std::time::Duration;\n\npub fn issuer() -> &'static str {\n    \"goldfish\"\n}\n\n/// How long a token outlives its expiry.\npub fn leeway() -> Duration {\n    Duration::from_secs(60)\n}\n";
-        check(Some(below), Some(FILE), Found::Moved { start: 7, end: 10 });
+        check(
+            Some(below),
+            Some(FILE),
+            Location::Moved { start: 7, end: 10 },
+        );
     }
 
     #[test]
@@ -843,11 +851,11 @@ pub fn issuer() -> &'static str {
         let now = format!("use regex::Regex;\n\nfn a() {{}}\n{body}\n{module}");
         assert_eq!(
             judge(&anchor, Some(&now), Some(&then)),
-            Found::Moved { start: 19, end: 19 }
+            Location::Moved { start: 19, end: 19 }
         );
         assert_eq!(
             judge(&anchor, Some(&now), None),
-            Found::Moved { start: 19, end: 19 }
+            Location::Moved { start: 19, end: 19 }
         );
     }
 
@@ -870,7 +878,7 @@ pub fn issuer() -> &'static str {
         );
         assert_eq!(
             judge(&anchor, Some(&now), Some(then)),
-            Found::Moved { start: 15, end: 15 }
+            Location::Moved { start: 15, end: 15 }
         );
     }
 
@@ -883,7 +891,7 @@ pub fn issuer() -> &'static str {
         check(
             Some(&edited),
             Some(FILE),
-            Found::Changed {
+            Location::Changed {
                 lines: Some((4, 7)),
             },
         );
@@ -891,7 +899,7 @@ pub fn issuer() -> &'static str {
         check(
             Some(&edited),
             None,
-            Found::Changed {
+            Location::Changed {
                 lines: Some((4, 7)),
             },
         );
@@ -901,12 +909,12 @@ pub fn issuer() -> &'static str {
     fn a_span_deleted_or_its_file_removed_is_gone() {
         let without =
             "use std::time::Duration;\n\npub fn issuer() -> &'static str {\n    \"goldfish\"\n}\n";
-        check(Some(without), Some(FILE), Found::Gone);
-        check(None, Some(FILE), Found::Gone);
+        check(Some(without), Some(FILE), Location::Gone);
+        check(None, Some(FILE), Location::Gone);
         check(
             Some("fn other() {}\n"),
             None,
-            Found::Changed { lines: None },
+            Location::Changed { lines: None },
         );
     }
 

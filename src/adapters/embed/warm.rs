@@ -708,9 +708,7 @@ fn connection(shared: &Shared, stream: UnixStream) -> std::io::Result<()> {
 }
 
 fn request(shared: &Shared, line: &str, writer: &mut UnixStream) -> std::io::Result<()> {
-    if crate::adapters::env::var(crate::adapters::env::GOLDFISH_FAULT).as_deref()
-        == Some("warm-abort")
-    {
+    if crate::adapters::env::fault("warm-abort") {
         // The fault tests' stand-in for a kill in the middle of a request.
         std::process::abort();
     }

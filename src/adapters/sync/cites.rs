@@ -12,7 +12,7 @@ use std::rc::Rc;
 use super::SyncError;
 use crate::adapters::git::Workspace;
 use crate::adapters::index::writing::{DueCite, Writing};
-use crate::domain::citation::{self, Anchor, Change, Found, Normalised};
+use crate::domain::citation::{self, Anchor, Change, Location, Normalised};
 
 /// Commits followed back from HEAD to find who changed a citation, at most.
 const MAX_CHAIN: usize = 256;
@@ -54,7 +54,7 @@ pub(super) fn check(
     let mut blobs: HashMap<String, Option<gix::ObjectId>> = HashMap::new();
     let mut renames: HashMap<String, Option<(String, gix::ObjectId)>> = HashMap::new();
     let mut ancestors: HashMap<gix::ObjectId, bool> = HashMap::new();
-    let mut judged: HashMap<Judged, (Found, Option<Change>)> = HashMap::new();
+    let mut judged: HashMap<Judged, (Location, Option<Change>)> = HashMap::new();
     let mut blob_at = |path: &str| {
         *blobs
             .entry(path.to_owned())
@@ -138,13 +138,13 @@ fn judge(
     anchor: &Anchor,
     blob: Option<gix::ObjectId>,
     now_path: &Option<String>,
-) -> (Found, Option<Change>) {
+) -> (Location, Option<Change>) {
     let now = blob.and_then(|id| texts.of(id));
     let then = texts.of_hex(&anchor.blob);
     let mut found = citation::locate(anchor, now.as_deref(), then.as_deref());
-    if now_path.is_some() && found == Found::Holds {
+    if now_path.is_some() && found == Location::Holds {
         // Its lines in another file: the memory follows it there.
-        found = Found::Moved {
+        found = Location::Moved {
             start: anchor.start,
             end: anchor.end,
         };

@@ -64,8 +64,19 @@ fn queue_event(kind: &str) -> anyhow::Result<Option<(Home, Vec<u8>)>> {
     Ok(Some((home, payload)))
 }
 
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+pub(super) struct CaptureWorkArgs {
+    /// Wait for a running worker to finish instead of leaving the queues to it
+    #[arg(long)]
+    wait: bool,
+}
+
 /// The worker (started by the hook, its output in the capture log).
-pub(super) fn work(wait: bool, out: &mut dyn Write) -> Result<u8, CliError> {
+pub(super) fn work(
+    CaptureWorkArgs { wait }: CaptureWorkArgs,
+    out: &mut dyn Write,
+) -> Result<u8, CliError> {
     let mut session = Session::open()?;
     let total = capture::work(&mut session, wait, &mut |notice| {
         crate::front::stderr::notice(&notice)
@@ -80,8 +91,19 @@ pub(super) fn work(wait: bool, out: &mut dyn Write) -> Result<u8, CliError> {
     Ok(EXIT_OK)
 }
 
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+pub(super) struct CaptureStatusArgs {
+    /// Print one JSON object
+    #[arg(long)]
+    json: bool,
+}
+
 /// `capture status`: this repository's queue and the status log's counts.
-pub(super) fn status(json: bool, out: &mut dyn Write) -> Result<u8, CliError> {
+pub(super) fn status(
+    CaptureStatusArgs { json }: CaptureStatusArgs,
+    out: &mut dyn Write,
+) -> Result<u8, CliError> {
     let home = Home::from_env().map_err(CliError::usage)?;
     let workspace = super::session::workspace()?;
     let status = capture::status(&home, &workspace);

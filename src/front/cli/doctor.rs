@@ -7,18 +7,26 @@ use std::io::Write;
 
 use anyhow::Context;
 
-use super::{CliError, DoctorArgs, EXIT_OK};
+use super::{CliError, EXIT_OK};
 use crate::app::doctor::{self, Finding, Inputs, Severity};
 
 /// Exit code: a check found a problem (warnings alone exit 0).
 const EXIT_PROBLEM: u8 = 1;
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+pub(super) struct DoctorArgs {
+    /// Print the findings as one JSON object: healthy, problems, warnings, checks
+    #[arg(long)]
+    json: bool,
+}
 
 pub(super) fn doctor(args: DoctorArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = super::session::workspace()?;
     let session = super::session::session()?;
     let home = session.home.clone();
     let model = session.model_state();
-    let path_var = std::env::var_os("PATH");
+    let path_var = doctor::search_path();
     let findings = doctor::diagnose(
         &workspace,
         &Inputs {

@@ -8,13 +8,27 @@ use anyhow::Context;
 
 use super::output;
 use super::session::{session, workspace};
-use super::{AgentEvent, AgentHookArgs, CliError, EXIT_NO_RESULT, EXIT_OK, HookName, ReviewArgs};
+use super::{CliError, EXIT_NO_RESULT, EXIT_OK};
 use crate::app::agent::SessionMarks;
 use crate::app::brief;
 use crate::app::hook::{self, AfterGit};
 use crate::app::render::{count, memories};
 use crate::app::store::{self, StoreInput};
 use crate::app::sync::current_workspace;
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+pub(super) struct ReviewArgs {
+    /// The commit the changes are counted from (default: the upstream remote's default branch, as a pull request); or BASE..HEAD
+    #[arg(value_name = "BASE")]
+    base: Option<String>,
+    /// The commit reviewed (default: HEAD)
+    #[arg(value_name = "HEAD")]
+    head: Option<String>,
+    /// Print the review as one JSON object
+    #[arg(long)]
+    json: bool,
+}
 
 pub(super) fn review(args: ReviewArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = workspace()?;
@@ -99,9 +113,41 @@ fn pre_push(args: &[OsString]) -> u8 {
     EXIT_NO_RESULT
 }
 
-pub(super) fn hook(name: HookName, args: &[OsString]) -> Result<u8, CliError> {
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+pub(super) struct HookArgs {
+    /// The hook git ran
+    #[arg(value_enum)]
+    name: HookName,
+    /// The arguments git passed to the hook
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<OsString>,
+}
+
+/// The git hooks goldfish handles.
+#[allow(clippy::enum_variant_names)] // named as git names them
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum HookName {
+    PostMerge,
+    PostCheckout,
+    PostRewrite,
+    PrePush,
+}
+
+impl HookName {
+    fn as_str(self) -> &'static str {
+        match self {
+            HookName::PostMerge => "post-merge",
+            HookName::PostCheckout => "post-checkout",
+            HookName::PostRewrite => "post-rewrite",
+            HookName::PrePush => "pre-push",
+        }
+    }
+}
+
+pub(super) fn hook(HookArgs { name, args }: HookArgs) -> Result<u8, CliError> {
     if let HookName::PrePush = name {
-        return Ok(pre_push(args));
+        return Ok(pre_push(&args));
     }
     // A hook must never fail or slow down the git command: any error is only
     // reported (hooks hide stderr unless GOLDFISH_HOOK_VERBOSE is set), and
@@ -155,6 +201,50 @@ fn hook_sync(name: HookName) -> Result<String, CliError> {
             }
         }
     })
+}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+pub(super) struct AgentHookArgs {
+    /// session-start: print the briefing; user-prompt: the memories relevant to the prompt, as the agent's additional context (or nothing); pre-compact: store stdin as a checkpoint; post-tool-use, post-tool-use-failure, stop: queue the event for capture
+    #[arg(value_enum)]
+    event: AgentEvent,
+    /// Token budget of the session-start briefing
+    #[arg(long, value_name = "N", default_value_t = 300)]
+    budget: usize,
+    /// stop: also ask the agent, once a session and only after it changed code, to store what a teammate should know (Claude Code's `decision: block`)
+    #[arg(long)]
+    ask_agent: bool,
+    /// session-start: print the briefing as the hook's JSON (`hookSpecificOutput.additionalContext`), the only output Gemini CLI gives its model
+    #[arg(long)]
+    json: bool,
+    /// user-prompt: print one JSON object saying what was added and why each candidate was or was not, instead of the agent's answer
+    #[arg(long)]
+    pub(super) explain: bool,
+}
+
+/// The agent events `agent-hook` handles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum AgentEvent {
+    SessionStart,
+    UserPrompt,
+    PreCompact,
+    PostToolUse,
+    PostToolUseFailure,
+    Stop,
+    /// The session ended (Claude Code's `SessionEnd`): its last turn ends
+    /// too, for capture, when no `Stop` ended it (an interrupt, an exit).
+    SessionEnd,
+}
+
+impl AgentEvent {
+    /// The event as the command line names it (`session-start`).
+    fn name(self) -> String {
+        use clap::ValueEnum;
+        self.to_possible_value()
+            .map(|value| value.get_name().to_owned())
+            .unwrap_or_default()
+    }
 }
 
 /// `agent-hook EVENT`, answering as the client that runs it reads an

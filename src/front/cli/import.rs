@@ -2,16 +2,34 @@
 //! what was imported and what was skipped, and why.
 
 use std::io::Write;
+use std::path::PathBuf;
 
 use anyhow::Context;
 use serde_json::{Value, json};
 
 use super::session::{self, Bar};
-use super::{CliError, EXIT_OK, ImportArgs};
+use super::{CliError, EXIT_OK};
 use crate::app::MEMORY_DIR;
 use crate::app::import::{self as app_import, ImportInput};
 use crate::domain::import::{FileOutcome, Imported};
 use crate::domain::memory::Entry;
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+pub(super) struct ImportArgs {
+    /// A folder of notes: *.md files with optional YAML frontmatter (checkpoints/YYYY-MM-DD/HHMM-*.md, plans/*.md, …)
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+    /// Show what would be imported, and write nothing
+    #[arg(long)]
+    dry_run: bool,
+    /// Import notes even though they look like they hold a secret
+    #[arg(long)]
+    allow_secret: bool,
+    /// Print the report as one JSON object
+    #[arg(long)]
+    json: bool,
+}
 
 pub(super) fn import(args: ImportArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = session::workspace()?;

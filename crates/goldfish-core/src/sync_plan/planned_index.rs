@@ -1,5 +1,5 @@
-//! The plan's mirror of the index: the rows, duplicates and ids by file
-//! as the plan's writes so far leave them, and the reading of one file.
+//! The index as the plan's writes so far leave it: the rows, duplicates
+//! and ids by file; and the reading of one file.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -11,7 +11,7 @@ use super::record_hash;
 use super::{Content, FileProblem, FileRead, Found, Line, Recorded, RowChange, SyncPlan, Waiting};
 
 /// A row as the plan goes: the index's, or one it wrote.
-struct MirroredRow<'a> {
+struct PlannedRow<'a> {
     file: &'a str,
     /// `None` when the index's is not a hash (a migration clears it to
     /// have the row written again): it matches no record.
@@ -23,7 +23,7 @@ struct MirroredRow<'a> {
     scanned_clean: bool,
 }
 
-/// A record waiting in the mirror's duplicates.
+/// A record waiting in the planned index's duplicates.
 pub(super) struct Waits<'a> {
     pub(super) line: i64,
     /// Its canonical line.
@@ -31,31 +31,31 @@ pub(super) struct Waits<'a> {
     memory: Option<&'a Memory>,
 }
 
-/// The plan's mirror of the index, as its writes so far leave it.
-pub(super) struct Mirror<'a> {
-    rows: HashMap<&'a str, MirroredRow<'a>>,
+/// The index as the plan's writes so far leave it.
+pub(super) struct PlannedIndex<'a> {
+    rows: HashMap<&'a str, PlannedRow<'a>>,
     /// The ids indexed from each file.
     by_file: HashMap<&'a str, BTreeSet<&'a str>>,
     /// By id, then file.
     pub(super) duplicates: HashMap<&'a str, BTreeMap<&'a str, Waits<'a>>>,
 }
 
-impl<'a> Mirror<'a> {
-    pub(super) fn of(recorded: &'a Recorded) -> Mirror<'a> {
-        let mut mirror = Mirror {
+impl<'a> PlannedIndex<'a> {
+    pub(super) fn of(recorded: &'a Recorded) -> PlannedIndex<'a> {
+        let mut planned = PlannedIndex {
             rows: HashMap::with_capacity(recorded.rows.len()),
             by_file: HashMap::new(),
             duplicates: HashMap::new(),
         };
         for (id, row) in &recorded.rows {
             let record_hash = blake3::Hash::from_hex(&row.record_hash).ok();
-            mirror.index(id, &row.file, record_hash, row.line);
-            if let Some(mirrored) = mirror.rows.get_mut(id.as_str()) {
-                mirrored.scanned_clean = trust::scanned_clean(&row.flags);
+            planned.index(id, &row.file, record_hash, row.line);
+            if let Some(planned_row) = planned.rows.get_mut(id.as_str()) {
+                planned_row.scanned_clean = trust::scanned_clean(&row.flags);
             }
         }
         for (id, duplicates) in &recorded.duplicates {
-            let waiting = mirror.duplicates.entry(id).or_default();
+            let waiting = planned.duplicates.entry(id).or_default();
             for Waiting { duplicate, memory } in duplicates {
                 let waits = Waits {
                     line: duplicate.line,
@@ -65,11 +65,11 @@ impl<'a> Mirror<'a> {
                 waiting.insert(&duplicate.file, waits);
             }
         }
-        mirror
+        planned
     }
 
     fn index(&mut self, id: &'a str, file: &'a str, record_hash: Option<blake3::Hash>, line: i64) {
-        let row = MirroredRow {
+        let row = PlannedRow {
             file,
             record_hash,
             line,
