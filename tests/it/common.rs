@@ -115,18 +115,23 @@ impl TestEnv {
         stdin: &[u8],
         vars: &[(&str, &std::ffi::OsStr)],
     ) -> Output {
-        use std::io::Write;
-        let mut child = self
-            .command(env!("CARGO_BIN_EXE_goldfish"), cwd)
-            .args(args)
-            .envs(vars.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn goldfish");
-        child.stdin.take().unwrap().write_all(stdin).unwrap();
-        child.wait_with_output().unwrap()
+        let mut command = self.command(env!("CARGO_BIN_EXE_goldfish"), cwd);
+        command.args(args).envs(vars.iter().copied());
+        output_with_stdin(command, stdin)
+    }
+
+    /// Runs the command line `line` as an agent runs a hook's command
+    /// (`sh -c`), with `payload` on stdin and these variables set.
+    pub fn as_agent_hook(
+        &self,
+        cwd: &Path,
+        line: &str,
+        payload: &serde_json::Value,
+        vars: &[(&str, &std::ffi::OsStr)],
+    ) -> Output {
+        let mut command = self.command("sh", cwd);
+        command.args(["-c", line]).envs(vars.iter().copied());
+        output_with_stdin(command, payload.to_string().as_bytes())
     }
 
     /// `goldfish store --type KIND CONTENT` in `repo` with a home of its
@@ -530,4 +535,18 @@ pub fn terminal() -> (std::os::fd::OwnedFd, std::process::Stdio) {
             std::process::Stdio::from(std::os::fd::OwnedFd::from_raw_fd(slave)),
         )
     }
+}
+
+/// Runs `command` with `stdin` written to its standard input (then closed),
+/// stdout and stderr captured.
+pub fn output_with_stdin(mut command: Command, stdin: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
 }
