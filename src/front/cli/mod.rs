@@ -2,7 +2,9 @@
 //!
 //! Results go to stdout (text, or JSON Lines with `--json`); notices, warnings
 //! and errors go to stderr. Exit codes: 0 success, 1 nothing found where
-//! something was asked for, 2 usage or input error, 3 other failures.
+//! something was asked for, 2 usage or input error, 3 other failures; a
+//! hook's command line this goldfish cannot read exits 0
+//! (`hooks::unknown_to_this_version`).
 
 mod capture;
 mod doctor;
