@@ -550,3 +550,64 @@ pub fn output_with_stdin(mut command: Command, stdin: &[u8]) -> Output {
     child.stdin.take().unwrap().write_all(stdin).unwrap();
     child.wait_with_output().unwrap()
 }
+
+/// A `goldfish mcp` spoken to line by line, as a client with its own
+/// JSON-RPC code would: initialized, then raw lines in and JSON out.
+pub struct McpLines {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl McpLines {
+    /// Starts `server` (goldfish, without its `mcp` argument), its stderr
+    /// to `stderr`, and initializes the session.
+    pub fn initialized(mut server: Command, stderr: Stdio) -> McpLines {
+        let mut child = server
+            .arg("mcp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .expect("spawn goldfish mcp");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut lines = McpLines {
+            child,
+            stdin,
+            stdout,
+        };
+        lines.send(
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"lines","version":"1"}}}"#,
+        );
+        assert_eq!(lines.receive()["result"]["serverInfo"]["name"], "goldfish");
+        lines.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        lines
+    }
+
+    pub fn send(&mut self, line: &str) {
+        use std::io::Write;
+        writeln!(self.stdin, "{line}").unwrap();
+    }
+
+    /// The next line of stdout, as the server wrote it.
+    pub fn receive_line(&mut self) -> String {
+        use std::io::BufRead;
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        line
+    }
+
+    /// The next line of stdout, which must be JSON.
+    pub fn receive(&mut self) -> serde_json::Value {
+        let line = self.receive_line();
+        serde_json::from_str(&line)
+            .unwrap_or_else(|err| panic!("stdout carries only JSON-RPC: {line:?}: {err}"))
+    }
+
+    /// Closes stdin and waits for the server to exit.
+    pub fn finish(self) -> Output {
+        drop(self.stdin);
+        self.child.wait_with_output().unwrap()
+    }
+}
