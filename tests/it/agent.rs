@@ -1470,3 +1470,148 @@ fn issue_56_hooks_gemini_runs_keep_stderr_empty() {
         assert_eq!(answer.as_object().unwrap().len(), 1, "{answer}");
     }
 }
+
+/// The hook commands a newer goldfish writes into the repository (an event
+/// or a flag this goldfish lacks) reach this one through git, on a
+/// teammate's machine: `line` run as the client runs it, with `payload`,
+/// must pass as nothing. Exit 0 (Claude Code and Codex CLI block the
+/// prompt, the tool or the stop on a hook's exit 2 and give its stderr to
+/// the model; Gemini CLI takes 2 as a blocking error), nothing on stdout;
+/// the stderr it leaves, for the caller to check.
+pub(crate) fn assert_skipped(
+    env: &TestEnv,
+    repo: &std::path::Path,
+    line: &str,
+    payload: &serde_json::Value,
+    vars: &[(&str, &std::ffi::OsStr)],
+) -> String {
+    let output = env.as_agent_hook(repo, line, payload, vars);
+    assert_eq!(output.status.code(), Some(0), "{line}: {output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "",
+        "{line}: {output:?}"
+    );
+    String::from_utf8(output.stderr).unwrap()
+}
+
+/// Issue 56, version skew, Claude Code: `.claude/settings.json` (or the
+/// plugin's `hooks/hooks.json`) names an event and flags a newer goldfish
+/// has; this one skips each with a line on stderr, which Claude Code shows
+/// only in its verbose view, and never blocks the prompt, the tool or the
+/// stop.
+#[test]
+fn issue_56_claude_hooks_a_newer_goldfish_wrote_never_block() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let common = serde_json::json!({
+        "session_id": "3f1c9a52-7d1e-4c1b-9d0e-2a6b8f4e1c07",
+        "transcript_path": "/home/alice/.claude/projects/-repo/3f1c9a52.jsonl",
+        "cwd": repo,
+        "permission_mode": "default",
+    });
+    let with = |fields: serde_json::Value| {
+        let mut payload = common.clone();
+        for (key, value) in fields.as_object().unwrap() {
+            payload[key] = value.clone();
+        }
+        payload
+    };
+    let vars = [("CLAUDE_PROJECT_DIR", repo.as_os_str())];
+    for (line, payload) in [
+        (
+            "goldfish agent-hook user-prompt --budget-tokens 800",
+            with(serde_json::json!({
+                "hook_event_name": "UserPromptSubmit",
+                "prompt": "Why does the invoice export round per line?",
+            })),
+        ),
+        (
+            "goldfish agent-hook pre-tool-use",
+            with(serde_json::json!({
+                "hook_event_name": "PreToolUse",
+                "tool_name": "Bash",
+                "tool_input": {"command": "cargo test", "description": "Run the tests"},
+                "tool_use_id": "toolu_01ABCDEFGHJKMNPQRSTVWXYZ",
+            })),
+        ),
+        (
+            "goldfish agent-hook stop --ask-agent --once-per-branch",
+            with(serde_json::json!({
+                "hook_event_name": "Stop",
+                "stop_hook_active": false,
+            })),
+        ),
+    ] {
+        let said = assert_skipped(&env, &repo, line, &payload, &vars);
+        assert_eq!(said.lines().count(), 1, "{line}: {said}");
+        assert!(
+            said.starts_with(&format!(
+                "goldfish agent-hook: this goldfish ({}) cannot read `{line}`",
+                env!("CARGO_PKG_VERSION")
+            )) && said.contains("update goldfish"),
+            "{said}"
+        );
+    }
+}
+
+/// Issue 56, version skew, Gemini CLI: the same under its hook runner
+/// (its environment, its `BeforeAgent` and `SessionStart` payloads), where
+/// stderr becomes a message to the user: the line goes to the hook log,
+/// stdout and stderr stay empty.
+#[test]
+fn issue_56_gemini_hooks_a_newer_goldfish_wrote_never_block() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let session = "b076a08f-c925-48b8-acf6-4a6d06380433";
+    let gemini = gemini_hook_env(&repo, session);
+    let payload = |event: &str, fields: serde_json::Value| {
+        let mut payload = serde_json::json!({
+            "session_id": session,
+            "transcript_path": "",
+            "cwd": repo,
+            "hook_event_name": event,
+            "timestamp": "2026-11-21T09:30:00.000Z",
+        });
+        for (key, value) in fields.as_object().unwrap() {
+            payload[key] = value.clone();
+        }
+        payload
+    };
+    for (line, payload) in [
+        (
+            "goldfish agent-hook user-prompt --newer-flag",
+            payload(
+                "BeforeAgent",
+                serde_json::json!({"prompt": "Why does the export round per line?"}),
+            ),
+        ),
+        (
+            "goldfish agent-hook session-start --json --budget 400 --since-last",
+            payload("SessionStart", serde_json::json!({"source": "startup"})),
+        ),
+        (
+            "goldfish agent-hook before-tool-selection",
+            payload(
+                "BeforeToolSelection",
+                serde_json::json!({"llm_request": {"model": "gemini-2.5-pro", "messages": []}}),
+            ),
+        ),
+    ] {
+        let said = assert_skipped(&env, &repo, line, &payload, &gemini);
+        assert_eq!(said, "", "{line}");
+    }
+    let log = fs::read_to_string(env.path().join("home/.goldfish/logs/agent-hook.log")).unwrap();
+    assert_eq!(log.lines().count(), 3, "{log}");
+    assert!(
+        log.lines().all(
+            |line| line.contains(": goldfish agent-hook: this goldfish (")
+                && line.contains("update goldfish")
+        ),
+        "{log}"
+    );
+    assert!(
+        log.contains("before-tool-selection: goldfish agent-hook: this goldfish"),
+        "{log}"
+    );
+}

@@ -38,22 +38,7 @@ pub(crate) fn run_hook(
     command: &str,
     payload: &serde_json::Value,
 ) -> String {
-    use std::io::Write;
-    let mut child = env
-        .command("sh", repo)
-        .args(["-c", command])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.to_string().as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
+    let output = env.as_agent_hook(repo, command, payload, &[]);
     assert_eq!(output.status.code(), Some(0), "{command}: {output:?}");
     String::from_utf8(output.stdout).unwrap()
 }

@@ -594,3 +594,44 @@ fn issue_56_init_agent_codex_adds_to_the_hooks_its_config_toml_holds() {
         user
     );
 }
+
+/// Issue 56, version skew: `.codex/hooks.json` arrives through git, written
+/// by a teammate's newer goldfish, with an event and flags this one lacks.
+/// Codex CLI blocks the prompt (or the stop, or the tool) on a hook's exit
+/// 2 and gives its stderr to the model; each such hook, with the payload
+/// Codex CLI sends for its event, exits 0 with nothing on stdout and a
+/// line on stderr (which Codex CLI does not read on exit 0).
+#[test]
+fn issue_56_codex_hooks_a_newer_goldfish_wrote_never_block() {
+    let env = TestEnv::new();
+    let repo = env.repo("repo", "Alice");
+    let codex = Codex::new(&env, repo, "codex-skew", &["--capture"]);
+    for (line, event, fields) in [
+        (
+            "goldfish agent-hook user-prompt --budget-tokens 800",
+            "UserPromptSubmit",
+            json!({"prompt": "When do deploys go out each week?"}),
+        ),
+        (
+            "goldfish agent-hook session-start --json --since-last",
+            "SessionStart",
+            json!({"source": "startup"}),
+        ),
+        (
+            "goldfish agent-hook stop --ask-agent --once-per-branch",
+            "Stop",
+            json!({"stop_hook_active": false, "last_assistant_message": "Done."}),
+        ),
+        // An event this goldfish has no name for, with a payload it reads.
+        (
+            "goldfish agent-hook post-tool-batch",
+            "PostToolUse",
+            json!({"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": "src\n", "tool_use_id": "call_1"}),
+        ),
+    ] {
+        let payload = codex.payload(event, fields);
+        let said = crate::agent::assert_skipped(&env, &codex.repo, line, &payload, &[]);
+        assert_eq!(said.lines().count(), 1, "{line}: {said}");
+        assert!(said.contains(&format!("cannot read `{line}`")), "{said}");
+    }
+}

@@ -115,18 +115,23 @@ impl TestEnv {
         stdin: &[u8],
         vars: &[(&str, &std::ffi::OsStr)],
     ) -> Output {
-        use std::io::Write;
-        let mut child = self
-            .command(env!("CARGO_BIN_EXE_goldfish"), cwd)
-            .args(args)
-            .envs(vars.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn goldfish");
-        child.stdin.take().unwrap().write_all(stdin).unwrap();
-        child.wait_with_output().unwrap()
+        let mut command = self.command(env!("CARGO_BIN_EXE_goldfish"), cwd);
+        command.args(args).envs(vars.iter().copied());
+        output_with_stdin(command, stdin)
+    }
+
+    /// Runs the command line `line` as an agent runs a hook's command
+    /// (`sh -c`), with `payload` on stdin and these variables set.
+    pub fn as_agent_hook(
+        &self,
+        cwd: &Path,
+        line: &str,
+        payload: &serde_json::Value,
+        vars: &[(&str, &std::ffi::OsStr)],
+    ) -> Output {
+        let mut command = self.command("sh", cwd);
+        command.args(["-c", line]).envs(vars.iter().copied());
+        output_with_stdin(command, payload.to_string().as_bytes())
     }
 
     /// `goldfish store --type KIND CONTENT` in `repo` with a home of its
@@ -529,5 +534,80 @@ pub fn terminal() -> (std::os::fd::OwnedFd, std::process::Stdio) {
             std::os::fd::OwnedFd::from_raw_fd(master),
             std::process::Stdio::from(std::os::fd::OwnedFd::from_raw_fd(slave)),
         )
+    }
+}
+
+/// Runs `command` with `stdin` written to its standard input (then closed),
+/// stdout and stderr captured.
+pub fn output_with_stdin(mut command: Command, stdin: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// A `goldfish mcp` spoken to line by line, as a client with its own
+/// JSON-RPC code would: initialized, then raw lines in and JSON out.
+pub struct McpLines {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl McpLines {
+    /// Starts `server` (goldfish, without its `mcp` argument), its stderr
+    /// to `stderr`, and initializes the session.
+    pub fn initialized(mut server: Command, stderr: Stdio) -> McpLines {
+        let mut child = server
+            .arg("mcp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .expect("spawn goldfish mcp");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut lines = McpLines {
+            child,
+            stdin,
+            stdout,
+        };
+        lines.send(
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"lines","version":"1"}}}"#,
+        );
+        assert_eq!(lines.receive()["result"]["serverInfo"]["name"], "goldfish");
+        lines.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        lines
+    }
+
+    pub fn send(&mut self, line: &str) {
+        use std::io::Write;
+        writeln!(self.stdin, "{line}").unwrap();
+    }
+
+    /// The next line of stdout, as the server wrote it.
+    pub fn receive_line(&mut self) -> String {
+        use std::io::BufRead;
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        line
+    }
+
+    /// The next line of stdout, which must be JSON.
+    pub fn receive(&mut self) -> serde_json::Value {
+        let line = self.receive_line();
+        serde_json::from_str(&line)
+            .unwrap_or_else(|err| panic!("stdout carries only JSON-RPC: {line:?}: {err}"))
+    }
+
+    /// Closes stdin and waits for the server to exit.
+    pub fn finish(self) -> Output {
+        drop(self.stdin);
+        self.child.wait_with_output().unwrap()
     }
 }

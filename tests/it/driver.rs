@@ -277,3 +277,43 @@ fn a_driver_declared_without_the_path_merges_as_text() {
         "import sys\nx = 10\n\n\ndef main():\n    print(x, y)\n\ny = 20\n"
     );
 }
+
+/// Issue 56, version skew: a merge driver a newer goldfish declared, with
+/// an argument after `%O %A %B %P` this goldfish does not take, still
+/// merges (the usage error's exit 2 would leave the file in conflict).
+#[test]
+fn issue_56_a_driver_declared_with_more_arguments_still_merges() {
+    let env = TestEnv::new();
+    let (_remote, alice, bob) = env.team();
+    fs::create_dir_all(alice.join(".goldfish/memories")).unwrap();
+    fs::write(alice.join(MEMORY_FILE), format!("{A}\n{B}\n")).unwrap();
+    env.commit_all(&alice, "a");
+    env.git(&alice, &["push", "-q"]);
+    fs::create_dir_all(bob.join(".goldfish/memories")).unwrap();
+    fs::write(bob.join(MEMORY_FILE), format!("{A}\n{C}\n")).unwrap();
+    env.commit_all(&bob, "b");
+    env.git(
+        &bob,
+        &[
+            "config",
+            "merge.goldfish.driver",
+            "goldfish merge-driver %O %A %B %P --marker-size %L",
+        ],
+    );
+    let pull = env
+        .command("git", &bob)
+        .args(["pull", "--no-edit"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&pull.stderr);
+    assert!(pull.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("cannot read `goldfish merge-driver")
+            && stderr.contains("merging with the first four"),
+        "{stderr}"
+    );
+    assert_eq!(
+        fs::read_to_string(bob.join(MEMORY_FILE)).unwrap(),
+        format!("{A}\n{B}\n{C}\n")
+    );
+}

@@ -6,13 +6,12 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{TestEnv, json_lines, set_tag, share_tag, stderr, today};
+use crate::common::{McpLines, TestEnv, json_lines, set_tag, share_tag, stderr, today};
 
 /// The id of the memory a `store --json` printed.
 fn stored_id(stdout: &str) -> String {
@@ -274,51 +273,24 @@ fn spawn_git_loop(env: &TestEnv, repo: &Path, stop: &Path) -> Child {
 /// Recalls through one `goldfish mcp` (`server`, the command without its
 /// argument) until `stop` exists; returns how many
 /// answered without an error.
-fn mcp_recall_loop(mut server: std::process::Command, stop: &Path) -> usize {
-    let mut child = server
-        .arg("mcp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut receive = || {
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        serde_json::from_str::<serde_json::Value>(&line).unwrap()
-    };
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"loop","version":"1"}}}}}}"#
-    )
-    .unwrap();
-    receive();
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-    )
-    .unwrap();
+fn mcp_recall_loop(server: std::process::Command, stop: &Path) -> usize {
+    let mut lines = McpLines::initialized(server, Stdio::null());
     let mut answered = 0;
     for id in 1.. {
         if stop.exists() {
             break;
         }
-        writeln!(
-            stdin,
+        lines.send(&format!(
             r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"recall","arguments":{{"query":"memory written while the team pulls","limit":5}}}}}}"#
-        )
-        .unwrap();
-        let answer = receive();
+        ));
+        let answer = lines.receive();
         assert_eq!(answer["id"], id, "{answer}");
         assert!(answer.get("error").is_none(), "{answer}");
         if answer["result"]["isError"] != true {
             answered += 1;
         }
     }
-    drop(stdin);
-    child.wait().unwrap();
+    lines.finish();
     answered
 }
 

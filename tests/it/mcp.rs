@@ -1,7 +1,6 @@
 //! `goldfish mcp` driven by a real MCP client (rmcp) over stdio, and by raw
 //! JSON-RPC lines for what a well-behaved client never sends.
 
-use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
 
 use rmcp::ServiceExt;
@@ -9,7 +8,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
 
-use crate::common::{TestEnv, memory_lines};
+use crate::common::{McpLines, TestEnv, memory_lines};
 
 pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -289,63 +288,19 @@ fn recall_without_budget_is_capped() {
     });
 }
 
-/// A `goldfish mcp` spoken to line by line, as a client with its own
-/// JSON-RPC code would: initialized, then raw lines in and JSON out.
-struct Raw {
-    child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    stdout: BufReader<std::process::ChildStdout>,
-}
-
-impl Raw {
-    fn initialized(env: &TestEnv, repo: &std::path::Path) -> Raw {
-        let mut child = env
-            .command(env!("CARGO_BIN_EXE_goldfish"), repo)
-            .arg("mcp")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut raw = Raw {
-            child,
-            stdin,
-            stdout,
-        };
-        raw.send(
-            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
-        );
-        assert_eq!(raw.receive()["result"]["serverInfo"]["name"], "goldfish");
-        raw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-        raw
-    }
-
-    fn send(&mut self, line: &str) {
-        writeln!(self.stdin, "{line}").unwrap();
-    }
-
-    /// The next line of stdout, which must be JSON.
-    fn receive(&mut self) -> serde_json::Value {
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).unwrap();
-        serde_json::from_str(&line)
-            .unwrap_or_else(|err| panic!("stdout carries only JSON-RPC: {line:?}: {err}"))
-    }
-
-    /// Closes stdin and waits for the server to exit.
-    fn finish(self) -> std::process::Output {
-        drop(self.stdin);
-        self.child.wait_with_output().unwrap()
-    }
+/// A `goldfish mcp` of `repo`, spoken to line by line, its stderr kept.
+fn raw_server(env: &TestEnv, repo: &std::path::Path) -> McpLines {
+    McpLines::initialized(
+        env.command(env!("CARGO_BIN_EXE_goldfish"), repo),
+        Stdio::piped(),
+    )
 }
 
 #[test]
 fn malformed_lines_do_not_stop_the_server() {
     let env = TestEnv::new();
     let repo = env.repo("repo", "Alice");
-    let mut raw = Raw::initialized(&env, &repo);
+    let mut raw = raw_server(&env, &repo);
     raw.send("this is not JSON");
     assert_eq!(raw.receive()["error"]["code"], -32700);
     raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"no-such-tool"}}"#);
@@ -380,7 +335,7 @@ fn malformed_lines_do_not_stop_the_server() {
 fn invalid_messages_get_json_rpc_errors_a_client_can_match() {
     let env = TestEnv::new();
     let repo = env.repo("repo", "Alice");
-    let mut raw = Raw::initialized(&env, &repo);
+    let mut raw = raw_server(&env, &repo);
 
     let cases = [
         ("this is not JSON", -32700, serde_json::Value::Null),
@@ -446,7 +401,7 @@ fn invalid_messages_get_json_rpc_errors_a_client_can_match() {
 fn low_a_huge_mcp_line_is_answered_by_its_id() {
     let env = TestEnv::new();
     let repo = env.repo("repo", "Alice");
-    let mut raw = Raw::initialized(&env, &repo);
+    let mut raw = raw_server(&env, &repo);
     let huge = format!(
         r#"{{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{{"name":"store","arguments":{{"content":"{}"}}}}}}"#,
         "x".repeat(17 << 20)
@@ -473,7 +428,7 @@ fn low_a_huge_mcp_line_is_answered_by_its_id() {
 fn tool_arguments_that_are_not_an_object_get_invalid_params() {
     let env = TestEnv::new();
     let repo = env.repo("repo", "Alice");
-    let mut raw = Raw::initialized(&env, &repo);
+    let mut raw = raw_server(&env, &repo);
     for (id, params) in [
         (2, r#"{"name":"recall","arguments":"str"}"#),
         (3, r#"{"name":"recall","arguments":5}"#),
@@ -618,12 +573,11 @@ fn escape_sequences_in_committed_file_names_reach_no_terminal_through_mcp() {
     let env = TestEnv::new();
     let (repo, names) = repo_with_escaping_file_names(&env);
     std::fs::remove_dir_all(env.path().join("home/.goldfish")).unwrap();
-    let mut raw = Raw::initialized(&env, &repo);
+    let mut raw = raw_server(&env, &repo);
     raw.send(
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"recall","arguments":{"query":"rotate","mode":"keyword"}}}"#,
     );
-    let mut line = String::new();
-    raw.stdout.read_line(&mut line).unwrap();
+    let line = raw.receive_line();
     let answer: serde_json::Value = serde_json::from_str(&line).unwrap();
     assert_eq!(answer["id"], 2);
     assert!(

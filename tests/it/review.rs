@@ -752,3 +752,63 @@ fn under_signed_true_review_checks_each_commits_signature() {
     assert_eq!(reasons(unsigned), ["unsigned"]);
     assert_eq!(json["stopping"], 2);
 }
+
+/// Issue 56, version skew: git hooks a newer goldfish installed (a hooks
+/// folder the team shares through `core.hooksPath`) meet an older goldfish
+/// on PATH. The pre-push hook takes an older goldfish's usage error (exit
+/// 2) as "not reviewed", never as a stopped push; and this goldfish skips
+/// a git hook it has no name for, with exit 0.
+#[test]
+fn issue_56_git_hooks_a_newer_goldfish_wrote_never_stop_git() {
+    let env = TestEnv::new();
+    let (remote, alice, _bob) = env.team();
+    env.ok(&alice, &["init", "--review-on-push"]);
+    store(&env, &alice, "The build runs on every push");
+    env.commit_all(&alice, "a decision");
+    // A goldfish that has no `hook pre-push` answers as clap does.
+    let old = env.path().join("old-bin");
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::write(
+        old.join("goldfish"),
+        "#!/bin/sh\necho \"error: invalid value 'pre-push' for '<NAME>'\" >&2\nexit 2\n",
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .args(["+x", old.join("goldfish").to_str().unwrap()])
+        .status()
+        .unwrap();
+    let path = format!(
+        "{}:{}",
+        old.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let pushed = env
+        .command("git", &alice)
+        .args(["push", "-q"])
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&pushed.stderr);
+    assert!(pushed.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("goldfish pre-push: the goldfish on PATH cannot run this hook"),
+        "{stderr}"
+    );
+    assert_eq!(
+        env.git(&remote, &["rev-parse", "main"]),
+        env.git(&alice, &["rev-parse", "main"])
+    );
+
+    for name in ["pre-commit", "reference-transaction"] {
+        let output = env.goldfish_stdin(&alice, &["hook", name, "prepared"], b"");
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        assert!(output.stdout.is_empty(), "{output:?}");
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains(&format!(
+                "goldfish hook: this goldfish ({}) cannot read `goldfish hook {name} prepared`",
+                env!("CARGO_PKG_VERSION")
+            )),
+            "{output:?}"
+        );
+    }
+}

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use goldfish::front::ui::percent;
 use serde_json::{Value, json};
 
 use crate::common::{TestEnv, hand_write, memory_lines};
@@ -965,7 +966,7 @@ fn the_viewer_supersedes_keeps_and_reviews_a_branch_over_http() {
     let path = format!("/memory/{payments}/supersede");
     let form = format!(
         "key={key}&text={}&type=decision&tags=payments&files=",
-        percent_form("Payment retries use exponential backoff, at most three attempts")
+        percent("Payment retries use exponential backoff, at most three attempts")
     );
     let refused = http(port, "POST", &path, &own[..3], &form);
     assert_eq!(refused.status, 403, "no Origin: {refused:?}");
@@ -1090,7 +1091,7 @@ fn the_viewer_supersedes_keeps_and_reviews_a_branch_over_http() {
     let chosen = http(
         port,
         "GET",
-        &format!("/review/branch?name={}", percent_form(&branch)),
+        &format!("/review/branch?name={}", percent(&branch)),
         &with,
         "",
     );
@@ -1101,7 +1102,7 @@ fn the_viewer_supersedes_keeps_and_reviews_a_branch_over_http() {
         let refused = http(
             port,
             "GET",
-            &format!("/review/branch?name={}", percent_form(name)),
+            &format!("/review/branch?name={}", percent(name)),
             &with,
             "",
         );
@@ -1111,18 +1112,6 @@ fn the_viewer_supersedes_keeps_and_reviews_a_branch_over_http() {
             refused.body
         );
     }
-}
-
-/// `text` percent-encoded for a form or a query.
-pub fn percent_form(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 #[test]

@@ -247,6 +247,80 @@ impl AgentEvent {
     }
 }
 
+/// A command line this goldfish cannot read, from an agent's hook, a git
+/// hook or git's merge driver: what a newer goldfish's configuration names
+/// (a hook event, a flag, a git hook) met an older goldfish, a teammate's.
+/// The usage error's exit status 2 would block the agent (Claude Code and
+/// Codex CLI block the prompt or the tool on a hook's exit 2 and give its
+/// stderr to the model; Gemini CLI takes 2 as a blocking error) or stop a
+/// push (pre-push), so instead a line says what was skipped (on stderr; in
+/// the hook log under Gemini CLI), nothing goes to stdout, and the exit
+/// status is 0. The merge driver merges with the arguments it knows (`%O
+/// %A %B %P`) when more follow them. `None`: the usage error, as for any
+/// other command (and for a person at a terminal).
+pub(super) fn unknown_to_this_version(args: &[OsString], err: &clap::Error) -> Option<u8> {
+    use std::io::IsTerminal;
+    let command = args.get(1)?.to_str()?;
+    let person = std::io::stdin().is_terminal();
+    let line = args[1..]
+        .iter()
+        .map(|arg| arg.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let why = err.to_string();
+    let why = why.lines().next().unwrap_or_default();
+    let why = why.strip_prefix("error: ").unwrap_or(why);
+    let this = format!(
+        "goldfish {command}: this goldfish ({}) cannot read `goldfish {line}` ({why})",
+        env!("CARGO_PKG_VERSION")
+    );
+    let update = "a newer goldfish wrote this hook; update goldfish to run it";
+    match command {
+        "agent-hook" if !person => {
+            if crate::app::agent::run_by_gemini() {
+                let event = args.get(2).map(|event| event.to_string_lossy());
+                let event = event.as_deref().unwrap_or("agent-hook");
+                if let Some(log) = crate::app::agent::HookLog::from_env(event) {
+                    crate::front::stderr::into_hook_log(log);
+                }
+            }
+            crate::front::stderr::line(&format!("{this}; skipped: {update}"));
+            let _ = hook_payload();
+            Some(EXIT_OK)
+        }
+        "hook" if !person => {
+            crate::front::stderr::line(&format!("{this}; skipped: {update}"));
+            let _ = hook_payload();
+            Some(EXIT_OK)
+        }
+        "merge-driver" => {
+            // Only what follows `%O %A %B %P` can be left out: anything
+            // before them would shift which file is ours.
+            let known = args.get(2..6)?;
+            if known
+                .iter()
+                .any(|arg| arg.to_string_lossy().starts_with('-'))
+                || !known[..3]
+                    .iter()
+                    .all(|file| std::path::Path::new(file).is_file())
+            {
+                return None;
+            }
+            crate::front::stderr::line(&format!(
+                "{this}; merging with the first four (%O %A %B %P): a newer goldfish declared this driver"
+            ));
+            Some(crate::front::driver::run(
+                std::path::Path::new(&known[0]),
+                std::path::Path::new(&known[1]),
+                std::path::Path::new(&known[2]),
+                Some(&known[3]),
+                &mut std::io::stderr(),
+            ))
+        }
+        _ => None,
+    }
+}
+
 /// `agent-hook EVENT`, answering as the client that runs it reads an
 /// answer. Gemini CLI shows a hook's stderr to the user whenever its
 /// stdout is empty: under it the hook's notes go to the hook log, and an

@@ -3,7 +3,9 @@
 //!
 //! Results go to stdout (text, or JSON Lines with `--json`); notices, warnings
 //! and errors go to stderr. Exit codes: 0 success, 1 nothing found where
-//! something was asked for, 2 usage or input error, 3 other failures.
+//! something was asked for, 2 usage or input error, 3 other failures; a
+//! hook's command line this goldfish cannot read exits 0
+//! (`hooks::unknown_to_this_version`).
 
 mod capture;
 mod doctor;
@@ -281,9 +283,16 @@ pub fn main() -> u8 {
 
 /// Runs a command line and returns its exit code.
 pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> u8 {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(err) => {
+            // A hook a newer goldfish wrote never fails its agent or git.
+            if err.use_stderr()
+                && let Some(code) = hooks::unknown_to_this_version(&args, &err)
+            {
+                return code;
+            }
             let _ = err.print();
             return if err.use_stderr() {
                 EXIT_USAGE

@@ -34,6 +34,7 @@ use crate::app::{AppError, Kind, Notice, Session, Workspace, review as branch_re
 use crate::domain::recalled::IndexedMemory;
 
 pub use guard::{CSP, TOKEN_LIFETIME};
+pub use queries::percent;
 use queries::{Branch, Confirm, Filters};
 
 /// The style sheet, inside the binary.
