@@ -17,9 +17,10 @@ export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1
 repo() { mkdir -p "$1" && cd "$1" && git init -q -b main && git config user.name A && git config user.email a@example.com && echo x > README.md && git add . && git commit -qm init; }
 topics=(billing search auth ledger mail queue cache deploy metrics backup index webhook)
 bins=()
+for bin in "$@"; do bins+=("$(realpath "$bin")"); done
 n=0
-for bin in "$@"; do
-  n=$((n + 1)); bins+=("$(realpath "$bin")"); B=${bins[-1]}
+for B in "${bins[@]}"; do
+  n=$((n + 1))
   mkdir -p "$D/home$n" && ln -s "$MODELS/models" "$D/home$n/models" && ln -s "$MODELS/runtime" "$D/home$n/runtime"
   repo "$D/g$n"
   GOLDFISH_HOME="$D/home$n" "$B" init >/dev/null 2>&1
