@@ -137,7 +137,7 @@ fn routed_attributes(workspace: &Workspace, warnings: &mut Vec<String>) -> Optio
 /// not even a link), or `None` when the folder is outside the repository:
 /// heal writes nothing there.
 fn missing_hooks(workspace: &Workspace) -> Result<Option<(PathBuf, Vec<&'static str>)>, GitError> {
-    let hooks = crate::app::init::hooks_dir(workspace)?;
+    let hooks = workspace.hooks_dir()?;
     let inside = [workspace.root(), workspace.common_dir()]
         .iter()
         .any(|base| crate::app::init::lexically_within(&hooks, base));

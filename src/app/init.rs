@@ -307,15 +307,10 @@ pub(crate) fn declare_driver(
     Ok(changed)
 }
 
-/// The folder git runs hooks from (honouring `core.hooksPath` and worktrees).
-pub fn hooks_dir(workspace: &Workspace) -> Result<PathBuf, GitError> {
-    workspace.hooks_dir()
-}
-
 /// The hooks folder, once it is known to be inside the repository (or
 /// `force`) and writable.
 fn checked_hooks_dir(workspace: &Workspace, force: bool) -> Result<PathBuf, InitError> {
-    let dir = hooks_dir(workspace)?;
+    let dir = workspace.hooks_dir()?;
     let inside = [workspace.root(), workspace.common_dir()]
         .iter()
         .any(|base| lexically_within(&dir, base));
@@ -440,7 +435,7 @@ pub fn health(workspace: &Workspace) -> Vec<Check> {
             "the merge driver is not declared in this clone's git config ({DRIVER_KEY}): memory files would merge as text and conflict"
         )),
     };
-    let hooks_problem = match hooks_dir(workspace) {
+    let hooks_problem = match workspace.hooks_dir() {
         Ok(dir) => {
             let issues: Vec<String> = HOOKS
                 .iter()
