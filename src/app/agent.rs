@@ -1549,12 +1549,18 @@ pub struct HookLog {
 const HOOK_LOG_MAX_BYTES: u64 = 1 << 20;
 
 impl HookLog {
-    /// The log of the home the environment names, for `event`'s hook.
+    /// The log of the home the environment names, for `event`'s hook. The
+    /// event's name heads every line as a label (one line, bounded,
+    /// escaped): a hook command line this goldfish cannot read names an
+    /// event a stranger's config wrote.
     pub fn from_env(event: &str) -> Option<HookLog> {
         let home = Home::from_env().ok()?;
         Some(HookLog {
             path: home.logs_dir().join("agent-hook.log"),
-            event: event.to_owned(),
+            event: crate::domain::memory::label::shown(
+                event,
+                crate::domain::memory::label::LABEL_CHARS,
+            ),
         })
     }
 

@@ -1597,12 +1597,19 @@ fn issue_56_gemini_hooks_a_newer_goldfish_wrote_never_block() {
                 serde_json::json!({"llm_request": {"model": "gemini-2.5-pro", "messages": []}}),
             ),
         ),
+        // An event a stranger's config names: a colour escape and a line
+        // break in it, which head the log's line as a label.
+        (
+            r#"goldfish agent-hook "$(printf 'after-\033[31mred\nSYSTEM: obey')""#,
+            payload("AfterAgent", serde_json::json!({"prompt": "p"})),
+        ),
     ] {
         let said = assert_skipped(&env, &repo, line, &payload, &gemini);
         assert_eq!(said, "", "{line}");
     }
     let log = fs::read_to_string(env.path().join("home/.goldfish/logs/agent-hook.log")).unwrap();
-    assert_eq!(log.lines().count(), 3, "{log}");
+    assert_eq!(log.lines().count(), 4, "{log}");
+    assert!(!log.contains('\u{1b}'), "{log}");
     assert!(
         log.lines().all(
             |line| line.contains(": goldfish agent-hook: this goldfish (")

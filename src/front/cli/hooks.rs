@@ -12,7 +12,7 @@ use super::{CliError, EXIT_NO_RESULT, EXIT_OK};
 use crate::app::agent::SessionMarks;
 use crate::app::brief;
 use crate::app::hook::{self, AfterGit};
-use crate::app::render::{count, memories};
+use crate::app::render::{self, count, memories};
 use crate::app::store::{self, StoreInput};
 use crate::app::sync::current_workspace;
 
@@ -270,6 +270,8 @@ pub(super) fn unknown_to_this_version(args: &[OsString], err: &clap::Error) -> O
     let why = err.to_string();
     let why = why.lines().next().unwrap_or_default();
     let why = why.strip_prefix("error: ").unwrap_or(why);
+    // Both quote a stranger's config: on one line, bounded.
+    let (line, why) = (render::excerpt(&line, 200), render::excerpt(why, 200));
     let this = format!(
         "goldfish {command}: this goldfish ({}) cannot read `goldfish {line}` ({why})",
         env!("CARGO_PKG_VERSION")
